@@ -1,0 +1,55 @@
+package io.krabka.streams.coordination;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The one rule for the names this module writes to Kafka: role names (which become
+ * {@code transactional.id}s) and member ids. Both travel in the frozen i16-length
+ * string layout, so the rule is about UTF-8 bytes, not Java chars.
+ */
+final class Names {
+
+    private Names() {
+    }
+
+    /**
+     * Returns why {@code value} is not a valid name of at most {@code maxBytes} UTF-8
+     * bytes, or {@code null} when it is valid.
+     */
+    static String problem(String value, int maxBytes) {
+        if (value == null) {
+            return "must not be null";
+        }
+        if (value.isBlank()) {
+            return "must not be empty or blank";
+        }
+        for (int i = 0; i < value.length(); ) {
+            int codePoint = value.codePointAt(i);
+            if (Character.isISOControl(codePoint)) {
+                return "must not contain the control character U+%04X at index %d".formatted(codePoint, i);
+            }
+            // A lone surrogate has no UTF-8 encoding: getBytes would silently turn it into '?'.
+            if (Character.getType(codePoint) == Character.SURROGATE) {
+                return "must not contain the unpaired surrogate U+%04X at index %d".formatted(codePoint, i);
+            }
+            i += Character.charCount(codePoint);
+        }
+        int bytes = value.getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > maxBytes) {
+            return "must be at most %d UTF-8 bytes, but is %d".formatted(maxBytes, bytes);
+        }
+        return null;
+    }
+
+    static String require(String what, String value, int maxBytes) {
+        String problem = problem(value, maxBytes);
+        if (problem != null) {
+            throw new IllegalArgumentException("invalid " + what + " " + quote(value) + ": " + problem);
+        }
+        return value;
+    }
+
+    private static String quote(String value) {
+        return value == null ? "null" : '"' + value + '"';
+    }
+}

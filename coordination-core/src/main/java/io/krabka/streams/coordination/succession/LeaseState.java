@@ -1,0 +1,44 @@
+package io.krabka.streams.coordination.succession;
+
+import io.krabka.streams.coordination.FencingToken;
+import io.krabka.streams.coordination.MemberId;
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * The current lease of a role as the fold of its partition sees it.
+ *
+ * @param member the holder the newest lease record names
+ * @param producerId the producer id that record carries
+ * @param producerEpoch the producer epoch that record carries
+ * @param grantedAt when the leadership began, in epoch milliseconds of the holder's clock
+ * @param deadline until when the holder claims the role, in epoch milliseconds of the
+ *     holder's clock
+ * @param term the offset of the lease record that began this leadership: the first
+ *     lease record the fold saw with this member and {@code grantedAt}. A reader that
+ *     starts after compaction removed that record sees a later offset of the same
+ *     leadership, which still lies below every later grant.
+ * @param offset the offset of the newest lease record
+ */
+public record LeaseState(
+        MemberId member, long producerId, short producerEpoch, long grantedAt, long deadline, long term, long offset) {
+
+    public LeaseState {
+        Objects.requireNonNull(member, "member");
+    }
+
+    /** The token this lease names. */
+    public FencingToken token() {
+        return FencingToken.of(term, producerId, producerEpoch);
+    }
+
+    /** The deadline as an instant. */
+    public Instant deadlineInstant() {
+        return Instant.ofEpochMilli(deadline);
+    }
+
+    /** Whether {@code other} is a renewal of the same leadership: same holder, same grant time. */
+    boolean sameLeadershipAs(MemberId otherMember, long otherGrantedAt) {
+        return member.equals(otherMember) && grantedAt == otherGrantedAt;
+    }
+}

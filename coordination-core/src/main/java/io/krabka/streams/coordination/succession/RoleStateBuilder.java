@@ -1,0 +1,130 @@
+package io.krabka.streams.coordination.succession;
+
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.record.CoordinationKey;
+import io.krabka.streams.coordination.record.CoordinationRecord;
+import io.krabka.streams.coordination.record.CoordinationRecord.Lease;
+import io.krabka.streams.coordination.record.CoordinationRecord.Registration;
+import io.krabka.streams.coordination.record.MalformedRecordException;
+import io.krabka.streams.coordination.record.RecordKind;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * The incremental fold of one role's records in offset order. A reader keeps one
+ * builder per role and applies each new record once; it never re-reads the
+ * partition from the start. Records of other roles that share the partition are
+ * ignored, and so is a record at an offset the builder has already passed, so a
+ * reader may replay after a reconnect.
+ *
+ * <p>Not thread-safe: one reader owns it, and {@link #build()} hands out immutable
+ * snapshots.
+ */
+public final class RoleStateBuilder {
+
+    private final Role role;
+    private final List<RosterEntry> roster = new ArrayList<>();
+    private LeaseState lease;
+    private OptionalLong leaseReleasedAt = OptionalLong.empty();
+    private long nextOffset;
+
+    RoleStateBuilder(Role role) {
+        this.role = Objects.requireNonNull(role, "role");
+    }
+
+    /**
+     * Folds one decoded record.
+     *
+     * @param offset the record's offset in the partition
+     * @param timestamp the record's Kafka timestamp, in epoch milliseconds; used only to
+     *     anchor the challenge after a lease tombstone
+     * @param key the decoded key
+     * @param value the decoded value, or empty for a tombstone
+     * @return whether the record changed this role's state (false for another role's
+     *     record or an offset already passed)
+     * @throws MalformedRecordException when the key and value disagree (a registration
+     *     value naming another member than its key); the state is left unchanged
+     */
+    public boolean apply(long offset, long timestamp, CoordinationKey key, Optional<CoordinationRecord> value) {
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(value, "value");
+        if (!key.role().equals(role) || offset < nextOffset) {
+            return false;
+        }
+        if (value.isPresent() && value.get().kind() != key.kind()) {
+            throw new IllegalArgumentException("a " + value.get().kind() + " value under a " + key.kind() + " key");
+        }
+        if (key.kind() == RecordKind.REGISTRATION) {
+            MemberId member = key.member();
+            if (value.isPresent() && !value.get().member().equals(member)) {
+                throw new MalformedRecordException(MalformedRecordException.Problem.MEMBER_MISMATCH,
+                        "registration at offset " + offset + " has key member \"" + member
+                                + "\" but value member \"" + value.get().member() + '"');
+            }
+            roster.removeIf(entry -> entry.member().equals(member));
+            value.ifPresent(record -> roster.add(
+                    new RosterEntry(member, offset, ((Registration) record).registeredAt())));
+        } else if (value.isPresent()) {
+            Lease written = (Lease) value.get();
+            long term = lease != null && lease.sameLeadershipAs(written.member(), written.grantedAt()) ? lease.term() : offset;
+            lease = new LeaseState(written.member(), written.producerId(), written.producerEpoch(),
+                    written.grantedAt(), written.deadline(), term, offset);
+            leaseReleasedAt = OptionalLong.empty();
+        } else {
+            lease = null;
+            leaseReleasedAt = OptionalLong.of(timestamp);
+        }
+        nextOffset = offset + 1;
+        return true;
+    }
+
+    /** Folds a registration of {@code member} (for tests and the in-memory transport). */
+    public RoleStateBuilder register(long offset, MemberId member, long registeredAt) {
+        apply(offset, registeredAt, CoordinationKey.registration(role, member),
+                Optional.of(new Registration(member, registeredAt)));
+        return this;
+    }
+
+    /** Folds the tombstone of {@code member}'s registration. */
+    public RoleStateBuilder deregister(long offset, MemberId member) {
+        apply(offset, 0L, CoordinationKey.registration(role, member), Optional.empty());
+        return this;
+    }
+
+    /** Folds a lease record. */
+    public RoleStateBuilder lease(long offset, MemberId member, long producerId, short producerEpoch,
+            long grantedAt, long deadline) {
+        apply(offset, grantedAt, CoordinationKey.lease(role),
+                Optional.of(new Lease(member, producerId, producerEpoch, grantedAt, deadline)));
+        return this;
+    }
+
+    /** Folds a lease tombstone written at {@code timestamp}. */
+    public RoleStateBuilder release(long offset, long timestamp) {
+        apply(offset, timestamp, CoordinationKey.lease(role), Optional.empty());
+        return this;
+    }
+
+    /**
+     * Marks every offset below {@code offset} as read, for a reader whose position moved
+     * past records that were not this role's, or were compacted away or skipped as malformed.
+     */
+    public RoleStateBuilder advanceTo(long offset) {
+        nextOffset = Math.max(nextOffset, offset);
+        return this;
+    }
+
+    /** The offset after the last record folded in. */
+    public long nextOffset() {
+        return nextOffset;
+    }
+
+    /** A snapshot of the state so far; the builder can go on folding. */
+    public RoleState build() {
+        return new RoleState(role, roster, Optional.ofNullable(lease), leaseReleasedAt, nextOffset);
+    }
+}
