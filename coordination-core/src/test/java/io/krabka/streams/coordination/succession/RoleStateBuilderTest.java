@@ -1,0 +1,118 @@
+package io.krabka.streams.coordination.succession;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.krabka.streams.coordination.FencingToken;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.record.CoordinationKey;
+import io.krabka.streams.coordination.record.CoordinationRecord.Registration;
+import io.krabka.streams.coordination.record.MalformedRecordException;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+class RoleStateBuilderTest {
+
+    private static final Role ROLE = Role.of("controller");
+    private static final MemberId A = MemberId.of("a");
+    private static final MemberId B = MemberId.of("b");
+    private static final MemberId C = MemberId.of("c");
+
+    @Test
+    void rosterIsInRegistrationOffsetOrderAndReRegistrationMovesToTheTail() {
+        RoleState state = RoleState.builder(ROLE)
+                .register(0, A, 100).register(1, B, 101).register(2, C, 102)
+                .register(7, A, 200)
+                .build();
+        assertThat(state.roster()).extracting(RosterEntry::member).containsExactly(B, C, A);
+        assertThat(state.entryOf(A)).contains(new RosterEntry(A, 7, 200));
+        assertThat(state.nextOffset()).isEqualTo(8);
+    }
+
+    @Test
+    void registrationTombstoneRemovesTheMember() {
+        RoleState state = RoleState.builder(ROLE).register(0, A, 1).register(1, B, 2).deregister(2, A).build();
+        assertThat(state.roster()).extracting(RosterEntry::member).containsExactly(B);
+        assertThat(state.rankOf(A)).isEmpty();
+    }
+
+    @Test
+    void termIsTheOffsetOfTheGrantAndRenewalsKeepIt() {
+        RoleStateBuilder builder = RoleState.builder(ROLE).register(0, A, 1).register(1, B, 2)
+                .lease(2, A, 1001, (short) 0, 1_000, 31_000)
+                .lease(3, A, 1001, (short) 1, 1_000, 41_000)
+                .lease(5, A, 1001, (short) 2, 1_000, 51_000);
+        LeaseState renewed = builder.build().lease().orElseThrow();
+        assertThat(renewed.term()).isEqualTo(2);
+        assertThat(renewed.offset()).isEqualTo(5);
+        assertThat(renewed.token()).isEqualTo(FencingToken.of(2, 1001, (short) 2));
+
+        // B's grant: a lower producer id (kafka-facts fact 4) but a later term.
+        LeaseState granted = builder.lease(9, B, 1, (short) 0, 60_000, 90_000).build().lease().orElseThrow();
+        assertThat(granted.term()).isEqualTo(9);
+        assertThat(granted.token().supersedes(renewed.token())).isTrue();
+    }
+
+    @Test
+    void sameMemberGrantedAgainStartsANewTerm() {
+        LeaseState lease = RoleState.builder(ROLE)
+                .lease(0, A, 7, (short) 0, 1_000, 31_000)
+                .lease(4, A, 7, (short) 5, 50_000, 80_000)
+                .build().lease().orElseThrow();
+        assertThat(lease.term()).isEqualTo(4);
+    }
+
+    @Test
+    void leaseTombstoneClearsTheLeaseAndRemembersWhen() {
+        RoleState state = RoleState.builder(ROLE)
+                .lease(0, A, 7, (short) 0, 1_000, 31_000)
+                .release(1, 5_000)
+                .build();
+        assertThat(state.lease()).isEmpty();
+        assertThat(state.leaseReleasedAt()).hasValue(5_000);
+        RoleState regranted = RoleState.builder(ROLE)
+                .lease(0, A, 7, (short) 0, 1_000, 31_000).release(1, 5_000)
+                .lease(2, B, 7, (short) 2, 6_000, 36_000).build();
+        assertThat(regranted.leaseReleasedAt()).isEmpty();
+        assertThat(regranted.lease().orElseThrow().term()).isEqualTo(2);
+    }
+
+    @Test
+    void recordsOfOtherRolesAndAlreadyFoldedOffsetsAreIgnored() {
+        RoleStateBuilder builder = RoleState.builder(ROLE).register(3, A, 1);
+        CoordinationKey otherRole = CoordinationKey.registration(Role.of("scheduler"), B);
+        assertThat(builder.apply(4, 0, otherRole, Optional.of(new Registration(B, 2)))).isFalse();
+        assertThat(builder.apply(2, 0, CoordinationKey.registration(ROLE, C), Optional.of(new Registration(C, 3)))).isFalse();
+        assertThat(builder.apply(3, 0, CoordinationKey.registration(ROLE, C), Optional.of(new Registration(C, 3)))).isFalse();
+        assertThat(builder.build().roster()).extracting(RosterEntry::member).containsExactly(A);
+        assertThat(builder.build().nextOffset()).isEqualTo(4);
+    }
+
+    @Test
+    void registrationNamingAnotherMemberIsRejectedAndChangesNothing() {
+        RoleStateBuilder builder = RoleState.builder(ROLE).register(0, A, 1);
+        RoleState before = builder.build();
+        assertThatThrownBy(() -> builder.apply(1, 0, CoordinationKey.registration(ROLE, B), Optional.of(new Registration(C, 2))))
+                .isInstanceOfSatisfying(MalformedRecordException.class,
+                        e -> assertThat(e.problem()).isEqualTo(MalformedRecordException.Problem.MEMBER_MISMATCH));
+        assertThat(builder.build()).isEqualTo(before);
+    }
+
+    @Test
+    void advanceToMovesPastSkippedOffsetsButNeverBack() {
+        RoleStateBuilder builder = RoleState.builder(ROLE).register(0, A, 1).advanceTo(10).advanceTo(5);
+        assertThat(builder.nextOffset()).isEqualTo(10);
+        assertThat(builder.build().roster()).hasSize(1);
+    }
+
+    @Test
+    void rankSkipsTheLeaseHolderUnlessItIsTheMemberAsking() {
+        RoleState state = RoleState.builder(ROLE).register(0, A, 1).register(1, B, 2).register(2, C, 3)
+                .lease(3, A, 7, (short) 0, 10, 20).build();
+        assertThat(state.rankOf(B)).hasValue(0);
+        assertThat(state.rankOf(C)).hasValue(1);
+        // A restarted holder that lost its epoch ranks by its roster position, without skipping itself.
+        assertThat(state.rankOf(A)).hasValue(0);
+    }
+}

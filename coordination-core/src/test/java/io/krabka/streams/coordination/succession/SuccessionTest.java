@@ -1,0 +1,138 @@
+package io.krabka.streams.coordination.succession;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.krabka.streams.coordination.LeaseConfig;
+import io.krabka.streams.coordination.ManualClock;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import java.time.Duration;
+import java.time.Instant;
+import org.junit.jupiter.api.Test;
+
+/** The rules at explicit instants. Whole failovers are in {@link FailoverTest}. */
+class SuccessionTest {
+
+    private static final Role ROLE = Role.of("controller");
+    private static final MemberId A = MemberId.of("a");
+    private static final MemberId B = MemberId.of("b");
+    private static final MemberId C = MemberId.of("c");
+    private static final LeaseConfig CONFIG = LeaseConfig.DEFAULTS; // 30 s lease, 10 s renew, 5 s stagger
+    private static final long T0 = 1_700_000_000_000L;
+
+    @Test
+    void unregisteredMemberRegistersFirst() {
+        RoleState state = RoleState.builder(ROLE).register(0, A, T0).build();
+        assertThat(Succession.evaluate(state, B, false, CONFIG, Instant.ofEpochMilli(T0)))
+                .isEqualTo(new Decision.Register());
+    }
+
+    @Test
+    void firstMemberOfAnIdleRoleChallengesAtItsOwnRegistration() {
+        RoleState state = RoleState.builder(ROLE).register(0, A, T0).build();
+        assertThat(Succession.evaluate(state, A, false, CONFIG, Instant.ofEpochMilli(T0)))
+                .isEqualTo(new Decision.Challenge(0, Instant.ofEpochMilli(T0)));
+    }
+
+    @Test
+    void secondMemberOfAnIdleRoleWaitsOneStaggerAfterItsOwnRegistration() {
+        RoleState state = RoleState.builder(ROLE).register(0, A, T0).register(1, B, T0 + 100).build();
+        Instant challengeAt = Instant.ofEpochMilli(T0 + 100).plus(CONFIG.challengeStagger());
+        assertThat(Succession.evaluate(state, B, false, CONFIG, Instant.ofEpochMilli(T0 + 200)))
+                .isEqualTo(new Decision.Wait(1, challengeAt));
+        assertThat(Succession.evaluate(state, B, false, CONFIG, challengeAt))
+                .isEqualTo(new Decision.Challenge(1, challengeAt));
+    }
+
+    @Test
+    void holderRenewsOneRenewIntervalAfterItsNewestLease() {
+        RoleState state = RoleState.builder(ROLE).register(0, A, T0)
+                .lease(1, A, 7, (short) 0, T0, T0 + 30_000).build();
+        Instant renewAt = Instant.ofEpochMilli(T0 + 10_000);
+        assertThat(Succession.evaluate(state, A, true, CONFIG, Instant.ofEpochMilli(T0 + 9_999)))
+                .isEqualTo(new Decision.Hold(renewAt));
+        assertThat(Succession.evaluate(state, A, true, CONFIG, renewAt)).isEqualTo(new Decision.Renew(renewAt));
+        // Past the deadline the holder still renews: the broker, not the lease, decides whether it may write.
+        assertThat(Succession.evaluate(state, A, true, CONFIG, Instant.ofEpochMilli(T0 + 60_000)))
+                .isInstanceOf(Decision.Renew.class);
+    }
+
+    @Test
+    void holderWithNoVisibleLeaseWritesOneNow() {
+        RoleState state = RoleState.builder(ROLE).register(0, A, T0).build();
+        Instant now = Instant.ofEpochMilli(T0 + 5);
+        assertThat(Succession.evaluate(state, A, true, CONFIG, now)).isEqualTo(new Decision.Renew(now));
+    }
+
+    @Test
+    void holderThatSeesAnotherMembersLeaseStepsDown() {
+        RoleState state = RoleState.builder(ROLE).register(0, A, T0).register(1, B, T0)
+                .lease(2, A, 7, (short) 0, T0, T0 + 30_000)
+                .lease(3, B, 7, (short) 2, T0 + 31_000, T0 + 61_000).build();
+        assertThat(Succession.evaluate(state, A, true, CONFIG, Instant.ofEpochMilli(T0 + 31_500)))
+                .isEqualTo(new Decision.StepDown(B));
+    }
+
+    @Test
+    void standbysChallengeAtDeadlinePlusRankStaggers() {
+        RoleState state = RoleState.builder(ROLE).register(0, A, T0).register(1, B, T0).register(2, C, T0)
+                .lease(3, A, 7, (short) 0, T0, T0 + 30_000).build();
+        Instant deadline = Instant.ofEpochMilli(T0 + 30_000);
+        Instant early = Instant.ofEpochMilli(T0 + 1_000);
+        assertThat(Succession.evaluate(state, B, false, CONFIG, early)).isEqualTo(new Decision.Wait(0, deadline));
+        assertThat(Succession.evaluate(state, C, false, CONFIG, early))
+                .isEqualTo(new Decision.Wait(1, deadline.plusSeconds(5)));
+    }
+
+    @Test
+    void afterAGracefulReleaseRankZeroChallengesAtOnceAndRankOneOneStaggerLater() {
+        RoleState state = RoleState.builder(ROLE).register(0, A, T0).register(1, B, T0).register(2, C, T0)
+                .lease(3, A, 7, (short) 0, T0, T0 + 30_000)
+                .deregister(4, A)
+                .release(5, T0 + 12_000).build();
+        Instant released = Instant.ofEpochMilli(T0 + 12_000);
+        assertThat(Succession.evaluate(state, B, false, CONFIG, released)).isEqualTo(new Decision.Challenge(0, released));
+        assertThat(Succession.evaluate(state, C, false, CONFIG, released))
+                .isEqualTo(new Decision.Wait(1, released.plusSeconds(5)));
+    }
+
+    @Test
+    void challengeInstantDoesNotMoveWithNow() {
+        // The seed's warning: an anchor of "now + n staggers" would recede on every
+        // evaluation, so rank 1 would never challenge while rank 0 is dead.
+        RoleState state = RoleState.builder(ROLE).register(0, A, T0).register(1, B, T0).register(2, C, T0)
+                .lease(3, A, 7, (short) 0, T0, T0 + 30_000).build();
+        ManualClock clock = new ManualClock(Instant.ofEpochMilli(T0));
+        Instant expected = Instant.ofEpochMilli(T0 + 35_000);
+        Decision decision = Succession.evaluate(state, C, false, CONFIG, clock.instant());
+        while (decision instanceof Decision.Wait wait) {
+            assertThat(wait.challengeAt()).isEqualTo(expected);
+            clock.advance(Duration.ofMillis(700));
+            decision = Succession.evaluate(state, C, false, CONFIG, clock.instant());
+        }
+        assertThat(decision).isEqualTo(new Decision.Challenge(1, expected));
+        assertThat(clock.instant()).isBetween(expected, expected.plusMillis(700));
+    }
+
+    @Test
+    void zeroStaggerLetsEveryStandbyChallengeAtTheDeadline() {
+        LeaseConfig noStagger = CONFIG.withChallengeStagger(Duration.ZERO);
+        RoleState state = RoleState.builder(ROLE).register(0, A, T0).register(1, B, T0).register(2, C, T0)
+                .lease(3, A, 7, (short) 0, T0, T0 + 30_000).build();
+        Instant deadline = Instant.ofEpochMilli(T0 + 30_000);
+        assertThat(Succession.evaluate(state, B, false, noStagger, deadline)).isEqualTo(new Decision.Challenge(0, deadline));
+        assertThat(Succession.evaluate(state, C, false, noStagger, deadline)).isEqualTo(new Decision.Challenge(1, deadline));
+    }
+
+    @Test
+    void restartedHolderWaitsBehindTheStandbysInsteadOfFailingBack() {
+        // A held the role, crashed, restarted and registered again: it is at the tail.
+        RoleState state = RoleState.builder(ROLE).register(0, A, T0).register(1, B, T0)
+                .lease(2, A, 7, (short) 0, T0, T0 + 30_000)
+                .register(3, A, T0 + 5_000).build();
+        Instant deadline = Instant.ofEpochMilli(T0 + 30_000);
+        assertThat(Succession.evaluate(state, B, false, CONFIG, deadline)).isEqualTo(new Decision.Challenge(0, deadline));
+        assertThat(Succession.evaluate(state, A, false, CONFIG, deadline))
+                .isEqualTo(new Decision.Wait(1, deadline.plusSeconds(5)));
+    }
+}
