@@ -1,0 +1,331 @@
+package io.krabka.streams.coordination;
+
+import io.krabka.streams.coordination.record.CoordinationCodec;
+import io.krabka.streams.coordination.record.CoordinationKey;
+import io.krabka.streams.coordination.record.CoordinationRecord;
+import io.krabka.streams.coordination.record.MalformedRecordException;
+import io.krabka.streams.coordination.succession.Decision;
+import io.krabka.streams.coordination.succession.LeaseState;
+import io.krabka.streams.coordination.succession.RoleState;
+import io.krabka.streams.coordination.succession.RoleStateBuilder;
+import io.krabka.streams.coordination.succession.RosterEntry;
+import io.krabka.streams.coordination.succession.Succession;
+import io.krabka.streams.coordination.transport.CoordinationTransport;
+import io.krabka.streams.coordination.transport.ProducerState;
+import io.krabka.streams.coordination.transport.RawRecord;
+import io.krabka.streams.coordination.transport.RoleEpoch;
+import io.krabka.streams.coordination.transport.RoleRecords;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Takes roles and reports who holds them.
+ *
+ * <pre>{@code
+ * try (CoordinationClient client = new CoordinationClient(transport);
+ *      Leadership leadership = client.acquire(role, me, Duration.ofMinutes(1))) {
+ *   while (running) {
+ *     leadership.write(commandRecord);   // renews the lease in the same transaction
+ *   }
+ * } catch (FencedException lost) {
+ *   controller.stop();
+ * }
+ * }</pre>
+ *
+ * <p>The client keeps one incremental fold per role: each election pass reads only
+ * what was committed since the last one. Malformed records in the partition are
+ * skipped with a warning and counted ({@link #malformedRecords()}); they never stop
+ * the member and never change a roster or a lease.
+ *
+ * <p>One client serves one member per role: the transport holds one transactional
+ * producer per role, and a second member of the same role in the same transport
+ * would fence the first. Thread-safe.
+ */
+public final class CoordinationClient implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(CoordinationClient.class);
+
+    /** The longest a waiting {@link #acquire} sleeps in one read before it looks again. */
+    static final Duration MAX_WAIT_PER_PASS = Duration.ofSeconds(1);
+    /** The shortest wait between passes, so a lost race never becomes a busy loop. */
+    static final Duration MIN_WAIT_PER_PASS = Duration.ofMillis(20);
+
+    private final CoordinationTransport transport;
+    private final LeaseConfig config;
+    private final InstantSource clock;
+    private final Map<Role, RoleStateBuilder> views = new ConcurrentHashMap<>();
+    private final Map<Role, Long> registrations = new ConcurrentHashMap<>();
+    private final Map<Role, Leadership> held = new ConcurrentHashMap<>();
+    private final AtomicLong malformed = new AtomicLong();
+    private volatile boolean closed;
+
+    /** A client with the default lease timings and the system clock. */
+    public CoordinationClient(CoordinationTransport transport) {
+        this(transport, LeaseConfig.DEFAULTS, InstantSource.system());
+    }
+
+    /**
+     * A client.
+     *
+     * @param transport the cluster operations; the caller closes it after the client
+     * @param config the lease timings
+     * @param clock the wall clock that lease deadlines are written and compared in
+     */
+    public CoordinationClient(CoordinationTransport transport, LeaseConfig config, InstantSource clock) {
+        this.transport = Objects.requireNonNull(transport, "transport");
+        this.config = Objects.requireNonNull(config, "config");
+        this.clock = Objects.requireNonNull(clock, "clock");
+    }
+
+    /** The lease timings. */
+    public LeaseConfig config() {
+        return config;
+    }
+
+    /** The wall clock leases are written in. */
+    public InstantSource clock() {
+        return clock;
+    }
+
+    /** How many malformed records this client skipped so far. */
+    public long malformedRecords() {
+        return malformed.get();
+    }
+
+    /**
+     * Registers {@code me} for {@code role} (the first time this client sees the pair),
+     * then repeats election passes until {@code me} wins the role or {@code timeout}
+     * passes. Between passes it waits on the coordination topic, so a release or a new
+     * lease is seen as soon as it is committed; it never spins.
+     *
+     * @throws CoordinationTimeoutException when the role was not won within {@code timeout}
+     * @throws InterruptedException when the calling thread is interrupted while waiting
+     */
+    public Leadership acquire(Role role, MemberId me, Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            Attempt attempt = attempt(role, me);
+            if (attempt.leadership != null) {
+                return attempt.leadership;
+            }
+            long remaining = deadline - System.nanoTime();
+            if (remaining <= 0) {
+                throw new CoordinationTimeoutException(me + " did not win role " + role + " within " + timeout
+                        + "; last decision: " + attempt.decision);
+            }
+            Duration wait = MAX_WAIT_PER_PASS;
+            if (attempt.decision instanceof Decision.Wait pending) {
+                wait = min(wait, Duration.between(clock.instant(), pending.challengeAt()));
+            }
+            wait = max(MIN_WAIT_PER_PASS, min(wait, Duration.ofNanos(remaining)));
+            try {
+                refresh(role, wait);
+            } catch (CoordinationException e) {
+                if (Thread.interrupted()) {
+                    throw new InterruptedException(me + " was interrupted while waiting for role " + role);
+                }
+                throw e;
+            }
+            if (Thread.interrupted()) {
+                throw new InterruptedException(me + " was interrupted while waiting for role " + role);
+            }
+        }
+    }
+
+    /**
+     * Runs one election pass and never waits for a deadline: registers {@code me} if
+     * needed, reads what is new, and challenges only if the succession rules say so now.
+     *
+     * @return the leadership if {@code me} won it in this pass
+     * @throws IllegalStateException when this client already holds {@code role}
+     */
+    public Optional<Leadership> tryAcquire(Role role, MemberId me) {
+        return Optional.ofNullable(attempt(role, me).leadership);
+    }
+
+    private record Attempt(Leadership leadership, Decision decision) {
+    }
+
+    private Attempt attempt(Role role, MemberId me) {
+        requireOpen();
+        Leadership current = held.get(role);
+        if (current != null && current.isActive()) {
+            throw new IllegalStateException(me + " already holds role " + role + " through this client");
+        }
+        Long registeredAt = registrations.get(role);
+        if (registeredAt == null) {
+            registeredAt = register(role, me);
+        }
+        RoleState state = refresh(role, Duration.ZERO);
+        if (state.entryOf(me).isEmpty() && state.nextOffset() > registeredAt) {
+            // A winner pruned this member as silent; it rejoins at the tail.
+            log.info("{} is no longer in the roster of role {}; registering again", me, role);
+            registeredAt = register(role, me);
+            state = refresh(role, Duration.ZERO);
+        }
+        if (state.entryOf(me).isEmpty()) {
+            // Our registration is behind an open transaction and not visible yet.
+            return new Attempt(null, new Decision.Register());
+        }
+        Decision decision = Succession.evaluate(state, me, false, config, clock.instant());
+        if (decision instanceof Decision.Challenge) {
+            return new Attempt(challenge(role, me, state), decision);
+        }
+        return new Attempt(null, decision);
+    }
+
+    private long register(Role role, MemberId me) {
+        long offset = transport.register(role, me, clock.millis());
+        registrations.put(role, offset);
+        return offset;
+    }
+
+    private Leadership challenge(Role role, MemberId me, RoleState state) {
+        RoleEpoch epoch = transport.initEpoch(role);
+        try {
+            Leadership leadership = Leadership.grant(this, transport, epoch, me);
+            held.put(role, leadership);
+            prune(role, me, state);
+            return leadership;
+        } catch (FencedException lostTheRace) {
+            log.info("{} lost the challenge for role {} to a later InitProducerId", me, role);
+            epoch.close();
+            return null;
+        } catch (RuntimeException e) {
+            epoch.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Removes from the roster the members that should have taken the role before
+     * {@code me} and did not: the previous holder and every standby ranked ahead. A
+     * dead registration would otherwise add a stagger to every later failover. A member
+     * pruned while merely slow sees itself missing and registers again, at the tail.
+     */
+    private void prune(Role role, MemberId me, RoleState state) {
+        List<MemberId> silent = new ArrayList<>();
+        state.lease().map(LeaseState::member).filter(holder -> !holder.equals(me)).ifPresent(silent::add);
+        for (RosterEntry entry : state.roster()) {
+            if (entry.member().equals(me)) {
+                break;
+            }
+            if (!silent.contains(entry.member())) {
+                silent.add(entry.member());
+            }
+        }
+        for (MemberId member : silent) {
+            try {
+                transport.deregister(role, member);
+                log.info("{} took role {} and removed {} from its roster: it did not take the role in its turn", me, role, member);
+            } catch (CoordinationException e) {
+                log.warn("{} could not remove silent member {} from role {}; it keeps its rank", me, member, role, e);
+            }
+        }
+    }
+
+    /** Removes {@code me} from the roster of {@code role}, so it adds no stagger to later failovers. */
+    public void leave(Role role, MemberId me) {
+        requireOpen();
+        transport.deregister(role, me);
+        registrations.remove(role);
+    }
+
+    /**
+     * Reads the role's partition and the transaction coordinator and reports the role.
+     * Joins no group and takes no epoch.
+     */
+    public LeadershipStatus describe(Role role) {
+        requireOpen();
+        // The coordinator first: a lease read after it is at least as new, so a
+        // deposition that happened before this call always shows as a mismatch.
+        Optional<ProducerState> coordinator = transport.describeEpoch(role);
+        return LeadershipStatus.of(refresh(role, Duration.ZERO), coordinator);
+    }
+
+    /** The role's folded state after reading what was committed since the last read. */
+    public RoleState roleState(Role role) {
+        requireOpen();
+        return refresh(role, Duration.ZERO);
+    }
+
+    RoleState refresh(Role role, Duration maxWait) {
+        RoleStateBuilder view = views.computeIfAbsent(role, RoleState::builder);
+        synchronized (view) {
+            RoleRecords batch = transport.read(role, view.nextOffset(), maxWait);
+            for (RawRecord raw : batch.records()) {
+                fold(role, view, raw);
+            }
+            view.advanceTo(batch.nextOffset());
+            return view.build();
+        }
+    }
+
+    private void fold(Role role, RoleStateBuilder view, RawRecord raw) {
+        try {
+            CoordinationKey key = CoordinationCodec.decodeKey(raw.key());
+            if (!key.role().equals(role)) {
+                return;
+            }
+            Optional<CoordinationRecord> value = CoordinationCodec.decodeValue(key.kind(), raw.value());
+            view.apply(raw.offset(), raw.timestamp(), key, value);
+        } catch (MalformedRecordException e) {
+            long count = malformed.incrementAndGet();
+            log.warn("Skipping malformed record at offset {} of {} while reading role {} ({} skipped so far): {}",
+                    raw.offset(), transport.topic(), role, count, e.getMessage());
+        }
+    }
+
+    void released(Leadership leadership) {
+        held.remove(leadership.role(), leadership);
+        registrations.remove(leadership.role());
+    }
+
+    void ended(Leadership leadership) {
+        held.remove(leadership.role(), leadership);
+    }
+
+    Instant now() {
+        return clock.instant();
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new IllegalStateException("the coordination client is closed");
+        }
+    }
+
+    /** Releases every role this client still holds. The transport stays open: its owner closes it. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        for (Leadership leadership : List.copyOf(held.values())) {
+            try {
+                leadership.close();
+            } catch (RuntimeException e) {
+                log.warn("Releasing role {} on close failed", leadership.role(), e);
+            }
+        }
+        closed = true;
+    }
+
+    private static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
+    }
+
+    private static Duration max(Duration a, Duration b) {
+        return a.compareTo(b) >= 0 ? a : b;
+    }
+}

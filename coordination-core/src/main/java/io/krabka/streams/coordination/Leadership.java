@@ -1,0 +1,310 @@
+package io.krabka.streams.coordination;
+
+import io.krabka.streams.coordination.record.CoordinationCodec;
+import io.krabka.streams.coordination.record.CoordinationKey;
+import io.krabka.streams.coordination.record.CoordinationRecord;
+import io.krabka.streams.coordination.record.RolePartitioner;
+import io.krabka.streams.coordination.transport.CoordinationTransport;
+import io.krabka.streams.coordination.transport.ProducerState;
+import io.krabka.streams.coordination.transport.RoleEpoch;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One member's hold on one role, from the grant until it is fenced or closed.
+ *
+ * <p>Every write goes through the role's transactional producer, in a transaction that
+ * also carries the role's lease record. So a guarded write is durable in a quorum
+ * before {@link #write} returns, renews the lease, and can only commit while this
+ * member still holds the newest epoch: the broker, not this object, decides. When it
+ * does not, the write throws {@link FencedException} and nothing of it is visible.
+ *
+ * <h2>The epoch a lease carries</h2>
+ * Each lease record carries the (producer id, epoch) the coordinator will report once
+ * its transaction commits, so a third party can compare the two
+ * ({@link LeadershipStatus#current()}). Under transaction version 2 every commit moves
+ * the epoch by one; under version 1 it stays. The holder learns the step from a
+ * describe after its own grant, then predicts; it writes the last known value instead,
+ * and describes after the commit, whenever a prediction could be too large: after an
+ * abort, near an epoch rollover, or when its producer opened a connection and so may
+ * have learned a new transaction version. A value too small only makes
+ * {@code current()} briefly false; a value too large is never written knowingly.
+ *
+ * <p>Thread-safe; writes run one at a time.
+ */
+public final class Leadership implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(Leadership.class);
+
+    /** Past this epoch the next commit may roll over to a new producer id: stop predicting. */
+    private static final short ROLLOVER_GUARD = Short.MAX_VALUE - 8;
+    private static final Duration FIRST_RETRY = Duration.ofMillis(50);
+    private static final Duration LAST_RETRY = Duration.ofSeconds(1);
+
+    private final CoordinationClient client;
+    private final CoordinationTransport transport;
+    private final RoleEpoch epoch;
+    private final Role role;
+    private final MemberId member;
+    private final long grantedAt;
+    private final int partition;
+    private long term = -1;
+
+    // What the coordinator reports after this member's last commit, and how a commit moves it.
+    private long knownProducerId;
+    private short knownEpoch;
+    private int step = -1;
+    private boolean exact;
+    private long featureGeneration;
+
+    private long lastLeaseAt;
+    private long deadline;
+    private volatile State state = State.ACTIVE;
+
+    private enum State { ACTIVE, FENCED, RELEASED }
+
+    private Leadership(CoordinationClient client, CoordinationTransport transport, RoleEpoch epoch, MemberId member,
+            ProducerState initial) {
+        this.client = client;
+        this.transport = transport;
+        this.epoch = epoch;
+        this.role = epoch.role();
+        this.member = member;
+        this.grantedAt = client.now().toEpochMilli();
+        this.partition = RolePartitioner.partitionFor(role, transport.partitionCount());
+        this.knownProducerId = initial.producerId();
+        this.knownEpoch = initial.producerEpoch();
+        this.featureGeneration = epoch.featureGeneration();
+    }
+
+    /**
+     * Writes the grant lease with the epoch described right after InitProducerId (a
+     * race there can only make this write fail), takes its offset as the term, learns
+     * the step, and writes a confirming lease so {@code current()} turns true.
+     */
+    static Leadership grant(CoordinationClient client, CoordinationTransport transport, RoleEpoch epoch, MemberId member) {
+        ProducerState initial = transport.describeEpoch(epoch.role()).orElseThrow(() -> new RetriableCoordinationException(
+                "the coordinator reports no epoch for role " + epoch.role() + " right after InitProducerId", null));
+        Leadership leadership = new Leadership(client, transport, epoch, member, initial);
+        List<RecordMetadata> grant = leadership.transact(List.of(), false);
+        leadership.term = grant.get(0).offset();
+        leadership.transact(List.of(), false);
+        log.info("{} was granted role {} with {}", member, leadership.role, leadership.token());
+        return leadership;
+    }
+
+    /** The role. */
+    public Role role() {
+        return role;
+    }
+
+    /** The member holding the role. */
+    public MemberId member() {
+        return member;
+    }
+
+    /**
+     * The token of this leadership: its term (the grant record's offset; compare these)
+     * and the (producer id, epoch) the coordinator reported after the last commit.
+     */
+    public synchronized FencingToken token() {
+        return FencingToken.of(term < 0 ? 0 : term, knownProducerId, knownEpoch);
+    }
+
+    /** The term of this leadership: the same for every write of it, larger for every later grant. */
+    public long term() {
+        return term;
+    }
+
+    /** When this leadership began, on this member's clock. */
+    public Instant grantedAt() {
+        return Instant.ofEpochMilli(grantedAt);
+    }
+
+    /** The deadline of the newest lease this member wrote. */
+    public synchronized Instant deadline() {
+        return Instant.ofEpochMilli(deadline);
+    }
+
+    /** Whether the renew interval has passed since the newest lease. */
+    public synchronized boolean renewDue() {
+        return !client.now().isBefore(Instant.ofEpochMilli(lastLeaseAt).plus(client.config().renewInterval()));
+    }
+
+    /** Whether the newest lease's deadline has passed without a renewal (a standby may be challenging). */
+    public synchronized boolean expired() {
+        return client.now().isAfter(Instant.ofEpochMilli(deadline));
+    }
+
+    /** Whether the leadership has been neither fenced nor closed. */
+    public boolean isActive() {
+        return state == State.ACTIVE;
+    }
+
+    /**
+     * Writes a new lease, retrying transient failures while the lease lasts.
+     *
+     * @throws FencedException when the role has a newer epoch: the leadership is over
+     */
+    public void renew() {
+        write(List.of());
+    }
+
+    /** A guarded write of one record. */
+    public RecordMetadata write(ProducerRecord<byte[], byte[]> record) {
+        return write(List.of(record)).get(0);
+    }
+
+    /**
+     * Writes these records in one transaction that also renews the lease, retrying
+     * transient failures while the lease lasts. When this returns, every record is
+     * committed and acknowledged by all in-sync replicas.
+     *
+     * @return the metadata of each record, in order
+     * @throws FencedException when the role has a newer epoch: nothing was written, and
+     *     the leadership is over
+     * @throws CoordinationTimeoutException when the cluster did not answer in time
+     */
+    public List<RecordMetadata> write(List<ProducerRecord<byte[], byte[]>> records) {
+        Objects.requireNonNull(records, "records");
+        Duration backoff = FIRST_RETRY;
+        while (true) {
+            try {
+                List<RecordMetadata> written = transact(records, false);
+                return written.subList(1, written.size());
+            } catch (RetriableCoordinationException e) {
+                if (expired()) {
+                    throw e;
+                }
+                log.info("A transaction of role {} failed transiently; retrying in {}: {}", role, backoff, e.getMessage());
+                try {
+                    Thread.sleep(backoff.toMillis());
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw new CoordinationException("interrupted while retrying a write of role " + role, interrupted);
+                }
+                backoff = backoff.multipliedBy(2).compareTo(LAST_RETRY) > 0 ? LAST_RETRY : backoff.multipliedBy(2);
+            }
+        }
+    }
+
+    /** Runs one transaction: the lease record (or its tombstone) first, then {@code records}; returns all their metadata. */
+    private synchronized List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records, boolean release) {
+        if (state == State.FENCED) {
+            throw new FencedException("the leadership of " + member + " over role " + role + " was fenced earlier");
+        }
+        if (state == State.RELEASED) {
+            throw new IllegalStateException("the leadership of " + member + " over role " + role + " was closed");
+        }
+        long now = client.now().toEpochMilli();
+        long generation = epoch.featureGeneration();
+        boolean predict = exact && generation == featureGeneration && knownEpoch < ROLLOVER_GUARD;
+        short leaseEpoch = (short) (predict ? knownEpoch + step : knownEpoch);
+        long leaseDeadline = now + client.config().duration().toMillis();
+        byte[] leaseValue = release ? null : CoordinationCodec.encodeValue(
+                new CoordinationRecord.Lease(member, knownProducerId, leaseEpoch, grantedAt, leaseDeadline));
+        List<ProducerRecord<byte[], byte[]>> batch = new ArrayList<>(records.size() + 1);
+        batch.add(new ProducerRecord<>(transport.topic(), partition, CoordinationCodec.encodeKey(CoordinationKey.lease(role)),
+                leaseValue));
+        batch.addAll(records);
+        List<RecordMetadata> written;
+        try {
+            written = epoch.transact(batch);
+        } catch (FencedException fenced) {
+            end(State.FENCED);
+            throw fenced;
+        } catch (CoordinationException e) {
+            // An abort moves the epoch under transaction version 2: learn it again.
+            exact = false;
+            throw e;
+        }
+        lastLeaseAt = now;
+        deadline = leaseDeadline;
+        if (predict && epoch.featureGeneration() == generation) {
+            knownEpoch = leaseEpoch;
+        } else {
+            learn(generation);
+        }
+        return written;
+    }
+
+    /** Describes after a commit to learn the coordinator's value and the step of one commit. */
+    private void learn(long generation) {
+        ProducerState reported;
+        try {
+            reported = transport.describeEpoch(role).orElse(null);
+        } catch (CoordinationException e) {
+            log.debug("Could not describe role {} after a commit; the next lease is conservative", role, e);
+            exact = false;
+            return;
+        }
+        if (reported == null) {
+            exact = false;
+            return;
+        }
+        if (reported.producerId() == knownProducerId) {
+            int moved = reported.producerEpoch() - knownEpoch;
+            knownEpoch = reported.producerEpoch();
+            // More than one step is another InitProducerId (then our next write fails) or a
+            // version upgrade's extra bump: either way, do not predict from it.
+            exact = moved == 0 || moved == 1;
+            if (exact) {
+                step = moved;
+                featureGeneration = generation;
+            }
+            return;
+        }
+        // A new producer id is a rollover of our own epoch, or a challenger's id; in the
+        // second case our next transaction fails, so adopting it is harmless.
+        knownProducerId = reported.producerId();
+        knownEpoch = reported.producerEpoch();
+        featureGeneration = generation;
+        exact = step >= 0;
+    }
+
+    private void end(State newState) {
+        state = newState;
+        epoch.close();
+        client.ended(this);
+    }
+
+    /**
+     * Releases the role: writes a lease tombstone (so a standby takes over at once
+     * instead of waiting for the deadline), leaves the roster, and closes the producer.
+     * A leadership that was already fenced just closes.
+     */
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (state != State.ACTIVE) {
+                return;
+            }
+            try {
+                // Leave the roster first, so the next standby ranks 0 when it sees the tombstone.
+                transport.deregister(role, member);
+                transact(List.of(), true);
+                log.info("{} released role {} ({})", member, role, token());
+            } catch (FencedException alreadyDeposed) {
+                log.info("{} closed role {}, which a newer epoch had already taken", member, role);
+            } finally {
+                if (state == State.ACTIVE) {
+                    state = State.RELEASED;
+                    epoch.close();
+                }
+                client.released(this);
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Leadership[" + member + " holds " + role + ", term " + term + ", " + state + "]";
+    }
+}

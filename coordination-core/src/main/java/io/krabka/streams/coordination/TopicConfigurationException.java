@@ -1,0 +1,14 @@
+package io.krabka.streams.coordination;
+
+/**
+ * The coordination topic is missing and may not be created, or exists with settings
+ * that break the module's guarantees. The message names each offending setting.
+ */
+public class TopicConfigurationException extends CoordinationException {
+
+    private static final long serialVersionUID = 1L;
+
+    public TopicConfigurationException(String message) {
+        super(message);
+    }
+}

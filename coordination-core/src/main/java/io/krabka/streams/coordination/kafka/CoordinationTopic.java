@@ -1,0 +1,129 @@
+package io.krabka.streams.coordination.kafka;
+
+import io.krabka.streams.coordination.TopicConfigurationException;
+import io.krabka.streams.coordination.transport.TopicSpec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Creates the coordination topic when it is missing and refuses one that breaks the
+ * guarantees. "Durable in a quorum before the dispatch" rests on these settings, not on
+ * the client: compaction keeps every role's newest records (a delete policy would drop
+ * registrations), and unclean leader election could reuse offsets, which are terms.
+ */
+final class CoordinationTopic {
+
+    private static final Logger log = LoggerFactory.getLogger(CoordinationTopic.class);
+
+    private CoordinationTopic() {
+    }
+
+    /** Ensures the topic and returns its partition count. */
+    static int ensure(Admin admin, TopicSpec spec, Duration timeout) {
+        TopicDescription description = describe(admin, spec, timeout);
+        if (description == null) {
+            if (!spec.create()) {
+                throw new TopicConfigurationException("the coordination topic " + spec.name()
+                        + " does not exist and creating it is disabled; create it compacted with replication "
+                        + spec.replicationFactor() + " or enable creation");
+            }
+            create(admin, spec, timeout);
+            description = describe(admin, spec, timeout);
+            if (description == null) {
+                throw new TopicConfigurationException("the coordination topic " + spec.name() + " was created but cannot be described");
+            }
+        }
+        check(admin, spec, description, timeout);
+        return description.partitions().size();
+    }
+
+    private static TopicDescription describe(Admin admin, TopicSpec spec, Duration timeout) {
+        try {
+            return admin.describeTopics(Set.of(spec.name())).topicNameValues().get(spec.name())
+                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof UnknownTopicOrPartitionException) {
+                return null;
+            }
+            throw KafkaErrors.translate("describing topic " + spec.name(), e);
+        } catch (Exception e) {
+            throw KafkaErrors.translate("describing topic " + spec.name(), e);
+        }
+    }
+
+    private static void create(Admin admin, TopicSpec spec, Duration timeout) {
+        Map<String, String> configs = Map.of(
+                TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT,
+                TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG, "false",
+                TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, Integer.toString(spec.requiredMinInsyncReplicas()));
+        NewTopic topic = new NewTopic(spec.name(), spec.partitions(), spec.replicationFactor()).configs(configs);
+        try {
+            admin.createTopics(List.of(topic)).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            log.info("Created coordination topic {} with {} partitions, replication {}, {}", spec.name(),
+                    spec.partitions(), spec.replicationFactor(), configs);
+        } catch (ExecutionException e) {
+            if (!(e.getCause() instanceof TopicExistsException)) {
+                throw KafkaErrors.translate("creating topic " + spec.name(), e);
+            }
+        } catch (Exception e) {
+            throw KafkaErrors.translate("creating topic " + spec.name(), e);
+        }
+    }
+
+    private static void check(Admin admin, TopicSpec spec, TopicDescription description, Duration timeout) {
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, spec.name());
+        Config config;
+        try {
+            config = admin.describeConfigs(List.of(resource)).values().get(resource)
+                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (Exception e) {
+            throw KafkaErrors.translate("describing the configuration of topic " + spec.name(), e);
+        }
+        List<String> problems = new ArrayList<>();
+        String cleanup = value(config, TopicConfig.CLEANUP_POLICY_CONFIG);
+        if (!TopicConfig.CLEANUP_POLICY_COMPACT.equals(cleanup)) {
+            problems.add(TopicConfig.CLEANUP_POLICY_CONFIG + "=" + cleanup + " (must be compact)");
+        }
+        String unclean = value(config, TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG);
+        if (!"false".equals(unclean)) {
+            problems.add(TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG + "=" + unclean + " (must be false)");
+        }
+        int replicas = description.partitions().stream().mapToInt(p -> p.replicas().size()).min().orElse(0);
+        if (replicas < spec.replicationFactor()) {
+            problems.add("replication factor " + replicas + " (must be at least " + spec.replicationFactor() + ")");
+        }
+        String minInsync = value(config, TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG);
+        if (minInsync != null && Integer.parseInt(minInsync) < spec.requiredMinInsyncReplicas()) {
+            problems.add(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG + "=" + minInsync + " (must be at least "
+                    + spec.requiredMinInsyncReplicas() + ")");
+        }
+        if (problems.isEmpty()) {
+            return;
+        }
+        String message = "the coordination topic " + spec.name() + " breaks the fencing guarantees: "
+                + String.join("; ", problems);
+        if (!spec.allowUnsafe()) {
+            throw new TopicConfigurationException(message + ". Fix the topic, or allow an unsafe topic on a development cluster");
+        }
+        log.warn("{}. Accepted only because an unsafe topic is allowed: do not run production like this", message);
+    }
+
+    private static String value(Config config, String name) {
+        return config.get(name) == null ? null : config.get(name).value();
+    }
+}

@@ -1,0 +1,312 @@
+package io.krabka.streams.coordination.kafka;
+
+import io.krabka.streams.coordination.CoordinationException;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.record.CoordinationCodec;
+import io.krabka.streams.coordination.record.CoordinationKey;
+import io.krabka.streams.coordination.record.CoordinationRecord;
+import io.krabka.streams.coordination.record.RolePartitioner;
+import io.krabka.streams.coordination.transport.CoordinationTransport;
+import io.krabka.streams.coordination.transport.ProducerState;
+import io.krabka.streams.coordination.transport.RawRecord;
+import io.krabka.streams.coordination.transport.RoleEpoch;
+import io.krabka.streams.coordination.transport.RoleRecords;
+import io.krabka.streams.coordination.transport.TopicSpec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.TransactionDescription;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.TransactionalIdNotFoundException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * The transport that talks to a Kafka cluster. It owns, and closes:
+ * <ul>
+ *   <li>an {@link Admin} for the topic and for DescribeTransactions;</li>
+ *   <li>a plain idempotent producer ({@code acks=all}) that appends registrations: a
+ *       candidate holds no epoch to open a transaction with;</li>
+ *   <li>one transactional producer per role, {@code transactional.id} = the role name
+ *       exactly, built on demand by the factory; it writes the role's leases and
+ *       guarded records;</li>
+ *   <li>a {@code read_committed} consumer with manual assignment and no group, so an
+ *       aborted lease write stays invisible.</li>
+ * </ul>
+ * Both writers pin a role's records to one partition with {@link RolePartitioner}.
+ */
+public final class KafkaCoordinationTransport implements CoordinationTransport {
+
+    /** How long one cluster operation may take before it fails with a timeout, by default. */
+    public static final Duration DEFAULT_OPERATION_TIMEOUT = Duration.ofSeconds(30);
+
+    private static final Duration POLL_STEP = Duration.ofMillis(100);
+
+    private final Admin admin;
+    private final Producer<byte[], byte[]> registrar;
+    private final Function<Role, Producer<byte[], byte[]>> transactionalProducers;
+    private final Consumer<byte[], byte[]> reader;
+    private final TopicSpec topic;
+    private final Duration timeout;
+    private final Map<Role, KafkaRoleEpoch> epochs = new ConcurrentHashMap<>();
+    private volatile int partitionCount;
+
+    /** A transport on the default topic settings and operation timeout. */
+    public KafkaCoordinationTransport(Admin admin, Producer<byte[], byte[]> registrar,
+            Function<Role, Producer<byte[], byte[]>> transactionalProducers, Consumer<byte[], byte[]> reader) {
+        this(admin, registrar, transactionalProducers, reader, TopicSpec.DEFAULTS, DEFAULT_OPERATION_TIMEOUT);
+    }
+
+    /**
+     * A transport on the given topic settings.
+     *
+     * @param timeout how long one operation (a send, a read to the end, a describe) may
+     *     wait for the cluster before it fails with a timeout that says so
+     */
+    public KafkaCoordinationTransport(Admin admin, Producer<byte[], byte[]> registrar,
+            Function<Role, Producer<byte[], byte[]>> transactionalProducers, Consumer<byte[], byte[]> reader,
+            TopicSpec topic, Duration timeout) {
+        this.admin = Objects.requireNonNull(admin, "admin");
+        this.registrar = Objects.requireNonNull(registrar, "registrar");
+        this.transactionalProducers = Objects.requireNonNull(transactionalProducers, "transactionalProducers");
+        this.reader = Objects.requireNonNull(reader, "reader");
+        this.topic = Objects.requireNonNull(topic, "topic");
+        this.timeout = Objects.requireNonNull(timeout, "timeout");
+    }
+
+    /**
+     * Builds every client from one map of connection settings (bootstrap servers,
+     * security), adding the settings each client must have.
+     */
+    public static KafkaCoordinationTransport create(Map<String, Object> connection, TopicSpec topic, Duration timeout,
+            Duration transactionTimeout) {
+        Admin admin = Admin.create(adminSettings(connection, timeout));
+        KafkaProducer<byte[], byte[]> registrar = new KafkaProducer<>(registrarSettings(connection, timeout));
+        KafkaConsumer<byte[], byte[]> reader = new KafkaConsumer<>(readerSettings(connection));
+        return new KafkaCoordinationTransport(admin, registrar,
+                role -> new KafkaProducer<>(transactionalSettings(connection, role, timeout, transactionTimeout)),
+                reader, topic, timeout);
+    }
+
+    /** Admin settings: the connection plus request and API timeouts. */
+    public static Map<String, Object> adminSettings(Map<String, Object> connection, Duration timeout) {
+        Map<String, Object> settings = new HashMap<>(connection);
+        settings.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) timeout.toMillis());
+        settings.putIfAbsent(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) Math.min(timeout.toMillis(), 30_000));
+        return settings;
+    }
+
+    /** Registrar settings: idempotent, {@code acks=all}, byte arrays, no transactional id. */
+    public static Map<String, Object> registrarSettings(Map<String, Object> connection, Duration timeout) {
+        Map<String, Object> settings = producerBase(connection, timeout);
+        settings.remove(ProducerConfig.TRANSACTIONAL_ID_CONFIG);
+        return settings;
+    }
+
+    /**
+     * Transactional settings of a role's producer: {@code transactional.id} is the role
+     * name exactly (any prefix would make it a different epoch).
+     */
+    public static Map<String, Object> transactionalSettings(Map<String, Object> connection, Role role, Duration timeout,
+            Duration transactionTimeout) {
+        Map<String, Object> settings = producerBase(connection, timeout);
+        settings.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, role.name());
+        settings.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, (int) transactionTimeout.toMillis());
+        return settings;
+    }
+
+    /** Reader settings: {@code read_committed}, no group, no auto-commit, byte arrays. */
+    public static Map<String, Object> readerSettings(Map<String, Object> connection) {
+        Map<String, Object> settings = new HashMap<>(connection);
+        settings.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        settings.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, IsolationLevel.READ_COMMITTED.toString());
+        settings.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        settings.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        settings.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        settings.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        return settings;
+    }
+
+    private static Map<String, Object> producerBase(Map<String, Object> connection, Duration timeout) {
+        Map<String, Object> settings = new HashMap<>(connection);
+        settings.put(ProducerConfig.ACKS_CONFIG, "all");
+        settings.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        settings.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+        settings.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+        settings.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, (int) timeout.toMillis());
+        int requestTimeout = (int) Math.min(timeout.toMillis(), 30_000);
+        settings.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, requestTimeout);
+        settings.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) Math.max(timeout.toMillis(), requestTimeout + 1L));
+        settings.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 0);
+        return settings;
+    }
+
+    @Override
+    public String topic() {
+        return topic.name();
+    }
+
+    @Override
+    public int partitionCount() {
+        int count = partitionCount;
+        if (count == 0) {
+            synchronized (this) {
+                if (partitionCount == 0) {
+                    partitionCount = CoordinationTopic.ensure(admin, topic, timeout);
+                }
+                count = partitionCount;
+            }
+        }
+        return count;
+    }
+
+    private TopicPartition partitionOf(Role role) {
+        return new TopicPartition(topic.name(), RolePartitioner.partitionFor(role, partitionCount()));
+    }
+
+    @Override
+    public long register(Role role, MemberId member, long registeredAt) {
+        return append(role, CoordinationKey.registration(role, member),
+                CoordinationCodec.encodeValue(new CoordinationRecord.Registration(member, registeredAt)),
+                "registering " + member + " for role " + role);
+    }
+
+    @Override
+    public void deregister(Role role, MemberId member) {
+        append(role, CoordinationKey.registration(role, member), null, "deregistering " + member + " from role " + role);
+    }
+
+    private long append(Role role, CoordinationKey key, byte[] value, String operation) {
+        TopicPartition partition = partitionOf(role);
+        try {
+            return registrar.send(new ProducerRecord<>(partition.topic(), partition.partition(),
+                            CoordinationCodec.encodeKey(key), value))
+                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS).offset();
+        } catch (Exception e) {
+            throw KafkaErrors.translate(operation, e);
+        }
+    }
+
+    @Override
+    public RoleRecords read(Role role, long fromOffset, Duration maxWait) {
+        TopicPartition partition = partitionOf(role);
+        String operation = "reading role " + role + " from " + partition + " at offset " + fromOffset;
+        synchronized (reader) {
+            try {
+                if (!reader.assignment().equals(Set.of(partition))) {
+                    reader.assign(Set.of(partition));
+                }
+                reader.seek(partition, fromOffset);
+                // read_committed: the end is the last stable offset.
+                long end = reader.endOffsets(Set.of(partition), timeout).get(partition);
+                List<RawRecord> records = new ArrayList<>();
+                if (fromOffset >= end) {
+                    // Nothing new yet: a long poll returns as soon as something is committed.
+                    if (!maxWait.isZero()) {
+                        collect(reader.poll(maxWait).records(partition), records);
+                    }
+                } else {
+                    long deadline = System.nanoTime() + timeout.toNanos();
+                    while (reader.position(partition, timeout) < end) {
+                        if (System.nanoTime() > deadline) {
+                            throw new org.apache.kafka.common.errors.TimeoutException(
+                                    "the partition's end " + end + " was not reached within " + timeout);
+                        }
+                        collect(reader.poll(POLL_STEP).records(partition), records);
+                    }
+                }
+                return new RoleRecords(records, reader.position(partition, timeout));
+            } catch (Exception e) {
+                throw KafkaErrors.translate(operation, e);
+            }
+        }
+    }
+
+    private static void collect(List<ConsumerRecord<byte[], byte[]>> polled, List<RawRecord> into) {
+        for (ConsumerRecord<byte[], byte[]> record : polled) {
+            into.add(new RawRecord(record.offset(), record.timestamp(), record.key(), record.value()));
+        }
+    }
+
+    @Override
+    public RoleEpoch initEpoch(Role role) {
+        KafkaRoleEpoch previous = epochs.remove(role);
+        if (previous != null) {
+            previous.close();
+        }
+        Producer<byte[], byte[]> producer = transactionalProducers.apply(role);
+        try {
+            producer.initTransactions();
+        } catch (RuntimeException e) {
+            producer.close(Duration.ZERO);
+            throw KafkaErrors.translate("initializing the epoch of role " + role, e);
+        }
+        KafkaRoleEpoch epoch = new KafkaRoleEpoch(role, producer, timeout);
+        epochs.put(role, epoch);
+        return epoch;
+    }
+
+    @Override
+    public Optional<ProducerState> describeEpoch(Role role) {
+        try {
+            TransactionDescription description = admin.describeTransactions(List.of(role.name()))
+                    .description(role.name()).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            return Optional.of(new ProducerState(description.producerId(), (short) description.producerEpoch(),
+                    description.state().toString()));
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof TransactionalIdNotFoundException) {
+                return Optional.empty();
+            }
+            throw KafkaErrors.translate("describing the epoch of role " + role, e);
+        } catch (Exception e) {
+            throw KafkaErrors.translate("describing the epoch of role " + role, e);
+        }
+    }
+
+    @Override
+    public void close() {
+        CoordinationException failure = null;
+        for (KafkaRoleEpoch epoch : epochs.values()) {
+            epoch.close();
+        }
+        epochs.clear();
+        for (AutoCloseable client : List.<AutoCloseable>of(registrar, admin)) {
+            try {
+                client.close();
+            } catch (Exception e) {
+                failure = failure == null ? new CoordinationException("closing the transport failed", e) : failure;
+            }
+        }
+        synchronized (reader) {
+            try {
+                reader.close();
+            } catch (RuntimeException e) {
+                failure = failure == null ? new CoordinationException("closing the transport failed", e) : failure;
+            }
+        }
+        if (failure != null) {
+            throw failure;
+        }
+    }
+}

@@ -1,0 +1,83 @@
+package io.krabka.streams.coordination.kafka;
+
+import io.krabka.streams.coordination.CoordinationAuthorizationException;
+import io.krabka.streams.coordination.CoordinationException;
+import io.krabka.streams.coordination.CoordinationTimeoutException;
+import io.krabka.streams.coordination.FencedException;
+import io.krabka.streams.coordination.RetriableCoordinationException;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import org.apache.kafka.common.errors.AuthorizationException;
+import org.apache.kafka.common.errors.InterruptException;
+import org.apache.kafka.common.errors.InvalidPidMappingException;
+import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.InvalidTxnStateException;
+import org.apache.kafka.common.errors.ProducerFencedException;
+import org.apache.kafka.common.errors.RetriableException;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.errors.TransactionAbortedException;
+
+/** The one place where Kafka's exceptions become the module's. */
+final class KafkaErrors {
+
+    private KafkaErrors() {
+    }
+
+    /**
+     * Translates a failure of {@code operation}. Fenced errors anywhere in the cause
+     * chain win over everything else: they are the one signal that must not be lost.
+     */
+    static CoordinationException translate(String operation, Throwable error) {
+        if (error instanceof CoordinationException coordination) {
+            return coordination;
+        }
+        Throwable fenced = find(error, ProducerFencedException.class, InvalidProducerEpochException.class,
+                InvalidPidMappingException.class);
+        if (fenced != null) {
+            return new FencedException(operation + " was fenced: a newer epoch exists for the role ("
+                    + fenced.getClass().getSimpleName() + ": " + fenced.getMessage() + ")", fenced);
+        }
+        Throwable interrupted = find(error, InterruptException.class, InterruptedException.class);
+        if (interrupted != null) {
+            Thread.currentThread().interrupt();
+            return new CoordinationException(operation + " was interrupted", interrupted);
+        }
+        Throwable denied = find(error, AuthorizationException.class);
+        if (denied != null) {
+            return new CoordinationAuthorizationException(operation + " was refused by the cluster's ACLs: "
+                    + denied.getMessage(), denied);
+        }
+        Throwable timeout = find(error, TimeoutException.class, java.util.concurrent.TimeoutException.class);
+        if (timeout != null) {
+            return new CoordinationTimeoutException(operation + " got no answer from the cluster in time: "
+                    + timeout.getMessage(), timeout);
+        }
+        Throwable transientError = find(error, RetriableException.class, InvalidTxnStateException.class,
+                TransactionAbortedException.class);
+        if (transientError != null) {
+            return new RetriableCoordinationException(operation + " failed transiently: " + transientError, transientError);
+        }
+        Throwable root = unwrap(error);
+        return new CoordinationException(operation + " failed: " + root, root);
+    }
+
+    @SafeVarargs
+    private static Throwable find(Throwable error, Class<? extends Throwable>... types) {
+        for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            for (Class<? extends Throwable> type : types) {
+                if (type.isInstance(t)) {
+                    return t;
+                }
+            }
+        }
+        return null;
+    }
+
+    private static Throwable unwrap(Throwable error) {
+        Throwable t = error;
+        while ((t instanceof ExecutionException || t instanceof CompletionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+}

@@ -1,0 +1,109 @@
+package io.krabka.streams.coordination.kafka;
+
+import io.krabka.streams.coordination.CoordinationException;
+import io.krabka.streams.coordination.FencedException;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.transport.RoleEpoch;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** A role's transactional producer after InitProducerId. Transactions run one at a time. */
+final class KafkaRoleEpoch implements RoleEpoch {
+
+    private static final Logger log = LoggerFactory.getLogger(KafkaRoleEpoch.class);
+
+    private final Role role;
+    private final Producer<byte[], byte[]> producer;
+    private final Duration timeout;
+    private volatile boolean closed;
+
+    KafkaRoleEpoch(Role role, Producer<byte[], byte[]> producer, Duration timeout) {
+        this.role = role;
+        this.producer = producer;
+        this.timeout = timeout;
+    }
+
+    @Override
+    public Role role() {
+        return role;
+    }
+
+    @Override
+    public synchronized List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records) {
+        if (closed) {
+            throw new CoordinationException("the epoch of role " + role + " is closed");
+        }
+        String operation = "a transaction of role " + role;
+        try {
+            producer.beginTransaction();
+            List<Future<RecordMetadata>> sent = new ArrayList<>(records.size());
+            for (ProducerRecord<byte[], byte[]> record : records) {
+                sent.add(producer.send(record));
+            }
+            // commitTransaction flushes and fails if any send failed.
+            producer.commitTransaction();
+            List<RecordMetadata> written = new ArrayList<>(sent.size());
+            for (Future<RecordMetadata> future : sent) {
+                written.add(future.get(timeout.toMillis(), TimeUnit.MILLISECONDS));
+            }
+            return written;
+        } catch (Exception e) {
+            CoordinationException failure = KafkaErrors.translate(operation, e);
+            if (!(failure instanceof FencedException)) {
+                failure = abort(operation, failure);
+            }
+            throw failure;
+        }
+    }
+
+    /** Aborts after a non-fenced failure; a fence found while aborting wins. */
+    private CoordinationException abort(String operation, CoordinationException failure) {
+        try {
+            producer.abortTransaction();
+            return failure;
+        } catch (Exception abortError) {
+            CoordinationException translated = KafkaErrors.translate("aborting " + operation, abortError);
+            if (translated instanceof FencedException) {
+                return translated;
+            }
+            failure.addSuppressed(abortError);
+            return failure;
+        }
+    }
+
+    @Override
+    public long featureGeneration() {
+        // A producer re-reads the finalized features (and so its transaction version)
+        // only from the ApiVersions response of a new connection.
+        double connections = 0;
+        for (var entry : producer.metrics().entrySet()) {
+            if (entry.getKey().name().equals("connection-creation-total")
+                    && entry.getKey().group().equals("producer-metrics")
+                    && entry.getValue().metricValue() instanceof Double value) {
+                connections += value;
+            }
+        }
+        return (long) connections;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        try {
+            producer.close(timeout);
+        } catch (RuntimeException e) {
+            log.warn("Closing the producer of role {} failed", role, e);
+        }
+    }
+}

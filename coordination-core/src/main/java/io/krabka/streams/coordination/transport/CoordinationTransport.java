@@ -1,0 +1,60 @@
+package io.krabka.streams.coordination.transport;
+
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * Every cluster operation the coordination module performs, and nothing else.
+ * {@link io.krabka.streams.coordination.kafka.KafkaCoordinationTransport} talks to a
+ * Kafka cluster; {@link io.krabka.streams.coordination.memory.InMemoryCoordinationTransport}
+ * models one in memory for fast tests. Both pass the same contract test.
+ *
+ * <p>Failures are reported as the module's exceptions: fenced errors as
+ * {@link io.krabka.streams.coordination.FencedException}, unanswered calls as
+ * {@link io.krabka.streams.coordination.CoordinationTimeoutException}, transient ones
+ * as {@link io.krabka.streams.coordination.RetriableCoordinationException}, refused
+ * ACLs as {@link io.krabka.streams.coordination.CoordinationAuthorizationException}, a
+ * broken topic as {@link io.krabka.streams.coordination.TopicConfigurationException}.
+ */
+public interface CoordinationTransport extends AutoCloseable {
+
+    /** The coordination topic's name. */
+    String topic();
+
+    /** The coordination topic's partition count, creating or checking the topic on first use. */
+    int partitionCount();
+
+    /**
+     * Appends a registration of {@code member} for {@code role} with a plain (not
+     * transactional) idempotent write, acknowledged by all in-sync replicas.
+     *
+     * @return the record's offset: the member's join sequence
+     */
+    long register(Role role, MemberId member, long registeredAt);
+
+    /** Appends the tombstone of {@code member}'s registration for {@code role}. */
+    void deregister(Role role, MemberId member);
+
+    /**
+     * Reads the committed records of {@code role}'s partition from {@code fromOffset}
+     * up to the partition's current end. When nothing new is there, waits up to
+     * {@code maxWait} for something to arrive.
+     */
+    RoleRecords read(Role role, long fromOffset, Duration maxWait);
+
+    /**
+     * Builds the role's transactional producer ({@code transactional.id} = the role
+     * name) and runs InitProducerId, which fences every earlier epoch of the role.
+     * An earlier epoch of the role held by this transport is closed first.
+     */
+    RoleEpoch initEpoch(Role role);
+
+    /** What the transaction coordinator reports for the role, or empty when it knows no such id. */
+    Optional<ProducerState> describeEpoch(Role role);
+
+    /** Closes every producer and consumer this transport owns. */
+    @Override
+    void close();
+}

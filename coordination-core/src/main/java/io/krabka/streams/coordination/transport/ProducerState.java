@@ -1,0 +1,12 @@
+package io.krabka.streams.coordination.transport;
+
+/**
+ * What the transaction coordinator reports for a role's {@code transactional.id}.
+ *
+ * @param producerId the current producer id
+ * @param producerEpoch the current producer epoch
+ * @param state the transaction state as Kafka names it (Empty, Ongoing,
+ *     PrepareCommit, CompleteCommit, PrepareAbort, CompleteAbort, ...)
+ */
+public record ProducerState(long producerId, short producerEpoch, String state) {
+}
