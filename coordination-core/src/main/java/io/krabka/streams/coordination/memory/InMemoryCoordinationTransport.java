@@ -1,0 +1,150 @@
+package io.krabka.streams.coordination.memory;
+
+import io.krabka.streams.coordination.CoordinationException;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.record.CoordinationCodec;
+import io.krabka.streams.coordination.record.CoordinationKey;
+import io.krabka.streams.coordination.record.CoordinationRecord;
+import io.krabka.streams.coordination.record.RolePartitioner;
+import io.krabka.streams.coordination.transport.CoordinationTransport;
+import io.krabka.streams.coordination.transport.ProducerState;
+import io.krabka.streams.coordination.transport.RoleEpoch;
+import io.krabka.streams.coordination.transport.RoleRecords;
+import io.krabka.streams.coordination.transport.TopicSpec;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * One member's transport on an {@link InMemoryCluster}. It keeps the contract of the
+ * Kafka transport (the same contract test runs against both), so the client and the
+ * Spring integration can be tested in milliseconds.
+ */
+public final class InMemoryCoordinationTransport implements CoordinationTransport {
+
+    private final InMemoryCluster cluster;
+    private final TopicSpec topic;
+    private final Map<Role, MemoryEpoch> epochs = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    InMemoryCoordinationTransport(InMemoryCluster cluster, TopicSpec topic) {
+        this.cluster = cluster;
+        this.topic = topic;
+    }
+
+    @Override
+    public String topic() {
+        return topic.name();
+    }
+
+    @Override
+    public int partitionCount() {
+        return topic.partitions();
+    }
+
+    private TopicPartition partitionOf(Role role) {
+        return new TopicPartition(topic.name(), RolePartitioner.partitionFor(role, topic.partitions()));
+    }
+
+    @Override
+    public long register(Role role, MemberId member, long registeredAt) {
+        requireOpen();
+        return cluster.append(partitionOf(role), CoordinationCodec.encodeKey(CoordinationKey.registration(role, member)),
+                CoordinationCodec.encodeValue(new CoordinationRecord.Registration(member, registeredAt)));
+    }
+
+    @Override
+    public void deregister(Role role, MemberId member) {
+        requireOpen();
+        cluster.append(partitionOf(role), CoordinationCodec.encodeKey(CoordinationKey.registration(role, member)), null);
+    }
+
+    /** Appends arbitrary bytes to the role's partition, as a broken or hostile writer could. */
+    public long appendRaw(Role role, byte[] key, byte[] value) {
+        return cluster.append(partitionOf(role), key, value);
+    }
+
+    @Override
+    public RoleRecords read(Role role, long fromOffset, Duration maxWait) {
+        requireOpen();
+        TopicPartition partition = partitionOf(role);
+        try {
+            return cluster.read(partition, fromOffset, maxWait);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CoordinationException("reading role " + role + " was interrupted", e);
+        }
+    }
+
+    @Override
+    public RoleEpoch initEpoch(Role role) {
+        requireOpen();
+        MemoryEpoch previous = epochs.remove(role);
+        if (previous != null) {
+            previous.close();
+        }
+        MemoryEpoch epoch = new MemoryEpoch(role, cluster.initProducerId(role.name()));
+        epochs.put(role, epoch);
+        return epoch;
+    }
+
+    @Override
+    public Optional<ProducerState> describeEpoch(Role role) {
+        requireOpen();
+        return cluster.describe(role.name());
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        epochs.values().forEach(MemoryEpoch::close);
+        epochs.clear();
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new IllegalStateException("the in-memory transport is closed");
+        }
+    }
+
+    private final class MemoryEpoch implements RoleEpoch {
+        private final Role role;
+        private final InMemoryCluster.Epoch epoch;
+        private volatile boolean epochClosed;
+
+        MemoryEpoch(Role role, InMemoryCluster.Epoch epoch) {
+            this.role = role;
+            this.epoch = epoch;
+        }
+
+        @Override
+        public Role role() {
+            return role;
+        }
+
+        @Override
+        public List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records) {
+            if (epochClosed) {
+                throw new CoordinationException("the epoch of role " + role + " is closed");
+            }
+            return cluster.commit(epoch, records, record -> new TopicPartition(record.topic(),
+                    record.partition() != null ? record.partition() : 0));
+        }
+
+        @Override
+        public long featureGeneration() {
+            return cluster.featureGeneration();
+        }
+
+        @Override
+        public void close() {
+            epochClosed = true;
+        }
+    }
+}

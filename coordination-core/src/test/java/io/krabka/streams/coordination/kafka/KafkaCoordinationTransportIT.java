@@ -1,0 +1,32 @@
+package io.krabka.streams.coordination.kafka;
+
+import io.krabka.streams.coordination.transport.CoordinationTransport;
+import io.krabka.streams.coordination.transport.CoordinationTransportContract;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+
+/** The transport contract on a real KRaft broker. */
+class KafkaCoordinationTransportIT extends CoordinationTransportContract {
+
+    private static KafkaTestCluster cluster;
+
+    @BeforeAll
+    static void startCluster() {
+        cluster = KafkaTestCluster.start();
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        cluster.close();
+    }
+
+    @Override
+    protected CoordinationTransport newTransport() {
+        return cluster.transport();
+    }
+
+    @Override
+    protected void setTransactionVersion(short version) {
+        cluster.setTransactionVersion(version);
+    }
+}

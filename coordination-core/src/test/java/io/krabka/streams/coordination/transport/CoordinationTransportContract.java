@@ -1,0 +1,178 @@
+package io.krabka.streams.coordination.transport;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.krabka.streams.coordination.FencedException;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.record.CoordinationCodec;
+import io.krabka.streams.coordination.record.CoordinationKey;
+import io.krabka.streams.coordination.record.CoordinationRecord;
+import io.krabka.streams.coordination.record.RecordKind;
+import io.krabka.streams.coordination.record.RolePartitioner;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The contract every {@link CoordinationTransport} keeps. One subclass runs it against
+ * an in-memory cluster, another against a real Kafka broker.
+ */
+public abstract class CoordinationTransportContract {
+
+    private final List<CoordinationTransport> opened = new ArrayList<>();
+
+    /** A new member's transport on the shared cluster. */
+    protected abstract CoordinationTransport newTransport();
+
+    /** Sets the cluster's finalized transaction version for roles initialized afterwards. */
+    protected abstract void setTransactionVersion(short version);
+
+    protected CoordinationTransport transport() {
+        CoordinationTransport transport = newTransport();
+        opened.add(transport);
+        return transport;
+    }
+
+    @AfterEach
+    void closeTransports() {
+        opened.forEach(CoordinationTransport::close);
+        setTransactionVersion((short) 2);
+    }
+
+    protected static Role freshRole(String prefix) {
+        return Role.of(prefix + "-" + UUID.randomUUID().toString().substring(0, 8));
+    }
+
+    private static ProducerRecord<byte[], byte[]> lease(CoordinationTransport transport, Role role, String member, long pid, short epoch) {
+        return new ProducerRecord<>(transport.topic(), RolePartitioner.partitionFor(role, transport.partitionCount()),
+                CoordinationCodec.encodeKey(CoordinationKey.lease(role)),
+                CoordinationCodec.encodeValue(new CoordinationRecord.Lease(MemberId.of(member), pid, epoch, 1, 2)));
+    }
+
+    @Test
+    void registrationsAreReadBackInOffsetOrderFromTheRolesPartition() {
+        CoordinationTransport transport = transport();
+        Role role = freshRole("order");
+        long first = transport.register(role, MemberId.of("a"), 10);
+        long second = transport.register(role, MemberId.of("b"), 20);
+        assertThat(second).isGreaterThan(first);
+
+        RoleRecords records = transport.read(role, first, Duration.ZERO);
+        assertThat(records.records()).extracting(RawRecord::offset).startsWith(first, second);
+        assertThat(records.nextOffset()).isGreaterThan(second);
+        RawRecord registration = records.records().get(0);
+        assertThat(CoordinationCodec.decodeKey(registration.key())).isEqualTo(CoordinationKey.registration(role, MemberId.of("a")));
+        assertThat(CoordinationCodec.decodeValue(RecordKind.REGISTRATION, registration.value()))
+                .contains(new CoordinationRecord.Registration(MemberId.of("a"), 10));
+    }
+
+    @Test
+    void readFromThePreviousPositionReturnsOnlyWhatIsNew() {
+        CoordinationTransport transport = transport();
+        Role role = freshRole("incremental");
+        transport.register(role, MemberId.of("a"), 1);
+        RoleRecords first = transport.read(role, 0, Duration.ZERO);
+        long third = transport.register(role, MemberId.of("c"), 3);
+
+        RoleRecords next = transport.read(role, first.nextOffset(), Duration.ZERO);
+        assertThat(next.records()).extracting(RawRecord::offset).containsExactly(third);
+        assertThat(transport.read(role, next.nextOffset(), Duration.ZERO).records()).isEmpty();
+    }
+
+    @Test
+    void deregistrationIsATombstone() {
+        CoordinationTransport transport = transport();
+        Role role = freshRole("tombstone");
+        long registered = transport.register(role, MemberId.of("a"), 1);
+        transport.deregister(role, MemberId.of("a"));
+        List<RawRecord> records = transport.read(role, registered, Duration.ZERO).records();
+        assertThat(records).hasSize(2);
+        assertThat(records.get(1).value()).isNull();
+    }
+
+    @Test
+    void aWaitingReadReturnsWhenARecordIsCommitted() throws Exception {
+        CoordinationTransport reader = transport();
+        CoordinationTransport writer = transport();
+        Role role = freshRole("wait");
+        long start = reader.read(role, 0, Duration.ZERO).nextOffset();
+        CompletableFuture<RoleRecords> waiting = CompletableFuture.supplyAsync(() -> reader.read(role, start, Duration.ofSeconds(30)));
+        long written = writer.register(role, MemberId.of("late"), 5);
+        // Whether the read began before or after the write, it must return the record.
+        RoleRecords records = waiting.get(30, TimeUnit.SECONDS);
+        assertThat(records.records()).extracting(RawRecord::offset).contains(written);
+    }
+
+    @Test
+    void describeKnowsNoEpochOfARoleNeverTaken() {
+        assertThat(transport().describeEpoch(freshRole("never"))).isEmpty();
+    }
+
+    @Test
+    void transactionIsVisibleAfterCommitAndPinnedToTheRolesPartition() {
+        CoordinationTransport transport = transport();
+        Role role = freshRole("txn");
+        RoleEpoch epoch = transport.initEpoch(role);
+        ProducerState state = transport.describeEpoch(role).orElseThrow();
+        List<RecordMetadata> written = epoch.transact(List.of(lease(transport, role, "a", state.producerId(), state.producerEpoch())));
+        assertThat(written).hasSize(1);
+        assertThat(written.get(0).partition()).isEqualTo(RolePartitioner.partitionFor(role, transport.partitionCount()));
+        assertThat(transport.read(role, written.get(0).offset(), Duration.ZERO).records())
+                .extracting(RawRecord::offset).contains(written.get(0).offset());
+    }
+
+    @Test
+    void initEpochFencesTheEarlierEpochOfAnotherMember() {
+        Role role = freshRole("fence");
+        CoordinationTransport first = transport();
+        CoordinationTransport second = transport();
+        RoleEpoch old = first.initEpoch(role);
+        ProducerState before = first.describeEpoch(role).orElseThrow();
+        RoleEpoch newer = second.initEpoch(role);
+        ProducerState after = second.describeEpoch(role).orElseThrow();
+        assertThat(after.producerEpoch()).isGreaterThan(before.producerEpoch());
+
+        long end = first.read(role, 0, Duration.ZERO).nextOffset();
+        assertThatThrownBy(() -> old.transact(List.of(lease(first, role, "old", before.producerId(), before.producerEpoch()))))
+                .isInstanceOf(FencedException.class);
+        assertThat(newer.transact(List.of(lease(second, role, "new", after.producerId(), after.producerEpoch())))).hasSize(1);
+        // Nothing of the fenced transaction is visible.
+        assertThat(first.read(role, end, Duration.ZERO).records()).allSatisfy(record ->
+                assertThat(CoordinationCodec.decodeValue(RecordKind.LEASE, record.value()).orElseThrow().member().value())
+                        .isEqualTo("new"));
+    }
+
+    @Test
+    void underTransactionVersion2EveryCommitMovesTheEpochByOne() {
+        setTransactionVersion((short) 2);
+        assertEpochStepPerCommit(1);
+    }
+
+    @Test
+    void underTransactionVersion1CommitsLeaveTheEpoch() {
+        setTransactionVersion((short) 1);
+        assertEpochStepPerCommit(0);
+    }
+
+    private void assertEpochStepPerCommit(int step) {
+        CoordinationTransport transport = transport();
+        Role role = freshRole("step");
+        RoleEpoch epoch = transport.initEpoch(role);
+        ProducerState initial = transport.describeEpoch(role).orElseThrow();
+        for (int commit = 1; commit <= 3; commit++) {
+            epoch.transact(List.of(lease(transport, role, "a", initial.producerId(), initial.producerEpoch())));
+            ProducerState now = transport.describeEpoch(role).orElseThrow();
+            assertThat(now.producerId()).isEqualTo(initial.producerId());
+            assertThat(now.producerEpoch()).as("after commit %d", commit).isEqualTo((short) (initial.producerEpoch() + commit * step));
+        }
+    }
+}
