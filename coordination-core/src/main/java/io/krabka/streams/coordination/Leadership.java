@@ -63,6 +63,10 @@ public final class Leadership implements AutoCloseable {
     private int step = -1;
     private boolean exact;
     private long featureGeneration;
+    // The producer's feature generation at the start of its previous transaction: a
+    // transaction's version is fixed when the previous one ends, so a step learned from
+    // a transaction is trusted only if nothing changed since the previous one began.
+    private long previousStart;
 
     private long lastLeaseAt;
     private long deadline;
@@ -82,6 +86,7 @@ public final class Leadership implements AutoCloseable {
         this.knownProducerId = initial.producerId();
         this.knownEpoch = initial.producerEpoch();
         this.featureGeneration = epoch.featureGeneration();
+        this.previousStart = featureGeneration;
     }
 
     /**
@@ -204,8 +209,8 @@ public final class Leadership implements AutoCloseable {
             throw new IllegalStateException("the leadership of " + member + " over role " + role + " was closed");
         }
         long now = client.now().toEpochMilli();
-        long generation = epoch.featureGeneration();
-        boolean predict = exact && generation == featureGeneration && knownEpoch < ROLLOVER_GUARD;
+        long start = epoch.featureGeneration();
+        boolean predict = exact && start == featureGeneration && knownEpoch < ROLLOVER_GUARD;
         short leaseEpoch = (short) (predict ? knownEpoch + step : knownEpoch);
         long leaseDeadline = now + client.config().duration().toMillis();
         byte[] leaseValue = release ? null : CoordinationCodec.encodeValue(
@@ -215,6 +220,8 @@ public final class Leadership implements AutoCloseable {
                 leaseValue));
         batch.addAll(records);
         List<RecordMetadata> written;
+        long previous = previousStart;
+        previousStart = start;
         try {
             written = epoch.transact(batch);
         } catch (FencedException fenced) {
@@ -227,16 +234,21 @@ public final class Leadership implements AutoCloseable {
         }
         lastLeaseAt = now;
         deadline = leaseDeadline;
-        if (predict && epoch.featureGeneration() == generation) {
+        long end = epoch.featureGeneration();
+        if (predict && end == start) {
             knownEpoch = leaseEpoch;
         } else {
-            learn(generation);
+            learn(previous, end);
         }
         return written;
     }
 
-    /** Describes after a commit to learn the coordinator's value and the step of one commit. */
-    private void learn(long generation) {
+    /**
+     * Describes after a commit to learn the coordinator's value and the step of one
+     * commit. The step counts only if the producer's features did not change since the
+     * previous transaction began, since that is when this transaction's version was fixed.
+     */
+    private void learn(long previousStartGeneration, long generation) {
         ProducerState reported;
         try {
             reported = transport.describeEpoch(role).orElse(null);
@@ -249,24 +261,25 @@ public final class Leadership implements AutoCloseable {
             exact = false;
             return;
         }
+        boolean stable = previousStartGeneration == generation;
+        featureGeneration = generation;
         if (reported.producerId() == knownProducerId) {
             int moved = reported.producerEpoch() - knownEpoch;
             knownEpoch = reported.producerEpoch();
             // More than one step is another InitProducerId (then our next write fails) or a
             // version upgrade's extra bump: either way, do not predict from it.
-            exact = moved == 0 || moved == 1;
-            if (exact) {
+            boolean oneCommit = moved == 0 || moved == 1;
+            if (oneCommit) {
                 step = moved;
-                featureGeneration = generation;
             }
+            exact = oneCommit && stable;
             return;
         }
         // A new producer id is a rollover of our own epoch, or a challenger's id; in the
         // second case our next transaction fails, so adopting it is harmless.
         knownProducerId = reported.producerId();
         knownEpoch = reported.producerEpoch();
-        featureGeneration = generation;
-        exact = step >= 0;
+        exact = step >= 0 && stable;
     }
 
     private void end(State newState) {

@@ -1,0 +1,298 @@
+package io.krabka.streams.coordination;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.krabka.streams.coordination.memory.InMemoryCluster;
+import io.krabka.streams.coordination.memory.InMemoryCoordinationTransport;
+import io.krabka.streams.coordination.record.CoordinationCodec;
+import io.krabka.streams.coordination.record.CoordinationKey;
+import io.krabka.streams.coordination.record.RolePartitioner;
+import io.krabka.streams.coordination.succession.RosterEntry;
+import io.krabka.streams.coordination.transport.TopicSpec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The client's rules on the in-memory cluster, with a manual clock. Real-broker runs are in the *IT tests. */
+class CoordinationClientTest {
+
+    private static final Role ROLE = Role.of("controller");
+    private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withPartitions(3);
+
+    private final ManualClock clock = new ManualClock();
+    private final InMemoryCluster cluster = new InMemoryCluster(clock::millis);
+    private final List<AutoCloseable> opened = new ArrayList<>();
+
+    @AfterEach
+    void close() throws Exception {
+        for (AutoCloseable closeable : opened) {
+            closeable.close();
+        }
+    }
+
+    private Member member(String id) {
+        InMemoryCoordinationTransport transport = cluster.transport(TOPIC);
+        CoordinationClient client = new CoordinationClient(transport, LeaseConfig.DEFAULTS, clock);
+        opened.add(transport);
+        return new Member(MemberId.of(id), transport, client);
+    }
+
+    private record Member(MemberId id, InMemoryCoordinationTransport transport, CoordinationClient client) {
+        Optional<Leadership> tryAcquire() {
+            return client.tryAcquire(ROLE, id);
+        }
+    }
+
+    @Test
+    void firstMemberTakesAnIdleRoleAndItsTermIsTheGrantRecordsOffset() {
+        Member a = member("a");
+        Leadership leadership = a.tryAcquire().orElseThrow();
+        LeadershipStatus status = a.client().describe(ROLE);
+        assertThat(status.holder()).contains(a.id());
+        assertThat(status.current()).isTrue();
+        assertThat(status.lease().orElseThrow().term()).isEqualTo(leadership.term());
+        assertThat(status.token()).isEqualTo(leadership.token());
+        // Offset 0 is the registration; the grant is the next record.
+        assertThat(leadership.term()).isEqualTo(1);
+    }
+
+    @Test
+    void describeIsNeverCurrentForADeposedHolderWhetherTheChallengerWroteALeaseOrNot() {
+        Member a = member("a");
+        Member b = member("b");
+        Leadership held = a.tryAcquire().orElseThrow();
+        held.renew();
+        assertThat(b.client().describe(ROLE).current()).isTrue();
+
+        // A challenger that minted an epoch but wrote no lease yet.
+        b.transport().initEpoch(ROLE);
+        LeadershipStatus minted = b.client().describe(ROLE);
+        assertThat(minted.holder()).contains(a.id());
+        assertThat(minted.current()).isFalse();
+        assertThatThrownBy(held::renew).isInstanceOf(FencedException.class);
+        assertThat(held.isActive()).isFalse();
+    }
+
+    @Test
+    void holderRenewsWhenDueAndStandbyWaitsForTheDeadline() {
+        Member a = member("a");
+        Member b = member("b");
+        Leadership held = a.tryAcquire().orElseThrow();
+        assertThat(b.tryAcquire()).isEmpty();
+        assertThat(held.renewDue()).isFalse();
+        clock.advance(Duration.ofSeconds(10));
+        assertThat(held.renewDue()).isTrue();
+        held.renew();
+        assertThat(held.renewDue()).isFalse();
+        clock.advance(Duration.ofSeconds(29));
+        assertThat(b.tryAcquire()).as("the renewed deadline has not passed").isEmpty();
+        clock.advance(Duration.ofSeconds(2));
+        Leadership taken = b.tryAcquire().orElseThrow();
+        assertThat(taken.token().supersedes(held.token())).isTrue();
+        assertThatThrownBy(() -> held.write(List.of())).isInstanceOf(FencedException.class);
+    }
+
+    @Test
+    void gracefulCloseHandsTheRoleOverWithoutWaitingForTheDeadline() {
+        Member a = member("a");
+        Member b = member("b");
+        Member c = member("c");
+        Leadership held = a.tryAcquire().orElseThrow();
+        assertThat(b.tryAcquire()).isEmpty();
+        assertThat(c.tryAcquire()).isEmpty();
+        held.close();
+        // Same instant: b is rank 0 now and challenges at once; c waits one stagger.
+        assertThat(c.tryAcquire()).isEmpty();
+        Leadership taken = b.tryAcquire().orElseThrow();
+        assertThat(taken.token().supersedes(held.token())).isTrue();
+        assertThat(b.client().describe(ROLE).roster()).extracting(RankedMember::member).doesNotContain(a.id());
+    }
+
+    @Test
+    void malformedRecordsAreSkippedCountedAndChangeNothing() {
+        Member a = member("a");
+        Member b = member("b");
+        Leadership held = a.tryAcquire().orElseThrow();
+        assertThat(b.tryAcquire()).isEmpty();
+        LeadershipStatus before = b.client().describe(ROLE);
+
+        HexFormat hex = HexFormat.of();
+        byte[] leaseKey = CoordinationCodec.encodeKey(CoordinationKey.lease(ROLE));
+        byte[] registrationKey = CoordinationCodec.encodeKey(CoordinationKey.registration(ROLE, MemberId.of("mallory")));
+        a.transport().appendRaw(ROLE, hex.parseHex("deadbeef"), hex.parseHex("00"));
+        a.transport().appendRaw(ROLE, hex.parseHex("0001" + "0001" + "0001" + "78" + "0000"), null);
+        a.transport().appendRaw(ROLE, leaseKey, hex.parseHex("0007" + "0000"));
+        a.transport().appendRaw(ROLE, registrationKey, hex.parseHex("0000" + "7fff" + "00"));
+        a.transport().appendRaw(ROLE, null, null);
+
+        LeadershipStatus after = b.client().describe(ROLE);
+        assertThat(b.client().malformedRecords()).isEqualTo(5);
+        assertThat(after.roster()).isEqualTo(before.roster());
+        assertThat(after.lease()).isEqualTo(before.lease());
+        // Both members carry on.
+        held.renew();
+        assertThat(b.tryAcquire()).isEmpty();
+        assertThat(a.client().describe(ROLE).current()).isTrue();
+    }
+
+    @Test
+    void deadRegistrationsLeaveTheRosterSoTheyAddNoStaggerToLaterFailovers() {
+        Member a = member("a");
+        Member b = member("b");
+        Member c = member("c");
+        Member d = member("d");
+        Leadership held = a.tryAcquire().orElseThrow();
+        for (Member standby : List.of(b, c, d)) {
+            assertThat(standby.tryAcquire()).isEmpty();
+        }
+        // a (the holder) and b (rank 0) crash without a word.
+        Duration lease = LeaseConfig.DEFAULTS.duration();
+        Duration stagger = LeaseConfig.DEFAULTS.challengeStagger();
+        clock.advance(lease.plus(stagger));
+        assertThat(d.tryAcquire()).isEmpty();
+        Leadership cHolds = c.tryAcquire().orElseThrow();
+        assertThat(cHolds.token().supersedes(held.token())).isTrue();
+        assertThat(c.client().roleState(ROLE).roster()).extracting(RosterEntry::member).containsExactly(c.id(), d.id());
+
+        // c crashes too: d is rank 0 now and takes over right at the deadline, not staggers later.
+        clock.advance(lease);
+        assertThat(d.tryAcquire()).isPresent();
+    }
+
+    @Test
+    void aPrunedMemberThatWasMerelySlowRejoinsAtTheTail() {
+        Member a = member("a");
+        Member b = member("b");
+        Member c = member("c");
+        a.tryAcquire().orElseThrow();
+        assertThat(b.tryAcquire()).isEmpty();
+        assertThat(c.tryAcquire()).isEmpty();
+        clock.advance(LeaseConfig.DEFAULTS.duration().plus(LeaseConfig.DEFAULTS.challengeStagger()));
+        c.tryAcquire().orElseThrow();
+        // b was paused past its turn; it wakes, finds itself pruned and registers again.
+        assertThat(b.tryAcquire()).isEmpty();
+        assertThat(b.client().roleState(ROLE).roster()).extracting(RosterEntry::member).containsExactly(c.id(), b.id());
+    }
+
+    @Test
+    void aLowerProducerIdAfterExpiryStillGivesALaterTerm() {
+        Member a = member("a");
+        Member b = member("b");
+        cluster.lowerNextProducerId(5000);
+        Leadership first = a.tryAcquire().orElseThrow();
+        first.close();
+        cluster.expire(ROLE);
+        cluster.lowerNextProducerId(7);
+        Leadership second = b.tryAcquire().orElseThrow();
+        assertThat(second.token().producerId()).isLessThan(first.token().producerId());
+        assertThat(second.token().supersedes(first.token())).isTrue();
+        assertThat(b.client().describe(ROLE).current()).isTrue();
+    }
+
+    @Test
+    void transactionVersionDowngradeWithAReconnectNeverMakesADeposedHolderCurrent() {
+        // The holder learned "+1 per commit" under version 2. After a downgrade and a
+        // reconnect its commits stop moving the epoch; a lease predicted one ahead would
+        // match the epoch of the next challenger's InitProducerId. Challenge after every
+        // number of writes, for every point of the reconnect.
+        for (int reconnectBefore = 0; reconnectBefore < 3; reconnectBefore++) {
+            for (int writes = 1; writes <= 5; writes++) {
+                Role role = Role.of("downgrade-" + reconnectBefore + "-" + writes);
+                cluster.setTransactionVersion((short) 2);
+                InMemoryCoordinationTransport ta = cluster.transport(TOPIC);
+                InMemoryCoordinationTransport tb = cluster.transport(TOPIC);
+                opened.add(ta);
+                opened.add(tb);
+                CoordinationClient a = new CoordinationClient(ta, LeaseConfig.DEFAULTS, clock);
+                CoordinationClient b = new CoordinationClient(tb, LeaseConfig.DEFAULTS, clock);
+                Leadership held = a.tryAcquire(role, MemberId.of("a")).orElseThrow();
+                cluster.setTransactionVersion((short) 1);
+                for (int write = 0; write < writes; write++) {
+                    if (write == reconnectBefore) {
+                        cluster.reconnectProducers();
+                    }
+                    held.renew();
+                }
+                tb.initEpoch(role);
+                assertThat(b.describe(role).current())
+                        .as("deposed holder after %d writes, reconnect before write %d", writes, reconnectBefore).isFalse();
+            }
+        }
+    }
+
+    @Test
+    void afterADowngradeAndReconnectTheHolderRelearnsItsStepWithinTwoWrites() {
+        Member a = member("a");
+        Member b = member("b");
+        Leadership held = a.tryAcquire().orElseThrow();
+        cluster.setTransactionVersion((short) 1);
+        cluster.reconnectProducers();
+        held.renew();
+        held.renew();
+        assertThat(b.client().describe(ROLE).current()).isTrue();
+        held.renew();
+        assertThat(b.client().describe(ROLE).current()).isTrue();
+    }
+
+    @Test
+    void transactionVersionUpgradeWithAReconnectOnlyDelaysCurrent() {
+        cluster.setTransactionVersion((short) 1);
+        Member a = member("a");
+        Member b = member("b");
+        Leadership held = a.tryAcquire().orElseThrow();
+        assertThat(b.client().describe(ROLE).current()).isTrue();
+        cluster.setTransactionVersion((short) 2);
+        cluster.reconnectProducers();
+        for (int write = 0; write < 4; write++) {
+            held.renew();
+        }
+        assertThat(b.client().describe(ROLE).current()).isTrue();
+        b.transport().initEpoch(ROLE);
+        assertThat(b.client().describe(ROLE).current()).isFalse();
+    }
+
+    @Test
+    void epochRolloverKeepsTheTermAndCurrentRecoversWithinTwoWrites() {
+        Member a = member("a");
+        Member b = member("b");
+        Leadership held = a.tryAcquire().orElseThrow();
+        long term = held.term();
+        long firstProducerId = held.token().producerId();
+        int notCurrent = 0;
+        for (int write = 0; write < Short.MAX_VALUE + 10; write++) {
+            held.renew();
+            if (write % 64 == 0 || held.token().producerId() != firstProducerId && notCurrent < 3) {
+                if (!b.client().describe(ROLE).current()) {
+                    notCurrent++;
+                }
+            }
+        }
+        assertThat(held.token().producerId()).isNotEqualTo(firstProducerId);
+        assertThat(held.term()).isEqualTo(term);
+        assertThat(b.client().describe(ROLE).current()).isTrue();
+        assertThat(notCurrent).as("writes after which a live holder looked deposed").isLessThanOrEqualTo(2);
+        b.transport().initEpoch(ROLE);
+        assertThat(b.client().describe(ROLE).current()).isFalse();
+    }
+
+    @Test
+    void guardedWritesLandInTheSameTransactionAsTheLease() {
+        Member a = member("a");
+        Leadership held = a.tryAcquire().orElseThrow();
+        var command = new org.apache.kafka.clients.producer.ProducerRecord<byte[], byte[]>("commands", 0,
+                "controller".getBytes(), "{\"seq\":0}".getBytes());
+        var written = held.write(List.of(command, command));
+        assertThat(written).hasSize(2);
+        assertThat(cluster.records(new TopicPartition("commands", 0))).hasSize(2);
+        int partition = RolePartitioner.partitionFor(ROLE, TOPIC.partitions());
+        assertThat(cluster.records(new TopicPartition(TOPIC.name(), partition)).stream()
+                .filter(r -> r.key() != null && java.util.Arrays.equals(r.key(), CoordinationCodec.encodeKey(CoordinationKey.lease(ROLE)))))
+                .hasSize(3);
+    }
+}
