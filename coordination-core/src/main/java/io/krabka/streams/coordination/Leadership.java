@@ -216,7 +216,8 @@ public final class Leadership implements AutoCloseable {
         byte[] leaseValue = release ? null : CoordinationCodec.encodeValue(
                 new CoordinationRecord.Lease(member, knownProducerId, leaseEpoch, grantedAt, leaseDeadline));
         List<ProducerRecord<byte[], byte[]>> batch = new ArrayList<>(records.size() + 1);
-        batch.add(new ProducerRecord<>(transport.topic(), partition, CoordinationCodec.encodeKey(CoordinationKey.lease(role)),
+        // The timestamp is on the lease clock: after a release, standbys anchor on it.
+        batch.add(new ProducerRecord<>(transport.topic(), partition, now, CoordinationCodec.encodeKey(CoordinationKey.lease(role)),
                 leaseValue));
         batch.addAll(records);
         List<RecordMetadata> written;

@@ -70,7 +70,9 @@ final class CoordinationTopic {
         Map<String, String> configs = Map.of(
                 TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT,
                 TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG, "false",
-                TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, Integer.toString(spec.requiredMinInsyncReplicas()));
+                TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, Integer.toString(spec.requiredMinInsyncReplicas()),
+                // Lease records carry the lease clock's time; a release is anchored on it.
+                TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG, "CreateTime");
         NewTopic topic = new NewTopic(spec.name(), spec.partitions(), spec.replicationFactor()).configs(configs);
         try {
             admin.createTopics(List.of(topic)).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);

@@ -101,9 +101,13 @@ public final class InMemoryCluster {
     }
 
     synchronized long append(TopicPartition partition, byte[] key, byte[] value) {
+        return append(partition, timestamps.getAsLong(), key, value);
+    }
+
+    synchronized long append(TopicPartition partition, long timestamp, byte[] key, byte[] value) {
         List<RawRecord> log = logs.computeIfAbsent(partition, p -> new ArrayList<>());
         long offset = endOffset(partition);
-        log.add(new RawRecord(offset, timestamps.getAsLong(), key, value));
+        log.add(new RawRecord(offset, timestamp, key, value));
         notifyAll();
         return offset;
     }
@@ -120,8 +124,9 @@ public final class InMemoryCluster {
         List<TopicPartition> touched = new ArrayList<>();
         for (ProducerRecord<byte[], byte[]> record : records) {
             TopicPartition partition = partitioner.apply(record);
-            long offset = append(partition, record.key(), record.value());
-            written.add(new RecordMetadata(partition, offset, 0, timestamps.getAsLong(),
+            long timestamp = record.timestamp() != null ? record.timestamp() : timestamps.getAsLong();
+            long offset = append(partition, timestamp, record.key(), record.value());
+            written.add(new RecordMetadata(partition, offset, 0, timestamp,
                     record.key() == null ? -1 : record.key().length, record.value() == null ? -1 : record.value().length));
             if (!touched.contains(partition)) {
                 touched.add(partition);

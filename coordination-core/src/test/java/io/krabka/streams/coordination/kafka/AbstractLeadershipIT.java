@@ -1,0 +1,302 @@
+package io.krabka.streams.coordination.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.krabka.streams.coordination.CoordinationClient;
+import io.krabka.streams.coordination.FencedException;
+import io.krabka.streams.coordination.LeaseConfig;
+import io.krabka.streams.coordination.Leadership;
+import io.krabka.streams.coordination.ManualClock;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.RankedMember;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.transport.RoleEpoch;
+import io.krabka.streams.coordination.transport.TopicSpec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Leadership on a real KRaft broker. Lease timing runs on a {@link ManualClock}, so
+ * no test sleeps or races the wall clock; everything else (epochs, fencing, reads) is
+ * the broker's. Subclasses run it on transaction version 2 and 1.
+ */
+abstract class AbstractLeadershipIT {
+
+    private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3);
+
+    private final ManualClock clock = new ManualClock();
+    private final List<AutoCloseable> opened = new ArrayList<>();
+    private final Role role = Role.of("role-" + UUID.randomUUID().toString().substring(0, 8));
+
+    protected abstract KafkaTestCluster cluster();
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (AutoCloseable closeable : opened) {
+            try {
+                closeable.close();
+            } catch (RuntimeException ignored) {
+                // A test may have crashed this member on purpose.
+            }
+        }
+    }
+
+    /** One member: its own transport (so its own producers) and client. */
+    final class Member {
+        final MemberId id;
+        final KafkaCoordinationTransport transport;
+        final CoordinationClient client;
+
+        Member(String id, LeaseConfig config, KafkaCoordinationTransport transport) {
+            this.id = MemberId.of(id);
+            this.transport = transport;
+            this.client = new CoordinationClient(transport, config, clock);
+            opened.add(transport);
+        }
+
+        Optional<Leadership> tryAcquire() {
+            return client.tryAcquire(role, id);
+        }
+
+        /** Dies without a word: no release, no deregistration. */
+        void crash() {
+            transport.close();
+        }
+    }
+
+    Member member(String id) {
+        return member(id, LeaseConfig.DEFAULTS);
+    }
+
+    Member member(String id, LeaseConfig config) {
+        return new Member(id, config, cluster().transport(TOPIC));
+    }
+
+    @Test
+    void standbyWaitsWhileTheHolderRenewsThenRankZeroWinsAfterTheDeadlineAndTheOldHolderIsFenced() throws Exception {
+        Member a = member("a");
+        Member b = member("b");
+        Leadership held = a.client.acquire(role, a.id, Duration.ofSeconds(30));
+        assertThat(b.tryAcquire()).isEmpty();
+        for (int i = 0; i < 3; i++) {
+            clock.advance(Duration.ofSeconds(10));
+            assertThat(held.renewDue()).isTrue();
+            held.renew();
+            assertThat(b.tryAcquire()).as("renewal %d keeps the standby waiting", i).isEmpty();
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> b.client.describe(role).current());
+
+        clock.advance(LeaseConfig.DEFAULTS.duration());
+        Leadership taken = b.tryAcquire().orElseThrow();
+        assertThat(taken.token().supersedes(held.token())).isTrue();
+        assertThatThrownBy(() -> held.write(command("stale"))).isInstanceOf(FencedException.class);
+        assertThat(held.isActive()).isFalse();
+        taken.write(command("fresh"));
+        assertThat(a.client.describe(role).holder()).contains(b.id);
+    }
+
+    @Test
+    void restartedHolderLandsAtTheTailAndDoesNotFailBack() {
+        Member a = member("a");
+        Member b = member("b");
+        Member c = member("c");
+        a.tryAcquire().orElseThrow();
+        assertThat(b.tryAcquire()).isEmpty();
+        assertThat(c.tryAcquire()).isEmpty();
+        a.crash();
+        Member restarted = member("a");
+        assertThat(restarted.tryAcquire()).isEmpty();
+
+        clock.advance(LeaseConfig.DEFAULTS.duration());
+        assertThat(restarted.tryAcquire()).as("the restarted member waits behind both standbys").isEmpty();
+        assertThat(c.tryAcquire()).isEmpty();
+        Leadership taken = b.tryAcquire().orElseThrow();
+        clock.advance(LeaseConfig.DEFAULTS.challengeStagger().multipliedBy(3));
+        taken.renew();
+        assertThat(restarted.tryAcquire()).isEmpty();
+        assertThat(b.client.describe(role).roster()).extracting(m -> m.member().value()).endsWith("a");
+    }
+
+    @Test
+    void whenRankZeroIsDeadTooRankOneWinsOneStaggerLater() {
+        Member a = member("a");
+        Member b = member("b");
+        Member c = member("c");
+        a.tryAcquire().orElseThrow();
+        assertThat(b.tryAcquire()).isEmpty();
+        assertThat(c.tryAcquire()).isEmpty();
+        a.crash();
+        b.crash();
+
+        clock.advance(LeaseConfig.DEFAULTS.duration());
+        assertThat(c.tryAcquire()).as("at the deadline rank 1 still waits").isEmpty();
+        clock.advance(LeaseConfig.DEFAULTS.challengeStagger().minusMillis(1));
+        assertThat(c.tryAcquire()).isEmpty();
+        clock.advance(Duration.ofMillis(1));
+        assertThat(c.tryAcquire()).isPresent();
+        assertThat(c.client.describe(role).roster()).extracting(RankedMember::member).containsExactly(c.id);
+    }
+
+    @Test
+    void simultaneousChallengersLeaveExactlyOneMemberAbleToWrite() throws Exception {
+        LeaseConfig noStagger = LeaseConfig.DEFAULTS.withChallengeStagger(Duration.ZERO);
+        Member a = member("a", noStagger);
+        List<Member> standbys = List.of(member("b", noStagger), member("c", noStagger), member("d", noStagger));
+        a.tryAcquire().orElseThrow();
+        for (Member standby : standbys) {
+            assertThat(standby.tryAcquire()).isEmpty();
+        }
+        a.crash();
+        clock.advance(LeaseConfig.DEFAULTS.duration());
+
+        CountDownLatch start = new CountDownLatch(1);
+        List<CompletableFuture<Optional<Leadership>>> races = new ArrayList<>();
+        for (Member standby : standbys) {
+            races.add(CompletableFuture.supplyAsync(() -> {
+                try {
+                    start.await();
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+                return standby.tryAcquire();
+            }));
+        }
+        start.countDown();
+        List<Leadership> winners = new ArrayList<>();
+        for (CompletableFuture<Optional<Leadership>> race : races) {
+            race.get(60, TimeUnit.SECONDS).ifPresent(winners::add);
+        }
+        assertThat(winners).isNotEmpty();
+        int ableToWrite = 0;
+        for (Leadership winner : winners) {
+            try {
+                winner.write(command(winner.member().value()));
+                ableToWrite++;
+            } catch (FencedException fenced) {
+                assertThat(winner.isActive()).isFalse();
+            }
+        }
+        assertThat(ableToWrite).isEqualTo(1);
+    }
+
+    @Test
+    void gracefulCloseHandsTheRoleOverWithoutWaitingForTheDeadline() throws Exception {
+        Member a = member("a");
+        Member b = member("b");
+        Leadership held = a.tryAcquire().orElseThrow();
+        assertThat(b.tryAcquire()).isEmpty();
+        held.close();
+        // The manual clock stands still, so no deadline can pass: only the release
+        // (visible once its commit markers are written) lets b take over.
+        Leadership taken = b.client.acquire(role, b.id, Duration.ofSeconds(20));
+        assertThat(taken.token().supersedes(held.token())).isTrue();
+        assertThat(clock.instant()).isBefore(held.deadline());
+        await().atMost(Duration.ofSeconds(10)).until(() -> b.client.describe(role).current());
+    }
+
+    @Test
+    void describeIsNotCurrentWhenAChallengerMintedAnEpochAndWroteNothing() {
+        Member a = member("a");
+        Member b = member("b");
+        Leadership held = a.tryAcquire().orElseThrow();
+        await().atMost(Duration.ofSeconds(10)).until(() -> b.client.describe(role).current());
+        b.transport.initEpoch(role);
+        assertThat(b.client.describe(role).holder()).contains(a.id);
+        assertThat(b.client.describe(role).current()).isFalse();
+        assertThatThrownBy(held::renew).isInstanceOf(FencedException.class);
+    }
+
+    @Test
+    void describeIsNotCurrentWhenTheChallengersFirstTransactionAborted() {
+        Member a = member("a");
+        Member b = member("b");
+        a.tryAcquire().orElseThrow();
+        RoleEpoch challenger = b.transport.initEpoch(role);
+        // A record for a partition that does not exist fails the transaction, which is aborted.
+        assertThatThrownBy(() -> challenger.transact(List.of(new ProducerRecord<>(b.transport.topic(), 99, new byte[1], new byte[1]))))
+                .isNotInstanceOf(FencedException.class);
+        assertThat(b.client.describe(role).holder()).contains(a.id);
+        assertThat(b.client.describe(role).current()).isFalse();
+    }
+
+    @Test
+    void describeStaysCurrentThroughManyGuardedWritesAndTurnsFalseOnTheFirstChallenge() {
+        Member a = member("a");
+        Member b = member("b");
+        Leadership held = a.tryAcquire().orElseThrow();
+        long term = held.term();
+        for (int i = 0; i < 40; i++) {
+            held.write(command("seq-" + i));
+            // Current once the commit's markers are written (a few ms after write returns).
+            await().atMost(Duration.ofSeconds(10)).until(() -> b.client.describe(role).current());
+            assertThat(held.term()).isEqualTo(term);
+        }
+        b.transport.initEpoch(role);
+        assertThat(b.client.describe(role).current()).isFalse();
+    }
+
+    @Test
+    void describeIsNotCurrentWhileTheDeposedHolderIsMidTransaction() throws Exception {
+        CountDownLatch sending = new CountDownLatch(1);
+        CountDownLatch resume = new CountDownLatch(1);
+        KafkaCoordinationTransport pausing = new KafkaCoordinationTransport(
+                org.apache.kafka.clients.admin.Admin.create(KafkaCoordinationTransport.adminSettings(cluster().connection(), Duration.ofSeconds(20))),
+                new KafkaProducer<>(KafkaCoordinationTransport.registrarSettings(cluster().connection(), Duration.ofSeconds(20))),
+                r -> pauseOnCommand(KafkaCoordinationTransport.transactionalSettings(cluster().connection(), r, Duration.ofSeconds(20),
+                        Duration.ofSeconds(20)), sending, resume),
+                new org.apache.kafka.clients.consumer.KafkaConsumer<>(KafkaCoordinationTransport.readerSettings(cluster().connection())),
+                TOPIC, Duration.ofSeconds(20));
+        Member a = new Member("a", LeaseConfig.DEFAULTS, pausing);
+        Member b = member("b");
+        Leadership held = a.tryAcquire().orElseThrow();
+        CompletableFuture<Void> write = CompletableFuture.runAsync(() -> held.write(command("mid")));
+        assertThat(sending.await(30, TimeUnit.SECONDS)).isTrue();
+
+        b.transport.initEpoch(role);
+        assertThat(b.client.describe(role).current()).isFalse();
+        resume.countDown();
+        assertThatThrownBy(() -> write.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(FencedException.class);
+        assertThat(b.client.describe(role).current()).isFalse();
+    }
+
+    /** A transactional producer that stops inside its transaction when it sends a command. */
+    private static Producer<byte[], byte[]> pauseOnCommand(Map<String, Object> settings, CountDownLatch sending, CountDownLatch resume) {
+        return new KafkaProducer<>(settings) {
+            @Override
+            public Future<RecordMetadata> send(ProducerRecord<byte[], byte[]> record) {
+                Future<RecordMetadata> sent = super.send(record);
+                if (record.topic().equals(COMMANDS)) {
+                    sending.countDown();
+                    try {
+                        resume.await(30, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                return sent;
+            }
+        };
+    }
+
+    static final String COMMANDS = "commands";
+
+    private ProducerRecord<byte[], byte[]> command(String text) {
+        return new ProducerRecord<>(COMMANDS, role.utf8(), text.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+}
