@@ -45,6 +45,7 @@ public final class Leadership implements AutoCloseable {
 
     /** Past this epoch the next commit may roll over to a new producer id: stop predicting. */
     private static final short ROLLOVER_GUARD = Short.MAX_VALUE - 8;
+    private static final int MAX_CONFIRMS = 3;
     private static final Duration FIRST_RETRY = Duration.ofMillis(50);
     private static final Duration LAST_RETRY = Duration.ofSeconds(1);
 
@@ -67,6 +68,8 @@ public final class Leadership implements AutoCloseable {
     // transaction's version is fixed when the previous one ends, so a step learned from
     // a transaction is trusted only if nothing changed since the previous one began.
     private long previousStart;
+    // Whether the newest lease carried a prediction, so equals what the coordinator reports.
+    private boolean lastLeasePredicted;
 
     private long lastLeaseAt;
     private long deadline;
@@ -100,7 +103,12 @@ public final class Leadership implements AutoCloseable {
         Leadership leadership = new Leadership(client, transport, epoch, member, initial);
         List<RecordMetadata> grant = leadership.transact(List.of(), false);
         leadership.term = grant.get(0).offset();
-        leadership.transact(List.of(), false);
+        // Confirm until a lease carried a prediction. The first transactions of a new
+        // producer often open connections (to partition leaders), which make the step
+        // untrusted for one more transaction; on one broker a single confirm suffices.
+        for (int confirm = 0; confirm < MAX_CONFIRMS && !leadership.lastLeasePredicted; confirm++) {
+            leadership.transact(List.of(), false);
+        }
         log.info("{} was granted role {} with {}", member, leadership.role, leadership.token());
         return leadership;
     }
@@ -236,7 +244,8 @@ public final class Leadership implements AutoCloseable {
         lastLeaseAt = now;
         deadline = leaseDeadline;
         long end = epoch.featureGeneration();
-        if (predict && end == start) {
+        lastLeasePredicted = predict && end == start;
+        if (lastLeasePredicted) {
             knownEpoch = leaseEpoch;
         } else {
             learn(previous, end);

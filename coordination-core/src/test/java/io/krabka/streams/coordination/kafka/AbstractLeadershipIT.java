@@ -228,8 +228,10 @@ abstract class AbstractLeadershipIT {
         Member b = member("b");
         a.tryAcquire().orElseThrow();
         RoleEpoch challenger = b.transport.initEpoch(role);
-        // A record for a partition that does not exist fails the transaction, which is aborted.
-        assertThatThrownBy(() -> challenger.transact(List.of(new ProducerRecord<>(b.transport.topic(), 99, new byte[1], new byte[1]))))
+        // A record over max.request.size fails the transaction, which is aborted.
+        byte[] tooLarge = new byte[2 * 1024 * 1024];
+        assertThatThrownBy(() -> challenger.transact(List.of(new ProducerRecord<>(COMMANDS, new byte[1], tooLarge))))
+                .isInstanceOf(io.krabka.streams.coordination.CoordinationException.class)
                 .isNotInstanceOf(FencedException.class);
         assertThat(b.client.describe(role).holder()).contains(a.id);
         assertThat(b.client.describe(role).current()).isFalse();

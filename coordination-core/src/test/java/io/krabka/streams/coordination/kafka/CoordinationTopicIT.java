@@ -1,0 +1,131 @@
+package io.krabka.streams.coordination.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.krabka.streams.coordination.CoordinationClient;
+import io.krabka.streams.coordination.CoordinationTimeoutException;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.TopicConfigurationException;
+import io.krabka.streams.coordination.transport.TopicSpec;
+import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.CommonClientConfigs;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.config.ConfigResource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The coordination topic is created safe, an unsafe one is refused by name, and a dead cluster times out cleanly. */
+class CoordinationTopicIT {
+
+    private static KafkaTestCluster cluster;
+
+    @BeforeAll
+    static void startCluster() {
+        cluster = KafkaTestCluster.start();
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        cluster.close();
+    }
+
+    private static String freshTopic() {
+        return "coordination-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    private static void createTopic(String name, int replicas, Map<String, String> configs) throws Exception {
+        cluster.admin().createTopics(List.of(new NewTopic(name, 1, (short) replicas).configs(configs))).all().get(20, TimeUnit.SECONDS);
+    }
+
+    private static int partitionCount(TopicSpec spec) {
+        try (KafkaCoordinationTransport transport = cluster.transport(spec)) {
+            return transport.partitionCount();
+        }
+    }
+
+    @Test
+    void missingTopicIsCreatedCompactedWithoutUncleanElectionAndWithCreateTime() throws Exception {
+        TopicSpec spec = TopicSpec.DEFAULTS.withName(freshTopic()).withReplicationFactor(1).withPartitions(4);
+        assertThat(partitionCount(spec)).isEqualTo(4);
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, spec.name());
+        Config config = cluster.admin().describeConfigs(List.of(resource)).values().get(resource).get(20, TimeUnit.SECONDS);
+        assertThat(config.get("cleanup.policy").value()).isEqualTo("compact");
+        assertThat(config.get("unclean.leader.election.enable").value()).isEqualTo("false");
+        assertThat(config.get("message.timestamp.type").value()).isEqualTo("CreateTime");
+        assertThat(config.get("min.insync.replicas").value()).isEqualTo("1");
+    }
+
+    @Test
+    void minInsyncReplicasIsTwoFromThreeReplicasOn() {
+        assertThat(TopicSpec.DEFAULTS.requiredMinInsyncReplicas()).isEqualTo(2);
+        assertThat(TopicSpec.DEFAULTS.withReplicationFactor(1).requiredMinInsyncReplicas()).isEqualTo(1);
+    }
+
+    @Test
+    void topicWithADeletePolicyIsRefusedNamingTheSetting() throws Exception {
+        String name = freshTopic();
+        createTopic(name, 1, Map.of("cleanup.policy", "delete"));
+        assertThatThrownBy(() -> partitionCount(TopicSpec.DEFAULTS.withName(name).withReplicationFactor(1)))
+                .isInstanceOf(TopicConfigurationException.class)
+                .hasMessageContaining("cleanup.policy=delete (must be compact)");
+    }
+
+    @Test
+    void topicWithUncleanElectionIsRefusedNamingTheSetting() throws Exception {
+        String name = freshTopic();
+        createTopic(name, 1, Map.of("cleanup.policy", "compact", "unclean.leader.election.enable", "true"));
+        assertThatThrownBy(() -> partitionCount(TopicSpec.DEFAULTS.withName(name).withReplicationFactor(1)))
+                .isInstanceOf(TopicConfigurationException.class)
+                .hasMessageContaining("unclean.leader.election.enable=true (must be false)");
+    }
+
+    @Test
+    void topicWithTooFewReplicasIsRefusedUnlessUnsafeTopicsAreAllowed() throws Exception {
+        String name = freshTopic();
+        createTopic(name, 1, Map.of("cleanup.policy", "compact", "unclean.leader.election.enable", "false"));
+        TopicSpec wantsThree = TopicSpec.DEFAULTS.withName(name);
+        assertThatThrownBy(() -> partitionCount(wantsThree))
+                .isInstanceOf(TopicConfigurationException.class)
+                .hasMessageContaining("replication factor 1 (must be at least 3)");
+        assertThat(partitionCount(wantsThree.withAllowUnsafe(true))).isEqualTo(1);
+    }
+
+    @Test
+    void missingTopicIsRefusedWhenCreationIsDisabled() {
+        assertThatThrownBy(() -> partitionCount(TopicSpec.DEFAULTS.withName(freshTopic()).withCreate(false)))
+                .isInstanceOf(TopicConfigurationException.class)
+                .hasMessageContaining("does not exist and creating it is disabled");
+    }
+
+    @Test
+    void unreachableClusterGivesATimeoutThatSaysSoAndLeavesNoThreadsBehind() throws Exception {
+        int deadPort;
+        try (ServerSocket socket = new ServerSocket(0)) {
+            deadPort = socket.getLocalPort();
+        }
+        String clientId = "unreachable-" + UUID.randomUUID().toString().substring(0, 8);
+        Map<String, Object> connection = Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + deadPort,
+                CommonClientConfigs.CLIENT_ID_CONFIG, clientId);
+        KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(connection,
+                TopicSpec.DEFAULTS.withReplicationFactor(1), Duration.ofSeconds(2), Duration.ofSeconds(10));
+        try (CoordinationClient client = new CoordinationClient(transport)) {
+            assertThatThrownBy(() -> client.tryAcquire(Role.of("unreachable"), MemberId.of("a")))
+                    .isInstanceOf(CoordinationTimeoutException.class)
+                    .hasMessageContaining("got no answer from the cluster in time");
+        } finally {
+            transport.close();
+        }
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+                assertThat(Thread.getAllStackTraces().keySet()).noneMatch(thread -> thread.getName().contains(clientId)));
+    }
+}
