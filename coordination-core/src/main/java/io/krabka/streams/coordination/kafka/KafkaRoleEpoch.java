@@ -101,7 +101,9 @@ final class KafkaRoleEpoch implements RoleEpoch {
         }
         closed = true;
         try {
-            producer.close(timeout);
+            // Every transaction has committed or failed by now, so nothing is pending; a
+            // fenced producer could otherwise keep close() waiting for the whole timeout.
+            producer.close(Duration.ZERO);
         } catch (RuntimeException e) {
             log.warn("Closing the producer of role {} failed", role, e);
         }

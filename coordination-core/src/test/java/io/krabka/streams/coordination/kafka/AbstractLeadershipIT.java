@@ -29,6 +29,7 @@ import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -45,6 +46,16 @@ abstract class AbstractLeadershipIT {
     private final Role role = Role.of("role-" + UUID.randomUUID().toString().substring(0, 8));
 
     protected abstract KafkaTestCluster cluster();
+
+    /** The transaction version the subclass's cluster runs. */
+    protected abstract short transactionVersion();
+
+    @BeforeEach
+    void createCommandTopic() throws Exception {
+        // Created up front, as in a real deployment: a first send to a missing topic
+        // would wait for auto-creation inside the transaction.
+        cluster().createTopic(COMMANDS, 1);
+    }
 
     @AfterEach
     void closeAll() throws Exception {
@@ -275,6 +286,26 @@ abstract class AbstractLeadershipIT {
         resume.countDown();
         assertThatThrownBy(() -> write.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(FencedException.class);
         assertThat(b.client.describe(role).current()).isFalse();
+    }
+
+    @Test
+    void describeIsNeverCurrentForADeposedHolderAcrossATransactionVersionChange() {
+        Member a = member("a");
+        Member b = member("b");
+        Leadership held = a.tryAcquire().orElseThrow();
+        short other = (short) (transactionVersion() == 2 ? 1 : 2);
+        try {
+            cluster().setTransactionVersion(other);
+            for (int i = 0; i < 10; i++) {
+                held.write(command("after-change-" + i));
+            }
+            await().atMost(Duration.ofSeconds(10)).until(() -> b.client.describe(role).current());
+            b.transport.initEpoch(role);
+            assertThat(b.client.describe(role).current()).isFalse();
+            assertThatThrownBy(held::renew).isInstanceOf(FencedException.class);
+        } finally {
+            cluster().setTransactionVersion(transactionVersion());
+        }
     }
 
     /** A transactional producer that stops inside its transaction when it sends a command. */

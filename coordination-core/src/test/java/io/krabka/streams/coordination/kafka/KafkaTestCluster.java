@@ -5,12 +5,15 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.FeatureUpdate;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.UpdateFeaturesOptions;
+import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.apache.kafka.common.test.TestKitNodes;
 import org.apache.kafka.metadata.bootstrap.BootstrapMetadata;
@@ -110,12 +113,16 @@ public final class KafkaTestCluster implements AutoCloseable {
         return KafkaCoordinationTransport.create(connection(), topic, Duration.ofSeconds(20), Duration.ofSeconds(20));
     }
 
-    /** The topic-level settings a test may need to inspect. */
-    public List<String> topics() {
+    /** Creates a topic with one replica unless it exists. */
+    public void createTopic(String name, int partitions) {
         try {
-            return List.copyOf(admin.listTopics().names().get(10, TimeUnit.SECONDS));
+            admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get(20, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            if (!(e.getCause() instanceof TopicExistsException)) {
+                throw new IllegalStateException("could not create topic " + name, e);
+            }
         } catch (Exception e) {
-            throw new IllegalStateException(e);
+            throw new IllegalStateException("could not create topic " + name, e);
         }
     }
 

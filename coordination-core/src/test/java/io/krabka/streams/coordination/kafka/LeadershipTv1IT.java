@@ -20,6 +20,11 @@ class LeadershipTv1IT extends AbstractLeadershipIT {
     }
 
     @Override
+    protected short transactionVersion() {
+        return 1;
+    }
+
+    @Override
     protected KafkaTestCluster cluster() {
         return cluster;
     }

@@ -20,6 +20,11 @@ class LeadershipTv2IT extends AbstractLeadershipIT {
     }
 
     @Override
+    protected short transactionVersion() {
+        return 2;
+    }
+
+    @Override
     protected KafkaTestCluster cluster() {
         return cluster;
     }
