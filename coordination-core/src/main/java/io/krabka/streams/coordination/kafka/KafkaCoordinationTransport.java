@@ -145,6 +145,9 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         settings.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         settings.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
         settings.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        // A standby waits in a long poll; a release is a transaction whose marker may not
+        // wake a held fetch, so bound each fetch's wait: it bounds how late a release is seen.
+        settings.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 100);
         return settings;
     }
 
