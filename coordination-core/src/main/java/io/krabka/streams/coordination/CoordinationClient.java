@@ -259,6 +259,16 @@ public final class CoordinationClient implements AutoCloseable {
         return refresh(role, Duration.ZERO);
     }
 
+    /**
+     * The role's folded state, waiting up to {@code maxWait} for something new to be
+     * committed when nothing is. A leadership loop waits with this instead of sleeping,
+     * so it sees a newer lease (and steps down) as soon as it is committed.
+     */
+    public RoleState awaitRoleState(Role role, Duration maxWait) {
+        requireOpen();
+        return refresh(role, maxWait);
+    }
+
     RoleState refresh(Role role, Duration maxWait) {
         RoleStateBuilder view = views.computeIfAbsent(role, RoleState::builder);
         synchronized (view) {

@@ -146,6 +146,11 @@ public final class Leadership implements AutoCloseable {
         return Instant.ofEpochMilli(deadline);
     }
 
+    /** When the next renewal is due: one renew interval after the newest lease. */
+    public synchronized Instant renewAt() {
+        return Instant.ofEpochMilli(lastLeaseAt).plus(client.config().renewInterval());
+    }
+
     /** Whether the renew interval has passed since the newest lease. */
     public synchronized boolean renewDue() {
         return !client.now().isBefore(Instant.ofEpochMilli(lastLeaseAt).plus(client.config().renewInterval()));
@@ -296,6 +301,20 @@ public final class Leadership implements AutoCloseable {
         state = newState;
         epoch.close();
         client.ended(this);
+    }
+
+    /**
+     * Gives the leadership up without writing anything: for a holder whose lease expired
+     * without a renewal (a standby may already hold the role). The producer is closed; the
+     * member stays in the roster at its rank.
+     */
+    public void abandon() {
+        synchronized (this) {
+            if (state != State.ACTIVE) {
+                return;
+            }
+            end(State.RELEASED);
+        }
     }
 
     /**

@@ -24,7 +24,9 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
+import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.TransactionDescription;
@@ -70,6 +72,7 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     private final TopicSpec topic;
     private final Duration timeout;
     private final Map<Role, KafkaRoleEpoch> epochs = new ConcurrentHashMap<>();
+    private final ReentrantLock readerLock = new ReentrantLock(true);
     private volatile int partitionCount;
 
     /** A transport on the default topic settings and operation timeout. */
@@ -101,12 +104,32 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
      */
     public static KafkaCoordinationTransport create(Map<String, Object> connection, TopicSpec topic, Duration timeout,
             Duration transactionTimeout) {
-        Admin admin = Admin.create(adminSettings(connection, timeout));
-        KafkaProducer<byte[], byte[]> registrar = new KafkaProducer<>(registrarSettings(connection, timeout));
-        KafkaConsumer<byte[], byte[]> reader = new KafkaConsumer<>(readerSettings(connection));
+        return create(connection, connection, connection, topic, timeout, transactionTimeout);
+    }
+
+    /**
+     * Builds every client from the settings of an application's own Kafka clients (for
+     * example Spring Kafka's factories): connection and security settings apply
+     * unchanged; the settings each client must have replace theirs. Any
+     * {@code transactional.id} there is dropped: a role producer's id is the role name.
+     */
+    public static KafkaCoordinationTransport create(Map<String, Object> adminConnection, Map<String, Object> producerConnection,
+            Map<String, Object> consumerConnection, TopicSpec topic, Duration timeout, Duration transactionTimeout) {
+        Admin admin = Admin.create(named(adminSettings(adminConnection, timeout), "admin"));
+        KafkaProducer<byte[], byte[]> registrar = new KafkaProducer<>(named(registrarSettings(producerConnection, timeout), "registrar"));
+        KafkaConsumer<byte[], byte[]> reader = new KafkaConsumer<>(named(readerSettings(consumerConnection), "reader"));
         return new KafkaCoordinationTransport(admin, registrar,
-                role -> new KafkaProducer<>(transactionalSettings(connection, role, timeout, transactionTimeout)),
+                role -> new KafkaProducer<>(named(transactionalSettings(producerConnection, role, timeout, transactionTimeout),
+                        "role-" + role.name())),
                 reader, topic, timeout);
+    }
+
+    /** Gives each client its own client.id (the application's, if any, as a prefix), so logs and metrics tell them apart. */
+    private static Map<String, Object> named(Map<String, Object> settings, String suffix) {
+        Object base = settings.get(CommonClientConfigs.CLIENT_ID_CONFIG);
+        String prefix = base == null || base.toString().isBlank() ? "krabka" : base.toString();
+        settings.put(CommonClientConfigs.CLIENT_ID_CONFIG, prefix + "-coordination-" + suffix);
+        return settings;
     }
 
     /** Admin settings: the connection plus request and API timeouts. */
@@ -215,34 +238,45 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     public RoleRecords read(Role role, long fromOffset, Duration maxWait) {
         TopicPartition partition = partitionOf(role);
         String operation = "reading role " + role + " from " + partition + " at offset " + fromOffset;
-        synchronized (reader) {
-            try {
-                if (!reader.assignment().equals(Set.of(partition))) {
-                    reader.assign(Set.of(partition));
-                }
-                reader.seek(partition, fromOffset);
-                // read_committed: the end is the last stable offset.
-                long end = reader.endOffsets(Set.of(partition), timeout).get(partition);
-                List<RawRecord> records = new ArrayList<>();
-                if (fromOffset >= end) {
-                    // Nothing new yet: a long poll returns as soon as something is committed.
-                    if (!maxWait.isZero()) {
-                        collect(reader.poll(maxWait).records(partition), records);
+        long waitUntil = System.nanoTime() + maxWait.toNanos();
+        try {
+            while (true) {
+                // One consumer serves every role of this member: hold it for one short
+                // slice at a time, so a role waiting for news never blocks another's read.
+                readerLock.lock();
+                try {
+                    if (!reader.assignment().equals(Set.of(partition))) {
+                        reader.assign(Set.of(partition));
                     }
-                } else {
-                    long deadline = System.nanoTime() + timeout.toNanos();
-                    while (reader.position(partition, timeout) < end) {
-                        if (System.nanoTime() > deadline) {
-                            throw new org.apache.kafka.common.errors.TimeoutException(
-                                    "the partition's end " + end + " was not reached within " + timeout);
+                    reader.seek(partition, fromOffset);
+                    // read_committed: the end is the last stable offset.
+                    long end = reader.endOffsets(Set.of(partition), timeout).get(partition);
+                    List<RawRecord> records = new ArrayList<>();
+                    if (fromOffset < end) {
+                        long deadline = System.nanoTime() + timeout.toNanos();
+                        while (reader.position(partition, timeout) < end) {
+                            if (System.nanoTime() > deadline) {
+                                throw new org.apache.kafka.common.errors.TimeoutException(
+                                        "the partition's end " + end + " was not reached within " + timeout);
+                            }
+                            collect(reader.poll(POLL_STEP).records(partition), records);
                         }
-                        collect(reader.poll(POLL_STEP).records(partition), records);
+                        return new RoleRecords(records, reader.position(partition, timeout));
                     }
+                    long remaining = waitUntil - System.nanoTime();
+                    if (remaining <= 0) {
+                        return new RoleRecords(records, fromOffset);
+                    }
+                    collect(reader.poll(Duration.ofNanos(Math.min(remaining, POLL_STEP.toNanos()))).records(partition), records);
+                    if (!records.isEmpty()) {
+                        return new RoleRecords(records, reader.position(partition, timeout));
+                    }
+                } finally {
+                    readerLock.unlock();
                 }
-                return new RoleRecords(records, reader.position(partition, timeout));
-            } catch (Exception e) {
-                throw KafkaErrors.translate(operation, e);
             }
+        } catch (Exception e) {
+            throw KafkaErrors.translate(operation, e);
         }
     }
 
@@ -301,12 +335,13 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
                 failure = failure == null ? new CoordinationException("closing the transport failed", e) : failure;
             }
         }
-        synchronized (reader) {
-            try {
-                reader.close();
-            } catch (RuntimeException e) {
-                failure = failure == null ? new CoordinationException("closing the transport failed", e) : failure;
-            }
+        readerLock.lock();
+        try {
+            reader.close();
+        } catch (RuntimeException e) {
+            failure = failure == null ? new CoordinationException("closing the transport failed", e) : failure;
+        } finally {
+            readerLock.unlock();
         }
         if (failure != null) {
             throw failure;

@@ -1,0 +1,40 @@
+package io.krabka.streams.coordination.actuate;
+
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.spring.LeadershipLoop;
+import io.krabka.streams.coordination.transport.CoordinationTransport;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import org.springframework.boot.health.contributor.AbstractHealthIndicator;
+import org.springframework.boot.health.contributor.Health;
+
+/**
+ * Health contributor {@code coordination}: up when the transaction coordinator answers
+ * for a configured role (the cluster is reachable and this member may describe it);
+ * details name this member and its state per role.
+ */
+public class CoordinationHealthIndicator extends AbstractHealthIndicator {
+
+    private final CoordinationTransport transport;
+    private final LeadershipLoop loop;
+
+    public CoordinationHealthIndicator(CoordinationTransport transport, LeadershipLoop loop) {
+        super("Coordination health check failed");
+        this.transport = transport;
+        this.loop = loop;
+    }
+
+    @Override
+    protected void doHealthCheck(Health.Builder builder) {
+        Map<String, String> roles = new LinkedHashMap<>();
+        for (Role role : loop.roles()) {
+            roles.put(role.name(), loop.state(role).name().toLowerCase(Locale.ROOT));
+        }
+        if (!loop.roles().isEmpty()) {
+            transport.describeEpoch(loop.roles().get(0));
+        }
+        transport.partitionCount();
+        builder.up().withDetail("member", loop.member().value()).withDetail("topic", transport.topic()).withDetail("roles", roles);
+    }
+}

@@ -1,0 +1,88 @@
+package io.krabka.streams.coordination.actuate;
+
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.spring.CoordinationObserver;
+import io.krabka.streams.coordination.spring.LeadershipEndCause;
+import io.krabka.streams.coordination.spring.LeadershipLoop;
+import io.krabka.streams.coordination.spring.MemberRoleState;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import java.time.Duration;
+import java.util.Locale;
+
+/**
+ * Micrometer meters:
+ * <ul>
+ *   <li>{@code krabka.coordination.leader} (gauge, tag {@code role}): 1 while this member
+ *       holds the role, else 0;</li>
+ *   <li>{@code krabka.coordination.grants} (counter, tag {@code role});</li>
+ *   <li>{@code krabka.coordination.fences} (counter, tags {@code role}, {@code cause}:
+ *       fenced, expired, released);</li>
+ *   <li>{@code krabka.coordination.acquire} (timer, tag {@code role}): from the start of
+ *       an acquisition to the grant;</li>
+ *   <li>{@code krabka.coordination.renew} (timer, tags {@code role}, {@code outcome}:
+ *       success); {@code krabka.coordination.renew.failures} (counter, tag {@code role}).</li>
+ * </ul>
+ */
+public class CoordinationMetrics implements MeterBinder, CoordinationObserver {
+
+    private final LeadershipLoop loop;
+    private volatile MeterRegistry registry;
+
+    public CoordinationMetrics(LeadershipLoop loop) {
+        this.loop = loop;
+    }
+
+    @Override
+    public void bindTo(MeterRegistry meterRegistry) {
+        this.registry = meterRegistry;
+        for (Role role : loop.roles()) {
+            Gauge.builder("krabka.coordination.leader", loop, l -> l.state(role) == MemberRoleState.LEADER ? 1 : 0)
+                    .description("1 while this member holds the role")
+                    .tag("role", role.name())
+                    .register(meterRegistry);
+            counter("krabka.coordination.grants", role).description("Roles granted to this member").register(meterRegistry);
+        }
+    }
+
+    @Override
+    public void granted(Role role, Duration took) {
+        MeterRegistry meters = registry;
+        if (meters != null) {
+            counter("krabka.coordination.grants", role).register(meters).increment();
+            Timer.builder("krabka.coordination.acquire").tag("role", role.name()).register(meters).record(took);
+        }
+    }
+
+    @Override
+    public void ended(Role role, LeadershipEndCause cause) {
+        MeterRegistry meters = registry;
+        if (meters != null) {
+            counter("krabka.coordination.fences", role).tag("cause", cause.name().toLowerCase(Locale.ROOT))
+                    .description("Leaderships of this member that ended, by cause").register(meters).increment();
+        }
+    }
+
+    @Override
+    public void renewed(Role role, Duration took) {
+        MeterRegistry meters = registry;
+        if (meters != null) {
+            Timer.builder("krabka.coordination.renew").tag("role", role.name()).tag("outcome", "success").register(meters).record(took);
+        }
+    }
+
+    @Override
+    public void renewFailed(Role role) {
+        MeterRegistry meters = registry;
+        if (meters != null) {
+            counter("krabka.coordination.renew.failures", role).register(meters).increment();
+        }
+    }
+
+    private static Counter.Builder counter(String name, Role role) {
+        return Counter.builder(name).tag("role", role.name());
+    }
+}

@@ -1,0 +1,101 @@
+package io.krabka.streams.coordination.autoconfigure;
+
+import io.krabka.streams.coordination.CoordinationClient;
+import io.krabka.streams.coordination.LeaseConfig;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.kafka.KafkaCoordinationTransport;
+import io.krabka.streams.coordination.spring.CoordinationObserver;
+import io.krabka.streams.coordination.spring.CompositeCoordinationObserver;
+import io.krabka.streams.coordination.spring.LeadershipLoop;
+import io.krabka.streams.coordination.spring.OnLeadershipRegistry;
+import io.krabka.streams.coordination.transport.CoordinationTransport;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.List;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
+import org.springframework.kafka.core.ConsumerFactory;
+import org.springframework.kafka.core.KafkaAdmin;
+import org.springframework.kafka.core.ProducerFactory;
+
+/**
+ * Leader election with broker-enforced fencing: builds the transport from Spring
+ * Kafka's factories (so {@code spring.kafka.*} connection and security settings apply
+ * unchanged), the {@link CoordinationClient}, and the {@link LeadershipLoop} that
+ * contends for {@code krabka.coordination.roles}.
+ */
+@AutoConfiguration(after = KafkaAutoConfiguration.class)
+@ConditionalOnClass({ CoordinationClient.class, ProducerFactory.class, KafkaAutoConfiguration.class })
+@ConditionalOnBooleanProperty(name = "krabka.coordination.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(CoordinationProperties.class)
+public final class CoordinationAutoConfiguration {
+
+    CoordinationAutoConfiguration() {
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    LeaseConfig coordinationLeaseConfig(CoordinationProperties properties) {
+        return CoordinationSettings.leaseConfig(properties);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    MemberId coordinationMemberId(CoordinationProperties properties, Environment environment) {
+        return CoordinationSettings.memberId(properties, environment);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    InstantSource coordinationClock() {
+        return InstantSource.system();
+    }
+
+    /**
+     * The transport, from the settings of Spring Kafka's factories. Only their settings
+     * are used, never the factories themselves, so a {@code transaction-id-prefix}
+     * cannot reach a role producer: its {@code transactional.id} is the role name.
+     */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    CoordinationTransport coordinationTransport(CoordinationProperties properties, LeaseConfig leaseConfig,
+            ProducerFactory<?, ?> producerFactory, ConsumerFactory<?, ?> consumerFactory, KafkaAdmin kafkaAdmin) {
+        Duration timeout = CoordinationSettings.operationTimeout(properties);
+        return KafkaCoordinationTransport.create(kafkaAdmin.getConfigurationProperties(),
+                producerFactory.getConfigurationProperties(), consumerFactory.getConfigurationProperties(),
+                CoordinationSettings.topic(properties), timeout, leaseConfig.duration());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    CoordinationClient coordinationClient(CoordinationTransport transport, LeaseConfig leaseConfig, InstantSource coordinationClock) {
+        return new CoordinationClient(transport, leaseConfig, coordinationClock);
+    }
+
+    /** Static: a post-processor must exist before the beans it inspects. */
+    @Bean
+    static OnLeadershipRegistry onLeadershipRegistry(Environment environment) {
+        List<String> roles = Binder.get(environment).bind("krabka.coordination.roles", Bindable.listOf(String.class))
+                .orElse(List.of());
+        return new OnLeadershipRegistry(roles);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    LeadershipLoop leadershipLoop(CoordinationClient client, MemberId coordinationMemberId, CoordinationProperties properties,
+            OnLeadershipRegistry onLeadershipRegistry, ApplicationEventPublisher events,
+            ObjectProvider<CoordinationObserver> observers) {
+        return new LeadershipLoop(client, coordinationMemberId, CoordinationSettings.roles(properties), onLeadershipRegistry,
+                events, new CompositeCoordinationObserver(observers), CoordinationSettings.acquireTimeout(properties), CoordinationSettings.workStopTimeout(properties));
+    }
+}

@@ -1,0 +1,29 @@
+package io.krabka.streams.coordination.autoconfigure;
+
+import io.krabka.streams.coordination.CoordinationClient;
+import io.krabka.streams.coordination.actuate.CoordinationEndpoint;
+import io.krabka.streams.coordination.spring.LeadershipLoop;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+
+/** The {@code coordination} actuator endpoint, when actuator is present and the endpoint is exposed. */
+@AutoConfiguration(after = CoordinationAutoConfiguration.class)
+@ConditionalOnClass(Endpoint.class)
+@ConditionalOnBean(LeadershipLoop.class)
+@ConditionalOnAvailableEndpoint(CoordinationEndpoint.class)
+public final class CoordinationEndpointAutoConfiguration {
+
+    CoordinationEndpointAutoConfiguration() {
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    CoordinationEndpoint coordinationEndpoint(CoordinationClient client, LeadershipLoop loop, CoordinationProperties properties) {
+        return new CoordinationEndpoint(client, loop, properties.getEndpoint().isReleaseEnabled());
+    }
+}

@@ -1,0 +1,29 @@
+package io.krabka.streams.coordination.autoconfigure;
+
+import io.krabka.streams.coordination.actuate.CoordinationHealthIndicator;
+import io.krabka.streams.coordination.spring.LeadershipLoop;
+import io.krabka.streams.coordination.transport.CoordinationTransport;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.context.annotation.Bean;
+
+/** The {@code coordination} health contributor, when Spring Boot's health support is present. */
+@AutoConfiguration(after = CoordinationAutoConfiguration.class)
+@ConditionalOnClass(HealthIndicator.class)
+@ConditionalOnBean(LeadershipLoop.class)
+@ConditionalOnEnabledHealthIndicator("coordination")
+public final class CoordinationHealthAutoConfiguration {
+
+    CoordinationHealthAutoConfiguration() {
+    }
+
+    @Bean
+    @ConditionalOnMissingBean(name = "coordinationHealthIndicator")
+    CoordinationHealthIndicator coordinationHealthIndicator(CoordinationTransport transport, LeadershipLoop loop) {
+        return new CoordinationHealthIndicator(transport, loop);
+    }
+}

@@ -1,0 +1,250 @@
+package io.krabka.streams.coordination.autoconfigure;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * Configuration of krabka coordination. Connection and security settings are not here:
+ * they come from {@code spring.kafka.*}.
+ */
+// Defaults are literals so the configuration processor can record them; a test keeps them equal to the core's.
+@ConfigurationProperties("krabka.coordination")
+public class CoordinationProperties {
+
+    /**
+     * Whether to contend for roles and expose coordination beans.
+     */
+    private boolean enabled = true;
+
+    /**
+     * Identity of this member. Ranks follow registration order, so keep it stable across
+     * restarts of one process. Defaults to the host name, followed by "-" and the server
+     * port when server.port is set.
+     */
+    private String memberId;
+
+    /**
+     * Roles this member contends for. Each role name is used verbatim as the
+     * transactional.id of the role's producer.
+     */
+    private List<String> roles = new ArrayList<>();
+
+    /**
+     * How long one acquisition attempt waits before the leadership loop starts the next;
+     * the loop keeps contending until shutdown.
+     */
+    private Duration acquireTimeout = Duration.ofMinutes(1);
+
+    /**
+     * How long one cluster operation may wait for an answer before it fails with a timeout.
+     */
+    private Duration operationTimeout = Duration.ofSeconds(30);
+
+    /**
+     * How long the loop waits for @OnLeadership work to finish after interrupting it when
+     * a leadership ends.
+     */
+    private Duration workStopTimeout = Duration.ofSeconds(10);
+
+    private final Lease lease = new Lease();
+
+    private final Topic topic = new Topic();
+
+    private final Endpoint endpoint = new Endpoint();
+
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    public String getMemberId() {
+        return memberId;
+    }
+
+    public void setMemberId(String memberId) {
+        this.memberId = memberId;
+    }
+
+    public List<String> getRoles() {
+        return roles;
+    }
+
+    public void setRoles(List<String> roles) {
+        this.roles = roles;
+    }
+
+    public Duration getAcquireTimeout() {
+        return acquireTimeout;
+    }
+
+    public void setAcquireTimeout(Duration acquireTimeout) {
+        this.acquireTimeout = acquireTimeout;
+    }
+
+    public Duration getOperationTimeout() {
+        return operationTimeout;
+    }
+
+    public void setOperationTimeout(Duration operationTimeout) {
+        this.operationTimeout = operationTimeout;
+    }
+
+    public Duration getWorkStopTimeout() {
+        return workStopTimeout;
+    }
+
+    public void setWorkStopTimeout(Duration workStopTimeout) {
+        this.workStopTimeout = workStopTimeout;
+    }
+
+    public Lease getLease() {
+        return lease;
+    }
+
+    public Topic getTopic() {
+        return topic;
+    }
+
+    public Endpoint getEndpoint() {
+        return endpoint;
+    }
+
+    /** Lease timings. The lease only decides when a standby challenges, never who may write. */
+    public static class Lease {
+
+        /**
+         * How long a lease lasts after the holder writes it.
+         */
+        private Duration duration = Duration.ofSeconds(30);
+
+        /**
+         * How long after writing a lease the holder writes the next one. At most a third of
+         * the duration.
+         */
+        private Duration renewInterval = Duration.ofSeconds(10);
+
+        /**
+         * How much later than the standby ahead of it a standby challenges after the
+         * deadline.
+         */
+        private Duration challengeStagger = Duration.ofSeconds(5);
+
+        public Duration getDuration() {
+            return duration;
+        }
+
+        public void setDuration(Duration duration) {
+            this.duration = duration;
+        }
+
+        public Duration getRenewInterval() {
+            return renewInterval;
+        }
+
+        public void setRenewInterval(Duration renewInterval) {
+            this.renewInterval = renewInterval;
+        }
+
+        public Duration getChallengeStagger() {
+            return challengeStagger;
+        }
+
+        public void setChallengeStagger(Duration challengeStagger) {
+            this.challengeStagger = challengeStagger;
+        }
+    }
+
+    /** The coordination topic. */
+    public static class Topic {
+
+        /**
+         * Name of the compacted topic that holds registrations and leases.
+         */
+        private String name = "__coordination_state";
+
+        /**
+         * Partition count used when creating the topic.
+         */
+        private int partitions = 50;
+
+        /**
+         * Replication factor used when creating the topic, and the minimum accepted for an
+         * existing one. min.insync.replicas is 2 from 3 replicas on.
+         */
+        private short replicationFactor = 3;
+
+        /**
+         * Whether to create the topic when it is missing.
+         */
+        private boolean create = true;
+
+        /**
+         * Whether to accept, with a warning, an existing topic that breaks the guarantees
+         * (not compacted, unclean leader election on, too few replicas). For development
+         * clusters only.
+         */
+        private boolean allowUnsafe = false;
+
+        public String getName() {
+            return name;
+        }
+
+        public void setName(String name) {
+            this.name = name;
+        }
+
+        public int getPartitions() {
+            return partitions;
+        }
+
+        public void setPartitions(int partitions) {
+            this.partitions = partitions;
+        }
+
+        public short getReplicationFactor() {
+            return replicationFactor;
+        }
+
+        public void setReplicationFactor(short replicationFactor) {
+            this.replicationFactor = replicationFactor;
+        }
+
+        public boolean isCreate() {
+            return create;
+        }
+
+        public void setCreate(boolean create) {
+            this.create = create;
+        }
+
+        public boolean isAllowUnsafe() {
+            return allowUnsafe;
+        }
+
+        public void setAllowUnsafe(boolean allowUnsafe) {
+            this.allowUnsafe = allowUnsafe;
+        }
+    }
+
+    /** The coordination actuator endpoint. */
+    public static class Endpoint {
+
+        /**
+         * Whether the endpoint's write operation may release a role this member holds.
+         */
+        private boolean releaseEnabled = false;
+
+        public boolean isReleaseEnabled() {
+            return releaseEnabled;
+        }
+
+        public void setReleaseEnabled(boolean releaseEnabled) {
+            this.releaseEnabled = releaseEnabled;
+        }
+    }
+}

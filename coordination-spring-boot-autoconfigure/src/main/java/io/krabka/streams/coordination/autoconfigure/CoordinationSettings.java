@@ -1,0 +1,127 @@
+package io.krabka.streams.coordination.autoconfigure;
+
+import io.krabka.streams.coordination.LeaseConfig;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.transport.TopicSpec;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.core.env.Environment;
+
+/**
+ * Turns {@link CoordinationProperties} into the core's value types. Every invalid value
+ * fails startup with an exception that names the property, which Spring Boot's failure
+ * analysis prints as such.
+ */
+final class CoordinationSettings {
+
+    private static final String PREFIX = "krabka.coordination.";
+
+    private CoordinationSettings() {
+    }
+
+    static LeaseConfig leaseConfig(CoordinationProperties properties) {
+        CoordinationProperties.Lease lease = properties.getLease();
+        Duration duration = positive("lease.duration", lease.getDuration());
+        Duration renewInterval = positive("lease.renew-interval", lease.getRenewInterval());
+        Duration stagger = lease.getChallengeStagger();
+        if (stagger == null || stagger.isNegative()) {
+            throw invalid("lease.challenge-stagger", stagger, "must not be negative");
+        }
+        LeaseConfig config = new LeaseConfig(duration, renewInterval, stagger);
+        if (!config.renewsWithMargin()) {
+            throw invalid("lease.renew-interval", renewInterval, "must be at most a third of " + PREFIX + "lease.duration ("
+                    + duration + "), so the holder has two more attempts before its deadline");
+        }
+        return config;
+    }
+
+    static List<Role> roles(CoordinationProperties properties) {
+        List<Role> roles = new ArrayList<>();
+        Set<String> seen = new LinkedHashSet<>();
+        List<String> names = properties.getRoles();
+        for (int i = 0; i < names.size(); i++) {
+            String name = names.get(i);
+            String key = "roles[" + i + "]";
+            try {
+                roles.add(Role.of(name));
+            } catch (IllegalArgumentException e) {
+                throw invalid(key, name, e.getMessage());
+            }
+            if (!seen.add(name)) {
+                throw invalid(key, name, "names a role twice");
+            }
+        }
+        return roles;
+    }
+
+    static TopicSpec topic(CoordinationProperties properties) {
+        CoordinationProperties.Topic topic = properties.getTopic();
+        if (topic.getName() == null || topic.getName().isBlank()) {
+            throw invalid("topic.name", topic.getName(), "must not be blank");
+        }
+        if (topic.getPartitions() <= 0) {
+            throw invalid("topic.partitions", topic.getPartitions(), "must be positive");
+        }
+        if (topic.getReplicationFactor() <= 0) {
+            throw invalid("topic.replication-factor", topic.getReplicationFactor(), "must be positive");
+        }
+        return new TopicSpec(topic.getName(), topic.getPartitions(), topic.getReplicationFactor(), topic.isCreate(),
+                topic.isAllowUnsafe());
+    }
+
+    static Duration operationTimeout(CoordinationProperties properties) {
+        return positive("operation-timeout", properties.getOperationTimeout());
+    }
+
+    static Duration acquireTimeout(CoordinationProperties properties) {
+        return positive("acquire-timeout", properties.getAcquireTimeout());
+    }
+
+    static Duration workStopTimeout(CoordinationProperties properties) {
+        return positive("work-stop-timeout", properties.getWorkStopTimeout());
+    }
+
+    /**
+     * The configured member id, or the host name followed by "-" and {@code server.port}
+     * when that is set to a fixed port: stable across restarts of one process, distinct
+     * for several processes on one host.
+     */
+    static MemberId memberId(CoordinationProperties properties, Environment environment) {
+        String configured = properties.getMemberId();
+        String value = configured != null ? configured : defaultMemberId(environment);
+        try {
+            return MemberId.of(value);
+        } catch (IllegalArgumentException e) {
+            throw invalid("member-id", value, e.getMessage());
+        }
+    }
+
+    private static String defaultMemberId(Environment environment) {
+        String host;
+        try {
+            host = InetAddress.getLocalHost().getHostName();
+        } catch (UnknownHostException e) {
+            host = System.getenv().getOrDefault("HOSTNAME", "localhost");
+        }
+        String port = environment.getProperty("server.port");
+        return port == null || port.isBlank() || port.equals("0") ? host : host + "-" + port;
+    }
+
+    private static Duration positive(String key, Duration value) {
+        if (value == null || value.isNegative() || value.isZero()) {
+            throw invalid(key, value, "must be positive");
+        }
+        return value;
+    }
+
+    private static InvalidConfigurationPropertyValueException invalid(String key, Object value, String reason) {
+        return new InvalidConfigurationPropertyValueException(PREFIX + key, value, reason);
+    }
+}

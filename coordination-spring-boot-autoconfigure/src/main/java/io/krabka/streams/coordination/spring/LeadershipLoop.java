@@ -1,0 +1,316 @@
+package io.krabka.streams.coordination.spring;
+
+import io.krabka.streams.coordination.CoordinationAuthorizationException;
+import io.krabka.streams.coordination.CoordinationClient;
+import io.krabka.streams.coordination.CoordinationException;
+import io.krabka.streams.coordination.CoordinationTimeoutException;
+import io.krabka.streams.coordination.FencedException;
+import io.krabka.streams.coordination.FencingToken;
+import io.krabka.streams.coordination.Leadership;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.succession.Decision;
+import io.krabka.streams.coordination.succession.RoleState;
+import io.krabka.streams.coordination.succession.Succession;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.context.SmartLifecycle;
+
+/**
+ * Contends for every configured role, one named thread per role: registers, runs
+ * election passes, renews when due, starts and stops role-scoped work, and publishes
+ * {@link LeadershipGrantedEvent} and {@link LeadershipFencedEvent}.
+ *
+ * <p>While it holds a role, the thread waits on the coordination topic instead of
+ * sleeping, so a newer lease (another member took the role) stops the work as soon as
+ * it is committed. When renewals keep failing and the deadline passes, the work stops,
+ * the fenced event says {@link LeadershipEndCause#EXPIRED}, and the member contends
+ * again as a standby. On shutdown, held roles are released so a standby takes over at once.
+ */
+public final class LeadershipLoop implements SmartLifecycle {
+
+    private static final Logger log = LoggerFactory.getLogger(LeadershipLoop.class);
+
+    /** The longest a holding thread waits on the topic before it looks at its lease again. */
+    private static final Duration MAX_HOLD_WAIT = Duration.ofSeconds(1);
+    private static final Duration ERROR_BACKOFF = Duration.ofSeconds(1);
+
+    private final CoordinationClient client;
+    private final MemberId member;
+    private final List<Role> roles;
+    private final OnLeadershipRegistry work;
+    private final ApplicationEventPublisher events;
+    private final CoordinationObserver observer;
+    private final Duration acquireTimeout;
+    private final Duration workStopTimeout;
+    private final Map<Role, RoleRuntime> runtimes = new LinkedHashMap<>();
+    private volatile boolean running;
+
+    public LeadershipLoop(CoordinationClient client, MemberId member, List<Role> roles, OnLeadershipRegistry work,
+            ApplicationEventPublisher events, CoordinationObserver observer, Duration acquireTimeout, Duration workStopTimeout) {
+        this.client = client;
+        this.member = member;
+        this.roles = List.copyOf(roles);
+        this.work = work;
+        this.events = events;
+        this.observer = observer;
+        this.acquireTimeout = acquireTimeout;
+        this.workStopTimeout = workStopTimeout;
+        for (Role role : this.roles) {
+            runtimes.put(role, new RoleRuntime(role));
+        }
+    }
+
+    /** This member. */
+    public MemberId member() {
+        return member;
+    }
+
+    /** The roles this member contends for. */
+    public List<Role> roles() {
+        return roles;
+    }
+
+    /** What this member is doing for {@code role}. */
+    public MemberRoleState state(Role role) {
+        RoleRuntime runtime = runtimes.get(role);
+        if (runtime == null || !running) {
+            return MemberRoleState.STOPPED;
+        }
+        return runtime.leadership != null ? MemberRoleState.LEADER : MemberRoleState.STANDBY;
+    }
+
+    /** The leadership this member holds for {@code role}, if any. */
+    public Optional<Leadership> leadership(Role role) {
+        RoleRuntime runtime = runtimes.get(role);
+        return runtime == null ? Optional.empty() : Optional.ofNullable(runtime.leadership);
+    }
+
+    /**
+     * Releases {@code role} if this member holds it: stops its work and writes the lease
+     * tombstone. The member stays a contender and rejoins at the tail of the roster.
+     *
+     * @return whether a held role was released
+     */
+    public boolean release(Role role) {
+        RoleRuntime runtime = runtimes.get(role);
+        if (runtime == null) {
+            throw new IllegalArgumentException("role " + role + " is not configured here; configured: " + roles);
+        }
+        synchronized (runtime) {
+            if (runtime.leadership == null) {
+                return false;
+            }
+            end(runtime, LeadershipEndCause.RELEASED);
+            return true;
+        }
+    }
+
+    @Override
+    public synchronized void start() {
+        if (running) {
+            return;
+        }
+        running = true;
+        for (RoleRuntime runtime : runtimes.values()) {
+            Thread thread = new Thread(() -> run(runtime), "krabka-coordination-" + runtime.role);
+            thread.setDaemon(true);
+            runtime.thread = thread;
+            thread.start();
+        }
+        log.info("Member {} contends for roles {}", member, roles);
+    }
+
+    @Override
+    public synchronized void stop() {
+        if (!running) {
+            return;
+        }
+        running = false;
+        for (RoleRuntime runtime : runtimes.values()) {
+            Thread thread = runtime.thread;
+            if (thread == null) {
+                continue;
+            }
+            // A contender may be waiting in acquire: interrupt it. A holder waits at most
+            // MAX_HOLD_WAIT before it sees the flag; do not interrupt a write in flight.
+            if (runtime.leadership == null) {
+                thread.interrupt();
+            }
+            try {
+                thread.join(MAX_HOLD_WAIT.multipliedBy(3).toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (thread.isAlive()) {
+                thread.interrupt();
+            }
+        }
+        for (RoleRuntime runtime : runtimes.values()) {
+            synchronized (runtime) {
+                if (runtime.leadership != null) {
+                    end(runtime, LeadershipEndCause.RELEASED);
+                }
+            }
+        }
+        log.info("Member {} stopped contending for roles {}", member, roles);
+    }
+
+    @Override
+    public boolean isRunning() {
+        return running;
+    }
+
+    /** Late in startup (after the beans that do the work), early in shutdown. */
+    @Override
+    public int getPhase() {
+        return Integer.MAX_VALUE - 1000;
+    }
+
+    private void run(RoleRuntime runtime) {
+        boolean reportedDenial = false;
+        while (running) {
+            try {
+                if (runtime.leadership == null) {
+                    contend(runtime);
+                } else {
+                    hold(runtime);
+                }
+                reportedDenial = false;
+            } catch (InterruptedException e) {
+                break;
+            } catch (CoordinationAuthorizationException e) {
+                if (!reportedDenial) {
+                    log.error("Member {} may not take role {}: {}. It keeps trying every {} without logging this again",
+                            member, runtime.role, e.getMessage(), ERROR_BACKOFF.multipliedBy(10));
+                    reportedDenial = true;
+                }
+                if (!pause(ERROR_BACKOFF.multipliedBy(10))) {
+                    break;
+                }
+            } catch (RuntimeException e) {
+                if (!running) {
+                    break;
+                }
+                log.warn("Leadership loop of role {} failed; trying again in {}: {}", runtime.role, ERROR_BACKOFF, e.toString());
+                if (!pause(ERROR_BACKOFF)) {
+                    break;
+                }
+            }
+        }
+    }
+
+    private void contend(RoleRuntime runtime) throws InterruptedException {
+        long start = System.nanoTime();
+        Leadership leadership;
+        try {
+            leadership = client.acquire(runtime.role, member, acquireTimeout);
+        } catch (CoordinationTimeoutException notYet) {
+            log.debug("Role {} not won yet: {}", runtime.role, notYet.getMessage());
+            return;
+        }
+        synchronized (runtime) {
+            if (!running) {
+                leadership.close();
+                return;
+            }
+            runtime.leadership = leadership;
+            runtime.token = leadership.token();
+        }
+        observer.granted(runtime.role, Duration.ofNanos(System.nanoTime() - start));
+        log.info("Member {} holds role {} with {}", member, runtime.role, leadership.token());
+        events.publishEvent(new LeadershipGrantedEvent(this, leadership));
+        work.start(leadership);
+    }
+
+    private void hold(RoleRuntime runtime) {
+        Leadership leadership = runtime.leadership;
+        if (leadership == null) {
+            return;
+        }
+        if (leadership.renewDue()) {
+            long start = System.nanoTime();
+            try {
+                leadership.renew();
+                observer.renewed(runtime.role, Duration.ofNanos(System.nanoTime() - start));
+            } catch (FencedException fenced) {
+                endUnlessReleased(runtime, leadership, LeadershipEndCause.FENCED);
+                return;
+            } catch (CoordinationException failed) {
+                observer.renewFailed(runtime.role);
+                log.warn("Renewing role {} failed: {}", runtime.role, failed.getMessage());
+            }
+        }
+        if (leadership.expired()) {
+            endUnlessReleased(runtime, leadership, LeadershipEndCause.EXPIRED);
+            return;
+        }
+        Instant now = client.clock().instant();
+        Duration untilRenew = Duration.between(now, leadership.renewAt());
+        Duration wait = untilRenew.isNegative() ? Duration.ZERO : untilRenew.compareTo(MAX_HOLD_WAIT) < 0 ? untilRenew : MAX_HOLD_WAIT;
+        RoleState state = client.awaitRoleState(runtime.role, wait);
+        Decision decision = Succession.evaluate(state, member, true, client.config(), client.clock().instant());
+        if (decision instanceof Decision.StepDown stepDown) {
+            // A newer lease by another member was committed: its InitProducerId fenced us.
+            log.info("Role {} was taken by {}", runtime.role, stepDown.newHolder());
+            endUnlessReleased(runtime, leadership, LeadershipEndCause.FENCED);
+        }
+    }
+
+    private void endUnlessReleased(RoleRuntime runtime, Leadership leadership, LeadershipEndCause cause) {
+        synchronized (runtime) {
+            if (runtime.leadership == leadership) {
+                end(runtime, cause);
+            }
+        }
+    }
+
+    /** Stops the work first, then gives the leadership up the way {@code cause} says. Holds the runtime's lock. */
+    private void end(RoleRuntime runtime, LeadershipEndCause cause) {
+        Leadership leadership = runtime.leadership;
+        FencingToken token = runtime.token;
+        work.stop(runtime.role, workStopTimeout);
+        try {
+            if (cause == LeadershipEndCause.RELEASED) {
+                leadership.close();
+            } else {
+                leadership.abandon();
+            }
+        } catch (RuntimeException e) {
+            log.warn("Giving up role {} ({}) failed: {}", runtime.role, cause, e.toString());
+        }
+        runtime.leadership = null;
+        runtime.token = null;
+        observer.ended(runtime.role, cause);
+        log.info("Member {} no longer holds role {} ({}): {}", member, runtime.role, token, cause);
+        events.publishEvent(new LeadershipFencedEvent(this, runtime.role, member, token, cause));
+    }
+
+    private static boolean pause(Duration duration) {
+        try {
+            TimeUnit.MILLISECONDS.sleep(duration.toMillis());
+            return true;
+        } catch (InterruptedException e) {
+            return false;
+        }
+    }
+
+    private static final class RoleRuntime {
+        final Role role;
+        volatile Leadership leadership;
+        volatile FencingToken token;
+        volatile Thread thread;
+
+        RoleRuntime(Role role) {
+            this.role = role;
+        }
+    }
+}

@@ -1,0 +1,101 @@
+package io.krabka.streams.coordination.spring;
+
+import io.krabka.streams.coordination.Leadership;
+import io.krabka.streams.coordination.Role;
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.BeansException;
+import org.springframework.beans.factory.BeanInitializationException;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.context.Lifecycle;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.core.MethodIntrospector;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+
+/**
+ * Finds {@link OnLeadership} methods and beans as the context creates them, checks
+ * them, and keeps them per role for the leadership loop.
+ */
+public final class OnLeadershipRegistry implements BeanPostProcessor {
+
+    private final Set<String> configuredRoles;
+    private final Map<Role, List<RoleWork>> work = new ConcurrentHashMap<>();
+
+    public OnLeadershipRegistry(Collection<String> configuredRoles) {
+        this.configuredRoles = Set.copyOf(configuredRoles);
+    }
+
+    @Override
+    public Object postProcessAfterInitialization(Object bean, String beanName) throws BeansException {
+        Class<?> type = AopUtils.getTargetClass(bean);
+        OnLeadership onType = AnnotatedElementUtils.findMergedAnnotation(type, OnLeadership.class);
+        if (onType != null) {
+            if (!(bean instanceof Lifecycle lifecycle)) {
+                throw new BeanInitializationException("@OnLeadership on bean '" + beanName + "' (" + type.getName()
+                        + ") needs the bean to implement Lifecycle, so it can be started on grant and stopped on loss");
+            }
+            if (bean instanceof SmartLifecycle smart && smart.isAutoStartup()) {
+                throw new BeanInitializationException("@OnLeadership bean '" + beanName + "' (" + type.getName()
+                        + ") would start with the application context, before any leadership: return false from isAutoStartup()");
+            }
+            add(checkedRole(onType, beanName, type.getName()), new LifecycleRoleWork(lifecycle, beanName));
+        }
+        Map<Method, OnLeadership> methods = MethodIntrospector.selectMethods(type,
+                (MethodIntrospector.MetadataLookup<OnLeadership>) m -> AnnotatedElementUtils.findMergedAnnotation(m, OnLeadership.class));
+        for (Map.Entry<Method, OnLeadership> entry : methods.entrySet()) {
+            Method method = entry.getKey();
+            String where = type.getName() + "." + method.getName() + "()";
+            boolean noArgs = method.getParameterCount() == 0;
+            boolean takesLeadership = method.getParameterCount() == 1 && method.getParameterTypes()[0] == Leadership.class;
+            if (!noArgs && !takesLeadership) {
+                throw new BeanInitializationException("@OnLeadership method " + where
+                        + " must take no parameter or one Leadership parameter");
+            }
+            Role role = checkedRole(entry.getValue(), beanName, where);
+            add(role, new MethodRoleWork(bean, AopUtils.selectInvocableMethod(method, bean.getClass()), role.name()));
+        }
+        return bean;
+    }
+
+    private Role checkedRole(OnLeadership annotation, String beanName, String where) {
+        String role = annotation.role();
+        if (!configuredRoles.contains(role)) {
+            throw new BeanInitializationException("@OnLeadership(role = \"" + role + "\") on " + where + " (bean '" + beanName
+                    + "') names a role that is not configured: add it to krabka.coordination.roles (configured: "
+                    + configuredRoles + ")");
+        }
+        return Role.of(role);
+    }
+
+    private void add(Role role, RoleWork roleWork) {
+        work.computeIfAbsent(role, r -> new CopyOnWriteArrayList<>()).add(roleWork);
+    }
+
+    /** The work registered for {@code role}. */
+    List<RoleWork> workFor(Role role) {
+        return work.getOrDefault(role, List.of());
+    }
+
+    /** Starts every piece of work for a fresh leadership. */
+    void start(Leadership leadership) {
+        for (RoleWork roleWork : workFor(leadership.role())) {
+            roleWork.start(leadership);
+        }
+    }
+
+    /** Stops every piece of work of {@code role}, each bounded by {@code bound}. */
+    void stop(Role role, Duration bound) {
+        List<RoleWork> all = new ArrayList<>(workFor(role));
+        for (RoleWork roleWork : all) {
+            roleWork.stop(bound);
+        }
+    }
+}
