@@ -9,6 +9,7 @@ import io.krabka.streams.coordination.spring.CompositeCoordinationObserver;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.spring.OnLeadershipRegistry;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
+import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.List;
@@ -57,6 +58,12 @@ public final class CoordinationAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
+    TopicSpec coordinationTopicSpec(CoordinationProperties properties) {
+        return CoordinationSettings.topic(properties);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
     InstantSource coordinationClock() {
         return InstantSource.system();
     }
@@ -68,12 +75,12 @@ public final class CoordinationAutoConfiguration {
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    CoordinationTransport coordinationTransport(CoordinationProperties properties, LeaseConfig leaseConfig,
+    CoordinationTransport coordinationTransport(CoordinationProperties properties, LeaseConfig leaseConfig, TopicSpec topic,
             ProducerFactory<?, ?> producerFactory, ConsumerFactory<?, ?> consumerFactory, KafkaAdmin kafkaAdmin) {
         Duration timeout = CoordinationSettings.operationTimeout(properties);
         return KafkaCoordinationTransport.create(kafkaAdmin.getConfigurationProperties(),
                 producerFactory.getConfigurationProperties(), consumerFactory.getConfigurationProperties(),
-                CoordinationSettings.topic(properties), timeout, leaseConfig.duration());
+                topic, timeout, leaseConfig.duration());
     }
 
     @Bean

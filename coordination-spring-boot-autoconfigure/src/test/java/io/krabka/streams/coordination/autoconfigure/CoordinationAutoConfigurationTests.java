@@ -1,0 +1,296 @@
+package io.krabka.streams.coordination.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.krabka.streams.coordination.CoordinationClient;
+import io.krabka.streams.coordination.LeaseConfig;
+import io.krabka.streams.coordination.Leadership;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.actuate.CoordinationEndpoint;
+import io.krabka.streams.coordination.actuate.CoordinationHealthIndicator;
+import io.krabka.streams.coordination.actuate.CoordinationMetrics;
+import io.krabka.streams.coordination.memory.InMemoryCluster;
+import io.krabka.streams.coordination.spring.LeadershipLoop;
+import io.krabka.streams.coordination.spring.OnLeadership;
+import io.krabka.streams.coordination.transport.CoordinationTransport;
+import io.krabka.streams.coordination.transport.TopicSpec;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.boot.health.autoconfigure.contributor.HealthContributorAutoConfiguration;
+import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.kafka.core.ProducerFactory;
+
+/**
+ * The auto-configuration on {@link ApplicationContextRunner}. A user-supplied in-memory
+ * transport stands in for Kafka wherever the test is about wiring, not about the broker.
+ */
+class CoordinationAutoConfigurationTests {
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class, CoordinationAutoConfiguration.class,
+                    CoordinationEndpointAutoConfiguration.class, CoordinationHealthAutoConfiguration.class,
+                    CoordinationMetricsAutoConfiguration.class));
+
+    @Configuration(proxyBeanMethods = false)
+    static class InMemoryTransport {
+        @Bean(destroyMethod = "close")
+        CoordinationTransport coordinationTransport() {
+            return new InMemoryCluster().transport(TopicSpec.DEFAULTS.withPartitions(3));
+        }
+    }
+
+    @Test
+    void defaultsBuildTheTransportFromSpringKafkaAndMatchTheCore() {
+        runner.run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context).hasSingleBean(CoordinationTransport.class).hasSingleBean(CoordinationClient.class)
+                    .hasSingleBean(LeadershipLoop.class);
+            assertThat(context.getBean(LeaseConfig.class)).isEqualTo(LeaseConfig.DEFAULTS);
+            assertThat(context.getBean(TopicSpec.class)).isEqualTo(TopicSpec.DEFAULTS);
+            assertThat(context.getBean(CoordinationTransport.class).topic()).isEqualTo("__coordination_state");
+            assertThat(context.getBean(LeadershipLoop.class).roles()).isEmpty();
+        });
+    }
+
+    @Test
+    void backsOffToAUserTransportAndClient() {
+        runner.withUserConfiguration(InMemoryTransport.class).run(context -> {
+            assertThat(context).hasSingleBean(CoordinationTransport.class);
+            assertThat(context.getBean(CoordinationTransport.class).getClass().getSimpleName()).isEqualTo("InMemoryCoordinationTransport");
+        });
+        runner.withUserConfiguration(InMemoryTransport.class, UserClient.class).run(context ->
+                assertThat(context.getBean(CoordinationClient.class)).isSameAs(context.getBean("myClient")));
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class UserClient {
+        @Bean
+        CoordinationClient myClient(CoordinationTransport transport) {
+            return new CoordinationClient(transport);
+        }
+    }
+
+    @Test
+    void disabledMeansNoCoordinationBeans() {
+        runner.withPropertyValues("krabka.coordination.enabled=false").run(context ->
+                assertThat(context).doesNotHaveBean(CoordinationClient.class).doesNotHaveBean(LeadershipLoop.class)
+                        .doesNotHaveBean(CoordinationTransport.class));
+    }
+
+    @Test
+    void withoutSpringKafkaOnTheClasspathItBacksOff() {
+        runner.withClassLoader(new FilteredClassLoader(ProducerFactory.class)).run(context ->
+                assertThat(context).hasNotFailed().doesNotHaveBean(CoordinationClient.class).doesNotHaveBean(LeadershipLoop.class));
+    }
+
+    @Test
+    void everyPropertyBinds() {
+        runner.withUserConfiguration(InMemoryTransport.class).withPropertyValues(
+                "krabka.coordination.member-id=n1",
+                "krabka.coordination.roles=controller,scheduler",
+                "krabka.coordination.lease.duration=6s",
+                "krabka.coordination.lease.renew-interval=2s",
+                "krabka.coordination.lease.challenge-stagger=1s",
+                "krabka.coordination.acquire-timeout=5s",
+                "krabka.coordination.operation-timeout=7s",
+                "krabka.coordination.work-stop-timeout=3s",
+                "krabka.coordination.topic.name=coordination",
+                "krabka.coordination.topic.partitions=7",
+                "krabka.coordination.topic.replication-factor=1",
+                "krabka.coordination.topic.create=false",
+                "krabka.coordination.topic.allow-unsafe=true",
+                "krabka.coordination.endpoint.release-enabled=true").run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context.getBean(LeaseConfig.class))
+                    .isEqualTo(new LeaseConfig(Duration.ofSeconds(6), Duration.ofSeconds(2), Duration.ofSeconds(1)));
+            assertThat(context.getBean(MemberId.class)).isEqualTo(MemberId.of("n1"));
+            assertThat(context.getBean(LeadershipLoop.class).roles()).containsExactly(Role.of("controller"), Role.of("scheduler"));
+            CoordinationProperties properties = context.getBean(CoordinationProperties.class);
+            assertThat(context.getBean(TopicSpec.class)).isEqualTo(new TopicSpec("coordination", 7, (short) 1, false, true));
+            assertThat(properties.getAcquireTimeout()).hasSeconds(5);
+            assertThat(properties.getOperationTimeout()).hasSeconds(7);
+            assertThat(properties.getWorkStopTimeout()).hasSeconds(3);
+            assertThat(properties.getEndpoint().isReleaseEnabled()).isTrue();
+        });
+    }
+
+    @Test
+    void defaultMemberIdIsTheHostNameAndTheServerPortWhenOneIsSet() {
+        runner.withUserConfiguration(InMemoryTransport.class).withPropertyValues("server.port=8081").run(context ->
+                assertThat(context.getBean(MemberId.class).value()).endsWith("-8081").hasSizeGreaterThan(5));
+        runner.withUserConfiguration(InMemoryTransport.class).run(context ->
+                assertThat(context.getBean(MemberId.class).value()).doesNotContain("-8081").isNotBlank());
+    }
+
+    @Test
+    void renewIntervalAboveAThirdOfTheDurationFailsNamingTheProperty() {
+        assertFailsNaming("krabka.coordination.lease.renew-interval", "must be at most a third of krabka.coordination.lease.duration",
+                "krabka.coordination.lease.duration=6s", "krabka.coordination.lease.renew-interval=3s");
+    }
+
+    @Test
+    void nonPositiveDurationsFailNamingTheProperty() {
+        assertFailsNaming("krabka.coordination.lease.duration", "must be positive", "krabka.coordination.lease.duration=0s");
+        assertFailsNaming("krabka.coordination.lease.renew-interval", "must be positive", "krabka.coordination.lease.renew-interval=-1s");
+        assertFailsNaming("krabka.coordination.lease.challenge-stagger", "must not be negative",
+                "krabka.coordination.lease.challenge-stagger=-1s");
+        assertFailsNaming("krabka.coordination.acquire-timeout", "must be positive", "krabka.coordination.acquire-timeout=0s");
+    }
+
+    @Test
+    void invalidRolesAndMemberIdsFailNamingTheProperty() {
+        assertFailsNaming("krabka.coordination.roles[1]", "at most 249 UTF-8 bytes", "krabka.coordination.roles[0]=controller",
+                "krabka.coordination.roles[1]=" + "r".repeat(250));
+        assertFailsNaming("krabka.coordination.roles[1]", "names a role twice", "krabka.coordination.roles=controller,controller");
+        assertFailsNaming("krabka.coordination.member-id", "control character", "krabka.coordination.member-id=n\u00011");
+        assertFailsNaming("krabka.coordination.topic.partitions", "must be positive", "krabka.coordination.topic.partitions=0");
+    }
+
+    private void assertFailsNaming(String property, String reason, String... properties) {
+        runner.withUserConfiguration(InMemoryTransport.class).withPropertyValues(properties).run(context -> {
+            assertThat(context).as("%s with %s", property, String.join(", ", properties)).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause()
+                    .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+                    .hasMessageContaining(property).hasMessageContaining(reason);
+        });
+    }
+
+    @Test
+    void endpointOnlyWhenExposed() {
+        ApplicationContextRunner actuator = runner.withUserConfiguration(InMemoryTransport.class)
+                .withConfiguration(AutoConfigurations.of(EndpointAutoConfiguration.class));
+        actuator.run(context -> assertThat(context).doesNotHaveBean(CoordinationEndpoint.class));
+        actuator.withPropertyValues("management.endpoints.web.exposure.include=coordination").run(context ->
+                assertThat(context).hasSingleBean(CoordinationEndpoint.class));
+    }
+
+    @Test
+    void healthIndicatorUnlessDisabled() {
+        ApplicationContextRunner health = runner.withUserConfiguration(InMemoryTransport.class)
+                .withConfiguration(AutoConfigurations.of(HealthContributorAutoConfiguration.class));
+        health.run(context -> assertThat(context).hasSingleBean(CoordinationHealthIndicator.class));
+        health.withPropertyValues("management.health.coordination.enabled=false").run(context ->
+                assertThat(context).doesNotHaveBean(CoordinationHealthIndicator.class));
+    }
+
+    @Test
+    void metricsWhenAMeterRegistryExists() {
+        runner.withUserConfiguration(InMemoryTransport.class, Registry.class)
+                .withPropertyValues("krabka.coordination.roles=controller", "krabka.coordination.member-id=n1")
+                .run(context -> {
+                    assertThat(context).hasSingleBean(CoordinationMetrics.class);
+                    MeterRegistry registry = context.getBean(MeterRegistry.class);
+                    context.getBean(CoordinationMetrics.class).bindTo(registry);
+                    assertThat(registry.find("krabka.coordination.leader").tag("role", "controller").gauge()).isNotNull();
+                });
+        runner.withUserConfiguration(InMemoryTransport.class).run(context -> assertThat(context).doesNotHaveBean(CoordinationMetrics.class));
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class Registry {
+        @Bean
+        MeterRegistry meterRegistry() {
+            return new SimpleMeterRegistry();
+        }
+    }
+
+    @Test
+    void onLeadershipForARoleThatIsNotConfiguredFailsStartup() {
+        runner.withUserConfiguration(InMemoryTransport.class, WrongRole.class).withPropertyValues("krabka.coordination.roles=controller")
+                .run(context -> assertThat(failure(context))
+                        .contains("@OnLeadership(role = \"scheduler\")").contains("WrongRole")
+                        .contains("not configured: add it to krabka.coordination.roles"));
+    }
+
+    @Test
+    void onLeadershipWithAnUnsupportedParameterFailsStartup() {
+        runner.withUserConfiguration(InMemoryTransport.class, BadSignature.class).withPropertyValues("krabka.coordination.roles=controller")
+                .run(context -> assertThat(failure(context)).contains("must take no parameter or one Leadership parameter"));
+    }
+
+    @Test
+    void onLeadershipLifecycleBeanThatStartsWithTheContextFailsStartup() {
+        runner.withUserConfiguration(InMemoryTransport.class, AutoStarting.class).withPropertyValues("krabka.coordination.roles=controller")
+                .run(context -> assertThat(failure(context)).contains("return false from isAutoStartup()"));
+    }
+
+    private static String failure(AssertableApplicationContext context) {
+        assertThat(context).hasFailed();
+        StringBuilder messages = new StringBuilder();
+        for (Throwable t = context.getStartupFailure(); t != null; t = t.getCause()) {
+            messages.append(t.getMessage()).append('\n');
+        }
+        return messages.toString();
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class WrongRole {
+        @Bean
+        Work work() {
+            return new Work();
+        }
+
+        static class Work {
+            @OnLeadership(role = "scheduler")
+            void run() {
+            }
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class BadSignature {
+        @Bean
+        Work work() {
+            return new Work();
+        }
+
+        static class Work {
+            @OnLeadership(role = "controller")
+            void run(String notALeadership) {
+            }
+
+            void unrelated(Leadership leadership) {
+            }
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class AutoStarting {
+        @Bean
+        Dispatcher dispatcher() {
+            return new Dispatcher();
+        }
+
+        @OnLeadership(role = "controller")
+        static class Dispatcher implements SmartLifecycle {
+            private volatile boolean running;
+
+            @Override
+            public void start() {
+                running = true;
+            }
+
+            @Override
+            public void stop() {
+                running = false;
+            }
+
+            @Override
+            public boolean isRunning() {
+                return running;
+            }
+        }
+    }
+}
