@@ -247,8 +247,8 @@ public final class CoordinationClient implements AutoCloseable {
      */
     public LeadershipStatus describe(Role role) {
         requireOpen();
-        // The coordinator first: a lease read after it is at least as new, so a
-        // deposition that happened before this call always shows as a mismatch.
+        // The coordinator first: the topic, read after it, holds every lease written up to
+        // that moment, and a deposition before this call always shows as a mismatch.
         Optional<ProducerState> coordinator = transport.describeEpoch(role);
         return LeadershipStatus.of(refresh(role, Duration.ZERO), coordinator);
     }

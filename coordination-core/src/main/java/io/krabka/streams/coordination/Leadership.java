@@ -75,7 +75,7 @@ public final class Leadership implements AutoCloseable {
     private long deadline;
     private volatile State state = State.ACTIVE;
 
-    private enum State { ACTIVE, FENCED, RELEASED }
+    private enum State { ACTIVE, FENCED, FAILED, RELEASED }
 
     private Leadership(CoordinationClient client, CoordinationTransport transport, RoleEpoch epoch, MemberId member,
             ProducerState initial) {
@@ -218,8 +218,8 @@ public final class Leadership implements AutoCloseable {
         if (state == State.FENCED) {
             throw new FencedException("the leadership of " + member + " over role " + role + " was fenced earlier");
         }
-        if (state == State.RELEASED) {
-            throw new IllegalStateException("the leadership of " + member + " over role " + role + " was closed");
+        if (state != State.ACTIVE) {
+            throw new IllegalStateException("the leadership of " + member + " over role " + role + " ended (" + state + ")");
         }
         long now = client.now().toEpochMilli();
         long start = epoch.featureGeneration();
@@ -244,6 +244,9 @@ public final class Leadership implements AutoCloseable {
         } catch (CoordinationException e) {
             // An abort moves the epoch under transaction version 2: learn it again.
             exact = false;
+            if (!epoch.usable() && state == State.ACTIVE) {
+                throw unusable(e);
+            }
             throw e;
         }
         lastLeaseAt = now;
@@ -295,6 +298,32 @@ public final class Leadership implements AutoCloseable {
         knownProducerId = reported.producerId();
         knownEpoch = reported.producerEpoch();
         exact = step >= 0 && stable;
+    }
+
+    /**
+     * The producer failed beyond recovery, so this leadership cannot write again. If the
+     * coordinator reports another epoch, a newer one fenced it; otherwise it ended on the
+     * failure alone. Either way the member must acquire anew.
+     */
+    private CoordinationException unusable(CoordinationException failure) {
+        boolean superseded;
+        try {
+            superseded = transport.describeEpoch(role)
+                    .map(reported -> reported.producerId() != knownProducerId
+                            || reported.producerEpoch() > knownEpoch + Math.max(step, 1))
+                    .orElse(true);
+        } catch (CoordinationException describeFailed) {
+            failure.addSuppressed(describeFailed);
+            superseded = false;
+        }
+        if (superseded) {
+            end(State.FENCED);
+            return new FencedException("the producer of role " + role + " failed and a newer epoch exists: " + failure.getMessage(),
+                    failure);
+        }
+        end(State.FAILED);
+        return new CoordinationException("the producer of role " + role + " failed beyond recovery, so the leadership of "
+                + member + " ended; acquire the role anew", failure);
     }
 
     private void end(State newState) {

@@ -58,10 +58,13 @@ public record LeadershipStatus(Role role, Optional<LeaseState> lease, Optional<P
     }
 
     /**
-     * Whether the member the lease names still holds the epoch: the coordinator's
-     * (producer id, producer epoch) equals the one the lease carries. The holder writes
-     * in every transaction the value the coordinator will report once it commits, and
-     * never a larger one, so any InitProducerId by another member makes this false.
+     * Whether the member the lease names still held the epoch when the coordinator was
+     * asked: the coordinator's (producer id, producer epoch) equals one that a lease of
+     * the current leadership carries (the newest, or a recent one, since a busy holder
+     * may commit between the two reads). The holder writes in every transaction the value
+     * the coordinator will report once it commits, and never a larger one, so no lease of
+     * a deposed holder carries an epoch as new as the one a challenger's InitProducerId
+     * minted: any challenge makes this false.
      *
      * <p>False means either that no member holds the role, or that a challenger minted a
      * newer epoch; in both cases the broker already rejects the lease author's writes.
@@ -71,8 +74,7 @@ public record LeadershipStatus(Role role, Optional<LeaseState> lease, Optional<P
      */
     public boolean current() {
         return lease.isPresent() && coordinator.isPresent()
-                && lease.get().producerId() == coordinator.get().producerId()
-                && lease.get().producerEpoch() == coordinator.get().producerEpoch();
+                && lease.get().wrote(coordinator.get().producerId(), coordinator.get().producerEpoch());
     }
 
     /** The lease's deadline on the holder's clock, if there is a lease. */

@@ -24,6 +24,7 @@ final class KafkaRoleEpoch implements RoleEpoch {
     private final Producer<byte[], byte[]> producer;
     private final Duration timeout;
     private volatile boolean closed;
+    private volatile boolean broken;
 
     KafkaRoleEpoch(Role role, Producer<byte[], byte[]> producer, Duration timeout) {
         this.role = role;
@@ -74,9 +75,16 @@ final class KafkaRoleEpoch implements RoleEpoch {
             if (translated instanceof FencedException) {
                 return translated;
             }
+            // A producer that cannot abort is in a fatal state: no later transaction can run.
+            broken = true;
             failure.addSuppressed(abortError);
             return failure;
         }
+    }
+
+    @Override
+    public boolean usable() {
+        return !closed && !broken;
     }
 
     @Override

@@ -143,6 +143,11 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
         }
 
         @Override
+        public boolean usable() {
+            return !epochClosed;
+        }
+
+        @Override
         public void close() {
             epochClosed = true;
         }

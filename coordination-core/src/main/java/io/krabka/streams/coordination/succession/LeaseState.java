@@ -3,6 +3,7 @@ package io.krabka.streams.coordination.succession;
 import io.krabka.streams.coordination.FencingToken;
 import io.krabka.streams.coordination.MemberId;
 import java.time.Instant;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -19,12 +20,25 @@ import java.util.Objects;
  *     starts after compaction removed that record sees a later offset of the same
  *     leadership, which still lies below every later grant.
  * @param offset the offset of the newest lease record
+ * @param recentEpochs the (producer id, epoch) pairs of this leadership's newest lease
+ *     records, oldest first, at most {@link #RECENT_EPOCHS}: a busy holder moves the epoch
+ *     on every commit, so a check that reads the coordinator and then the topic compares
+ *     against these rather than only the newest
  */
-public record LeaseState(
-        MemberId member, long producerId, short producerEpoch, long grantedAt, long deadline, long term, long offset) {
+public record LeaseState(MemberId member, long producerId, short producerEpoch, long grantedAt, long deadline, long term,
+        long offset, List<ProducerEpoch> recentEpochs) {
+
+    /** How many of a leadership's newest lease epochs the fold remembers. */
+    public static final int RECENT_EPOCHS = 256;
 
     public LeaseState {
         Objects.requireNonNull(member, "member");
+        recentEpochs = List.copyOf(recentEpochs);
+    }
+
+    /** Whether this leadership wrote a lease with exactly this (producer id, epoch) recently. */
+    public boolean wrote(long otherProducerId, short otherEpoch) {
+        return recentEpochs.contains(new ProducerEpoch(otherProducerId, otherEpoch));
     }
 
     /** The token this lease names. */

@@ -8,6 +8,7 @@ import io.krabka.streams.coordination.record.CoordinationRecord.Lease;
 import io.krabka.streams.coordination.record.CoordinationRecord.Registration;
 import io.krabka.streams.coordination.record.MalformedRecordException;
 import io.krabka.streams.coordination.record.RecordKind;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -29,6 +30,7 @@ public final class RoleStateBuilder {
     private final Role role;
     private final List<RosterEntry> roster = new ArrayList<>();
     private LeaseState lease;
+    private final ArrayDeque<ProducerEpoch> recentEpochs = new ArrayDeque<>();
     private OptionalLong leaseReleasedAt = OptionalLong.empty();
     private long nextOffset;
 
@@ -70,12 +72,21 @@ public final class RoleStateBuilder {
                     new RosterEntry(member, offset, ((Registration) record).registeredAt())));
         } else if (value.isPresent()) {
             Lease written = (Lease) value.get();
-            long term = lease != null && lease.sameLeadershipAs(written.member(), written.grantedAt()) ? lease.term() : offset;
+            boolean renewal = lease != null && lease.sameLeadershipAs(written.member(), written.grantedAt());
+            long term = renewal ? lease.term() : offset;
+            if (!renewal) {
+                recentEpochs.clear();
+            }
+            recentEpochs.addLast(new ProducerEpoch(written.producerId(), written.producerEpoch()));
+            if (recentEpochs.size() > LeaseState.RECENT_EPOCHS) {
+                recentEpochs.removeFirst();
+            }
             lease = new LeaseState(written.member(), written.producerId(), written.producerEpoch(),
-                    written.grantedAt(), written.deadline(), term, offset);
+                    written.grantedAt(), written.deadline(), term, offset, List.copyOf(recentEpochs));
             leaseReleasedAt = OptionalLong.empty();
         } else {
             lease = null;
+            recentEpochs.clear();
             leaseReleasedAt = OptionalLong.of(timestamp);
         }
         nextOffset = offset + 1;

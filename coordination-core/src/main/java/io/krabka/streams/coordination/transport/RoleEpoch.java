@@ -37,6 +37,12 @@ public interface RoleEpoch extends AutoCloseable {
      */
     long featureGeneration();
 
+    /**
+     * Whether the producer can still run transactions. A producer that could not even
+     * abort a failed transaction is in a fatal state; its epoch is useless from then on.
+     */
+    boolean usable();
+
     /** Closes the producer without writing anything; the epoch stays until a challenger bumps it. */
     @Override
     void close();

@@ -82,7 +82,8 @@ public class CoordinationEndpoint {
                 status.deadline().orElse(null),
                 loop.state(role).name().toLowerCase(Locale.ROOT),
                 roster,
-                coordinator == null ? null : coordinator.state());
+                coordinator == null ? null : coordinator.state(),
+                status.lease().map(l -> new TokenReport(l.term(), l.producerId(), l.producerEpoch())).orElse(null));
     }
 
     /** The whole report. */
@@ -100,9 +101,11 @@ public class CoordinationEndpoint {
      * @param state this member's state: leader, standby or stopped
      * @param roster the registered members in registration order
      * @param transactionState the transaction coordinator's state for the role
+     * @param leaseToken the token the newest lease record carries; equal to {@code token}
+     *     exactly when {@code current}
      */
     public record RoleReport(String holder, boolean current, TokenReport token, Instant grantedAt, Instant deadline,
-            String state, List<RosterMember> roster, String transactionState) {
+            String state, List<RosterMember> roster, String transactionState, TokenReport leaseToken) {
     }
 
     /** A fencing token. */

@@ -12,6 +12,12 @@ public enum LeadershipEndCause {
      */
     EXPIRED,
 
+    /**
+     * The role's producer failed beyond recovery (it could not even abort a
+     * transaction); this member can no longer write with its epoch and contends again.
+     */
+    FAILED,
+
     /** This member released the role: on shutdown, or on request. */
     RELEASED
 }

@@ -42,6 +42,8 @@ public final class LeadershipLoop implements SmartLifecycle {
     /** The longest a holding thread waits on the topic before it looks at its lease again. */
     private static final Duration MAX_HOLD_WAIT = Duration.ofSeconds(1);
     private static final Duration ERROR_BACKOFF = Duration.ofSeconds(1);
+    /** How long a holder waits after a failed renewal before the next attempt. */
+    private static final Duration RENEW_RETRY = Duration.ofMillis(250);
 
     private final CoordinationClient client;
     private final MemberId member;
@@ -157,7 +159,10 @@ public final class LeadershipLoop implements SmartLifecycle {
         for (RoleRuntime runtime : runtimes.values()) {
             synchronized (runtime) {
                 if (runtime.leadership != null) {
+                    // Releasing also leaves the roster.
                     end(runtime, LeadershipEndCause.RELEASED);
+                } else {
+                    leaveRoster(runtime.role);
                 }
             }
         }
@@ -236,7 +241,9 @@ public final class LeadershipLoop implements SmartLifecycle {
         if (leadership == null) {
             return;
         }
-        if (leadership.renewDue()) {
+        boolean retryDue = runtime.retryAt == null || !client.clock().instant().isBefore(runtime.retryAt);
+        if (leadership.renewDue() && retryDue) {
+            runtime.retryAt = null;
             long start = System.nanoTime();
             try {
                 leadership.renew();
@@ -246,7 +253,13 @@ public final class LeadershipLoop implements SmartLifecycle {
                 return;
             } catch (CoordinationException failed) {
                 observer.renewFailed(runtime.role);
-                log.warn("Renewing role {} failed: {}", runtime.role, failed.getMessage());
+                if (!leadership.isActive()) {
+                    log.warn("Role {} ended: {}", runtime.role, failed.getMessage());
+                    endUnlessReleased(runtime, leadership, LeadershipEndCause.FAILED);
+                    return;
+                }
+                log.warn("Renewing role {} failed; trying again in {}: {}", runtime.role, RENEW_RETRY, failed.getMessage());
+                runtime.retryAt = client.clock().instant().plus(RENEW_RETRY);
             }
         }
         if (leadership.expired()) {
@@ -254,7 +267,11 @@ public final class LeadershipLoop implements SmartLifecycle {
             return;
         }
         Instant now = client.clock().instant();
-        Duration untilRenew = Duration.between(now, leadership.renewAt());
+        Instant next = leadership.renewAt();
+        if (runtime.retryAt != null && runtime.retryAt.isAfter(next)) {
+            next = runtime.retryAt;
+        }
+        Duration untilRenew = Duration.between(now, next);
         Duration wait = untilRenew.isNegative() ? Duration.ZERO : untilRenew.compareTo(MAX_HOLD_WAIT) < 0 ? untilRenew : MAX_HOLD_WAIT;
         RoleState state = client.awaitRoleState(runtime.role, wait);
         Decision decision = Succession.evaluate(state, member, true, client.config(), client.clock().instant());
@@ -289,9 +306,19 @@ public final class LeadershipLoop implements SmartLifecycle {
         }
         runtime.leadership = null;
         runtime.token = null;
+        runtime.retryAt = null;
         observer.ended(runtime.role, cause);
         log.info("Member {} no longer holds role {} ({}): {}", member, runtime.role, token, cause);
         events.publishEvent(new LeadershipFencedEvent(this, runtime.role, member, token, cause));
+    }
+
+    /** A standby that stops leaves the roster, so it adds no stagger to later failovers. */
+    private void leaveRoster(Role role) {
+        try {
+            client.leave(role, member);
+        } catch (RuntimeException e) {
+            log.warn("Member {} could not leave the roster of role {}: {}", member, role, e.toString());
+        }
     }
 
     private static boolean pause(Duration duration) {
@@ -308,6 +335,7 @@ public final class LeadershipLoop implements SmartLifecycle {
         volatile Leadership leadership;
         volatile FencingToken token;
         volatile Thread thread;
+        volatile Instant retryAt;
 
         RoleRuntime(Role role) {
             this.role = role;

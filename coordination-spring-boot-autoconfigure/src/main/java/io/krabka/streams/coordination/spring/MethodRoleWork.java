@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.spring;
 
+import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.Leadership;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -47,6 +48,8 @@ final class MethodRoleWork implements RoleWork {
             Throwable cause = e.getCause();
             if (cause instanceof InterruptedException || Thread.currentThread().isInterrupted()) {
                 log.debug("{} ended on interrupt", name);
+            } else if (cause instanceof FencedException) {
+                log.info("{} stopped: its leadership of role {} was fenced", name, leadership.role());
             } else {
                 log.error("{} failed while holding role {}", name, leadership.role(), cause);
             }

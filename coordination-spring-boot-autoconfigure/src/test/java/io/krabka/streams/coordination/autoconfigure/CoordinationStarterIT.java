@@ -1,0 +1,239 @@
+package io.krabka.streams.coordination.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.krabka.streams.coordination.Leadership;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.kafka.KafkaTestCluster;
+import io.krabka.streams.coordination.spring.LeadershipEndCause;
+import io.krabka.streams.coordination.spring.LeadershipFencedEvent;
+import io.krabka.streams.coordination.spring.LeadershipGrantedEvent;
+import io.krabka.streams.coordination.spring.LeadershipLoop;
+import io.krabka.streams.coordination.spring.MemberRoleState;
+import io.krabka.streams.coordination.spring.OnLeadership;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.event.EventListener;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/** Two Spring Boot members in one JVM compete for a role on a real KRaft broker. */
+class CoordinationStarterIT {
+
+    private static final Role CONTROLLER = Role.of("controller");
+    private static KafkaTestCluster cluster;
+
+    private final List<ConfigurableApplicationContext> apps = new CopyOnWriteArrayList<>();
+    /** Each test gets its own coordination topic, so rosters and leases do not leak between tests. */
+    private final String topic = "coordination-" + java.util.UUID.randomUUID().toString().substring(0, 8);
+    private final HttpClient http = HttpClient.newHttpClient();
+
+    @BeforeAll
+    static void startCluster() {
+        cluster = KafkaTestCluster.start();
+        cluster.createTopic("commands", 1);
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        cluster.close();
+    }
+
+    @AfterEach
+    void closeApps() {
+        apps.forEach(ConfigurableApplicationContext::close);
+    }
+
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    static class MemberApp {
+
+        final List<Object> events = new CopyOnWriteArrayList<>();
+        final AtomicInteger dispatched = new AtomicInteger();
+        final AtomicInteger interrupted = new AtomicInteger();
+        volatile Leadership current;
+
+        @EventListener
+        void granted(LeadershipGrantedEvent event) {
+            events.add(event);
+        }
+
+        @EventListener
+        void fenced(LeadershipFencedEvent event) {
+            events.add(event);
+        }
+
+        @Bean
+        Dispatcher dispatcher() {
+            return new Dispatcher(this);
+        }
+    }
+
+    /** Role-scoped work: dispatches a guarded command every 50 ms until its thread is interrupted. */
+    static class Dispatcher {
+        private final MemberApp app;
+
+        Dispatcher(MemberApp app) {
+            this.app = app;
+        }
+
+        @OnLeadership(role = "controller")
+        void dispatch(Leadership leadership) {
+            app.current = leadership;
+            try {
+                while (!Thread.currentThread().isInterrupted()) {
+                    leadership.write(new ProducerRecord<>("commands", CONTROLLER.utf8(),
+                            (leadership.member() + ":" + leadership.term()).getBytes(StandardCharsets.UTF_8)));
+                    app.dispatched.incrementAndGet();
+                    TimeUnit.MILLISECONDS.sleep(50);
+                }
+            } catch (InterruptedException e) {
+                app.interrupted.incrementAndGet();
+            } catch (RuntimeException e) {
+                // A fenced write: the loop ends the leadership and interrupts this thread.
+                app.interrupted.incrementAndGet();
+            }
+        }
+    }
+
+    private ConfigurableApplicationContext start(String member) {
+        ConfigurableApplicationContext app = new SpringApplicationBuilder(MemberApp.class).properties(Map.of(
+                "spring.kafka.bootstrap-servers", cluster.bootstrapServers(),
+                "spring.kafka.producer.transaction-id-prefix", "tx-",
+                "server.port", "0",
+                "management.endpoints.web.exposure.include", "coordination,health",
+                "management.endpoint.health.show-details", "always",
+                "krabka.coordination.member-id", member,
+                "krabka.coordination.roles", "controller",
+                "krabka.coordination.lease.duration", "3s",
+                "krabka.coordination.lease.renew-interval", "1s",
+                "krabka.coordination.lease.challenge-stagger", "1s"))
+                .properties("krabka.coordination.topic.replication-factor=1", "krabka.coordination.topic.partitions=3",
+                        "krabka.coordination.topic.name=" + topic)
+                .run();
+        apps.add(app);
+        return app;
+    }
+
+    private static MemberApp appOf(ConfigurableApplicationContext context) {
+        return context.getBean(MemberApp.class);
+    }
+
+    private static MemberRoleState state(ConfigurableApplicationContext context) {
+        return context.getBean(LeadershipLoop.class).state(CONTROLLER);
+    }
+
+    private JsonNode get(ConfigurableApplicationContext context, String path) throws Exception {
+        String port = context.getEnvironment().getProperty("local.server.port");
+        HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(response.statusCode()).as(path).isEqualTo(200);
+        return JsonMapper.builder().build().readTree(response.body());
+    }
+
+    @Test
+    void winnerWorksStandbyWaitsAndBothEndpointsShowTheSameHolder() throws Exception {
+        ConfigurableApplicationContext n1 = start("n1");
+        await().atMost(Duration.ofSeconds(30)).until(() -> state(n1) == MemberRoleState.LEADER);
+        ConfigurableApplicationContext n2 = start("n2");
+        await().atMost(Duration.ofSeconds(30)).until(() -> appOf(n1).dispatched.get() >= 3);
+        assertThat(state(n2)).isEqualTo(MemberRoleState.STANDBY);
+        assertThat(appOf(n2).dispatched).hasValue(0);
+
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            JsonNode one = get(n1, "/actuator/coordination");
+            JsonNode two = get(n2, "/actuator/coordination");
+            assertThat(one.get("member").asString()).isEqualTo("n1");
+            assertThat(two.get("member").asString()).isEqualTo("n2");
+            for (JsonNode report : List.of(one, two)) {
+                JsonNode role = report.get("roles").get("controller");
+                assertThat(role.get("current").asBoolean()).as("current in %s", report).isTrue();
+                assertThat(role.get("holder").asString()).isEqualTo("n1");
+                assertThat(role.get("token").get("term").asLong()).isEqualTo(appOf(n1).current.term());
+                assertThat(role.get("roster").findValuesAsString("member")).containsExactly("n1", "n2");
+            }
+            assertThat(one.get("roles").get("controller").get("state").asString()).isEqualTo("leader");
+            assertThat(two.get("roles").get("controller").get("state").asString()).isEqualTo("standby");
+        });
+        JsonNode single = get(n2, "/actuator/coordination/controller");
+        assertThat(single.get("holder").asString()).isEqualTo("n1");
+        JsonNode health = get(n1, "/actuator/health");
+        assertThat(health.get("components").get("coordination").get("status").asString()).isEqualTo("UP");
+        assertThat(health.get("components").get("coordination").get("details").get("roles").get("controller").asString())
+                .isEqualTo("leader");
+
+        // The role producer's transactional.id is the role name, not Spring Kafka's prefix.
+        assertThat(cluster.admin().describeTransactions(List.of("controller")).description("controller")
+                .get(10, TimeUnit.SECONDS).producerId()).isEqualTo(appOf(n1).current.token().producerId());
+    }
+
+    @Test
+    void whenTheBrokerFencesTheHolderItsWorkIsInterruptedAndTheEventSaysFenced() throws Exception {
+        ConfigurableApplicationContext n1 = start("n1");
+        await().atMost(Duration.ofSeconds(30)).until(() -> appOf(n1).dispatched.get() >= 2);
+
+        // Another producer of the role's transactional id: InitProducerId fences n1's epoch.
+        try (KafkaProducer<byte[], byte[]> usurper = new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
+                ProducerConfig.TRANSACTIONAL_ID_CONFIG, "controller",
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
+            usurper.initTransactions();
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> appOf(n1).interrupted.get() >= 1);
+        await().atMost(Duration.ofSeconds(10)).until(() -> appOf(n1).events.size() >= 2);
+        List<Object> events = appOf(n1).events;
+        assertThat(events.get(0)).isInstanceOf(LeadershipGrantedEvent.class);
+        assertThat(events.get(1)).isInstanceOfSatisfying(LeadershipFencedEvent.class,
+                fenced -> assertThat(fenced.getCause()).isEqualTo(LeadershipEndCause.FENCED));
+        // It keeps contending: after the lease deadline it takes the role again, with a later term.
+        await().atMost(Duration.ofSeconds(30)).until(() -> state(n1) == MemberRoleState.LEADER);
+        LeadershipGrantedEvent first = (LeadershipGrantedEvent) events.get(0);
+        assertThat(appOf(n1).current.token().supersedes(first.getToken())).isTrue();
+    }
+
+    @Test
+    void gracefulShutdownHandsTheRoleOverBeforeTheDeadline() throws Exception {
+        ConfigurableApplicationContext n1 = start("n1");
+        await().atMost(Duration.ofSeconds(30)).until(() -> state(n1) == MemberRoleState.LEADER);
+        ConfigurableApplicationContext n2 = start("n2");
+        await().atMost(Duration.ofSeconds(30)).until(() -> state(n2) == MemberRoleState.STANDBY
+                && get(n2, "/actuator/coordination").get("roles").get("controller").get("roster").size() == 2);
+
+        MemberApp first = appOf(n1);
+        n1.close();
+        Instant closed = Instant.now();
+        List<Object> events = first.events;
+        assertThat(events).hasSize(2);
+        assertThat(events.get(1)).isInstanceOfSatisfying(LeadershipFencedEvent.class,
+                released -> assertThat(released.getCause()).isEqualTo(LeadershipEndCause.RELEASED));
+        await().atMost(Duration.ofSeconds(30)).until(() -> state(n2) == MemberRoleState.LEADER);
+        // Well inside one lease (3 s): the standby did not wait for the deadline.
+        assertThat(Duration.between(closed, Instant.now())).isLessThan(Duration.ofSeconds(3));
+        assertThat(appOf(n2).events.get(0)).isInstanceOf(LeadershipGrantedEvent.class);
+    }
+}
