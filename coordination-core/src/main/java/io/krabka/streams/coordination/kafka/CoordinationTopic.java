@@ -43,9 +43,19 @@ final class CoordinationTopic {
                         + spec.replicationFactor() + " or enable creation");
             }
             create(admin, spec, timeout);
-            description = describe(admin, spec, timeout);
-            if (description == null) {
-                throw new TopicConfigurationException("the coordination topic " + spec.name() + " was created but cannot be described");
+            // A new topic reaches the brokers' metadata a moment after creation returns.
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while ((description = describe(admin, spec, timeout)) == null) {
+                if (System.nanoTime() > deadline) {
+                    throw new TopicConfigurationException("the coordination topic " + spec.name()
+                            + " was created but did not appear in the cluster's metadata within " + timeout);
+                }
+                try {
+                    Thread.sleep(50);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new TopicConfigurationException("interrupted while waiting for the coordination topic " + spec.name());
+                }
             }
         }
         check(admin, spec, description, timeout);
