@@ -228,7 +228,6 @@ public final class LeadershipLoop implements SmartLifecycle {
                 return;
             }
             runtime.leadership = leadership;
-            runtime.token = leadership.token();
         }
         observer.granted(runtime.role, Duration.ofNanos(System.nanoTime() - start));
         log.info("Member {} holds role {} with {}", member, runtime.role, leadership.token());
@@ -293,7 +292,8 @@ public final class LeadershipLoop implements SmartLifecycle {
     /** Stops the work first, then gives the leadership up the way {@code cause} says. Holds the runtime's lock. */
     private void end(RoleRuntime runtime, LeadershipEndCause cause) {
         Leadership leadership = runtime.leadership;
-        FencingToken token = runtime.token;
+        // The token as it is now: its epoch moved with every transaction since the grant.
+        FencingToken token = leadership.token();
         work.stop(runtime.role, workStopTimeout);
         try {
             if (cause == LeadershipEndCause.RELEASED) {
@@ -305,7 +305,6 @@ public final class LeadershipLoop implements SmartLifecycle {
             log.warn("Giving up role {} ({}) failed: {}", runtime.role, cause, e.toString());
         }
         runtime.leadership = null;
-        runtime.token = null;
         runtime.retryAt = null;
         observer.ended(runtime.role, cause);
         log.info("Member {} no longer holds role {} ({}): {}", member, runtime.role, token, cause);
@@ -333,7 +332,6 @@ public final class LeadershipLoop implements SmartLifecycle {
     private static final class RoleRuntime {
         final Role role;
         volatile Leadership leadership;
-        volatile FencingToken token;
         volatile Thread thread;
         volatile Instant retryAt;
 

@@ -1,0 +1,185 @@
+package io.krabka.coordination.sample;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.kafka.core.ConsumerFactory;
+import org.springframework.stereotype.Component;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * A device that takes its commands from the log, the way a fenced resource should: it
+ * reads {@code sample-commands} with {@code isolation.level=read_committed} (so a
+ * deposed leader's writes, which the broker aborted, never reach it), keeps the highest
+ * term it has seen, accepts a command whose term is at least that, and rejects a lower
+ * one. It counts both per member and keeps the last {@value #KEPT} commands.
+ *
+ * <p>Every member runs one; they all read the same log and so agree.
+ */
+@Component
+public class SimulatedDevice implements SmartLifecycle {
+
+    static final int KEPT = 20;
+
+    private static final Logger log = LoggerFactory.getLogger(SimulatedDevice.class);
+
+    private final Map<String, Object> consumerSettings;
+    private final TopicPartition partition;
+    private final JsonMapper json;
+
+    private final Map<String, Long> accepted = new TreeMap<>();
+    private final Map<String, Long> rejected = new TreeMap<>();
+    private final Deque<Received> last = new ArrayDeque<>();
+    private long highestTerm = -1;
+    private long malformed;
+    private long readUpTo;
+
+    private volatile boolean running;
+    private volatile Thread thread;
+    private volatile KafkaConsumer<byte[], byte[]> consumer;
+
+    public SimulatedDevice(ConsumerFactory<?, ?> consumerFactory, JsonMapper json,
+            @Value("${sample.commands-topic:sample-commands}") String topic) {
+        // Spring Kafka's connection and security settings; the device's own reading mode.
+        Map<String, Object> settings = new HashMap<>(consumerFactory.getConfigurationProperties());
+        settings.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        settings.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        settings.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        settings.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        settings.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        settings.put(ConsumerConfig.CLIENT_ID_CONFIG, "sample-device");
+        this.consumerSettings = settings;
+        this.partition = new TopicPartition(topic, 0);
+        this.json = json;
+    }
+
+    /** What the device has seen, for {@code GET /device}. */
+    public synchronized DeviceReport report() {
+        return new DeviceReport(highestTerm < 0 ? null : highestTerm, new TreeMap<>(accepted), new TreeMap<>(rejected),
+                List.copyOf(last), malformed, readUpTo);
+    }
+
+    synchronized void receive(long offset, byte[] value) {
+        readUpTo = offset + 1;
+        Command command;
+        try {
+            command = json.readValue(value, Command.class);
+        } catch (JacksonException e) {
+            malformed++;
+            log.warn("Device skips the malformed command at offset {}: {}", offset, e.getOriginalMessage());
+            return;
+        }
+        boolean accept = command.term() >= highestTerm;
+        if (accept) {
+            if (command.term() > highestTerm && highestTerm >= 0) {
+                log.info("Device now obeys term {} ({}); it refuses every lower term", command.term(), command.member());
+            }
+            highestTerm = command.term();
+            accepted.merge(command.member(), 1L, Long::sum);
+        } else {
+            rejected.merge(command.member(), 1L, Long::sum);
+            log.warn("Device rejected command {} of term {} from {}: it already obeys term {}", command.seq(),
+                    command.term(), command.member(), highestTerm);
+        }
+        last.addFirst(new Received(offset, command.member(), command.term(), command.seq(), command.producerId(),
+                command.producerEpoch(), command.sentAt(), accept ? "accepted" : "rejected"));
+        while (last.size() > KEPT) {
+            last.removeLast();
+        }
+    }
+
+    private void run() {
+        try (KafkaConsumer<byte[], byte[]> reader = consumer) {
+            reader.assign(List.of(partition));
+            reader.seekToBeginning(List.of(partition));
+            while (running) {
+                try {
+                    for (ConsumerRecord<byte[], byte[]> record : reader.poll(Duration.ofMillis(500))) {
+                        receive(record.offset(), record.value());
+                    }
+                } catch (WakeupException e) {
+                    break;
+                } catch (RuntimeException e) {
+                    if (!running) {
+                        break;
+                    }
+                    log.warn("Device could not read {}; trying again: {}", partition, e.toString());
+                }
+            }
+        }
+    }
+
+    @Override
+    public synchronized void start() {
+        if (running) {
+            return;
+        }
+        consumer = new KafkaConsumer<>(consumerSettings);
+        running = true;
+        Thread reader = new Thread(this::run, "sample-device");
+        reader.setDaemon(true);
+        thread = reader;
+        reader.start();
+        log.info("Device reads {} from the beginning, read_committed", partition);
+    }
+
+    @Override
+    public synchronized void stop() {
+        if (!running) {
+            return;
+        }
+        running = false;
+        consumer.wakeup();
+        try {
+            thread.join(Duration.ofSeconds(10).toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public boolean isRunning() {
+        return running;
+    }
+
+    /** Early in startup and late in shutdown: before the leadership loop starts, after it stops. */
+    @Override
+    public int getPhase() {
+        return 0;
+    }
+
+    /**
+     * What {@code GET /device} returns.
+     *
+     * @param highestTerm the highest term seen, null before the first command
+     * @param accepted accepted commands per member
+     * @param rejected rejected commands per member (a lower term than one already seen)
+     * @param last the newest commands, newest first
+     * @param malformed records that were not a command
+     * @param readUpTo the offset after the last record read
+     */
+    public record DeviceReport(Long highestTerm, Map<String, Long> accepted, Map<String, Long> rejected,
+            List<Received> last, long malformed, long readUpTo) {
+    }
+
+    /** One command as the device saw it. */
+    public record Received(long offset, String member, long term, long seq, long producerId, short producerEpoch,
+            Instant sentAt, String verdict) {
+    }
+}
