@@ -53,12 +53,17 @@ class TokenOrderIT {
 
     @Test
     void aGrantWithALowerProducerIdStillSupersedesEveryEarlierToken() throws Exception {
-        // The broker leading the transaction log hands out the first id block [0, 1000).
-        try (KafkaProducer<byte[], byte[]> warmup = transactionalProducer("warmup")) {
-            warmup.initTransactions();
-        }
-        int low = leaderOfTransactionLog();
-        int high = low == 0 ? 1 : 0;
+        // Each broker hands out producer ids from its own block. Find out, rather than
+        // assume, which broker's block is the higher one: init one id with the
+        // transaction log on each broker and compare.
+        // (The first InitProducerId also creates the transaction log.)
+        long idOnA = initProbe("probe-a");
+        int brokerA = leaderOfTransactionLog();
+        int brokerB = brokerA == 0 ? 1 : 0;
+        moveTransactionLogTo(brokerB);
+        long idOnB = initProbe("probe-b");
+        int high = idOnB > idOnA ? brokerB : brokerA;
+        int low = high == brokerA ? brokerB : brokerA;
         Role role = Role.of("regression");
         ManualClock clock = new ManualClock();
 
@@ -70,7 +75,7 @@ class TokenOrderIT {
             first = a.tryAcquire(role, MemberId.of("a")).orElseThrow();
             first.close();
         }
-        assertThat(first.token().producerId()).isGreaterThanOrEqualTo(1000);
+        assertThat(first.token().producerId()).isGreaterThan(Math.min(idOnA, idOnB));
         await().atMost(Duration.ofSeconds(30)).until(() -> !transactionalIdKnown(role));
 
         // Grant 2 with the coordinator back on the first broker: a lower producer id.
@@ -125,6 +130,15 @@ class TokenOrderIT {
                 ProducerConfig.TRANSACTIONAL_ID_CONFIG, id,
                 ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
                 ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class));
+    }
+
+    /** Runs InitProducerId for a fresh transactional id and returns the producer id it got. */
+    private static long initProbe(String transactionalId) throws Exception {
+        try (KafkaProducer<byte[], byte[]> probe = transactionalProducer(transactionalId)) {
+            probe.initTransactions();
+        }
+        return cluster.admin().describeTransactions(List.of(transactionalId)).description(transactionalId)
+                .get(10, TimeUnit.SECONDS).producerId();
     }
 
     private static int leaderOfTransactionLog() throws Exception {
