@@ -156,6 +156,11 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         Map<String, Object> settings = producerBase(connection, timeout);
         settings.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, role.name());
         settings.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, (int) transactionTimeout.toMillis());
+        // A challenger's InitProducerId usually waits once for the coordinator to finish
+        // the previous holder's transaction (CONCURRENT_TRANSACTIONS); at the default
+        // 100 ms backoff that wait was most of a handover. The backoff still grows
+        // exponentially up to retry.backoff.max.ms, so a struggling broker is not hammered.
+        settings.putIfAbsent(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 20);
         return settings;
     }
 

@@ -308,6 +308,30 @@ abstract class AbstractLeadershipIT {
         }
     }
 
+    @Test
+    void garbageInTheRolesPartitionIsSkippedCountedAndChangesNothing() throws Exception {
+        Member a = member("a");
+        Member b = member("b");
+        Leadership held = a.tryAcquire().orElseThrow();
+        assertThat(b.tryAcquire()).isEmpty();
+        var before = b.client.describe(role);
+        int partition = io.krabka.streams.coordination.record.RolePartitioner.partitionFor(role, b.transport.partitionCount());
+        byte[] unknownVersionKey = java.util.HexFormat.of().parseHex("0001" + "0001" + "0001" + "78" + "0000");
+        try (KafkaProducer<byte[], byte[]> vandal = new KafkaProducer<>(KafkaCoordinationTransport.registrarSettings(
+                cluster().connection(), Duration.ofSeconds(20)))) {
+            vandal.send(new ProducerRecord<>(b.transport.topic(), partition, "garbage".getBytes(), "garbage".getBytes())).get();
+            vandal.send(new ProducerRecord<>(b.transport.topic(), partition, unknownVersionKey, new byte[] {0})).get();
+        }
+        var after = b.client.describe(role);
+        assertThat(b.client.malformedRecords()).isEqualTo(2);
+        assertThat(after.roster()).isEqualTo(before.roster());
+        assertThat(after.holder()).isEqualTo(before.holder());
+        // Both members carry on.
+        held.write(command("after-garbage"));
+        assertThat(b.tryAcquire()).isEmpty();
+        await().atMost(Duration.ofSeconds(10)).until(() -> b.client.describe(role).current());
+    }
+
     /** A transactional producer that stops inside its transaction when it sends a command. */
     private static Producer<byte[], byte[]> pauseOnCommand(Map<String, Object> settings, CountDownLatch sending, CountDownLatch resume) {
         return new KafkaProducer<>(settings) {

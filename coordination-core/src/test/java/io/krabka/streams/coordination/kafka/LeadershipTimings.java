@@ -63,8 +63,10 @@ public final class LeadershipTimings {
             b.tryAcquire(role, MemberId.of("b"));
             CompletableFuture<Long> granted = CompletableFuture.supplyAsync(() -> {
                 try {
-                    b.acquire(role, MemberId.of("b"), Duration.ofSeconds(30)).close();
-                    return System.nanoTime();
+                    Leadership taken = b.acquire(role, MemberId.of("b"), Duration.ofSeconds(30));
+                    long grantedAt = System.nanoTime();
+                    taken.close();
+                    return grantedAt;
                 } catch (InterruptedException e) {
                     throw new IllegalStateException(e);
                 }
@@ -86,8 +88,10 @@ public final class LeadershipTimings {
             b.tryAcquire(role, MemberId.of("b"));
             Instant deadline = held.deadline();
             ta.close(); // a dies: no release
-            b.acquire(role, MemberId.of("b"), Duration.ofSeconds(30)).close();
-            return Duration.between(deadline, Instant.now()).toNanos();
+            Leadership taken = b.acquire(role, MemberId.of("b"), Duration.ofSeconds(30));
+            long overshoot = Duration.between(deadline, Instant.now()).toNanos();
+            taken.close();
+            return overshoot;
         }
     }
 

@@ -250,6 +250,12 @@ public final class LeadershipLoop implements SmartLifecycle {
             } catch (FencedException fenced) {
                 endUnlessReleased(runtime, leadership, LeadershipEndCause.FENCED);
                 return;
+            } catch (IllegalStateException released) {
+                if (runtime.leadership != leadership) {
+                    // Released meanwhile (the endpoint, or shutdown): nothing to renew.
+                    return;
+                }
+                throw released;
             } catch (CoordinationException failed) {
                 observer.renewFailed(runtime.role);
                 if (!leadership.isActive()) {
