@@ -72,7 +72,8 @@ public final class Leadership implements AutoCloseable {
     private boolean lastLeasePredicted;
 
     private long lastLeaseAt;
-    private long deadline;
+    // Volatile, not guarded by the lock: a watchdog asks expired() while a renewal blocks.
+    private volatile long deadline;
     private volatile State state = State.ACTIVE;
 
     private enum State { ACTIVE, FENCED, FAILED, RELEASED }
@@ -156,8 +157,11 @@ public final class Leadership implements AutoCloseable {
         return !client.now().isBefore(Instant.ofEpochMilli(lastLeaseAt).plus(client.config().renewInterval()));
     }
 
-    /** Whether the newest lease's deadline has passed without a renewal (a standby may be challenging). */
-    public synchronized boolean expired() {
+    /**
+     * Whether the newest lease's deadline has passed without a renewal (a standby may be
+     * challenging). Never blocks, even while a write is in progress.
+     */
+    public boolean expired() {
         return client.now().isAfter(Instant.ofEpochMilli(deadline));
     }
 

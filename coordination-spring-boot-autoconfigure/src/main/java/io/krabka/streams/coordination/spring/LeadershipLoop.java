@@ -18,6 +18,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,6 +46,8 @@ public final class LeadershipLoop implements SmartLifecycle {
     private static final Duration ERROR_BACKOFF = Duration.ofSeconds(1);
     /** How long a holder waits after a failed renewal before the next attempt. */
     private static final Duration RENEW_RETRY = Duration.ofMillis(250);
+    /** How often the watchdog looks for leases that expired while their renewal blocks. */
+    private static final Duration WATCHDOG_TICK = Duration.ofMillis(200);
 
     private final CoordinationClient client;
     private final MemberId member;
@@ -55,6 +59,7 @@ public final class LeadershipLoop implements SmartLifecycle {
     private final Duration workStopTimeout;
     private final Map<Role, RoleRuntime> runtimes = new LinkedHashMap<>();
     private volatile boolean running;
+    private ScheduledExecutorService watchdog;
 
     public LeadershipLoop(CoordinationClient client, MemberId member, List<Role> roles, OnLeadershipRegistry work,
             ApplicationEventPublisher events, CoordinationObserver observer, Duration acquireTimeout, Duration workStopTimeout) {
@@ -122,6 +127,13 @@ public final class LeadershipLoop implements SmartLifecycle {
             return;
         }
         running = true;
+        watchdog = Executors.newSingleThreadScheduledExecutor(task -> {
+            Thread thread = new Thread(task, "krabka-coordination-watchdog");
+            thread.setDaemon(true);
+            return thread;
+        });
+        watchdog.scheduleWithFixedDelay(this::stopExpiredWork, WATCHDOG_TICK.toMillis(), WATCHDOG_TICK.toMillis(),
+                TimeUnit.MILLISECONDS);
         for (RoleRuntime runtime : runtimes.values()) {
             Thread thread = new Thread(() -> run(runtime), "krabka-coordination-" + runtime.role);
             thread.setDaemon(true);
@@ -137,6 +149,7 @@ public final class LeadershipLoop implements SmartLifecycle {
             return;
         }
         running = false;
+        watchdog.shutdownNow();
         for (RoleRuntime runtime : runtimes.values()) {
             Thread thread = runtime.thread;
             if (thread == null) {
@@ -227,6 +240,7 @@ public final class LeadershipLoop implements SmartLifecycle {
                 leadership.close();
                 return;
             }
+            runtime.workStopped = false;
             runtime.leadership = leadership;
         }
         observer.granted(runtime.role, Duration.ofNanos(System.nanoTime() - start));
@@ -287,6 +301,24 @@ public final class LeadershipLoop implements SmartLifecycle {
         }
     }
 
+    /**
+     * A renewal can block on an unresponsive cluster for up to the operation timeout,
+     * and with it the role's thread. Role-scoped work must still stop when the lease
+     * deadline passes, so this watchdog stops it; the role's thread publishes the
+     * EXPIRED event when it regains control.
+     */
+    private void stopExpiredWork() {
+        for (RoleRuntime runtime : runtimes.values()) {
+            Leadership leadership = runtime.leadership;
+            if (leadership != null && !runtime.workStopped && leadership.expired()) {
+                runtime.workStopped = true;
+                log.warn("The lease of role {} passed its deadline while a renewal was still pending; stopping its work",
+                        runtime.role);
+                work.stop(runtime.role, workStopTimeout);
+            }
+        }
+    }
+
     private void endUnlessReleased(RoleRuntime runtime, Leadership leadership, LeadershipEndCause cause) {
         synchronized (runtime) {
             if (runtime.leadership == leadership) {
@@ -340,6 +372,7 @@ public final class LeadershipLoop implements SmartLifecycle {
         volatile Leadership leadership;
         volatile Thread thread;
         volatile Instant retryAt;
+        volatile boolean workStopped;
 
         RoleRuntime(Role role) {
             this.role = role;

@@ -61,6 +61,8 @@ class LeadershipLoopTests {
 
         final ManualClock clock = new ManualClock();
         final AtomicBoolean failWrites = new AtomicBoolean();
+        final java.util.concurrent.CountDownLatch hangWrites = new java.util.concurrent.CountDownLatch(1);
+        final AtomicBoolean hang = new AtomicBoolean();
         final List<Object> events = new CopyOnWriteArrayList<>();
         final AtomicInteger workStarted = new AtomicInteger();
         final AtomicInteger workInterrupted = new AtomicInteger();
@@ -72,7 +74,8 @@ class LeadershipLoopTests {
 
         @Bean(destroyMethod = "close")
         CoordinationTransport coordinationTransport() {
-            return new FailingTransport(new InMemoryCluster(clock::millis).transport(TopicSpec.DEFAULTS.withPartitions(3)), failWrites);
+            return new FailingTransport(new InMemoryCluster(clock::millis).transport(TopicSpec.DEFAULTS.withPartitions(3)), failWrites,
+                    hang, hangWrites);
         }
 
         @Bean
@@ -177,6 +180,33 @@ class LeadershipLoopTests {
     }
 
     @Test
+    void roleScopedWorkStopsAtTheDeadlineEvenWhileARenewalHangs() {
+        runner.run(context -> {
+            Member member = context.getBean(Member.class);
+            LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+            Dispatcher dispatcher = context.getBean(Dispatcher.class);
+            await().atMost(Duration.ofSeconds(10)).until(() -> member.workStarted.get() == 1 && dispatcher.isRunning());
+
+            // The next renewal blocks: the role's own thread is stuck inside it.
+            member.hang.set(true);
+            member.clock.advance(Duration.ofSeconds(10));
+            member.clock.advance(Duration.ofSeconds(21));
+            await().atMost(Duration.ofSeconds(10)).until(() -> member.workInterrupted.get() == 1 && !dispatcher.isRunning());
+            assertThat(member.events).hasSize(1);
+            assertThat(loop.state(CONTROLLER)).isEqualTo(MemberRoleState.LEADER);
+
+            // The renewal finally fails: the loop ends the leadership as expired.
+            member.hang.set(false);
+            member.failWrites.set(true);
+            member.hangWrites.countDown();
+            await().atMost(Duration.ofSeconds(10)).until(() -> member.events.size() >= 2);
+            assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipFencedEvent.class,
+                    ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.EXPIRED));
+            assertThat(member.workStarted).hasValue(1);
+        });
+    }
+
+    @Test
     void theEndpointReleasesAHeldRoleOnlyWhenEnabled() {
         runner.run(context -> {
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
@@ -202,10 +232,15 @@ class LeadershipLoopTests {
     static final class FailingTransport implements CoordinationTransport {
         private final CoordinationTransport delegate;
         private final AtomicBoolean fail;
+        private final AtomicBoolean hang;
+        private final java.util.concurrent.CountDownLatch released;
 
-        FailingTransport(CoordinationTransport delegate, AtomicBoolean fail) {
+        FailingTransport(CoordinationTransport delegate, AtomicBoolean fail, AtomicBoolean hang,
+                java.util.concurrent.CountDownLatch released) {
             this.delegate = delegate;
             this.fail = fail;
+            this.hang = hang;
+            this.released = released;
         }
 
         @Override
@@ -244,6 +279,16 @@ class LeadershipLoopTests {
 
                 @Override
                 public List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records) {
+                    if (hang.get()) {
+                        // An unresponsive cluster: the call returns only when the test lets it, then times out.
+                        try {
+                            // Bounded, so a failing test cannot hang the context's shutdown.
+                            released.await(20, java.util.concurrent.TimeUnit.SECONDS);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                        throw new io.krabka.streams.coordination.CoordinationTimeoutException("injected: no answer in time");
+                    }
                     if (fail.get()) {
                         throw new RetriableCoordinationException("injected: the partition's leader moved", null);
                     }
