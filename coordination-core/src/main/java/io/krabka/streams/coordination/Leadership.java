@@ -129,7 +129,7 @@ public final class Leadership implements AutoCloseable {
      * and the (producer id, epoch) the coordinator reported after the last commit.
      */
     public synchronized FencingToken token() {
-        return FencingToken.of(term < 0 ? 0 : term, knownProducerId, knownEpoch);
+        return FencingToken.of(term, knownProducerId, knownEpoch);
     }
 
     /** The term of this leadership: the same for every write of it, larger for every later grant. */
@@ -143,7 +143,7 @@ public final class Leadership implements AutoCloseable {
     }
 
     /** The deadline of the newest lease this member wrote. */
-    public synchronized Instant deadline() {
+    public Instant deadline() {
         return Instant.ofEpochMilli(deadline);
     }
 
@@ -153,8 +153,8 @@ public final class Leadership implements AutoCloseable {
     }
 
     /** Whether the renew interval has passed since the newest lease. */
-    public synchronized boolean renewDue() {
-        return !client.now().isBefore(Instant.ofEpochMilli(lastLeaseAt).plus(client.config().renewInterval()));
+    public boolean renewDue() {
+        return !client.now().isBefore(renewAt());
     }
 
     /**
