@@ -174,14 +174,24 @@ public final class CoordinationClient implements AutoCloseable {
             state = refresh(role, Duration.ZERO);
         }
         if (state.entryOf(me).isEmpty()) {
-            // Our registration is behind an open transaction and not visible yet.
-            return new Attempt(null, new Decision.Register());
+            // Our registration is committed but sits behind an open transaction (a holder
+            // frozen mid-write, or any role sharing the partition), which read_committed
+            // cannot read past. It can only land after every entry we see, so rank from
+            // the tail now: waiting for it to show would hold this standby off until
+            // that transaction times out.
+            state = withPendingRegistration(state, new RosterEntry(me, registeredAt, clock.millis()));
         }
         Decision decision = Succession.evaluate(state, me, false, config, clock.instant());
         if (decision instanceof Decision.Challenge) {
             return new Attempt(challenge(role, me, state), decision);
         }
         return new Attempt(null, decision);
+    }
+
+    private static RoleState withPendingRegistration(RoleState state, RosterEntry pending) {
+        List<RosterEntry> roster = new ArrayList<>(state.roster());
+        roster.add(pending);
+        return new RoleState(state.role(), roster, state.lease(), state.leaseReleasedAt(), state.nextOffset());
     }
 
     private long register(Role role, MemberId me) {

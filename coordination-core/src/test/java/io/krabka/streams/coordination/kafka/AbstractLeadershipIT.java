@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.krabka.streams.coordination.CoordinationClient;
 import io.krabka.streams.coordination.FencedException;
+import io.krabka.streams.coordination.FencingToken;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.Leadership;
 import io.krabka.streams.coordination.ManualClock;
@@ -268,14 +269,7 @@ abstract class AbstractLeadershipIT {
     void describeIsNotCurrentWhileTheDeposedHolderIsMidTransaction() throws Exception {
         CountDownLatch sending = new CountDownLatch(1);
         CountDownLatch resume = new CountDownLatch(1);
-        KafkaCoordinationTransport pausing = new KafkaCoordinationTransport(
-                org.apache.kafka.clients.admin.Admin.create(KafkaCoordinationTransport.adminSettings(cluster().connection(), Duration.ofSeconds(20))),
-                new KafkaProducer<>(KafkaCoordinationTransport.registrarSettings(cluster().connection(), Duration.ofSeconds(20))),
-                r -> pauseOnCommand(KafkaCoordinationTransport.transactionalSettings(cluster().connection(), r, Duration.ofSeconds(20),
-                        Duration.ofSeconds(20)), sending, resume),
-                new org.apache.kafka.clients.consumer.KafkaConsumer<>(KafkaCoordinationTransport.readerSettings(cluster().connection())),
-                TOPIC, Duration.ofSeconds(20));
-        Member a = new Member("a", LeaseConfig.DEFAULTS, pausing);
+        Member a = new Member("a", LeaseConfig.DEFAULTS, pausingTransport(sending, resume));
         Member b = member("b");
         Leadership held = a.tryAcquire().orElseThrow();
         CompletableFuture<Void> write = CompletableFuture.runAsync(() -> held.write(command("mid")));
@@ -286,6 +280,49 @@ abstract class AbstractLeadershipIT {
         resume.countDown();
         assertThatThrownBy(() -> write.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(FencedException.class);
         assertThat(b.client.describe(role).current()).isFalse();
+    }
+
+    @Test
+    void aStandbyThatRegisteredBehindTheFrozenHoldersOpenTransactionTakesOverAtTheDeadline() throws Exception {
+        CountDownLatch sending = new CountDownLatch(1);
+        CountDownLatch resume = new CountDownLatch(1);
+        Member a = new Member("a", LeaseConfig.DEFAULTS, pausingTransport(sending, resume));
+        Leadership held = a.tryAcquire().orElseThrow();
+        FencingToken frozenToken = held.token(); // read now: the frozen write holds the leadership's lock
+        CompletableFuture<Void> write = CompletableFuture.runAsync(() -> held.write(command("frozen")));
+        assertThat(sending.await(30, TimeUnit.SECONDS)).isTrue();
+        // The frozen write's lease record is in the log: read_committed readers stop before it.
+        int partition = io.krabka.streams.coordination.record.RolePartitioner.partitionFor(role, a.transport.partitionCount());
+        var topicPartition = new org.apache.kafka.common.TopicPartition(a.transport.topic(), partition);
+        await().atMost(Duration.ofSeconds(10)).until(() -> latest(topicPartition, org.apache.kafka.common.IsolationLevel.READ_UNCOMMITTED)
+                > latest(topicPartition, org.apache.kafka.common.IsolationLevel.READ_COMMITTED));
+        Member b = member("b"); // registers now, behind the open transaction
+        assertThat(b.tryAcquire()).as("the lease is still valid").isEmpty();
+        assertThat(b.client.roleState(role).entryOf(b.id)).as("its registration cannot be read yet").isEmpty();
+        clock.advance(LeaseConfig.DEFAULTS.duration());
+        Leadership taken = b.tryAcquire().orElseThrow();
+
+        assertThat(taken.token().supersedes(frozenToken)).isTrue();
+        resume.countDown();
+        assertThatThrownBy(() -> write.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(FencedException.class);
+        taken.write(command("fresh"));
+    }
+
+    private long latest(org.apache.kafka.common.TopicPartition partition, org.apache.kafka.common.IsolationLevel isolation)
+            throws Exception {
+        return cluster().admin().listOffsets(Map.of(partition, org.apache.kafka.clients.admin.OffsetSpec.latest()),
+                new org.apache.kafka.clients.admin.ListOffsetsOptions(isolation)).partitionResult(partition)
+                .get(10, TimeUnit.SECONDS).offset();
+    }
+
+    private KafkaCoordinationTransport pausingTransport(CountDownLatch sending, CountDownLatch resume) {
+        return new KafkaCoordinationTransport(
+                org.apache.kafka.clients.admin.Admin.create(KafkaCoordinationTransport.adminSettings(cluster().connection(), Duration.ofSeconds(20))),
+                new KafkaProducer<>(KafkaCoordinationTransport.registrarSettings(cluster().connection(), Duration.ofSeconds(20))),
+                r -> pauseOnCommand(KafkaCoordinationTransport.transactionalSettings(cluster().connection(), r, Duration.ofSeconds(20),
+                        Duration.ofSeconds(20)), sending, resume),
+                new org.apache.kafka.clients.consumer.KafkaConsumer<>(KafkaCoordinationTransport.readerSettings(cluster().connection())),
+                TOPIC, Duration.ofSeconds(20));
     }
 
     @Test
