@@ -310,13 +310,24 @@ public final class KafkaProcessCluster implements AutoCloseable {
         }
     }
 
-    /** Starts a stopped or killed node again on its old storage and ports. */
+    /** Starts a stopped or killed node again on its old storage and ports; returns once it listens. */
     public void restart(int id) {
         Node node = node(id);
         if (node.running()) {
             throw new IllegalStateException("node " + id + " is running");
         }
         launch(node);
+        // Until the controller fences it, the killed node still counts as registered;
+        // wait for the new JVM to accept connections instead.
+        Awaitility.await("node " + id + " listening again").atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(100))
+                .until(() -> {
+                    if (!node.process.isAlive()) {
+                        throw new IllegalStateException("node " + id + " exited with " + node.process.exitValue()
+                                + "; see " + node.logFile());
+                    }
+                    return listening(node.port("INTERNAL"));
+                });
     }
 
     public void pause(int id) {
@@ -353,14 +364,28 @@ public final class KafkaProcessCluster implements AutoCloseable {
         }
     }
 
-    /** A port that was free a moment ago (the usual race; the nodes bind it soon after). */
+    private static final java.util.concurrent.atomic.AtomicInteger NEXT_PORT =
+            new java.util.concurrent.atomic.AtomicInteger(20000 + new java.util.Random().nextInt(8000));
+
+    /**
+     * A port that was free a moment ago, below the kernel's ephemeral range (32768+ on
+     * Linux): a restarted broker must bind its old ports again, and a port from the
+     * ephemeral range may meanwhile be the local end of some client's connection.
+     */
     public static int freePort() {
-        try (ServerSocket socket = new ServerSocket()) {
-            socket.setReuseAddress(false);
-            socket.bind(new InetSocketAddress("127.0.0.1", 0));
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        while (true) {
+            int port = NEXT_PORT.getAndIncrement();
+            if (port >= 32000) {
+                NEXT_PORT.compareAndSet(port + 1, 20000);
+                continue;
+            }
+            try (ServerSocket socket = new ServerSocket()) {
+                socket.setReuseAddress(false);
+                socket.bind(new InetSocketAddress("127.0.0.1", port));
+                return port;
+            } catch (IOException taken) {
+                // try the next one
+            }
         }
     }
 

@@ -1,0 +1,31 @@
+package io.krabka.coordination.chaos.check;
+
+/** One breach of a property the product promises, with the evidence. */
+public record Violation(Kind kind, String evidence) {
+
+    public enum Kind {
+        /** A command committed whose transaction began after a later term was granted. */
+        STALE_DISPATCH,
+        /** In the command log, a command of a lower term after one of a higher term. */
+        TERM_BACKWARDS,
+        /** Commands of two members under one term. */
+        SHARED_TERM,
+        /** A command under a term the lease records do not grant to its member. */
+        UNGRANTED_TERM,
+        /** A member saw a commit acknowledged, but the command is not in the log. */
+        ACKED_BUT_MISSING,
+        /** The device received a command that is not in the log (dispatched before it was durable). */
+        DISPATCHED_BUT_NOT_COMMITTED,
+        /** The role had no holder for longer than the bound. */
+        LEADERLESS_GAP,
+        /** Garbage was appended to the coordination topic but no member counted it. */
+        MALFORMED_NOT_COUNTED,
+        /** A restarted member kept a rank ahead of members registered before it restarted. */
+        RESTART_NOT_AT_TAIL
+    }
+
+    @Override
+    public String toString() {
+        return kind + ": " + evidence;
+    }
+}

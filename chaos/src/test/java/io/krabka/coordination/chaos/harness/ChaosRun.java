@@ -1,0 +1,499 @@
+package io.krabka.coordination.chaos.harness;
+
+import io.krabka.coordination.chaos.check.Checker;
+import io.krabka.coordination.chaos.check.History;
+import io.krabka.coordination.chaos.member.Command;
+import io.krabka.coordination.chaos.member.MemberEvent;
+import io.krabka.streams.coordination.CoordinationClient;
+import io.krabka.streams.coordination.LeaseConfig;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.kafka.KafkaCoordinationTransport;
+import io.krabka.streams.coordination.kafka.KafkaProcessCluster;
+import io.krabka.streams.coordination.record.CoordinationCodec;
+import io.krabka.streams.coordination.record.CoordinationKey;
+import io.krabka.streams.coordination.record.CoordinationRecord;
+import io.krabka.streams.coordination.record.MalformedRecordException;
+import io.krabka.streams.coordination.record.RecordKind;
+import io.krabka.streams.coordination.record.RolePartitioner;
+import io.krabka.streams.coordination.succession.LeaseState;
+import io.krabka.streams.coordination.succession.RoleState;
+import io.krabka.streams.coordination.succession.RosterEntry;
+import io.krabka.streams.coordination.transport.TopicSpec;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * One fault-injection run: broker JVMs, member JVMs behind per-member TCP proxies, a
+ * device, a seeded {@link FaultPlan}; afterwards the history is read back from the
+ * cluster and the members' output, and handed to the {@link Checker}.
+ */
+public final class ChaosRun {
+
+    /** What to run. {@code unfenced} names members started in the deliberately broken mode. */
+    public record Settings(String name, int brokers, int members, Duration lease, Duration renew, Duration stagger,
+            Duration slack, FaultPlan plan, Duration budget, List<String> unfenced, Path dir) {
+
+        public Checker.GapBound gapBound() {
+            return new Checker.GapBound(lease, stagger, members - 1, slack);
+        }
+    }
+
+    /** The verdict, the figures, and where the evidence is. */
+    public record Report(Settings settings, Checker.Result result, Map<String, Integer> faultCounts, long garbageInjected,
+            long mostMalformedCounted, Duration elapsed, Path dir) {
+
+        /** The table the issue asks for, as Markdown. */
+        public String table() {
+            StringBuilder table = new StringBuilder();
+            table.append("| run | brokers | members | faults | leadership changes | commands committed | violations | longest leaderless gap | gap bound | elapsed |\n");
+            table.append("|---|---|---|---|---|---|---|---|---|---|\n");
+            table.append("| ").append(settings.name()).append(" | ").append(settings.brokers()).append(" | ")
+                    .append(settings.members()).append(" | ")
+                    .append(faultCounts.entrySet().stream().map(e -> e.getKey() + " " + e.getValue())
+                            .collect(Collectors.joining(", ")))
+                    .append(" | ").append(result.leadershipChanges()).append(" | ").append(result.commandsCommitted())
+                    .append(" | ").append(result.violations().size()).append(" | ").append(result.longestGapMillis())
+                    .append(" ms (before ").append(result.longestGapAt()).append(") | ")
+                    .append(settings.gapBound().millis()).append(" ms | ")
+                    .append(elapsed.toSeconds()).append(" s |\n");
+            table.append("\nGarbage records appended: ").append(garbageInjected)
+                    .append("; most counted by one member: ").append(mostMalformedCounted)
+                    .append(". Late dispatches refused by the device (committed under an older term, delivered after a newer one): ")
+                    .append(result.deliveriesRefused()).append(".\n");
+            return table.toString();
+        }
+    }
+
+    private static final String COMMANDS = "chaos-commands";
+    private static final int COORDINATION_PARTITIONS = 3;
+
+    private final Settings settings;
+    private final Role role = Role.of("dispatcher");
+    private final Map<String, TcpProxy> proxies = new ConcurrentHashMap<>();
+    private final Map<String, MemberProcess> members = new LinkedHashMap<>();
+    private final List<History.Fault> faults = Collections.synchronizedList(new ArrayList<>());
+    private final List<History.TailCheck> tailChecks = new ArrayList<>();
+    private final Random random;
+    private long garbageInjected;
+    private KafkaProcessCluster cluster;
+    private CoordinationClient observer;
+
+    public ChaosRun(Settings settings) {
+        this.settings = settings;
+        this.random = new Random(settings.plan().seed());
+    }
+
+    public Report run() throws Exception {
+        deleteRecursively(settings.dir()); // a rerun starts from fresh broker storage
+        Files.createDirectories(settings.dir());
+        long started = System.currentTimeMillis();
+        KafkaProcessCluster.Builder builder = KafkaProcessCluster.builder(settings.dir().resolve("brokers"))
+                .nodes(settings.brokers());
+        for (int m = 1; m <= settings.members(); m++) {
+            String member = "m" + m;
+            builder.listener(new KafkaProcessCluster.Listener(member.toUpperCase(), "PLAINTEXT",
+                    (node, bound) -> proxies.computeIfAbsent(member + "@" + node,
+                            key -> new TcpProxy(0, bound, key)).port()));
+        }
+        int replicas = Math.min(3, settings.brokers());
+        try (Device device = new Device();
+             KafkaProcessCluster started1 = builder.start();
+             KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(
+                     Map.of("bootstrap.servers", started1.bootstrapServers()),
+                     TopicSpec.DEFAULTS.withPartitions(COORDINATION_PARTITIONS).withReplicationFactor(replicas),
+                     Duration.ofSeconds(20), Duration.ofSeconds(20));
+             CoordinationClient client = new CoordinationClient(transport,
+                     new LeaseConfig(settings.lease(), settings.renew(), settings.stagger()), InstantSource.system())) {
+            cluster = started1;
+            observer = client;
+            createCommandTopic(replicas);
+            observer.roleState(role); // creates the coordination topic before any member needs it
+            for (int m = 1; m <= settings.members(); m++) {
+                MemberProcess member = member("m" + m, device.port(), replicas);
+                members.put(member.id(), member);
+                member.start();
+                if (m == 1) {
+                    awaitHolder(holder -> true, Duration.ofSeconds(60));
+                }
+            }
+            fault("START", members.keySet().toString());
+            for (FaultPlan.Step step : settings.plan().steps()) {
+                if (System.currentTimeMillis() - started > settings.budget().toMillis()) {
+                    fault("BUDGET_SPENT", settings.budget().toString());
+                    break;
+                }
+                apply(step);
+                awaitHolder(holder -> true, Duration.ofSeconds(60));
+                Thread.sleep(step.calmMillis()); // commands flow undisturbed for a while: part of the plan
+            }
+            long ended = System.currentTimeMillis();
+            fault("END", "");
+            members.values().forEach(MemberProcess::kill);
+            History history = readHistory(device, ended);
+            Checker.Result result = new Checker(settings.gapBound()).check(history);
+            Report report = new Report(settings, result, countFaults(), garbageInjected,
+                    history.malformedCounted().values().stream().mapToLong(Long::longValue).max().orElse(0),
+                    Duration.ofMillis(System.currentTimeMillis() - started), settings.dir());
+            writeReport(report, history);
+            return report;
+        } finally {
+            members.values().forEach(MemberProcess::kill);
+            proxies.values().forEach(TcpProxy::close);
+        }
+    }
+
+    private MemberProcess member(String id, int devicePort, int replicas) {
+        String bootstrap = cluster.nodes().stream()
+                .map(node -> "127.0.0.1:" + proxies.get(id + "@" + node.id()).port())
+                .collect(Collectors.joining(","));
+        List<String> arguments = List.of("member=" + id, "bootstrap=" + bootstrap, "role=" + role.name(),
+                "commands=" + COMMANDS, "lease-ms=" + settings.lease().toMillis(), "renew-ms=" + settings.renew().toMillis(),
+                "stagger-ms=" + settings.stagger().toMillis(), "device-port=" + devicePort,
+                "partitions=" + COORDINATION_PARTITIONS, "replication=" + replicas,
+                "mode=" + (settings.unfenced().contains(id) ? "unfenced" : "fenced"));
+        return new MemberProcess(id, arguments, settings.dir().resolve(id + ".out"));
+    }
+
+    private void createCommandTopic(int replicas) throws Exception {
+        try (Admin admin = cluster.admin()) {
+            admin.createTopics(List.of(new NewTopic(COMMANDS, 1, (short) replicas)
+                    .configs(Map.of("min.insync.replicas", Integer.toString(Math.min(2, replicas)),
+                            "unclean.leader.election.enable", "false"))))
+                    .all().get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    private void apply(FaultPlan.Step step) throws Exception {
+        switch (step.kind()) {
+            case KILL_LEADER -> {
+                String holder = awaitHolder(h -> true, Duration.ofSeconds(60));
+                MemberProcess victim = members.get(holder);
+                List<String> rosterBefore = roster();
+                victim.kill();
+                fault("KILL_LEADER", holder);
+                awaitHolder(h -> !h.equals(holder), Duration.ofSeconds(60));
+                long registeredAfter = observer.roleState(role).nextOffset();
+                victim.start();
+                fault("RESTART_MEMBER", holder);
+                checkTail(holder, rosterBefore, registeredAfter);
+            }
+            case PAUSE_LEADER -> {
+                String holder = awaitHolder(h -> true, Duration.ofSeconds(60));
+                MemberProcess zombie = members.get(holder);
+                zombie.pause();
+                fault("PAUSE_LEADER", holder);
+                awaitHolder(h -> !h.equals(holder), Duration.ofSeconds(60));
+                Thread.sleep(step.lingerMillis()); // the zombie stays frozen a while longer: part of the fault
+                zombie.resume();
+                fault("RESUME_MEMBER", holder);
+            }
+            case CUT_LEADER -> {
+                String holder = awaitHolder(h -> true, Duration.ofSeconds(60));
+                List<TcpProxy> links = proxiesOf(holder);
+                links.forEach(TcpProxy::cut);
+                fault("CUT_LEADER", holder);
+                awaitHolder(h -> !h.equals(holder), Duration.ofSeconds(60));
+                Thread.sleep(step.lingerMillis());
+                links.forEach(TcpProxy::restore);
+                fault("RESTORE_MEMBER", holder);
+            }
+            case KILL_BROKER -> {
+                int node = step.partitionLeader() ? coordinationPartitionLeader()
+                        : 1 + random.nextInt(settings.brokers());
+                cluster.kill(node);
+                fault("KILL_BROKER", "node-" + node + (step.partitionLeader() ? " (leads the role's partition)" : ""));
+                Thread.sleep(1000 + step.lingerMillis()); // the broker stays down: part of the fault
+                cluster.restart(node);
+                cluster.awaitBrokers(settings.brokers(), Duration.ofSeconds(90));
+                fault("RESTART_BROKER", "node-" + node);
+            }
+            case GARBAGE -> {
+                int appended = appendGarbage();
+                fault("GARBAGE", appended + " records");
+                // The standbys read the partition continuously; give them a moment to report.
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+                while (mostMalformedReported() < garbageInjected && System.nanoTime() < deadline) {
+                    Thread.sleep(100); // polling the members' output files
+                }
+            }
+        }
+    }
+
+    private long mostMalformedReported() throws IOException {
+        long most = 0;
+        for (MemberProcess member : members.values()) {
+            for (String text : Files.readAllLines(member.output(), StandardCharsets.UTF_8)) {
+                MemberEvent.Line line = MemberEvent.parse(text);
+                if (line != null && line.event() == MemberEvent.MALFORMED) {
+                    most = Math.max(most, line.number("count"));
+                }
+            }
+        }
+        return most;
+    }
+
+    private List<TcpProxy> proxiesOf(String member) {
+        return proxies.entrySet().stream().filter(e -> e.getKey().startsWith(member + "@"))
+                .map(Map.Entry::getValue).toList();
+    }
+
+    /** Waits until the role's lease names a member that passes {@code accept}; records STUCK and goes on if none does. */
+    private String awaitHolder(Predicate<String> accept, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            RoleState state = observer.awaitRoleState(role, Duration.ofMillis(200));
+            Optional<String> holder = state.lease()
+                    .filter(lease -> lease.deadline() > System.currentTimeMillis())
+                    .map(LeaseState::member).map(MemberId::value);
+            if (holder.isPresent() && accept.test(holder.get())) {
+                return holder.get();
+            }
+        }
+        fault("STUCK", "no acceptable holder within " + timeout);
+        return observer.roleState(role).lease().map(lease -> lease.member().value()).orElse("none");
+    }
+
+    private List<String> roster() {
+        return observer.roleState(role).roster().stream().map(entry -> entry.member().value()).toList();
+    }
+
+    /** Once the restarted member's new registration shows, no member registered before the restart may rank after it. */
+    private void checkTail(String member, List<String> before, long registeredAfter) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline) {
+            List<RosterEntry> roster = observer.awaitRoleState(role, Duration.ofMillis(200)).roster();
+            int at = -1;
+            for (int i = 0; i < roster.size(); i++) {
+                if (roster.get(i).member().value().equals(member) && roster.get(i).offset() >= registeredAfter) {
+                    at = i;
+                }
+            }
+            if (at >= 0) {
+                List<String> behind = roster.subList(at + 1, roster.size()).stream()
+                        .map(entry -> entry.member().value())
+                        .filter(other -> before.contains(other) && !other.equals(member)).toList();
+                tailChecks.add(new History.TailCheck(System.currentTimeMillis(), member, behind));
+                return;
+            }
+        }
+        fault("STUCK", member + " did not register again within 30 s");
+    }
+
+    private int coordinationPartitionLeader() throws Exception {
+        int partition = RolePartitioner.partitionFor(role, COORDINATION_PARTITIONS);
+        try (Admin admin = cluster.admin()) {
+            TopicDescription topic = admin.describeTopics(List.of(CoordinationCodec.COORDINATION_STATE_TOPIC))
+                    .allTopicNames().get(10, TimeUnit.SECONDS).get(CoordinationCodec.COORDINATION_STATE_TOPIC);
+            var leader = topic.partitions().get(partition).leader();
+            return leader == null ? 1 + random.nextInt(settings.brokers()) : leader.id();
+        }
+    }
+
+    /** Appends records no member may act on: a lease and a registration of an unknown format version, and a garbage key. */
+    private int appendGarbage() throws Exception {
+        int partition = RolePartitioner.partitionFor(role, COORDINATION_PARTITIONS);
+        byte[] unknownVersion = {0x00, 0x63, 0x01, 0x02, 0x03};
+        byte[] garbageKey = new byte[12];
+        random.nextBytes(garbageKey);
+        garbageKey[0] = (byte) 0xFF; // version 0xFFxx: never a valid key
+        List<ProducerRecord<byte[], byte[]>> records = List.of(
+                new ProducerRecord<>(CoordinationCodec.COORDINATION_STATE_TOPIC, partition,
+                        CoordinationCodec.encodeKey(CoordinationKey.lease(role)), unknownVersion),
+                new ProducerRecord<>(CoordinationCodec.COORDINATION_STATE_TOPIC, partition,
+                        CoordinationCodec.encodeKey(CoordinationKey.registration(role, MemberId.of("intruder"))),
+                        new byte[] {0x00, 0x00, 0x7F}),
+                new ProducerRecord<>(CoordinationCodec.COORDINATION_STATE_TOPIC, partition, garbageKey,
+                        "not a coordination record".getBytes(StandardCharsets.UTF_8)));
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
+                ProducerConfig.ACKS_CONFIG, "all",
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
+            for (ProducerRecord<byte[], byte[]> record : records) {
+                producer.send(record).get(30, TimeUnit.SECONDS);
+            }
+        }
+        garbageInjected += records.size();
+        return records.size();
+    }
+
+    private void fault(String kind, String target) {
+        History.Fault fault = new History.Fault(System.currentTimeMillis(), kind, target);
+        faults.add(fault);
+        System.out.println("[chaos " + settings.name() + "] " + Instant.ofEpochMilli(fault.at()) + " " + kind + " " + target);
+    }
+
+    private Map<String, Integer> countFaults() {
+        Map<String, Integer> counts = new LinkedHashMap<>();
+        for (FaultKind kind : FaultKind.values()) {
+            int count = (int) faults.stream().filter(f -> f.kind().equals(kind.name())).count();
+            if (count > 0) {
+                counts.put(kind.name(), count);
+            }
+        }
+        int restarts = (int) faults.stream().filter(f -> f.kind().equals("RESTART_MEMBER")).count();
+        if (restarts > 0) {
+            counts.put("RESTART_MEMBER", restarts);
+        }
+        int stuck = (int) faults.stream().filter(f -> f.kind().equals("STUCK")).count();
+        if (stuck > 0) {
+            counts.put("STUCK", stuck);
+        }
+        return counts;
+    }
+
+    // ---- reading the history back ----
+
+    private History readHistory(Device device, long ended) throws IOException {
+        List<History.CommittedCommand> commands = new ArrayList<>();
+        for (ConsumerRecord<byte[], byte[]> record : readAll(new TopicPartition(COMMANDS, 0))) {
+            Command command = Command.decode(record.value());
+            commands.add(new History.CommittedCommand(record.offset(), command.member(), command.term(), command.seq(),
+                    command.began()));
+        }
+        List<History.Tenure> tenures = tenures(readAll(new TopicPartition(CoordinationCodec.COORDINATION_STATE_TOPIC,
+                RolePartitioner.partitionFor(role, COORDINATION_PARTITIONS))));
+        List<History.Ack> acks = new ArrayList<>();
+        Map<String, Long> malformed = new LinkedHashMap<>();
+        for (MemberProcess member : members.values()) {
+            for (String text : Files.readAllLines(member.output(), StandardCharsets.UTF_8)) {
+                MemberEvent.Line line = MemberEvent.parse(text);
+                if (line == null) {
+                    continue;
+                }
+                switch (line.event()) {
+                    case ACK -> acks.add(new History.Ack(line.at(), line.member(), line.number("term"), line.number("seq")));
+                    case MALFORMED -> malformed.merge(line.member(), line.number("count"), Math::max);
+                    default -> { }
+                }
+            }
+        }
+        List<History.Delivery> deliveries = device.history().stream()
+                .map(d -> new History.Delivery(d.at(), d.member(), d.term(), d.seq(), d.accepted())).toList();
+        return new History(commands, tenures, acks, deliveries, List.copyOf(faults), tailChecks, garbageInjected,
+                malformed, ended);
+    }
+
+    /** Groups the role's lease records into tenures: a new (member, grantedAt) pair is a grant, its offset the term. */
+    private List<History.Tenure> tenures(List<ConsumerRecord<byte[], byte[]>> records) {
+        List<History.Tenure> tenures = new ArrayList<>();
+        History.Tenure current = null;
+        for (ConsumerRecord<byte[], byte[]> record : records) {
+            CoordinationKey key;
+            try {
+                key = CoordinationCodec.decodeKey(record.key());
+                if (!key.role().equals(role) || key.kind() != RecordKind.LEASE) {
+                    continue;
+                }
+                Optional<CoordinationRecord> value = CoordinationCodec.decodeValue(key.kind(), record.value());
+                if (value.isEmpty()) {
+                    if (current != null && current.releasedAt().isEmpty()) {
+                        current = new History.Tenure(current.term(), current.member(), current.grantedAt(),
+                                current.lastLeaseAt(), OptionalLong.of(record.timestamp()));
+                        tenures.set(tenures.size() - 1, current);
+                    }
+                    continue;
+                }
+                CoordinationRecord.Lease lease = (CoordinationRecord.Lease) value.get();
+                if (current != null && current.member().equals(lease.member().value())
+                        && current.grantedAt() == lease.grantedAt()) {
+                    current = new History.Tenure(current.term(), current.member(), current.grantedAt(),
+                            record.timestamp(), current.releasedAt());
+                    tenures.set(tenures.size() - 1, current);
+                } else {
+                    current = new History.Tenure(record.offset(), lease.member().value(), lease.grantedAt(),
+                            record.timestamp(), OptionalLong.empty());
+                    tenures.add(current);
+                }
+            } catch (MalformedRecordException garbage) {
+                // the harness's own garbage (or a foreign record): not a lease
+            }
+        }
+        return tenures;
+    }
+
+    private List<ConsumerRecord<byte[], byte[]>> readAll(TopicPartition partition) {
+        List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG, IsolationLevel.READ_COMMITTED.toString().toLowerCase(),
+                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
+                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class,
+                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class))) {
+            consumer.assign(List.of(partition));
+            consumer.seekToBeginning(List.of(partition));
+            // Under read_committed the end offset is the last stable offset: everything decided so far.
+            long end = consumer.endOffsets(List.of(partition), Duration.ofSeconds(30)).get(partition);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (consumer.position(partition) < end) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("could not read " + partition + " to offset " + end);
+                }
+                consumer.poll(Duration.ofMillis(500)).forEach(records::add);
+            }
+        }
+        return records;
+    }
+
+    private static void deleteRecursively(Path dir) throws IOException {
+        if (Files.exists(dir)) {
+            try (var paths = Files.walk(dir)) {
+                for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    Files.delete(path);
+                }
+            }
+        }
+    }
+
+    private void writeReport(Report report, History history) {
+        StringBuilder text = new StringBuilder();
+        text.append("# Chaos run ").append(settings.name()).append("\n\nPlan: ").append(settings.plan()).append("\n\n");
+        text.append(report.table()).append("\nGap bound: ").append(settings.gapBound()).append("\n\n## Violations\n\n");
+        if (report.result().violations().isEmpty()) {
+            text.append("none\n");
+        }
+        report.result().violations().forEach(v -> text.append("- ").append(v).append('\n'));
+        text.append("\n## Faults\n\n");
+        history.faults().forEach(f -> text.append("- ").append(Instant.ofEpochMilli(f.at())).append(' ')
+                .append(f.kind()).append(' ').append(f.target()).append('\n'));
+        text.append("\n## Tenures\n\n");
+        history.tenures().forEach(t -> text.append("- ").append(t).append('\n'));
+        try {
+            Files.writeString(settings.dir().resolve("report.md"), text.toString());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

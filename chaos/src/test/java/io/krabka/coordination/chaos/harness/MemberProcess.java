@@ -1,0 +1,72 @@
+package io.krabka.coordination.chaos.harness;
+
+import io.krabka.coordination.chaos.member.CommandMember;
+import io.krabka.streams.coordination.kafka.KafkaProcessCluster;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/** A {@link CommandMember} JVM; its output file collects the lines of every life it had. */
+final class MemberProcess {
+
+    private final String id;
+    private final List<String> arguments;
+    private final Path output;
+    private Process process;
+
+    MemberProcess(String id, List<String> arguments, Path output) {
+        this.id = id;
+        this.arguments = List.copyOf(arguments);
+        this.output = output;
+    }
+
+    String id() {
+        return id;
+    }
+
+    Path output() {
+        return output;
+    }
+
+    boolean alive() {
+        return process != null && process.isAlive();
+    }
+
+    void start() {
+        List<String> command = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xms64m", "-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dorg.slf4j.simpleLogger.log.io.krabka=" + System.getProperty("chaos.member.log", "info"), "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.producer.internals.TransactionManager=" + System.getProperty("chaos.member.log", "warn"),
+                "-cp", System.getProperty("java.class.path"),
+                CommandMember.class.getName()));
+        command.addAll(arguments);
+        try {
+            process = new ProcessBuilder(command).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(output.toFile())).start();
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not start member " + id, e);
+        }
+    }
+
+    void kill() {
+        if (process != null) {
+            process.destroyForcibly();
+            try {
+                process.waitFor(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    void pause() {
+        KafkaProcessCluster.signal(process.pid(), "STOP");
+    }
+
+    void resume() {
+        KafkaProcessCluster.signal(process.pid(), "CONT");
+    }
+}

@@ -1,0 +1,59 @@
+package io.krabka.coordination.chaos.member;
+
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The lines a {@link CommandMember} writes, one per step:
+ * {@code EVENT at=<epoch ms> member=<id> key=value ...}.
+ */
+public enum MemberEvent {
+    /** The JVM is up ({@code pid}). */
+    START,
+    /** The member won the role ({@code term producerId epoch}). */
+    GRANTED,
+    /** A command's commit was acknowledged ({@code term seq began offset}). */
+    ACK,
+    /** A committed command was sent to the device ({@code term seq answer}). */
+    DISPATCH,
+    /** The leadership ended ({@code term cause}). */
+    LOST,
+    /** The member's running count of skipped malformed records ({@code count}). */
+    MALFORMED,
+    /** A failure the member survived ({@code detail}). */
+    ERROR;
+
+    /** One parsed line. */
+    public record Line(MemberEvent event, long at, String member, Map<String, String> fields) {
+
+        public long number(String key) {
+            String value = fields.get(key);
+            if (value == null) {
+                throw new IllegalArgumentException(event + " line has no " + key + ": " + fields);
+            }
+            return Long.parseLong(value);
+        }
+    }
+
+    /** Parses a line; anything else a JVM may print (a stack trace, a JVM warning) gives null. */
+    public static Line parse(String line) {
+        String[] words = line.split(" ");
+        MemberEvent event;
+        try {
+            event = valueOf(words[0]);
+        } catch (IllegalArgumentException notAnEvent) {
+            return null;
+        }
+        Map<String, String> fields = new HashMap<>();
+        for (int i = 1; i < words.length; i++) {
+            int eq = words[i].indexOf('=');
+            if (eq > 0) {
+                fields.put(words[i].substring(0, eq), words[i].substring(eq + 1));
+            }
+        }
+        if (!fields.containsKey("at") || !fields.containsKey("member")) {
+            return null;
+        }
+        return new Line(event, Long.parseLong(fields.get("at")), fields.get("member"), fields);
+    }
+}
