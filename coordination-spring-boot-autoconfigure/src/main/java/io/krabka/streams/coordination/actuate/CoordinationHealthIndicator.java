@@ -12,7 +12,9 @@ import org.springframework.boot.health.contributor.Health;
 /**
  * Health contributor {@code coordination}: up when the transaction coordinator answers
  * for a configured role (the cluster is reachable and this member may describe it);
- * details name this member and its state per role.
+ * details name this member and its state per role. Down while the cluster's ACLs refuse
+ * this member a role it contends for; detail {@code notAuthorized} maps each such role to
+ * the refusal.
  */
 public class CoordinationHealthIndicator extends AbstractHealthIndicator {
 
@@ -28,8 +30,15 @@ public class CoordinationHealthIndicator extends AbstractHealthIndicator {
     @Override
     protected void doHealthCheck(Health.Builder builder) {
         Map<String, String> roles = new LinkedHashMap<>();
+        Map<String, String> notAuthorized = new LinkedHashMap<>();
         for (Role role : loop.roles()) {
             roles.put(role.name(), loop.state(role).name().toLowerCase(Locale.ROOT));
+            loop.authorizationFailure(role).ifPresent(reason -> notAuthorized.put(role.name(), reason));
+        }
+        if (!notAuthorized.isEmpty()) {
+            builder.down().withDetail("member", loop.member().value()).withDetail("topic", transport.topic())
+                    .withDetail("roles", roles).withDetail("notAuthorized", notAuthorized);
+            return;
         }
         if (!loop.roles().isEmpty()) {
             transport.describeEpoch(loop.roles().get(0));

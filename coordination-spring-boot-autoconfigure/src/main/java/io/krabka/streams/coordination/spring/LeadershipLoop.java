@@ -44,6 +44,8 @@ public final class LeadershipLoop implements SmartLifecycle {
     /** The longest a holding thread waits on the topic before it looks at its lease again. */
     private static final Duration MAX_HOLD_WAIT = Duration.ofSeconds(1);
     private static final Duration ERROR_BACKOFF = Duration.ofSeconds(1);
+    /** How long the loop waits after the cluster's ACLs refused it: that does not heal by itself. */
+    private static final Duration DENIAL_BACKOFF = ERROR_BACKOFF.multipliedBy(10);
     /** How long a holder waits after a failed renewal before the next attempt. */
     private static final Duration RENEW_RETRY = Duration.ofMillis(250);
     /** How often the watchdog looks for leases that expired while their renewal blocks. */
@@ -93,6 +95,16 @@ public final class LeadershipLoop implements SmartLifecycle {
             return MemberRoleState.STOPPED;
         }
         return runtime.leadership != null ? MemberRoleState.LEADER : MemberRoleState.STANDBY;
+    }
+
+    /**
+     * Why the cluster refuses this member {@code role}, while it does: the message of the
+     * authorization failure that ended the member's last attempt. Empty once an attempt
+     * gets through (or times out waiting for its turn) again.
+     */
+    public Optional<String> authorizationFailure(Role role) {
+        RoleRuntime runtime = runtimes.get(role);
+        return runtime == null || !running ? Optional.empty() : Optional.ofNullable(runtime.authorizationFailure);
     }
 
     /** The leadership this member holds for {@code role}, if any. */
@@ -203,15 +215,19 @@ public final class LeadershipLoop implements SmartLifecycle {
                     hold(runtime);
                 }
                 reportedDenial = false;
+                runtime.authorizationFailure = null;
             } catch (InterruptedException e) {
                 break;
             } catch (CoordinationAuthorizationException e) {
+                runtime.authorizationFailure = e.getMessage();
                 if (!reportedDenial) {
-                    log.error("Member {} may not take role {}: {}. It keeps trying every {} without logging this again",
-                            member, runtime.role, e.getMessage(), ERROR_BACKOFF.multipliedBy(10));
+                    log.error("Member {} is not authorized to take role {}: {} A member of the role needs Write on TransactionalId:{} "
+                            + "and Read, Write and DescribeConfigs on the coordination topic (Create too if it creates it). "
+                            + "It tries again every {} s and does not log this again until an attempt gets through",
+                            member, runtime.role, sentence(e.getMessage()), runtime.role, DENIAL_BACKOFF.toSeconds());
                     reportedDenial = true;
                 }
-                if (!pause(ERROR_BACKOFF.multipliedBy(10))) {
+                if (!pause(DENIAL_BACKOFF)) {
                     break;
                 }
             } catch (RuntimeException e) {
@@ -358,6 +374,10 @@ public final class LeadershipLoop implements SmartLifecycle {
         }
     }
 
+    private static String sentence(String text) {
+        return text == null ? "(no reason given)." : text.endsWith(".") ? text : text + ".";
+    }
+
     private static boolean pause(Duration duration) {
         try {
             TimeUnit.MILLISECONDS.sleep(duration.toMillis());
@@ -373,6 +393,7 @@ public final class LeadershipLoop implements SmartLifecycle {
         volatile Thread thread;
         volatile Instant retryAt;
         volatile boolean workStopped;
+        volatile String authorizationFailure;
 
         RoleRuntime(Role role) {
             this.role = role;
