@@ -104,11 +104,13 @@ public final class ChaosRun {
     private final Map<String, TcpProxy> proxies = new ConcurrentHashMap<>();
     private final Map<String, MemberProcess> members = new LinkedHashMap<>();
     private final List<History.Fault> faults = Collections.synchronizedList(new ArrayList<>());
-    private final List<History.TailCheck> tailChecks = new ArrayList<>();
+    private final List<History.TailCheck> tailChecks = Collections.synchronizedList(new ArrayList<>());
     private final Random random;
+    private final java.util.concurrent.ExecutorService tailChecker = java.util.concurrent.Executors.newSingleThreadExecutor();
     private long garbageInjected;
     private KafkaProcessCluster cluster;
     private CoordinationClient observer;
+    private CoordinationClient tailObserver;
 
     public ChaosRun(Settings settings) {
         this.settings = settings;
@@ -129,15 +131,18 @@ public final class ChaosRun {
         }
         int replicas = Math.min(3, settings.brokers());
         try (Device device = new Device();
-             KafkaProcessCluster started1 = builder.start();
+             KafkaProcessCluster brokers = builder.start();
              KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(
-                     Map.of("bootstrap.servers", started1.bootstrapServers()),
+                     Map.of("bootstrap.servers", brokers.bootstrapServers()),
                      TopicSpec.DEFAULTS.withPartitions(COORDINATION_PARTITIONS).withReplicationFactor(replicas),
                      Duration.ofSeconds(20), Duration.ofSeconds(20));
              CoordinationClient client = new CoordinationClient(transport,
+                     new LeaseConfig(settings.lease(), settings.renew(), settings.stagger()), InstantSource.system());
+             CoordinationClient tailClient = new CoordinationClient(transport,
                      new LeaseConfig(settings.lease(), settings.renew(), settings.stagger()), InstantSource.system())) {
-            cluster = started1;
+            cluster = brokers;
             observer = client;
+            tailObserver = tailClient;
             createCommandTopic(replicas);
             observer.roleState(role); // creates the coordination topic before any member needs it
             for (int m = 1; m <= settings.members(); m++) {
@@ -160,6 +165,10 @@ public final class ChaosRun {
             }
             long ended = System.currentTimeMillis();
             fault("END", "");
+            tailChecker.shutdown();
+            if (!tailChecker.awaitTermination(60, TimeUnit.SECONDS)) {
+                fault("STUCK", "tail checks did not finish");
+            }
             members.values().forEach(MemberProcess::kill);
             History history = readHistory(device, ended);
             Checker.Result result = new Checker(settings.gapBound()).check(history);
@@ -169,6 +178,7 @@ public final class ChaosRun {
             writeReport(report, history);
             return report;
         } finally {
+            tailChecker.shutdownNow();
             members.values().forEach(MemberProcess::kill);
             proxies.values().forEach(TcpProxy::close);
         }
@@ -207,7 +217,8 @@ public final class ChaosRun {
                 long registeredAfter = observer.roleState(role).nextOffset();
                 victim.start();
                 fault("RESTART_MEMBER", holder);
-                checkTail(holder, rosterBefore, registeredAfter);
+                // The JVM takes a second or two to register; the plan goes on meanwhile.
+                tailChecker.submit(() -> checkTail(holder, rosterBefore, registeredAfter));
             }
             case PAUSE_LEADER -> {
                 String holder = awaitHolder(h -> true, Duration.ofSeconds(60));
@@ -293,7 +304,7 @@ public final class ChaosRun {
     private void checkTail(String member, List<String> before, long registeredAfter) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (System.nanoTime() < deadline) {
-            List<RosterEntry> roster = observer.awaitRoleState(role, Duration.ofMillis(200)).roster();
+            List<RosterEntry> roster = tailObserver.awaitRoleState(role, Duration.ofMillis(200)).roster();
             int at = -1;
             for (int i = 0; i < roster.size(); i++) {
                 if (roster.get(i).member().value().equals(member) && roster.get(i).offset() >= registeredAfter) {
@@ -402,7 +413,7 @@ public final class ChaosRun {
         }
         List<History.Delivery> deliveries = device.history().stream()
                 .map(d -> new History.Delivery(d.at(), d.member(), d.term(), d.seq(), d.accepted())).toList();
-        return new History(commands, tenures, acks, deliveries, List.copyOf(faults), tailChecks, garbageInjected,
+        return new History(commands, tenures, acks, deliveries, List.copyOf(faults), List.copyOf(tailChecks), garbageInjected,
                 malformed, ended);
     }
 

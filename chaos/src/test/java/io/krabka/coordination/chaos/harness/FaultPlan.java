@@ -39,8 +39,7 @@ public record FaultPlan(long seed, List<Step> steps) {
             int weight = switch (kind) {
                 case KILL_LEADER, PAUSE_LEADER -> 4;
                 case CUT_LEADER -> 3;
-                case KILL_BROKER -> 2;
-                case GARBAGE -> 1;
+                case KILL_BROKER, GARBAGE -> 1;
             };
             for (int i = 0; i < weight; i++) {
                 weighted.add(kind);
@@ -54,7 +53,7 @@ public record FaultPlan(long seed, List<Step> steps) {
     }
 
     private static Step step(FaultKind kind, Random random, long leaseMillis) {
-        return new Step(kind, (long) (random.nextDouble() * leaseMillis), 300 + random.nextInt(1200), random.nextBoolean());
+        return new Step(kind, (long) (random.nextDouble() * leaseMillis / 2), 100 + random.nextInt(500), random.nextBoolean());
     }
 
     @Override

@@ -96,8 +96,9 @@ public final class CommandMember {
                 .withReplicationFactor(Integer.parseInt(args.get("replication"))).withCreate(false);
         Map<String, Object> connection = connection();
         emit(MemberEvent.START, "pid=" + ProcessHandle.current().pid());
+        // As the starter does: operations may wait 10 s, a transaction lives at most one lease.
         try (KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(connection, topic,
-                     Duration.ofSeconds(10), Duration.ofSeconds(10));
+                     Duration.ofSeconds(10), lease.duration());
              CoordinationClient client = new CoordinationClient(transport, lease, InstantSource.system());
              KafkaProducer<byte[], byte[]> plain = unfenced ? plainProducer(connection) : null) {
             while (true) {
