@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.kafka;
 
+import io.krabka.streams.coordination.CoordinationAuthenticationException;
 import io.krabka.streams.coordination.CoordinationAuthorizationException;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.CoordinationTimeoutException;
@@ -7,6 +8,7 @@ import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.RetriableCoordinationException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.errors.InvalidPidMappingException;
@@ -41,6 +43,12 @@ final class KafkaErrors {
         if (interrupted != null) {
             Thread.currentThread().interrupt();
             return new CoordinationException(operation + " was interrupted", interrupted);
+        }
+        Throwable unauthenticated = find(error, AuthenticationException.class);
+        if (unauthenticated != null) {
+            return new CoordinationAuthenticationException(operation + " was refused: the cluster did not authenticate"
+                    + " this member (check the SASL credentials and the TLS trust settings): "
+                    + unauthenticated.getMessage(), unauthenticated);
         }
         Throwable denied = find(error, AuthorizationException.class);
         if (denied != null) {

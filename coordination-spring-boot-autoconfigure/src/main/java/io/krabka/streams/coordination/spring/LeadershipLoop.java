@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.spring;
 
+import io.krabka.streams.coordination.CoordinationAuthenticationException;
 import io.krabka.streams.coordination.CoordinationAuthorizationException;
 import io.krabka.streams.coordination.CoordinationClient;
 import io.krabka.streams.coordination.CoordinationException;
@@ -220,7 +221,14 @@ public final class LeadershipLoop implements SmartLifecycle {
                 break;
             } catch (CoordinationAuthorizationException e) {
                 runtime.authorizationFailure = e.getMessage();
-                if (!reportedDenial) {
+                if (!reportedDenial && e instanceof CoordinationAuthenticationException) {
+                    log.error("Member {} could not authenticate to the cluster while contending for role {}: {} "
+                            + "Check the SASL credentials and TLS trust settings (spring.kafka.security.*, spring.kafka.ssl.*, "
+                            + "spring.kafka.properties.sasl.*). It tries again every {} s and does not log this again "
+                            + "until an attempt gets through", member, runtime.role, sentence(e.getMessage()),
+                            DENIAL_BACKOFF.toSeconds());
+                    reportedDenial = true;
+                } else if (!reportedDenial) {
                     log.error("Member {} is not authorized to take role {}: {} A member of the role needs Write on TransactionalId:{} "
                             + "and Read, Write and DescribeConfigs on the coordination topic (Create too if it creates it). "
                             + "It tries again every {} s and does not log this again until an attempt gets through",

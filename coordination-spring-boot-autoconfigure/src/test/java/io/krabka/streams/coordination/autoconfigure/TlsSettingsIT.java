@@ -173,13 +173,17 @@ class TlsSettingsIT {
     }
 
     @Test
-    void withoutTheTrustStoreTheSameAppCreatesNothingAndSaysTheHandshakeFailed(CapturedOutput output) throws Exception {
+    void withoutTheTrustStoreTheSameAppCreatesNothingAndSaysOnceThatTheHandshakeFailed(CapturedOutput output) throws Exception {
         String topic = "coordination-untrusted";
         ConfigurableApplicationContext n1 = start(topic, false);
         MemberApp app = n1.getBean(MemberApp.class);
 
         await().atMost(Duration.ofSeconds(30)).until(() -> output.getOut().lines().anyMatch(line ->
-                line.contains("Leadership loop of role controller failed") && line.contains("SSL handshake failed")));
+                line.contains("could not authenticate to the cluster while contending for role controller")
+                        && line.contains("SSL handshake failed")));
+        // Said once, as an ERROR, not once per attempt: the next attempt is 10 s away.
+        await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).until(() -> output.getOut().lines()
+                .filter(line -> line.contains("could not authenticate to the cluster")).count() == 1);
         assertThat(app.grants).isEmpty();
         assertThat(n1.getBean(LeadershipLoop.class).state(CONTROLLER)).isEqualTo(MemberRoleState.STANDBY);
         assertThat(topicExists(topic)).isFalse();
