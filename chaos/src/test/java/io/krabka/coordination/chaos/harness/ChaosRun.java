@@ -210,6 +210,9 @@ public final class ChaosRun {
             case KILL_LEADER -> {
                 String holder = awaitHolder(h -> true, Duration.ofSeconds(60));
                 MemberProcess victim = members.get(holder);
+                if (victim == null) {
+                    return; // no holder to kill: awaitHolder recorded STUCK
+                }
                 List<String> rosterBefore = roster();
                 victim.kill();
                 fault("KILL_LEADER", holder);
@@ -223,6 +226,9 @@ public final class ChaosRun {
             case PAUSE_LEADER -> {
                 String holder = awaitHolder(h -> true, Duration.ofSeconds(60));
                 MemberProcess zombie = members.get(holder);
+                if (zombie == null) {
+                    return;
+                }
                 zombie.pause();
                 fault("PAUSE_LEADER", holder);
                 awaitHolder(h -> !h.equals(holder), Duration.ofSeconds(60));
@@ -232,6 +238,9 @@ public final class ChaosRun {
             }
             case CUT_LEADER -> {
                 String holder = awaitHolder(h -> true, Duration.ofSeconds(60));
+                if (!members.containsKey(holder)) {
+                    return;
+                }
                 List<TcpProxy> links = proxiesOf(holder);
                 links.forEach(TcpProxy::cut);
                 fault("CUT_LEADER", holder);
