@@ -153,6 +153,11 @@ public final class ChaosRun {
                     awaitHolder(holder -> true, Duration.ofSeconds(60));
                 }
             }
+            // The plan starts once every member is up and registered, not while JVMs still boot.
+            long rosterDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+            while (!roster().containsAll(members.keySet()) && System.nanoTime() < rosterDeadline) {
+                observer.awaitRoleState(role, Duration.ofMillis(200));
+            }
             fault("START", members.keySet().toString());
             for (FaultPlan.Step step : settings.plan().steps()) {
                 if (System.currentTimeMillis() - started > settings.budget().toMillis()) {
