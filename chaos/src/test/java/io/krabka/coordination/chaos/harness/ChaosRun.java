@@ -262,6 +262,9 @@ public final class ChaosRun {
                 Thread.sleep(1000 + step.lingerMillis()); // the broker stays down: part of the fault
                 cluster.restart(node);
                 cluster.awaitBrokers(settings.brokers(), Duration.ofSeconds(90));
+                // Healed means caught up: until the node is back in every ISR, killing another
+                // broker would leave partitions below min.insync.replicas (two faults at once).
+                awaitFullIsr(Duration.ofSeconds(120));
                 fault("RESTART_BROKER", "node-" + node);
             }
             case GARBAGE -> {
@@ -287,6 +290,27 @@ public final class ChaosRun {
             }
         }
         return most;
+    }
+
+    private void awaitFullIsr(Duration timeout) throws Exception {
+        List<String> topics = List.of(CoordinationCodec.COORDINATION_STATE_TOPIC, "__transaction_state", COMMANDS);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        try (Admin admin = cluster.admin()) {
+            while (System.nanoTime() < deadline) {
+                try {
+                    boolean full = admin.describeTopics(topics).allTopicNames().get(10, TimeUnit.SECONDS).values().stream()
+                            .flatMap(topic -> topic.partitions().stream())
+                            .allMatch(partition -> partition.isr().size() == partition.replicas().size());
+                    if (full) {
+                        return;
+                    }
+                } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException notYet) {
+                    // the metadata is moving; ask again
+                }
+                Thread.sleep(200); // polling the cluster's metadata
+            }
+        }
+        fault("STUCK", "replicas did not catch up within " + timeout);
     }
 
     private List<TcpProxy> proxiesOf(String member) {
