@@ -97,6 +97,7 @@ public final class ChaosRun {
     }
 
     private static final String COMMANDS = "chaos-commands";
+    private static final Duration BROKER_DOWN = Duration.ofSeconds(4);
     private static final int COORDINATION_PARTITIONS = 3;
 
     private final Settings settings;
@@ -259,7 +260,9 @@ public final class ChaosRun {
                         : 1 + random.nextInt(settings.brokers());
                 cluster.kill(node);
                 fault("KILL_BROKER", "node-" + node + (step.partitionLeader() ? " (leads the role's partition)" : ""));
-                Thread.sleep(1000 + step.lingerMillis()); // the broker stays down: part of the fault
+                // Down for longer than broker.session.timeout.ms (3 s), so the controller notices
+                // the crash and takes the node out of every ISR, as after a real crash.
+                Thread.sleep(BROKER_DOWN.toMillis() + step.lingerMillis()); // part of the fault
                 cluster.restart(node);
                 cluster.awaitBrokers(settings.brokers(), Duration.ofSeconds(90));
                 // Healed means caught up: until the node is back in every ISR, killing another
