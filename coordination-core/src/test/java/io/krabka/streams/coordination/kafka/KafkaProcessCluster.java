@@ -200,6 +200,10 @@ public final class KafkaProcessCluster implements AutoCloseable {
         props.put("broker.heartbeat.interval.ms", "500");
         props.put("broker.session.timeout.ms", "3000");
         props.put("auto.create.topics.enable", "false");
+        // Inter-broker requests (the transaction coordinator's commit markers among them)
+        // to a crashed broker otherwise hang for the 30 s default and stall the role:
+        // measured by the fault harness, see docs/RELIABILITY.md.
+        props.put("request.timeout.ms", "5000");
         props.put("num.network.threads", "2");
         props.put("num.io.threads", "2");
         props.put("log.cleaner.threads", "1");
