@@ -64,8 +64,9 @@ public final class Checker {
         history.tenures().forEach(tenure -> tenures.put(tenure.term(), tenure));
 
         checkCommandLog(history.commands(), tenures, violations);
-        checkAcks(history, violations);
-        checkDeliveries(history, violations);
+        Set<String> committed = keys(history.commands());
+        checkAcks(history, committed, violations);
+        checkDeliveries(history, committed, violations);
         long[] longest = checkGaps(tenures, history.endedAt(), violations);
         checkMalformed(history, violations);
         for (TailCheck tail : history.tailChecks()) {
@@ -119,8 +120,7 @@ public final class Checker {
         return member + "/" + term + "/" + seq;
     }
 
-    private static void checkAcks(History history, List<Violation> violations) {
-        Set<String> committed = keys(history.commands());
+    private static void checkAcks(History history, Set<String> committed, List<Violation> violations) {
         for (Ack ack : history.acks()) {
             if (!committed.contains(key(ack.member(), ack.term(), ack.seq()))) {
                 violations.add(new Violation(Kind.ACKED_BUT_MISSING, ack.toString()));
@@ -128,8 +128,7 @@ public final class Checker {
         }
     }
 
-    private static void checkDeliveries(History history, List<Violation> violations) {
-        Set<String> committed = keys(history.commands());
+    private static void checkDeliveries(History history, Set<String> committed, List<Violation> violations) {
         for (Delivery delivery : history.deliveries()) {
             if (!committed.contains(key(delivery.member(), delivery.term(), delivery.seq()))) {
                 violations.add(new Violation(Kind.DISPATCHED_BUT_NOT_COMMITTED, delivery.toString()));

@@ -283,16 +283,22 @@ public final class ChaosRun {
     }
 
     private long mostMalformedReported() throws IOException {
-        long most = 0;
+        return memberLines().stream().filter(line -> line.event() == MemberEvent.MALFORMED)
+                .mapToLong(line -> line.number("count")).max().orElse(0);
+    }
+
+    /** Every event line the members wrote so far, across all their lives. */
+    private List<MemberEvent.Line> memberLines() throws IOException {
+        List<MemberEvent.Line> lines = new ArrayList<>();
         for (MemberProcess member : members.values()) {
             for (String text : Files.readAllLines(member.output(), StandardCharsets.UTF_8)) {
                 MemberEvent.Line line = MemberEvent.parse(text);
-                if (line != null && line.event() == MemberEvent.MALFORMED) {
-                    most = Math.max(most, line.number("count"));
+                if (line != null) {
+                    lines.add(line);
                 }
             }
         }
-        return most;
+        return lines;
     }
 
     private void awaitFullIsr(Duration timeout) throws Exception {
@@ -439,17 +445,11 @@ public final class ChaosRun {
                 RolePartitioner.partitionFor(role, COORDINATION_PARTITIONS))));
         List<History.Ack> acks = new ArrayList<>();
         Map<String, Long> malformed = new LinkedHashMap<>();
-        for (MemberProcess member : members.values()) {
-            for (String text : Files.readAllLines(member.output(), StandardCharsets.UTF_8)) {
-                MemberEvent.Line line = MemberEvent.parse(text);
-                if (line == null) {
-                    continue;
-                }
-                switch (line.event()) {
-                    case ACK -> acks.add(new History.Ack(line.at(), line.member(), line.number("term"), line.number("seq")));
-                    case MALFORMED -> malformed.merge(line.member(), line.number("count"), Math::max);
-                    default -> { }
-                }
+        for (MemberEvent.Line line : memberLines()) {
+            switch (line.event()) {
+                case ACK -> acks.add(new History.Ack(line.at(), line.member(), line.number("term"), line.number("seq")));
+                case MALFORMED -> malformed.merge(line.member(), line.number("count"), Math::max);
+                default -> { }
             }
         }
         List<History.Delivery> deliveries = device.history().stream()
