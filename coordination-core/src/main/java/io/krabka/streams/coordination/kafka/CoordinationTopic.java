@@ -13,6 +13,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.TopicExistsException;
@@ -35,6 +36,7 @@ final class CoordinationTopic {
 
     /** Ensures the topic and returns its partition count. */
     static int ensure(Admin admin, TopicSpec spec, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
         TopicDescription description = describe(admin, spec, timeout);
         if (description == null) {
             if (!spec.create()) {
@@ -43,36 +45,50 @@ final class CoordinationTopic {
                         + spec.replicationFactor() + " or enable creation");
             }
             create(admin, spec, timeout);
-            // A new topic reaches the brokers' metadata a moment after creation returns.
-            long deadline = System.nanoTime() + timeout.toNanos();
-            while ((description = describe(admin, spec, timeout)) == null) {
-                if (System.nanoTime() > deadline) {
-                    throw new TopicConfigurationException("the coordination topic " + spec.name()
-                            + " was created but did not appear in the cluster's metadata within " + timeout);
-                }
-                try {
-                    Thread.sleep(50);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new TopicConfigurationException("interrupted while waiting for the coordination topic " + spec.name());
-                }
-            }
         }
-        check(admin, spec, description, timeout);
+        // Each broker applies the metadata log on its own: a topic just created, here or by
+        // another member, can be described by one broker while the next request, sent to
+        // another, still gets UNKNOWN_TOPIC_OR_PARTITION. Wait until both answers name it.
+        Config config;
+        while (description == null || (config = describeConfig(admin, spec, timeout)) == null) {
+            if (System.nanoTime() > deadline) {
+                throw new TopicConfigurationException("the coordination topic " + spec.name()
+                        + " did not appear in the metadata of every broker asked within " + timeout);
+            }
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new TopicConfigurationException("interrupted while waiting for the coordination topic " + spec.name());
+            }
+            description = describe(admin, spec, timeout);
+        }
+        check(spec, description, config);
         return description.partitions().size();
     }
 
     private static TopicDescription describe(Admin admin, TopicSpec spec, Duration timeout) {
+        return nullWhileUnknown(admin.describeTopics(Set.of(spec.name())).topicNameValues().get(spec.name()),
+                "describing topic " + spec.name(), timeout);
+    }
+
+    private static Config describeConfig(Admin admin, TopicSpec spec, Duration timeout) {
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, spec.name());
+        return nullWhileUnknown(admin.describeConfigs(List.of(resource)).values().get(resource),
+                "describing the configuration of topic " + spec.name(), timeout);
+    }
+
+    /** The answer, or null when the broker asked does not know the topic (yet). */
+    private static <T> T nullWhileUnknown(KafkaFuture<T> answer, String action, Duration timeout) {
         try {
-            return admin.describeTopics(Set.of(spec.name())).topicNameValues().get(spec.name())
-                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            return answer.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof UnknownTopicOrPartitionException) {
                 return null;
             }
-            throw KafkaErrors.translate("describing topic " + spec.name(), e);
+            throw KafkaErrors.translate(action, e);
         } catch (Exception e) {
-            throw KafkaErrors.translate("describing topic " + spec.name(), e);
+            throw KafkaErrors.translate(action, e);
         }
     }
 
@@ -97,15 +113,7 @@ final class CoordinationTopic {
         }
     }
 
-    private static void check(Admin admin, TopicSpec spec, TopicDescription description, Duration timeout) {
-        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, spec.name());
-        Config config;
-        try {
-            config = admin.describeConfigs(List.of(resource)).values().get(resource)
-                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (Exception e) {
-            throw KafkaErrors.translate("describing the configuration of topic " + spec.name(), e);
-        }
+    private static void check(TopicSpec spec, TopicDescription description, Config config) {
         List<String> problems = new ArrayList<>();
         String cleanup = value(config, TopicConfig.CLEANUP_POLICY_CONFIG);
         if (!TopicConfig.CLEANUP_POLICY_COMPACT.equals(cleanup)) {
