@@ -63,7 +63,7 @@ public record History(
 
     /**
      * A restarted member's place in the roster once its new registration was seen:
-     * {@code behind} lists the members that were registered before the restart but rank
+     * {@code behind} lists the members that registered before that registration but rank
      * after it (it should be none: a restarted member goes to the tail).
      */
     public record TailCheck(long at, String member, List<String> behind) {

@@ -219,7 +219,6 @@ public final class ChaosRun {
                 if (victim == null) {
                     return; // no holder to kill: awaitHolder recorded STUCK
                 }
-                List<String> rosterBefore = roster();
                 victim.kill();
                 fault("KILL_LEADER", holder);
                 awaitHolder(h -> !h.equals(holder), Duration.ofSeconds(60));
@@ -227,7 +226,7 @@ public final class ChaosRun {
                 victim.start();
                 fault("RESTART_MEMBER", holder);
                 // The JVM takes a second or two to register; the plan goes on meanwhile.
-                tailChecker.submit(() -> checkTail(holder, rosterBefore, registeredAfter));
+                tailChecker.submit(() -> checkTail(holder, registeredAfter));
             }
             case PAUSE_LEADER -> {
                 String holder = awaitHolder(h -> true, Duration.ofSeconds(60));
@@ -347,8 +346,13 @@ public final class ChaosRun {
         return observer.roleState(role).roster().stream().map(entry -> entry.member().value()).toList();
     }
 
-    /** Once the restarted member's new registration shows, no member registered before the restart may rank after it. */
-    private void checkTail(String member, List<String> before, long registeredAfter) {
+    /**
+     * Once the restarted member's new registration shows, no member that registered before
+     * it may rank after it. Members of the old roster may legitimately rank after it when
+     * they registered again later (pruned as silent, or thawed): that is told apart by the
+     * offsets, not by who was in the roster, because this check can see the roster late.
+     */
+    private void checkTail(String member, long registeredAfter) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (System.nanoTime() < deadline) {
             List<RosterEntry> roster = tailObserver.awaitRoleState(role, Duration.ofMillis(200)).roster();
@@ -359,9 +363,10 @@ public final class ChaosRun {
                 }
             }
             if (at >= 0) {
+                long registered = roster.get(at).offset();
                 List<String> behind = roster.subList(at + 1, roster.size()).stream()
-                        .map(entry -> entry.member().value())
-                        .filter(other -> before.contains(other) && !other.equals(member)).toList();
+                        .filter(entry -> entry.offset() < registered)
+                        .map(entry -> entry.member().value()).toList();
                 tailChecks.add(new History.TailCheck(System.currentTimeMillis(), member, behind));
                 return;
             }
