@@ -1,11 +1,9 @@
 package io.krabka.coordination.chaos.harness;
 
 import io.krabka.coordination.chaos.member.CommandMember;
-import io.krabka.streams.coordination.kafka.KafkaProcessCluster;
+import io.krabka.streams.coordination.kafka.ChildJvm;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -36,19 +34,13 @@ final class MemberProcess {
     }
 
     void start() {
-        List<String> command = new ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        process = ChildJvm.start(CommandMember.class.getName(), List.of(
                 "-Xms64m", "-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dorg.slf4j.simpleLogger.log.io.krabka=" + System.getProperty("chaos.member.log", "info"), "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.producer.internals.TransactionManager=" + System.getProperty("chaos.member.log", "warn"),
-                "-cp", System.getProperty("java.class.path"),
-                CommandMember.class.getName()));
-        command.addAll(arguments);
-        try {
-            process = new ProcessBuilder(command).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(output.toFile())).start();
-        } catch (IOException e) {
-            throw new UncheckedIOException("could not start member " + id, e);
-        }
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                "-Dorg.slf4j.simpleLogger.log.io.krabka=" + System.getProperty("chaos.member.log", "info"),
+                "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.producer.internals.TransactionManager="
+                        + System.getProperty("chaos.member.log", "warn")),
+                arguments, output);
     }
 
     void kill() {
@@ -63,10 +55,10 @@ final class MemberProcess {
     }
 
     void pause() {
-        KafkaProcessCluster.signal(process.pid(), "STOP");
+        ChildJvm.signal(process.pid(), "STOP");
     }
 
     void resume() {
-        KafkaProcessCluster.signal(process.pid(), "CONT");
+        ChildJvm.signal(process.pid(), "CONT");
     }
 }

@@ -242,24 +242,10 @@ public final class KafkaProcessCluster implements AutoCloseable {
         node.process = startJvm(node, node.logFile(), "kafka.Kafka", node.home.resolve("server.properties").toString());
     }
 
-    private Process startJvm(Node node, Path output, String mainClass, String... args) {
-        List<String> command = new ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-Dkafka.logs.dir=" + node.home.resolve("logs"),
-                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                "-cp", System.getProperty("java.class.path"),
-                mainClass));
-        command.addAll(List.of(args));
-        try {
-            Files.createDirectories(node.home);
-            return new ProcessBuilder(command)
-                    .redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(output.toFile()))
-                    .start();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+    private static Process startJvm(Node node, Path output, String mainClass, String... args) {
+        return ChildJvm.start(mainClass, List.of("-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-Dkafka.logs.dir=" + node.home.resolve("logs"), "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"),
+                List.of(args), output);
     }
 
     /** Blocks until {@code count} brokers are registered and unfenced in the metadata. */
@@ -335,26 +321,11 @@ public final class KafkaProcessCluster implements AutoCloseable {
     }
 
     public void pause(int id) {
-        signal(node(id).pid(), "STOP");
+        ChildJvm.signal(node(id).pid(), "STOP");
     }
 
     public void resume(int id) {
-        signal(node(id).pid(), "CONT");
-    }
-
-    /** Sends a POSIX signal with {@code kill}: the JDK can only TERM and KILL a process. */
-    public static void signal(long pid, String signal) {
-        try {
-            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).inheritIO().start();
-            if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-                throw new IllegalStateException("kill -" + signal + " " + pid + " failed");
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        }
+        ChildJvm.signal(node(id).pid(), "CONT");
     }
 
     private static void waitFor(Process process) {
