@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.krabka.coordination.chaos.harness.ChaosRun;
 import io.krabka.coordination.chaos.harness.FaultKind;
 import io.krabka.coordination.chaos.harness.FaultPlan;
+import io.krabka.streams.coordination.kafka.KafkaProcessCluster;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
@@ -27,10 +28,11 @@ class ChaosIT {
     static final Duration RENEW = Duration.ofMillis(500);
     static final Duration STAGGER = Duration.ofMillis(500);
     /**
-     * Room beyond lease + stagger x standbys: a killed broker is fenced by the controller
-     * after its 3 s session timeout, and two cores run up to nine JVMs.
+     * Room beyond lease + stagger x standbys: a commit in flight when a broker dies waits
+     * up to the brokers' request timeout for its markers (docs/RELIABILITY.md), and two
+     * cores run up to nine JVMs (2 s).
      */
-    static final Duration SLACK = Duration.ofSeconds(5);
+    static final Duration SLACK = KafkaProcessCluster.BROKER_REQUEST_TIMEOUT.plusSeconds(2);
 
     @Test
     void noDeposedLeaderGetsACommandCommittedUnderFaults() throws Exception {

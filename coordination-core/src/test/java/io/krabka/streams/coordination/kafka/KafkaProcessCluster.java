@@ -37,6 +37,13 @@ import org.awaitility.Awaitility;
  */
 public final class KafkaProcessCluster implements AutoCloseable {
 
+    /**
+     * The brokers' {@code request.timeout.ms}. Inter-broker requests to a crashed broker
+     * (the transaction coordinator's commit markers among them) wait this long; Kafka's
+     * 30 s default stalls a role for 30 s after a broker crash (docs/RELIABILITY.md).
+     */
+    public static final Duration BROKER_REQUEST_TIMEOUT = Duration.ofSeconds(5);
+
     /** An extra client listener. {@code advertisedPort} maps (node id, bound port) to the port clients are told. */
     public record Listener(String name, String securityProtocol, IntBinaryOperator advertisedPort) {
         public Listener(String name, String securityProtocol) {
@@ -200,10 +207,7 @@ public final class KafkaProcessCluster implements AutoCloseable {
         props.put("broker.heartbeat.interval.ms", "500");
         props.put("broker.session.timeout.ms", "3000");
         props.put("auto.create.topics.enable", "false");
-        // Inter-broker requests (the transaction coordinator's commit markers among them)
-        // to a crashed broker otherwise hang for the 30 s default and stall the role:
-        // measured by the fault harness, see docs/RELIABILITY.md.
-        props.put("request.timeout.ms", "5000");
+        props.put("request.timeout.ms", Long.toString(BROKER_REQUEST_TIMEOUT.toMillis()));
         props.put("num.network.threads", "2");
         props.put("num.io.threads", "2");
         props.put("log.cleaner.threads", "1");
