@@ -92,7 +92,8 @@ final class CoordinationTopic {
         }
     }
 
-    private static void create(Admin admin, TopicSpec spec, Duration timeout) {
+    /** Creates the topic with the settings the guarantees rest on; one that exists already is left alone. */
+    static void create(Admin admin, TopicSpec spec, Duration timeout) {
         Map<String, String> configs = Map.of(
                 TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT,
                 TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG, "false",

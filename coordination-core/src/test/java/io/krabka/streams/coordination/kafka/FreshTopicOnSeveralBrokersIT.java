@@ -3,12 +3,11 @@ package io.krabka.streams.coordination.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.transport.TopicSpec;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.admin.NewTopic;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -46,7 +45,8 @@ class FreshTopicOnSeveralBrokersIT {
                     .withPartitions(PARTITIONS);
             boolean createdByAnother = i % 2 == 1;
             if (createdByAnother) {
-                createLikeAnotherMember(spec);
+                // Another member creates it the way every member does, on its own admin client.
+                CoordinationTopic.create(cluster.admin(), spec, Duration.ofSeconds(20));
             }
             try (KafkaCoordinationTransport transport = cluster.transport(spec)) {
                 assertThat(transport.partitionCount()).isEqualTo(PARTITIONS);
@@ -55,17 +55,5 @@ class FreshTopicOnSeveralBrokersIT {
             }
         }
         assertThat(failures).isEmpty();
-    }
-
-    private static void createLikeAnotherMember(TopicSpec spec) {
-        NewTopic topic = new NewTopic(spec.name(), PARTITIONS, spec.replicationFactor()).configs(Map.of(
-                "cleanup.policy", "compact",
-                "unclean.leader.election.enable", "false",
-                "min.insync.replicas", Integer.toString(spec.requiredMinInsyncReplicas())));
-        try {
-            cluster.admin().createTopics(List.of(topic)).all().get(20, TimeUnit.SECONDS);
-        } catch (Exception e) {
-            throw new IllegalStateException("could not create topic " + spec.name(), e);
-        }
     }
 }
