@@ -7,8 +7,10 @@ package io.krabka.streams.coordination;
  * again, acquire anew.
  *
  * <p>Every fenced error Kafka raises ({@code ProducerFencedException},
- * {@code InvalidProducerEpochException}, and {@code InvalidPidMappingException} when
- * the coordinator forgot the producer) maps to this exception, and nothing else does.
+ * {@code InvalidProducerEpochException}, {@code InvalidPidMappingException} when the
+ * coordinator forgot the producer, and {@code InvalidTxnStateException}, which a
+ * transaction-version-2 broker before KAFKA-20785 returns to a commit that raced the
+ * coordinator's own abort) maps to this exception, and nothing else does.
  */
 public class FencedException extends CoordinationException {
 

@@ -76,7 +76,17 @@ public final class Leadership implements AutoCloseable {
     private volatile long deadline;
     private volatile State state = State.ACTIVE;
 
-    private enum State { ACTIVE, FENCED, FAILED, RELEASED }
+    /** Where a leadership is in its life. Only {@link #ACTIVE} can write. */
+    public enum State {
+        /** Granted and neither fenced nor given up. */
+        ACTIVE,
+        /** A write found a newer epoch for the role: the cluster rejects this leadership's writes. */
+        FENCED,
+        /** The role's producer failed beyond recovery; nothing says a newer epoch exists. */
+        FAILED,
+        /** Closed (released) or abandoned by this member. */
+        RELEASED
+    }
 
     private Leadership(CoordinationClient client, CoordinationTransport transport, RoleEpoch epoch, MemberId member,
             ProducerState initial) {
@@ -168,6 +178,14 @@ public final class Leadership implements AutoCloseable {
     /** Whether the leadership has been neither fenced nor closed. */
     public boolean isActive() {
         return state == State.ACTIVE;
+    }
+
+    /**
+     * Where this leadership is in its life. Any thread may end it (a guarded write that
+     * is fenced, a producer failure, {@link #close()}); this tells the others how.
+     */
+    public State state() {
+        return state;
     }
 
     /**

@@ -33,8 +33,13 @@ final class KafkaErrors {
         if (error instanceof CoordinationException coordination) {
             return coordination;
         }
+        // InvalidTxnStateException: under transaction version 2 a commit that arrives while
+        // the coordinator aborts the transaction on its own (another producer's
+        // InitProducerId, or the transaction timeout) passes the broker's epoch check as a
+        // "retry" and fails the state check instead; the abort already bumped the epoch.
+        // Brokers with KAFKA-20785, and every broker under version 1, answer PRODUCER_FENCED.
         Throwable fenced = find(error, ProducerFencedException.class, InvalidProducerEpochException.class,
-                InvalidPidMappingException.class);
+                InvalidPidMappingException.class, InvalidTxnStateException.class);
         if (fenced != null) {
             return new FencedException(operation + " was fenced: a newer epoch exists for the role ("
                     + fenced.getClass().getSimpleName() + ": " + fenced.getMessage() + ")", fenced);
@@ -60,8 +65,7 @@ final class KafkaErrors {
             return new CoordinationTimeoutException(operation + " got no answer from the cluster in time: "
                     + timeout.getMessage(), timeout);
         }
-        Throwable transientError = find(error, RetriableException.class, InvalidTxnStateException.class,
-                TransactionAbortedException.class);
+        Throwable transientError = find(error, RetriableException.class, TransactionAbortedException.class);
         if (transientError != null) {
             return new RetriableCoordinationException(operation + " failed transiently: " + transientError, transientError);
         }

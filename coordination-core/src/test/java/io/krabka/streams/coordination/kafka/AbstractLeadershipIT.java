@@ -25,6 +25,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.TransactionState;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -41,6 +42,10 @@ import org.junit.jupiter.api.Test;
 abstract class AbstractLeadershipIT {
 
     private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3);
+
+    /** The coordinator looks for timed-out transactions every half second (default: 10 s). */
+    static final Map<String, String> BROKER_SETTINGS = Map.of("transaction.abort.timed.out.transaction.cleanup.interval.ms", "500");
+    private static final Duration PAUSED_TRANSACTION_TIMEOUT = Duration.ofSeconds(20);
 
     private final ManualClock clock = new ManualClock();
     private final List<AutoCloseable> opened = new ArrayList<>();
@@ -308,6 +313,27 @@ abstract class AbstractLeadershipIT {
         taken.write(command("fresh"));
     }
 
+    @Test
+    void aCommitThatRacesTheCoordinatorsOwnAbortEndsTheLeadershipFenced() throws Exception {
+        // The coordinator aborts a transaction that outlives the producer's transaction
+        // timeout, as it aborts one when another producer runs InitProducerId, and bumps the
+        // epoch. A commit that arrives after that must end the leadership as fenced. Under
+        // version 2 the broker answers it INVALID_TXN_STATE, under version 1 PRODUCER_FENCED.
+        CountDownLatch sending = new CountDownLatch(1);
+        CountDownLatch resume = new CountDownLatch(1);
+        Member a = new Member("a", LeaseConfig.DEFAULTS, pausingTransport(sending, resume, Duration.ofSeconds(1)));
+        Leadership held = a.tryAcquire().orElseThrow();
+        CompletableFuture<Void> write = CompletableFuture.runAsync(() -> held.write(command("late")));
+        assertThat(sending.await(30, TimeUnit.SECONDS)).isTrue();
+        await().atMost(Duration.ofSeconds(30)).until(() -> cluster().admin().describeTransactions(List.of(role.name()))
+                .description(role.name()).get(10, TimeUnit.SECONDS).state() == TransactionState.COMPLETE_ABORT);
+
+        resume.countDown();
+        assertThatThrownBy(() -> write.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(FencedException.class);
+        assertThat(held.state()).isEqualTo(Leadership.State.FENCED);
+        assertThat(a.client.describe(role).current()).isFalse();
+    }
+
     private long latest(org.apache.kafka.common.TopicPartition partition, org.apache.kafka.common.IsolationLevel isolation)
             throws Exception {
         return cluster().admin().listOffsets(Map.of(partition, org.apache.kafka.clients.admin.OffsetSpec.latest()),
@@ -316,11 +342,16 @@ abstract class AbstractLeadershipIT {
     }
 
     private KafkaCoordinationTransport pausingTransport(CountDownLatch sending, CountDownLatch resume) {
+        return pausingTransport(sending, resume, PAUSED_TRANSACTION_TIMEOUT);
+    }
+
+    /** A transport whose role producers stop right after sending a command, until {@code resume}. */
+    private KafkaCoordinationTransport pausingTransport(CountDownLatch sending, CountDownLatch resume, Duration transactionTimeout) {
         return new KafkaCoordinationTransport(
                 org.apache.kafka.clients.admin.Admin.create(KafkaCoordinationTransport.adminSettings(cluster().connection(), Duration.ofSeconds(20))),
                 new KafkaProducer<>(KafkaCoordinationTransport.registrarSettings(cluster().connection(), Duration.ofSeconds(20))),
                 r -> pauseOnCommand(KafkaCoordinationTransport.transactionalSettings(cluster().connection(), r, Duration.ofSeconds(20),
-                        Duration.ofSeconds(20)), sending, resume),
+                        transactionTimeout), sending, resume),
                 new org.apache.kafka.clients.consumer.KafkaConsumer<>(KafkaCoordinationTransport.readerSettings(cluster().connection())),
                 TOPIC, Duration.ofSeconds(20));
     }

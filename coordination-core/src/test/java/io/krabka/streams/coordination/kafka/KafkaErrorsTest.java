@@ -7,6 +7,8 @@ import io.krabka.streams.coordination.CoordinationAuthorizationException;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.FencedException;
 import java.util.concurrent.ExecutionException;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.InvalidTxnStateException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.SaslAuthenticationException;
 import org.apache.kafka.common.errors.SslAuthenticationException;
@@ -44,5 +46,15 @@ class KafkaErrorsTest {
     void fencingStillWinsOverEverythingElse() {
         assertThat(KafkaErrors.translate("writing", new ProducerFencedException("newer epoch")))
                 .isInstanceOf(FencedException.class);
+    }
+
+    @Test
+    void aCommitRefusedForTheTransactionsStateIsFencedNotTransient() {
+        // What a version 2 broker answers a commit that raced the coordinator's own abort.
+        CoordinationException refused = KafkaErrors.translate("a transaction of role r",
+                new KafkaException("Cannot execute transactional method because we are in an error state",
+                        new InvalidTxnStateException("The producer attempted a transactional operation in an invalid state.")));
+
+        assertThat(refused).isInstanceOf(FencedException.class).hasMessageContaining("a transaction of role r was fenced");
     }
 }

@@ -10,7 +10,7 @@ class LeadershipTv2IT extends AbstractLeadershipIT {
 
     @BeforeAll
     static void startCluster() {
-        cluster = KafkaTestCluster.start();
+        cluster = KafkaTestCluster.start(1, BROKER_SETTINGS);
         cluster.setTransactionVersion((short) 2);
     }
 
