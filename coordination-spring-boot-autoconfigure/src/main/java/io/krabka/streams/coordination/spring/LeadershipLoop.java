@@ -278,6 +278,12 @@ public final class LeadershipLoop implements SmartLifecycle {
         if (leadership == null) {
             return;
         }
+        if (!leadership.isActive()) {
+            // The role's work ended it with a write of its own (fenced, or the producer
+            // failed) or closed it: say so, stop the work, and contend again.
+            endUnlessReleased(runtime, leadership, causeOf(leadership.state()));
+            return;
+        }
         boolean retryDue = runtime.retryAt == null || !client.clock().instant().isBefore(runtime.retryAt);
         if (leadership.renewDue() && retryDue) {
             runtime.retryAt = null;
@@ -288,17 +294,19 @@ public final class LeadershipLoop implements SmartLifecycle {
             } catch (FencedException fenced) {
                 endUnlessReleased(runtime, leadership, LeadershipEndCause.FENCED);
                 return;
-            } catch (IllegalStateException released) {
-                if (runtime.leadership != leadership) {
-                    // Released meanwhile (the endpoint, or shutdown): nothing to renew.
-                    return;
+            } catch (IllegalStateException ended) {
+                if (leadership.isActive()) {
+                    throw ended;
                 }
-                throw released;
+                // Ended meanwhile by another thread: released by the endpoint or shutdown
+                // (then this does nothing), or by the work, as above.
+                endUnlessReleased(runtime, leadership, causeOf(leadership.state()));
+                return;
             } catch (CoordinationException failed) {
                 observer.renewFailed(runtime.role);
                 if (!leadership.isActive()) {
                     log.warn("Role {} ended: {}", runtime.role, failed.getMessage());
-                    endUnlessReleased(runtime, leadership, LeadershipEndCause.FAILED);
+                    endUnlessReleased(runtime, leadership, causeOf(leadership.state()));
                     return;
                 }
                 log.warn("Renewing role {} failed; trying again in {}: {}", runtime.role, RENEW_RETRY, failed.getMessage());
@@ -341,6 +349,15 @@ public final class LeadershipLoop implements SmartLifecycle {
                 work.stop(runtime.role, workStopTimeout);
             }
         }
+    }
+
+    private static LeadershipEndCause causeOf(Leadership.State ended) {
+        return switch (ended) {
+            case FENCED -> LeadershipEndCause.FENCED;
+            case FAILED -> LeadershipEndCause.FAILED;
+            case RELEASED -> LeadershipEndCause.RELEASED;
+            case ACTIVE -> throw new IllegalArgumentException("an active leadership has not ended");
+        };
     }
 
     private void endUnlessReleased(RoleRuntime runtime, Leadership leadership, LeadershipEndCause cause) {

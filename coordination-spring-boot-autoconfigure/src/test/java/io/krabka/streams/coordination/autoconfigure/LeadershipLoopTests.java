@@ -1,9 +1,13 @@
 package io.krabka.streams.coordination.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.krabka.streams.coordination.CoordinationException;
+import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.Leadership;
+import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.ManualClock;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.RetriableCoordinationException;
@@ -61,6 +65,7 @@ class LeadershipLoopTests {
 
         final ManualClock clock = new ManualClock();
         final AtomicBoolean failWrites = new AtomicBoolean();
+        final AtomicBoolean breakProducer = new AtomicBoolean();
         final java.util.concurrent.CountDownLatch hangWrites = new java.util.concurrent.CountDownLatch(1);
         final AtomicBoolean hang = new AtomicBoolean();
         final List<Object> events = new CopyOnWriteArrayList<>();
@@ -75,7 +80,7 @@ class LeadershipLoopTests {
         @Bean(destroyMethod = "close")
         CoordinationTransport coordinationTransport() {
             return new FailingTransport(new InMemoryCluster(clock::millis).transport(TopicSpec.DEFAULTS.withPartitions(3)), failWrites,
-                    hang, hangWrites);
+                    breakProducer, hang, hangWrites);
         }
 
         @Bean
@@ -207,6 +212,42 @@ class LeadershipLoopTests {
     }
 
     @Test
+    void whenTheWorksOwnWriteOrCloseEndsTheLeadershipTheLoopSaysWhyAndContendsAgain() {
+        runner.run(context -> {
+            Member member = context.getBean(Member.class);
+            LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+            await().atMost(Duration.ofSeconds(10)).until(() -> member.workStarted.get() == 1);
+            Leadership first = loop.leadership(CONTROLLER).orElseThrow();
+
+            // Role-scoped work writes and the producer breaks beyond recovery: the write ends
+            // the leadership on the work's thread, not on the loop's, and no renewal is due.
+            member.breakProducer.set(true);
+            assertThatThrownBy(() -> first.write(new ProducerRecord<>("commands", new byte[1])))
+                    .isInstanceOf(CoordinationException.class).isNotInstanceOf(FencedException.class);
+            assertThat(first.state()).isEqualTo(Leadership.State.FAILED);
+            await().atMost(Duration.ofSeconds(10)).until(() -> member.events.size() >= 2);
+            assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipFencedEvent.class,
+                    ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.FAILED));
+            assertThat(member.workInterrupted).hasValue(1);
+
+            // Its own lease still stands in the log: like any standby, it takes the role back
+            // once that passes its deadline.
+            member.breakProducer.set(false);
+            member.clock.advance(LeaseConfig.DEFAULTS.duration().plusSeconds(1));
+            await().atMost(Duration.ofSeconds(10)).until(() -> member.workStarted.get() == 2);
+            Leadership second = loop.leadership(CONTROLLER).orElseThrow();
+            assertThat(second.token().supersedes(first.token())).isTrue();
+
+            // The work gives the role up itself.
+            second.close();
+            await().atMost(Duration.ofSeconds(10)).until(() -> member.events.size() >= 4);
+            assertThat(member.events.get(3)).isInstanceOfSatisfying(LeadershipFencedEvent.class,
+                    ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.RELEASED));
+            await().atMost(Duration.ofSeconds(10)).until(() -> member.workStarted.get() == 3);
+        });
+    }
+
+    @Test
     void theEndpointReleasesAHeldRoleOnlyWhenEnabled() {
         runner.run(context -> {
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
@@ -230,17 +271,19 @@ class LeadershipLoopTests {
         });
     }
 
-    /** The in-memory transport whose transactions fail transiently while a flag is set. */
+    /** The in-memory transport whose transactions fail (transiently, beyond recovery, or by hanging) while a flag is set. */
     static final class FailingTransport implements CoordinationTransport {
         private final CoordinationTransport delegate;
         private final AtomicBoolean fail;
+        private final AtomicBoolean broken;
         private final AtomicBoolean hang;
         private final java.util.concurrent.CountDownLatch released;
 
-        FailingTransport(CoordinationTransport delegate, AtomicBoolean fail, AtomicBoolean hang,
+        FailingTransport(CoordinationTransport delegate, AtomicBoolean fail, AtomicBoolean broken, AtomicBoolean hang,
                 java.util.concurrent.CountDownLatch released) {
             this.delegate = delegate;
             this.fail = fail;
+            this.broken = broken;
             this.hang = hang;
             this.released = released;
         }
@@ -294,6 +337,9 @@ class LeadershipLoopTests {
                     if (fail.get()) {
                         throw new RetriableCoordinationException("injected: the partition's leader moved", null);
                     }
+                    if (broken.get()) {
+                        throw new CoordinationException("injected: the producer failed and could not abort");
+                    }
                     return epoch.transact(records);
                 }
 
@@ -304,7 +350,7 @@ class LeadershipLoopTests {
 
                 @Override
                 public boolean usable() {
-                    return epoch.usable();
+                    return !broken.get() && epoch.usable();
                 }
 
                 @Override
