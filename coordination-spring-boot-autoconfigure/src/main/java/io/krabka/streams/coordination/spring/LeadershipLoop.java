@@ -184,10 +184,15 @@ public final class LeadershipLoop implements SmartLifecycle {
         }
         for (RoleRuntime runtime : runtimes.values()) {
             synchronized (runtime) {
-                if (runtime.leadership != null) {
+                Leadership held = runtime.leadership;
+                if (held != null && held.isActive()) {
                     // Releasing also leaves the roster.
                     end(runtime, LeadershipEndCause.RELEASED);
                 } else {
+                    if (held != null) {
+                        // Ended by the work's own write, unnoticed yet: report it, then leave.
+                        end(runtime, LeadershipEndCause.RELEASED);
+                    }
                     leaveRoster(runtime.role);
                 }
             }
@@ -369,8 +374,10 @@ public final class LeadershipLoop implements SmartLifecycle {
     }
 
     /** Stops the work first, then gives the leadership up the way {@code cause} says. Holds the runtime's lock. */
-    private void end(RoleRuntime runtime, LeadershipEndCause cause) {
+    private void end(RoleRuntime runtime, LeadershipEndCause seen) {
         Leadership leadership = runtime.leadership;
+        // Another thread may have ended it first (a write of the work, or its close): that is the cause.
+        LeadershipEndCause cause = leadership.isActive() ? seen : causeOf(leadership.state());
         // The token as it is now: its epoch moved with every transaction since the grant.
         FencingToken token = leadership.token();
         work.stop(runtime.role, workStopTimeout);
