@@ -185,14 +185,13 @@ public final class LeadershipLoop implements SmartLifecycle {
         for (RoleRuntime runtime : runtimes.values()) {
             synchronized (runtime) {
                 Leadership held = runtime.leadership;
-                if (held != null && held.isActive()) {
-                    // Releasing also leaves the roster.
+                boolean releasing = held != null && held.isActive();
+                if (held != null) {
+                    // Reports RELEASED, or how the work's own write ended it if the loop had not seen that yet.
                     end(runtime, LeadershipEndCause.RELEASED);
-                } else {
-                    if (held != null) {
-                        // Ended by the work's own write, unnoticed yet: report it, then leave.
-                        end(runtime, LeadershipEndCause.RELEASED);
-                    }
+                }
+                if (!releasing) {
+                    // Releasing leaves the roster itself.
                     leaveRoster(runtime.role);
                 }
             }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.krabka.streams.coordination.CoordinationClient;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.Leadership;
@@ -64,6 +65,8 @@ class LeadershipLoopTests {
     static class Member {
 
         final ManualClock clock = new ManualClock();
+        /** Outlives the context, so a test can read the roster after shutdown. */
+        final InMemoryCluster cluster = new InMemoryCluster(clock::millis);
         final AtomicBoolean failWrites = new AtomicBoolean();
         final AtomicBoolean breakProducer = new AtomicBoolean();
         final java.util.concurrent.CountDownLatch hangWrites = new java.util.concurrent.CountDownLatch(1);
@@ -79,7 +82,7 @@ class LeadershipLoopTests {
 
         @Bean(destroyMethod = "close")
         CoordinationTransport coordinationTransport() {
-            return new FailingTransport(new InMemoryCluster(clock::millis).transport(TopicSpec.DEFAULTS.withPartitions(3)), failWrites,
+            return new FailingTransport(cluster.transport(TopicSpec.DEFAULTS.withPartitions(3)), failWrites,
                     breakProducer, hang, hangWrites);
         }
 
@@ -245,6 +248,30 @@ class LeadershipLoopTests {
                     ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.RELEASED));
             await().atMost(Duration.ofSeconds(10)).until(() -> member.workStarted.get() == 3);
         });
+    }
+
+    @Test
+    void shutdownRightAfterTheWorksWriteFailedReportsTheFailureAndLeavesTheRoster() {
+        Member[] started = new Member[1];
+        runner.run(context -> {
+            Member member = context.getBean(Member.class);
+            started[0] = member;
+            LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+            await().atMost(Duration.ofSeconds(10)).until(() -> member.workStarted.get() == 1);
+            Leadership held = loop.leadership(CONTROLLER).orElseThrow();
+            member.breakProducer.set(true);
+            assertThatThrownBy(() -> held.write(new ProducerRecord<>("commands", new byte[1])))
+                    .isInstanceOf(CoordinationException.class);
+            // The context closes now, whether or not the loop has seen the failure yet.
+        });
+        Member member = started[0];
+        assertThat(member.events).filteredOn(LeadershipFencedEvent.class::isInstance).first()
+                .isInstanceOfSatisfying(LeadershipFencedEvent.class,
+                        ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.FAILED));
+        try (CoordinationClient reader = new CoordinationClient(member.cluster.transport(TopicSpec.DEFAULTS.withPartitions(3)),
+                LeaseConfig.DEFAULTS, member.clock)) {
+            assertThat(reader.roleState(CONTROLLER).entryOf(MemberId.of("n1"))).isEmpty();
+        }
     }
 
     @Test
