@@ -61,7 +61,9 @@ final class CoordinationTopic {
                 Thread.currentThread().interrupt();
                 throw new TopicConfigurationException("interrupted while waiting for the coordination topic " + spec.name());
             }
-            description = describe(admin, spec, timeout);
+            if (description == null) {
+                description = describe(admin, spec, timeout);
+            }
         }
         check(spec, description, config);
         return description.partitions().size();
