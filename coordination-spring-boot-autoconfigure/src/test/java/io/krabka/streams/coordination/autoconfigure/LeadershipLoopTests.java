@@ -53,6 +53,7 @@ import org.springframework.context.event.EventListener;
 class LeadershipLoopTests {
 
     private static final Role CONTROLLER = Role.of("controller");
+    private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withPartitions(3);
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class, CoordinationAutoConfiguration.class,
@@ -82,7 +83,7 @@ class LeadershipLoopTests {
 
         @Bean(destroyMethod = "close")
         CoordinationTransport coordinationTransport() {
-            return new FailingTransport(cluster.transport(TopicSpec.DEFAULTS.withPartitions(3)), failWrites,
+            return new FailingTransport(cluster.transport(TOPIC), failWrites,
                     breakProducer, hang, hangWrites);
         }
 
@@ -219,15 +220,7 @@ class LeadershipLoopTests {
         runner.run(context -> {
             Member member = context.getBean(Member.class);
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
-            await().atMost(Duration.ofSeconds(10)).until(() -> member.workStarted.get() == 1);
-            Leadership first = loop.leadership(CONTROLLER).orElseThrow();
-
-            // Role-scoped work writes and the producer breaks beyond recovery: the write ends
-            // the leadership on the work's thread, not on the loop's, and no renewal is due.
-            member.breakProducer.set(true);
-            assertThatThrownBy(() -> first.write(new ProducerRecord<>("commands", new byte[1])))
-                    .isInstanceOf(CoordinationException.class).isNotInstanceOf(FencedException.class);
-            assertThat(first.state()).isEqualTo(Leadership.State.FAILED);
+            Leadership first = breakTheProducerDuringAWriteOfTheWork(member, loop);
             await().atMost(Duration.ofSeconds(10)).until(() -> member.events.size() >= 2);
             assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipFencedEvent.class,
                     ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.FAILED));
@@ -257,21 +250,31 @@ class LeadershipLoopTests {
             Member member = context.getBean(Member.class);
             started[0] = member;
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
-            await().atMost(Duration.ofSeconds(10)).until(() -> member.workStarted.get() == 1);
-            Leadership held = loop.leadership(CONTROLLER).orElseThrow();
-            member.breakProducer.set(true);
-            assertThatThrownBy(() -> held.write(new ProducerRecord<>("commands", new byte[1])))
-                    .isInstanceOf(CoordinationException.class);
+            breakTheProducerDuringAWriteOfTheWork(member, loop);
             // The context closes now, whether or not the loop has seen the failure yet.
         });
         Member member = started[0];
         assertThat(member.events).filteredOn(LeadershipFencedEvent.class::isInstance).first()
                 .isInstanceOfSatisfying(LeadershipFencedEvent.class,
                         ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.FAILED));
-        try (CoordinationClient reader = new CoordinationClient(member.cluster.transport(TopicSpec.DEFAULTS.withPartitions(3)),
+        try (CoordinationClient reader = new CoordinationClient(member.cluster.transport(TOPIC),
                 LeaseConfig.DEFAULTS, member.clock)) {
             assertThat(reader.roleState(CONTROLLER).entryOf(MemberId.of("n1"))).isEmpty();
         }
+    }
+
+    /**
+     * Role-scoped work writes and the producer breaks beyond recovery: the write ends the
+     * leadership on the work's thread, not on the loop's, and no renewal is due.
+     */
+    private static Leadership breakTheProducerDuringAWriteOfTheWork(Member member, LeadershipLoop loop) {
+        await().atMost(Duration.ofSeconds(10)).until(() -> member.workStarted.get() == 1);
+        Leadership held = loop.leadership(CONTROLLER).orElseThrow();
+        member.breakProducer.set(true);
+        assertThatThrownBy(() -> held.write(new ProducerRecord<>("commands", new byte[1])))
+                .isInstanceOf(CoordinationException.class).isNotInstanceOf(FencedException.class);
+        assertThat(held.state()).isEqualTo(Leadership.State.FAILED);
+        return held;
     }
 
     @Test
