@@ -1,10 +1,10 @@
 package io.krabka.coordination.benchmarks;
 
-import io.krabka.streams.coordination.CoordinationClient;
-import io.krabka.streams.coordination.Leadership;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.CoordinationClient;
+import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.kafka.KafkaCoordinationTransport;
 import io.krabka.streams.coordination.kafka.KafkaTestCluster;
 import java.time.Duration;

@@ -1,26 +1,43 @@
 package io.krabka.streams.coordination;
 
+import java.util.Objects;
+
 /**
- * The only signal that a leadership ended: a newer epoch exists for the role, so the
- * cluster already rejects every write this member makes with the old one. Stop the
- * role's work at once and do not retry with the same {@link Leadership}; to contend
- * again, acquire anew.
+ * The only signal that a leadership ended. {@link #endCause()} says how: most often
+ * {@link LeadershipEndCause#FENCED} (a newer epoch exists for the role, so the cluster
+ * already rejects every write this member makes with the old one), or the leadership
+ * expired, failed or was released before this write or renewal. Stop the role's work at
+ * once and do not retry with the same leadership; to contend again, acquire anew.
  *
  * <p>Every fenced error Kafka raises ({@code ProducerFencedException},
  * {@code InvalidProducerEpochException}, {@code InvalidPidMappingException} when the
  * coordinator forgot the producer, and {@code InvalidTxnStateException}, which a
  * transaction-version-2 broker before KAFKA-20785 returns to a commit that raced the
- * coordinator's own abort) maps to this exception, and nothing else does.
+ * coordinator's own abort) maps to this exception with cause {@code FENCED}. A cluster
+ * that does not answer in time is not an end: that is a
+ * {@link CoordinationTimeoutException}, and the leadership may still be alive.
  */
 public class FencedException extends CoordinationException {
 
     private static final long serialVersionUID = 1L;
 
+    private final LeadershipEndCause endCause;
+
     public FencedException(String message) {
-        super(message);
+        this(message, null, LeadershipEndCause.FENCED);
     }
 
     public FencedException(String message, Throwable cause) {
+        this(message, cause, LeadershipEndCause.FENCED);
+    }
+
+    public FencedException(String message, Throwable cause, LeadershipEndCause endCause) {
         super(message, cause);
+        this.endCause = Objects.requireNonNull(endCause, "endCause");
+    }
+
+    /** How the leadership ended. */
+    public LeadershipEndCause endCause() {
+        return endCause;
     }
 }

@@ -4,7 +4,7 @@ import java.time.Instant;
 import java.util.Objects;
 
 /**
- * One registered member of a role as {@link LeadershipStatus} reports it.
+ * One registered member of a role as {@code LeadershipStatus} reports it.
  *
  * @param member the member
  * @param rank its rank among the standbys (0 challenges first), or -1 for the member

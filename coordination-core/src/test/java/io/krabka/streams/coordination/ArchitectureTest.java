@@ -1,18 +1,69 @@
 package io.krabka.streams.coordination;
 
+import static com.tngtech.archunit.base.DescribedPredicate.describe;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noMethods;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.library.dependencies.SliceAssignment;
+import com.tngtech.archunit.library.dependencies.SliceIdentifier;
 import org.junit.jupiter.api.Test;
 
-/** The layering the package names promise: names and tokens, then records, then rules. */
+/**
+ * The layering the package names promise: value types at the bottom, the record codec
+ * and the succession rules above them, the transport SPI and its implementations, and
+ * the client and contender on top.
+ */
 class ArchitectureTest {
+
+    private static final String BASE = "io.krabka.streams.coordination";
 
     private static final JavaClasses CORE = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-            .importPackages("io.krabka.streams.coordination");
+            .importPackages(BASE);
+
+    /** One slice per package directly under the base; the base package itself is the "api" slice. */
+    private static final SliceAssignment PACKAGES = new SliceAssignment() {
+        @Override
+        public SliceIdentifier getIdentifierOf(JavaClass javaClass) {
+            String name = javaClass.getPackageName();
+            if (!name.startsWith(BASE)) {
+                return SliceIdentifier.ignore();
+            }
+            String rest = name.substring(BASE.length());
+            return SliceIdentifier.of(rest.isEmpty() ? "api" : rest.substring(1).split("\\.")[0]);
+        }
+
+        @Override
+        public String getDescription() {
+            return "the packages of the core";
+        }
+    };
+
+    @Test
+    void packagesFormADirectedAcyclicGraph() {
+        slices().assignedFrom(PACKAGES).should().beFreeOfCycles().check(CORE);
+    }
+
+    @Test
+    void theValueTypesAtTheBottomImportNoOtherPackageOfTheCore() {
+        noClasses().that().resideInAPackage(BASE)
+                .should().dependOnClassesThat().resideInAnyPackage(BASE + ".(*)..")
+                .check(CORE);
+    }
+
+    @Test
+    void thePublicApiReturnsNoInternalType() {
+        noMethods().that().arePublic().and().areDeclaredInClassesThat().arePublic()
+                .and().areDeclaredInClassesThat().resideInAnyPackage(BASE, BASE + ".client")
+                .should().haveRawReturnType(describe("a type of the succession rules",
+                        (JavaClass type) -> type.getPackageName().startsWith(BASE + ".succession")))
+                .check(CORE);
+    }
 
     @Test
     void coreHasNoSpringDependency() {

@@ -3,7 +3,7 @@ package io.krabka.coordination.sample;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.FencingToken;
-import io.krabka.streams.coordination.Leadership;
+import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.spring.OnLeadership;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

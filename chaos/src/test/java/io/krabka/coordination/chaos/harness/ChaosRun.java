@@ -4,10 +4,13 @@ import io.krabka.coordination.chaos.check.Checker;
 import io.krabka.coordination.chaos.check.History;
 import io.krabka.coordination.chaos.member.Command;
 import io.krabka.coordination.chaos.member.MemberEvent;
-import io.krabka.streams.coordination.CoordinationClient;
 import io.krabka.streams.coordination.LeaseConfig;
+import io.krabka.streams.coordination.LeaseSnapshot;
 import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.RankedMember;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.CoordinationClient;
+import io.krabka.streams.coordination.client.LeadershipStatus;
 import io.krabka.streams.coordination.kafka.KafkaCoordinationTransport;
 import io.krabka.streams.coordination.kafka.KafkaProcessCluster;
 import io.krabka.streams.coordination.record.CoordinationCodec;
@@ -16,9 +19,6 @@ import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.MalformedRecordException;
 import io.krabka.streams.coordination.record.RecordKind;
 import io.krabka.streams.coordination.record.RolePartitioner;
-import io.krabka.streams.coordination.succession.LeaseState;
-import io.krabka.streams.coordination.succession.RoleState;
-import io.krabka.streams.coordination.succession.RosterEntry;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -145,7 +145,7 @@ public final class ChaosRun {
             observer = client;
             tailObserver = tailClient;
             createCommandTopic(replicas);
-            observer.roleState(role); // creates the coordination topic before any member needs it
+            observer.observe(role, Duration.ZERO); // creates the coordination topic before any member needs it
             for (int m = 1; m <= settings.members(); m++) {
                 MemberProcess member = member("m" + m, device.port(), replicas);
                 members.put(member.id(), member);
@@ -157,7 +157,7 @@ public final class ChaosRun {
             // The plan starts once every member is up and registered, not while JVMs still boot.
             long rosterDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
             while (!roster().containsAll(members.keySet()) && System.nanoTime() < rosterDeadline) {
-                observer.awaitRoleState(role, Duration.ofMillis(200));
+                observer.observe(role, Duration.ofMillis(200));
             }
             fault("START", members.keySet().toString());
             for (FaultPlan.Step step : settings.plan().steps()) {
@@ -222,7 +222,7 @@ public final class ChaosRun {
                 victim.kill();
                 fault("KILL_LEADER", holder);
                 awaitHolder(h -> !h.equals(holder), Duration.ofSeconds(60));
-                long registeredAfter = observer.roleState(role).nextOffset();
+                long registeredAfter = observer.observe(role, Duration.ZERO).readUpTo();
                 victim.start();
                 fault("RESTART_MEMBER", holder);
                 // The JVM takes a second or two to register; the plan goes on meanwhile.
@@ -330,20 +330,20 @@ public final class ChaosRun {
     private String awaitHolder(Predicate<String> accept, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
-            RoleState state = observer.awaitRoleState(role, Duration.ofMillis(200));
+            LeadershipStatus state = observer.observe(role, Duration.ofMillis(200));
             Optional<String> holder = state.lease()
-                    .filter(lease -> lease.deadline() > System.currentTimeMillis())
-                    .map(LeaseState::member).map(MemberId::value);
+                    .filter(lease -> lease.deadline().toEpochMilli() > System.currentTimeMillis())
+                    .map(LeaseSnapshot::holder).map(MemberId::value);
             if (holder.isPresent() && accept.test(holder.get())) {
                 return holder.get();
             }
         }
         fault("STUCK", "no acceptable holder within " + timeout);
-        return observer.roleState(role).lease().map(lease -> lease.member().value()).orElse("none");
+        return observer.observe(role, Duration.ZERO).holder().map(MemberId::value).orElse("none");
     }
 
     private List<String> roster() {
-        return observer.roleState(role).roster().stream().map(entry -> entry.member().value()).toList();
+        return observer.observe(role, Duration.ZERO).roster().stream().map(entry -> entry.member().value()).toList();
     }
 
     /**
@@ -355,17 +355,17 @@ public final class ChaosRun {
     private void checkTail(String member, long registeredAfter) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (System.nanoTime() < deadline) {
-            List<RosterEntry> roster = tailObserver.awaitRoleState(role, Duration.ofMillis(200)).roster();
+            List<RankedMember> roster = tailObserver.observe(role, Duration.ofMillis(200)).roster();
             int at = -1;
             for (int i = 0; i < roster.size(); i++) {
-                if (roster.get(i).member().value().equals(member) && roster.get(i).offset() >= registeredAfter) {
+                if (roster.get(i).member().value().equals(member) && roster.get(i).registrationOffset() >= registeredAfter) {
                     at = i;
                 }
             }
             if (at >= 0) {
-                long registered = roster.get(at).offset();
+                long registered = roster.get(at).registrationOffset();
                 List<String> behind = roster.subList(at + 1, roster.size()).stream()
-                        .filter(entry -> entry.offset() < registered)
+                        .filter(entry -> entry.registrationOffset() < registered)
                         .map(entry -> entry.member().value()).toList();
                 tailChecks.add(new History.TailCheck(System.currentTimeMillis(), member, behind));
                 return;

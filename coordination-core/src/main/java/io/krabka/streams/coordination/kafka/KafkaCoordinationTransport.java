@@ -2,13 +2,13 @@ package io.krabka.streams.coordination.kafka;
 
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
-import io.krabka.streams.coordination.transport.ProducerState;
 import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import io.krabka.streams.coordination.transport.RoleRecords;
@@ -74,6 +74,7 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     private final Map<Role, KafkaRoleEpoch> epochs = new ConcurrentHashMap<>();
     private final ReentrantLock readerLock = new ReentrantLock(true);
     private volatile int partitionCount;
+    private volatile String bootstrapServers;
 
     /** A transport on the default topic settings and operation timeout. */
     public KafkaCoordinationTransport(Admin admin, Producer<byte[], byte[]> registrar,
@@ -118,10 +119,14 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         Admin admin = Admin.create(named(adminSettings(adminConnection, timeout), "admin"));
         KafkaProducer<byte[], byte[]> registrar = new KafkaProducer<>(named(registrarSettings(producerConnection, timeout), "registrar"));
         KafkaConsumer<byte[], byte[]> reader = new KafkaConsumer<>(named(readerSettings(consumerConnection), "reader"));
-        return new KafkaCoordinationTransport(admin, registrar,
+        KafkaCoordinationTransport transport = new KafkaCoordinationTransport(admin, registrar,
                 role -> new KafkaProducer<>(named(transactionalSettings(producerConnection, role, timeout, transactionTimeout),
                         "role-" + role.name())),
                 reader, topic, timeout);
+        Object servers = adminConnection.get(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG);
+        transport.bootstrapServers = servers instanceof List<?> list ? String.join(",", list.stream().map(String::valueOf).toList())
+                : servers == null ? null : servers.toString();
+        return transport;
     }
 
     /** Gives each client its own client.id (the application's, if any, as a prefix), so logs and metrics tell them apart. */
@@ -196,6 +201,12 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     @Override
     public String topic() {
         return topic.name();
+    }
+
+    @Override
+    public String location() {
+        String servers = bootstrapServers;
+        return servers == null ? "topic " + topic.name() : "topic " + topic.name() + " on bootstrap servers " + servers;
     }
 
     @Override

@@ -1,8 +1,8 @@
 package io.krabka.streams.coordination.memory;
 
 import io.krabka.streams.coordination.FencedException;
+import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
-import io.krabka.streams.coordination.transport.ProducerState;
 import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.RoleRecords;
 import io.krabka.streams.coordination.transport.TopicSpec;

@@ -1,6 +1,7 @@
 package io.krabka.streams.coordination.transport;
 
 import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
 import java.time.Duration;
 import java.util.Optional;
@@ -22,6 +23,11 @@ public interface CoordinationTransport extends AutoCloseable {
 
     /** The coordination topic's name. */
     String topic();
+
+    /** Where this transport reaches the cluster, for messages that tell an operator what to check. */
+    default String location() {
+        return "topic " + topic();
+    }
 
     /** The coordination topic's partition count, creating or checking the topic on first use. */
     int partitionCount();

@@ -4,15 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.krabka.streams.coordination.CoordinationClient;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.FencingToken;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.Leadership;
 import io.krabka.streams.coordination.ManualClock;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.RankedMember;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.CoordinationClient;
+import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
@@ -303,7 +303,7 @@ abstract class AbstractLeadershipIT {
                 > latest(topicPartition, org.apache.kafka.common.IsolationLevel.READ_COMMITTED));
         Member b = member("b"); // registers now, behind the open transaction
         assertThat(b.tryAcquire()).as("the lease is still valid").isEmpty();
-        assertThat(b.client.roleState(role).entryOf(b.id)).as("its registration cannot be read yet").isEmpty();
+        assertThat(b.client.observe(role, Duration.ZERO).roster()).extracting(io.krabka.streams.coordination.RankedMember::member).as("its registration cannot be read yet").doesNotContain(b.id);
         clock.advance(LeaseConfig.DEFAULTS.duration());
         Leadership taken = b.tryAcquire().orElseThrow();
 

@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.krabka.streams.coordination.CoordinationClient;
 import io.krabka.streams.coordination.CoordinationTimeoutException;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.TopicConfigurationException;
+import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.net.ServerSocket;
 import java.time.Duration;

@@ -2,10 +2,10 @@ package io.krabka.streams.coordination.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.krabka.streams.coordination.CoordinationClient;
-import io.krabka.streams.coordination.Leadership;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.CoordinationClient;
+import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -3,12 +3,12 @@ package io.krabka.streams.coordination.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.krabka.streams.coordination.CoordinationClient;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.Leadership;
 import io.krabka.streams.coordination.ManualClock;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.CoordinationClient;
+import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.util.List;

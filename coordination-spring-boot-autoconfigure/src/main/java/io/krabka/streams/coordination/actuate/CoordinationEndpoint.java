@@ -1,33 +1,56 @@
 package io.krabka.streams.coordination.actuate;
 
-import io.krabka.streams.coordination.CoordinationClient;
 import io.krabka.streams.coordination.FencingToken;
-import io.krabka.streams.coordination.LeadershipStatus;
+import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.CoordinationClient;
+import io.krabka.streams.coordination.client.LeadershipStatus;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
-import io.krabka.streams.coordination.transport.ProducerState;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.DisposableBean;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
-import org.jspecify.annotations.Nullable;
 
 /**
  * {@code /actuator/coordination}: this member and, per configured role, who holds it
  * (from {@link CoordinationClient#describe}), whether the holder still holds the epoch,
  * the token, the lease times, this member's state and the roster with ranks.
+ *
+ * <p>It answers within {@link #ANSWER_WITHIN} whatever the cluster does: a role whose
+ * describe has not returned by then is reported with this member's state and a
+ * {@code problem}, and the describe still running is reused by the next request rather
+ * than started again.
  */
 @Endpoint(id = "coordination")
-public class CoordinationEndpoint {
+public class CoordinationEndpoint implements DisposableBean {
+
+    /** How long a request waits for the cluster before it answers without it. */
+    static final Duration ANSWER_WITHIN = Duration.ofSeconds(2);
 
     private final CoordinationClient client;
     private final LeadershipLoop loop;
     private final boolean releaseEnabled;
+    private final Map<Role, CompletableFuture<LeadershipStatus>> describing = new ConcurrentHashMap<>();
+    private final ExecutorService describer = Executors.newCachedThreadPool(task -> {
+        Thread thread = new Thread(task, "krabka-coordination-endpoint");
+        thread.setDaemon(true);
+        return thread;
+    });
 
     public CoordinationEndpoint(CoordinationClient client, LeadershipLoop loop, boolean releaseEnabled) {
         this.client = client;
@@ -37,17 +60,47 @@ public class CoordinationEndpoint {
 
     @ReadOperation
     public CoordinationReport coordination() {
+        long deadline = System.nanoTime() + ANSWER_WITHIN.toNanos();
+        Map<Role, CompletableFuture<LeadershipStatus>> calls = new LinkedHashMap<>();
+        loop.roles().forEach(role -> calls.put(role, describe(role)));
         Map<String, RoleReport> roles = new LinkedHashMap<>();
-        for (Role role : loop.roles()) {
-            roles.put(role.name(), report(role));
-        }
+        calls.forEach((role, call) -> roles.put(role.name(), report(role, call, deadline)));
         return new CoordinationReport(loop.member().value(), roles);
     }
 
     @ReadOperation
     @Nullable
     public RoleReport role(@Selector String role) {
-        return loop.roles().stream().filter(r -> r.name().equals(role)).findFirst().map(this::report).orElse(null);
+        long deadline = System.nanoTime() + ANSWER_WITHIN.toNanos();
+        return loop.roles().stream().filter(r -> r.name().equals(role)).findFirst()
+                .map(r -> report(r, describe(r), deadline)).orElse(null);
+    }
+
+    private CompletableFuture<LeadershipStatus> describe(Role role) {
+        return describing.computeIfAbsent(role, r -> {
+            CompletableFuture<LeadershipStatus> call = CompletableFuture.supplyAsync(() -> client.describe(r), describer);
+            call.whenComplete((status, failure) -> describing.remove(r, call));
+            return call;
+        });
+    }
+
+    private RoleReport report(Role role, CompletableFuture<LeadershipStatus> call, long deadlineNanos) {
+        String state = loop.state(role).name().toLowerCase(Locale.ROOT);
+        try {
+            return report(role, call.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS));
+        } catch (TimeoutException e) {
+            return RoleReport.unavailable(state, "the cluster did not answer within " + ANSWER_WITHIN.toSeconds() + " s");
+        } catch (ExecutionException e) {
+            return RoleReport.unavailable(state, e.getCause().getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return RoleReport.unavailable(state, "interrupted");
+        }
+    }
+
+    @Override
+    public void destroy() {
+        describer.shutdownNow();
     }
 
     /**
@@ -67,8 +120,7 @@ public class CoordinationEndpoint {
         return new ReleaseResult(role, released, released ? "released" : "this member does not hold the role");
     }
 
-    private RoleReport report(Role role) {
-        LeadershipStatus status = client.describe(role);
+    private RoleReport report(Role role, LeadershipStatus status) {
         FencingToken token = status.token();
         List<RosterMember> roster = status.roster().stream()
                 .map(m -> new RosterMember(m.member().value(), m.holder() ? null : m.rank(), m.holder(), m.registeredAt()))
@@ -83,7 +135,9 @@ public class CoordinationEndpoint {
                 loop.state(role).name().toLowerCase(Locale.ROOT),
                 roster,
                 coordinator == null ? null : coordinator.state(),
-                status.lease().map(l -> new TokenReport(l.term(), l.producerId(), l.producerEpoch())).orElse(null));
+                status.lease().map(l -> new TokenReport(l.token().term(), l.token().producerId(), l.token().producerEpoch()))
+                        .orElse(null),
+                null);
     }
 
     /** The whole report. */
@@ -103,9 +157,15 @@ public class CoordinationEndpoint {
      * @param transactionState the transaction coordinator's state for the role
      * @param leaseToken the token the newest lease record carries; equal to {@code token}
      *     exactly when {@code current}
+     * @param problem why the cluster's view is missing (it did not answer in time, or
+     *     refused); null when the report is complete
      */
     public record RoleReport(String holder, boolean current, TokenReport token, Instant grantedAt, Instant deadline,
-            String state, List<RosterMember> roster, String transactionState, TokenReport leaseToken) {
+            String state, List<RosterMember> roster, String transactionState, TokenReport leaseToken, String problem) {
+
+        static RoleReport unavailable(String state, String problem) {
+            return new RoleReport(null, false, null, null, null, state, List.of(), null, null, problem);
+        }
     }
 
     /** A fencing token. */

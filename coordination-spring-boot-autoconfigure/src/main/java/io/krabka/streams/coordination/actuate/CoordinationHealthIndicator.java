@@ -1,20 +1,25 @@
 package io.krabka.streams.coordination.actuate;
 
+import io.krabka.streams.coordination.CoordinationAuthorizationException;
+import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 
 /**
- * Health contributor {@code coordination}: up when the transaction coordinator answers
- * for a configured role (the cluster is reachable and this member may describe it);
- * details name this member and its state per role. Down while the cluster's ACLs refuse
- * this member a role it contends for; detail {@code notAuthorized} maps each such role to
- * the refusal.
+ * Health contributor {@code coordination}: up while the last cluster operation of every
+ * role this member contends for succeeded; down while one fails, with detail
+ * {@code notAuthorized} (the cluster's ACLs refuse the role) or {@code unreachable} (the
+ * cluster did not answer), each mapping the role to the failure. Details name this
+ * member, the topic and its state per role. It does no I/O of its own, so it answers at
+ * once whatever the cluster does; the contenders find a lost cluster within one
+ * operation timeout.
  */
 public class CoordinationHealthIndicator extends AbstractHealthIndicator {
 
@@ -31,19 +36,26 @@ public class CoordinationHealthIndicator extends AbstractHealthIndicator {
     protected void doHealthCheck(Health.Builder builder) {
         Map<String, String> roles = new LinkedHashMap<>();
         Map<String, String> notAuthorized = new LinkedHashMap<>();
+        Map<String, String> unreachable = new LinkedHashMap<>();
         for (Role role : loop.roles()) {
             roles.put(role.name(), loop.state(role).name().toLowerCase(Locale.ROOT));
-            loop.authorizationFailure(role).ifPresent(reason -> notAuthorized.put(role.name(), reason));
+            Optional<CoordinationException> problem = loop.problem(role);
+            problem.filter(CoordinationAuthorizationException.class::isInstance)
+                    .ifPresent(denied -> notAuthorized.put(role.name(), denied.getMessage()));
+            problem.filter(failure -> !(failure instanceof CoordinationAuthorizationException))
+                    .ifPresent(failure -> unreachable.put(role.name(), failure.getMessage()));
         }
+        builder.withDetail("member", loop.member().value()).withDetail("topic", transport.topic()).withDetail("roles", roles);
         if (!notAuthorized.isEmpty()) {
-            builder.down().withDetail("member", loop.member().value()).withDetail("topic", transport.topic())
-                    .withDetail("roles", roles).withDetail("notAuthorized", notAuthorized);
-            return;
+            builder.withDetail("notAuthorized", notAuthorized);
         }
-        if (!loop.roles().isEmpty()) {
-            transport.describeEpoch(loop.roles().get(0));
+        if (!unreachable.isEmpty()) {
+            builder.withDetail("unreachable", unreachable);
         }
-        transport.partitionCount();
-        builder.up().withDetail("member", loop.member().value()).withDetail("topic", transport.topic()).withDetail("roles", roles);
+        if (notAuthorized.isEmpty() && unreachable.isEmpty()) {
+            builder.up();
+        } else {
+            builder.down();
+        }
     }
 }

@@ -1,8 +1,8 @@
 package io.krabka.streams.coordination.actuate;
 
+import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.spring.CoordinationObserver;
-import io.krabka.streams.coordination.spring.LeadershipEndCause;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.spring.MemberRoleState;
 import io.micrometer.core.instrument.Counter;
@@ -19,8 +19,8 @@ import java.util.Locale;
  *   <li>{@code krabka.coordination.leader} (gauge, tag {@code role}): 1 while this member
  *       holds the role, else 0;</li>
  *   <li>{@code krabka.coordination.grants} (counter, tag {@code role});</li>
- *   <li>{@code krabka.coordination.fences} (counter, tags {@code role}, {@code cause}:
- *       fenced, expired, released);</li>
+ *   <li>{@code krabka.coordination.ended} (counter, tags {@code role}, {@code cause}:
+ *       fenced, expired, failed, released): every end of a leadership, not only fences;</li>
  *   <li>{@code krabka.coordination.acquire} (timer, tag {@code role}): from the start of
  *       an acquisition to the grant;</li>
  *   <li>{@code krabka.coordination.renew} (timer, tags {@code role}, {@code outcome}:
@@ -61,7 +61,7 @@ public class CoordinationMetrics implements MeterBinder, CoordinationObserver {
     public void ended(Role role, LeadershipEndCause cause) {
         MeterRegistry meters = registry;
         if (meters != null) {
-            counter("krabka.coordination.fences", role).tag("cause", cause.name().toLowerCase(Locale.ROOT))
+            counter("krabka.coordination.ended", role).tag("cause", cause.name().toLowerCase(Locale.ROOT))
                     .description("Leaderships of this member that ended, by cause").register(meters).increment();
         }
     }

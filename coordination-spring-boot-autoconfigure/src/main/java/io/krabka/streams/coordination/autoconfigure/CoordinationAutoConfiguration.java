@@ -1,11 +1,11 @@
 package io.krabka.streams.coordination.autoconfigure;
 
-import io.krabka.streams.coordination.CoordinationClient;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.kafka.KafkaCoordinationTransport;
-import io.krabka.streams.coordination.spring.CoordinationObserver;
 import io.krabka.streams.coordination.spring.CompositeCoordinationObserver;
+import io.krabka.streams.coordination.spring.CoordinationObserver;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.spring.OnLeadershipRegistry;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
@@ -14,16 +14,19 @@ import java.time.Duration;
 import java.time.InstantSource;
 import java.util.List;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 import org.springframework.kafka.core.ConsumerFactory;
 import org.springframework.kafka.core.KafkaAdmin;
@@ -62,31 +65,47 @@ public final class CoordinationAutoConfiguration {
         return CoordinationSettings.topic(properties);
     }
 
+    /**
+     * The lease clock. Looked up by name, not type: an application's own
+     * {@code java.time.Clock} bean (a frozen one in a test, say) must not become the clock
+     * that leases are written and compared in.
+     */
     @Bean
-    @ConditionalOnMissingBean
+    @ConditionalOnMissingBean(name = "coordinationClock")
     InstantSource coordinationClock() {
         return InstantSource.system();
     }
 
-    /**
-     * The transport, from the settings of Spring Kafka's factories. Only their settings
-     * are used, never the factories themselves, so a {@code transaction-id-prefix}
-     * cannot reach a role producer: its {@code transactional.id} is the role name.
-     */
-    @Bean(destroyMethod = "close")
-    @ConditionalOnMissingBean
-    CoordinationTransport coordinationTransport(CoordinationProperties properties, LeaseConfig leaseConfig, TopicSpec topic,
-            ProducerFactory<?, ?> producerFactory, ConsumerFactory<?, ?> consumerFactory, KafkaAdmin kafkaAdmin) {
-        Duration timeout = CoordinationSettings.operationTimeout(properties);
-        return KafkaCoordinationTransport.create(kafkaAdmin.getConfigurationProperties(),
-                producerFactory.getConfigurationProperties(), consumerFactory.getConfigurationProperties(),
-                topic, timeout, leaseConfig.duration());
-    }
-
     @Bean
     @ConditionalOnMissingBean
-    CoordinationClient coordinationClient(CoordinationTransport transport, LeaseConfig leaseConfig, InstantSource coordinationClock) {
+    CoordinationClient coordinationClient(CoordinationTransport transport, LeaseConfig leaseConfig,
+            @Qualifier("coordinationClock") InstantSource coordinationClock) {
         return new CoordinationClient(transport, leaseConfig, coordinationClock);
+    }
+
+    /**
+     * The Kafka transport, when Spring Kafka's factories can be told apart: one of each,
+     * or a {@code @Primary} one where an application defines several.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnSingleCandidate(ConsumerFactory.class)
+    static class KafkaTransportConfiguration {
+
+        /**
+         * The transport, from the settings of Spring Kafka's factories. Only their settings
+         * are used, never the factories themselves, so a {@code transaction-id-prefix}
+         * cannot reach a role producer: its {@code transactional.id} is the role name.
+         */
+        @Bean(destroyMethod = "close")
+        @ConditionalOnMissingBean
+        @ConditionalOnSingleCandidate(ProducerFactory.class)
+        CoordinationTransport coordinationTransport(CoordinationProperties properties, LeaseConfig leaseConfig, TopicSpec topic,
+                ProducerFactory<?, ?> producerFactory, ConsumerFactory<?, ?> consumerFactory, KafkaAdmin kafkaAdmin) {
+            Duration timeout = CoordinationSettings.operationTimeout(properties);
+            return KafkaCoordinationTransport.create(kafkaAdmin.getConfigurationProperties(),
+                    producerFactory.getConfigurationProperties(), consumerFactory.getConfigurationProperties(),
+                    topic, timeout, leaseConfig.duration());
+        }
     }
 
     /** Static: a post-processor must exist before the beans it inspects. */
@@ -103,6 +122,6 @@ public final class CoordinationAutoConfiguration {
             OnLeadershipRegistry onLeadershipRegistry, ApplicationEventPublisher events,
             ObjectProvider<CoordinationObserver> observers) {
         return new LeadershipLoop(client, coordinationMemberId, CoordinationSettings.roles(properties), onLeadershipRegistry,
-                events, new CompositeCoordinationObserver(observers), CoordinationSettings.acquireTimeout(properties), CoordinationSettings.workStopTimeout(properties));
+                events, new CompositeCoordinationObserver(observers), CoordinationSettings.workStopTimeout(properties));
     }
 }

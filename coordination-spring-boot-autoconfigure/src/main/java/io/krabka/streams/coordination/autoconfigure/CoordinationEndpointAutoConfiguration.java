@@ -1,7 +1,7 @@
 package io.krabka.streams.coordination.autoconfigure;
 
-import io.krabka.streams.coordination.CoordinationClient;
 import io.krabka.streams.coordination.actuate.CoordinationEndpoint;
+import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;

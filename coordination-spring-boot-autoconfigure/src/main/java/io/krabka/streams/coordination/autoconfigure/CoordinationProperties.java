@@ -32,12 +32,6 @@ public class CoordinationProperties {
     private List<String> roles = new ArrayList<>();
 
     /**
-     * How long one acquisition attempt waits before the leadership loop starts the next;
-     * the loop keeps contending until shutdown.
-     */
-    private Duration acquireTimeout = Duration.ofMinutes(1);
-
-    /**
      * How long one cluster operation may wait for an answer before it fails with a timeout.
      */
     private Duration operationTimeout = Duration.ofSeconds(30);
@@ -76,14 +70,6 @@ public class CoordinationProperties {
 
     public void setRoles(List<String> roles) {
         this.roles = roles;
-    }
-
-    public Duration getAcquireTimeout() {
-        return acquireTimeout;
-    }
-
-    public void setAcquireTimeout(Duration acquireTimeout) {
-        this.acquireTimeout = acquireTimeout;
     }
 
     public Duration getOperationTimeout() {

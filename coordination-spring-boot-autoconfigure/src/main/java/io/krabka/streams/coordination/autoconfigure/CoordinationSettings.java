@@ -80,10 +80,6 @@ final class CoordinationSettings {
         return positive("operation-timeout", properties.getOperationTimeout());
     }
 
-    static Duration acquireTimeout(CoordinationProperties properties) {
-        return positive("acquire-timeout", properties.getAcquireTimeout());
-    }
-
     static Duration workStopTimeout(CoordinationProperties properties) {
         return positive("work-stop-timeout", properties.getWorkStopTimeout());
     }

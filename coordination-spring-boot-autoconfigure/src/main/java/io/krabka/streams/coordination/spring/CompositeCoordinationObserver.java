@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.spring;
 
+import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.Role;
 import java.time.Duration;
 import org.springframework.beans.factory.ObjectProvider;

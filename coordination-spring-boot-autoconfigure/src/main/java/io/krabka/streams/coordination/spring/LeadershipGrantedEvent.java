@@ -1,9 +1,9 @@
 package io.krabka.streams.coordination.spring;
 
 import io.krabka.streams.coordination.FencingToken;
-import io.krabka.streams.coordination.Leadership;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.Leadership;
 import org.springframework.context.ApplicationEvent;
 
 /** This member was granted a role. Published on the role's leadership-loop thread. */

@@ -1,22 +1,28 @@
 package io.krabka.streams.coordination.spring;
 
-import io.krabka.streams.coordination.Leadership;
+import io.krabka.streams.coordination.client.Contender;
+import io.krabka.streams.coordination.client.Leadership;
 import java.time.Duration;
 import org.springframework.context.Lifecycle;
 
-/** A {@link Lifecycle} bean annotated with {@link OnLeadership}: started on grant, stopped on loss. */
+/**
+ * A {@link Lifecycle} bean annotated with {@link OnLeadership}: started on grant (after
+ * {@link LeadershipAware#setLeadership}, if it implements that), stopped on loss. A
+ * {@code start()} that throws ends the leadership as FAILED.
+ */
 final class LifecycleRoleWork implements RoleWork {
 
     private final Lifecycle bean;
-    private final String name;
 
-    LifecycleRoleWork(Lifecycle bean, String beanName) {
+    LifecycleRoleWork(Lifecycle bean) {
         this.bean = bean;
-        this.name = beanName;
     }
 
     @Override
-    public void start(Leadership leadership) {
+    public void start(Leadership leadership, Contender contender) {
+        if (bean instanceof LeadershipAware aware) {
+            aware.setLeadership(leadership);
+        }
         bean.start();
     }
 
@@ -25,10 +31,5 @@ final class LifecycleRoleWork implements RoleWork {
         if (bean.isRunning()) {
             bean.stop();
         }
-    }
-
-    @Override
-    public String describe() {
-        return "lifecycle bean " + name;
     }
 }

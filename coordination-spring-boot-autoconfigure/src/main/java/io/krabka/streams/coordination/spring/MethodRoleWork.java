@@ -1,7 +1,7 @@
 package io.krabka.streams.coordination.spring;
 
-import io.krabka.streams.coordination.FencedException;
-import io.krabka.streams.coordination.Leadership;
+import io.krabka.streams.coordination.client.Contender;
+import io.krabka.streams.coordination.client.Leadership;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.time.Duration;
@@ -10,7 +10,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.util.ReflectionUtils;
 
-/** An {@link OnLeadership} method, run on its own named thread for each leadership. */
+/**
+ * An {@link OnLeadership} method, run on its own named thread for each leadership. When
+ * it returns or throws while the leadership lasts, the leadership ends with it
+ * ({@link Contender#relinquish}): a role is never held without its work.
+ */
 final class MethodRoleWork implements RoleWork {
 
     private static final Logger log = LoggerFactory.getLogger(MethodRoleWork.class);
@@ -30,31 +34,27 @@ final class MethodRoleWork implements RoleWork {
     }
 
     @Override
-    public void start(Leadership leadership) {
-        Thread worker = new Thread(() -> invoke(leadership), name);
+    public void start(Leadership leadership, Contender contender) {
+        Thread worker = new Thread(() -> contender.relinquish(leadership, invoke(leadership)), name);
         worker.setDaemon(true);
         thread = worker;
         worker.start();
     }
 
-    private void invoke(Leadership leadership) {
+    /** Runs the method; returns what it threw, or null when it returned. */
+    private Throwable invoke(Leadership leadership) {
         try {
             if (takesLeadership) {
                 method.invoke(bean, leadership);
             } else {
                 method.invoke(bean);
             }
+            return null;
         } catch (InvocationTargetException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof InterruptedException || Thread.currentThread().isInterrupted()) {
-                log.debug("{} ended on interrupt", name);
-            } else if (cause instanceof FencedException) {
-                log.info("{} stopped: its leadership of role {} was fenced", name, leadership.role());
-            } else {
-                log.error("{} failed while holding role {}", name, leadership.role(), cause);
-            }
+            log.debug("{} ended with {}", name, e.getCause().toString());
+            return e.getCause();
         } catch (IllegalAccessException e) {
-            log.error("{} could not be invoked", name, e);
+            return e;
         }
     }
 
@@ -75,10 +75,5 @@ final class MethodRoleWork implements RoleWork {
                     name, bound);
         }
         thread = null;
-    }
-
-    @Override
-    public String describe() {
-        return name;
     }
 }

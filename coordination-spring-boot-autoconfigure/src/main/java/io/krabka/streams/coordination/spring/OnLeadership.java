@@ -11,7 +11,7 @@ import java.lang.annotation.Target;
  *
  * <ul>
  *   <li>On a method: when the role is granted, the method runs on its own thread. It may
- *       take no parameter or one {@link io.krabka.streams.coordination.Leadership} (for
+ *       take no parameter or one {@link io.krabka.streams.coordination.client.Leadership} (for
  *       the token and guarded writes). When the leadership ends (fenced, lease expired,
  *       released on shutdown) the thread is interrupted, and the leadership loop waits
  *       for it to finish up to {@code krabka.coordination.work-stop-timeout}. A method

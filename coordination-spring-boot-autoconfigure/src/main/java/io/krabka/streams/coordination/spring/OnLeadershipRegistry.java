@@ -1,7 +1,8 @@
 package io.krabka.streams.coordination.spring;
 
-import io.krabka.streams.coordination.Leadership;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.Contender;
+import io.krabka.streams.coordination.client.Leadership;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -46,7 +47,7 @@ public final class OnLeadershipRegistry implements BeanPostProcessor {
                 throw new BeanInitializationException("@OnLeadership bean '" + beanName + "' (" + type.getName()
                         + ") would start with the application context, before any leadership: return false from isAutoStartup()");
             }
-            add(checkedRole(onType, beanName, type.getName()), new LifecycleRoleWork(lifecycle, beanName));
+            add(checkedRole(onType, beanName, type.getName()), new LifecycleRoleWork(lifecycle));
         }
         Map<Method, OnLeadership> methods = MethodIntrospector.selectMethods(type,
                 (MethodIntrospector.MetadataLookup<OnLeadership>) m -> AnnotatedElementUtils.findMergedAnnotation(m, OnLeadership.class));
@@ -84,10 +85,10 @@ public final class OnLeadershipRegistry implements BeanPostProcessor {
         return work.getOrDefault(role, List.of());
     }
 
-    /** Starts every piece of work for a fresh leadership. */
-    void start(Leadership leadership) {
+    /** Starts every piece of work for a fresh leadership; the first that fails to start ends it. */
+    void start(Leadership leadership, Contender contender) throws Exception {
         for (RoleWork roleWork : workFor(leadership.role())) {
-            roleWork.start(leadership);
+            roleWork.start(leadership, contender);
         }
     }
 

@@ -25,7 +25,7 @@ class ConfigurationMetadataTests {
                 "krabka.coordination.roles", "krabka.coordination.lease.duration", "krabka.coordination.lease.renew-interval",
                 "krabka.coordination.lease.challenge-stagger", "krabka.coordination.topic.name",
                 "krabka.coordination.topic.partitions", "krabka.coordination.topic.replication-factor",
-                "krabka.coordination.topic.create", "krabka.coordination.acquire-timeout");
+                "krabka.coordination.topic.create", "krabka.coordination.work-stop-timeout");
         properties.forEach((name, property) -> {
             if (name.startsWith("krabka.")) {
                 assertThat(property.path("description").asString("")).as(name).isNotBlank().doesNotContain("{@");

@@ -2,14 +2,14 @@ package io.krabka.streams.coordination.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.krabka.streams.coordination.CoordinationClient;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.Leadership;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.actuate.CoordinationEndpoint;
 import io.krabka.streams.coordination.actuate.CoordinationHealthIndicator;
 import io.krabka.streams.coordination.actuate.CoordinationMetrics;
+import io.krabka.streams.coordination.client.CoordinationClient;
+import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.spring.OnLeadership;
@@ -103,7 +103,6 @@ class CoordinationAutoConfigurationTests {
                 "krabka.coordination.lease.duration=6s",
                 "krabka.coordination.lease.renew-interval=2s",
                 "krabka.coordination.lease.challenge-stagger=1s",
-                "krabka.coordination.acquire-timeout=5s",
                 "krabka.coordination.operation-timeout=7s",
                 "krabka.coordination.work-stop-timeout=3s",
                 "krabka.coordination.topic.name=coordination",
@@ -119,7 +118,6 @@ class CoordinationAutoConfigurationTests {
             assertThat(context.getBean(LeadershipLoop.class).roles()).containsExactly(Role.of("controller"), Role.of("scheduler"));
             CoordinationProperties properties = context.getBean(CoordinationProperties.class);
             assertThat(context.getBean(TopicSpec.class)).isEqualTo(new TopicSpec("coordination", 7, (short) 1, false, true));
-            assertThat(properties.getAcquireTimeout()).hasSeconds(5);
             assertThat(properties.getOperationTimeout()).hasSeconds(7);
             assertThat(properties.getWorkStopTimeout()).hasSeconds(3);
             assertThat(properties.getEndpoint().isReleaseEnabled()).isTrue();
@@ -146,7 +144,6 @@ class CoordinationAutoConfigurationTests {
         assertFailsNaming("krabka.coordination.lease.renew-interval", "must be positive", "krabka.coordination.lease.renew-interval=-1s");
         assertFailsNaming("krabka.coordination.lease.challenge-stagger", "must not be negative",
                 "krabka.coordination.lease.challenge-stagger=-1s");
-        assertFailsNaming("krabka.coordination.acquire-timeout", "must be positive", "krabka.coordination.acquire-timeout=0s");
     }
 
     @Test

@@ -3,11 +3,11 @@ package io.krabka.streams.coordination.autoconfigure;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.krabka.streams.coordination.Leadership;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.kafka.KafkaTestCluster;
-import io.krabka.streams.coordination.spring.LeadershipEndCause;
-import io.krabka.streams.coordination.spring.LeadershipFencedEvent;
+import io.krabka.streams.coordination.LeadershipEndCause;
+import io.krabka.streams.coordination.spring.LeadershipEndedEvent;
 import io.krabka.streams.coordination.spring.LeadershipGrantedEvent;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.spring.MemberRoleState;
@@ -83,7 +83,7 @@ class CoordinationStarterIT {
         }
 
         @EventListener
-        void fenced(LeadershipFencedEvent event) {
+        void fenced(LeadershipEndedEvent event) {
             events.add(event);
         }
 
@@ -208,7 +208,7 @@ class CoordinationStarterIT {
         await().atMost(Duration.ofSeconds(10)).until(() -> appOf(n1).events.size() >= 2);
         List<Object> events = appOf(n1).events;
         assertThat(events.get(0)).isInstanceOf(LeadershipGrantedEvent.class);
-        assertThat(events.get(1)).isInstanceOfSatisfying(LeadershipFencedEvent.class,
+        assertThat(events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
                 fenced -> assertThat(fenced.getCause()).isEqualTo(LeadershipEndCause.FENCED));
         // It keeps contending: after the lease deadline it takes the role again, with a later term.
         // (Wait for the event, not the state: the state turns LEADER just before the event is published.)
@@ -231,7 +231,7 @@ class CoordinationStarterIT {
         Instant closed = Instant.now();
         List<Object> events = first.events;
         assertThat(events).hasSize(2);
-        assertThat(events.get(1)).isInstanceOfSatisfying(LeadershipFencedEvent.class,
+        assertThat(events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
                 released -> assertThat(released.getCause()).isEqualTo(LeadershipEndCause.RELEASED));
         await().atMost(Duration.ofSeconds(30)).until(() -> state(n2) == MemberRoleState.LEADER);
         // Well inside one lease (3 s): the standby did not wait for the deadline.

@@ -4,35 +4,42 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.krabka.streams.coordination.CoordinationClient;
 import io.krabka.streams.coordination.CoordinationException;
+import io.krabka.streams.coordination.CoordinationTimeoutException;
 import io.krabka.streams.coordination.FencedException;
-import io.krabka.streams.coordination.Leadership;
+import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.ManualClock;
 import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.ProducerState;
+import io.krabka.streams.coordination.RankedMember;
 import io.krabka.streams.coordination.RetriableCoordinationException;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.actuate.CoordinationEndpoint;
+import io.krabka.streams.coordination.client.CoordinationClient;
+import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
-import io.krabka.streams.coordination.spring.LeadershipEndCause;
-import io.krabka.streams.coordination.spring.LeadershipFencedEvent;
+import io.krabka.streams.coordination.spring.LeadershipAware;
+import io.krabka.streams.coordination.spring.LeadershipEndedEvent;
 import io.krabka.streams.coordination.spring.LeadershipGrantedEvent;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.spring.MemberRoleState;
 import io.krabka.streams.coordination.spring.OnLeadership;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
-import io.krabka.streams.coordination.transport.ProducerState;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import io.krabka.streams.coordination.transport.RoleRecords;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.InstantSource;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.junit.jupiter.api.Test;
@@ -70,11 +77,21 @@ class LeadershipLoopTests {
         final InMemoryCluster cluster = new InMemoryCluster(clock::millis);
         final AtomicBoolean failWrites = new AtomicBoolean();
         final AtomicBoolean breakProducer = new AtomicBoolean();
-        final java.util.concurrent.CountDownLatch hangWrites = new java.util.concurrent.CountDownLatch(1);
+        final CountDownLatch hangWrites = new CountDownLatch(1);
         final AtomicBoolean hang = new AtomicBoolean();
         final List<Object> events = new CopyOnWriteArrayList<>();
         final AtomicInteger workStarted = new AtomicInteger();
         final AtomicInteger workInterrupted = new AtomicInteger();
+        /** What the @OnLeadership method does: runs until interrupted, returns, or throws. */
+        final AtomicReference<String> workMode = new AtomicReference<>("forever");
+        /** How many more grant events the listener fails on. */
+        final AtomicInteger failGrantListener = new AtomicInteger();
+        /** While set, the grant listener blocks until it is counted down. */
+        final AtomicReference<CountDownLatch> blockGrantListener = new AtomicReference<>();
+        /** Lets a hanging transaction go on to the cluster instead of failing. */
+        final AtomicBoolean hangThenCommit = new AtomicBoolean();
+        /** While set, describing a role's epoch hangs like an unresponsive coordinator. */
+        final AtomicBoolean hangDescribe = new AtomicBoolean();
 
         @Bean
         InstantSource coordinationClock() {
@@ -84,7 +101,7 @@ class LeadershipLoopTests {
         @Bean(destroyMethod = "close")
         CoordinationTransport coordinationTransport() {
             return new FailingTransport(cluster.transport(TOPIC), failWrites,
-                    breakProducer, hang, hangWrites);
+                    breakProducer, hang, hangWrites, hangThenCommit, hangDescribe);
         }
 
         @Bean
@@ -98,12 +115,19 @@ class LeadershipLoopTests {
         }
 
         @EventListener
-        void on(LeadershipGrantedEvent event) {
+        void on(LeadershipGrantedEvent event) throws InterruptedException {
             events.add(event);
+            CountDownLatch block = blockGrantListener.get();
+            if (block != null) {
+                block.await(30, TimeUnit.SECONDS);
+            }
+            if (failGrantListener.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                throw new IllegalStateException("injected: a grant listener failed");
+            }
         }
 
         @EventListener
-        void on(LeadershipFencedEvent event) {
+        void on(LeadershipEndedEvent event) {
             events.add(event);
         }
     }
@@ -118,6 +142,12 @@ class LeadershipLoopTests {
         @OnLeadership(role = "controller")
         void work(Leadership leadership) {
             member.workStarted.incrementAndGet();
+            if (member.workMode.get().equals("returns")) {
+                return;
+            }
+            if (member.workMode.get().equals("throws")) {
+                throw new IllegalStateException("injected: the work failed");
+            }
             try {
                 while (true) {
                     Thread.sleep(10_000);
@@ -130,9 +160,15 @@ class LeadershipLoopTests {
 
     /** A role-scoped lifecycle bean: it must not start with the context, only on grant. */
     @OnLeadership(role = "controller")
-    static class Dispatcher implements SmartLifecycle {
+    static class Dispatcher implements SmartLifecycle, LeadershipAware {
         final AtomicInteger starts = new AtomicInteger();
+        volatile Leadership leadership;
         private volatile boolean running;
+
+        @Override
+        public void setLeadership(Leadership leadership) {
+            this.leadership = leadership;
+        }
 
         @Override
         public void start() {
@@ -165,13 +201,15 @@ class LeadershipLoopTests {
             await().atMost(Duration.ofSeconds(10)).until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
             await().atMost(Duration.ofSeconds(10)).until(() -> member.workStarted.get() == 1 && dispatcher.isRunning());
             assertThat(member.events.get(0)).isInstanceOf(LeadershipGrantedEvent.class);
+            // A Lifecycle bean is handed its leadership before it starts.
+            assertThat(dispatcher.leadership).isSameAs(loop.leadership(CONTROLLER).orElseThrow());
 
             // Every write now fails transiently; the renewal keeps retrying until the deadline.
             member.failWrites.set(true);
             member.clock.advance(Duration.ofSeconds(10));
             member.clock.advance(Duration.ofSeconds(21));
             await().atMost(Duration.ofSeconds(10)).until(() -> member.events.size() >= 2);
-            assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipFencedEvent.class, ended -> {
+            assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class, ended -> {
                 assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.EXPIRED);
                 assertThat(ended.getMember()).isEqualTo(MemberId.of("n1"));
             });
@@ -189,7 +227,7 @@ class LeadershipLoopTests {
     }
 
     @Test
-    void roleScopedWorkStopsAtTheDeadlineEvenWhileARenewalHangs() {
+    void theLeadershipEndsAtTheDeadlineWhileARenewalHangsAndTheEventSaysExpiredThen() {
         runner.run(context -> {
             Member member = context.getBean(Member.class);
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
@@ -200,18 +238,96 @@ class LeadershipLoopTests {
             member.hang.set(true);
             member.clock.advance(Duration.ofSeconds(10));
             member.clock.advance(Duration.ofSeconds(21));
-            await().atMost(Duration.ofSeconds(10)).until(() -> member.workInterrupted.get() == 1 && !dispatcher.isRunning());
-            assertThat(member.events).hasSize(1);
-            assertThat(loop.state(CONTROLLER)).isEqualTo(MemberRoleState.LEADER);
-
-            // The renewal finally fails: the loop ends the leadership as expired.
-            member.hang.set(false);
-            member.failWrites.set(true);
-            member.hangWrites.countDown();
+            // The end is reported at the deadline, while the renewal still hangs.
             await().atMost(Duration.ofSeconds(10)).until(() -> member.events.size() >= 2);
-            assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipFencedEvent.class,
+            assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
                     ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.EXPIRED));
-            assertThat(member.workStarted).hasValue(1);
+            assertThat(member.workInterrupted).hasValue(1);
+            assertThat(dispatcher.isRunning()).isFalse();
+            assertThat(loop.state(CONTROLLER)).isEqualTo(MemberRoleState.STANDBY);
+
+            // The blocked renewal now reaches the cluster: it must not bring the leadership
+            // back without its work. The member contends again and starts the work anew.
+            member.hang.set(false);
+            member.hangThenCommit.set(true);
+            member.hangWrites.countDown();
+            await().atMost(Duration.ofSeconds(10)).until(() -> member.workStarted.get() == 2 && dispatcher.isRunning());
+            assertThat(member.events).hasSize(3);
+            assertThat(member.events.get(2)).isInstanceOf(LeadershipGrantedEvent.class);
+            assertThat(loop.leadership(CONTROLLER).orElseThrow().term())
+                    .isGreaterThan(((LeadershipGrantedEvent) member.events.get(0)).getToken().term());
+        });
+    }
+
+    @Test
+    void anOnLeadershipMethodThatReturnsReleasesTheRoleAndTheMemberRejoins() {
+        runner.run(context -> {
+            Member member = context.getBean(Member.class);
+            member.workMode.set("returns");
+            LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+            await().atMost(Duration.ofSeconds(10)).until(() -> member.events.size() >= 2);
+            assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class, ended -> {
+                assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.RELEASED);
+                assertThat(ended.getFailure()).isEmpty();
+            });
+            assertThat(context.getBean(Dispatcher.class).isRunning()).isFalse();
+            // Released with a tombstone: granted again with the lease clock standing still.
+            await().atMost(Duration.ofSeconds(10)).until(() -> member.workStarted.get() >= 2);
+            assertThat(member.events.get(2)).isInstanceOf(LeadershipGrantedEvent.class);
+            assertThat(loop.roles()).containsExactly(CONTROLLER);
+        });
+    }
+
+    @Test
+    void anOnLeadershipMethodThatThrowsEndsTheLeadershipAsFailedAndTheMemberRejoins() {
+        runner.run(context -> {
+            Member member = context.getBean(Member.class);
+            member.workMode.set("throws");
+            await().atMost(Duration.ofSeconds(10)).until(() -> member.events.size() >= 2);
+            assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class, ended -> {
+                assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.FAILED);
+                assertThat(ended.getFailure()).get().extracting(Throwable::getMessage).isEqualTo("injected: the work failed");
+            });
+            member.workMode.set("forever");
+            await().atMost(Duration.ofSeconds(10)).until(() -> member.workStarted.get() == 2
+                    && context.getBean(LeadershipLoop.class).state(CONTROLLER) == MemberRoleState.LEADER);
+        });
+    }
+
+    @Test
+    void aGrantListenerThatThrowsEndsTheLeadershipAsFailedAndStopsTheWorkThatStarted() {
+        runner.run(context -> {
+            Member member = context.getBean(Member.class);
+            Dispatcher dispatcher = context.getBean(Dispatcher.class);
+            member.failGrantListener.set(1);
+            await().atMost(Duration.ofSeconds(10)).until(() -> member.events.size() >= 2);
+            assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
+                    ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.FAILED));
+            // The failure came before any work started; the next grant starts it.
+            await().atMost(Duration.ofSeconds(10)).until(() -> member.workStarted.get() == 1 && dispatcher.isRunning());
+            assertThat(member.events.get(2)).isInstanceOf(LeadershipGrantedEvent.class);
+        });
+    }
+
+    @Test
+    void aListenerThatBlocksForTwoLeasesDoesNotStopTheRenewals() {
+        runner.run(context -> {
+            Member member = context.getBean(Member.class);
+            CountDownLatch block = new CountDownLatch(1);
+            member.blockGrantListener.set(block);
+            LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+            await().atMost(Duration.ofSeconds(10)).until(() -> member.events.size() == 1);
+            Leadership held = loop.leadership(CONTROLLER).orElseThrow();
+            // Two leases of renew intervals: each renewal must happen while the listener blocks.
+            for (int renewal = 0; renewal < 6; renewal++) {
+                Instant previous = held.deadline();
+                member.clock.advance(LeaseConfig.DEFAULTS.renewInterval());
+                await().atMost(Duration.ofSeconds(10)).until(() -> held.deadline().isAfter(previous));
+            }
+            assertThat(held.isActive()).isTrue();
+            assertThat(member.events).hasSize(1);
+            block.countDown();
+            await().atMost(Duration.ofSeconds(10)).until(() -> member.workStarted.get() == 1);
         });
     }
 
@@ -222,7 +338,7 @@ class LeadershipLoopTests {
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
             Leadership first = breakTheProducerDuringAWriteOfTheWork(member, loop);
             await().atMost(Duration.ofSeconds(10)).until(() -> member.events.size() >= 2);
-            assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipFencedEvent.class,
+            assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
                     ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.FAILED));
             assertThat(member.workInterrupted).hasValue(1);
 
@@ -237,7 +353,7 @@ class LeadershipLoopTests {
             // The work gives the role up itself.
             second.close();
             await().atMost(Duration.ofSeconds(10)).until(() -> member.events.size() >= 4);
-            assertThat(member.events.get(3)).isInstanceOfSatisfying(LeadershipFencedEvent.class,
+            assertThat(member.events.get(3)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
                     ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.RELEASED));
             await().atMost(Duration.ofSeconds(10)).until(() -> member.workStarted.get() == 3);
         });
@@ -254,12 +370,13 @@ class LeadershipLoopTests {
             // The context closes now, whether or not the loop has seen the failure yet.
         });
         Member member = started[0];
-        assertThat(member.events).filteredOn(LeadershipFencedEvent.class::isInstance).first()
-                .isInstanceOfSatisfying(LeadershipFencedEvent.class,
+        assertThat(member.events).filteredOn(LeadershipEndedEvent.class::isInstance).first()
+                .isInstanceOfSatisfying(LeadershipEndedEvent.class,
                         ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.FAILED));
         try (CoordinationClient reader = new CoordinationClient(member.cluster.transport(TOPIC),
                 LeaseConfig.DEFAULTS, member.clock)) {
-            assertThat(reader.roleState(CONTROLLER).entryOf(MemberId.of("n1"))).isEmpty();
+            assertThat(reader.observe(CONTROLLER, Duration.ZERO).roster()).extracting(RankedMember::member)
+                    .doesNotContain(MemberId.of("n1"));
         }
     }
 
@@ -272,7 +389,8 @@ class LeadershipLoopTests {
         Leadership held = loop.leadership(CONTROLLER).orElseThrow();
         member.breakProducer.set(true);
         assertThatThrownBy(() -> held.write(new ProducerRecord<>("commands", new byte[1])))
-                .isInstanceOf(CoordinationException.class).isNotInstanceOf(FencedException.class);
+                .isInstanceOfSatisfying(FencedException.class,
+                        ended -> assertThat(ended.endCause()).isEqualTo(LeadershipEndCause.FAILED));
         assertThat(held.state()).isEqualTo(Leadership.State.FAILED);
         return held;
     }
@@ -295,27 +413,52 @@ class LeadershipLoopTests {
             assertThat(released.released()).isTrue();
             // Published before release() returns; the member, still contending and alone,
             // may already have been granted the role again afterwards.
-            assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipFencedEvent.class,
+            assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
                     ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.RELEASED));
             assertThat(context.getBean(CoordinationEndpoint.class).release("scheduler").detail()).contains("not configured");
         });
     }
 
-    /** The in-memory transport whose transactions fail (transiently, beyond recovery, or by hanging) while a flag is set. */
+    @Test
+    void theEndpointAnswersWithinTwoSecondsWhileTheClusterDoesNotAnswer() {
+        runner.run(context -> {
+            Member member = context.getBean(Member.class);
+            LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+            await().atMost(Duration.ofSeconds(10)).until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
+            member.hangDescribe.set(true);
+            long start = System.nanoTime();
+            CoordinationEndpoint.CoordinationReport report = context.getBean(CoordinationEndpoint.class).coordination();
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(3));
+            CoordinationEndpoint.RoleReport role = report.roles().get("controller");
+            assertThat(role.state()).isEqualTo("leader");
+            assertThat(role.problem()).contains("did not answer within 2 s");
+            member.hangDescribe.set(false);
+            member.hangWrites.countDown();
+        });
+    }
+
+    /**
+     * The in-memory transport whose transactions fail (transiently, beyond recovery, or by
+     * hanging) and whose describes hang, while a flag is set.
+     */
     static final class FailingTransport implements CoordinationTransport {
         private final CoordinationTransport delegate;
         private final AtomicBoolean fail;
         private final AtomicBoolean broken;
         private final AtomicBoolean hang;
-        private final java.util.concurrent.CountDownLatch released;
+        private final CountDownLatch released;
+        private final AtomicBoolean commitAfterHang;
+        private final AtomicBoolean hangDescribe;
 
         FailingTransport(CoordinationTransport delegate, AtomicBoolean fail, AtomicBoolean broken, AtomicBoolean hang,
-                java.util.concurrent.CountDownLatch released) {
+                CountDownLatch released, AtomicBoolean commitAfterHang, AtomicBoolean hangDescribe) {
             this.delegate = delegate;
             this.fail = fail;
             this.broken = broken;
             this.hang = hang;
             this.released = released;
+            this.commitAfterHang = commitAfterHang;
+            this.hangDescribe = hangDescribe;
         }
 
         @Override
@@ -343,6 +486,15 @@ class LeadershipLoopTests {
             return delegate.read(role, fromOffset, maxWait);
         }
 
+        /** An unresponsive cluster: returns only when the test lets it (bounded, so a failing test cannot hang shutdown). */
+        private void awaitRelease() {
+            try {
+                released.await(20, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
         @Override
         public RoleEpoch initEpoch(Role role) {
             RoleEpoch epoch = delegate.initEpoch(role);
@@ -355,14 +507,10 @@ class LeadershipLoopTests {
                 @Override
                 public List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records) {
                     if (hang.get()) {
-                        // An unresponsive cluster: the call returns only when the test lets it, then times out.
-                        try {
-                            // Bounded, so a failing test cannot hang the context's shutdown.
-                            released.await(20, java.util.concurrent.TimeUnit.SECONDS);
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
+                        awaitRelease();
+                        if (!commitAfterHang.get()) {
+                            throw new CoordinationTimeoutException("injected: no answer in time");
                         }
-                        throw new io.krabka.streams.coordination.CoordinationTimeoutException("injected: no answer in time");
                     }
                     if (fail.get()) {
                         throw new RetriableCoordinationException("injected: the partition's leader moved", null);
@@ -392,6 +540,9 @@ class LeadershipLoopTests {
 
         @Override
         public Optional<ProducerState> describeEpoch(Role role) {
+            if (hangDescribe.get()) {
+                awaitRelease();
+            }
             return delegate.describeEpoch(role);
         }
 

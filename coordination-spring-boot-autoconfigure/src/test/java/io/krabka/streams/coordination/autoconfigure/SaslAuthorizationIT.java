@@ -3,12 +3,12 @@ package io.krabka.streams.coordination.autoconfigure;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.krabka.streams.coordination.CoordinationClient;
-import io.krabka.streams.coordination.Leadership;
-import io.krabka.streams.coordination.LeadershipStatus;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.actuate.CoordinationHealthIndicator;
+import io.krabka.streams.coordination.client.CoordinationClient;
+import io.krabka.streams.coordination.client.Leadership;
+import io.krabka.streams.coordination.client.LeadershipStatus;
 import io.krabka.streams.coordination.kafka.KafkaProcessCluster;
 import io.krabka.streams.coordination.spring.LeadershipGrantedEvent;
 import io.krabka.streams.coordination.spring.LeadershipLoop;

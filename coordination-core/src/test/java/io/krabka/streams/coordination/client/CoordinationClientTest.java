@@ -1,14 +1,20 @@
-package io.krabka.streams.coordination;
+package io.krabka.streams.coordination.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.krabka.streams.coordination.FencedException;
+import io.krabka.streams.coordination.LeadershipEndCause;
+import io.krabka.streams.coordination.LeaseConfig;
+import io.krabka.streams.coordination.ManualClock;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.RankedMember;
+import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
 import io.krabka.streams.coordination.memory.InMemoryCoordinationTransport;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.RolePartitioner;
-import io.krabka.streams.coordination.succession.RosterEntry;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -56,7 +62,7 @@ class CoordinationClientTest {
         LeadershipStatus status = a.client().describe(ROLE);
         assertThat(status.holder()).contains(a.id());
         assertThat(status.current()).isTrue();
-        assertThat(status.lease().orElseThrow().term()).isEqualTo(leadership.term());
+        assertThat(status.lease().orElseThrow().token().term()).isEqualTo(leadership.term());
         assertThat(status.token()).isEqualTo(leadership.token());
         // Offset 0 is the registration; the grant is the next record.
         assertThat(leadership.term()).isEqualTo(1);
@@ -158,7 +164,7 @@ class CoordinationClientTest {
         assertThat(d.tryAcquire()).isEmpty();
         Leadership cHolds = c.tryAcquire().orElseThrow();
         assertThat(cHolds.token().supersedes(held.token())).isTrue();
-        assertThat(c.client().roleState(ROLE).roster()).extracting(RosterEntry::member).containsExactly(c.id(), d.id());
+        assertThat(c.client().observe(ROLE, Duration.ZERO).roster()).extracting(RankedMember::member).containsExactly(c.id(), d.id());
 
         // c crashes too: d is rank 0 now and takes over right at the deadline, not staggers later.
         clock.advance(lease);
@@ -177,7 +183,7 @@ class CoordinationClientTest {
         c.tryAcquire().orElseThrow();
         // b was paused past its turn; it wakes, finds itself pruned and registers again.
         assertThat(b.tryAcquire()).isEmpty();
-        assertThat(b.client().roleState(ROLE).roster()).extracting(RosterEntry::member).containsExactly(c.id(), b.id());
+        assertThat(b.client().observe(ROLE, Duration.ZERO).roster()).extracting(RankedMember::member).containsExactly(c.id(), b.id());
     }
 
     @Test
@@ -294,5 +300,123 @@ class CoordinationClientTest {
         assertThat(cluster.records(new TopicPartition(TOPIC.name(), partition)).stream()
                 .filter(r -> r.key() != null && java.util.Arrays.equals(r.key(), CoordinationCodec.encodeKey(CoordinationKey.lease(ROLE)))))
                 .hasSize(3);
+    }
+
+    @Test
+    void everyWriteAfterAnEndThrowsFencedExceptionThatSaysHowItEnded() {
+        Member a = member("a");
+        Member b = member("b");
+        Leadership released = a.tryAcquire().orElseThrow();
+        released.close();
+        assertThatThrownBy(released::renew).isInstanceOfSatisfying(FencedException.class,
+                ended -> assertThat(ended.endCause()).isEqualTo(LeadershipEndCause.RELEASED));
+
+        Leadership expired = b.tryAcquire().orElseThrow();
+        assertThat(expired.expireIfDue()).as("not due yet").isFalse();
+        clock.advance(LeaseConfig.DEFAULTS.duration().plusMillis(1));
+        assertThat(expired.expireIfDue()).isTrue();
+        assertThat(expired.state()).isEqualTo(Leadership.State.EXPIRED);
+        assertThatThrownBy(() -> expired.write(List.of())).isInstanceOfSatisfying(FencedException.class,
+                ended -> assertThat(ended.endCause()).isEqualTo(LeadershipEndCause.EXPIRED));
+
+        Leadership fenced = a.tryAcquire().orElseThrow();
+        b.transport().initEpoch(ROLE);
+        assertThatThrownBy(fenced::renew).isInstanceOfSatisfying(FencedException.class,
+                ended -> assertThat(ended.endCause()).isEqualTo(LeadershipEndCause.FENCED));
+        assertThatThrownBy(fenced::renew).isInstanceOfSatisfying(FencedException.class,
+                ended -> assertThat(ended.endCause()).isEqualTo(LeadershipEndCause.FENCED));
+    }
+
+    @Test
+    void aHolderConfirmsWithTheCoordinatorBeforeItBelievesAStrangersLease() {
+        Member a = member("a");
+        Leadership held = a.tryAcquire().orElseThrow();
+        assertThat(held.confirmFenced()).as("no other epoch exists").isFalse();
+        assertThat(held.isActive()).isTrue();
+        member("b").transport().initEpoch(ROLE);
+        assertThat(held.confirmFenced()).isTrue();
+        assertThat(held.state()).isEqualTo(Leadership.State.FENCED);
+    }
+
+    /**
+     * A standby whose own registration sits behind an open transaction ranks from the
+     * tail and anchors its challenge on the registration it wrote, never on now: an
+     * anchor of now would move on every pass, and it would never challenge.
+     */
+    @Test
+    void aRegistrationNotYetReadableAnchorsTheChallengeOnItsOwnTimeNotOnNow() {
+        Member x = member("x");
+        x.client().observe(ROLE, Duration.ZERO);
+        x.transport().register(ROLE, x.id(), clock.millis()); // registered, then silent: rank 0
+        InMemoryCoordinationTransport shared = cluster.transport(TOPIC);
+        opened.add(shared);
+        MemberId me = MemberId.of("b");
+        CoordinationClient b = new CoordinationClient(new HidingTransport(shared, me), LeaseConfig.DEFAULTS, clock);
+        Duration stagger = LeaseConfig.DEFAULTS.challengeStagger();
+        assertThat(b.tryAcquire(ROLE, me)).isEmpty();
+        for (Duration passed = Duration.ZERO; passed.compareTo(stagger) < 0; passed = passed.plusSeconds(1)) {
+            assertThat(b.tryAcquire(ROLE, me)).as("after %s", passed).isEmpty();
+            clock.advance(Duration.ofSeconds(1));
+        }
+        assertThat(b.tryAcquire(ROLE, me)).as("one stagger after its registration").isPresent();
+    }
+
+    /** A transport whose reads stop before {@code hidden}'s registration, as an open transaction in front of it would. */
+    private static final class HidingTransport implements io.krabka.streams.coordination.transport.CoordinationTransport {
+        private final InMemoryCoordinationTransport delegate;
+        private final byte[] hiddenKey;
+
+        HidingTransport(InMemoryCoordinationTransport delegate, MemberId hidden) {
+            this.delegate = delegate;
+            this.hiddenKey = CoordinationCodec.encodeKey(CoordinationKey.registration(ROLE, hidden));
+        }
+
+        @Override
+        public String topic() {
+            return delegate.topic();
+        }
+
+        @Override
+        public int partitionCount() {
+            return delegate.partitionCount();
+        }
+
+        @Override
+        public long register(Role role, MemberId member, long registeredAt) {
+            return delegate.register(role, member, registeredAt);
+        }
+
+        @Override
+        public void deregister(Role role, MemberId member) {
+            delegate.deregister(role, member);
+        }
+
+        @Override
+        public io.krabka.streams.coordination.transport.RoleRecords read(Role role, long fromOffset, Duration maxWait) {
+            // read_committed stops before an open transaction: nothing from there on is read.
+            var batch = delegate.read(role, fromOffset, maxWait);
+            List<io.krabka.streams.coordination.transport.RawRecord> visible = new ArrayList<>();
+            for (var record : batch.records()) {
+                if (java.util.Arrays.equals(record.key(), hiddenKey)) {
+                    return new io.krabka.streams.coordination.transport.RoleRecords(visible, record.offset());
+                }
+                visible.add(record);
+            }
+            return batch;
+        }
+
+        @Override
+        public io.krabka.streams.coordination.transport.RoleEpoch initEpoch(Role role) {
+            return delegate.initEpoch(role);
+        }
+
+        @Override
+        public Optional<io.krabka.streams.coordination.ProducerState> describeEpoch(Role role) {
+            return delegate.describeEpoch(role);
+        }
+
+        @Override
+        public void close() {
+        }
     }
 }

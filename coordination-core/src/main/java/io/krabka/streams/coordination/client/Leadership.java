@@ -1,17 +1,27 @@
-package io.krabka.streams.coordination;
+package io.krabka.streams.coordination.client;
 
+import io.krabka.streams.coordination.CoordinationException;
+import io.krabka.streams.coordination.CoordinationTimeoutException;
+import io.krabka.streams.coordination.FencedException;
+import io.krabka.streams.coordination.FencingToken;
+import io.krabka.streams.coordination.LeadershipEndCause;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.ProducerState;
+import io.krabka.streams.coordination.RetriableCoordinationException;
+import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
-import io.krabka.streams.coordination.transport.ProducerState;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.slf4j.Logger;
@@ -70,22 +80,43 @@ public final class Leadership implements AutoCloseable {
     private long previousStart;
     // Whether the newest lease carried a prediction, so equals what the coordinator reports.
     private boolean lastLeasePredicted;
+    // Whether knownEpoch is what the coordinator reports now, as far as this member's own
+    // transactions go: false after a failed transaction (its abort may have moved the
+    // epoch) or a describe that failed.
+    private boolean knownAccurate = true;
 
     private long lastLeaseAt;
     // Volatile, not guarded by the lock: a watchdog asks expired() while a renewal blocks.
     private volatile long deadline;
-    private volatile State state = State.ACTIVE;
+    // Changed without the lock, so a watchdog or a release can end a leadership whose
+    // write blocks; the first end wins and later ones change nothing.
+    private final AtomicReference<State> state = new AtomicReference<>(State.ACTIVE);
+    // Set by close() before it waits for a write in flight: no new guarded write starts.
+    private volatile boolean releasing;
 
     /** Where a leadership is in its life. Only {@link #ACTIVE} can write. */
     public enum State {
-        /** Granted and neither fenced nor given up. */
+        /** Granted and not ended. */
         ACTIVE,
         /** A write found a newer epoch for the role: the cluster rejects this leadership's writes. */
         FENCED,
+        /** The lease deadline passed without a renewal and the holder's contender ended it. */
+        EXPIRED,
         /** The role's producer failed beyond recovery; nothing says a newer epoch exists. */
         FAILED,
         /** Closed (released) or abandoned by this member. */
-        RELEASED
+        RELEASED;
+
+        /** The end cause this state stands for; empty for {@link #ACTIVE}. */
+        public Optional<LeadershipEndCause> endCause() {
+            return switch (this) {
+                case ACTIVE -> Optional.empty();
+                case FENCED -> Optional.of(LeadershipEndCause.FENCED);
+                case EXPIRED -> Optional.of(LeadershipEndCause.EXPIRED);
+                case FAILED -> Optional.of(LeadershipEndCause.FAILED);
+                case RELEASED -> Optional.of(LeadershipEndCause.RELEASED);
+            };
+        }
     }
 
     private Leadership(CoordinationClient client, CoordinationTransport transport, RoleEpoch epoch, MemberId member,
@@ -175,17 +206,18 @@ public final class Leadership implements AutoCloseable {
         return client.now().isAfter(Instant.ofEpochMilli(deadline));
     }
 
-    /** Whether the leadership has been neither fenced nor closed. */
+    /** Whether the leadership has not ended and is not being released. */
     public boolean isActive() {
-        return state == State.ACTIVE;
+        return state.get() == State.ACTIVE && !releasing;
     }
 
     /**
      * Where this leadership is in its life. Any thread may end it (a guarded write that
-     * is fenced, a producer failure, {@link #close()}); this tells the others how.
+     * is fenced, a producer failure, the expiry watchdog, {@link #close()}); this tells
+     * the others how.
      */
     public State state() {
-        return state;
+        return state.get();
     }
 
     /**
@@ -208,9 +240,11 @@ public final class Leadership implements AutoCloseable {
      * committed and acknowledged by all in-sync replicas.
      *
      * @return the metadata of each record, in order
-     * @throws FencedException when the role has a newer epoch: nothing was written, and
-     *     the leadership is over
-     * @throws CoordinationTimeoutException when the cluster did not answer in time
+     * @throws FencedException when the leadership is over: the role has a newer epoch,
+     *     or the leadership expired, failed or was released before or during this write
+     *     ({@link FencedException#endCause()} says which); nothing of it was written
+     * @throws CoordinationTimeoutException when the cluster did not answer in time; the
+     *     leadership may still be alive
      */
     public List<RecordMetadata> write(List<ProducerRecord<byte[], byte[]>> records) {
         Objects.requireNonNull(records, "records");
@@ -237,11 +271,12 @@ public final class Leadership implements AutoCloseable {
 
     /** Runs one transaction: the lease record (or its tombstone) first, then {@code records}; returns all their metadata. */
     private synchronized List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records, boolean release) {
-        if (state == State.FENCED) {
-            throw new FencedException("the leadership of " + member + " over role " + role + " was fenced earlier");
+        if (state.get() != State.ACTIVE) {
+            throw ended(null);
         }
-        if (state != State.ACTIVE) {
-            throw new IllegalStateException("the leadership of " + member + " over role " + role + " ended (" + state + ")");
+        if (releasing && !release) {
+            throw new FencedException("the leadership of " + member + " over role " + role + " is being released", null,
+                    LeadershipEndCause.RELEASED);
         }
         long now = client.now().toEpochMilli();
         long start = epoch.featureGeneration();
@@ -266,7 +301,12 @@ public final class Leadership implements AutoCloseable {
         } catch (CoordinationException e) {
             // An abort moves the epoch under transaction version 2: learn it again.
             exact = false;
-            if (!epoch.usable() && state == State.ACTIVE) {
+            knownAccurate = false;
+            if (state.get() != State.ACTIVE) {
+                // Ended meanwhile by another thread (the watchdog closed the producer under it).
+                throw ended(e);
+            }
+            if (!epoch.usable()) {
                 throw unusable(e);
             }
             throw e;
@@ -277,6 +317,7 @@ public final class Leadership implements AutoCloseable {
         lastLeasePredicted = predict && end == start;
         if (lastLeasePredicted) {
             knownEpoch = leaseEpoch;
+            knownAccurate = true;
         } else {
             learn(previous, end);
         }
@@ -295,12 +336,15 @@ public final class Leadership implements AutoCloseable {
         } catch (CoordinationException e) {
             log.debug("Could not describe role {} after a commit; the next lease is conservative", role, e);
             exact = false;
+            knownAccurate = false;
             return;
         }
         if (reported == null) {
             exact = false;
+            knownAccurate = false;
             return;
         }
+        knownAccurate = true;
         boolean stable = previousStartGeneration == generation;
         featureGeneration = generation;
         if (reported.producerId() == knownProducerId) {
@@ -330,10 +374,7 @@ public final class Leadership implements AutoCloseable {
     private CoordinationException unusable(CoordinationException failure) {
         boolean superseded;
         try {
-            superseded = transport.describeEpoch(role)
-                    .map(reported -> reported.producerId() != knownProducerId
-                            || reported.producerEpoch() > knownEpoch + Math.max(step, 1))
-                    .orElse(true);
+            superseded = transport.describeEpoch(role).map(this::supersededBy).orElse(true);
         } catch (CoordinationException describeFailed) {
             failure.addSuppressed(describeFailed);
             superseded = false;
@@ -344,28 +385,75 @@ public final class Leadership implements AutoCloseable {
                     failure);
         }
         end(State.FAILED);
-        return new CoordinationException("the producer of role " + role + " failed beyond recovery, so the leadership of "
-                + member + " ended; acquire the role anew", failure);
+        return new FencedException("the producer of role " + role + " failed beyond recovery, so the leadership of "
+                + member + " ended; acquire the role anew", failure, LeadershipEndCause.FAILED);
     }
 
-    private void end(State newState) {
-        state = newState;
-        epoch.close();
-        client.ended(this);
+    /** Whether the coordinator's report shows an epoch newer than this leadership's own commits explain. */
+    private boolean supersededBy(ProducerState reported) {
+        return reported.producerId() != knownProducerId || reported.producerEpoch() > knownEpoch + Math.max(step, 1);
     }
 
     /**
-     * Gives the leadership up without writing anything: for a holder whose lease expired
-     * without a renewal (a standby may already hold the role). The producer is closed; the
-     * member stays in the roster at its rank.
+     * Asks the transaction coordinator whether a newer epoch exists for the role, and
+     * ends this leadership as {@link State#FENCED} if so. For a holder that saw a lease
+     * naming another member: the coordinator decides, not a record that any member with
+     * Write on the topic could have written. Holds the lock, so no own commit moves the
+     * epoch between the describe and the comparison.
+     *
+     * @return whether the leadership is fenced
+     * @throws CoordinationException when the coordinator could not be asked
+     */
+    synchronized boolean confirmFenced() {
+        if (state.get() == State.ACTIVE && transport.describeEpoch(role).map(this::newerThanOwn).orElse(true)) {
+            end(State.FENCED);
+        }
+        return state.get() == State.FENCED;
+    }
+
+    /** Whether the coordinator reports an epoch that no transaction of this member explains. */
+    private boolean newerThanOwn(ProducerState reported) {
+        return knownAccurate
+                ? reported.producerId() != knownProducerId || reported.producerEpoch() != knownEpoch
+                : supersededBy(reported);
+    }
+
+    /** The exception for a write or renewal after this leadership ended. */
+    private FencedException ended(Throwable cause) {
+        State ended = state.get();
+        return new FencedException("the leadership of " + member + " over role " + role + " ended (" + ended + ")", cause,
+                ended.endCause().orElse(LeadershipEndCause.RELEASED));
+    }
+
+    /** Ends the leadership in {@code newState} unless it already ended; never blocks. */
+    private boolean end(State newState) {
+        if (!state.compareAndSet(State.ACTIVE, newState)) {
+            return false;
+        }
+        // Closing the producer also makes a transaction that blocks on it fail at once.
+        epoch.close();
+        client.ended(this);
+        return true;
+    }
+
+    /**
+     * Ends the leadership as {@link State#EXPIRED} if its newest lease's deadline passed
+     * without a renewal. Never blocks: a renewal that hangs on an unresponsive cluster
+     * fails at once, and one that commits afterwards does not revive the leadership.
+     *
+     * @return whether this call ended it
+     */
+    public boolean expireIfDue() {
+        return expired() && end(State.EXPIRED);
+    }
+
+    /**
+     * Gives the leadership up without writing anything: for a holder that cannot or must
+     * not write any more (a standby may already hold the role). The producer is closed;
+     * the member stays in the roster at its rank. Never blocks.
      */
     public void abandon() {
-        synchronized (this) {
-            if (state != State.ACTIVE) {
-                return;
-            }
-            end(State.RELEASED);
-        }
+        end(State.RELEASED);
     }
 
     /**
@@ -375,8 +463,14 @@ public final class Leadership implements AutoCloseable {
      */
     @Override
     public void close() {
+        if (state.get() != State.ACTIVE) {
+            return;
+        }
+        // Refuse new guarded writes now, then wait for the one in flight (the lock): a
+        // release never breaks a commit, and the tombstone follows the last write.
+        releasing = true;
         synchronized (this) {
-            if (state != State.ACTIVE) {
+            if (state.get() != State.ACTIVE) {
                 return;
             }
             try {
@@ -385,12 +479,9 @@ public final class Leadership implements AutoCloseable {
                 transact(List.of(), true);
                 log.info("{} released role {} ({})", member, role, token());
             } catch (FencedException alreadyDeposed) {
-                log.info("{} closed role {}, which a newer epoch had already taken", member, role);
+                log.info("{} closed role {}, which had already ended: {}", member, role, alreadyDeposed.getMessage());
             } finally {
-                if (state == State.ACTIVE) {
-                    state = State.RELEASED;
-                    epoch.close();
-                }
+                end(State.RELEASED);
                 client.released(this);
             }
         }
@@ -398,6 +489,6 @@ public final class Leadership implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "Leadership[" + member + " holds " + role + ", term " + term + ", " + state + "]";
+        return "Leadership[" + member + " holds " + role + ", term " + term + ", " + state.get() + "]";
     }
 }

@@ -1,5 +1,12 @@
-package io.krabka.streams.coordination;
+package io.krabka.streams.coordination.client;
 
+import io.krabka.streams.coordination.CoordinationException;
+import io.krabka.streams.coordination.CoordinationTimeoutException;
+import io.krabka.streams.coordination.FencedException;
+import io.krabka.streams.coordination.LeaseConfig;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.ProducerState;
+import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
@@ -11,7 +18,6 @@ import io.krabka.streams.coordination.succession.RoleStateBuilder;
 import io.krabka.streams.coordination.succession.RosterEntry;
 import io.krabka.streams.coordination.succession.Succession;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
-import io.krabka.streams.coordination.transport.ProducerState;
 import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import io.krabka.streams.coordination.transport.RoleRecords;
@@ -64,7 +70,7 @@ public final class CoordinationClient implements AutoCloseable {
     private final LeaseConfig config;
     private final InstantSource clock;
     private final Map<Role, RoleStateBuilder> views = new ConcurrentHashMap<>();
-    private final Map<Role, Long> registrations = new ConcurrentHashMap<>();
+    private final Map<Role, Registered> registrations = new ConcurrentHashMap<>();
     private final Map<Role, Leadership> held = new ConcurrentHashMap<>();
     private final AtomicLong malformed = new AtomicLong();
     private volatile boolean closed;
@@ -153,24 +159,29 @@ public final class CoordinationClient implements AutoCloseable {
         return Optional.ofNullable(attempt(role, me).leadership);
     }
 
-    private record Attempt(Leadership leadership, Decision decision) {
+    /** The outcome of one election pass: the leadership won in it, or what the rules said instead. */
+    record Attempt(Leadership leadership, Decision decision) {
     }
 
-    private Attempt attempt(Role role, MemberId me) {
+    /** This client's newest registration of a member for a role: the offset and the time it wrote into it. */
+    private record Registered(long offset, long registeredAt) {
+    }
+
+    Attempt attempt(Role role, MemberId me) {
         requireOpen();
         Leadership current = held.get(role);
         if (current != null && current.isActive()) {
             throw new IllegalStateException(me + " already holds role " + role + " through this client");
         }
-        Long registeredAt = registrations.get(role);
-        if (registeredAt == null) {
-            registeredAt = register(role, me);
+        Registered registered = registrations.get(role);
+        if (registered == null) {
+            registered = register(role, me);
         }
         RoleState state = refresh(role, Duration.ZERO);
-        if (state.entryOf(me).isEmpty() && state.nextOffset() > registeredAt) {
+        if (state.entryOf(me).isEmpty() && state.nextOffset() > registered.offset()) {
             // A winner pruned this member as silent; it rejoins at the tail.
             log.info("{} is no longer in the roster of role {}; registering again", me, role);
-            registeredAt = register(role, me);
+            registered = register(role, me);
             state = refresh(role, Duration.ZERO);
         }
         if (state.entryOf(me).isEmpty()) {
@@ -178,8 +189,9 @@ public final class CoordinationClient implements AutoCloseable {
             // frozen mid-write, or any role sharing the partition), which read_committed
             // cannot read past. It can only land after every entry we see, so rank from
             // the tail now: waiting for it to show would hold this standby off until
-            // that transaction times out.
-            state = withPendingRegistration(state, new RosterEntry(me, registeredAt, clock.millis()));
+            // that transaction times out. The entry is the record we wrote, so the
+            // challenge anchors on its time, never on now.
+            state = withPendingRegistration(state, new RosterEntry(me, registered.offset(), registered.registeredAt()));
         }
         Decision decision = Succession.evaluate(state, me, false, config, clock.instant());
         if (decision instanceof Decision.Challenge) {
@@ -194,10 +206,11 @@ public final class CoordinationClient implements AutoCloseable {
         return new RoleState(state.role(), roster, state.lease(), state.leaseReleasedAt(), state.nextOffset());
     }
 
-    private long register(Role role, MemberId me) {
-        long offset = transport.register(role, me, clock.millis());
-        registrations.put(role, offset);
-        return offset;
+    private Registered register(Role role, MemberId me) {
+        long registeredAt = clock.millis();
+        Registered registered = new Registered(transport.register(role, me, registeredAt), registeredAt);
+        registrations.put(role, registered);
+        return registered;
     }
 
     private Leadership challenge(Role role, MemberId me, RoleState state) {
@@ -244,11 +257,21 @@ public final class CoordinationClient implements AutoCloseable {
         }
     }
 
-    /** Removes {@code me} from the roster of {@code role}, so it adds no stagger to later failovers. */
-    public void leave(Role role, MemberId me) {
+    /**
+     * Removes {@code me} from the roster of {@code role}, so it adds no stagger to later
+     * failovers. Does nothing when this client has not registered {@code me} (or already
+     * left): a member that never reached the cluster has nothing to remove.
+     *
+     * @return whether a registration was removed
+     */
+    public boolean leave(Role role, MemberId me) {
         requireOpen();
+        if (!registrations.containsKey(role)) {
+            return false;
+        }
         transport.deregister(role, me);
         registrations.remove(role);
+        return true;
     }
 
     /**
@@ -263,20 +286,27 @@ public final class CoordinationClient implements AutoCloseable {
         return LeadershipStatus.of(refresh(role, Duration.ZERO), coordinator);
     }
 
-    /** The role's folded state after reading what was committed since the last read. */
-    public RoleState roleState(Role role) {
+    /**
+     * The role as the coordination topic shows it, without asking the transaction
+     * coordinator ({@link LeadershipStatus#coordinator()} is empty and
+     * {@link LeadershipStatus#current()} false). Waits up to {@code maxWait} for something
+     * new to be committed when nothing is, so an observer sees a new lease or a release
+     * as soon as it is committed.
+     */
+    public LeadershipStatus observe(Role role, Duration maxWait) {
         requireOpen();
-        return refresh(role, Duration.ZERO);
+        return LeadershipStatus.of(refresh(role, maxWait), Optional.empty());
     }
 
-    /**
-     * The role's folded state, waiting up to {@code maxWait} for something new to be
-     * committed when nothing is. A leadership loop waits with this instead of sleeping,
-     * so it sees a newer lease (and steps down) as soon as it is committed.
-     */
-    public RoleState awaitRoleState(Role role, Duration maxWait) {
+    /** The role's folded state, waiting up to {@code maxWait} for news: what a contender decides on. */
+    RoleState awaitRoleState(Role role, Duration maxWait) {
         requireOpen();
         return refresh(role, maxWait);
+    }
+
+    /** Whether this client holds a registration of some member for {@code role}. */
+    boolean registered(Role role) {
+        return registrations.containsKey(role);
     }
 
     RoleState refresh(Role role, Duration maxWait) {
@@ -317,6 +347,11 @@ public final class CoordinationClient implements AutoCloseable {
 
     Instant now() {
         return clock.instant();
+    }
+
+    /** Where the transport reaches the cluster, for messages. */
+    String location() {
+        return transport.location();
     }
 
     private void requireOpen() {

@@ -1,4 +1,4 @@
-package io.krabka.streams.coordination.transport;
+package io.krabka.streams.coordination;
 
 /**
  * What the transaction coordinator reports for a role's {@code transactional.id}.

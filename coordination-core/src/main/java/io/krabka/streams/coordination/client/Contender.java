@@ -1,0 +1,731 @@
+package io.krabka.streams.coordination.client;
+
+import io.krabka.streams.coordination.CoordinationAuthenticationException;
+import io.krabka.streams.coordination.CoordinationAuthorizationException;
+import io.krabka.streams.coordination.CoordinationException;
+import io.krabka.streams.coordination.FencedException;
+import io.krabka.streams.coordination.LeadershipEndCause;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.succession.Decision;
+import io.krabka.streams.coordination.succession.LeaseState;
+import io.krabka.streams.coordination.succession.RoleState;
+import io.krabka.streams.coordination.succession.Succession;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Contends for one role on behalf of one member for as long as it runs: registers, waits
+ * for its turn, challenges, holds and renews, steps down, rejoins after every end, and
+ * releases on {@link #close()}. The counterpart of Curator's {@code LeaderSelector}; the
+ * succession rules decide every move, this class only carries them out.
+ *
+ * <pre>{@code
+ * Contender contender = new Contender(client, Role.of("controller"), MemberId.of("node-1"),
+ *         new Contender.Listener() {
+ *             public void granted(Leadership leadership) { dispatcher.start(leadership); }
+ *             public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) { dispatcher.stop(); }
+ *         });
+ * contender.start();
+ * ...
+ * contender.close();   // stops, releases the role with a tombstone, leaves the roster
+ * }</pre>
+ *
+ * <h2>Threads and callbacks</h2>
+ * One thread per contender runs the state machine; between passes it waits on the
+ * coordination topic, so a release or a newer lease is acted on as soon as it is
+ * committed. Listener callbacks run one at a time, in order, on a separate callback
+ * thread: a listener that blocks never delays a renewal. A JVM-wide watchdog thread
+ * ends a leadership whose deadline passed while its renewal still blocks on an
+ * unresponsive cluster, so {@link Listener#ended} comes at the deadline, not when the
+ * blocked call returns.
+ *
+ * <h2>The work ends, the leadership ends</h2>
+ * A leadership never outlives the reason it was taken for. When the role's work is
+ * done or failed, its owner calls {@link #relinquish}; when {@link Listener#granted}
+ * throws, the contender does it itself. Either way the leadership is released with a
+ * lease tombstone (a standby takes over at once), the listener hears
+ * {@link LeadershipEndCause#RELEASED} (the work returned) or
+ * {@link LeadershipEndCause#FAILED} (it threw), and the member contends again from the
+ * tail of the roster after a one-second pause (so work that ends at once is not granted
+ * again at once, over and over). Like Curator's {@code LeaderSelector}, returning from
+ * the work gives the leadership up.
+ *
+ * <p>Thread-safe.
+ */
+public final class Contender implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(Contender.class);
+
+    /** The longest a holder waits on the topic before it looks at its lease again. */
+    static final Duration MAX_HOLD_WAIT = Duration.ofSeconds(1);
+    /** The longest a standby waits on the topic in one pass. */
+    static final Duration MAX_STANDBY_WAIT = Duration.ofSeconds(1);
+    /** The shortest wait between passes, so a lost race never becomes a busy loop. */
+    static final Duration MIN_WAIT = Duration.ofMillis(20);
+    /** The pause after a failed operation, and before rejoining after the work failed. */
+    static final Duration ERROR_BACKOFF = Duration.ofSeconds(1);
+    /** The pause after the cluster's ACLs refused this member: that does not heal by itself. */
+    static final Duration DENIAL_BACKOFF = Duration.ofSeconds(10);
+    /** How long a holder waits after a failed renewal before the next attempt. */
+    static final Duration RENEW_RETRY = Duration.ofMillis(250);
+    /** A cluster that keeps failing is reported at WARN at most this often per role. */
+    static final Duration WARN_INTERVAL = Duration.ofMinutes(1);
+    /** How long {@link #close()} waits for the release and the listener, by default. */
+    static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(30);
+
+    /**
+     * What a contender tells its owner. Callbacks run on the contender's callback thread,
+     * one at a time and in order: a grant is always reported before its end.
+     */
+    public interface Listener {
+
+        /**
+         * The role was granted. Start the role's work here (without blocking for long:
+         * the next end waits for this to return). Throwing ends the leadership as
+         * {@link LeadershipEndCause#FAILED}.
+         */
+        void granted(Leadership leadership) throws Exception;
+
+        /**
+         * The leadership ended; stop the role's work. Its guarded writes already fail
+         * with {@link FencedException}.
+         *
+         * @param leadership the leadership that ended; its token is the last one it had
+         * @param cause how it ended
+         * @param failure what ended it, when something failed or was refused; null otherwise
+         */
+        void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure);
+
+        /** A renewal succeeded after {@code took}. Runs on the contender's thread: must not block. */
+        default void renewed(Leadership leadership, Duration took) {
+        }
+
+        /** A renewal failed without ending the leadership. Runs on the contender's thread: must not block. */
+        default void renewFailed(Leadership leadership, CoordinationException failure) {
+        }
+    }
+
+    private final CoordinationClient client;
+    private final Role role;
+    private final MemberId member;
+    private final Listener listener;
+    private final Executor callbacks;
+    private final ExecutorService ownCallbacks;
+    private volatile boolean running;
+    private volatile Thread thread;
+    private volatile Tenure tenure;
+    // Whether the thread waits between passes, so stop() may interrupt it.
+    private volatile boolean waiting;
+    private volatile Instant retryAt;
+    private volatile long rejoinAtNanos;
+    // Owned by the contender's thread.
+    private long reportedSuspiciousLease = -1;
+    // The last cluster operation's failure, and when failures began and were last logged.
+    private volatile CoordinationException problem;
+    private volatile long failingSinceNanos;
+    private volatile long warnedAtNanos;
+    private CompletableFuture<Void> lastCallback = CompletableFuture.completedFuture(null);
+
+    /** A contender whose listener runs on a thread of its own (started on demand, gone when idle). */
+    public Contender(CoordinationClient client, Role role, MemberId member, Listener listener) {
+        this(client, role, member, listener, null);
+    }
+
+    /**
+     * A contender whose listener runs on {@code callbacks}, or on a thread of its own when
+     * that is null. The callbacks of one contender still run one at a time and in order.
+     */
+    public Contender(CoordinationClient client, Role role, MemberId member, Listener listener, Executor callbacks) {
+        this.client = Objects.requireNonNull(client, "client");
+        this.role = Objects.requireNonNull(role, "role");
+        this.member = Objects.requireNonNull(member, "member");
+        this.listener = Objects.requireNonNull(listener, "listener");
+        if (callbacks == null) {
+            ThreadPoolExecutor own = new ThreadPoolExecutor(0, 1, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+                    daemon("krabka-coordination-events-" + role));
+            this.ownCallbacks = own;
+            this.callbacks = own;
+        } else {
+            this.ownCallbacks = null;
+            this.callbacks = callbacks;
+        }
+    }
+
+    /** The role. */
+    public Role role() {
+        return role;
+    }
+
+    /** The member this contender acts for. */
+    public MemberId member() {
+        return member;
+    }
+
+    /** Whether {@link #start()} was called and {@link #close()} not yet. */
+    public boolean isRunning() {
+        return running;
+    }
+
+    /** The leadership this member holds now, if any: granted, and not ended. */
+    public Optional<Leadership> leadership() {
+        Tenure held = tenure;
+        return held == null || held.finished.get() ? Optional.empty() : Optional.of(held.leadership);
+    }
+
+    /**
+     * The failure of this contender's last cluster operation, while operations fail:
+     * a {@link CoordinationAuthorizationException} when the ACLs refuse this member the
+     * role, a {@link io.krabka.streams.coordination.CoordinationTimeoutException} when the
+     * cluster does not answer. Empty once an operation succeeds again.
+     */
+    public Optional<CoordinationException> problem() {
+        return Optional.ofNullable(problem);
+    }
+
+    /** Starts contending on a thread named after the role. */
+    public synchronized void start() {
+        if (thread != null) {
+            throw new IllegalStateException("the contender for role " + role + " was already started");
+        }
+        running = true;
+        Thread contending = daemon("krabka-coordination-" + role).newThread(this::run);
+        thread = contending;
+        Watchdog.INSTANCE.watch(this);
+        contending.start();
+    }
+
+    /**
+     * Releases the role if this member holds it: no new guarded write starts, the one in
+     * flight completes, a lease tombstone lets the next standby take over at once, and
+     * the listener hears {@link LeadershipEndCause#RELEASED}. The member keeps contending,
+     * from the tail of the roster.
+     *
+     * @return whether a held leadership was released
+     */
+    public boolean release() {
+        Tenure held = tenure;
+        return held != null && finish(held, LeadershipEndCause.RELEASED, null);
+    }
+
+    /**
+     * Gives {@code leadership} up because the work it was taken for ended: released
+     * with a tombstone when {@code failure} is null (the listener hears RELEASED), ended
+     * as FAILED otherwise. A leadership that already ended is reported as it ended; one
+     * that is not this contender's current leadership is left alone.
+     *
+     * @param failure what the work threw, or null when it returned
+     */
+    public void relinquish(Leadership leadership, Throwable failure) {
+        Tenure held = tenure;
+        if (held == null || held.leadership != leadership) {
+            return;
+        }
+        if (held.finished.get() || !held.leadership.isActive()) {
+            // Ended already (fenced, expired, released): the work stopped because of that.
+            finish(held, null, failure);
+            return;
+        }
+        if (failure == null) {
+            log.info("The work of role {} returned, so {} gives the role up", role, member);
+        } else {
+            log.error("The work of role {} failed, so {} gives the role up", role, member, failure);
+        }
+        // Work that ends at once would otherwise be granted again at once, over and over.
+        rejoinAtNanos = System.nanoTime() + ERROR_BACKOFF.toNanos();
+        finish(held, failure == null ? LeadershipEndCause.RELEASED : LeadershipEndCause.FAILED, failure);
+    }
+
+    /**
+     * Waits until the listener ran every callback issued so far.
+     *
+     * @return whether it did within {@code timeout}
+     */
+    public boolean awaitListener(Duration timeout) {
+        CompletableFuture<Void> last;
+        synchronized (this) {
+            last = lastCallback;
+        }
+        try {
+            last.get(Math.max(0, timeout.toMillis()), TimeUnit.MILLISECONDS);
+            return true;
+        } catch (java.util.concurrent.TimeoutException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        } catch (java.util.concurrent.ExecutionException e) {
+            return true;
+        }
+    }
+
+    /**
+     * Asks the contender to stop, without waiting: it releases a held role, leaves the
+     * roster and ends its thread. {@link #awaitStopped} waits for that; stopping many
+     * contenders this way takes as long as the slowest, not their sum.
+     */
+    public void stop() {
+        running = false;
+        Watchdog.INSTANCE.unwatch(this);
+        Thread contending = thread;
+        if (contending != null && (tenure == null || waiting)) {
+            // Wake a thread that waits on the topic or sleeps. A holder busy in a renewal is
+            // not interrupted: the renewal completes and the release follows it.
+            contending.interrupt();
+        }
+    }
+
+    /**
+     * Waits up to {@code timeout} for a stopped contender to release, leave the roster and
+     * tell the listener. Past it, a held leadership is abandoned without a tombstone (the
+     * cluster did not answer: standbys wait for its deadline) and the thread is left to end
+     * with the transport.
+     *
+     * @return whether everything finished within {@code timeout}
+     */
+    public boolean awaitStopped(Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        Thread contending = thread;
+        boolean stopped = contending == null || join(contending, deadline);
+        if (!stopped) {
+            Tenure held = tenure;
+            if (held != null) {
+                log.warn("Releasing role {} did not finish within {}; {} abandons it without a tombstone", role, timeout, member);
+                held.leadership.abandon();
+                finish(held, LeadershipEndCause.RELEASED, null);
+            }
+            contending.interrupt();
+        }
+        boolean told = awaitListener(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+        if (ownCallbacks != null) {
+            ownCallbacks.shutdown();
+        }
+        return stopped && told;
+    }
+
+    /** Stops, releasing a held role, and waits up to 30 s for that. */
+    @Override
+    public void close() {
+        stop();
+        awaitStopped(DEFAULT_CLOSE_TIMEOUT);
+    }
+
+    private void run() {
+        try {
+            while (running) {
+                Duration wait;
+                try {
+                    wait = step();
+                } catch (RuntimeException unexpected) {
+                    if (!running) {
+                        break;
+                    }
+                    log.error("The contender of role {} failed unexpectedly; trying again in {}", role, ERROR_BACKOFF, unexpected);
+                    wait = ERROR_BACKOFF;
+                }
+                if (running && !wait.isZero()) {
+                    pause(wait);
+                }
+            }
+        } finally {
+            leave();
+        }
+    }
+
+    /**
+     * One pass of the state machine at the clock's current instant, never waiting for
+     * the topic: the thread calls it in a loop, a simulation calls it directly.
+     *
+     * @return how long to wait for news before the next pass
+     */
+    Duration step() {
+        Tenure held = tenure;
+        if (held != null) {
+            return held.finished.get() ? MIN_WAIT : hold(held);
+        }
+        long now = System.nanoTime();
+        if (rejoinAtNanos != 0 && now - rejoinAtNanos < 0) {
+            return Duration.ofNanos(rejoinAtNanos - now);
+        }
+        rejoinAtNanos = 0;
+        return contend();
+    }
+
+    private Duration contend() {
+        CoordinationClient.Attempt attempt;
+        try {
+            attempt = client.attempt(role, member);
+            reachable();
+        } catch (CoordinationAuthorizationException denied) {
+            refused(denied);
+            return DENIAL_BACKOFF;
+        } catch (CoordinationException failed) {
+            unreachable("contend for", failed);
+            return ERROR_BACKOFF;
+        }
+        if (attempt.leadership() != null) {
+            grant(attempt.leadership());
+            return Duration.ZERO;
+        }
+        Duration wait = MAX_STANDBY_WAIT;
+        if (attempt.decision() instanceof Decision.Wait pending) {
+            wait = min(wait, Duration.between(client.now(), pending.challengeAt()));
+        }
+        return max(MIN_WAIT, wait);
+    }
+
+    private void grant(Leadership leadership) {
+        Tenure held = new Tenure(leadership);
+        tenure = held;
+        log.info("Member {} holds role {} with {}", member, role, leadership.token());
+        callback(() -> {
+            try {
+                listener.granted(leadership);
+            } catch (Throwable failure) {
+                log.error("The grant listener of role {} failed, so {} gives the role up", role, member, failure);
+                finish(held, LeadershipEndCause.FAILED, failure);
+            }
+        });
+    }
+
+    private Duration hold(Tenure held) {
+        Leadership leadership = held.leadership;
+        if (expire(held)) {
+            return Duration.ZERO;
+        }
+        if (!leadership.isActive()) {
+            // Ended by a write of the work (fenced, or the producer failed) or by its close.
+            finish(held, null, null);
+            return Duration.ZERO;
+        }
+        Instant now = client.now();
+        if (leadership.renewDue() && (retryAt == null || !now.isBefore(retryAt))) {
+            retryAt = null;
+            long start = System.nanoTime();
+            try {
+                leadership.renew();
+                reachable();
+                listener.renewed(leadership, Duration.ofNanos(System.nanoTime() - start));
+            } catch (FencedException ended) {
+                finish(held, null, ended);
+                return Duration.ZERO;
+            } catch (CoordinationException failed) {
+                if (!leadership.isActive()) {
+                    finish(held, null, failed);
+                    return Duration.ZERO;
+                }
+                listener.renewFailed(leadership, failed);
+                unreachable("renew", failed);
+                retryAt = client.now().plus(RENEW_RETRY);
+            }
+        }
+        if (stepDownConfirmed(held)) {
+            return Duration.ZERO;
+        }
+        Instant next = leadership.renewAt();
+        if (retryAt != null && retryAt.isAfter(next)) {
+            next = retryAt;
+        }
+        return max(Duration.ZERO, min(MAX_HOLD_WAIT, Duration.between(client.now(), next)));
+    }
+
+    /**
+     * Reads what is new and, when a lease naming another member was committed, asks the
+     * coordinator: a challenger's InitProducerId fenced this member (it steps down now),
+     * or the record is forged or stray (it is logged once and changes nothing).
+     */
+    private boolean stepDownConfirmed(Tenure held) {
+        RoleState state;
+        try {
+            state = client.awaitRoleState(role, Duration.ZERO);
+            Decision decision = Succession.evaluate(state, member, true, client.config(), client.now());
+            if (!(decision instanceof Decision.StepDown stepDown)) {
+                return false;
+            }
+            long offset = state.lease().map(LeaseState::offset).orElse(-1L);
+            if (held.leadership.confirmFenced()) {
+                log.info("Role {} was taken by {}", role, stepDown.newHolder());
+                finish(held, null, null);
+                return true;
+            }
+            if (offset != reportedSuspiciousLease) {
+                reportedSuspiciousLease = offset;
+                log.warn("A lease at offset {} of {} names {} as the holder of role {}, but the transaction coordinator says {} "
+                        + "still holds the epoch: the record was not written by a holder; ignoring it", offset,
+                        client.location(), stepDown.newHolder(), role, member);
+            }
+            return false;
+        } catch (CoordinationException failed) {
+            unreachable("read", failed);
+            return false;
+        }
+    }
+
+    /** Ends the leadership as EXPIRED if its deadline passed without a renewal. Never blocks. */
+    private boolean expire(Tenure held) {
+        if (held.finished.get() || !held.leadership.expireIfDue()) {
+            return false;
+        }
+        log.warn("The lease of role {} passed its deadline {} without a renewal; the leadership of {} ended", role,
+                held.leadership.deadline(), member);
+        finish(held, null, null);
+        return true;
+    }
+
+    /** Called by the watchdog, which runs while the contender's thread may block in a renewal. */
+    void checkExpiry() {
+        Tenure held = tenure;
+        if (held != null) {
+            expire(held);
+        }
+    }
+
+    /**
+     * Ends {@code held} once, however many threads try: a leadership still active is
+     * released with a tombstone (or abandoned if the release fails), then the listener is
+     * told how it ended and the member contends again.
+     *
+     * @param endAs the cause to end an active leadership with (RELEASED or FAILED), or
+     *     null when it already ended by itself
+     * @return whether this call ended it
+     */
+    private boolean finish(Tenure held, LeadershipEndCause endAs, Throwable failure) {
+        if (!held.finished.compareAndSet(false, true)) {
+            return false;
+        }
+        Leadership leadership = held.leadership;
+        boolean endedHere = false;
+        if (leadership.state() == Leadership.State.ACTIVE && endAs != null) {
+            try {
+                leadership.close();
+            } catch (RuntimeException e) {
+                log.warn("Releasing role {} failed, so {} abandons it without a tombstone: {}", role, member, e.toString());
+                leadership.abandon();
+            }
+            endedHere = leadership.state() == Leadership.State.RELEASED;
+        }
+        LeadershipEndCause cause = endedHere ? endAs
+                : leadership.state().endCause().orElse(LeadershipEndCause.RELEASED);
+        if (cause == LeadershipEndCause.FAILED) {
+            rejoinAtNanos = System.nanoTime() + ERROR_BACKOFF.toNanos();
+        }
+        retryAt = null;
+        tenure = null;
+        log.info("Member {} no longer holds role {} ({}): {}", member, role, leadership.token(), cause);
+        callback(() -> listener.ended(leadership, cause, failure));
+        return true;
+    }
+
+    /** Runs {@code task} after every earlier callback; a failing listener is logged, never propagated. */
+    private synchronized void callback(Runnable task) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        Runnable guarded = () -> {
+            try {
+                task.run();
+            } catch (Throwable failure) {
+                log.error("A listener of role {} failed", role, failure);
+            } finally {
+                done.complete(null);
+            }
+        };
+        // Chained, so callbacks stay in order even on an executor with many threads.
+        CompletableFuture<Void> previous = lastCallback;
+        lastCallback = done;
+        previous.whenComplete((ignored, error) -> {
+            try {
+                callbacks.execute(guarded);
+            } catch (RuntimeException rejected) {
+                log.warn("The listener of role {} could not be called: {}", role, rejected.toString());
+                done.complete(null);
+            }
+        });
+    }
+
+    private void leave() {
+        // A stopping standby was interrupted out of its wait; leaving must not fail on that.
+        Thread.interrupted();
+        Tenure held = tenure;
+        if (held != null) {
+            // Releasing leaves the roster too; a leadership that had already ended does not.
+            finish(held, LeadershipEndCause.RELEASED, null);
+        }
+        try {
+            client.leave(role, member);
+        } catch (RuntimeException e) {
+            log.warn("Member {} could not leave the roster of role {}: {}", member, role, e.toString());
+        }
+    }
+
+    private void pause(Duration wait) {
+        waiting = true;
+        try {
+            if (running) {
+                awaitNews(wait);
+            }
+        } finally {
+            waiting = false;
+        }
+    }
+
+    private void awaitNews(Duration wait) {
+        if (problem == null) {
+            try {
+                client.awaitRoleState(role, wait);
+                return;
+            } catch (CoordinationException failed) {
+                if (!running) {
+                    return;
+                }
+                unreachable("read", failed);
+            }
+        }
+        try {
+            Thread.sleep(Math.max(1, wait.toMillis()));
+        } catch (InterruptedException stopping) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void reachable() {
+        if (problem != null && failingSinceNanos != 0) {
+            log.info("Member {} reaches {} again for role {} after {} s of failures", member, client.location(), role,
+                    TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - failingSinceNanos));
+        }
+        problem = null;
+        failingSinceNanos = 0;
+        warnedAtNanos = 0;
+    }
+
+    private void unreachable(String operation, CoordinationException failure) {
+        long now = System.nanoTime();
+        problem = failure;
+        if (failingSinceNanos == 0) {
+            failingSinceNanos = now;
+        }
+        if (warnedAtNanos == 0 || now - warnedAtNanos >= WARN_INTERVAL.toNanos()) {
+            boolean first = warnedAtNanos == 0;
+            warnedAtNanos = now;
+            log.warn("Member {} could not {} role {} on {}: {} It keeps trying{}", member, operation, role, client.location(),
+                    sentence(failure.getMessage()), first ? " and says so again at most once a minute while this lasts"
+                            : " (failing for " + TimeUnit.NANOSECONDS.toSeconds(now - failingSinceNanos) + " s)");
+        } else {
+            log.debug("Member {} could not {} role {}: {}", member, operation, role, failure.getMessage());
+        }
+    }
+
+    private void refused(CoordinationAuthorizationException denied) {
+        boolean first = !(problem instanceof CoordinationAuthorizationException);
+        problem = denied;
+        if (!first) {
+            return;
+        }
+        if (denied instanceof CoordinationAuthenticationException) {
+            log.error("Member {} could not authenticate to the cluster ({}) while contending for role {}: {} "
+                    + "Check the SASL credentials and TLS trust settings. It tries again every {} s and does not log this "
+                    + "again until an attempt gets through", member, client.location(), role, sentence(denied.getMessage()),
+                    DENIAL_BACKOFF.toSeconds());
+        } else {
+            log.error("Member {} is not authorized to take role {}: {} A member of the role needs Write on TransactionalId:{} "
+                    + "and Read, Write and DescribeConfigs on the coordination topic (Create too if it creates it). "
+                    + "It tries again every {} s and does not log this again until an attempt gets through",
+                    member, role, sentence(denied.getMessage()), role, DENIAL_BACKOFF.toSeconds());
+        }
+    }
+
+    private static String sentence(String text) {
+        return text == null ? "(no reason given)." : text.endsWith(".") ? text : text + ".";
+    }
+
+    private static boolean join(Thread thread, long deadlineNanos) {
+        try {
+            thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime())));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return !thread.isAlive();
+    }
+
+    private static java.util.concurrent.ThreadFactory daemon(String name) {
+        return task -> {
+            Thread created = new Thread(task, name);
+            created.setDaemon(true);
+            return created;
+        };
+    }
+
+    private static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
+    }
+
+    private static Duration max(Duration a, Duration b) {
+        return a.compareTo(b) >= 0 ? a : b;
+    }
+
+    @Override
+    public String toString() {
+        return "Contender[" + member + " for " + role + (leadership().isPresent() ? ", holding" : "") + "]";
+    }
+
+    /** One leadership of this contender, from the grant until it is reported ended. */
+    private static final class Tenure {
+        final Leadership leadership;
+        final AtomicBoolean finished = new AtomicBoolean();
+
+        Tenure(Leadership leadership) {
+            this.leadership = leadership;
+        }
+    }
+
+    /**
+     * One daemon thread for the JVM that ends leaderships whose deadline passed while
+     * their contender's thread blocks. It only reads clocks and closes producers.
+     */
+    private static final class Watchdog {
+        static final Watchdog INSTANCE = new Watchdog();
+        static final Duration TICK = Duration.ofMillis(100);
+
+        private final Set<Contender> watched = ConcurrentHashMap.newKeySet();
+        private ScheduledExecutorService timer;
+
+        synchronized void watch(Contender contender) {
+            watched.add(contender);
+            if (timer == null) {
+                timer = Executors.newSingleThreadScheduledExecutor(daemon("krabka-coordination-watchdog"));
+                timer.scheduleWithFixedDelay(this::tick, TICK.toMillis(), TICK.toMillis(), TimeUnit.MILLISECONDS);
+            }
+        }
+
+        synchronized void unwatch(Contender contender) {
+            watched.remove(contender);
+            if (watched.isEmpty() && timer != null) {
+                timer.shutdownNow();
+                timer = null;
+            }
+        }
+
+        private void tick() {
+            for (Contender contender : watched) {
+                try {
+                    contender.checkExpiry();
+                } catch (RuntimeException e) {
+                    log.warn("The expiry watchdog failed for role {}", contender.role, e);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,73 @@
+package io.krabka.streams.coordination.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.krabka.streams.coordination.LeadershipEndCause;
+import io.krabka.streams.coordination.LeaseConfig;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.RankedMember;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.memory.InMemoryCluster;
+import io.krabka.streams.coordination.memory.InMemoryCoordinationTransport;
+import io.krabka.streams.coordination.transport.TopicSpec;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** Contenders on their own threads, on the in-memory cluster. */
+class ContenderTest {
+
+    private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withPartitions(7);
+    private static final Duration SLOW_STOP = Duration.ofSeconds(1);
+
+    @Test
+    void stoppingFiftyHoldersTakesAboutOneSlowWorkStopNotFifty() {
+        InMemoryCluster cluster = new InMemoryCluster();
+        InMemoryCoordinationTransport transport = cluster.transport(TOPIC);
+        CoordinationClient client = new CoordinationClient(transport, LeaseConfig.DEFAULTS, InstantSource.system());
+        Map<Role, LeadershipEndCause> ends = new ConcurrentHashMap<>();
+        List<Contender> contenders = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            Role role = Role.of("role-" + i);
+            contenders.add(new Contender(client, role, MemberId.of("n1"), new Contender.Listener() {
+                @Override
+                public void granted(Leadership leadership) {
+                }
+
+                @Override
+                public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
+                    try {
+                        // Work that takes its whole stop timeout to finish.
+                        TimeUnit.MILLISECONDS.sleep(SLOW_STOP.toMillis());
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    ends.put(leadership.role(), cause);
+                }
+            }));
+        }
+        contenders.forEach(Contender::start);
+        await().atMost(Duration.ofSeconds(30)).until(() -> contenders.stream().allMatch(c -> c.leadership().isPresent()));
+
+        long start = System.nanoTime();
+        contenders.forEach(Contender::stop);
+        contenders.forEach(c -> assertThat(c.awaitStopped(Duration.ofSeconds(30))).isTrue());
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+
+        assertThat(took).as("50 slow stops in parallel").isLessThan(SLOW_STOP.multipliedBy(10));
+        assertThat(ends).hasSize(50).allSatisfy((role, cause) -> assertThat(cause).isEqualTo(LeadershipEndCause.RELEASED));
+        // Each released with a tombstone and left its roster.
+        for (Contender contender : contenders) {
+            LeadershipStatus status = client.observe(contender.role(), Duration.ZERO);
+            assertThat(status.lease()).isEmpty();
+            assertThat(status.roster()).extracting(RankedMember::member).isEmpty();
+        }
+        transport.close();
+    }
+}
