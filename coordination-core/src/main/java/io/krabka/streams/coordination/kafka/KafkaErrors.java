@@ -63,7 +63,7 @@ final class KafkaErrors {
         Throwable timeout = find(error, TimeoutException.class, java.util.concurrent.TimeoutException.class);
         if (timeout != null) {
             return new CoordinationTimeoutException(operation + " got no answer from the cluster in time: "
-                    + timeout.getMessage(), timeout);
+                    + reason(timeout), timeout);
         }
         Throwable transientError = find(error, RetriableException.class, TransactionAbortedException.class);
         if (transientError != null) {
@@ -71,6 +71,11 @@ final class KafkaErrors {
         }
         Throwable root = unwrap(error);
         return new CoordinationException(operation + " failed: " + root, root);
+    }
+
+    /** A failure's message, or its type where it has none (a bare TimeoutException, say). */
+    private static String reason(Throwable failure) {
+        return failure.getMessage() == null ? failure.getClass().getSimpleName() : failure.getMessage();
     }
 
     @SafeVarargs

@@ -17,7 +17,11 @@ import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -30,6 +34,8 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Primary;
+import org.springframework.kafka.core.DefaultKafkaProducerFactory;
 import org.springframework.kafka.core.ProducerFactory;
 
 /**
@@ -79,6 +85,46 @@ class CoordinationAutoConfigurationTests {
         @Bean
         CoordinationClient myClient(CoordinationTransport transport) {
             return new CoordinationClient(transport);
+        }
+    }
+
+    @Test
+    void anApplicationClockBeanDoesNotBecomeTheLeaseClock() {
+        runner.withUserConfiguration(InMemoryTransport.class, FrozenClock.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(context.getBean(CoordinationClient.class).clock()).isNotSameAs(context.getBean(Clock.class))
+                    .isSameAs(context.getBean("coordinationClock"));
+        });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class FrozenClock {
+        @Bean
+        Clock clock() {
+            return Clock.fixed(Instant.parse("2020-01-01T00:00:00Z"), ZoneOffset.UTC);
+        }
+    }
+
+    @Test
+    void severalProducerFactoriesWithAPrimaryOneStillGiveTheKafkaTransport() {
+        runner.withUserConfiguration(TwoProducerFactories.class).run(context -> {
+            assertThat(context).hasNotFailed().hasSingleBean(CoordinationTransport.class);
+            assertThat(context.getBean(CoordinationTransport.class).getClass().getSimpleName())
+                    .isEqualTo("KafkaCoordinationTransport");
+        });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class TwoProducerFactories {
+        @Bean
+        @Primary
+        ProducerFactory<Object, Object> objects() {
+            return new DefaultKafkaProducerFactory<>(Map.of("bootstrap.servers", "127.0.0.1:9092"));
+        }
+
+        @Bean
+        ProducerFactory<String, String> strings() {
+            return new DefaultKafkaProducerFactory<>(Map.of("bootstrap.servers", "127.0.0.1:9092"));
         }
     }
 

@@ -76,6 +76,8 @@ class CoordinationStarterIT {
         final AtomicInteger dispatched = new AtomicInteger();
         final AtomicInteger interrupted = new AtomicInteger();
         volatile Leadership current;
+        /** Whether the work writes as fast as it can instead of every 50 ms. */
+        volatile boolean flatOut;
 
         @EventListener
         void granted(LeadershipGrantedEvent event) {
@@ -109,7 +111,9 @@ class CoordinationStarterIT {
                     leadership.write(new ProducerRecord<>("commands", CONTROLLER.utf8(),
                             (leadership.member() + ":" + leadership.term()).getBytes(StandardCharsets.UTF_8)));
                     app.dispatched.incrementAndGet();
-                    TimeUnit.MILLISECONDS.sleep(50);
+                    if (!app.flatOut) {
+                        TimeUnit.MILLISECONDS.sleep(50);
+                    }
                 }
             } catch (InterruptedException e) {
                 app.interrupted.incrementAndGet();
@@ -120,7 +124,7 @@ class CoordinationStarterIT {
         }
     }
 
-    private ConfigurableApplicationContext start(String member) {
+    private ConfigurableApplicationContext start(String member, String... more) {
         ConfigurableApplicationContext app = new SpringApplicationBuilder(MemberApp.class).properties(Map.of(
                 "spring.kafka.bootstrap-servers", cluster.bootstrapServers(),
                 "spring.kafka.producer.transaction-id-prefix", "tx-",
@@ -134,6 +138,7 @@ class CoordinationStarterIT {
                 "krabka.coordination.lease.challenge-stagger", "1s"))
                 .properties("krabka.coordination.topic.replication-factor=1", "krabka.coordination.topic.partitions=3",
                         "krabka.coordination.topic.name=" + topic)
+                .properties(more)
                 .run();
         apps.add(app);
         return app;
@@ -238,5 +243,67 @@ class CoordinationStarterIT {
         assertThat(Duration.between(closed, Instant.now())).isLessThan(Duration.ofSeconds(3));
         await().atMost(Duration.ofSeconds(10)).until(() -> !appOf(n2).events.isEmpty());
         assertThat(appOf(n2).events.get(0)).isInstanceOf(LeadershipGrantedEvent.class);
+    }
+
+    /**
+     * A release under load keeps the graceful handover: the holder writes guarded records
+     * as fast as it can, the endpoint's release (twenty times, alternating holders) or a
+     * SIGTERM-like context close stops it; each time the standby is granted well within
+     * half a lease (the tombstone, not the deadline) and the event says RELEASED.
+     */
+    @Test
+    void releasesAndShutdownUnderFullLoadHandTheRoleOverWithinHalfALease() throws Exception {
+        ConfigurableApplicationContext n1 = start("n1", "krabka.coordination.endpoint.release-enabled=true");
+        await().atMost(Duration.ofSeconds(30)).until(() -> state(n1) == MemberRoleState.LEADER);
+        ConfigurableApplicationContext n2 = start("n2", "krabka.coordination.endpoint.release-enabled=true");
+        appOf(n1).flatOut = true;
+        appOf(n2).flatOut = true;
+        await().atMost(Duration.ofSeconds(30)).until(() -> state(n2) == MemberRoleState.STANDBY
+                && get(n2, "/actuator/coordination").get("roles").get("controller").get("roster").size() == 2);
+        Duration halfALease = Duration.ofMillis(1500);
+        List<Duration> handovers = new java.util.ArrayList<>();
+        for (int release = 0; release < 20; release++) {
+            ConfigurableApplicationContext holder = state(n1) == MemberRoleState.LEADER ? n1 : n2;
+            ConfigurableApplicationContext standby = holder == n1 ? n2 : n1;
+            int writtenBefore = appOf(holder).dispatched.get();
+            await().atMost(Duration.ofSeconds(10)).until(() -> appOf(holder).dispatched.get() > writtenBefore + 5);
+            int endsBefore = ends(holder).size();
+            long start = System.nanoTime();
+            HttpResponse<String> released = post(holder, "/actuator/coordination/controller");
+            assertThat(released.body()).contains("\"released\":true");
+            await().atMost(Duration.ofSeconds(10)).until(() -> state(standby) == MemberRoleState.LEADER);
+            handovers.add(Duration.ofNanos(System.nanoTime() - start));
+            assertThat(ends(holder)).hasSize(endsBefore + 1).last()
+                    .satisfies(ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.RELEASED));
+            // The released member rejoins behind the new holder, as a standby.
+            await().atMost(Duration.ofSeconds(10)).until(() -> state(holder) == MemberRoleState.STANDBY);
+        }
+        System.out.println("Release to grant under full load, 20 times (ms): "
+                + handovers.stream().map(Duration::toMillis).sorted().toList());
+        assertThat(handovers).as("release to grant, under load").allSatisfy(took -> assertThat(took).isLessThan(halfALease));
+
+        // A graceful shutdown (what SIGTERM does) of the holder writing flat out.
+        ConfigurableApplicationContext holder = state(n1) == MemberRoleState.LEADER ? n1 : n2;
+        ConfigurableApplicationContext standby = holder == n1 ? n2 : n1;
+        MemberApp closing = appOf(holder);
+        long start = System.nanoTime();
+        holder.close();
+        await().atMost(Duration.ofSeconds(10)).until(() -> state(standby) == MemberRoleState.LEADER);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(halfALease.multipliedBy(2));
+        assertThat(closing.events).filteredOn(LeadershipEndedEvent.class::isInstance).last()
+                .satisfies(ended -> assertThat(((LeadershipEndedEvent) ended).getCause()).isEqualTo(LeadershipEndCause.RELEASED));
+        assertThat(closing.events).filteredOn(LeadershipEndedEvent.class::isInstance)
+                .allSatisfy(ended -> assertThat(((LeadershipEndedEvent) ended).getCause()).isEqualTo(LeadershipEndCause.RELEASED));
+    }
+
+    private static List<LeadershipEndedEvent> ends(ConfigurableApplicationContext context) {
+        return appOf(context).events.stream().filter(LeadershipEndedEvent.class::isInstance).map(LeadershipEndedEvent.class::cast)
+                .toList();
+    }
+
+    private HttpResponse<String> post(ConfigurableApplicationContext context, String path) throws Exception {
+        String port = context.getEnvironment().getProperty("local.server.port");
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
     }
 }
