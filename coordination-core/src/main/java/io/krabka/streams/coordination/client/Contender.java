@@ -635,9 +635,9 @@ public final class Contender implements AutoCloseable {
             return;
         }
         if (denied instanceof CoordinationAuthenticationException) {
-            log.error("Member {} could not authenticate to the cluster ({}) while contending for role {}: {} "
+            log.error("Member {} could not authenticate to the cluster while contending for role {} on {}: {} "
                     + "Check the SASL credentials and TLS trust settings. It tries again every {} s and does not log this "
-                    + "again until an attempt gets through", member, client.location(), role, sentence(denied.getMessage()),
+                    + "again until an attempt gets through", member, role, client.location(), sentence(denied.getMessage()),
                     DENIAL_BACKOFF.toSeconds());
         } else {
             log.error("Member {} is not authorized to take role {}: {} A member of the role needs Write on TransactionalId:{} "

@@ -25,6 +25,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.admin.TransactionState;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
@@ -210,6 +211,48 @@ abstract class AbstractLeadershipIT {
             }
         }
         assertThat(ableToWrite).isEqualTo(1);
+    }
+
+    /**
+     * Stopping role-scoped work interrupts its thread, possibly mid-write. Kafka cannot
+     * abort a commit that an interrupt cut short, so a transport that let the interrupt
+     * through would lose the producer and end the leadership FAILED. The write completes,
+     * the interrupt is kept for the caller, and the leadership goes on.
+     */
+    @Test
+    void guardedWritesCompleteWhileTheirThreadIsInterruptedAndKeepTheInterrupt() throws Exception {
+        Member a = member("a");
+        Leadership held = a.tryAcquire().orElseThrow();
+        Thread.currentThread().interrupt();
+        try {
+            held.write(command("interrupted before"));
+            assertThat(Thread.currentThread().isInterrupted()).as("the interrupt is kept").isTrue();
+        } finally {
+            Thread.interrupted();
+        }
+        assertThat(held.state()).isEqualTo(Leadership.State.ACTIVE);
+
+        int writes = 100;
+        AtomicInteger interruptsSeen = new AtomicInteger();
+        AtomicInteger written = new AtomicInteger();
+        Thread writer = new Thread(() -> {
+            for (int i = 0; i < writes; i++) {
+                held.write(command("interrupted during " + i));
+                written.incrementAndGet();
+                if (Thread.interrupted()) {
+                    interruptsSeen.incrementAndGet();
+                }
+            }
+        }, "interrupted-writer");
+        writer.start();
+        while (writer.isAlive()) {
+            writer.interrupt();
+            java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(300));
+        }
+        assertThat(written).hasValue(writes);
+        assertThat(interruptsSeen.get()).isPositive();
+        assertThat(held.state()).isEqualTo(Leadership.State.ACTIVE);
+        held.renew();
     }
 
     @Test
