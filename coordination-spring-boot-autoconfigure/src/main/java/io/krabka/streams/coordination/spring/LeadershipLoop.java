@@ -1,6 +1,5 @@
 package io.krabka.streams.coordination.spring;
 
-import io.krabka.streams.coordination.CoordinationAuthorizationException;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.MemberId;
@@ -72,15 +71,15 @@ public final class LeadershipLoop implements SmartLifecycle {
         return contender.leadership().isPresent() ? MemberRoleState.LEADER : MemberRoleState.STANDBY;
     }
 
-    /** The failure of the last cluster operation for {@code role}, while operations fail. */
+    /**
+     * The failure of the last cluster operation for {@code role}, while operations fail:
+     * a {@link io.krabka.streams.coordination.CoordinationAuthorizationException} when the
+     * cluster's ACLs refuse the role, another {@link CoordinationException} when it does
+     * not answer.
+     */
     public Optional<CoordinationException> problem(Role role) {
         Contender contender = contenders.get(role);
         return contender == null || !running ? Optional.empty() : contender.problem();
-    }
-
-    /** Why the cluster refuses this member {@code role}, while it does. */
-    public Optional<String> authorizationFailure(Role role) {
-        return problem(role).filter(CoordinationAuthorizationException.class::isInstance).map(Throwable::getMessage);
     }
 
     /** The leadership this member holds for {@code role}, if any. */
