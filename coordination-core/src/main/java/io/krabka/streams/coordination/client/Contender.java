@@ -3,6 +3,7 @@ package io.krabka.streams.coordination.client;
 import io.krabka.streams.coordination.CoordinationAuthenticationException;
 import io.krabka.streams.coordination.CoordinationAuthorizationException;
 import io.krabka.streams.coordination.CoordinationException;
+import io.krabka.streams.coordination.CoordinationTimeoutException;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.MemberId;
@@ -483,6 +484,10 @@ public final class Contender implements AutoCloseable {
         }
         log.warn("The lease of role {} passed its deadline {} without a renewal; the leadership of {} ended", role,
                 held.leadership.deadline(), member);
+        // Health shows it at once, not only when the blocked renewal times out; the next
+        // operation that succeeds clears it (after a pause of this process, at once).
+        problem = new CoordinationTimeoutException("the renewals of role " + role + " got no answer from "
+                + client.location() + " before the lease deadline " + held.leadership.deadline());
         finish(held, null, null);
         return true;
     }
@@ -564,6 +569,13 @@ public final class Contender implements AutoCloseable {
             // Releasing leaves the roster too; a leadership that had already ended does not.
             finish(held, LeadershipEndCause.RELEASED, null);
         }
+        if (problem instanceof CoordinationTimeoutException) {
+            // Leaving would only wait for the cluster to time out again; the next member
+            // to win the role removes this registration as silent.
+            log.info("Member {} does not leave the roster of role {}: the cluster did not answer ({})", member, role,
+                    problem.getMessage());
+            return;
+        }
         try {
             client.leave(role, member);
         } catch (RuntimeException e) {
@@ -612,6 +624,11 @@ public final class Contender implements AutoCloseable {
     }
 
     private void unreachable(String operation, CoordinationException failure) {
+        if (!running) {
+            // Stopping interrupts waits; that is no news about the cluster.
+            log.debug("Member {} stopped while it tried to {} role {}: {}", member, operation, role, failure.getMessage());
+            return;
+        }
         long now = System.nanoTime();
         problem = failure;
         if (failingSinceNanos == 0) {

@@ -245,6 +245,9 @@ class LeadershipLoopTests {
             assertThat(member.workInterrupted).hasValue(1);
             assertThat(dispatcher.isRunning()).isFalse();
             assertThat(loop.state(CONTROLLER)).isEqualTo(MemberRoleState.STANDBY);
+            // Health turns DOWN with the end, not when the blocked renewal gives up.
+            assertThat(loop.problem(CONTROLLER)).get().extracting(Throwable::getMessage).asString()
+                    .contains("got no answer", "before the lease deadline");
 
             // The blocked renewal now reaches the cluster: it must not bring the leadership
             // back without its work. The member contends again and starts the work anew.
