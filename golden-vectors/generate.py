@@ -33,6 +33,7 @@ import json
 import os
 import struct
 import sys
+import unicodedata
 
 ROLE_MAX_BYTES = 249
 MEMBER_MAX_BYTES = 255
@@ -215,6 +216,13 @@ def name_problem(text, max_bytes):
     for ch in text:
         if is_iso_control(ch):
             return "ISO control character U+%04X" % ord(ch)
+        # Format characters (zero-width, bidi controls, BOM, soft hyphen) would make
+        # two different names look identical in logs and dashboards.
+        if unicodedata.category(ch) == "Cf":
+            return "format character U+%04X" % ord(ch)
+    if not unicodedata.is_normalized("NFC", text):
+        # One visible name, one byte string: decomposed forms are refused.
+        return "not in Unicode normalization form C"
     if text.strip(" ") == "":
         # Only U+0020 blanks are used in the vectors, so every language's
         # notion of "blank" agrees on them.
@@ -594,6 +602,29 @@ INVALID = [
     bad(149, "lease-value", "trailing_bytes",
         "The valid lease value of record 2 followed by 8 extra zero bytes.",
         GOOD_LEASE_VALUE + b"\x00" * 8),
+    # --- names that look like other names (appended later; ids go on from 150) ---
+    bad(150, "key", "invalid_name",
+        "Role 'control' U+200B 'ler': a zero-width space (E2 80 8B, category Cf) makes it "
+        "look like 'controller' but be another transactional.id.",
+        REG_HEAD + string("control\u200bler") + string("node-1")),
+    bad(151, "key", "invalid_name",
+        "Role 'controller' U+202E 'x': RIGHT-TO-LEFT OVERRIDE (E2 80 AE, Cf), a bidi control.",
+        LEASE_HEAD + string("controller\u202ex") + string("")),
+    bad(152, "key", "invalid_name",
+        "Registration key member U+FEFF 'node-1': a byte order mark (EF BB BF, Cf) in front.",
+        REG_HEAD + string("controller") + string("\ufeffnode-1")),
+    bad(153, "key", "invalid_name",
+        "Role 'cafe' U+0301: 'e' followed by COMBINING ACUTE ACCENT is not in NFC (NFC is "
+        "U+00E9), so it would look like the role 'caf\u00e9' and be another one.",
+        LEASE_HEAD + string("cafe\u0301") + string("")),
+    bad(154, "registration-value", "invalid_name",
+        "Registration value member 'node' U+00AD '-1': a soft hyphen (C2 AD, Cf), invisible in "
+        "most fonts.",
+        i16(0) + string("node\u00ad-1") + i64(T0)),
+    bad(155, "lease-value", "invalid_name",
+        "Lease value member 'n' U+0303 'ode-1': 'n' with COMBINING TILDE is not in NFC (NFC is "
+        "U+00F1).",
+        i16(0) + string("n\u0303ode-1") + LEASE_FIELDS),
 ]
 
 

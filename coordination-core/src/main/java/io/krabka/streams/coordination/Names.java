@@ -1,11 +1,15 @@
 package io.krabka.streams.coordination;
 
 import java.nio.charset.StandardCharsets;
+import java.text.Normalizer;
 
 /**
  * The one rule for the names this module writes to Kafka: role names (which become
  * {@code transactional.id}s) and member ids. Both travel in the frozen i16-length
- * string layout, so the rule is about UTF-8 bytes, not Java chars.
+ * string layout, so the rule is about UTF-8 bytes, not Java chars. A name is non-blank,
+ * in Unicode normalization form C, and has no ISO control character, no unpaired
+ * surrogate and no format character (Unicode category Cf): names that look alike are
+ * the same name.
  */
 final class Names {
 
@@ -32,7 +36,18 @@ final class Names {
             if (Character.getType(codePoint) == Character.SURROGATE) {
                 return "must not contain the unpaired surrogate U+%04X at index %d".formatted(codePoint, i);
             }
+            // Zero-width and bidi controls, byte order marks, soft hyphens: two names that
+            // differ only in these look identical in logs and dashboards, yet fence nothing
+            // of each other.
+            if (Character.getType(codePoint) == Character.FORMAT) {
+                return "must not contain the invisible format character U+%04X at index %d".formatted(codePoint, i);
+            }
             i += Character.charCount(codePoint);
+        }
+        if (!Normalizer.isNormalized(value, Normalizer.Form.NFC)) {
+            return "must be in Unicode normalization form C (write \"%s\" as \"%s\"), so that one name that looks"
+                    .formatted(value, Normalizer.normalize(value, Normalizer.Form.NFC))
+                    + " alike is one byte string";
         }
         int bytes = value.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > maxBytes) {

@@ -51,6 +51,21 @@ class NamesTest {
     }
 
     @Test
+    void namesThatLookLikeAnotherNameAreRefused() {
+        assertThatIllegalArgumentException().isThrownBy(() -> Role.of("control\u200Bler"))
+                .withMessageContaining("invisible format character U+200B at index 7");
+        assertThatIllegalArgumentException().isThrownBy(() -> Role.of("controller\u202Ex"))
+                .withMessageContaining("U+202E");
+        assertThatIllegalArgumentException().isThrownBy(() -> MemberId.of("\uFEFFnode-1"))
+                .withMessageContaining("U+FEFF at index 0");
+        assertThatIllegalArgumentException().isThrownBy(() -> MemberId.of("node\u00AD-1"))
+                .withMessageContaining("U+00AD");
+        assertThatIllegalArgumentException().isThrownBy(() -> Role.of("cafe\u0301"))
+                .withMessageContaining("normalization form C").withMessageContaining("\"caf\u00E9\"");
+        assertThat(Role.of("caf\u00E9").name()).isEqualTo("café");
+    }
+
+    @Test
     void toStringIsTheBareName() {
         assertThat(Role.of("controller")).hasToString("controller");
         assertThat(MemberId.of("node-1")).hasToString("node-1");
