@@ -45,15 +45,25 @@ final class Names {
             i += Character.charCount(codePoint);
         }
         if (!Normalizer.isNormalized(value, Normalizer.Form.NFC)) {
-            return "must be in Unicode normalization form C (write \"%s\" as \"%s\"), so that one name that looks"
-                    .formatted(value, Normalizer.normalize(value, Normalizer.Form.NFC))
-                    + " alike is one byte string";
+            String normalized = Normalizer.normalize(value, Normalizer.Form.NFC);
+            int at = 0;
+            while (at < normalized.length() && value.charAt(at) == normalized.charAt(at)) {
+                at++;
+            }
+            return ("must be in Unicode normalization form C (NFC), so that names that look alike are one name: "
+                    + "from index %d it has %s where NFC has %s").formatted(at, codePoints(value, at), codePoints(normalized, at));
         }
         int bytes = value.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > maxBytes) {
             return "must be at most %d UTF-8 bytes, but is %d".formatted(maxBytes, bytes);
         }
         return null;
+    }
+
+    /** Up to three code points of {@code text} from {@code index}, as U+XXXX. */
+    private static String codePoints(String text, int index) {
+        return text.substring(index).codePoints().limit(3).mapToObj("U+%04X"::formatted)
+                .collect(java.util.stream.Collectors.joining(" "));
     }
 
     static String require(String what, String value, int maxBytes) {
