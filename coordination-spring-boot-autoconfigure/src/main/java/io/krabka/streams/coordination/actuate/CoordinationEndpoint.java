@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -21,10 +22,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.DisposableBean;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
+import org.springframework.boot.actuate.endpoint.Show;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
-import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 
 /**
  * {@code /actuator/coordination}: this member and, per configured role, who holds it
@@ -44,7 +46,8 @@ public class CoordinationEndpoint implements DisposableBean {
 
     private final CoordinationClient client;
     private final LeadershipLoop loop;
-    private final boolean releaseEnabled;
+    private final Show showDetails;
+    private final Set<String> roles;
     private final Map<Role, CompletableFuture<LeadershipStatus>> describing = new ConcurrentHashMap<>();
     private final ExecutorService describer = Executors.newCachedThreadPool(task -> {
         Thread thread = new Thread(task, "krabka-coordination-endpoint");
@@ -52,28 +55,40 @@ public class CoordinationEndpoint implements DisposableBean {
         return thread;
     });
 
-    public CoordinationEndpoint(CoordinationClient client, LeadershipLoop loop, boolean releaseEnabled) {
+    /**
+     * An endpoint.
+     *
+     * @param showDetails when the roster, registration times, producer ids and epochs and
+     *     the transaction state are shown; the holder, {@code current}, the term and the
+     *     lease times always are
+     * @param roles the roles that make a user authorized, for {@link Show#WHEN_AUTHORIZED};
+     *     empty means any authenticated user
+     */
+    public CoordinationEndpoint(CoordinationClient client, LeadershipLoop loop, Show showDetails, Set<String> roles) {
         this.client = client;
         this.loop = loop;
-        this.releaseEnabled = releaseEnabled;
+        this.showDetails = showDetails;
+        this.roles = Set.copyOf(roles);
     }
 
     @ReadOperation
-    public CoordinationReport coordination() {
+    public CoordinationReport coordination(SecurityContext securityContext) {
+        boolean details = showDetails.isShown(securityContext, roles);
         long deadline = System.nanoTime() + ANSWER_WITHIN.toNanos();
         Map<Role, CompletableFuture<LeadershipStatus>> calls = new LinkedHashMap<>();
         loop.roles().forEach(role -> calls.put(role, describe(role)));
-        Map<String, RoleReport> roles = new LinkedHashMap<>();
-        calls.forEach((role, call) -> roles.put(role.name(), report(role, call, deadline)));
-        return new CoordinationReport(loop.member().value(), roles);
+        Map<String, RoleReport> reports = new LinkedHashMap<>();
+        calls.forEach((role, call) -> reports.put(role.name(), report(role, call, deadline, details)));
+        return new CoordinationReport(loop.member().value(), reports);
     }
 
     @ReadOperation
     @Nullable
-    public RoleReport role(@Selector String role) {
+    public RoleReport role(SecurityContext securityContext, @Selector String role) {
+        boolean details = showDetails.isShown(securityContext, roles);
         long deadline = System.nanoTime() + ANSWER_WITHIN.toNanos();
         return loop.roles().stream().filter(r -> r.name().equals(role)).findFirst()
-                .map(r -> report(r, describe(r), deadline)).orElse(null);
+                .map(r -> report(r, describe(r), deadline, details)).orElse(null);
     }
 
     private CompletableFuture<LeadershipStatus> describe(Role role) {
@@ -84,10 +99,10 @@ public class CoordinationEndpoint implements DisposableBean {
         });
     }
 
-    private RoleReport report(Role role, CompletableFuture<LeadershipStatus> call, long deadlineNanos) {
+    private RoleReport report(Role role, CompletableFuture<LeadershipStatus> call, long deadlineNanos, boolean details) {
         String state = loop.state(role).name().toLowerCase(Locale.ROOT);
         try {
-            return report(role, call.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS));
+            return report(role, call.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS), details);
         } catch (TimeoutException e) {
             return RoleReport.unavailable(state, "the cluster did not answer within " + ANSWER_WITHIN.toSeconds() + " s");
         } catch (ExecutionException e) {
@@ -103,40 +118,22 @@ public class CoordinationEndpoint implements DisposableBean {
         describer.shutdownNow();
     }
 
-    /**
-     * Releases a role this member holds, so the next standby takes over at once. Only
-     * when {@code krabka.coordination.endpoint.release-enabled} is true.
-     */
-    @WriteOperation
-    public ReleaseResult release(@Selector String role) {
-        if (!releaseEnabled) {
-            return new ReleaseResult(role, false, "releasing is disabled: set krabka.coordination.endpoint.release-enabled=true");
-        }
-        Role target = loop.roles().stream().filter(r -> r.name().equals(role)).findFirst().orElse(null);
-        if (target == null) {
-            return new ReleaseResult(role, false, "role is not configured on this member");
-        }
-        boolean released = loop.release(target);
-        return new ReleaseResult(role, released, released ? "released" : "this member does not hold the role");
-    }
-
-    private RoleReport report(Role role, LeadershipStatus status) {
+    private RoleReport report(Role role, LeadershipStatus status, boolean details) {
         FencingToken token = status.token();
-        List<RosterMember> roster = status.roster().stream()
+        List<RosterMember> roster = !details ? null : status.roster().stream()
                 .map(m -> new RosterMember(m.member().value(), m.holder() ? null : m.rank(), m.holder(), m.registeredAt()))
                 .toList();
         ProducerState coordinator = status.coordinator().orElse(null);
         return new RoleReport(
                 status.holder().map(Object::toString).orElse(null),
                 status.current(),
-                token.isMinted() ? new TokenReport(token.term(), token.producerId(), token.producerEpoch()) : null,
+                token.isMinted() ? TokenReport.of(token, details) : null,
                 status.grantedAt().orElse(null),
                 status.deadline().orElse(null),
                 loop.state(role).name().toLowerCase(Locale.ROOT),
                 roster,
-                coordinator == null ? null : coordinator.state(),
-                status.lease().map(l -> new TokenReport(l.token().term(), l.token().producerId(), l.token().producerEpoch()))
-                        .orElse(null),
+                coordinator == null || !details ? null : coordinator.state(),
+                status.lease().map(l -> TokenReport.of(l.token(), details)).orElse(null),
                 null);
     }
 
@@ -153,8 +150,9 @@ public class CoordinationEndpoint implements DisposableBean {
      * @param grantedAt when the holder's leadership began, on its clock
      * @param deadline the holder's lease deadline, on its clock
      * @param state this member's state: leader, standby or stopped
-     * @param roster the registered members in registration order
-     * @param transactionState the transaction coordinator's state for the role
+     * @param roster the registered members in registration order; null when details are hidden
+     * @param transactionState the transaction coordinator's state for the role; null when
+     *     details are hidden
      * @param leaseToken the token the newest lease record carries; equal to {@code token}
      *     exactly when {@code current}
      * @param problem why the cluster's view is missing (it did not answer in time, or
@@ -164,12 +162,23 @@ public class CoordinationEndpoint implements DisposableBean {
             String state, List<RosterMember> roster, String transactionState, TokenReport leaseToken, String problem) {
 
         static RoleReport unavailable(String state, String problem) {
-            return new RoleReport(null, false, null, null, null, state, List.of(), null, null, problem);
+            return new RoleReport(null, false, null, null, null, state, null, null, null, problem);
         }
     }
 
-    /** A fencing token. */
-    public record TokenReport(long term, long producerId, short producerEpoch) {
+    /**
+     * A fencing token.
+     *
+     * @param term the grant order; always shown
+     * @param producerId the producer id, or null when details are hidden
+     * @param producerEpoch the producer epoch, or null when details are hidden
+     */
+    public record TokenReport(long term, Long producerId, Short producerEpoch) {
+
+        static TokenReport of(FencingToken token, boolean details) {
+            return details ? new TokenReport(token.term(), token.producerId(), token.producerEpoch())
+                    : new TokenReport(token.term(), null, null);
+        }
     }
 
     /**
@@ -180,8 +189,5 @@ public class CoordinationEndpoint implements DisposableBean {
     public record RosterMember(String member, Integer rank, boolean holder, Instant registeredAt) {
     }
 
-    /** The answer to a release request. */
-    public record ReleaseResult(String role, boolean released, String detail) {
-    }
 
 }

@@ -1,9 +1,12 @@
 package io.krabka.streams.coordination.autoconfigure;
 
 import io.krabka.streams.coordination.actuate.CoordinationEndpoint;
+import io.krabka.streams.coordination.actuate.CoordinationEndpointWebExtension;
 import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
+import org.springframework.boot.actuate.endpoint.Show;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -24,6 +27,15 @@ public final class CoordinationEndpointAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     CoordinationEndpoint coordinationEndpoint(CoordinationClient client, LeadershipLoop loop, CoordinationProperties properties) {
-        return new CoordinationEndpoint(client, loop, properties.getEndpoint().isReleaseEnabled());
+        return new CoordinationEndpoint(client, loop, Show.valueOf(properties.getEndpoint().getShowDetails().name()),
+                properties.getEndpoint().getRoles());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(CoordinationEndpoint.class)
+    @ConditionalOnAvailableEndpoint(exposure = EndpointExposure.WEB)
+    CoordinationEndpointWebExtension coordinationEndpointWebExtension(LeadershipLoop loop, CoordinationProperties properties) {
+        return new CoordinationEndpointWebExtension(loop, properties.getEndpoint().isReleaseEnabled());
     }
 }

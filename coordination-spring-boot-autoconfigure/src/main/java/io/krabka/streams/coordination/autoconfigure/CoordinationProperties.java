@@ -2,7 +2,9 @@ package io.krabka.streams.coordination.autoconfigure;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -225,6 +227,35 @@ public class CoordinationProperties {
          */
         private boolean releaseEnabled = false;
 
+        /**
+         * When to show the roster, registration times, producer ids and epochs and the
+         * transaction state. The holder, whether it is current, the term and the lease
+         * times are always shown.
+         */
+        private ShowDetails showDetails = ShowDetails.NEVER;
+
+        /**
+         * Roles used to determine whether a user is authorized to be shown details. When
+         * empty, all authenticated users are authorized.
+         */
+        private Set<String> roles = new HashSet<>();
+
+        public ShowDetails getShowDetails() {
+            return showDetails;
+        }
+
+        public void setShowDetails(ShowDetails showDetails) {
+            this.showDetails = showDetails;
+        }
+
+        public Set<String> getRoles() {
+            return roles;
+        }
+
+        public void setRoles(Set<String> roles) {
+            this.roles = roles;
+        }
+
         public boolean isReleaseEnabled() {
             return releaseEnabled;
         }
@@ -232,5 +263,21 @@ public class CoordinationProperties {
         public void setReleaseEnabled(boolean releaseEnabled) {
             this.releaseEnabled = releaseEnabled;
         }
+    }
+
+    /**
+     * When the endpoint shows details, as {@code management.endpoint.health.show-details}
+     * does. A type of its own, so the properties bind without actuator on the classpath.
+     */
+    public enum ShowDetails {
+
+        /** Never show details. */
+        NEVER,
+
+        /** Show details only to authorized users. */
+        WHEN_AUTHORIZED,
+
+        /** Always show details. */
+        ALWAYS
     }
 }

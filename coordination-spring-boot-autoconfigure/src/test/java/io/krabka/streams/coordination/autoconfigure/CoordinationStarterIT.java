@@ -137,7 +137,7 @@ class CoordinationStarterIT {
                 "krabka.coordination.lease.renew-interval", "1s",
                 "krabka.coordination.lease.challenge-stagger", "1s"))
                 .properties("krabka.coordination.topic.replication-factor=1", "krabka.coordination.topic.partitions=3",
-                        "krabka.coordination.topic.name=" + topic)
+                        "krabka.coordination.topic.name=" + topic, "krabka.coordination.endpoint.show-details=always")
                 .properties(more)
                 .run();
         apps.add(app);
@@ -186,6 +186,11 @@ class CoordinationStarterIT {
         });
         JsonNode single = get(n2, "/actuator/coordination/controller");
         assertThat(single.get("holder").asString()).isEqualTo("n1");
+        // Releasing is off by default: an HTTP error that says how to turn it on, not a 200.
+        HttpResponse<String> refused = post(n1, "/actuator/coordination/controller");
+        assertThat(refused.statusCode()).isEqualTo(403);
+        assertThat(refused.body()).contains("krabka.coordination.endpoint.release-enabled=true");
+        assertThat(state(n1)).isEqualTo(MemberRoleState.LEADER);
         JsonNode health = get(n1, "/actuator/health");
         assertThat(health.get("components").get("coordination").get("status").asString()).isEqualTo("UP");
         assertThat(health.get("components").get("coordination").get("details").get("roles").get("controller").asString())

@@ -16,6 +16,7 @@ import io.krabka.streams.coordination.RankedMember;
 import io.krabka.streams.coordination.RetriableCoordinationException;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.actuate.CoordinationEndpoint;
+import io.krabka.streams.coordination.actuate.CoordinationEndpointWebExtension;
 import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
@@ -44,6 +45,8 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -399,26 +402,59 @@ class LeadershipLoopTests {
     }
 
     @Test
-    void theEndpointReleasesAHeldRoleOnlyWhenEnabled() {
+    void theEndpointReleasesAHeldRoleOnlyWhenEnabledAndAnswersWithTheHttpStatusThatSaysWhy() {
         runner.run(context -> {
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
             await().atMost(Duration.ofSeconds(10)).until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
-            CoordinationEndpoint.ReleaseResult refused = context.getBean(CoordinationEndpoint.class).release("controller");
-            assertThat(refused.released()).isFalse();
-            assertThat(refused.detail()).contains("krabka.coordination.endpoint.release-enabled=true");
+            WebEndpointResponse<CoordinationEndpointWebExtension.ReleaseResult> refused =
+                    context.getBean(CoordinationEndpointWebExtension.class).release("controller");
+            assertThat(refused.getStatus()).isEqualTo(403);
+            assertThat(refused.getBody().detail()).contains("krabka.coordination.endpoint.release-enabled=true");
             assertThat(loop.state(CONTROLLER)).isEqualTo(MemberRoleState.LEADER);
         });
         runner.withPropertyValues("krabka.coordination.endpoint.release-enabled=true").run(context -> {
             Member member = context.getBean(Member.class);
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+            CoordinationEndpointWebExtension endpoint = context.getBean(CoordinationEndpointWebExtension.class);
             await().atMost(Duration.ofSeconds(10)).until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
-            CoordinationEndpoint.ReleaseResult released = context.getBean(CoordinationEndpoint.class).release("controller");
-            assertThat(released.released()).isTrue();
+            WebEndpointResponse<CoordinationEndpointWebExtension.ReleaseResult> released = endpoint.release("controller");
+            assertThat(released.getStatus()).isEqualTo(200);
+            assertThat(released.getBody().released()).isTrue();
             // Published before release() returns; the member, still contending and alone,
             // may already have been granted the role again afterwards.
             assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
                     ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.RELEASED));
-            assertThat(context.getBean(CoordinationEndpoint.class).release("scheduler").detail()).contains("not configured");
+            assertThat(endpoint.release("scheduler").getStatus()).isEqualTo(404);
+            // Not held: the lease runs out while every write fails, so it cannot be taken back.
+            member.failWrites.set(true);
+            member.clock.advance(LeaseConfig.DEFAULTS.duration().plusSeconds(1));
+            await().atMost(Duration.ofSeconds(10)).until(() -> loop.state(CONTROLLER) == MemberRoleState.STANDBY);
+            assertThat(endpoint.release("controller").getStatus()).isEqualTo(409);
+        });
+    }
+
+    @Test
+    void theEndpointShowsTheRosterAndEpochsOnlyPerShowDetails() {
+        runner.run(context -> {
+            LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+            await().atMost(Duration.ofSeconds(10)).until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
+            CoordinationEndpoint.RoleReport hidden = context.getBean(CoordinationEndpoint.class)
+                    .coordination(SecurityContext.NONE).roles().get("controller");
+            assertThat(hidden.holder()).isEqualTo("n1");
+            assertThat(hidden.current()).isTrue();
+            assertThat(hidden.token().term()).isPositive();
+            assertThat(hidden.token().producerId()).isNull();
+            assertThat(hidden.roster()).isNull();
+            assertThat(hidden.transactionState()).isNull();
+        });
+        runner.withPropertyValues("krabka.coordination.endpoint.show-details=always").run(context -> {
+            LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+            await().atMost(Duration.ofSeconds(10)).until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
+            CoordinationEndpoint.RoleReport shown = context.getBean(CoordinationEndpoint.class)
+                    .role(SecurityContext.NONE, "controller");
+            assertThat(shown.token().producerId()).isNotNull();
+            assertThat(shown.roster()).extracting(CoordinationEndpoint.RosterMember::member).containsExactly("n1");
+            assertThat(shown.transactionState()).isNotBlank();
         });
     }
 
@@ -430,7 +466,8 @@ class LeadershipLoopTests {
             await().atMost(Duration.ofSeconds(10)).until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
             member.hangDescribe.set(true);
             long start = System.nanoTime();
-            CoordinationEndpoint.CoordinationReport report = context.getBean(CoordinationEndpoint.class).coordination();
+            CoordinationEndpoint.CoordinationReport report = context.getBean(CoordinationEndpoint.class)
+                    .coordination(SecurityContext.NONE);
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(3));
             CoordinationEndpoint.RoleReport role = report.roles().get("controller");
             assertThat(role.state()).isEqualTo("leader");

@@ -1,0 +1,55 @@
+package io.krabka.streams.coordination.actuate;
+
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.spring.LeadershipLoop;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
+import org.springframework.boot.actuate.endpoint.web.annotation.EndpointWebExtension;
+
+/**
+ * {@code POST /actuator/coordination/{role}}: releases a role this member holds, so the
+ * next standby takes over at once. Answers 200 when it released the role, 403 while
+ * {@code krabka.coordination.endpoint.release-enabled} is false, 404 for a role this
+ * member does not contend for, and 409 when it contends but does not hold the role.
+ */
+@EndpointWebExtension(endpoint = CoordinationEndpoint.class)
+public class CoordinationEndpointWebExtension {
+
+    /** Not among WebEndpointResponse's constants. */
+    static final int STATUS_FORBIDDEN = 403;
+    static final int STATUS_CONFLICT = 409;
+
+    private final LeadershipLoop loop;
+    private final boolean releaseEnabled;
+
+    public CoordinationEndpointWebExtension(LeadershipLoop loop, boolean releaseEnabled) {
+        this.loop = loop;
+        this.releaseEnabled = releaseEnabled;
+    }
+
+    @WriteOperation
+    public WebEndpointResponse<ReleaseResult> release(@Selector String role) {
+        if (!releaseEnabled) {
+            return answer(STATUS_FORBIDDEN, role, false,
+                    "releasing is disabled: set krabka.coordination.endpoint.release-enabled=true");
+        }
+        Role target = loop.roles().stream().filter(r -> r.name().equals(role)).findFirst().orElse(null);
+        if (target == null) {
+            return answer(WebEndpointResponse.STATUS_NOT_FOUND, role, false,
+                    "role is not configured on this member; configured: " + loop.roles());
+        }
+        if (!loop.release(target)) {
+            return answer(STATUS_CONFLICT, role, false, "this member does not hold the role");
+        }
+        return answer(WebEndpointResponse.STATUS_OK, role, true, "released");
+    }
+
+    private static WebEndpointResponse<ReleaseResult> answer(int status, String role, boolean released, String detail) {
+        return new WebEndpointResponse<>(new ReleaseResult(role, released, detail), status);
+    }
+
+    /** The answer to a release request. */
+    public record ReleaseResult(String role, boolean released, String detail) {
+    }
+}
