@@ -455,6 +455,13 @@ public final class Contender implements AutoCloseable {
         try {
             state = client.awaitRoleState(role, Duration.ZERO);
             Decision decision = Succession.evaluate(state, member, true, client.config(), client.now());
+            if (decision instanceof Decision.Renew && state.lease().isEmpty()) {
+                // A tombstone this member did not write (a stray or forged record): write
+                // the lease again at once, before a standby reads the role as released.
+                log.warn("The lease of role {} was cleared by a tombstone that {} did not write; renewing it now", role, member);
+                held.leadership.renew();
+                return false;
+            }
             if (!(decision instanceof Decision.StepDown stepDown)) {
                 return false;
             }
@@ -466,11 +473,14 @@ public final class Contender implements AutoCloseable {
             }
             if (offset != reportedSuspiciousLease) {
                 reportedSuspiciousLease = offset;
-                log.warn("A lease at offset {} of {} names {} as the holder of role {}, but the transaction coordinator says {} "
-                        + "still holds the epoch: the record was not written by a holder; ignoring it", offset,
-                        client.location(), stepDown.newHolder(), role, member);
+                client.suspicious(role, "a lease at offset " + offset + " of " + client.location() + " names "
+                        + stepDown.newHolder() + " as the holder, but the transaction coordinator says " + member
+                        + " still holds the epoch: no holder wrote it; " + member + " keeps the role");
             }
             return false;
+        } catch (FencedException ended) {
+            finish(held, null, ended);
+            return true;
         } catch (CoordinationException failed) {
             unreachable("read", failed);
             return false;

@@ -29,6 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -73,6 +74,10 @@ public final class CoordinationClient implements AutoCloseable {
     private final Map<Role, Registered> registrations = new ConcurrentHashMap<>();
     private final Map<Role, Leadership> held = new ConcurrentHashMap<>();
     private final AtomicLong malformed = new AtomicLong();
+    private final AtomicLong suspicious = new AtomicLong();
+    private final Map<Role, LeaseSighting> sightings = new ConcurrentHashMap<>();
+    // The same for releases, keyed by the tombstone's timestamp instead of an offset.
+    private final Map<Role, LeaseSighting> releaseSightings = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
     /** A client with the default lease timings and the system clock. */
@@ -101,6 +106,15 @@ public final class CoordinationClient implements AutoCloseable {
     /** The wall clock leases are written in. */
     public InstantSource clock() {
         return clock;
+    }
+
+    /**
+     * How many lease records this client found suspicious so far: a deadline further out
+     * than any holder could claim, or a lease naming another member while the transaction
+     * coordinator says the holder still holds the epoch. Each is logged once.
+     */
+    public long suspiciousRecords() {
+        return suspicious.get();
     }
 
     /** How many malformed records this client skipped so far. */
@@ -193,11 +207,80 @@ public final class CoordinationClient implements AutoCloseable {
             // challenge anchors on its time, never on now.
             state = withPendingRegistration(state, new RosterEntry(me, registered.offset(), registered.registeredAt()));
         }
+        state = withBoundedLease(role, state);
         Decision decision = Succession.evaluate(state, me, false, config, clock.instant());
         if (decision instanceof Decision.Challenge) {
             return new Attempt(challenge(role, me, state), decision);
         }
         return new Attempt(null, decision);
+    }
+
+    /** The newest lease record of a role, and when this client first saw it on its own clock. */
+    private record LeaseSighting(long offset, long seenAt) {
+    }
+
+    /**
+     * The state with the lease's deadline cut to one lease duration after this client
+     * first saw that lease record. Any member with Write on the topic can append a lease
+     * naming anyone with any deadline; a standby that believed it would wait for ever.
+     * A live holder writes a new record every renew interval, well inside the cut.
+     */
+    private RoleState withBoundedLease(Role role, RoleState state) {
+        if (state.lease().isEmpty()) {
+            return withBoundedRelease(role, state);
+        }
+        LeaseState lease = state.lease().get();
+        long now = clock.millis();
+        LeaseSighting previous = sightings.get(role);
+        boolean fresh = previous == null || previous.offset() != lease.offset();
+        LeaseSighting seen = fresh ? new LeaseSighting(lease.offset(), now) : previous;
+        if (fresh) {
+            sightings.put(role, seen);
+        }
+        long bound = seen.seenAt() + config.duration().toMillis();
+        if (lease.deadline() <= bound) {
+            return state;
+        }
+        if (fresh && lease.deadline() > bound + config.duration().toMillis()) {
+            // Further out than the clocks of two members can plausibly differ: a forged or broken record.
+            suspicious(role, "the lease at offset " + lease.offset() + " of " + transport.topic() + " names " + lease.member()
+                    + " with deadline " + lease.deadlineInstant() + "; a standby waits at most until " + Instant.ofEpochMilli(bound));
+        }
+        return new RoleState(state.role(), state.roster(), Optional.of(lease.withDeadline(bound)), state.leaseReleasedAt(),
+                state.nextOffset());
+    }
+
+    /**
+     * The state with the release instant cut to when this client first saw the release.
+     * A standby anchors on the tombstone's timestamp, which its writer chooses: one far in
+     * the future would hold every standby off until then.
+     */
+    private RoleState withBoundedRelease(Role role, RoleState state) {
+        if (state.leaseReleasedAt().isEmpty()) {
+            return state;
+        }
+        long releasedAt = state.leaseReleasedAt().getAsLong();
+        long now = clock.millis();
+        LeaseSighting previous = releaseSightings.get(role);
+        boolean fresh = previous == null || previous.offset() != releasedAt;
+        LeaseSighting seen = fresh ? new LeaseSighting(releasedAt, now) : previous;
+        if (fresh) {
+            releaseSightings.put(role, seen);
+        }
+        if (releasedAt <= seen.seenAt()) {
+            return state;
+        }
+        if (fresh && releasedAt > seen.seenAt() + config.duration().toMillis()) {
+            suspicious(role, "a lease tombstone in " + transport.topic() + " is stamped " + Instant.ofEpochMilli(releasedAt)
+                    + ", later than this member's clock says it arrived (" + Instant.ofEpochMilli(seen.seenAt()) + ")");
+        }
+        return new RoleState(state.role(), state.roster(), state.lease(), OptionalLong.of(seen.seenAt()), state.nextOffset());
+    }
+
+    /** Counts and logs a record that no honest member would have written. */
+    void suspicious(Role role, String what) {
+        long count = suspicious.incrementAndGet();
+        log.warn("Suspicious record for role {} ({} so far): {}", role, count, what);
     }
 
     private static RoleState withPendingRegistration(RoleState state, RosterEntry pending) {

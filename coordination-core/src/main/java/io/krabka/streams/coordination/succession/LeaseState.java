@@ -51,6 +51,14 @@ public record LeaseState(MemberId member, long producerId, short producerEpoch, 
         return Instant.ofEpochMilli(deadline);
     }
 
+    /**
+     * This lease with another deadline: for a reader that will not wait on a deadline
+     * beyond what any holder can claim (a forged or absurd record).
+     */
+    public LeaseState withDeadline(long newDeadline) {
+        return new LeaseState(member, producerId, producerEpoch, grantedAt, newDeadline, term, offset, recentEpochs);
+    }
+
     /** Whether {@code other} is a renewal of the same leadership: same holder, same grant time. */
     boolean sameLeadershipAs(MemberId otherMember, long otherGrantedAt) {
         return member.equals(otherMember) && grantedAt == otherGrantedAt;

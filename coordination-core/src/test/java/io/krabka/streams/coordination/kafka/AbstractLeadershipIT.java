@@ -11,7 +11,11 @@ import io.krabka.streams.coordination.ManualClock;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.RankedMember;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.Contender;
 import io.krabka.streams.coordination.client.CoordinationClient;
+import io.krabka.streams.coordination.record.CoordinationCodec;
+import io.krabka.streams.coordination.record.CoordinationKey;
+import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import io.krabka.streams.coordination.transport.TopicSpec;
@@ -441,6 +445,98 @@ abstract class AbstractLeadershipIT {
         held.write(command("after-garbage"));
         assertThat(b.tryAcquire()).isEmpty();
         await().atMost(Duration.ofSeconds(10)).until(() -> b.client.describe(role).current());
+    }
+
+    /**
+     * Anyone with Write on the topic can append lease records and tombstones. A holder
+     * asks the coordinator before it believes a lease naming someone else, and keeps
+     * its role; a standby waits at most one lease after it first sees a lease, whatever
+     * its deadline says; a forged tombstone costs at most a handover, never two writers.
+     */
+    @Test
+    void forgedLeasesNeitherDeposeTheHolderNorStallTheStandbyAndAForgedTombstoneCostsAtMostAHandover() throws Exception {
+        Member a = member("a");
+        Member b = member("b");
+        Contender holder = contender(a);
+        await().atMost(Duration.ofSeconds(30)).until(() -> holder.leadership().isPresent());
+        Contender standby = contender(b);
+        await().atMost(Duration.ofSeconds(30)).until(() -> b.client.observe(role, Duration.ZERO).roster().size() == 2);
+        long term = holder.leadership().orElseThrow().term();
+        var coordinator = b.client.describe(role).coordinator().orElseThrow();
+        int partition = io.krabka.streams.coordination.record.RolePartitioner.partitionFor(role, b.transport.partitionCount());
+        try (KafkaProducer<byte[], byte[]> forger = new KafkaProducer<>(KafkaCoordinationTransport.registrarSettings(
+                cluster().connection(), Duration.ofSeconds(20)))) {
+            // Each stranger's lease in turn: the holder asks the coordinator about it, counts
+            // it as suspicious, and keeps its role.
+            forger.send(forgedLease(b, partition, "ghost", 0, (short) 0, Long.MAX_VALUE)).get();
+            await().atMost(Duration.ofSeconds(30)).until(() -> a.client.suspiciousRecords() == 1);
+            forger.send(forgedLease(b, partition, "b", coordinator.producerId(), (short) 0, clock.millis() + 60_000)).get();
+            await().atMost(Duration.ofSeconds(30)).until(() -> a.client.suspiciousRecords() == 2);
+            // The holder's own name with a lower epoch and a deadline that never comes.
+            forger.send(forgedLease(b, partition, "a", coordinator.producerId(), (short) 0, Long.MAX_VALUE)).get();
+            await().atMost(Duration.ofSeconds(30)).until(() -> b.client.observe(role, Duration.ZERO).lease().orElseThrow()
+                    .token().producerEpoch() == 0);
+            assertThat(holder.leadership()).get().extracting(Leadership::term).isEqualTo(term);
+            assertThat(standby.leadership()).isEmpty();
+            // Its next renewal makes it current again for any reader.
+            clock.advance(LeaseConfig.DEFAULTS.renewInterval());
+            await().atMost(Duration.ofSeconds(30)).until(() -> b.client.describe(role).current()
+                    && b.client.describe(role).holder().orElseThrow().equals(a.id));
+            assertThat(holder.leadership()).get().extracting(Leadership::term).isEqualTo(term);
+
+            // A forged tombstone: the standby may take over (a handover), never a second writer.
+            forger.send(new ProducerRecord<>(b.transport.topic(), partition,
+                    CoordinationCodec.encodeKey(CoordinationKey.lease(role)), null)).get();
+            await().atMost(Duration.ofSeconds(30)).until(() -> holder.leadership().isPresent() != standby.leadership().isPresent()
+                    && b.client.describe(role).current());
+            Contender now = holder.leadership().isPresent() ? holder : standby;
+            Contender other = now == holder ? standby : holder;
+            assertThat(other.leadership()).isEmpty();
+
+            // The holder dies without a word, and the last record is a lease that never ends.
+            Member nowMember = now == holder ? a : b;
+            Member otherMember = now == holder ? b : a;
+            nowMember.crash();
+            now.stop();
+            forger.send(forgedLease(b, partition, "ghost", 0, (short) 0, Long.MAX_VALUE)).get();
+            await().atMost(Duration.ofSeconds(30)).until(() -> otherMember.client.observe(role, Duration.ZERO).holder()
+                    .map(MemberId::value).orElse("").equals("ghost"));
+        }
+        // One lease after the standby first saw it (plus its stagger), not at Long.MAX_VALUE.
+        Contender survivor = now(holder, standby);
+        clock.advance(LeaseConfig.DEFAULTS.duration().plus(LeaseConfig.DEFAULTS.challengeStagger()).plusSeconds(1));
+        await().atMost(Duration.ofSeconds(30)).until(() -> survivor.leadership().isPresent());
+        assertThat(survivor.leadership().orElseThrow().term()).isGreaterThan(term);
+    }
+
+    /** The contender that is still running. */
+    private static Contender now(Contender one, Contender two) {
+        return one.isRunning() ? one : two;
+    }
+
+    private Contender contender(Member member) {
+        Contender contender = new Contender(member.client, role, member.id, new Contender.Listener() {
+            @Override
+            public void granted(Leadership leadership) {
+            }
+
+            @Override
+            public void ended(Leadership leadership, io.krabka.streams.coordination.LeadershipEndCause cause, Throwable failure) {
+            }
+        });
+        opened.add(0, () -> {
+            contender.stop();
+            contender.awaitStopped(Duration.ofSeconds(10));
+        });
+        contender.start();
+        return contender;
+    }
+
+    private ProducerRecord<byte[], byte[]> forgedLease(Member reader, int partition, String member, long producerId, short epoch,
+            long deadline) {
+        return new ProducerRecord<>(reader.transport.topic(), partition, CoordinationCodec.encodeKey(CoordinationKey.lease(role)),
+                CoordinationCodec.encodeValue(new CoordinationRecord.Lease(MemberId.of(member), producerId, epoch, clock.millis(),
+                        deadline)));
     }
 
     /** A transactional producer that stops inside its transaction when it sends a command. */

@@ -2,10 +2,12 @@ package io.krabka.streams.coordination.actuate;
 
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.spring.CoordinationObserver;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.spring.MemberRoleState;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -23,6 +25,8 @@ import java.util.Locale;
  *       fenced, expired, failed, released): every end of a leadership, not only fences;</li>
  *   <li>{@code krabka.coordination.acquire} (timer, tag {@code role}): from the start of
  *       an acquisition to the grant;</li>
+ *   <li>{@code krabka.coordination.records.malformed} and {@code krabka.coordination.records.suspicious}
+ *       (counters): records skipped as undecodable, and lease records no holder wrote;</li>
  *   <li>{@code krabka.coordination.renew} (timer, tags {@code role}, {@code outcome}:
  *       success); {@code krabka.coordination.renew.failures} (counter, tag {@code role}).</li>
  * </ul>
@@ -30,15 +34,22 @@ import java.util.Locale;
 public class CoordinationMetrics implements MeterBinder, CoordinationObserver {
 
     private final LeadershipLoop loop;
+    private final CoordinationClient client;
     private volatile MeterRegistry registry;
 
-    public CoordinationMetrics(LeadershipLoop loop) {
+    public CoordinationMetrics(LeadershipLoop loop, CoordinationClient client) {
         this.loop = loop;
+        this.client = client;
     }
 
     @Override
     public void bindTo(MeterRegistry meterRegistry) {
         this.registry = meterRegistry;
+        FunctionCounter.builder("krabka.coordination.records.malformed", client, CoordinationClient::malformedRecords)
+                .description("Records of the coordination topic that did not decode and were skipped").register(meterRegistry);
+        FunctionCounter.builder("krabka.coordination.records.suspicious", client, CoordinationClient::suspiciousRecords)
+                .description("Lease records that no holder wrote: absurd deadlines or tombstone times, or leases the "
+                        + "transaction coordinator contradicts").register(meterRegistry);
         for (Role role : loop.roles()) {
             Gauge.builder("krabka.coordination.leader", loop, l -> l.state(role) == MemberRoleState.LEADER ? 1 : 0)
                     .description("1 while this member holds the role")

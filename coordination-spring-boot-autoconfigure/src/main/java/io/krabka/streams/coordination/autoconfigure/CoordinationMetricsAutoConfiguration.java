@@ -1,6 +1,7 @@
 package io.krabka.streams.coordination.autoconfigure;
 
 import io.krabka.streams.coordination.actuate.CoordinationMetrics;
+import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -23,7 +24,7 @@ public final class CoordinationMetricsAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    CoordinationMetrics coordinationMetrics(LeadershipLoop loop) {
-        return new CoordinationMetrics(loop);
+    CoordinationMetrics coordinationMetrics(LeadershipLoop loop, CoordinationClient client) {
+        return new CoordinationMetrics(loop, client);
     }
 }

@@ -237,6 +237,8 @@ class CoordinationAutoConfigurationTests {
                     MeterRegistry registry = context.getBean(MeterRegistry.class);
                     context.getBean(CoordinationMetrics.class).bindTo(registry);
                     assertThat(registry.find("krabka.coordination.leader").tag("role", "controller").gauge()).isNotNull();
+                    assertThat(registry.find("krabka.coordination.records.suspicious").functionCounter()).isNotNull();
+                    assertThat(registry.find("krabka.coordination.records.malformed").functionCounter().count()).isZero();
                 });
         runner.withUserConfiguration(InMemoryTransport.class).run(context -> assertThat(context).doesNotHaveBean(CoordinationMetrics.class));
     }
