@@ -8,6 +8,7 @@ import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.TopicConfigurationException;
 import io.krabka.streams.coordination.succession.Decision;
 import io.krabka.streams.coordination.succession.LeaseState;
 import io.krabka.streams.coordination.succession.RoleState;
@@ -372,8 +373,9 @@ public final class Contender implements AutoCloseable {
         try {
             attempt = client.attempt(role, member);
             reachable();
-        } catch (CoordinationAuthorizationException denied) {
-            refused(denied);
+        } catch (CoordinationAuthorizationException | TopicConfigurationException refusedForGood) {
+            // Neither heals by itself: say it once, look again now and then.
+            refused(refusedForGood);
             return DENIAL_BACKOFF;
         } catch (CoordinationException failed) {
             unreachable("contend for", failed);
@@ -655,13 +657,21 @@ public final class Contender implements AutoCloseable {
         }
     }
 
-    private void refused(CoordinationAuthorizationException denied) {
-        boolean first = !(problem instanceof CoordinationAuthorizationException);
+    private void refused(CoordinationException denied) {
+        if (!running) {
+            log.debug("Member {} stopped while contending for role {}: {}", member, role, denied.getMessage());
+            return;
+        }
+        boolean first = problem == null || problem.getClass() != denied.getClass();
         problem = denied;
         if (!first) {
             return;
         }
-        if (denied instanceof CoordinationAuthenticationException) {
+        if (denied instanceof TopicConfigurationException) {
+            log.error("Member {} cannot contend for role {}: {} Fix the topic or krabka.coordination.topic.*; it looks "
+                    + "again every {} s and does not log this again until that works", member, role,
+                    sentence(denied.getMessage()), DENIAL_BACKOFF.toSeconds());
+        } else if (denied instanceof CoordinationAuthenticationException) {
             log.error("Member {} could not authenticate to the cluster while contending for role {} on {}: {} "
                     + "Check the SASL credentials and TLS trust settings. It tries again every {} s and does not log this "
                     + "again until an attempt gets through", member, role, client.location(), sentence(denied.getMessage()),

@@ -11,6 +11,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.core.env.Environment;
 
@@ -21,6 +23,8 @@ import org.springframework.core.env.Environment;
  */
 final class CoordinationSettings {
 
+    private static final Logger log = LoggerFactory.getLogger(CoordinationSettings.class);
+
     private static final String PREFIX = "krabka.coordination.";
 
     private CoordinationSettings() {
@@ -28,7 +32,9 @@ final class CoordinationSettings {
 
     static LeaseConfig leaseConfig(CoordinationProperties properties) {
         CoordinationProperties.Lease lease = properties.getLease();
-        Duration duration = positive("lease.duration", lease.getDuration());
+        // The lease becomes the role producers' transaction.timeout.ms, an int of milliseconds.
+        Duration duration = fitsKafkaMillis("lease.duration", positive("lease.duration", lease.getDuration()),
+                "transaction.timeout.ms of the role producers");
         Duration renewInterval = positive("lease.renew-interval", lease.getRenewInterval());
         Duration stagger = lease.getChallengeStagger();
         if (stagger == null || stagger.isNegative()) {
@@ -72,12 +78,29 @@ final class CoordinationSettings {
         if (topic.getReplicationFactor() <= 0) {
             throw invalid("topic.replication-factor", topic.getReplicationFactor(), "must be positive");
         }
+        if (topic.getReplicationFactor() < TopicSpec.DEFAULT_REPLICATION_FACTOR) {
+            if (!topic.isAllowUnsafe()) {
+                throw invalid("topic.replication-factor", topic.getReplicationFactor(), "is below "
+                        + TopicSpec.DEFAULT_REPLICATION_FACTOR + ", so a command acknowledged by one broker can be lost with it "
+                        + "(min.insync.replicas drops to 1); for a development cluster set " + PREFIX
+                        + "topic.allow-unsafe=true as well");
+            }
+            log.warn("The coordination topic {} is used with replication factor {} ({}topic.allow-unsafe=true): a guarded write "
+                    + "acknowledged by one broker can be lost with that broker. Development clusters only.", topic.getName(),
+                    topic.getReplicationFactor(), PREFIX);
+        }
         return new TopicSpec(topic.getName(), topic.getPartitions(), topic.getReplicationFactor(), topic.isCreate(),
                 topic.isAllowUnsafe());
     }
 
+    /**
+     * Accepted whatever its relation to the lease: it bounds one cluster call, and a
+     * renewal that blocks past the lease deadline ends the leadership at the deadline
+     * anyway (the contender's watchdog), so a long timeout never keeps a role held.
+     */
     static Duration operationTimeout(CoordinationProperties properties) {
-        return positive("operation-timeout", properties.getOperationTimeout());
+        return fitsKafkaMillis("operation-timeout", positive("operation-timeout", properties.getOperationTimeout()),
+                "max.block.ms and default.api.timeout.ms of the coordination clients");
     }
 
     static Duration workStopTimeout(CoordinationProperties properties) {
@@ -108,6 +131,15 @@ final class CoordinationSettings {
         }
         String port = environment.getProperty("server.port");
         return port == null || port.isBlank() || port.equals("0") ? host : host + "-" + port;
+    }
+
+    /** Kafka takes these durations as an int of milliseconds: about 24.8 days at most. */
+    private static Duration fitsKafkaMillis(String key, Duration value, String kafkaSettings) {
+        if (value.toMillis() > Integer.MAX_VALUE) {
+            throw invalid(key, value, "must be at most " + Duration.ofMillis(Integer.MAX_VALUE) + " (it becomes " + kafkaSettings
+                    + ", an int of milliseconds)");
+        }
+        return value;
     }
 
     private static Duration positive(String key, Duration value) {

@@ -199,6 +199,27 @@ class CoordinationAutoConfigurationTests {
         assertFailsNaming("krabka.coordination.roles[1]", "names a role twice", "krabka.coordination.roles=controller,controller");
         assertFailsNaming("krabka.coordination.member-id", "control character", "krabka.coordination.member-id=n\u00011");
         assertFailsNaming("krabka.coordination.topic.partitions", "must be positive", "krabka.coordination.topic.partitions=0");
+        assertFailsNaming("krabka.coordination.roles[0]", "invisible format character U+200B",
+                "krabka.coordination.roles=control\u200Bler");
+    }
+
+    @Test
+    void valuesKafkaCannotTakeOrThatQuietlyWeakenDurabilityFailStartupNamingTheProperty() {
+        assertFailsNaming("krabka.coordination.topic.replication-factor", "krabka.coordination.topic.allow-unsafe=true",
+                "krabka.coordination.topic.replication-factor=1");
+        assertFailsNaming("krabka.coordination.topic.replication-factor", "min.insync.replicas drops to 1",
+                "krabka.coordination.topic.replication-factor=2");
+        assertFailsNaming("krabka.coordination.lease.duration", "transaction.timeout.ms",
+                "krabka.coordination.lease.duration=30d", "krabka.coordination.lease.renew-interval=1d");
+        // Used only by the Kafka transport, so checked where that is built.
+        runner.withPropertyValues("krabka.coordination.operation-timeout=25d").run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause().isInstanceOf(InvalidConfigurationPropertyValueException.class)
+                    .hasMessageContaining("krabka.coordination.operation-timeout").hasMessageContaining("an int of milliseconds");
+        });
+        // One replica is a development choice when stated as one.
+        runner.withUserConfiguration(InMemoryTransport.class).withPropertyValues("krabka.coordination.topic.replication-factor=1",
+                "krabka.coordination.topic.allow-unsafe=true").run(context -> assertThat(context).hasNotFailed());
     }
 
     private void assertFailsNaming(String property, String reason, String... properties) {

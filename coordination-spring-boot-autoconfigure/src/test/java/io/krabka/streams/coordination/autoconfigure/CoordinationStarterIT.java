@@ -32,9 +32,12 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.event.EventListener;
@@ -136,7 +139,8 @@ class CoordinationStarterIT {
                 "krabka.coordination.lease.duration", "3s",
                 "krabka.coordination.lease.renew-interval", "1s",
                 "krabka.coordination.lease.challenge-stagger", "1s"))
-                .properties("krabka.coordination.topic.replication-factor=1", "krabka.coordination.topic.partitions=3",
+                .properties("krabka.coordination.topic.replication-factor=1", "krabka.coordination.topic.allow-unsafe=true",
+                        "krabka.coordination.topic.partitions=3",
                         "krabka.coordination.topic.name=" + topic, "krabka.coordination.endpoint.show-details=always")
                 .properties(more)
                 .run();
@@ -310,5 +314,20 @@ class CoordinationStarterIT {
         String port = context.getEnvironment().getProperty("local.server.port");
         return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
                 .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** A topic the member may not create is one ERROR and health DOWN, not a warning every second. */
+    @Test
+    @ExtendWith(OutputCaptureExtension.class)
+    void aMissingTopicThatMayNotBeCreatedIsOneClearErrorAndHealthDown(CapturedOutput output) throws Exception {
+        ConfigurableApplicationContext n1 = start("n1", "krabka.coordination.topic.create=false");
+        await().atMost(Duration.ofSeconds(30)).until(() -> output.getOut().contains("Member n1 cannot contend for role controller"));
+        JsonNode health = JsonMapper.builder().build().readTree(http.send(HttpRequest.newBuilder(URI.create(
+                "http://127.0.0.1:" + n1.getEnvironment().getProperty("local.server.port") + "/actuator/health")).build(),
+                HttpResponse.BodyHandlers.ofString()).body()).get("components").get("coordination");
+        assertThat(health.get("status").asString()).isEqualTo("DOWN");
+        assertThat(health.get("details").get("misconfigured").get("controller").asString()).contains(topic);
+        assertThat(output.getOut().lines().filter(line -> line.contains("cannot contend for role controller")).count()).isEqualTo(1);
+        assertThat(state(n1)).isEqualTo(MemberRoleState.STANDBY);
     }
 }

@@ -26,7 +26,8 @@ import org.testcontainers.kafka.KafkaContainer;
 @ExtendWith(DockerAvailable.class)
 @Testcontainers
 @SpringBootTest(properties = {"krabka.coordination.roles=controller", "krabka.coordination.member-id=tc-1",
-        "krabka.coordination.topic.replication-factor=1", "krabka.coordination.topic.partitions=3"})
+        "krabka.coordination.topic.replication-factor=1", "krabka.coordination.topic.allow-unsafe=true",
+        "krabka.coordination.topic.partitions=3"})
 class CoordinationTestcontainersIT {
 
     @Container

@@ -221,6 +221,7 @@ class SaslAuthorizationIT {
                         "krabka.coordination.member-id", user,
                         "krabka.coordination.roles", CONTROLLER.name(),
                         "krabka.coordination.topic.replication-factor", "1",
+                        "krabka.coordination.topic.allow-unsafe", "true",
                         "krabka.coordination.topic.partitions", "3"))
                 .run();
         apps.add(app);

@@ -128,6 +128,7 @@ class TlsSettingsIT {
                 "krabka.coordination.operation-timeout", "10s",
                 "krabka.coordination.topic.name", topic,
                 "krabka.coordination.topic.replication-factor", "1",
+                "krabka.coordination.topic.allow-unsafe", "true",
                 "krabka.coordination.topic.partitions", "3"));
         // Every Kafka client logs its effective settings, client.id included, at INFO on this logger.
         properties.put("logging.level.org.apache.kafka.common.config.AbstractConfig", "info");
