@@ -483,6 +483,11 @@ public final class Contender implements AutoCloseable {
         } catch (FencedException ended) {
             finish(held, null, ended);
             return true;
+        } catch (TopicConfigurationException changed) {
+            // The topic is not the one this leadership was granted on: stop, write nothing more.
+            refused(changed);
+            finish(held, LeadershipEndCause.FAILED, changed);
+            return true;
         } catch (CoordinationException failed) {
             unreachable("read", failed);
             return false;
@@ -528,11 +533,16 @@ public final class Contender implements AutoCloseable {
         Leadership leadership = held.leadership;
         boolean endedHere = false;
         if (leadership.state() == Leadership.State.ACTIVE && endAs != null) {
-            try {
-                leadership.close();
-            } catch (RuntimeException e) {
-                log.warn("Releasing role {} failed, so {} abandons it without a tombstone: {}", role, member, e.toString());
+            if (failure instanceof TopicConfigurationException) {
+                // No tombstone into a topic that is not the one this leadership began on.
                 leadership.abandon();
+            } else {
+                try {
+                    leadership.close();
+                } catch (RuntimeException e) {
+                    log.warn("Releasing role {} failed, so {} abandons it without a tombstone: {}", role, member, e.toString());
+                    leadership.abandon();
+                }
             }
             endedHere = leadership.state() == Leadership.State.RELEASED;
         }
@@ -581,11 +591,11 @@ public final class Contender implements AutoCloseable {
             // Releasing leaves the roster too; a leadership that had already ended does not.
             finish(held, LeadershipEndCause.RELEASED, null);
         }
-        if (problem instanceof CoordinationTimeoutException) {
-            // Leaving would only wait for the cluster to time out again; the next member
-            // to win the role removes this registration as silent.
-            log.info("Member {} does not leave the roster of role {}: the cluster did not answer ({})", member, role,
-                    problem.getMessage());
+        if (problem instanceof CoordinationTimeoutException || problem instanceof TopicConfigurationException) {
+            // Leaving would only wait for the cluster to time out again, or write into a
+            // topic that is not the one this member joined; the next member to win the
+            // role removes this registration as silent.
+            log.info("Member {} does not leave the roster of role {}: {}", member, role, problem.getMessage());
             return;
         }
         try {

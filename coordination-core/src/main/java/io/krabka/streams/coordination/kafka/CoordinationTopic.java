@@ -14,6 +14,7 @@ import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.TopicExistsException;
@@ -34,8 +35,12 @@ final class CoordinationTopic {
     private CoordinationTopic() {
     }
 
-    /** Ensures the topic and returns its partition count. */
-    static int ensure(Admin admin, TopicSpec spec, Duration timeout) {
+    /** What pins the topic a member works on: a re-created or altered topic differs in one of these. */
+    record Identity(Uuid topicId, int partitions) {
+    }
+
+    /** Ensures the topic and returns its identity. */
+    static Identity ensure(Admin admin, TopicSpec spec, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         TopicDescription description = describe(admin, spec, timeout);
         if (description == null) {
@@ -66,7 +71,13 @@ final class CoordinationTopic {
             }
         }
         check(spec, description, config);
-        return description.partitions().size();
+        return new Identity(description.topicId(), description.partitions().size());
+    }
+
+    /** The topic's identity as the cluster reports it now, or null when the topic is gone. */
+    static Identity current(Admin admin, TopicSpec spec, Duration timeout) {
+        TopicDescription description = describe(admin, spec, timeout);
+        return description == null ? null : new Identity(description.topicId(), description.partitions().size());
     }
 
     private static TopicDescription describe(Admin admin, TopicSpec spec, Duration timeout) {
@@ -135,15 +146,24 @@ final class CoordinationTopic {
             problems.add(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG + "=" + minInsync + " (must be at least "
                     + spec.requiredMinInsyncReplicas() + ")");
         }
-        if (problems.isEmpty()) {
-            return;
+        if (!problems.isEmpty()) {
+            String message = "the coordination topic " + spec.name() + " breaks the fencing guarantees: "
+                    + String.join("; ", problems);
+            if (!spec.allowUnsafe()) {
+                throw new TopicConfigurationException(message + ". Fix the topic, or allow an unsafe topic on a development cluster");
+            }
+            log.warn("{}. Accepted only because an unsafe topic is allowed: do not run production like this", message);
         }
-        String message = "the coordination topic " + spec.name() + " breaks the fencing guarantees: "
-                + String.join("; ", problems);
-        if (!spec.allowUnsafe()) {
-            throw new TopicConfigurationException(message + ". Fix the topic, or allow an unsafe topic on a development cluster");
+        int partitions = description.partitions().size();
+        if (partitions != spec.partitions()) {
+            // Not a matter of durability but of identity: a role's partition is
+            // murmur2(role) % count, so members that disagree on the count read different
+            // partitions, challenge a live holder, and hand out smaller terms.
+            throw new TopicConfigurationException("the coordination topic " + spec.name() + " has " + partitions
+                    + " partitions, but this member is configured for " + spec.partitions() + " (krabka.coordination.topic"
+                    + ".partitions). Every member must use the topic's count: set it to " + partitions + " on every member"
+                    + " (never alter the partition count of a coordination topic in use)");
         }
-        log.warn("{}. Accepted only because an unsafe topic is allowed: do not run production like this", message);
     }
 
     private static String value(Config config, String name) {

@@ -4,6 +4,7 @@ import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.TopicConfigurationException;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
@@ -75,6 +76,12 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     private final ReentrantLock readerLock = new ReentrantLock(true);
     private volatile int partitionCount;
     private volatile String bootstrapServers;
+    // The topic this member pinned on first use, when it last checked it is still that
+    // topic, and why it no longer is (then every operation refuses: sticky on purpose).
+    private volatile CoordinationTopic.Identity pinned;
+    private volatile long identityCheckedAt;
+    private volatile TopicConfigurationException changed;
+    private volatile boolean missingOnce;
 
     /** A transport on the default topic settings and operation timeout. */
     public KafkaCoordinationTransport(Admin admin, Producer<byte[], byte[]> registrar,
@@ -181,6 +188,8 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         // A standby waits in a long poll; a release is a transaction whose marker may not
         // wake a held fetch, so bound each fetch's wait: it bounds how late a release is seen.
         settings.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 100);
+        // A deleted coordination topic must stay deleted until an operator acts.
+        settings.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
         return settings;
     }
 
@@ -209,18 +218,61 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         return servers == null ? "topic " + topic.name() : "topic " + topic.name() + " on bootstrap servers " + servers;
     }
 
+    /** How often a member checks that the topic it pinned is still the same topic. */
+    static final Duration IDENTITY_CHECK_INTERVAL = Duration.ofSeconds(5);
+
     @Override
     public int partitionCount() {
+        TopicConfigurationException gone = changed;
+        if (gone != null) {
+            throw gone;
+        }
         int count = partitionCount;
         if (count == 0) {
             synchronized (this) {
                 if (partitionCount == 0) {
-                    partitionCount = CoordinationTopic.ensure(admin, topic, timeout);
+                    pinned = CoordinationTopic.ensure(admin, topic, timeout);
+                    identityCheckedAt = System.nanoTime();
+                    partitionCount = pinned.partitions();
                 }
                 count = partitionCount;
             }
         }
         return count;
+    }
+
+    /**
+     * Checks, at most every {@link #IDENTITY_CHECK_INTERVAL}, that the topic is still the
+     * one pinned on first use. Offsets are terms and a role's partition follows from the
+     * count: a topic deleted and re-created (by an operator, or by auto-creation after a
+     * broker lost its data) restarts terms at 0, and altered partitions move roles. From
+     * then on every operation refuses, so this member challenges no one.
+     */
+    private void checkIdentity() {
+        CoordinationTopic.Identity expected = pinned;
+        if (expected == null || System.nanoTime() - identityCheckedAt < IDENTITY_CHECK_INTERVAL.toNanos()) {
+            return;
+        }
+        identityCheckedAt = System.nanoTime();
+        CoordinationTopic.Identity now = CoordinationTopic.current(admin, topic, timeout);
+        if (expected.equals(now)) {
+            missingOnce = false;
+            return;
+        }
+        if (now == null && !missingOnce) {
+            // One broker's metadata may lag; a topic is gone when two checks say so.
+            missingOnce = true;
+            return;
+        }
+        String what = now == null ? "was deleted"
+                : !now.topicId().equals(expected.topicId()) ? "was deleted and created again (topic id " + expected.topicId()
+                        + " is now " + now.topicId() + ")"
+                : "changed its partition count from " + expected.partitions() + " to " + now.partitions();
+        changed = new TopicConfigurationException("the coordination topic " + topic.name() + " " + what + " while this member"
+                + " used it; its offsets are the terms devices compare, so this member stops contending. Stop every member,"
+                + " restore or recreate the topic as it was (or start all members afresh and tell the devices that terms"
+                + " restart), then restart the members");
+        throw changed;
     }
 
     private TopicPartition partitionOf(Role role) {
@@ -253,6 +305,7 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     @Override
     public RoleRecords read(Role role, long fromOffset, Duration maxWait) {
         TopicPartition partition = partitionOf(role);
+        checkIdentity();
         String operation = "reading role " + role + " from " + partition + " at offset " + fromOffset;
         long waitUntil = System.nanoTime() + maxWait.toNanos();
         try {

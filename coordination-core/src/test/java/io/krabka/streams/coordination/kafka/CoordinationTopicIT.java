@@ -5,10 +5,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.krabka.streams.coordination.CoordinationTimeoutException;
+import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.TopicConfigurationException;
+import io.krabka.streams.coordination.client.Contender;
 import io.krabka.streams.coordination.client.CoordinationClient;
+import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.net.ServerSocket;
 import java.time.Duration;
@@ -18,6 +21,7 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.config.ConfigResource;
 import org.junit.jupiter.api.AfterAll;
@@ -93,7 +97,7 @@ class CoordinationTopicIT {
     void topicWithTooFewReplicasIsRefusedUnlessUnsafeTopicsAreAllowed() throws Exception {
         String name = freshTopic();
         createTopic(name, 1, Map.of("cleanup.policy", "compact", "unclean.leader.election.enable", "false"));
-        TopicSpec wantsThree = TopicSpec.DEFAULTS.withName(name);
+        TopicSpec wantsThree = TopicSpec.DEFAULTS.withName(name).withPartitions(1);
         assertThatThrownBy(() -> partitionCount(wantsThree))
                 .isInstanceOf(TopicConfigurationException.class)
                 .hasMessageContaining("replication factor 1 (must be at least 3)");
@@ -127,5 +131,75 @@ class CoordinationTopicIT {
         }
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
                 assertThat(Thread.getAllStackTraces().keySet()).noneMatch(thread -> thread.getName().contains(clientId)));
+    }
+
+    @Test
+    void aTopicWhosePartitionCountDiffersFromTheConfiguredOneIsRefusedNamingBoth() throws Exception {
+        String name = freshTopic();
+        createTopic(name, 1, Map.of("cleanup.policy", "compact"));
+        assertThatThrownBy(() -> partitionCount(TopicSpec.DEFAULTS.withName(name).withReplicationFactor(1).withPartitions(3)))
+                .isInstanceOf(TopicConfigurationException.class)
+                .hasMessageContaining("has 1 partitions, but this member is configured for 3")
+                .hasMessageContaining("krabka.coordination.topic.partitions");
+        // allow-unsafe waives durability checks, not the topic's identity.
+        assertThatThrownBy(() -> partitionCount(TopicSpec.DEFAULTS.withName(name).withReplicationFactor(1).withPartitions(3)
+                .withAllowUnsafe(true))).isInstanceOf(TopicConfigurationException.class);
+    }
+
+    /**
+     * A topic that changes under running members (partitions added, or deleted and created
+     * again) would move roles to other partitions and restart terms: the holder ends its
+     * leadership without writing, the standby never challenges, and both say why.
+     */
+    @Test
+    void whenTheTopicChangesUnderRunningMembersNobodyChallengesAndEverybodySaysWhy() throws Exception {
+        for (String change : List.of("alter", "recreate")) {
+            TopicSpec spec = TopicSpec.DEFAULTS.withName(freshTopic()).withReplicationFactor(1).withPartitions(2);
+            Role role = Role.of("pinned-" + change);
+            List<String> grants = new java.util.concurrent.CopyOnWriteArrayList<>();
+            List<Throwable> ends = new java.util.concurrent.CopyOnWriteArrayList<>();
+            try (KafkaCoordinationTransport ta = cluster.transport(spec);
+                 KafkaCoordinationTransport tb = cluster.transport(spec);
+                 CoordinationClient a = new CoordinationClient(ta);
+                 CoordinationClient b = new CoordinationClient(tb);
+                 Contender holder = new Contender(a, role, MemberId.of("a"), recording(grants, ends));
+                 Contender standby = new Contender(b, role, MemberId.of("b"), recording(grants, ends))) {
+                holder.start();
+                await().atMost(Duration.ofSeconds(30)).until(() -> holder.leadership().isPresent());
+                standby.start();
+                await().atMost(Duration.ofSeconds(30)).until(() -> b.observe(role, Duration.ZERO).roster().size() == 2);
+                if (change.equals("alter")) {
+                    cluster.admin().createPartitions(Map.of(spec.name(), NewPartitions.increaseTo(5))).all()
+                            .get(20, TimeUnit.SECONDS);
+                } else {
+                    cluster.admin().deleteTopics(List.of(spec.name())).all().get(20, TimeUnit.SECONDS);
+                    await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
+                        cluster.admin().createTopics(List.of(new NewTopic(spec.name(), 2, (short) 1)
+                                .configs(Map.of("cleanup.policy", "compact")))).all().get(20, TimeUnit.SECONDS);
+                        return true;
+                    });
+                }
+                await().atMost(Duration.ofSeconds(60)).until(() -> holder.problem().orElse(null) instanceof TopicConfigurationException
+                        && standby.problem().orElse(null) instanceof TopicConfigurationException);
+                assertThat(holder.leadership()).isEmpty();
+                assertThat(ends).singleElement().isInstanceOf(TopicConfigurationException.class);
+                assertThat(ends.get(0).getMessage()).contains(change.equals("alter") ? "partition count from 2 to 5" : "created again");
+                assertThat(grants).as("nobody challenged after the change").containsExactly("a");
+            }
+        }
+    }
+
+    private static Contender.Listener recording(List<String> grants, List<Throwable> ends) {
+        return new Contender.Listener() {
+            @Override
+            public void granted(Leadership leadership) {
+                grants.add(leadership.member().value());
+            }
+
+            @Override
+            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
+                ends.add(failure);
+            }
+        };
     }
 }
