@@ -4,7 +4,7 @@ package io.krabka.streams.coordination;
  * The coordination topic is missing and may not be created, or exists with settings
  * that break the module's guarantees. The message names each offending setting.
  */
-public class TopicConfigurationException extends CoordinationException {
+public class TopicConfigurationException extends CoordinationConfigurationException {
 
     private static final long serialVersionUID = 1L;
 

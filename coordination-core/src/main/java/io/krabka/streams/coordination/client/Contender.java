@@ -2,13 +2,13 @@ package io.krabka.streams.coordination.client;
 
 import io.krabka.streams.coordination.CoordinationAuthenticationException;
 import io.krabka.streams.coordination.CoordinationAuthorizationException;
+import io.krabka.streams.coordination.CoordinationConfigurationException;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.CoordinationTimeoutException;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
-import io.krabka.streams.coordination.TopicConfigurationException;
 import io.krabka.streams.coordination.succession.Decision;
 import io.krabka.streams.coordination.succession.LeaseState;
 import io.krabka.streams.coordination.succession.RoleState;
@@ -373,7 +373,7 @@ public final class Contender implements AutoCloseable {
         try {
             attempt = client.attempt(role, member);
             reachable();
-        } catch (CoordinationAuthorizationException | TopicConfigurationException refusedForGood) {
+        } catch (CoordinationAuthorizationException | CoordinationConfigurationException refusedForGood) {
             // Neither heals by itself: say it once, look again now and then.
             refused(refusedForGood);
             return DENIAL_BACKOFF;
@@ -483,7 +483,7 @@ public final class Contender implements AutoCloseable {
         } catch (FencedException ended) {
             finish(held, null, ended);
             return true;
-        } catch (TopicConfigurationException changed) {
+        } catch (CoordinationConfigurationException changed) {
             // The topic is not the one this leadership was granted on: stop, write nothing more.
             refused(changed);
             finish(held, LeadershipEndCause.FAILED, changed);
@@ -533,7 +533,7 @@ public final class Contender implements AutoCloseable {
         Leadership leadership = held.leadership;
         boolean endedHere = false;
         if (leadership.state() == Leadership.State.ACTIVE && endAs != null) {
-            if (failure instanceof TopicConfigurationException) {
+            if (failure instanceof CoordinationConfigurationException) {
                 // No tombstone into a topic that is not the one this leadership began on.
                 leadership.abandon();
             } else {
@@ -591,7 +591,7 @@ public final class Contender implements AutoCloseable {
             // Releasing leaves the roster too; a leadership that had already ended does not.
             finish(held, LeadershipEndCause.RELEASED, null);
         }
-        if (problem instanceof CoordinationTimeoutException || problem instanceof TopicConfigurationException) {
+        if (problem instanceof CoordinationTimeoutException || problem instanceof CoordinationConfigurationException) {
             // Leaving would only wait for the cluster to time out again, or write into a
             // topic that is not the one this member joined; the next member to win the
             // role removes this registration as silent.
@@ -677,9 +677,9 @@ public final class Contender implements AutoCloseable {
         if (!first) {
             return;
         }
-        if (denied instanceof TopicConfigurationException) {
-            log.error("Member {} cannot contend for role {}: {} Fix the topic or krabka.coordination.topic.*; it looks "
-                    + "again every {} s and does not log this again until that works", member, role,
+        if (denied instanceof CoordinationConfigurationException) {
+            log.error("Member {} cannot contend for role {}: {} It looks again every {} s and does not log this again until "
+                    + "that works", member, role,
                     sentence(denied.getMessage()), DENIAL_BACKOFF.toSeconds());
         } else if (denied instanceof CoordinationAuthenticationException) {
             log.error("Member {} could not authenticate to the cluster while contending for role {} on {}: {} "

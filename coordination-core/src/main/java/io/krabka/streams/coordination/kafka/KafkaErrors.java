@@ -2,6 +2,7 @@ package io.krabka.streams.coordination.kafka;
 
 import io.krabka.streams.coordination.CoordinationAuthenticationException;
 import io.krabka.streams.coordination.CoordinationAuthorizationException;
+import io.krabka.streams.coordination.CoordinationConfigurationException;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.CoordinationTimeoutException;
 import io.krabka.streams.coordination.FencedException;
@@ -14,10 +15,12 @@ import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.errors.InvalidPidMappingException;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.InvalidTxnStateException;
+import org.apache.kafka.common.errors.InvalidTxnTimeoutException;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.TransactionAbortedException;
+import org.apache.kafka.common.protocol.Errors;
 
 /** The one place where Kafka's exceptions become the module's. */
 final class KafkaErrors {
@@ -43,6 +46,20 @@ final class KafkaErrors {
         if (fenced != null) {
             return new FencedException(operation + " was fenced: a newer epoch exists for the role ("
                     + fenced.getClass().getSimpleName() + ": " + fenced.getMessage() + ")", fenced);
+        }
+        // kafka-clients 4.1.2 reports INVALID_TRANSACTION_TIMEOUT from InitProducerId as a
+        // plain KafkaException ("Unexpected error in InitProducerIdResponse; <the error's
+        // message>"), not as InvalidTxnTimeoutException: recognise both (measured in
+        // TransactionTimeoutIT).
+        Throwable tooLong = find(error, InvalidTxnTimeoutException.class);
+        if (tooLong == null && String.valueOf(unwrap(error).getMessage()).contains(TXN_TIMEOUT_TOO_LONG)) {
+            tooLong = unwrap(error);
+        }
+        if (tooLong != null) {
+            return new CoordinationConfigurationException(operation + " was refused: the role producer's transaction.timeout.ms,"
+                    + " which is the lease duration, is longer than the broker's transaction.max.timeout.ms (15 min by default)."
+                    + " Lower krabka.coordination.lease.duration (LeaseConfig.duration) or raise transaction.max.timeout.ms on"
+                    + " every broker", tooLong);
         }
         Throwable interrupted = find(error, InterruptException.class, InterruptedException.class);
         if (interrupted != null) {
@@ -72,6 +89,9 @@ final class KafkaErrors {
         Throwable root = unwrap(error);
         return new CoordinationException(operation + " failed: " + root, root);
     }
+
+    /** The text of Kafka's INVALID_TRANSACTION_TIMEOUT error. */
+    private static final String TXN_TIMEOUT_TOO_LONG = Errors.INVALID_TRANSACTION_TIMEOUT.message();
 
     /** A failure's message, or its type where it has none (a bare TimeoutException, say). */
     private static String reason(Throwable failure) {

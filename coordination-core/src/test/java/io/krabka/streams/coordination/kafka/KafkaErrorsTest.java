@@ -43,6 +43,20 @@ class KafkaErrorsTest {
     }
 
     @Test
+    void aTransactionTimeoutAboveTheBrokersMaximumIsAConfigurationErrorInEitherForm() {
+        // The typed exception, and the plain KafkaException kafka-clients 4.1.2 throws from initTransactions.
+        CoordinationException typed = KafkaErrors.translate("initializing the epoch of role r",
+                new org.apache.kafka.common.errors.InvalidTxnTimeoutException("too long"));
+        CoordinationException wrapped = KafkaErrors.translate("initializing the epoch of role r",
+                new org.apache.kafka.common.KafkaException("Unexpected error in InitProducerIdResponse; "
+                        + org.apache.kafka.common.protocol.Errors.INVALID_TRANSACTION_TIMEOUT.message()));
+        for (CoordinationException translated : java.util.List.of(typed, wrapped)) {
+            assertThat(translated).isInstanceOf(io.krabka.streams.coordination.CoordinationConfigurationException.class)
+                    .hasMessageContaining("transaction.max.timeout.ms").hasMessageContaining("krabka.coordination.lease.duration");
+        }
+    }
+
+    @Test
     void fencingStillWinsOverEverythingElse() {
         assertThat(KafkaErrors.translate("writing", new ProducerFencedException("newer epoch")))
                 .isInstanceOf(FencedException.class);

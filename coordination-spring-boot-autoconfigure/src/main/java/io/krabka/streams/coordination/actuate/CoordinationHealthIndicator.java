@@ -1,9 +1,9 @@
 package io.krabka.streams.coordination.actuate;
 
 import io.krabka.streams.coordination.CoordinationAuthorizationException;
+import io.krabka.streams.coordination.CoordinationConfigurationException;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.Role;
-import io.krabka.streams.coordination.TopicConfigurationException;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import java.util.LinkedHashMap;
@@ -17,7 +17,8 @@ import org.springframework.boot.health.contributor.Health;
  * Health contributor {@code coordination}: up while the last cluster operation of every
  * role this member contends for succeeded; down while one fails, with detail
  * {@code notAuthorized} (the cluster's ACLs refuse the role), {@code misconfigured} (the
- * coordination topic is missing and may not be created, or breaks the guarantees) or
+ * coordination topic is missing and may not be created, breaks the guarantees or changed
+ * under this member, or the lease is longer than the brokers allow a transaction) or
  * {@code unreachable} (the
  * cluster did not answer), each mapping the role to the failure. Details name this
  * member, the topic and its state per role. It does no I/O of its own, so it answers at
@@ -46,10 +47,10 @@ public class CoordinationHealthIndicator extends AbstractHealthIndicator {
             Optional<CoordinationException> problem = loop.problem(role);
             problem.filter(CoordinationAuthorizationException.class::isInstance)
                     .ifPresent(denied -> notAuthorized.put(role.name(), denied.getMessage()));
-            problem.filter(TopicConfigurationException.class::isInstance)
+            problem.filter(CoordinationConfigurationException.class::isInstance)
                     .ifPresent(failure -> misconfigured.put(role.name(), failure.getMessage()));
             problem.filter(failure -> !(failure instanceof CoordinationAuthorizationException)
-                    && !(failure instanceof TopicConfigurationException))
+                    && !(failure instanceof CoordinationConfigurationException))
                     .ifPresent(failure -> unreachable.put(role.name(), failure.getMessage()));
         }
         builder.withDetail("member", loop.member().value()).withDetail("topic", transport.topic()).withDetail("roles", roles);

@@ -1,0 +1,18 @@
+package io.krabka.streams.coordination;
+
+/**
+ * The cluster or the coordination topic is set up in a way this member cannot work with,
+ * and it will not heal by itself: someone has to change a setting. The message names it.
+ */
+public class CoordinationConfigurationException extends CoordinationException {
+
+    private static final long serialVersionUID = 1L;
+
+    public CoordinationConfigurationException(String message) {
+        super(message);
+    }
+
+    public CoordinationConfigurationException(String message, Throwable cause) {
+        super(message, cause);
+    }
+}
