@@ -302,39 +302,62 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         }
     }
 
+    /**
+     * The longest one read holds the member's one consumer before it lets another role's
+     * read go first: a partition whose leader is gone must not hold up the roles on the
+     * healthy ones for a whole operation timeout (their renewals wait behind their reads).
+     */
+    static final Duration READ_SLICE = Duration.ofMillis(500);
+
     @Override
     public RoleRecords read(Role role, long fromOffset, Duration maxWait) {
         TopicPartition partition = partitionOf(role);
         checkIdentity();
         String operation = "reading role " + role + " from " + partition + " at offset " + fromOffset;
-        long waitUntil = System.nanoTime() + maxWait.toNanos();
+        long started = System.nanoTime();
+        long waitUntil = started + maxWait.toNanos();
+        long giveUpAt = started + timeout.toNanos();
+        List<RawRecord> records = new ArrayList<>();
+        long next = fromOffset;
+        long end = -1;
         try {
             while (true) {
+                if (System.nanoTime() - giveUpAt > 0 && (end < 0 || next < end)) {
+                    throw new org.apache.kafka.common.errors.TimeoutException(end < 0
+                            ? "the partition's end offset was not known within " + timeout
+                            : "the partition's end " + end + " was not reached within " + timeout);
+                }
                 // One consumer serves every role of this member: hold it for one short
-                // slice at a time, so a role waiting for news never blocks another's read.
+                // slice at a time, so a slow partition or a role waiting for news never
+                // blocks another's read for long.
                 readerLock.lock();
                 try {
                     if (!reader.assignment().equals(Set.of(partition))) {
                         reader.assign(Set.of(partition));
                     }
-                    reader.seek(partition, fromOffset);
-                    // read_committed: the end is the last stable offset.
-                    long end = reader.endOffsets(Set.of(partition), timeout).get(partition);
-                    List<RawRecord> records = new ArrayList<>();
-                    if (fromOffset < end) {
-                        long deadline = System.nanoTime() + timeout.toNanos();
-                        while (reader.position(partition, timeout) < end) {
-                            if (System.nanoTime() > deadline) {
-                                throw new org.apache.kafka.common.errors.TimeoutException(
-                                        "the partition's end " + end + " was not reached within " + timeout);
-                            }
-                            collect(reader.poll(POLL_STEP).records(partition), records);
+                    reader.seek(partition, next);
+                    long sliceEnd = Math.min(System.nanoTime() + READ_SLICE.toNanos(), giveUpAt);
+                    if (end < 0) {
+                        // read_committed: the end is the last stable offset.
+                        Long found = endOffset(partition, sliceEnd);
+                        if (found == null) {
+                            continue;
                         }
-                        return new RoleRecords(records, reader.position(partition, timeout));
+                        end = found;
+                    }
+                    if (next < end) {
+                        while (next < end && System.nanoTime() < sliceEnd) {
+                            collect(reader.poll(POLL_STEP).records(partition), records);
+                            next = reader.position(partition, timeout);
+                        }
+                        if (next >= end) {
+                            return new RoleRecords(records, next);
+                        }
+                        continue;
                     }
                     long remaining = waitUntil - System.nanoTime();
                     if (remaining <= 0) {
-                        return new RoleRecords(records, fromOffset);
+                        return new RoleRecords(records, next);
                     }
                     collect(reader.poll(Duration.ofNanos(Math.min(remaining, POLL_STEP.toNanos()))).records(partition), records);
                     if (!records.isEmpty()) {
@@ -346,6 +369,16 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
             }
         } catch (Exception e) {
             throw KafkaErrors.translate(operation, e);
+        }
+    }
+
+    /** The partition's end offset, or null when it was not known by {@code untilNanos}. */
+    private Long endOffset(TopicPartition partition, long untilNanos) {
+        try {
+            return reader.endOffsets(Set.of(partition), Duration.ofNanos(Math.max(1, untilNanos - System.nanoTime())))
+                    .get(partition);
+        } catch (org.apache.kafka.common.errors.TimeoutException notYet) {
+            return null;
         }
     }
 
