@@ -82,13 +82,31 @@ public class CoordinationEndpoint implements DisposableBean {
         return new CoordinationReport(loop.member().value(), reports);
     }
 
+    /**
+     * One role: any role of the coordination topic, not only those this member contends
+     * for (operators look roles up from any member). A role nobody ever registered for or
+     * held, or a name that is not a valid role, answers 404.
+     */
     @ReadOperation
     @Nullable
     public RoleReport role(SecurityContext securityContext, @Selector String role) {
+        Role target;
+        try {
+            target = Role.of(role);
+        } catch (IllegalArgumentException notARole) {
+            return null;
+        }
         boolean details = showDetails.isShown(securityContext, roles);
         long deadline = System.nanoTime() + ANSWER_WITHIN.toNanos();
-        return loop.roles().stream().filter(r -> r.name().equals(role)).findFirst()
-                .map(r -> report(r, describe(r), deadline, details)).orElse(null);
+        CompletableFuture<LeadershipStatus> call = describe(target);
+        RoleReport report = report(target, call, deadline, details);
+        if (loop.roles().contains(target) || report.problem() != null) {
+            return report;
+        }
+        LeadershipStatus status = call.getNow(null);
+        boolean known = status != null
+                && (status.lease().isPresent() || !status.roster().isEmpty() || status.coordinator().isPresent());
+        return known ? report : null;
     }
 
     private CompletableFuture<LeadershipStatus> describe(Role role) {
@@ -100,7 +118,7 @@ public class CoordinationEndpoint implements DisposableBean {
     }
 
     private RoleReport report(Role role, CompletableFuture<LeadershipStatus> call, long deadlineNanos, boolean details) {
-        String state = loop.state(role).name().toLowerCase(Locale.ROOT);
+        String state = state(role);
         try {
             return report(role, call.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS), details);
         } catch (TimeoutException e) {
@@ -111,6 +129,11 @@ public class CoordinationEndpoint implements DisposableBean {
             Thread.currentThread().interrupt();
             return RoleReport.unavailable(state, "interrupted");
         }
+    }
+
+    /** This member's state for {@code role}: leader, standby, stopped, or not-configured. */
+    private String state(Role role) {
+        return loop.roles().contains(role) ? loop.state(role).name().toLowerCase(Locale.ROOT) : "not-configured";
     }
 
     @Override
@@ -130,7 +153,7 @@ public class CoordinationEndpoint implements DisposableBean {
                 token.isMinted() ? TokenReport.of(token, details) : null,
                 status.grantedAt().orElse(null),
                 status.deadline().orElse(null),
-                loop.state(role).name().toLowerCase(Locale.ROOT),
+                state(role),
                 roster,
                 coordinator == null || !details ? null : coordinator.state(),
                 status.lease().map(l -> TokenReport.of(l.token(), details)).orElse(null),
@@ -149,7 +172,8 @@ public class CoordinationEndpoint implements DisposableBean {
      * @param token the term (compare these) and the epoch the coordinator reports, or null
      * @param grantedAt when the holder's leadership began, on its clock
      * @param deadline the holder's lease deadline, on its clock
-     * @param state this member's state: leader, standby or stopped
+     * @param state this member's state: leader, standby, stopped, or not-configured for a
+     *     role it does not contend for
      * @param roster the registered members in registration order; null when details are hidden
      * @param transactionState the transaction coordinator's state for the role; null when
      *     details are hidden

@@ -434,6 +434,25 @@ class LeadershipLoopTests {
     }
 
     @Test
+    void theEndpointDescribesAnyRoleOfTheTopicAndAnswers404ForOneNobodyKnows() {
+        runner.run(context -> {
+            Member member = context.getBean(Member.class);
+            // Another member, elsewhere, holds a role this one does not contend for.
+            try (CoordinationClient elsewhere = new CoordinationClient(member.cluster.transport(TOPIC), LeaseConfig.DEFAULTS,
+                    member.clock)) {
+                elsewhere.tryAcquire(Role.of("scheduler"), MemberId.of("n9")).orElseThrow();
+                CoordinationEndpoint endpoint = context.getBean(CoordinationEndpoint.class);
+                CoordinationEndpoint.RoleReport scheduler = endpoint.role(SecurityContext.NONE, "scheduler");
+                assertThat(scheduler.holder()).isEqualTo("n9");
+                assertThat(scheduler.current()).isTrue();
+                assertThat(scheduler.state()).isEqualTo("not-configured");
+                assertThat(endpoint.role(SecurityContext.NONE, "nobody-ever")).isNull();
+                assertThat(endpoint.role(SecurityContext.NONE, "bad\u200Bname")).isNull();
+            }
+        });
+    }
+
+    @Test
     void theEndpointShowsTheRosterAndEpochsOnlyPerShowDetails() {
         runner.run(context -> {
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
