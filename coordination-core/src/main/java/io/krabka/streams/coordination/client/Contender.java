@@ -138,6 +138,8 @@ public final class Contender implements AutoCloseable {
     private volatile long rejoinAtNanos;
     // Owned by the contender's thread.
     private long reportedSuspiciousLease = -1;
+    // The state the wait between passes read, for the next pass of a holder.
+    private RoleState justRead;
     // The last cluster operation's failure, and when failures began and were last logged.
     private volatile CoordinationException problem;
     private volatile long failingSinceNanos;
@@ -455,7 +457,9 @@ public final class Contender implements AutoCloseable {
     private boolean stepDownConfirmed(Tenure held) {
         RoleState state;
         try {
-            state = client.awaitRoleState(role, Duration.ZERO);
+            // The wait between passes has just read the topic: one read a pass, not two.
+            state = justRead != null ? justRead : client.awaitRoleState(role, Duration.ZERO);
+            justRead = null;
             Decision decision = Succession.evaluate(state, member, true, client.config(), client.now());
             if (decision instanceof Decision.Renew && state.lease().isEmpty()) {
                 // A tombstone this member did not write (a stray or forged record): write
@@ -619,7 +623,7 @@ public final class Contender implements AutoCloseable {
     private void awaitNews(Duration wait) {
         if (problem == null) {
             try {
-                client.awaitRoleState(role, wait);
+                justRead = client.awaitRoleState(role, wait);
                 return;
             } catch (CoordinationException failed) {
                 if (!running) {
