@@ -625,6 +625,9 @@ public final class Contender implements AutoCloseable {
             try {
                 justRead = client.awaitRoleState(role, wait);
                 return;
+            } catch (CoordinationConfigurationException broken) {
+                // Said once; a holder's next pass ends its leadership on it.
+                refused(broken);
             } catch (CoordinationException failed) {
                 if (!running) {
                     return;

@@ -312,7 +312,6 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     @Override
     public RoleRecords read(Role role, long fromOffset, Duration maxWait) {
         TopicPartition partition = partitionOf(role);
-        checkIdentity();
         String operation = "reading role " + role + " from " + partition + " at offset " + fromOffset;
         long started = System.nanoTime();
         long waitUntil = started + maxWait.toNanos();
@@ -322,6 +321,9 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         long end = -1;
         try {
             while (true) {
+                // Between slices too: a read of a partition that no longer exists would
+                // otherwise wait out the whole operation timeout before anyone noticed.
+                checkIdentity();
                 if (System.nanoTime() - giveUpAt > 0 && (end < 0 || next < end)) {
                     throw new org.apache.kafka.common.errors.TimeoutException(end < 0
                             ? "the partition's end offset was not known within " + timeout
