@@ -394,14 +394,32 @@ public final class CoordinationClient implements AutoCloseable {
 
     RoleState refresh(Role role, Duration maxWait) {
         RoleStateBuilder view = views.computeIfAbsent(role, RoleState::builder);
-        synchronized (view) {
-            RoleRecords batch = transport.read(role, view.nextOffset(), maxWait);
-            for (RawRecord raw : batch.records()) {
-                fold(role, view, raw);
+        if (!maxWait.isZero()) {
+            // Wait for news without the fold's lock, so a describe (the endpoint, health) is
+            // never held up by a contender's wait; fold what came unless someone else has.
+            long from;
+            synchronized (view) {
+                from = view.nextOffset();
             }
-            view.advanceTo(batch.nextOffset());
-            return view.build();
+            RoleRecords waited = transport.read(role, from, maxWait);
+            synchronized (view) {
+                if (view.nextOffset() == from) {
+                    return fold(role, view, waited);
+                }
+            }
         }
+        synchronized (view) {
+            return fold(role, view, transport.read(role, view.nextOffset(), Duration.ZERO));
+        }
+    }
+
+    /** Folds a batch read from the view's next offset into it. Holds the view's lock. */
+    private RoleState fold(Role role, RoleStateBuilder view, RoleRecords batch) {
+        for (RawRecord raw : batch.records()) {
+            fold(role, view, raw);
+        }
+        view.advanceTo(batch.nextOffset());
+        return view.build();
     }
 
     private void fold(Role role, RoleStateBuilder view, RawRecord raw) {

@@ -87,6 +87,16 @@ class LeadershipLoopTests {
         final AtomicInteger workInterrupted = new AtomicInteger();
         /** What the @OnLeadership method does: runs until interrupted, returns, or throws. */
         final AtomicReference<String> workMode = new AtomicReference<>("forever");
+
+        /** The first grant's work mode comes from a property: set before the loop starts, so no race. */
+        @org.springframework.beans.factory.annotation.Autowired
+        void workMode(org.springframework.core.env.Environment environment) {
+            workMode.set(environment.getProperty("test.work-mode", "forever"));
+            failGrantListener.set(environment.getProperty("test.fail-grant-listener", Integer.class, 0));
+            if (environment.getProperty("test.block-grant-listener", Boolean.class, false)) {
+                blockGrantListener.set(new CountDownLatch(1));
+            }
+        }
         /** How many more grant events the listener fails on. */
         final AtomicInteger failGrantListener = new AtomicInteger();
         /** While set, the grant listener blocks until it is counted down. */
@@ -267,9 +277,8 @@ class LeadershipLoopTests {
 
     @Test
     void anOnLeadershipMethodThatReturnsReleasesTheRoleAndTheMemberRejoins() {
-        runner.run(context -> {
+        runner.withPropertyValues("test.work-mode=returns").run(context -> {
             Member member = context.getBean(Member.class);
-            member.workMode.set("returns");
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
             await().atMost(Duration.ofSeconds(10)).until(() -> member.events.size() >= 2);
             assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class, ended -> {
@@ -286,9 +295,8 @@ class LeadershipLoopTests {
 
     @Test
     void anOnLeadershipMethodThatThrowsEndsTheLeadershipAsFailedAndTheMemberRejoins() {
-        runner.run(context -> {
+        runner.withPropertyValues("test.work-mode=throws").run(context -> {
             Member member = context.getBean(Member.class);
-            member.workMode.set("throws");
             await().atMost(Duration.ofSeconds(10)).until(() -> member.events.size() >= 2);
             assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class, ended -> {
                 assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.FAILED);
@@ -302,10 +310,9 @@ class LeadershipLoopTests {
 
     @Test
     void aGrantListenerThatThrowsEndsTheLeadershipAsFailedAndStopsTheWorkThatStarted() {
-        runner.run(context -> {
+        runner.withPropertyValues("test.fail-grant-listener=1").run(context -> {
             Member member = context.getBean(Member.class);
             Dispatcher dispatcher = context.getBean(Dispatcher.class);
-            member.failGrantListener.set(1);
             await().atMost(Duration.ofSeconds(10)).until(() -> member.events.size() >= 2);
             assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
                     ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.FAILED));
@@ -317,10 +324,9 @@ class LeadershipLoopTests {
 
     @Test
     void aListenerThatBlocksForTwoLeasesDoesNotStopTheRenewals() {
-        runner.run(context -> {
+        runner.withPropertyValues("test.block-grant-listener=true").run(context -> {
             Member member = context.getBean(Member.class);
-            CountDownLatch block = new CountDownLatch(1);
-            member.blockGrantListener.set(block);
+            CountDownLatch block = member.blockGrantListener.get();
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
             await().atMost(Duration.ofSeconds(10)).until(() -> member.events.size() == 1);
             Leadership held = loop.leadership(CONTROLLER).orElseThrow();
