@@ -1,5 +1,7 @@
 package io.krabka.streams.coordination.kafka;
 
+import io.krabka.streams.coordination.CoordinationAuthorizationException;
+import io.krabka.streams.coordination.CoordinationConfigurationException;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
@@ -16,6 +18,7 @@ import io.krabka.streams.coordination.transport.RoleRecords;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -30,6 +33,8 @@ import java.util.function.Function;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -40,10 +45,14 @@ import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.TransactionalIdNotFoundException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The transport that talks to a Kafka cluster. It owns, and closes:
@@ -60,6 +69,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * Both writers pin a role's records to one partition with {@link RolePartitioner}.
  */
 public final class KafkaCoordinationTransport implements CoordinationTransport {
+
+    private static final Logger log = LoggerFactory.getLogger(KafkaCoordinationTransport.class);
 
     /** How long one cluster operation may take before it fails with a timeout, by default. */
     public static final Duration DEFAULT_OPERATION_TIMEOUT = Duration.ofSeconds(30);
@@ -82,6 +93,8 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     private volatile long identityCheckedAt;
     private volatile TopicConfigurationException changed;
     private volatile boolean missingOnce;
+    // The role producers' transaction.timeout.ms, when this transport built them itself.
+    private volatile Duration transactionTimeout;
 
     /** A transport on the default topic settings and operation timeout. */
     public KafkaCoordinationTransport(Admin admin, Producer<byte[], byte[]> registrar,
@@ -130,6 +143,7 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
                 role -> new KafkaProducer<>(named(transactionalSettings(producerConnection, role, timeout, transactionTimeout),
                         "role-" + role.name())),
                 reader, topic, timeout);
+        transport.transactionTimeout = transactionTimeout;
         Object servers = adminConnection.get(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG);
         transport.bootstrapServers = servers instanceof List<?> list ? String.join(",", list.stream().map(String::valueOf).toList())
                 : servers == null ? null : servers.toString();
@@ -231,6 +245,7 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         if (count == 0) {
             synchronized (this) {
                 if (partitionCount == 0) {
+                    checkTransactionTimeout();
                     pinned = CoordinationTopic.ensure(admin, topic, timeout);
                     identityCheckedAt = System.nanoTime();
                     partitionCount = pinned.partitions();
@@ -240,6 +255,44 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         }
         return count;
     }
+
+    /**
+     * Refuses, on first use, a lease longer than the brokers let a transaction last:
+     * every InitProducerId would fail, but a standby would only learn it when it
+     * challenges. A member that may not describe the brokers' configuration (an ACL)
+     * skips the check and learns it from its first InitProducerId instead.
+     */
+    private void checkTransactionTimeout() {
+        Duration wanted = transactionTimeout;
+        if (wanted == null) {
+            return;
+        }
+        try {
+            Collection<Node> nodes = admin.describeCluster().nodes().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            for (Node node : nodes) {
+                ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER, node.idString());
+                Config config = admin.describeConfigs(List.of(broker)).values().get(broker)
+                        .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+                ConfigEntry maximum = config.get(TRANSACTION_MAX_TIMEOUT);
+                if (maximum != null && maximum.value() != null && Long.parseLong(maximum.value()) < wanted.toMillis()) {
+                    throw new CoordinationConfigurationException("the lease duration " + wanted + " is longer than broker "
+                            + node.idString() + "'s " + TRANSACTION_MAX_TIMEOUT + " (" + maximum.value() + " ms): every"
+                            + " InitProducerId of a role would be refused. Lower krabka.coordination.lease.duration"
+                            + " (LeaseConfig.duration) or raise " + TRANSACTION_MAX_TIMEOUT + " on every broker");
+                }
+            }
+        } catch (CoordinationConfigurationException tooLong) {
+            throw tooLong;
+        } catch (Exception e) {
+            CoordinationException translated = KafkaErrors.translate("describing the brokers' configuration", e);
+            if (!(translated instanceof CoordinationAuthorizationException)) {
+                throw translated;
+            }
+            log.debug("Not allowed to describe the brokers' {}; the first InitProducerId will tell", TRANSACTION_MAX_TIMEOUT);
+        }
+    }
+
+    private static final String TRANSACTION_MAX_TIMEOUT = "transaction.max.timeout.ms";
 
     /**
      * Checks, at most every {@link #IDENTITY_CHECK_INTERVAL}, that the topic is still the

@@ -330,4 +330,34 @@ class CoordinationStarterIT {
         assertThat(output.getOut().lines().filter(line -> line.contains("cannot contend for role controller")).count()).isEqualTo(1);
         assertThat(state(n1)).isEqualTo(MemberRoleState.STANDBY);
     }
+
+    /** An operator adds partitions to the live coordination topic: nobody challenges, each says why, the endpoint answers. */
+    @Test
+    void whenTheTopicIsAlteredUnderTheMembersNobodyChallengesAndTheEndpointKeepsAnswering() throws Exception {
+        ConfigurableApplicationContext n1 = start("n1");
+        await().atMost(Duration.ofSeconds(30)).until(() -> state(n1) == MemberRoleState.LEADER);
+        ConfigurableApplicationContext n2 = start("n2");
+        await().atMost(Duration.ofSeconds(30)).until(() -> state(n2) == MemberRoleState.STANDBY
+                && get(n2, "/actuator/coordination").get("roles").get("controller").get("roster").size() == 2);
+        cluster.admin().createPartitions(Map.of(topic, org.apache.kafka.clients.admin.NewPartitions.increaseTo(5))).all()
+                .get(20, TimeUnit.SECONDS);
+        for (ConfigurableApplicationContext member : List.of(n1, n2)) {
+            await().atMost(Duration.ofSeconds(30)).until(() -> member.getBean(LeadershipLoop.class).problem(CONTROLLER)
+                    .filter(io.krabka.streams.coordination.CoordinationConfigurationException.class::isInstance).isPresent()
+                    && state(member) == MemberRoleState.STANDBY);
+            long start = System.nanoTime();
+            JsonNode role = get(member, "/actuator/coordination").get("roles").get("controller");
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(3));
+            assertThat(role.get("problem").asString()).contains("changed its partition count from 3 to 5");
+            JsonNode health = JsonMapper.builder().build().readTree(http.send(HttpRequest.newBuilder(URI.create(
+                    "http://127.0.0.1:" + member.getEnvironment().getProperty("local.server.port") + "/actuator/health")).build(),
+                    HttpResponse.BodyHandlers.ofString()).body()).get("components").get("coordination");
+            assertThat(health.get("status").asString()).isEqualTo("DOWN");
+            assertThat(health.get("details").get("misconfigured").get("controller").asString()).contains("partition count");
+        }
+        // The holder's leadership ended; nobody was granted the role after the change.
+        assertThat(appOf(n1).events).filteredOn(LeadershipGrantedEvent.class::isInstance).hasSize(1);
+        assertThat(appOf(n2).events).filteredOn(LeadershipGrantedEvent.class::isInstance).isEmpty();
+        assertThat(ends(n1)).singleElement().satisfies(ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.FAILED));
+    }
 }
