@@ -215,8 +215,22 @@ public final class CoordinationClient implements AutoCloseable {
         return new Attempt(null, decision);
     }
 
-    /** The newest lease record of a role, and when this client first saw it on its own clock. */
-    private record LeaseSighting(long offset, long seenAt) {
+    /**
+     * A record this client saw: its identity (a lease's offset, a tombstone's timestamp),
+     * when it first saw it on its own clock, and whether that was just now.
+     */
+    private record LeaseSighting(long key, long seenAt, boolean fresh) {
+    }
+
+    /** The sighting of the record {@code key} of {@code role}: the remembered one, or a fresh one from now. */
+    private LeaseSighting sight(Map<Role, LeaseSighting> seen, Role role, long key) {
+        LeaseSighting previous = seen.get(role);
+        if (previous != null && previous.key() == key) {
+            return new LeaseSighting(key, previous.seenAt(), false);
+        }
+        LeaseSighting fresh = new LeaseSighting(key, clock.millis(), true);
+        seen.put(role, fresh);
+        return fresh;
     }
 
     /**
@@ -230,18 +244,12 @@ public final class CoordinationClient implements AutoCloseable {
             return withBoundedRelease(role, state);
         }
         LeaseState lease = state.lease().get();
-        long now = clock.millis();
-        LeaseSighting previous = sightings.get(role);
-        boolean fresh = previous == null || previous.offset() != lease.offset();
-        LeaseSighting seen = fresh ? new LeaseSighting(lease.offset(), now) : previous;
-        if (fresh) {
-            sightings.put(role, seen);
-        }
+        LeaseSighting seen = sight(sightings, role, lease.offset());
         long bound = seen.seenAt() + config.duration().toMillis();
         if (lease.deadline() <= bound) {
             return state;
         }
-        if (fresh && lease.deadline() > bound + config.duration().toMillis()) {
+        if (seen.fresh() && lease.deadline() > bound + config.duration().toMillis()) {
             // Further out than the clocks of two members can plausibly differ: a forged or broken record.
             suspicious(role, "the lease at offset " + lease.offset() + " of " + transport.topic() + " names " + lease.member()
                     + " with deadline " + lease.deadlineInstant() + "; a standby waits at most until " + Instant.ofEpochMilli(bound));
@@ -260,17 +268,11 @@ public final class CoordinationClient implements AutoCloseable {
             return state;
         }
         long releasedAt = state.leaseReleasedAt().getAsLong();
-        long now = clock.millis();
-        LeaseSighting previous = releaseSightings.get(role);
-        boolean fresh = previous == null || previous.offset() != releasedAt;
-        LeaseSighting seen = fresh ? new LeaseSighting(releasedAt, now) : previous;
-        if (fresh) {
-            releaseSightings.put(role, seen);
-        }
+        LeaseSighting seen = sight(releaseSightings, role, releasedAt);
         if (releasedAt <= seen.seenAt()) {
             return state;
         }
-        if (fresh && releasedAt > seen.seenAt() + config.duration().toMillis()) {
+        if (seen.fresh() && releasedAt > seen.seenAt() + config.duration().toMillis()) {
             suspicious(role, "a lease tombstone in " + transport.topic() + " is stamped " + Instant.ofEpochMilli(releasedAt)
                     + ", later than this member's clock says it arrived (" + Instant.ofEpochMilli(seen.seenAt()) + ")");
         }

@@ -76,6 +76,7 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     public static final Duration DEFAULT_OPERATION_TIMEOUT = Duration.ofSeconds(30);
 
     private static final Duration POLL_STEP = Duration.ofMillis(100);
+    private static final String TRANSACTION_MAX_TIMEOUT = "transaction.max.timeout.ms";
 
     private final Admin admin;
     private final Producer<byte[], byte[]> registrar;
@@ -269,14 +270,15 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         }
         try {
             Collection<Node> nodes = admin.describeCluster().nodes().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-            for (Node node : nodes) {
-                ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER, node.idString());
-                Config config = admin.describeConfigs(List.of(broker)).values().get(broker)
-                        .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-                ConfigEntry maximum = config.get(TRANSACTION_MAX_TIMEOUT);
+            List<ConfigResource> brokers = nodes.stream()
+                    .map(node -> new ConfigResource(ConfigResource.Type.BROKER, node.idString())).toList();
+            // One request for every broker's configuration.
+            Map<ConfigResource, Config> configs = admin.describeConfigs(brokers).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            for (Map.Entry<ConfigResource, Config> broker : configs.entrySet()) {
+                ConfigEntry maximum = broker.getValue().get(TRANSACTION_MAX_TIMEOUT);
                 if (maximum != null && maximum.value() != null && Long.parseLong(maximum.value()) < wanted.toMillis()) {
                     throw new CoordinationConfigurationException("the lease duration " + wanted + " is longer than broker "
-                            + node.idString() + "'s " + TRANSACTION_MAX_TIMEOUT + " (" + maximum.value() + " ms): every"
+                            + broker.getKey().name() + "'s " + TRANSACTION_MAX_TIMEOUT + " (" + maximum.value() + " ms): every"
                             + " InitProducerId of a role would be refused. Lower krabka.coordination.lease.duration"
                             + " (LeaseConfig.duration) or raise " + TRANSACTION_MAX_TIMEOUT + " on every broker");
                 }
@@ -291,8 +293,6 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
             log.debug("Not allowed to describe the brokers' {}; the first InitProducerId will tell", TRANSACTION_MAX_TIMEOUT);
         }
     }
-
-    private static final String TRANSACTION_MAX_TIMEOUT = "transaction.max.timeout.ms";
 
     /**
      * Checks, at most every {@link #IDENTITY_CHECK_INTERVAL}, that the topic is still the
