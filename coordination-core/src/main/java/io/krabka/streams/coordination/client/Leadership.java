@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.client;
 
+import io.krabka.streams.coordination.ConsumedOffsets;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.CoordinationTimeoutException;
 import io.krabka.streams.coordination.FencedException;
@@ -143,13 +144,13 @@ public final class Leadership implements AutoCloseable {
         ProducerState initial = transport.describeEpoch(epoch.role()).orElseThrow(() -> new RetriableCoordinationException(
                 "the coordinator reports no epoch for role " + epoch.role() + " right after InitProducerId", null));
         Leadership leadership = new Leadership(client, transport, epoch, member, initial);
-        List<RecordMetadata> grant = leadership.transact(List.of(), false);
+        List<RecordMetadata> grant = leadership.transact(List.of(), ConsumedOffsets.NONE, false);
         leadership.term = grant.get(0).offset();
         // Confirm until a lease carried a prediction. The first transactions of a new
         // producer often open connections (to partition leaders), which make the step
         // untrusted for one more transaction; on one broker a single confirm suffices.
         for (int confirm = 0; confirm < MAX_CONFIRMS && !leadership.lastLeasePredicted; confirm++) {
-            leadership.transact(List.of(), false);
+            leadership.transact(List.of(), ConsumedOffsets.NONE, false);
         }
         log.info("{} was granted role {} with {}", member, leadership.role, leadership.token());
         return leadership;
@@ -247,11 +248,25 @@ public final class Leadership implements AutoCloseable {
      *     leadership may still be alive
      */
     public List<RecordMetadata> write(List<ProducerRecord<byte[], byte[]>> records) {
+        return write(records, ConsumedOffsets.NONE);
+    }
+
+    /**
+     * Writes these records and commits the input offsets {@code consumed} in one
+     * transaction that also renews the lease: consume-transform-produce under the
+     * leadership. The records and the offsets become visible together, or, when the
+     * leadership is fenced, neither does, so the next holder resumes from the offsets of
+     * the last write that returned. Failures and retries as for {@link #write(List)}.
+     *
+     * @return the metadata of each record, in order
+     */
+    public List<RecordMetadata> write(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed) {
         Objects.requireNonNull(records, "records");
+        Objects.requireNonNull(consumed, "consumed");
         Duration backoff = FIRST_RETRY;
         while (true) {
             try {
-                List<RecordMetadata> written = transact(records, false);
+                List<RecordMetadata> written = transact(records, consumed, false);
                 return written.subList(1, written.size());
             } catch (RetriableCoordinationException e) {
                 if (expired()) {
@@ -270,7 +285,8 @@ public final class Leadership implements AutoCloseable {
     }
 
     /** Runs one transaction: the lease record (or its tombstone) first, then {@code records}; returns all their metadata. */
-    private synchronized List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records, boolean release) {
+    private synchronized List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed,
+            boolean release) {
         if (state.get() != State.ACTIVE) {
             throw ended(null);
         }
@@ -294,7 +310,7 @@ public final class Leadership implements AutoCloseable {
         long previous = previousStart;
         previousStart = start;
         try {
-            written = epoch.transact(batch);
+            written = epoch.transact(batch, consumed);
         } catch (FencedException fenced) {
             end(State.FENCED);
             throw fenced;
@@ -476,7 +492,7 @@ public final class Leadership implements AutoCloseable {
             try {
                 // Leave the roster first, so the next standby ranks 0 when it sees the tombstone.
                 transport.deregister(role, member);
-                transact(List.of(), true);
+                transact(List.of(), ConsumedOffsets.NONE, true);
                 log.info("{} released role {} ({})", member, role, token());
             } catch (FencedException alreadyDeposed) {
                 log.info("{} closed role {}, which had already ended: {}", member, role, alreadyDeposed.getMessage());

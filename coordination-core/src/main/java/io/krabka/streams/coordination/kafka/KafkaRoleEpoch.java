@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.kafka;
 
+import io.krabka.streams.coordination.ConsumedOffsets;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.Role;
@@ -50,7 +51,7 @@ final class KafkaRoleEpoch implements RoleEpoch {
      * and no tombstone could follow. The interrupt is kept for the caller.
      */
     @Override
-    public synchronized List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records) {
+    public synchronized List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed) {
         if (closed) {
             throw new CoordinationException("the epoch of role " + role + " is closed");
         }
@@ -62,6 +63,12 @@ final class KafkaRoleEpoch implements RoleEpoch {
             for (ProducerRecord<byte[], byte[]> record : records) {
                 // An interrupted send never reached the accumulator: sending again is safe.
                 sent.add(uninterruptibly(() -> producer.send(record)));
+            }
+            if (!consumed.isEmpty()) {
+                uninterruptibly(() -> {
+                    producer.sendOffsetsToTransaction(consumed.offsets(), consumed.group());
+                    return null;
+                });
             }
             // commitTransaction flushes and fails if any send failed; after an interrupt it may be retried.
             uninterruptibly(() -> {

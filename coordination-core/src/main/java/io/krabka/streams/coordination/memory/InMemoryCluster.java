@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.memory;
 
+import io.krabka.streams.coordination.ConsumedOffsets;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
@@ -13,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.LongSupplier;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
@@ -35,6 +37,7 @@ public final class InMemoryCluster {
 
     private final Map<TopicPartition, List<RawRecord>> logs = new HashMap<>();
     private final Map<String, Coordinator> coordinators = new HashMap<>();
+    private final Map<String, Map<TopicPartition, OffsetAndMetadata>> groupOffsets = new HashMap<>();
     private final LongSupplier timestamps;
     private short transactionVersion = 2;
     private long featureGeneration;
@@ -113,7 +116,7 @@ public final class InMemoryCluster {
     }
 
     /** Commits a transaction atomically, or throws {@link FencedException} and writes nothing. */
-    synchronized List<RecordMetadata> commit(Epoch epoch, List<ProducerRecord<byte[], byte[]>> records,
+    synchronized List<RecordMetadata> commit(Epoch epoch, List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed,
             java.util.function.Function<ProducerRecord<byte[], byte[]>, TopicPartition> partitioner) {
         Coordinator coordinator = coordinators.get(epoch.transactionalId);
         if (coordinator == null || coordinator.producerId != epoch.producerId || coordinator.epoch != epoch.epoch) {
@@ -135,6 +138,9 @@ public final class InMemoryCluster {
         for (TopicPartition partition : touched) {
             // The commit marker takes an offset and no record, as in Kafka.
             logs.get(partition).add(null);
+        }
+        if (!consumed.isEmpty()) {
+            groupOffsets.computeIfAbsent(consumed.group().groupId(), g -> new HashMap<>()).putAll(consumed.offsets());
         }
         coordinator.state = "CompleteCommit";
         if (epoch.transactionVersion >= 2) {
@@ -159,6 +165,11 @@ public final class InMemoryCluster {
         }
         notifyAll();
         return written;
+    }
+
+    /** The input offsets that committed transactions stored for consumer group {@code groupId}. */
+    public synchronized Map<TopicPartition, OffsetAndMetadata> committedOffsets(String groupId) {
+        return Map.copyOf(groupOffsets.getOrDefault(groupId, Map.of()));
     }
 
     synchronized RoleRecords read(TopicPartition partition, long fromOffset, Duration maxWait) throws InterruptedException {

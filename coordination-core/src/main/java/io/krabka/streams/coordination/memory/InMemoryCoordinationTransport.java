@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.memory;
 
+import io.krabka.streams.coordination.ConsumedOffsets;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
@@ -129,11 +130,11 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
         }
 
         @Override
-        public List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records) {
+        public List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed) {
             if (epochClosed) {
                 throw new CoordinationException("the epoch of role " + role + " is closed");
             }
-            return cluster.commit(epoch, records, record -> new TopicPartition(record.topic(),
+            return cluster.commit(epoch, records, consumed, record -> new TopicPartition(record.topic(),
                     record.partition() != null ? record.partition() : 0));
         }
 

@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.transport;
 
+import io.krabka.streams.coordination.ConsumedOffsets;
 import io.krabka.streams.coordination.Role;
 import java.util.List;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -27,7 +28,16 @@ public interface RoleEpoch extends AutoCloseable {
      * @throws io.krabka.streams.coordination.CoordinationTimeoutException when the
      *     cluster did not answer in time
      */
-    List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records);
+    default List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records) {
+        return transact(records, ConsumedOffsets.NONE);
+    }
+
+    /**
+     * Runs one transaction with these records, in order, and the input offsets
+     * {@code consumed}, and commits it: the records and the offsets become visible
+     * together or not at all. Failures as for {@link #transact(List)}.
+     */
+    List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed);
 
     /**
      * A number that changes whenever the producer may have learned new cluster

@@ -1,0 +1,324 @@
+package io.krabka.streams.coordination.pipeline;
+
+import io.krabka.streams.coordination.ConsumedOffsets;
+import io.krabka.streams.coordination.CoordinationConfigurationException;
+import io.krabka.streams.coordination.CoordinationException;
+import io.krabka.streams.coordination.FencedException;
+import io.krabka.streams.coordination.client.Leadership;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.InterruptException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Exactly-once consume-transform-produce under a leadership: while a member holds a role,
+ * it reads the input topics {@code read_committed}, hands batches to a
+ * {@link BatchProcessor}, and commits the outputs together with the input offsets in one
+ * guarded transaction ({@link Leadership#write(List, ConsumedOffsets)}).
+ *
+ * <p>The input is read with manual assignment of every partition, so no consumer group
+ * rebalances: the role decides who reads. The offsets are committed in the group
+ * {@link PipelineSettings#groupId()}, where Kafka keeps consumer offsets; a new holder
+ * resumes from them (fetched {@code require_stable}, so never from a transaction the
+ * coordinator is still completing). A deposed holder's transaction is fenced by the
+ * broker, offsets included: each input record's outputs are committed once, as
+ * {@code read_committed} readers see them, across any failover.
+ *
+ * <pre>{@code
+ * LeaderPipeline pipeline = LeaderPipeline.create(connection, PipelineSettings.of(role, "requests"),
+ *         (batch, leadership) -> batch.stream().map(r -> new ProducerRecord<>("commands", r.key(), r.value())).toList());
+ * // in Contender.Listener.granted: a thread that calls pipeline.run(leadership); in ended: interrupt it.
+ * }</pre>
+ *
+ * <p>One pipeline object may run under many leaderships, one at a time; each
+ * {@link #run} uses a fresh consumer.
+ */
+public final class LeaderPipeline {
+
+    private static final Logger log = LoggerFactory.getLogger(LeaderPipeline.class);
+
+    /** How long one poll waits when no batch is open: bounds how late a deposed holder notices. */
+    private static final Duration IDLE_POLL = Duration.ofMillis(200);
+    private static final Duration METADATA_TIMEOUT = Duration.ofSeconds(30);
+
+    private final PipelineSettings settings;
+    private final Supplier<Consumer<byte[], byte[]>> consumers;
+    private final BatchProcessor processor;
+    private final ConsumerGroupMetadata group;
+    private final AtomicLong processedRecords = new AtomicLong();
+    private final AtomicLong committedBatches = new AtomicLong();
+    private volatile long lag = -1;
+
+    /**
+     * A pipeline whose consumers come from {@code consumers}; each must be a byte-array
+     * consumer configured as {@link #consumerSettings} says.
+     */
+    public LeaderPipeline(PipelineSettings settings, Supplier<Consumer<byte[], byte[]>> consumers, BatchProcessor processor) {
+        this.settings = Objects.requireNonNull(settings, "settings");
+        this.consumers = Objects.requireNonNull(consumers, "consumers");
+        this.processor = Objects.requireNonNull(processor, "processor");
+        // No generation and no member: the pipeline commits offsets without joining the group.
+        this.group = new ConsumerGroupMetadata(settings.groupId());
+    }
+
+    /** A pipeline reading with Kafka consumers built from these connection settings. */
+    public static LeaderPipeline create(Map<String, Object> connection, PipelineSettings settings, BatchProcessor processor) {
+        Map<String, Object> consumerSettings = consumerSettings(connection, settings);
+        return new LeaderPipeline(settings, () -> new KafkaConsumer<>(consumerSettings), processor);
+    }
+
+    /**
+     * The consumer settings of a pipeline: the connection (bootstrap servers, security)
+     * plus what exactly-once needs, which overrides anything the connection says:
+     * {@code read_committed}, no auto-commit, the pipeline's group (for its committed
+     * offsets only), byte-array deserializers, no topic auto-creation, at most one batch
+     * per poll, and {@code earliest} when the group has no offsets yet, so no input
+     * written before the first leader is skipped.
+     */
+    public static Map<String, Object> consumerSettings(Map<String, Object> connection, PipelineSettings settings) {
+        Map<String, Object> consumer = new HashMap<>(connection);
+        consumer.put(ConsumerConfig.GROUP_ID_CONFIG, settings.groupId());
+        consumer.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        consumer.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        consumer.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        consumer.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
+        consumer.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, settings.maxBatchRecords());
+        consumer.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        consumer.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        consumer.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
+        consumer.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "krabka-pipeline-" + settings.groupId());
+        return consumer;
+    }
+
+    /** What this pipeline reads and how it batches. */
+    public PipelineSettings settings() {
+        return settings;
+    }
+
+    /** Input records whose outputs this member committed, over all its leaderships. */
+    public long processedRecords() {
+        return processedRecords.get();
+    }
+
+    /** Transactions this member committed for the pipeline, over all its leaderships. */
+    public long committedBatches() {
+        return committedBatches.get();
+    }
+
+    /**
+     * Input records waiting behind the last committed batch, as of the last fetch, while
+     * this member runs the pipeline; -1 when it does not.
+     */
+    public long lag() {
+        return lag;
+    }
+
+    /**
+     * Runs the pipeline under {@code leadership} until the leadership ends or this thread
+     * is interrupted (both return normally, after the write in flight completed), or
+     * something fails.
+     *
+     * @throws FencedException when a write found the leadership over
+     * @throws CoordinationConfigurationException when an input topic does not exist
+     * @throws Exception what the processor threw; its batch was not written
+     */
+    public void run(Leadership leadership) throws Exception {
+        Consumer<byte[], byte[]> consumer = consumers.get();
+        try {
+            Set<TopicPartition> partitions = partitions(consumer);
+            consumer.assign(partitions);
+            log.info("{} runs the pipeline of role {} over {} (group {}) under term {}", leadership.member(),
+                    leadership.role(), partitions, settings.groupId(), leadership.term());
+            Deque<ConsumerRecord<byte[], byte[]>> buffer = new ArrayDeque<>();
+            while (leadership.isActive() && !Thread.currentThread().isInterrupted()) {
+                List<ConsumerRecord<byte[], byte[]>> batch = nextBatch(consumer, buffer);
+                if (batch.isEmpty()) {
+                    continue;
+                }
+                List<ProducerRecord<byte[], byte[]>> outputs = processor.process(batch, leadership);
+                try {
+                    leadership.write(outputs, new ConsumedOffsets(group, nextOffsets(batch)));
+                } catch (FencedException ended) {
+                    throw ended;
+                } catch (CoordinationException failed) {
+                    if (Thread.currentThread().isInterrupted() || !leadership.isActive()) {
+                        return;
+                    }
+                    // Nothing of the batch is visible, or all of it is: the committed offsets say which.
+                    log.warn("A pipeline transaction of role {} failed; resuming from the committed offsets: {}",
+                            leadership.role(), failed.getMessage());
+                    buffer.clear();
+                    rewind(consumer, partitions);
+                    continue;
+                }
+                processedRecords.addAndGet(batch.size());
+                committedBatches.incrementAndGet();
+            }
+        } catch (InterruptException interrupted) {
+            // The consumer was interrupted while polling: stop like on any interrupt.
+            Thread.currentThread().interrupt();
+        } finally {
+            lag = -1;
+            close(consumer);
+        }
+    }
+
+    /** Closes the consumer without the interrupt that may have ended the run: an interrupted close waits its whole timeout. */
+    private static void close(Consumer<byte[], byte[]> consumer) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            consumer.close();
+        } catch (RuntimeException e) {
+            log.warn("Closing a pipeline consumer failed", e);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * The input records no holder has committed yet, as the cluster reports it now: per
+     * input partition, its last stable offset minus the group's committed offset. Any
+     * member can ask, leader or not.
+     *
+     * @throws CoordinationException when the cluster does not answer within {@code timeout}
+     */
+    public static long measureLag(Admin admin, PipelineSettings settings, Duration timeout) {
+        try {
+            Map<TopicPartition, OffsetSpec> ends = new HashMap<>();
+            admin.describeTopics(settings.inputTopics()).allTopicNames().get(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                    .forEach((topic, description) -> description.partitions().forEach(
+                            partition -> ends.put(new TopicPartition(topic, partition.partition()), OffsetSpec.latest())));
+            Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> stable = admin
+                    .listOffsets(ends, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
+                    .all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            Map<TopicPartition, OffsetAndMetadata> committed = admin
+                    .listConsumerGroupOffsets(settings.groupId()).partitionsToOffsetAndMetadata()
+                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            long lag = 0;
+            for (Map.Entry<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> end : stable.entrySet()) {
+                OffsetAndMetadata done = committed.get(end.getKey());
+                // Without committed offsets the pipeline starts at the log start, which retention may have moved.
+                lag += Math.max(0, end.getValue().offset() - (done == null ? 0 : done.offset()));
+            }
+            return lag;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CoordinationException("interrupted while measuring the lag of pipeline group " + settings.groupId(), e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new CoordinationException("could not measure the lag of pipeline group " + settings.groupId() + ": " + e, e);
+        }
+    }
+
+    /** Every partition of every input topic; fails naming the topics that do not exist. */
+    private Set<TopicPartition> partitions(Consumer<byte[], byte[]> consumer) {
+        Set<TopicPartition> partitions = new LinkedHashSet<>();
+        List<String> missing = new ArrayList<>();
+        for (String topic : settings.inputTopics()) {
+            List<PartitionInfo> infos = consumer.partitionsFor(topic, METADATA_TIMEOUT);
+            if (infos == null || infos.isEmpty()) {
+                missing.add(topic);
+                continue;
+            }
+            infos.forEach(info -> partitions.add(new TopicPartition(info.topic(), info.partition())));
+        }
+        if (!missing.isEmpty()) {
+            throw new CoordinationConfigurationException("the input topic(s) " + missing + " of pipeline group "
+                    + settings.groupId() + " do not exist: create them (the pipeline never auto-creates its input)");
+        }
+        return partitions;
+    }
+
+    /**
+     * The next batch: waits up to {@link #IDLE_POLL} for a first record, then up to the
+     * batch wait for more, and takes at most the batch size; the rest waits for the next.
+     */
+    private List<ConsumerRecord<byte[], byte[]>> nextBatch(Consumer<byte[], byte[]> consumer,
+            Deque<ConsumerRecord<byte[], byte[]>> buffer) {
+        if (buffer.isEmpty()) {
+            poll(consumer, buffer, IDLE_POLL);
+            if (buffer.isEmpty()) {
+                return List.of();
+            }
+        }
+        long deadline = System.nanoTime() + settings.maxBatchWait().toNanos();
+        while (buffer.size() < settings.maxBatchRecords()) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                break;
+            }
+            poll(consumer, buffer, Duration.ofNanos(left));
+        }
+        List<ConsumerRecord<byte[], byte[]>> batch = new ArrayList<>(Math.min(buffer.size(), settings.maxBatchRecords()));
+        while (!buffer.isEmpty() && batch.size() < settings.maxBatchRecords()) {
+            batch.add(buffer.poll());
+        }
+        return batch;
+    }
+
+    private void poll(Consumer<byte[], byte[]> consumer, Deque<ConsumerRecord<byte[], byte[]>> buffer, Duration wait) {
+        consumer.poll(wait).forEach(buffer::add);
+        long behind = buffer.size();
+        for (TopicPartition partition : consumer.assignment()) {
+            behind += consumer.currentLag(partition).orElse(0);
+        }
+        lag = behind;
+    }
+
+    /** Per partition, the offset after the batch's last record of it: where the next holder resumes. */
+    private static Map<TopicPartition, OffsetAndMetadata> nextOffsets(List<ConsumerRecord<byte[], byte[]>> batch) {
+        Map<TopicPartition, OffsetAndMetadata> offsets = new LinkedHashMap<>();
+        for (ConsumerRecord<byte[], byte[]> record : batch) {
+            offsets.put(new TopicPartition(record.topic(), record.partition()), new OffsetAndMetadata(record.offset() + 1));
+        }
+        return offsets;
+    }
+
+    /** Moves the consumer back to the committed offsets (or the start, where none are). */
+    private void rewind(Consumer<byte[], byte[]> consumer, Set<TopicPartition> partitions) {
+        Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(partitions, METADATA_TIMEOUT);
+        List<TopicPartition> fromStart = new ArrayList<>();
+        for (TopicPartition partition : partitions) {
+            OffsetAndMetadata offset = committed.get(partition);
+            if (offset == null) {
+                fromStart.add(partition);
+            } else {
+                consumer.seek(partition, offset);
+            }
+        }
+        if (!fromStart.isEmpty()) {
+            consumer.seekToBeginning(fromStart);
+        }
+    }
+}

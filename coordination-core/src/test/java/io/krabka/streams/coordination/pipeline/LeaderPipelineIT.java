@@ -1,0 +1,151 @@
+package io.krabka.streams.coordination.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.krabka.streams.coordination.CoordinationConfigurationException;
+import io.krabka.streams.coordination.FencedException;
+import io.krabka.streams.coordination.LeaseConfig;
+import io.krabka.streams.coordination.ManualClock;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.CoordinationClient;
+import io.krabka.streams.coordination.client.Leadership;
+import io.krabka.streams.coordination.kafka.KafkaCoordinationTransport;
+import io.krabka.streams.coordination.kafka.KafkaTestCluster;
+import io.krabka.streams.coordination.transport.TopicSpec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * A leader pipeline on a real broker, on transaction version 2 and 1: a batch that a
+ * deposed holder was processing is invisible, and the next holder resumes from the
+ * committed offsets and writes it once. Lease time runs on a manual clock.
+ */
+class LeaderPipelineIT {
+
+    private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3);
+
+    private static KafkaTestCluster cluster;
+
+    private final ManualClock clock = new ManualClock();
+    private final List<AutoCloseable> opened = new ArrayList<>();
+    private final String suffix = UUID.randomUUID().toString().substring(0, 8);
+    private final Role role = Role.of("pipeline-" + suffix);
+    private final String requests = "requests-" + suffix;
+    private final String commands = "commands-" + suffix;
+
+    @BeforeAll
+    static void startCluster() {
+        cluster = KafkaTestCluster.start();
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        cluster.close();
+    }
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (AutoCloseable closeable : opened) {
+            closeable.close();
+        }
+    }
+
+    private Leadership acquire(String member) throws InterruptedException {
+        KafkaCoordinationTransport transport = cluster.transport(TOPIC);
+        CoordinationClient client = new CoordinationClient(transport, LeaseConfig.DEFAULTS, clock);
+        opened.add(transport);
+        return client.acquire(role, MemberId.of(member), Duration.ofSeconds(30));
+    }
+
+    private LeaderPipeline pipeline(BatchProcessor processor) {
+        return LeaderPipeline.create(cluster.connection(), PipelineSettings.of(role, requests).withMaxBatchRecords(10), processor);
+    }
+
+    @ParameterizedTest(name = "transaction version {0}")
+    @ValueSource(shorts = {2, 1})
+    void theBatchOfADeposedHolderIsInvisibleAndTheNextHolderWritesItOnce(short transactionVersion) throws Exception {
+        cluster.setTransactionVersion(transactionVersion);
+        cluster.createTopic(requests, 2);
+        cluster.createTopic(commands, 1);
+        PipelineLog.produceRequests(cluster.bootstrapServers(), requests, "r", 0, 100);
+
+        Leadership first = acquire("a");
+        // The deposed holder's second batch waits in the processor until a standby took the role.
+        CountDownLatch inSecondBatch = new CountDownLatch(1);
+        CountDownLatch deposed = new CountDownLatch(1);
+        AtomicInteger batches = new AtomicInteger();
+        BatchProcessor oneEach = PipelineLog.oneCommandPerRequest(commands);
+        LeaderPipeline zombie = pipeline((batch, leadership) -> {
+            if (batches.incrementAndGet() == 2) {
+                inSecondBatch.countDown();
+                assertThat(deposed.await(30, TimeUnit.SECONDS)).isTrue();
+            }
+            return oneEach.process(batch, leadership);
+        });
+        CompletableFuture<Void> zombieRun = CompletableFuture.runAsync(() -> run(zombie, first));
+        assertThat(inSecondBatch.await(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(zombie.processedRecords()).isEqualTo(10);
+
+        clock.advance(LeaseConfig.DEFAULTS.duration().plusSeconds(1));
+        Leadership second = acquire("b");
+        deposed.countDown();
+        assertThatThrownBy(zombieRun::join).hasCauseInstanceOf(FencedException.class);
+        assertThat(zombie.processedRecords()).as("the deposed holder's second batch did not commit").isEqualTo(10);
+
+        LeaderPipeline next = pipeline(oneEach);
+        Thread nextRun = new Thread(() -> run(next, second));
+        nextRun.start();
+        await().atMost(Duration.ofSeconds(30)).until(() -> next.processedRecords() == 90);
+        nextRun.interrupt();
+        nextRun.join(10_000);
+        assertThat(nextRun.isAlive()).isFalse();
+
+        List<PipelineLog.Command> log = PipelineLog.committedCommands(cluster.bootstrapServers(), commands);
+        Map<String, Long> perRequest = log.stream().collect(Collectors.groupingBy(PipelineLog.Command::requestId,
+                Collectors.counting()));
+        assertThat(perRequest).hasSize(100).allSatisfy((request, count) -> assertThat(count).as(request).isEqualTo(1));
+        assertThat(log.stream().filter(c -> c.member().equals("a")).count()).isEqualTo(10);
+        assertThat(log).extracting(PipelineLog.Command::term).isSortedAccordingTo(Long::compare);
+        assertThat(LeaderPipeline.measureLag(cluster.admin(), next.settings(), Duration.ofSeconds(10))).isZero();
+    }
+
+    @ParameterizedTest(name = "transaction version {0}")
+    @ValueSource(shorts = {2})
+    void aMissingInputTopicEndsTheRunWithAnErrorThatNamesIt(short transactionVersion) throws Exception {
+        cluster.setTransactionVersion(transactionVersion);
+        Leadership held = acquire("a");
+        LeaderPipeline pipeline = pipeline(PipelineLog.oneCommandPerRequest(commands));
+        assertThatThrownBy(() -> pipeline.run(held))
+                .isInstanceOf(CoordinationConfigurationException.class)
+                .hasMessageContaining(requests)
+                .hasMessageContaining(role.name() + "-pipeline");
+        assertThat(held.isActive()).as("the caller decides what the failure means for the leadership").isTrue();
+    }
+
+    private static void run(LeaderPipeline pipeline, Leadership leadership) {
+        try {
+            pipeline.run(leadership);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+}

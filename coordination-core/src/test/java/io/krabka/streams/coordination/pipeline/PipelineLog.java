@@ -1,0 +1,87 @@
+package io.krabka.streams.coordination.pipeline;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * The records of the pipeline tests: a request's value is its id; a command's value is
+ * {@code requestId,member,term}. Reads the command log the way a device would.
+ */
+public final class PipelineLog {
+
+    private PipelineLog() {
+    }
+
+    /** One committed command, in log order. */
+    public record Command(long offset, String requestId, String member, long term) {
+        static Command parse(long offset, String value) {
+            String[] fields = value.split(",", -1);
+            return new Command(offset, fields[0], fields[1], Long.parseLong(fields[2]));
+        }
+    }
+
+    /** The command a pipeline member writes for one request. */
+    public static String command(String requestId, String member, long term) {
+        return requestId + "," + member + "," + term;
+    }
+
+    /** A processor that writes one command per request to {@code output}. */
+    public static BatchProcessor oneCommandPerRequest(String output) {
+        return (batch, leadership) -> batch.stream()
+                .map(request -> new ProducerRecord<byte[], byte[]>(output, 0, request.key(),
+                        command(new String(request.value(), StandardCharsets.UTF_8), leadership.member().value(), leadership.term())
+                                .getBytes(StandardCharsets.UTF_8)))
+                .toList();
+    }
+
+    /** Produces requests {@code prefix0 .. prefix(count-1)}, keyed by id, acknowledged by all replicas. */
+    public static void produceRequests(String bootstrapServers, String topic, String prefix, int from, int to) {
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
+                ProducerConfig.ACKS_CONFIG, "all",
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class))) {
+            for (int i = from; i < to; i++) {
+                producer.send(new ProducerRecord<>(topic, prefix + i, prefix + i));
+            }
+            producer.flush();
+        }
+    }
+
+    /** Every committed command of partition 0 of {@code topic}, in log order. */
+    public static List<Command> committedCommands(String bootstrapServers, String topic) {
+        Map<String, Object> settings = new HashMap<>();
+        settings.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+        settings.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        settings.put(ConsumerConfig.CLIENT_ID_CONFIG, "device-" + UUID.randomUUID());
+        settings.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
+        settings.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
+        List<Command> commands = new ArrayList<>();
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(settings)) {
+            TopicPartition partition = new TopicPartition(topic, 0);
+            consumer.assign(List.of(partition));
+            consumer.seekToBeginning(List.of(partition));
+            long end = consumer.endOffsets(List.of(partition)).get(partition);
+            while (consumer.position(partition) < end) {
+                for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(200))) {
+                    commands.add(Command.parse(record.offset(), record.value()));
+                }
+            }
+        }
+        return commands;
+    }
+}
