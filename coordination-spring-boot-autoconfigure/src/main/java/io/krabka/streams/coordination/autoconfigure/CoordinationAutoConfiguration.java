@@ -6,6 +6,7 @@ import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.kafka.KafkaCoordinationTransport;
 import io.krabka.streams.coordination.spring.CompositeCoordinationObserver;
 import io.krabka.streams.coordination.spring.CoordinationObserver;
+import io.krabka.streams.coordination.spring.LeaderPipelines;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.spring.OnLeadershipRegistry;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
@@ -106,14 +107,22 @@ public final class CoordinationAutoConfiguration {
                     producerFactory.getConfigurationProperties(), consumerFactory.getConfigurationProperties(),
                     topic, timeout, leaseConfig.duration());
         }
+
+        /** What {@code @LeaderListener} methods read and write with: Spring Kafka's factories. */
+        @Bean
+        @ConditionalOnMissingBean
+        @ConditionalOnSingleCandidate(ProducerFactory.class)
+        LeaderPipelines leaderPipelines(ConsumerFactory<?, ?> consumerFactory, ProducerFactory<?, ?> producerFactory) {
+            return new LeaderPipelines(consumerFactory, producerFactory);
+        }
     }
 
     /** Static: a post-processor must exist before the beans it inspects. */
     @Bean
-    static OnLeadershipRegistry onLeadershipRegistry(Environment environment) {
+    static OnLeadershipRegistry onLeadershipRegistry(Environment environment, ObjectProvider<LeaderPipelines> pipelines) {
         List<String> roles = Binder.get(environment).bind("krabka.coordination.roles", Bindable.listOf(String.class))
                 .orElse(List.of());
-        return new OnLeadershipRegistry(roles);
+        return new OnLeadershipRegistry(roles, environment, pipelines);
     }
 
     @Bean

@@ -110,6 +110,7 @@ public final class LeadershipLoop implements SmartLifecycle {
         if (running) {
             return;
         }
+        work.preparePipelines();
         contenders.clear();
         for (Role role : roles) {
             contenders.put(role, new Contender(client, role, member, new RoleListener(role)));

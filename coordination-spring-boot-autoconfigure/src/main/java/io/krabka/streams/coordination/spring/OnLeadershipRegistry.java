@@ -3,6 +3,7 @@ package io.krabka.streams.coordination.spring;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.Contender;
 import io.krabka.streams.coordination.client.Leadership;
+import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -15,23 +16,37 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.BeanInitializationException;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.context.Lifecycle;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.core.MethodIntrospector;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.env.PropertyResolver;
+import org.springframework.util.ReflectionUtils;
 
 /**
- * Finds {@link OnLeadership} methods and beans as the context creates them, checks
+ * Finds {@link OnLeadership} methods and beans and {@link LeaderListener} methods as the context creates them, checks
  * them, and keeps them per role for the leadership loop.
  */
 public final class OnLeadershipRegistry implements BeanPostProcessor {
 
     private final Set<String> configuredRoles;
     private final Map<Role, List<RoleWork>> work = new ConcurrentHashMap<>();
+    private final List<LeaderListenerMethod> listenerMethods = new CopyOnWriteArrayList<>();
+    private final PropertyResolver placeholders;
+    private final ObjectProvider<LeaderPipelines> pipelines;
 
-    public OnLeadershipRegistry(Collection<String> configuredRoles) {
+    /**
+     * @param configuredRoles {@code krabka.coordination.roles}
+     * @param placeholders resolves {@code ${...}} in {@link LeaderListener} attributes
+     * @param pipelines builds the listeners' pipelines; asked only when the loop starts
+     */
+    public OnLeadershipRegistry(Collection<String> configuredRoles, PropertyResolver placeholders,
+            ObjectProvider<LeaderPipelines> pipelines) {
         this.configuredRoles = Set.copyOf(configuredRoles);
+        this.placeholders = placeholders;
+        this.pipelines = pipelines;
     }
 
     @Override
@@ -47,7 +62,7 @@ public final class OnLeadershipRegistry implements BeanPostProcessor {
                 throw new BeanInitializationException("@OnLeadership bean '" + beanName + "' (" + type.getName()
                         + ") would start with the application context, before any leadership: return false from isAutoStartup()");
             }
-            add(checkedRole(onType, beanName, type.getName()), new LifecycleRoleWork(lifecycle));
+            add(checkedRole("@OnLeadership", onType.role(), beanName, type.getName()), new LifecycleRoleWork(lifecycle));
         }
         Map<Method, OnLeadership> methods = MethodIntrospector.selectMethods(type,
                 (MethodIntrospector.MetadataLookup<OnLeadership>) m -> AnnotatedElementUtils.findMergedAnnotation(m, OnLeadership.class));
@@ -60,20 +75,59 @@ public final class OnLeadershipRegistry implements BeanPostProcessor {
                 throw new BeanInitializationException("@OnLeadership method " + where
                         + " must take no parameter or one Leadership parameter");
             }
-            Role role = checkedRole(entry.getValue(), beanName, where);
-            add(role, new MethodRoleWork(bean, AopUtils.selectInvocableMethod(method, bean.getClass()), role.name()));
+            Role role = checkedRole("@OnLeadership", entry.getValue().role(), beanName, where);
+            Method invocable = AopUtils.selectInvocableMethod(method, bean.getClass());
+            ReflectionUtils.makeAccessible(invocable);
+            add(role, new ThreadRoleWork("krabka-work-" + role + "-" + type.getSimpleName() + "." + method.getName(),
+                    leadership -> invoke(bean, invocable, takesLeadership ? new Object[] {leadership} : new Object[0])));
+        }
+        Map<Method, LeaderListener> listeners = MethodIntrospector.selectMethods(type,
+                (MethodIntrospector.MetadataLookup<LeaderListener>) m -> AnnotatedElementUtils.findMergedAnnotation(m,
+                        LeaderListener.class));
+        for (Map.Entry<Method, LeaderListener> entry : listeners.entrySet()) {
+            Method method = entry.getKey();
+            String where = type.getName() + "." + method.getName() + "()";
+            Role role = checkedRole("@LeaderListener", placeholders.resolveRequiredPlaceholders(entry.getValue().role()),
+                    beanName, where);
+            LeaderListenerMethod listener = new LeaderListenerMethod(role, bean,
+                    AopUtils.selectInvocableMethod(method, bean.getClass()), entry.getValue(), where, placeholders,
+                    pipelines::getObject);
+            listenerMethods.add(listener);
+            add(role, listener.work());
         }
         return bean;
     }
 
-    private Role checkedRole(OnLeadership annotation, String beanName, String where) {
-        String role = annotation.role();
+    private static void invoke(Object bean, Method method, Object[] arguments) throws Throwable {
+        try {
+            method.invoke(bean, arguments);
+        } catch (InvocationTargetException e) {
+            throw e.getCause();
+        }
+    }
+
+    private Role checkedRole(String annotation, String role, String beanName, String where) {
         if (!configuredRoles.contains(role)) {
-            throw new BeanInitializationException("@OnLeadership(role = \"" + role + "\") on " + where + " (bean '" + beanName
+            throw new BeanInitializationException(annotation + "(role = \"" + role + "\") on " + where + " (bean '" + beanName
                     + "') names a role that is not configured: add it to krabka.coordination.roles (configured: "
                     + configuredRoles + ")");
         }
         return Role.of(role);
+    }
+
+    /**
+     * Builds the pipeline of every {@link LeaderListener}, so a listener that cannot run
+     * (no Spring Kafka factories, two listeners on one group and topic) fails the start
+     * of the application, not its first leadership.
+     */
+    void preparePipelines() {
+        for (LeaderListenerMethod listener : listenerMethods) {
+            try {
+                listener.pipeline();
+            } catch (BeansException | IllegalStateException e) {
+                throw new IllegalStateException("@LeaderListener " + listener + " cannot run: " + e.getMessage(), e);
+            }
+        }
     }
 
     private void add(Role role, RoleWork roleWork) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.krabka.streams.coordination.ConsumedOffsets;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.CoordinationTimeoutException;
 import io.krabka.streams.coordination.FencedException;
@@ -570,7 +571,7 @@ class LeadershipLoopTests {
                 }
 
                 @Override
-                public List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records) {
+                public List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed) {
                     if (hang.get()) {
                         awaitRelease();
                         if (!commitAfterHang.get()) {
@@ -583,7 +584,7 @@ class LeadershipLoopTests {
                     if (broken.get()) {
                         throw new CoordinationException("injected: the producer failed and could not abort");
                     }
-                    return epoch.transact(records);
+                    return epoch.transact(records, consumed);
                 }
 
                 @Override

@@ -1,0 +1,101 @@
+package io.krabka.streams.coordination.spring;
+
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.Leadership;
+import io.krabka.streams.coordination.pipeline.LeaderPipeline;
+import io.krabka.streams.coordination.pipeline.PipelineSettings;
+import java.lang.reflect.Method;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.List;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.springframework.beans.factory.BeanInitializationException;
+import org.springframework.boot.convert.DurationStyle;
+import org.springframework.core.env.PropertyResolver;
+
+/**
+ * One {@link LeaderListener} method: checked when its bean is created, its pipeline built
+ * on first use (when the leadership loop starts), run on a thread of its own per
+ * leadership.
+ */
+final class LeaderListenerMethod {
+
+    private final Role role;
+    private final String where;
+    private final PipelineSettings settings;
+    private final Object bean;
+    private final Method method;
+    private final boolean batch;
+    private final boolean takesLeadership;
+    private final Supplier<LeaderPipelines> pipelines;
+    private volatile LeaderPipeline pipeline;
+
+    LeaderListenerMethod(Role role, Object bean, Method method, LeaderListener annotation, String where,
+            PropertyResolver placeholders, Supplier<LeaderPipelines> pipelines) {
+        this.role = role;
+        this.bean = bean;
+        this.method = method;
+        this.where = where;
+        this.pipelines = pipelines;
+        Class<?>[] parameters = method.getParameterTypes();
+        boolean shapeOk = (parameters.length == 1 || parameters.length == 2 && parameters[1] == Leadership.class)
+                && (parameters[0] == ConsumerRecord.class || parameters[0] == List.class);
+        Class<?> returns = method.getReturnType();
+        boolean returnOk = returns == void.class || ProducerRecord.class.isAssignableFrom(returns)
+                || Collection.class.isAssignableFrom(returns);
+        if (!shapeOk || !returnOk) {
+            throw new BeanInitializationException("@LeaderListener method " + where + " must take a ConsumerRecord or a"
+                    + " List<ConsumerRecord>, optionally followed by a Leadership, and return a ProducerRecord, a collection"
+                    + " of them, or void");
+        }
+        this.batch = parameters[0] == List.class;
+        this.takesLeadership = parameters.length == 2;
+        try {
+            List<String> topics = Arrays.stream(annotation.topics()).map(placeholders::resolveRequiredPlaceholders).toList();
+            PipelineSettings defaults = new PipelineSettings(topics, PipelineSettings.defaultGroupId(role),
+                    PipelineSettings.DEFAULT_MAX_BATCH_RECORDS, PipelineSettings.DEFAULT_MAX_BATCH_WAIT);
+            String group = placeholders.resolveRequiredPlaceholders(annotation.groupId());
+            String records = placeholders.resolveRequiredPlaceholders(annotation.maxBatchRecords());
+            String wait = placeholders.resolveRequiredPlaceholders(annotation.maxBatchWait());
+            this.settings = defaults
+                    .withGroupId(group.isEmpty() ? defaults.groupId() : group)
+                    .withMaxBatchRecords(records.isEmpty() ? defaults.maxBatchRecords() : Integer.parseInt(records.trim()))
+                    .withMaxBatchWait(wait.isEmpty() ? defaults.maxBatchWait() : DurationStyle.detectAndParse(wait.trim()));
+        } catch (IllegalArgumentException e) {
+            throw new BeanInitializationException("@LeaderListener on " + where + " is not valid: " + e.getMessage(), e);
+        }
+    }
+
+    Role role() {
+        return role;
+    }
+
+    /** Builds the pipeline unless built; fails naming the listener when it cannot be. */
+    LeaderPipeline pipeline() {
+        LeaderPipeline built = pipeline;
+        if (built == null) {
+            synchronized (this) {
+                if (pipeline == null) {
+                    pipeline = pipelines.get().create(role, where, settings,
+                            serdes -> new LeaderListenerProcessor(bean, method, batch, takesLeadership, where, serdes));
+                }
+                built = pipeline;
+            }
+        }
+        return built;
+    }
+
+    /** The work that runs the pipeline while the role is held. */
+    RoleWork work() {
+        return new ThreadRoleWork("krabka-pipeline-" + role + "-" + method.getDeclaringClass().getSimpleName() + "."
+                + method.getName(), leadership -> pipeline().run(leadership));
+    }
+
+    @Override
+    public String toString() {
+        return where + " (" + settings.inputTopics() + ", group " + settings.groupId() + ", every "
+                + settings.maxBatchWait() + " or " + settings.maxBatchRecords() + " records)";
+    }
+}

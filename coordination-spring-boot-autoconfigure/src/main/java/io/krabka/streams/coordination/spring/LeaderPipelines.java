@@ -1,0 +1,67 @@
+package io.krabka.streams.coordination.spring;
+
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.pipeline.BatchProcessor;
+import io.krabka.streams.coordination.pipeline.LeaderPipeline;
+import io.krabka.streams.coordination.pipeline.PipelineSettings;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+import org.springframework.kafka.core.ConsumerFactory;
+import org.springframework.kafka.core.ProducerFactory;
+
+/**
+ * The {@link LeaderListener} pipelines of this member, built on Spring Kafka's factories:
+ * the consumer factory's settings (connection, security) for the input, its
+ * deserializers and the producer factory's serializers for the listener methods.
+ */
+public final class LeaderPipelines {
+
+    private final ConsumerFactory<?, ?> consumers;
+    private final ProducerFactory<?, ?> producers;
+    // Built with the first pipeline: an application without listeners needs no serializers.
+    private PipelineSerdes serdes;
+    private final List<Entry> entries = new ArrayList<>();
+
+    /** One pipeline, with the role it runs under and the listener it serves. */
+    public record Entry(Role role, String listener, LeaderPipeline pipeline) {
+    }
+
+    public LeaderPipelines(ConsumerFactory<?, ?> consumers, ProducerFactory<?, ?> producers) {
+        this.consumers = consumers;
+        this.producers = producers;
+    }
+
+    /**
+     * Builds the pipeline of one listener. Two pipelines must not commit offsets of the
+     * same topic in the same group: each would skip or repeat the other's input.
+     */
+    synchronized LeaderPipeline create(Role role, String listener, PipelineSettings settings,
+            Function<PipelineSerdes, BatchProcessor> processor) {
+        for (Entry entry : entries) {
+            PipelineSettings other = entry.pipeline().settings();
+            if (other.groupId().equals(settings.groupId())
+                    && other.inputTopics().stream().anyMatch(settings.inputTopics()::contains)) {
+                throw new IllegalStateException(listener + " and " + entry.listener() + " both read " + other.inputTopics()
+                        + " with group " + settings.groupId() + ": give one of them its own groupId");
+            }
+        }
+        if (serdes == null) {
+            serdes = PipelineSerdes.of(consumers, producers);
+        }
+        LeaderPipeline pipeline = LeaderPipeline.create(consumers.getConfigurationProperties(), settings,
+                processor.apply(serdes));
+        entries.add(new Entry(role, listener, pipeline));
+        return pipeline;
+    }
+
+    /** Every pipeline built so far. */
+    public synchronized List<Entry> entries() {
+        return List.copyOf(entries);
+    }
+
+    /** The pipelines of {@code role}. */
+    public synchronized List<Entry> entries(Role role) {
+        return entries.stream().filter(entry -> entry.role().equals(role)).toList();
+    }
+}

@@ -1,0 +1,85 @@
+package io.krabka.streams.coordination.spring;
+
+import java.util.Map;
+import java.util.Optional;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.serialization.Serializer;
+import org.apache.kafka.common.utils.Utils;
+import org.springframework.kafka.core.ConsumerFactory;
+import org.springframework.kafka.core.ProducerFactory;
+
+/**
+ * The deserializers and serializers of {@link LeaderListener} methods: those of Spring
+ * Kafka's consumer and producer factories (instances given to the factories, else the
+ * classes of {@code spring.kafka.consumer.*} and {@code spring.kafka.producer.*}).
+ */
+record PipelineSerdes(Deserializer<Object> keyDeserializer, Deserializer<Object> valueDeserializer,
+        Serializer<Object> keySerializer, Serializer<Object> valueSerializer) {
+
+    @SuppressWarnings("unchecked")
+    static PipelineSerdes of(ConsumerFactory<?, ?> consumers, ProducerFactory<?, ?> producers) {
+        Map<String, Object> consumerSettings = consumers.getConfigurationProperties();
+        Map<String, Object> producerSettings = producers.getConfigurationProperties();
+        return new PipelineSerdes(
+                Optional.ofNullable((Deserializer<Object>) consumers.getKeyDeserializer()).orElseGet(() ->
+                        configured(consumerSettings, ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, Deserializer.class, true)),
+                Optional.ofNullable((Deserializer<Object>) consumers.getValueDeserializer()).orElseGet(() ->
+                        configured(consumerSettings, ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, Deserializer.class, false)),
+                Optional.ofNullable((Serializer<Object>) producers.getKeySerializer()).orElseGet(() ->
+                        configured(producerSettings, ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, Serializer.class, true)),
+                Optional.ofNullable((Serializer<Object>) producers.getValueSerializer()).orElseGet(() ->
+                        configured(producerSettings, ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, Serializer.class, false)));
+    }
+
+    /** An instance of the class a setting names, configured with the factory's settings. */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static <T> T configured(Map<String, Object> settings, String name, Class<T> type, boolean isKey) {
+        Object value = settings.get(name);
+        try {
+            Object instance;
+            if (value instanceof Class<?> clazz) {
+                instance = Utils.newInstance(clazz);
+            } else if (value instanceof String className) {
+                instance = Utils.newInstance(className, type);
+            } else if (type.isInstance(value)) {
+                return (T) value;
+            } else {
+                throw new ConfigException(name, value, "names no " + type.getSimpleName()
+                        + ": set spring.kafka.consumer/producer key and value (de)serializers");
+            }
+            if (!type.isInstance(instance)) {
+                throw new ConfigException(name, value, "is not a " + type.getName());
+            }
+            if (instance instanceof Deserializer deserializer) {
+                deserializer.configure(settings, isKey);
+            } else if (instance instanceof Serializer serializer) {
+                serializer.configure(settings, isKey);
+            }
+            return (T) instance;
+        } catch (ClassNotFoundException | KafkaException e) {
+            throw new ConfigException(name, value, "cannot be instantiated for @LeaderListener: " + e.getMessage());
+        }
+    }
+
+    ConsumerRecord<Object, Object> deserialize(ConsumerRecord<byte[], byte[]> record) {
+        Object key = keyDeserializer.deserialize(record.topic(), record.headers(), record.key());
+        Object value = valueDeserializer.deserialize(record.topic(), record.headers(), record.value());
+        return new ConsumerRecord<>(record.topic(), record.partition(), record.offset(), record.timestamp(),
+                record.timestampType(), record.serializedKeySize(), record.serializedValueSize(), key, value, record.headers(),
+                record.leaderEpoch());
+    }
+
+    @SuppressWarnings("unchecked")
+    ProducerRecord<byte[], byte[]> serialize(ProducerRecord<?, ?> record) {
+        ProducerRecord<Object, Object> typed = (ProducerRecord<Object, Object>) record;
+        byte[] key = keySerializer.serialize(typed.topic(), typed.headers(), typed.key());
+        byte[] value = valueSerializer.serialize(typed.topic(), typed.headers(), typed.value());
+        return new ProducerRecord<>(typed.topic(), typed.partition(), typed.timestamp(), key, value, typed.headers());
+    }
+}

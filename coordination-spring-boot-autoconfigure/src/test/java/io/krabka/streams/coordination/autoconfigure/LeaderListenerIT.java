@@ -1,0 +1,271 @@
+package io.krabka.streams.coordination.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.Leadership;
+import io.krabka.streams.coordination.kafka.KafkaTestCluster;
+import io.krabka.streams.coordination.spring.LeaderListener;
+import io.krabka.streams.coordination.spring.LeaderPipelines;
+import io.krabka.streams.coordination.spring.LeadershipLoop;
+import io.krabka.streams.coordination.spring.MemberRoleState;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.IntFunction;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.kafka.support.KafkaHeaders;
+
+/**
+ * {@link LeaderListener} methods in Spring Boot members on a real KRaft broker: exactly
+ * one output per input across a release, Spring Kafka's serializers, dead letters, and
+ * listeners that cannot run failing the start.
+ */
+class LeaderListenerIT {
+
+    private static final Role CONTROLLER = Role.of("controller");
+    private static KafkaTestCluster cluster;
+
+    private final List<ConfigurableApplicationContext> apps = new CopyOnWriteArrayList<>();
+    private final String suffix = UUID.randomUUID().toString().substring(0, 8);
+    private final String requests = "requests-" + suffix;
+    private final String commands = "commands-" + suffix;
+
+    @BeforeAll
+    static void startCluster() {
+        cluster = KafkaTestCluster.start();
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        cluster.close();
+    }
+
+    @AfterEach
+    void closeApps() {
+        apps.forEach(ConfigurableApplicationContext::close);
+    }
+
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    static class ListenerApp {
+
+        @Bean
+        @ConditionalOnProperty(name = "test.listener", havingValue = "one-record")
+        OneRecordListener oneRecordListener() {
+            return new OneRecordListener();
+        }
+
+        @Bean
+        @ConditionalOnProperty(name = "test.listener", havingValue = "batch")
+        BatchListener batchListener() {
+            return new BatchListener();
+        }
+
+        @Bean
+        @ConditionalOnProperty(name = "test.listener", havingValue = "wrong-signature")
+        WrongSignature wrongSignature() {
+            return new WrongSignature();
+        }
+
+        @Bean
+        @ConditionalOnProperty(name = "test.listener", havingValue = "shared-group")
+        SharedGroup sharedGroup() {
+            return new SharedGroup();
+        }
+    }
+
+    /** One command per request, stamped with the leader; a request named "poison..." throws. */
+    static class OneRecordListener {
+        @LeaderListener(role = "controller", topics = "${test.requests}", maxBatchRecords = "50")
+        ProducerRecord<String, String> onRequest(ConsumerRecord<String, String> request, Leadership leadership) {
+            if (request.value().startsWith("poison")) {
+                throw new IllegalArgumentException("cannot handle " + request.value());
+            }
+            return new ProducerRecord<>(request.topic().replace("requests", "commands"), 0, request.key(),
+                    request.value() + "," + leadership.member().value() + "," + leadership.term());
+        }
+    }
+
+    /** Doubles integers, a batch at a time. */
+    static class BatchListener {
+        @LeaderListener(role = "controller", topics = "${test.requests}", groupId = "doubler", maxBatchWait = "50ms")
+        List<ProducerRecord<String, Integer>> onRequests(List<ConsumerRecord<String, Integer>> requests) {
+            List<ProducerRecord<String, Integer>> doubled = new ArrayList<>();
+            for (ConsumerRecord<String, Integer> request : requests) {
+                doubled.add(new ProducerRecord<>(request.topic().replace("requests", "commands"), 0, request.key(),
+                        request.value() * 2));
+            }
+            return doubled;
+        }
+    }
+
+    static class WrongSignature {
+        @LeaderListener(role = "controller", topics = "${test.requests}")
+        void onRequest(String request) {
+            throw new AssertionError("never called");
+        }
+    }
+
+    static class SharedGroup {
+        @LeaderListener(role = "controller", topics = "${test.requests}")
+        void first(ConsumerRecord<String, String> request) {
+        }
+
+        @LeaderListener(role = "controller", topics = "${test.requests}")
+        void second(ConsumerRecord<String, String> request) {
+        }
+    }
+
+    private ConfigurableApplicationContext start(String member, String listener, String... more) {
+        ConfigurableApplicationContext app = new SpringApplicationBuilder(ListenerApp.class).properties(Map.of(
+                "spring.kafka.bootstrap-servers", cluster.bootstrapServers(),
+                "spring.main.web-application-type", "none",
+                "krabka.coordination.member-id", member,
+                "krabka.coordination.roles", "controller",
+                "krabka.coordination.lease.duration", "3s",
+                "krabka.coordination.lease.renew-interval", "1s",
+                "krabka.coordination.lease.challenge-stagger", "1s",
+                "test.listener", listener,
+                "test.requests", requests))
+                .properties("krabka.coordination.topic.replication-factor=1", "krabka.coordination.topic.allow-unsafe=true",
+                        "krabka.coordination.topic.partitions=3", "krabka.coordination.topic.name=coordination-" + suffix)
+                .properties(more)
+                .run();
+        apps.add(app);
+        return app;
+    }
+
+    private static LeadershipLoop loop(ConfigurableApplicationContext app) {
+        return app.getBean(LeadershipLoop.class);
+    }
+
+    @Test
+    void eachRequestGetsExactlyOneCommandAcrossAReleaseAndAFailingRequestGoesToTheDeadLetterTopic() {
+        cluster.createTopic(requests, 2);
+        cluster.createTopic(commands, 1);
+        cluster.createTopic(requests + ".DLT", 1);
+        ConfigurableApplicationContext a = start("a", "one-record");
+        ConfigurableApplicationContext b = start("b", "one-record");
+        produce(requests, 0, 150, i -> ("r" + i).getBytes(StandardCharsets.UTF_8));
+        await().atMost(Duration.ofSeconds(30)).until(() -> committed(commands).size() == 150);
+
+        ConfigurableApplicationContext leader = loop(a).state(CONTROLLER) == MemberRoleState.LEADER ? a : b;
+        ConfigurableApplicationContext standby = leader == a ? b : a;
+        assertThat(loop(leader).release(CONTROLLER)).isTrue();
+        produce(requests, 150, 300, i -> ("r" + i).getBytes(StandardCharsets.UTF_8));
+        produce(requests, 0, 1, i -> "poison-1".getBytes(StandardCharsets.UTF_8));
+        await().atMost(Duration.ofSeconds(30)).until(() -> committed(commands).size() == 300
+                && committed(requests + ".DLT").size() == 1);
+
+        List<String> log = committed(commands).stream().map(r -> new String(r.value(), StandardCharsets.UTF_8)).toList();
+        Map<String, Long> perRequest = log.stream().collect(Collectors.groupingBy(c -> c.split(",")[0], Collectors.counting()));
+        assertThat(perRequest).hasSize(300).allSatisfy((request, count) -> assertThat(count).as(request).isEqualTo(1));
+        assertThat(log).extracting(c -> Long.parseLong(c.split(",")[2])).isSortedAccordingTo(Long::compare);
+        assertThat(log).extracting(c -> c.split(",")[1]).as("the standby took over after the release")
+                .contains(loop(leader).member().value(), loop(standby).member().value());
+
+        ConsumerRecord<byte[], byte[]> dead = committed(requests + ".DLT").get(0);
+        assertThat(new String(dead.value(), StandardCharsets.UTF_8)).isEqualTo("poison-1");
+        assertThat(new String(dead.headers().lastHeader(KafkaHeaders.DLT_EXCEPTION_MESSAGE).value(), StandardCharsets.UTF_8))
+                .isEqualTo("cannot handle poison-1");
+        assertThat(new String(dead.headers().lastHeader(KafkaHeaders.DLT_ORIGINAL_TOPIC).value(), StandardCharsets.UTF_8))
+                .isEqualTo(requests);
+        assertThat(loop(standby).state(CONTROLLER)).isEqualTo(MemberRoleState.LEADER);
+        assertThat(standby.getBean(LeaderPipelines.class).entries(CONTROLLER)).singleElement()
+                .satisfies(entry -> assertThat(entry.pipeline().processedRecords()).isGreaterThanOrEqualTo(151));
+    }
+
+    @Test
+    void aBatchListenerUsesSpringKafkasSerializersAndARecordThatCannotBeDeserializedGoesToTheDeadLetterTopic() {
+        cluster.createTopic(requests, 1);
+        cluster.createTopic(commands, 1);
+        cluster.createTopic(requests + ".DLT", 1);
+        start("a", "batch",
+                "spring.kafka.consumer.value-deserializer=org.apache.kafka.common.serialization.IntegerDeserializer",
+                "spring.kafka.producer.value-serializer=org.apache.kafka.common.serialization.IntegerSerializer");
+        produce(requests, 1, 4, i -> ByteBuffer.allocate(4).putInt(i).array());
+        produce(requests, 0, 1, i -> new byte[] {1, 2, 3});
+        produce(requests, 4, 6, i -> ByteBuffer.allocate(4).putInt(i).array());
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> committed(commands).size() == 5
+                && committed(requests + ".DLT").size() == 1);
+        assertThat(committed(commands)).extracting(r -> ByteBuffer.wrap(r.value()).getInt()).containsExactly(2, 4, 6, 8, 10);
+        ConsumerRecord<byte[], byte[]> dead = committed(requests + ".DLT").get(0);
+        assertThat(dead.value()).containsExactly(1, 2, 3);
+        assertThat(ByteBuffer.wrap(dead.headers().lastHeader(KafkaHeaders.DLT_ORIGINAL_OFFSET).value()).getLong()).isEqualTo(3);
+    }
+
+    @Test
+    void aListenerWithAnUnsupportedSignatureFailsTheStartNamingTheMethod() {
+        assertThatThrownBy(() -> start("a", "wrong-signature"))
+                .rootCause()
+                .hasMessageContaining(WrongSignature.class.getName() + ".onRequest()")
+                .hasMessageContaining("must take a ConsumerRecord");
+    }
+
+    @Test
+    void twoListenersCommittingTheSameTopicInOneGroupFailTheStart() {
+        assertThatThrownBy(() -> start("a", "shared-group"))
+                .hasStackTraceContaining("give one of them its own groupId")
+                .hasStackTraceContaining("controller-pipeline");
+    }
+
+    private static void produce(String topic, int from, int to, IntFunction<byte[]> value) {
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
+            for (int i = from; i < to; i++) {
+                producer.send(new ProducerRecord<>(topic, ("k" + i).getBytes(StandardCharsets.UTF_8), value.apply(i)));
+            }
+        }
+    }
+
+    /** The committed records of partition 0 of {@code topic}, as a read_committed reader sees them. */
+    private static List<ConsumerRecord<byte[], byte[]>> committed(String topic) {
+        Map<String, Object> settings = new HashMap<>();
+        settings.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers());
+        settings.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        settings.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        settings.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(settings)) {
+            TopicPartition partition = new TopicPartition(topic, 0);
+            consumer.assign(List.of(partition));
+            consumer.seekToBeginning(List.of(partition));
+            long end = consumer.endOffsets(List.of(partition)).get(partition);
+            while (consumer.position(partition) < end) {
+                consumer.poll(Duration.ofMillis(100)).forEach(records::add);
+            }
+        }
+        return records;
+    }
+}
