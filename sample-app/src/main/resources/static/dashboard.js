@@ -123,7 +123,7 @@
     body.replaceChildren();
     if (!device.last || device.last.length === 0) {
       const row = body.insertRow();
-      cell(row, 'No commands yet', 'empty').colSpan = 7;
+      cell(row, 'No commands yet', 'empty').colSpan = 8;
       return;
     }
     for (const c of device.last) {
@@ -132,6 +132,7 @@
       cell(row, c.member);
       cell(row, c.term);
       cell(row, c.seq);
+      cell(row, c.requestId || 'periodic');
       cell(row, c.producerEpoch);
       cell(row, preciseTime(c.sentAt));
       const verdict = cell(row, '');
@@ -139,6 +140,30 @@
       tag.className = 'badge ' + c.verdict;
       tag.textContent = c.verdict;
       verdict.replaceChildren(tag);
+    }
+  }
+
+  function renderRequests(answers, backlog) {
+    text('requests-waiting', backlog ? backlog.waiting : null);
+    text('requests-here', backlog ? backlog.handledHere : null);
+    text('requests-answered', answers ? answers.answered : null);
+    text('requests-twice', answers ? answers.answeredTwice : null);
+    $('requests-twice').className = 'big' + (answers && answers.answeredTwice > 0 ? ' bad' : '');
+    const body = $('answers');
+    body.replaceChildren();
+    if (!answers || answers.last.length === 0) {
+      const row = body.insertRow();
+      cell(row, 'No requests yet', 'empty').colSpan = 6;
+      return;
+    }
+    for (const c of answers.last) {
+      const row = body.insertRow();
+      cell(row, c.offset);
+      cell(row, c.requestId);
+      cell(row, c.member);
+      cell(row, c.term);
+      cell(row, c.seq);
+      cell(row, preciseTime(c.sentAt));
     }
   }
 
@@ -154,6 +179,8 @@
       const [coordination, device] = await Promise.all([fetchJson('actuator/coordination'), fetchJson('device')]);
       renderRole(coordination);
       renderDevice(device);
+      // The backlog needs the cluster's answer; without it the rest of the page still updates.
+      renderRequests(device.requests, await fetchJson('requests').catch(() => null));
       status.textContent = 'Updated ' + time(new Date().toISOString());
       status.className = '';
     } catch (e) {
@@ -174,6 +201,20 @@
       text('release-result', result.detail);
     } catch (e) {
       text('release-result', 'Release failed: ' + e.message);
+    }
+  });
+
+  // What an operator's tool would do: requests into sample-requests, for the leader's pipeline.
+  $('send-requests').addEventListener('click', async () => {
+    $('send-requests').disabled = true;
+    try {
+      const response = await fetch('requests?count=200', { method: 'POST' });
+      const result = await response.json();
+      text('send-result', response.ok ? 'Sent ' + result.ids.length + ' requests' : 'Refused: ' + (result.detail || response.status));
+    } catch (e) {
+      text('send-result', 'Sending failed: ' + e.message);
+    } finally {
+      $('send-requests').disabled = false;
     }
   });
 

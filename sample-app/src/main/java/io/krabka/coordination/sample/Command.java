@@ -12,6 +12,14 @@ import java.time.Instant;
  * @param producerId the producer id of the leadership's token when it was sent
  * @param producerEpoch the producer epoch of the leadership's token when it was sent
  * @param sentAt when the dispatcher built it
+ * @param requestId the id of the request this command answers; null for the periodic
+ *     commands, which answer none. Request commands count {@code seq} on their own.
  */
-public record Command(String member, long term, long seq, long producerId, short producerEpoch, Instant sentAt) {
+public record Command(String member, long term, long seq, long producerId, short producerEpoch, Instant sentAt,
+        String requestId) {
+
+    /** A periodic command, which answers no request. */
+    public static Command periodic(String member, long term, long seq, long producerId, short producerEpoch, Instant sentAt) {
+        return new Command(member, term, seq, producerId, producerEpoch, sentAt, null);
+    }
 }

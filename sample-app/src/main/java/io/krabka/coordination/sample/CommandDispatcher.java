@@ -51,7 +51,7 @@ public class CommandDispatcher {
         log.info("{} dispatches a command every {} to {} under term {}", member, interval, topic, term);
         for (long seq = 0; ; seq++) {
             FencingToken token = leadership.token();
-            Command command = new Command(member, term, seq, token.producerId(), token.producerEpoch(), Instant.now());
+            Command command = Command.periodic(member, term, seq, token.producerId(), token.producerEpoch(), Instant.now());
             try {
                 leadership.write(new ProducerRecord<>(topic, KEY, json.writeValueAsBytes(command)));
             } catch (FencedException fenced) {

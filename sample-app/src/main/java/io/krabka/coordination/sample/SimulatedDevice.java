@@ -5,8 +5,10 @@ import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -46,6 +48,10 @@ public class SimulatedDevice implements SmartLifecycle {
     private final Map<String, Long> accepted = new TreeMap<>();
     private final Map<String, Long> rejected = new TreeMap<>();
     private final Deque<Received> last = new ArrayDeque<>();
+    // Commands that answer a request: which requests were answered, and which twice.
+    private final Set<String> answered = new HashSet<>();
+    private final Deque<Received> lastAnswers = new ArrayDeque<>();
+    private long answeredTwice;
     private long highestTerm = -1;
     private long malformed;
     private long readUpTo;
@@ -72,7 +78,8 @@ public class SimulatedDevice implements SmartLifecycle {
     /** What the device has seen, for {@code GET /device}. */
     public synchronized DeviceReport report() {
         return new DeviceReport(highestTerm < 0 ? null : highestTerm, new TreeMap<>(accepted), new TreeMap<>(rejected),
-                List.copyOf(last), malformed, readUpTo);
+                List.copyOf(last), malformed, readUpTo,
+                new Answers(answered.size(), answeredTwice, List.copyOf(lastAnswers)));
     }
 
     synchronized void receive(long offset, byte[] value) {
@@ -97,10 +104,22 @@ public class SimulatedDevice implements SmartLifecycle {
             log.warn("Device rejected command {} of term {} from {}: it already obeys term {}", command.seq(),
                     command.term(), command.member(), highestTerm);
         }
-        last.addFirst(new Received(offset, command.member(), command.term(), command.seq(), command.producerId(),
-                command.producerEpoch(), command.sentAt(), accept ? "accepted" : "rejected"));
-        while (last.size() > KEPT) {
-            last.removeLast();
+        Received received = new Received(offset, command.member(), command.term(), command.seq(), command.producerId(),
+                command.producerEpoch(), command.sentAt(), accept ? "accepted" : "rejected", command.requestId());
+        keep(last, received);
+        if (command.requestId() != null) {
+            if (!answered.add(command.requestId())) {
+                answeredTwice++;
+                log.warn("Device got a second command for request {} at offset {}", command.requestId(), offset);
+            }
+            keep(lastAnswers, received);
+        }
+    }
+
+    private static void keep(Deque<Received> newestFirst, Received received) {
+        newestFirst.addFirst(received);
+        while (newestFirst.size() > KEPT) {
+            newestFirst.removeLast();
         }
     }
 
@@ -173,13 +192,24 @@ public class SimulatedDevice implements SmartLifecycle {
      * @param last the newest commands, newest first
      * @param malformed records that were not a command
      * @param readUpTo the offset after the last record read
+     * @param requests the commands that answer requests
      */
     public record DeviceReport(Long highestTerm, Map<String, Long> accepted, Map<String, Long> rejected,
-            List<Received> last, long malformed, long readUpTo) {
+            List<Received> last, long malformed, long readUpTo, Answers requests) {
+    }
+
+    /**
+     * The commands that answer requests, as the device saw them.
+     *
+     * @param answered distinct requests with a command
+     * @param answeredTwice commands for a request that already had one: exactly once means 0
+     * @param last the newest of them, newest first
+     */
+    public record Answers(long answered, long answeredTwice, List<Received> last) {
     }
 
     /** One command as the device saw it. */
     public record Received(long offset, String member, long term, long seq, long producerId, short producerEpoch,
-            Instant sentAt, String verdict) {
+            Instant sentAt, String verdict, String requestId) {
     }
 }

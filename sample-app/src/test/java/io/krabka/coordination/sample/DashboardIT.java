@@ -52,7 +52,7 @@ class DashboardIT {
     }
 
     @Test
-    void showsTheHolderItsTermAndTheDevice() throws Exception {
+    void showsTheHolderItsTermTheDeviceAndTheRequestsItAnswered() throws Exception {
         if (!Files.isExecutable(CHROMIUM) || !Files.isExecutable(CHROMEDRIVER)) {
             fail("This test needs Debian's headless Chromium and its driver at " + CHROMIUM + " and " + CHROMEDRIVER
                     + ": apt-get install -y chromium chromium-driver (.ci/run installs them)");
@@ -84,6 +84,19 @@ class DashboardIT {
             assertThat(text(browser, "rejected")).isEqualTo("none");
             assertThat(text(browser, "lease-left")).contains("s left");
             assertThat(browser.findElements(By.cssSelector("#roster tr"))).hasSize(1);
+
+            // Requests through the leader's pipeline: each answered once, nothing left waiting.
+            browser.findElement(By.id("send-requests")).click();
+            await("the dashboard shows 200 requests answered once each and none waiting")
+                    .atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250)).ignoreExceptions()
+                    .until(() -> text(browser, "requests-answered").equals("200") && text(browser, "requests-waiting").equals("0"));
+            assertThat(text(browser, "send-result")).isEqualTo("Sent 200 requests");
+            assertThat(text(browser, "requests-twice")).isEqualTo("0");
+            assertThat(text(browser, "requests-here")).isEqualTo("200");
+            // The table is redrawn every poll: read it within one redraw, retrying a stale read.
+            await("the last 20 answers name their requests").atMost(Duration.ofSeconds(10)).ignoreExceptions()
+                    .untilAsserted(() -> assertThat(browser.findElements(By.cssSelector("#answers tr td:nth-child(2)")))
+                            .hasSize(20).allSatisfy(requestId -> assertThat(requestId.getText()).startsWith("req-")));
 
             Path screenshot = Path.of(System.getProperty("sample.target", "target")).resolve("dashboard.png");
             Files.createDirectories(screenshot.getParent());

@@ -36,8 +36,9 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The packaged application, twice, as separate JVMs on a real broker: the leader is
- * killed with SIGKILL, the standby takes over within a lease plus a stagger, and the
- * committed command log shows that no two leaderships ever interleaved.
+ * killed with SIGKILL while requests flow through its pipeline, the standby takes over
+ * within a lease plus a stagger, and the committed command log shows that no two
+ * leaderships ever interleaved and that every request got exactly one command.
  */
 class FailoverEndToEndIT {
 
@@ -93,6 +94,8 @@ class FailoverEndToEndIT {
                 .ignoreExceptions()
                 .until(() -> device(survivor).path("accepted").path(leader).asLong() >= 5);
 
+        // Requests flow through the leader's pipeline while it is killed.
+        List<String> requested = new ArrayList<>(sendRequests(survivor, 300));
         Process killed = members.get(leader).process();
         killed.destroyForcibly(); // SIGKILL on Linux: no release, no tombstone
         long killedAt = System.nanoTime();
@@ -106,6 +109,11 @@ class FailoverEndToEndIT {
                 takeover.toMillis(), LEASE, STAGGER, TAKEOVER_BOUND);
         assertThat(takeover).isLessThanOrEqualTo(TAKEOVER_BOUND);
 
+        requested.addAll(sendRequests(survivor, 300));
+        await("every request answered and none waiting").atMost(Duration.ofSeconds(60)).ignoreExceptions()
+                .until(() -> device(survivor).path("requests").path("answered").asLong() == requested.size()
+                        && get(survivor, "/requests").path("waiting").asLong() == 0);
+
         JsonNode role = role(survivor);
         assertThat(role.path("holder").asString()).isEqualTo(survivor);
         long secondTerm = role.path("token").path("term").asLong();
@@ -117,7 +125,9 @@ class FailoverEndToEndIT {
 
         List<JsonNode> commands = readCommittedCommands();
         Map<Long, String> memberOfTerm = new LinkedHashMap<>();
-        Map<Long, Long> lastSeqOfTerm = new HashMap<>();
+        // Periodic commands and request commands count seq each on their own.
+        Map<String, Long> lastSeqOfTerm = new HashMap<>();
+        Map<String, Integer> commandsPerRequest = new HashMap<>();
         long previousTerm = -1;
         for (JsonNode command : commands) {
             long term = command.path("term").asLong();
@@ -129,7 +139,11 @@ class FailoverEndToEndIT {
             if (owner != null) {
                 assertThat(member).as("one member per term: %s", command).isEqualTo(owner);
             }
-            Long lastSeq = lastSeqOfTerm.put(term, seq);
+            JsonNode requestId = command.path("requestId");
+            if (requestId.isString()) {
+                commandsPerRequest.merge(requestId.asString(), 1, Integer::sum);
+            }
+            Long lastSeq = lastSeqOfTerm.put(term + (requestId.isString() ? "/request" : "/periodic"), seq);
             if (lastSeq != null) {
                 assertThat(seq).as("seq grows within term %d: %s", term, command).isGreaterThan(lastSeq);
             }
@@ -137,7 +151,11 @@ class FailoverEndToEndIT {
         assertThat(memberOfTerm).containsEntry(firstTerm, leader).containsEntry(secondTerm, survivor);
         assertThat(memberOfTerm.keySet()).last().isEqualTo(secondTerm);
 
+        assertThat(commandsPerRequest).as("one command per request, none missing, none for a request never sent")
+                .containsOnlyKeys(requested).allSatisfy((request, count) -> assertThat(count).as(request).isEqualTo(1));
+
         JsonNode device = device(survivor);
+        assertThat(device.path("requests").path("answeredTwice").asLong()).isZero();
         assertThat(device.path("highestTerm").asLong()).isEqualTo(secondTerm);
         assertThat(device.path("rejected").path(survivor).asLong(0)).as("commands of the live leader rejected").isZero();
         assertThat(device.path("rejected").size()).as("rejected commands: %s", device.path("rejected")).isZero();
@@ -175,6 +193,18 @@ class FailoverEndToEndIT {
         Files.createDirectories(log.getParent());
         Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         members.put(id, new Member(id, port, process));
+    }
+
+    /** Sends requests through a member's {@code POST /requests}; returns their ids once the broker acknowledged all. */
+    private List<String> sendRequests(String member, int count) throws Exception {
+        URI uri = URI.create("http://127.0.0.1:" + members.get(member).port() + "/requests?count=" + count);
+        HttpResponse<String> response = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30))
+                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(response.statusCode()).as("POST %s: %s", uri, response.body()).isEqualTo(200);
+        List<String> ids = new ArrayList<>();
+        json.readTree(response.body()).path("ids").forEach(id -> ids.add(id.asString()));
+        assertThat(ids).hasSize(count);
+        return ids;
     }
 
     private JsonNode role(String member) throws Exception {
