@@ -373,7 +373,7 @@ public final class Contender implements AutoCloseable {
     private Duration contend() {
         CoordinationClient.Attempt attempt;
         try {
-            attempt = client.attempt(role, member);
+            attempt = client.attempt(role, member, false);
             reachable();
         } catch (CoordinationAuthorizationException | CoordinationConfigurationException refusedForGood) {
             // Neither heals by itself: say it once, look again now and then.
@@ -396,6 +396,8 @@ public final class Contender implements AutoCloseable {
 
     private void grant(Leadership leadership) {
         Tenure held = new Tenure(leadership);
+        // What the standby's last wait read predates the grant: the first hold pass reads anew.
+        justRead = null;
         tenure = held;
         log.info("Member {} holds role {} with {}", member, role, leadership.token());
         callback(() -> {
@@ -406,6 +408,15 @@ public final class Contender implements AutoCloseable {
                 finish(held, LeadershipEndCause.FAILED, failure);
             }
         });
+        // After the grant is handed on, off the handover's path: the writes that make current() true.
+        try {
+            leadership.confirm();
+        } catch (FencedException ended) {
+            finish(held, null, ended);
+        } catch (CoordinationException failed) {
+            // current() turns true with the next renewal instead.
+            log.info("Role {} was granted to {}, but confirming its epoch failed: {}", role, member, failed.getMessage());
+        }
     }
 
     private Duration hold(Tenure held) {
@@ -472,6 +483,10 @@ public final class Contender implements AutoCloseable {
                 return false;
             }
             long offset = state.lease().map(LeaseState::offset).orElse(-1L);
+            if (offset < held.leadership.term()) {
+                // A lease older than this member's own grant: history, not a newer holder.
+                return false;
+            }
             if (held.leadership.confirmFenced()) {
                 log.info("Role {} was taken by {}", role, stepDown.newHolder());
                 finish(held, null, null);

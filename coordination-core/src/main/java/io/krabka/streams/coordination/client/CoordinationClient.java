@@ -182,6 +182,17 @@ public final class CoordinationClient implements AutoCloseable {
     }
 
     Attempt attempt(Role role, MemberId me) {
+        return attempt(role, me, true);
+    }
+
+    /**
+     * One election pass.
+     *
+     * @param confirm whether a grant also writes the confirming leases that make
+     *     {@code current()} true before it returns; a contender confirms after it handed
+     *     the grant on, to keep those writes off the handover's path
+     */
+    Attempt attempt(Role role, MemberId me, boolean confirm) {
         requireOpen();
         Leadership current = held.get(role);
         if (current != null && current.isActive()) {
@@ -210,7 +221,11 @@ public final class CoordinationClient implements AutoCloseable {
         state = withBoundedLease(role, state);
         Decision decision = Succession.evaluate(state, me, false, config, clock.instant());
         if (decision instanceof Decision.Challenge) {
-            return new Attempt(challenge(role, me, state), decision);
+            return new Attempt(challenge(role, me, state, confirm), decision);
+        }
+        if (decision instanceof Decision.Wait next && next.rank() == 0) {
+            // Next in line: build and connect the role's producer now, not at the challenge.
+            transport.prepareEpoch(role);
         }
         return new Attempt(null, decision);
     }
@@ -298,10 +313,10 @@ public final class CoordinationClient implements AutoCloseable {
         return registered;
     }
 
-    private Leadership challenge(Role role, MemberId me, RoleState state) {
+    private Leadership challenge(Role role, MemberId me, RoleState state, boolean confirm) {
         RoleEpoch epoch = transport.initEpoch(role);
         try {
-            Leadership leadership = Leadership.grant(this, transport, epoch, me);
+            Leadership leadership = Leadership.grant(this, transport, epoch, me, confirm);
             held.put(role, leadership);
             prune(role, me, state);
             return leadership;

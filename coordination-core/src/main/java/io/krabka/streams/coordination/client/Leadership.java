@@ -59,6 +59,8 @@ public final class Leadership implements AutoCloseable {
     private static final int MAX_CONFIRMS = 3;
     private static final Duration FIRST_RETRY = Duration.ofMillis(50);
     private static final Duration LAST_RETRY = Duration.ofSeconds(1);
+    /** How long a release waits for the coordinator to complete its tombstone's transaction. */
+    private static final Duration COMPLETION_WAIT = Duration.ofMillis(500);
 
     private final CoordinationClient client;
     private final CoordinationTransport transport;
@@ -137,23 +139,41 @@ public final class Leadership implements AutoCloseable {
 
     /**
      * Writes the grant lease with the epoch described right after InitProducerId (a
-     * race there can only make this write fail), takes its offset as the term, learns
-     * the step, and writes a confirming lease so {@code current()} turns true.
+     * race there can only make this write fail), takes its offset as the term, and, with
+     * {@code confirm}, learns the step and writes a confirming lease so {@code current()}
+     * turns true (otherwise {@link #confirm()} does that later).
      */
-    static Leadership grant(CoordinationClient client, CoordinationTransport transport, RoleEpoch epoch, MemberId member) {
+    static Leadership grant(CoordinationClient client, CoordinationTransport transport, RoleEpoch epoch, MemberId member,
+            boolean confirm) {
         ProducerState initial = transport.describeEpoch(epoch.role()).orElseThrow(() -> new RetriableCoordinationException(
                 "the coordinator reports no epoch for role " + epoch.role() + " right after InitProducerId", null));
         Leadership leadership = new Leadership(client, transport, epoch, member, initial);
         List<RecordMetadata> grant = leadership.transact(List.of(), ConsumedOffsets.NONE, false);
         leadership.term = grant.get(0).offset();
-        // Confirm until a lease carried a prediction. The first transactions of a new
-        // producer often open connections (to partition leaders), which make the step
-        // untrusted for one more transaction; on one broker a single confirm suffices.
-        for (int confirm = 0; confirm < MAX_CONFIRMS && !leadership.lastLeasePredicted; confirm++) {
-            leadership.transact(List.of(), ConsumedOffsets.NONE, false);
+        if (confirm) {
+            leadership.confirm();
         }
         log.info("{} was granted role {} with {}", member, leadership.role, leadership.token());
         return leadership;
+    }
+
+    /**
+     * Writes confirming leases until one carried a predicted epoch, so {@code current()}
+     * turns true; does nothing once one did (any guarded write may have). The first
+     * transactions of a new producer often open connections (to partition leaders), which
+     * make the step untrusted for one more transaction; on one broker one confirm suffices.
+     *
+     * @throws FencedException when the leadership ended meanwhile
+     */
+    void confirm() {
+        for (int attempt = 0; attempt < MAX_CONFIRMS; attempt++) {
+            synchronized (this) {
+                if (lastLeasePredicted) {
+                    return;
+                }
+                transact(List.of(), ConsumedOffsets.NONE, false);
+            }
+        }
     }
 
     /** The role. */
@@ -494,6 +514,13 @@ public final class Leadership implements AutoCloseable {
                 transport.deregister(role, member);
                 transact(List.of(), ConsumedOffsets.NONE, true);
                 log.info("{} released role {} ({})", member, role, token());
+                // The commit returns before the coordinator wrote its markers, and a marker
+                // need not wake a standby's read_committed fetch (it waits up to its
+                // fetch.max.wait); a plain append does. So once the coordinator completed
+                // the transaction, append the registration's tombstone once more (a no-op
+                // for every reader): a standby still waiting reads the release at once.
+                awaitComplete();
+                transport.deregister(role, member);
             } catch (FencedException alreadyDeposed) {
                 log.info("{} closed role {}, which had already ended: {}", member, role, alreadyDeposed.getMessage());
             } finally {
@@ -501,6 +528,20 @@ public final class Leadership implements AutoCloseable {
                 client.released(this);
             }
         }
+    }
+
+    /**
+     * Waits, briefly, until the coordinator completed this member's last transaction;
+     * gives up quietly after {@link #COMPLETION_WAIT}: it only speeds the handover up.
+     */
+    private void awaitComplete() {
+        long giveUpAt = System.nanoTime() + COMPLETION_WAIT.toNanos();
+        do {
+            Optional<ProducerState> reported = transport.describeEpoch(role);
+            if (reported.isEmpty() || reported.get().transactionComplete()) {
+                return;
+            }
+        } while (System.nanoTime() - giveUpAt < 0);
     }
 
     @Override

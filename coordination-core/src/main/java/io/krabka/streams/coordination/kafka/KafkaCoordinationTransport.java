@@ -85,6 +85,8 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     private final TopicSpec topic;
     private final Duration timeout;
     private final Map<Role, KafkaRoleEpoch> epochs = new ConcurrentHashMap<>();
+    // Producers built ahead of a challenge, not yet initialised: no epoch, no fencing.
+    private final Map<Role, Producer<byte[], byte[]>> prepared = new ConcurrentHashMap<>();
     private final ReentrantLock readerLock = new ReentrantLock(true);
     private volatile int partitionCount;
     private volatile String bootstrapServers;
@@ -183,11 +185,11 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         Map<String, Object> settings = producerBase(connection, timeout);
         settings.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, role.name());
         settings.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, (int) transactionTimeout.toMillis());
-        // A challenger's InitProducerId usually waits once for the coordinator to finish
-        // the previous holder's transaction (CONCURRENT_TRANSACTIONS); at the default
-        // 100 ms backoff that wait was most of a handover. The backoff still grows
+        // A challenger's InitProducerId often waits once for the coordinator to finish
+        // the previous holder's transaction (CONCURRENT_TRANSACTIONS, a few milliseconds);
+        // at the default 100 ms backoff that wait was most of a handover. The backoff still grows
         // exponentially up to retry.backoff.max.ms, so a struggling broker is not hammered.
-        settings.putIfAbsent(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 20);
+        settings.putIfAbsent(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 5);
         return settings;
     }
 
@@ -449,7 +451,8 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         if (previous != null) {
             previous.close();
         }
-        Producer<byte[], byte[]> producer = transactionalProducers.apply(role);
+        Producer<byte[], byte[]> ready = prepared.remove(role);
+        Producer<byte[], byte[]> producer = ready != null ? ready : transactionalProducers.apply(role);
         try {
             producer.initTransactions();
         } catch (RuntimeException e) {
@@ -459,6 +462,32 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         KafkaRoleEpoch epoch = new KafkaRoleEpoch(role, producer, timeout);
         epochs.put(role, epoch);
         return epoch;
+    }
+
+    /**
+     * Builds the role's producer and lets it fetch the coordination topic's metadata and
+     * connect, without InitProducerId (which would be a challenge). A standby next in line
+     * calls it, so its challenge pays only for InitProducerId, not for building and
+     * connecting a client. Does nothing when one is prepared or the epoch is held here.
+     */
+    @Override
+    public void prepareEpoch(Role role) {
+        if (epochs.containsKey(role) || prepared.containsKey(role)) {
+            return;
+        }
+        Producer<byte[], byte[]> producer = transactionalProducers.apply(role);
+        try {
+            producer.partitionsFor(topic.name());
+        } catch (RuntimeException e) {
+            // Only a head start: the challenge builds its own producer.
+            producer.close(Duration.ZERO);
+            log.debug("Could not prepare the producer of role {}: {}", role, e.toString());
+            return;
+        }
+        Producer<byte[], byte[]> raced = prepared.putIfAbsent(role, producer);
+        if (raced != null) {
+            producer.close(Duration.ZERO);
+        }
     }
 
     @Override
@@ -485,6 +514,8 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
             epoch.close();
         }
         epochs.clear();
+        prepared.values().forEach(producer -> producer.close(Duration.ZERO));
+        prepared.clear();
         for (AutoCloseable client : List.<AutoCloseable>of(registrar, admin)) {
             try {
                 client.close();

@@ -57,6 +57,14 @@ public interface CoordinationTransport extends AutoCloseable {
      */
     RoleEpoch initEpoch(Role role);
 
+    /**
+     * Gets ready for a challenge of {@code role} without making one: builds and connects
+     * whatever {@link #initEpoch} needs but must not run InitProducerId. Optional; the
+     * default does nothing.
+     */
+    default void prepareEpoch(Role role) {
+    }
+
     /** What the transaction coordinator reports for the role, or empty when it knows no such id. */
     Optional<ProducerState> describeEpoch(Role role);
 

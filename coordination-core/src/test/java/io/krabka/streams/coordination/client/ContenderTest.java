@@ -10,6 +10,10 @@ import io.krabka.streams.coordination.RankedMember;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
 import io.krabka.streams.coordination.memory.InMemoryCoordinationTransport;
+import io.krabka.streams.coordination.record.CoordinationCodec;
+import io.krabka.streams.coordination.record.RecordKind;
+import io.krabka.streams.coordination.record.RolePartitioner;
+import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.time.InstantSource;
@@ -18,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
 /** Contenders on their own threads, on the in-memory cluster. */
@@ -69,5 +74,51 @@ class ContenderTest {
             assertThat(status.roster()).extracting(RankedMember::member).isEmpty();
         }
         transport.close();
+    }
+
+    @Test
+    void aStandbyThatTakesOverAfterAReleaseActsOnWhatItReadsAsHolderNotOnWhatItReadAsStandby() {
+        InMemoryCluster cluster = new InMemoryCluster();
+        Role role = Role.of("controller");
+        Map<String, CoordinationClient> clients = new ConcurrentHashMap<>();
+        Map<String, Contender> contenders = new ConcurrentHashMap<>();
+        for (String member : List.of("a", "b")) {
+            CoordinationClient client = new CoordinationClient(cluster.transport(TOPIC), LeaseConfig.DEFAULTS,
+                    InstantSource.system());
+            clients.put(member, client);
+            contenders.put(member, new Contender(client, role, MemberId.of(member), new Contender.Listener() {
+                @Override
+                public void granted(Leadership leadership) {
+                }
+
+                @Override
+                public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
+                }
+            }));
+        }
+        contenders.get("a").start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> contenders.get("a").leadership().isPresent());
+        contenders.get("b").start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> clients.get("a").observe(role, Duration.ZERO).roster().size() == 2);
+
+        assertThat(contenders.get("a").release()).isTrue();
+        await().atMost(Duration.ofSeconds(10)).until(() -> contenders.get("b").leadership().isPresent());
+        long term = contenders.get("b").leadership().orElseThrow().term();
+
+        // The standby's last read showed a's lease, then a's tombstone. Acting on either as
+        // holder would be a false alarm: a describe and a suspicious record, or a renewal
+        // answering a tombstone "that b did not write". Within the first renew interval b
+        // writes its grant lease and one confirming lease, nothing more.
+        TopicPartition partition = new TopicPartition(TOPIC.name(), RolePartitioner.partitionFor(role, TOPIC.partitions()));
+        await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2)).until(() ->
+                leasesFrom(cluster.records(partition), term) == 2 && clients.get("b").suspiciousRecords() == 0);
+        contenders.values().forEach(Contender::stop);
+    }
+
+    private static long leasesFrom(List<RawRecord> records, long fromOffset) {
+        return records.stream()
+                .filter(record -> record.offset() >= fromOffset && record.value() != null)
+                .filter(record -> CoordinationCodec.decodeKey(record.key()).kind() == RecordKind.LEASE)
+                .count();
     }
 }
