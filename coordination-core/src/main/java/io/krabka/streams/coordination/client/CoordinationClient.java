@@ -7,6 +7,7 @@ import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.SendBatching;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
@@ -70,6 +71,7 @@ public final class CoordinationClient implements AutoCloseable {
     private final CoordinationTransport transport;
     private final LeaseConfig config;
     private final InstantSource clock;
+    private final SendBatching sendBatching;
     private final Map<Role, RoleStateBuilder> views = new ConcurrentHashMap<>();
     private final Map<Role, Registered> registrations = new ConcurrentHashMap<>();
     private final Map<Role, Leadership> held = new ConcurrentHashMap<>();
@@ -93,9 +95,28 @@ public final class CoordinationClient implements AutoCloseable {
      * @param clock the wall clock that lease deadlines are written and compared in
      */
     public CoordinationClient(CoordinationTransport transport, LeaseConfig config, InstantSource clock) {
+        this(transport, config, clock, SendBatching.DEFAULTS);
+    }
+
+    /**
+     * A client.
+     *
+     * @param transport the cluster operations; the caller closes it after the client
+     * @param config the lease timings
+     * @param clock the wall clock that lease deadlines are written and compared in
+     * @param sendBatching how {@link Leadership#send} groups sends into transactions
+     */
+    public CoordinationClient(CoordinationTransport transport, LeaseConfig config, InstantSource clock,
+            SendBatching sendBatching) {
         this.transport = Objects.requireNonNull(transport, "transport");
         this.config = Objects.requireNonNull(config, "config");
         this.clock = Objects.requireNonNull(clock, "clock");
+        this.sendBatching = Objects.requireNonNull(sendBatching, "sendBatching");
+    }
+
+    /** How {@link Leadership#send} groups sends into transactions. */
+    public SendBatching sendBatching() {
+        return sendBatching;
     }
 
     /** The lease timings. */

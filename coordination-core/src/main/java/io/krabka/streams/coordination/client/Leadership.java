@@ -18,10 +18,15 @@ import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
@@ -96,6 +101,23 @@ public final class Leadership implements AutoCloseable {
     private final AtomicReference<State> state = new AtomicReference<>(State.ACTIVE);
     // Set by close() before it waits for a write in flight: no new guarded write starts.
     private volatile boolean releasing;
+
+    // Group commit: sends waiting for a transaction, and whether a flush is under way.
+    private final Object sendLock = new Object();
+    private final ArrayDeque<QueuedSend> queued = new ArrayDeque<>();
+    private boolean flushing;
+
+    /** One {@link #send}, waiting for its transaction. */
+    private record QueuedSend(ProducerRecord<byte[], byte[]> record, CompletableFuture<RecordMetadata> result,
+            long queuedAtNanos) {
+    }
+
+    /** Runs flushes of every leadership's queued sends; a thread only while one flushes. */
+    private static final ExecutorService FLUSHERS = Executors.newCachedThreadPool(task -> {
+        Thread thread = new Thread(task, "krabka-guarded-send");
+        thread.setDaemon(true);
+        return thread;
+    });
 
     /** Where a leadership is in its life. Only {@link #ACTIVE} can write. */
     public enum State {
@@ -281,12 +303,17 @@ public final class Leadership implements AutoCloseable {
      * @return the metadata of each record, in order
      */
     public List<RecordMetadata> write(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed) {
+        return write(records, consumed, false);
+    }
+
+    /** @param accepted whether these are sends accepted before a release began: they are still written */
+    private List<RecordMetadata> write(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed, boolean accepted) {
         Objects.requireNonNull(records, "records");
         Objects.requireNonNull(consumed, "consumed");
         Duration backoff = FIRST_RETRY;
         while (true) {
             try {
-                List<RecordMetadata> written = transact(records, consumed, false);
+                List<RecordMetadata> written = transact(records, consumed, false, accepted);
                 return written.subList(1, written.size());
             } catch (RetriableCoordinationException e) {
                 if (expired()) {
@@ -304,13 +331,107 @@ public final class Leadership implements AutoCloseable {
         }
     }
 
+    /**
+     * Sends one record as a guarded write without waiting for it: concurrent sends are
+     * grouped into one transaction that also renews the lease (group commit, bounded by
+     * {@link CoordinationClient#sendBatching()}). The future completes when the
+     * transaction committed, with the record's metadata, or fails with what the
+     * transaction failed with: every record of a batch commits or is fenced with the
+     * batch. Records are written in the order of their sends. A send after the
+     * leadership ended, or while it is being released, fails at once with
+     * {@link FencedException}; the sends queued before a release are written before its
+     * tombstone.
+     */
+    public CompletableFuture<RecordMetadata> send(ProducerRecord<byte[], byte[]> record) {
+        Objects.requireNonNull(record, "record");
+        CompletableFuture<RecordMetadata> result = new CompletableFuture<>();
+        boolean start;
+        synchronized (sendLock) {
+            if (state.get() != State.ACTIVE || releasing) {
+                result.completeExceptionally(state.get() != State.ACTIVE ? ended(null) : new FencedException("the leadership of "
+                        + member + " over role " + role + " is being released", null, LeadershipEndCause.RELEASED));
+                return result;
+            }
+            queued.add(new QueuedSend(record, result, System.nanoTime()));
+            start = !flushing;
+            flushing = true;
+            if (queued.size() >= client.sendBatching().maxRecords()) {
+                sendLock.notifyAll();
+            }
+        }
+        if (start) {
+            FLUSHERS.execute(this::flushQueued);
+        }
+        return result;
+    }
+
+    /** Writes queued sends, a batch per transaction, until none wait. */
+    private void flushQueued() {
+        while (true) {
+            List<QueuedSend> batch = nextBatch();
+            if (batch.isEmpty()) {
+                return;
+            }
+            writeBatch(batch);
+        }
+    }
+
+    /** The next batch, once it is full or its oldest send lingered long enough; empty when none wait. */
+    private List<QueuedSend> nextBatch() {
+        int max = client.sendBatching().maxRecords();
+        long linger = client.sendBatching().linger().toNanos();
+        synchronized (sendLock) {
+            while (!queued.isEmpty() && queued.size() < max && !releasing) {
+                long left = queued.peek().queuedAtNanos() + linger - System.nanoTime();
+                if (left <= 0) {
+                    break;
+                }
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(sendLock, left);
+                } catch (InterruptedException e) {
+                    // A pool thread is interrupted only when the JVM shuts the pool down: flush now.
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+            List<QueuedSend> batch = new ArrayList<>(Math.min(max, queued.size()));
+            while (!queued.isEmpty() && batch.size() < max) {
+                batch.add(queued.poll());
+            }
+            if (batch.isEmpty()) {
+                flushing = false;
+                sendLock.notifyAll();
+            }
+            return batch;
+        }
+    }
+
+    /** Writes one batch in one guarded transaction and completes its futures. */
+    private void writeBatch(List<QueuedSend> batch) {
+        List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>(batch.size());
+        batch.forEach(send -> records.add(send.record()));
+        try {
+            List<RecordMetadata> written = write(records, ConsumedOffsets.NONE, true);
+            for (int i = 0; i < batch.size(); i++) {
+                batch.get(i).result().complete(written.get(i));
+            }
+        } catch (RuntimeException failed) {
+            batch.forEach(send -> send.result().completeExceptionally(failed));
+        }
+    }
+
     /** Runs one transaction: the lease record (or its tombstone) first, then {@code records}; returns all their metadata. */
     private synchronized List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed,
             boolean release) {
+        return transact(records, consumed, release, false);
+    }
+
+    private synchronized List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed,
+            boolean release, boolean accepted) {
         if (state.get() != State.ACTIVE) {
             throw ended(null);
         }
-        if (releasing && !release) {
+        if (releasing && !release && !accepted) {
             throw new FencedException("the leadership of " + member + " over role " + role + " is being released", null,
                     LeadershipEndCause.RELEASED);
         }
@@ -505,6 +626,7 @@ public final class Leadership implements AutoCloseable {
         // Refuse new guarded writes now, then wait for the one in flight (the lock): a
         // release never breaks a commit, and the tombstone follows the last write.
         releasing = true;
+        awaitSendsWritten();
         synchronized (this) {
             if (state.get() != State.ACTIVE) {
                 return;
@@ -526,6 +648,23 @@ public final class Leadership implements AutoCloseable {
             } finally {
                 end(State.RELEASED);
                 client.released(this);
+            }
+        }
+    }
+
+    /** Waits until every send accepted before the release is written (or failed). */
+    private void awaitSendsWritten() {
+        synchronized (sendLock) {
+            // No more lingering: the flusher writes what is queued at once.
+            sendLock.notifyAll();
+            while (flushing) {
+                try {
+                    sendLock.wait();
+                } catch (InterruptedException e) {
+                    // The sends still complete on the flusher; the tombstone just follows them later.
+                    Thread.currentThread().interrupt();
+                    return;
+                }
             }
         }
     }

@@ -1,0 +1,143 @@
+package io.krabka.streams.coordination.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.krabka.streams.coordination.FencedException;
+import io.krabka.streams.coordination.LeaseConfig;
+import io.krabka.streams.coordination.ManualClock;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.SendBatching;
+import io.krabka.streams.coordination.client.CoordinationClient;
+import io.krabka.streams.coordination.client.Leadership;
+import io.krabka.streams.coordination.transport.TopicSpec;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Group-committed guarded sends on a real broker, on transaction version 2 and 1: while
+ * sends stream in, a challenger runs InitProducerId for the role; every send either committed (and is
+ * visible to a read_committed reader) or failed fenced (and is not), and the batches
+ * after the challenge are all refused.
+ */
+class GuardedSendIT {
+
+    private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3);
+    private static KafkaTestCluster cluster;
+
+    private final ManualClock clock = new ManualClock();
+    private final List<AutoCloseable> opened = new ArrayList<>();
+    private final String suffix = UUID.randomUUID().toString().substring(0, 8);
+    private final Role role = Role.of("sender-" + suffix);
+    private final String commands = "commands-" + suffix;
+
+    @BeforeAll
+    static void startCluster() {
+        cluster = KafkaTestCluster.start();
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        cluster.close();
+    }
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (AutoCloseable closeable : opened) {
+            closeable.close();
+        }
+    }
+
+    private CoordinationClient client() {
+        KafkaCoordinationTransport transport = cluster.transport(TOPIC);
+        opened.add(transport);
+        return new CoordinationClient(transport, LeaseConfig.DEFAULTS, clock, new SendBatching(200, Duration.ofMillis(2)));
+    }
+
+    @ParameterizedTest(name = "transaction version {0}")
+    @ValueSource(shorts = {2, 1})
+    void everySendCommitsOrIsFencedWithItsBatchAcrossAChallenge(short transactionVersion) throws Exception {
+        cluster.setTransactionVersion(transactionVersion);
+        cluster.createTopic(commands, 1);
+        Leadership held = client().acquire(role, MemberId.of("a"), Duration.ofSeconds(30));
+
+        Map<String, CompletableFuture<RecordMetadata>> sends = new HashMap<>();
+        for (int i = 0; i < 2_000; i++) {
+            sends.put("before-" + i, held.send(command("before-" + i)));
+        }
+        CompletableFuture.allOf(sends.values().toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+        // Half of these are still queued or in flight when the challenger's InitProducerId lands.
+        for (int i = 0; i < 2_000; i++) {
+            sends.put("during-" + i, held.send(command("during-" + i)));
+            if (i == 1_000) {
+                // A challenger's InitProducerId: the holder keeps renewing with every batch, so
+                // no standby would challenge it; a member that does anyway fences it all the same.
+                KafkaCoordinationTransport challenger = cluster.transport(TOPIC);
+                opened.add(challenger);
+                challenger.initEpoch(role);
+            }
+        }
+        Set<String> committed = new HashSet<>();
+        Set<String> fenced = new HashSet<>();
+        for (Map.Entry<String, CompletableFuture<RecordMetadata>> send : sends.entrySet()) {
+            try {
+                send.getValue().get(60, TimeUnit.SECONDS);
+                committed.add(send.getKey());
+            } catch (ExecutionException e) {
+                assertThat(e.getCause()).as(send.getKey()).isInstanceOf(FencedException.class);
+                fenced.add(send.getKey());
+            }
+        }
+
+        assertThat(committed).as("the sends before the challenge").containsAll(
+                sends.keySet().stream().filter(k -> k.startsWith("before-")).toList());
+        assertThat(fenced).as("the challenge fenced some sends").isNotEmpty();
+        assertThat(held.isActive()).isFalse();
+        assertThat(readCommitted()).as("exactly the committed sends are visible").containsExactlyInAnyOrderElementsOf(committed);
+    }
+
+    private ProducerRecord<byte[], byte[]> command(String text) {
+        return new ProducerRecord<>(commands, 0, null, text.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private List<String> readCommitted() {
+        Map<String, Object> settings = new HashMap<>(cluster.connection());
+        settings.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        List<String> values = new ArrayList<>();
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(settings, new StringDeserializer(),
+                new StringDeserializer())) {
+            TopicPartition partition = new TopicPartition(commands, 0);
+            consumer.assign(List.of(partition));
+            consumer.seekToBeginning(List.of(partition));
+            long end = consumer.endOffsets(List.of(partition)).get(partition);
+            while (consumer.position(partition) < end) {
+                for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(200))) {
+                    values.add(record.value());
+                }
+            }
+        }
+        return values;
+    }
+}
