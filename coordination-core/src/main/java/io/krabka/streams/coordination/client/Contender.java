@@ -25,6 +25,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -49,10 +51,13 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <h2>Threads and callbacks</h2>
- * One thread per contender runs the state machine; between passes it waits on the
- * coordination topic, so a release or a newer lease is acted on as soon as it is
- * committed. Listener callbacks run one at a time, in order, on a separate callback
- * thread: a listener that blocks never delays a renewal. A JVM-wide watchdog thread
+ * No thread per contender: the passes of every contender in the JVM run on a few shared
+ * pass threads ({@value #PASS_THREADS}), each when its timer says (the next renewal, the
+ * instant to challenge, at most a second away) or at once when the transport reports a
+ * committed record of the role (one watcher thread and consumer per transport), so a
+ * release or a newer lease is acted on as soon as it is committed. Listener callbacks
+ * run one at a time per contender, in order, on shared callback threads: a listener
+ * that blocks never delays a renewal. A JVM-wide watchdog thread
  * ends a leadership whose deadline passed while its renewal still blocks on an
  * unresponsive cluster, so {@link Listener#ended} comes at the deadline, not when the
  * blocked call returns.
@@ -92,8 +97,8 @@ public final class Contender implements AutoCloseable {
     static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(30);
 
     /**
-     * What a contender tells its owner. Callbacks run on the contender's callback thread,
-     * one at a time and in order: a grant is always reported before its end.
+     * What a contender tells its owner. Callbacks of one contender run one at a time and
+     * in order, never on a pass thread: a grant is always reported before its end.
      */
     public interface Listener {
 
@@ -114,61 +119,67 @@ public final class Contender implements AutoCloseable {
          */
         void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure);
 
-        /** A renewal succeeded after {@code took}. Runs on the contender's thread: must not block. */
+        /** A renewal succeeded after {@code took}. Runs on a pass thread: must not block. */
         default void renewed(Leadership leadership, Duration took) {
         }
 
-        /** A renewal failed without ending the leadership. Runs on the contender's thread: must not block. */
+        /** A renewal failed without ending the leadership. Runs on a pass thread: must not block. */
         default void renewFailed(Leadership leadership, CoordinationException failure) {
         }
     }
+
+    /** How many passes of all contenders in this JVM run at once; a pass rarely blocks for long. */
+    static final int PASS_THREADS = 16;
+    /** Runs the passes of every contender: a few shared threads, not one per role. */
+    private static final ThreadPoolExecutor PASSES = pool(PASS_THREADS, "krabka-coordination-pass");
+    /** Runs the listeners of every contender that was given no executor; one at a time per contender. */
+    private static final ExecutorService SHARED_CALLBACKS = Executors.newCachedThreadPool(daemon("krabka-coordination-events"));
+    /** Times every contender's next pass. */
+    private static final ScheduledThreadPoolExecutor TIMER = timer();
 
     private final CoordinationClient client;
     private final Role role;
     private final MemberId member;
     private final Listener listener;
     private final Executor callbacks;
-    private final ExecutorService ownCallbacks;
     private volatile boolean running;
-    private volatile Thread thread;
     private volatile Tenure tenure;
-    // Whether the thread waits between passes, so stop() may interrupt it.
-    private volatile boolean waiting;
+    // The pass machinery, guarded by this: whether start() ran, the next pass's timer,
+    // whether a pass runs now and whether news came during it, and the news subscription.
+    private boolean started;
+    private ScheduledFuture<?> nextPass;
+    private boolean inPass;
+    private boolean newsDuringPass;
+    private AutoCloseable news;
+    private volatile Thread passThread;
+    private final AtomicBoolean left = new AtomicBoolean();
+    private final CompletableFuture<Void> stopped = new CompletableFuture<>();
     private volatile Instant retryAt;
     private volatile long rejoinAtNanos;
-    // Owned by the contender's thread.
+    // Owned by the pass that runs.
     private long reportedSuspiciousLease = -1;
-    // The state the wait between passes read, for the next pass of a holder.
-    private RoleState justRead;
     // The last cluster operation's failure, and when failures began and were last logged.
     private volatile CoordinationException problem;
     private volatile long failingSinceNanos;
     private volatile long warnedAtNanos;
     private CompletableFuture<Void> lastCallback = CompletableFuture.completedFuture(null);
 
-    /** A contender whose listener runs on a thread of its own (started on demand, gone when idle). */
+    /** A contender whose listener runs on the shared callback threads, one callback at a time. */
     public Contender(CoordinationClient client, Role role, MemberId member, Listener listener) {
         this(client, role, member, listener, null);
     }
 
     /**
-     * A contender whose listener runs on {@code callbacks}, or on a thread of its own when
-     * that is null. The callbacks of one contender still run one at a time and in order.
+     * A contender whose listener runs on {@code callbacks}, or on the shared callback
+     * threads when that is null. The callbacks of one contender run one at a time and in
+     * order either way.
      */
     public Contender(CoordinationClient client, Role role, MemberId member, Listener listener, Executor callbacks) {
         this.client = Objects.requireNonNull(client, "client");
         this.role = Objects.requireNonNull(role, "role");
         this.member = Objects.requireNonNull(member, "member");
         this.listener = Objects.requireNonNull(listener, "listener");
-        if (callbacks == null) {
-            ThreadPoolExecutor own = new ThreadPoolExecutor(0, 1, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-                    daemon("krabka-coordination-events-" + role));
-            this.ownCallbacks = own;
-            this.callbacks = own;
-        } else {
-            this.ownCallbacks = null;
-            this.callbacks = callbacks;
-        }
+        this.callbacks = callbacks != null ? callbacks : SHARED_CALLBACKS;
     }
 
     /** The role. */
@@ -202,16 +213,24 @@ public final class Contender implements AutoCloseable {
         return Optional.ofNullable(problem);
     }
 
-    /** Starts contending on a thread named after the role. */
+    /**
+     * Starts contending: passes run on the shared pass threads, woken early when a record
+     * of the role is committed.
+     */
     public synchronized void start() {
-        if (thread != null) {
+        if (started) {
             throw new IllegalStateException("the contender for role " + role + " was already started");
         }
+        started = true;
         running = true;
-        Thread contending = daemon("krabka-coordination-" + role).newThread(this::run);
-        thread = contending;
         Watchdog.INSTANCE.watch(this);
-        contending.start();
+        try {
+            news = client.watch(role, this::wake);
+        } catch (RuntimeException e) {
+            // Only a wake-up: the periodic passes find the news anyway.
+            log.debug("Role {} is not watched for news: {}", role, e.toString());
+        }
+        schedule(Duration.ZERO);
     }
 
     /**
@@ -280,17 +299,29 @@ public final class Contender implements AutoCloseable {
 
     /**
      * Asks the contender to stop, without waiting: it releases a held role, leaves the
-     * roster and ends its thread. {@link #awaitStopped} waits for that; stopping many
+     * roster, and stops passing. {@link #awaitStopped} waits for that; stopping many
      * contenders this way takes as long as the slowest, not their sum.
      */
     public void stop() {
-        running = false;
+        boolean leaveNow;
+        synchronized (this) {
+            if (!running) {
+                leaveNow = started && !inPass && !left.get();
+            } else {
+                running = false;
+                // A pass under way leaves when it ends; otherwise leave now, on a pass thread.
+                leaveNow = !inPass;
+                if (nextPass != null) {
+                    nextPass.cancel(false);
+                }
+            }
+        }
         Watchdog.INSTANCE.unwatch(this);
-        Thread contending = thread;
-        if (contending != null && (tenure == null || waiting)) {
-            // Wake a thread that waits on the topic or sleeps. A holder busy in a renewal is
-            // not interrupted: the renewal completes and the release follows it.
-            contending.interrupt();
+        closeNews();
+        if (leaveNow) {
+            PASSES.execute(this::leaveOnce);
+        } else if (!started) {
+            stopped.complete(null);
         }
     }
 
@@ -304,22 +335,21 @@ public final class Contender implements AutoCloseable {
      */
     public boolean awaitStopped(Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
-        Thread contending = thread;
-        boolean stopped = contending == null || join(contending, deadline);
-        if (!stopped) {
+        boolean done = await(stopped, deadline);
+        if (!done) {
             Tenure held = tenure;
             if (held != null) {
                 log.warn("Releasing role {} did not finish within {}; {} abandons it without a tombstone", role, timeout, member);
                 held.leadership.abandon();
                 finish(held, LeadershipEndCause.RELEASED, null);
             }
-            contending.interrupt();
+            Thread stuck = passThread;
+            if (stuck != null) {
+                stuck.interrupt();
+            }
         }
         boolean told = awaitListener(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
-        if (ownCallbacks != null) {
-            ownCallbacks.shutdown();
-        }
-        return stopped && told;
+        return done && told;
     }
 
     /** Stops, releasing a held role, and waits up to 30 s for that. */
@@ -329,31 +359,101 @@ public final class Contender implements AutoCloseable {
         awaitStopped(DEFAULT_CLOSE_TIMEOUT);
     }
 
-    private void run() {
-        try {
-            while (running) {
-                Duration wait;
-                try {
-                    wait = step();
-                } catch (RuntimeException unexpected) {
-                    if (!running) {
-                        break;
-                    }
-                    log.error("The contender of role {} failed unexpectedly; trying again in {}", role, ERROR_BACKOFF, unexpected);
-                    wait = ERROR_BACKOFF;
-                }
-                if (running && !wait.isZero()) {
-                    pause(wait);
-                }
+    /** Arms the timer for the next pass; a pass that is due runs on the shared pass threads. */
+    private synchronized void schedule(Duration wait) {
+        if (!running) {
+            return;
+        }
+        if (nextPass != null) {
+            nextPass.cancel(false);
+        }
+        nextPass = TIMER.schedule(() -> PASSES.execute(this::pass), Math.max(0, wait.toNanos()), TimeUnit.NANOSECONDS);
+    }
+
+    /** A record of the role was committed: pass now rather than when the timer says. */
+    private void wake() {
+        synchronized (this) {
+            if (!running) {
+                return;
             }
+            if (inPass) {
+                newsDuringPass = true;
+                return;
+            }
+            if (nextPass != null && nextPass.getDelay(TimeUnit.NANOSECONDS) <= 0) {
+                return;
+            }
+        }
+        schedule(Duration.ZERO);
+    }
+
+    /** One pass, then the timer for the next; the pass after a stop leaves the roster. */
+    private void pass() {
+        synchronized (this) {
+            if (!running || inPass) {
+                return;
+            }
+            inPass = true;
+            newsDuringPass = false;
+        }
+        passThread = Thread.currentThread();
+        Duration wait;
+        try {
+            wait = step();
+        } catch (RuntimeException unexpected) {
+            log.error("The contender of role {} failed unexpectedly; trying again in {}", role, ERROR_BACKOFF, unexpected);
+            wait = ERROR_BACKOFF;
         } finally {
+            passThread = null;
+        }
+        boolean leaveNow;
+        synchronized (this) {
+            inPass = false;
+            leaveNow = !running;
+            if (!leaveNow && newsDuringPass && tenure == null && rejoinAtNanos == 0) {
+                // News came while this pass read: look again soon, but never spin.
+                wait = min(wait, MIN_WAIT);
+            }
+        }
+        if (leaveNow) {
+            leaveOnce();
+        } else {
+            schedule(wait);
+        }
+    }
+
+    private void leaveOnce() {
+        if (!left.compareAndSet(false, true)) {
+            return;
+        }
+        passThread = Thread.currentThread();
+        try {
             leave();
+        } finally {
+            passThread = null;
+            stopped.complete(null);
+        }
+    }
+
+    private void closeNews() {
+        AutoCloseable subscription;
+        synchronized (this) {
+            subscription = news;
+            news = null;
+        }
+        if (subscription != null) {
+            try {
+                subscription.close();
+            } catch (Exception e) {
+                log.debug("Closing the news of role {} failed: {}", role, e.toString());
+            }
         }
     }
 
     /**
      * One pass of the state machine at the clock's current instant, never waiting for
-     * the topic: the thread calls it in a loop, a simulation calls it directly.
+     * the topic: the pass threads call it when the timer or news says, a simulation calls
+     * it directly.
      *
      * @return how long to wait for news before the next pass
      */
@@ -396,8 +496,6 @@ public final class Contender implements AutoCloseable {
 
     private void grant(Leadership leadership) {
         Tenure held = new Tenure(leadership);
-        // What the standby's last wait read predates the grant: the first hold pass reads anew.
-        justRead = null;
         tenure = held;
         log.info("Member {} holds role {} with {}", member, role, leadership.token());
         callback(() -> {
@@ -468,9 +566,7 @@ public final class Contender implements AutoCloseable {
     private boolean stepDownConfirmed(Tenure held) {
         RoleState state;
         try {
-            // The wait between passes has just read the topic: one read a pass, not two.
-            state = justRead != null ? justRead : client.awaitRoleState(role, Duration.ZERO);
-            justRead = null;
+            state = client.awaitRoleState(role, Duration.ZERO);
             Decision decision = Succession.evaluate(state, member, true, client.config(), client.now());
             if (decision instanceof Decision.Renew && state.lease().isEmpty()) {
                 // A tombstone this member did not write (a stray or forged record): write
@@ -528,7 +624,7 @@ public final class Contender implements AutoCloseable {
         return true;
     }
 
-    /** Called by the watchdog, which runs while the contender's thread may block in a renewal. */
+    /** Called by the watchdog, which runs while a pass of the contender may block in a renewal. */
     void checkExpiry() {
         Tenure held = tenure;
         if (held != null) {
@@ -603,8 +699,6 @@ public final class Contender implements AutoCloseable {
     }
 
     private void leave() {
-        // A stopping standby was interrupted out of its wait; leaving must not fail on that.
-        Thread.interrupted();
         Tenure held = tenure;
         if (held != null) {
             // Releasing leaves the roster too; a leadership that had already ended does not.
@@ -621,39 +715,6 @@ public final class Contender implements AutoCloseable {
             client.leave(role, member);
         } catch (RuntimeException e) {
             log.warn("Member {} could not leave the roster of role {}: {}", member, role, e.toString());
-        }
-    }
-
-    private void pause(Duration wait) {
-        waiting = true;
-        try {
-            if (running) {
-                awaitNews(wait);
-            }
-        } finally {
-            waiting = false;
-        }
-    }
-
-    private void awaitNews(Duration wait) {
-        if (problem == null) {
-            try {
-                justRead = client.awaitRoleState(role, wait);
-                return;
-            } catch (CoordinationConfigurationException broken) {
-                // Said once; a holder's next pass ends its leadership on it.
-                refused(broken);
-            } catch (CoordinationException failed) {
-                if (!running) {
-                    return;
-                }
-                unreachable("read", failed);
-            }
-        }
-        try {
-            Thread.sleep(Math.max(1, wait.toMillis()));
-        } catch (InterruptedException stopping) {
-            Thread.currentThread().interrupt();
         }
     }
 
@@ -720,13 +781,32 @@ public final class Contender implements AutoCloseable {
         return text == null ? "(no reason given)." : text.endsWith(".") ? text : text + ".";
     }
 
-    private static boolean join(Thread thread, long deadlineNanos) {
+    /** Waits for {@code future} until {@code deadlineNanos}; whether it completed. */
+    private static boolean await(CompletableFuture<?> future, long deadlineNanos) {
         try {
-            thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime())));
+            future.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+            return true;
+        } catch (java.util.concurrent.TimeoutException e) {
+            return false;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            return future.isDone();
+        } catch (java.util.concurrent.ExecutionException e) {
+            return true;
         }
-        return !thread.isAlive();
+    }
+
+    private static ThreadPoolExecutor pool(int threads, String name) {
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+                daemon(name));
+        pool.allowCoreThreadTimeOut(true);
+        return pool;
+    }
+
+    private static ScheduledThreadPoolExecutor timer() {
+        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, daemon("krabka-coordination-timer"));
+        timer.setRemoveOnCancelPolicy(true);
+        return timer;
     }
 
     private static java.util.concurrent.ThreadFactory daemon(String name) {
@@ -762,7 +842,7 @@ public final class Contender implements AutoCloseable {
 
     /**
      * One daemon thread for the JVM that ends leaderships whose deadline passed while
-     * their contender's thread blocks. It only reads clocks and closes producers.
+     * a pass of their contender blocks. It only reads clocks and closes producers.
      */
     private static final class Watchdog {
         static final Watchdog INSTANCE = new Watchdog();

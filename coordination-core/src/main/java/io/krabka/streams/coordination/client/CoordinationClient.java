@@ -378,6 +378,11 @@ public final class CoordinationClient implements AutoCloseable {
         }
     }
 
+    /** Calls {@code onNews} soon after a record of {@code role} is committed, until the handle is closed. */
+    AutoCloseable watch(Role role, Runnable onNews) {
+        return transport.watch(role, onNews);
+    }
+
     /**
      * Removes {@code me} from the roster of {@code role}, so it adds no stagger to later
      * failovers. Does nothing when this client has not registered {@code me} (or already

@@ -93,7 +93,11 @@ public final class Leadership implements AutoCloseable {
     // epoch) or a describe that failed.
     private boolean knownAccurate = true;
 
-    private long lastLeaseAt;
+    // Volatile, and the token published whole: renewAt() and token() never wait for the
+    // lock, which a write stuck on an unresponsive cluster may hold for a whole timeout
+    // (the expiry watchdog and the contender read them meanwhile).
+    private volatile long lastLeaseAt;
+    private volatile FencingToken published;
     // Volatile, not guarded by the lock: a watchdog asks expired() while a renewal blocks.
     private volatile long deadline;
     // Changed without the lock, so a watchdog or a release can end a leadership whose
@@ -155,6 +159,7 @@ public final class Leadership implements AutoCloseable {
         this.partition = RolePartitioner.partitionFor(role, transport.partitionCount());
         this.knownProducerId = initial.producerId();
         this.knownEpoch = initial.producerEpoch();
+        this.published = FencingToken.NO_EPOCH;
         this.featureGeneration = epoch.featureGeneration();
         this.previousStart = featureGeneration;
     }
@@ -171,7 +176,10 @@ public final class Leadership implements AutoCloseable {
                 "the coordinator reports no epoch for role " + epoch.role() + " right after InitProducerId", null));
         Leadership leadership = new Leadership(client, transport, epoch, member, initial);
         List<RecordMetadata> grant = leadership.transact(List.of(), ConsumedOffsets.NONE, false);
-        leadership.term = grant.get(0).offset();
+        synchronized (leadership) {
+            leadership.term = grant.get(0).offset();
+            leadership.publish();
+        }
         if (confirm) {
             leadership.confirm();
         }
@@ -212,8 +220,15 @@ public final class Leadership implements AutoCloseable {
      * The token of this leadership: its term (the grant record's offset; compare these)
      * and the (producer id, epoch) the coordinator reported after the last commit.
      */
-    public synchronized FencingToken token() {
-        return FencingToken.of(term, knownProducerId, knownEpoch);
+    public FencingToken token() {
+        return published;
+    }
+
+    /** Publishes the token after its parts changed; called with the lock held. */
+    private void publish() {
+        if (term >= 0) {
+            published = FencingToken.of(term, knownProducerId, knownEpoch);
+        }
     }
 
     /** The term of this leadership: the same for every write of it, larger for every later grant. */
@@ -232,7 +247,7 @@ public final class Leadership implements AutoCloseable {
     }
 
     /** When the next renewal is due: one renew interval after the newest lease. */
-    public synchronized Instant renewAt() {
+    public Instant renewAt() {
         return Instant.ofEpochMilli(lastLeaseAt).plus(client.config().renewInterval());
     }
 
@@ -478,6 +493,7 @@ public final class Leadership implements AutoCloseable {
         } else {
             learn(previous, end);
         }
+        publish();
         return written;
     }
 

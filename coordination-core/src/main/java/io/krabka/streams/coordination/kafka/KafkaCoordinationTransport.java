@@ -30,6 +30,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -85,6 +86,8 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     private final TopicSpec topic;
     private final Duration timeout;
     private final Map<Role, KafkaRoleEpoch> epochs = new ConcurrentHashMap<>();
+    // Wakes contenders on news; null when this transport was built without one.
+    private volatile TopicWatcher watcher;
     // Producers built ahead of a challenge, not yet initialised: no epoch, no fencing.
     private final Map<Role, Producer<byte[], byte[]>> prepared = new ConcurrentHashMap<>();
     private final ReentrantLock readerLock = new ReentrantLock(true);
@@ -123,6 +126,16 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     }
 
     /**
+     * Follows the coordination topic with consumers from {@code watchers} (one at a time,
+     * on one thread), so {@link #watch} wakes contenders on news. Without it, contenders
+     * find news by their periodic passes alone.
+     */
+    public KafkaCoordinationTransport withWatcher(Supplier<Consumer<byte[], byte[]>> watchers) {
+        this.watcher = new TopicWatcher(topic.name(), this::partitionCount, watchers);
+        return this;
+    }
+
+    /**
      * Builds every client from one map of connection settings (bootstrap servers,
      * security), adding the settings each client must have.
      */
@@ -142,10 +155,11 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         Admin admin = Admin.create(named(adminSettings(adminConnection, timeout), "admin"));
         KafkaProducer<byte[], byte[]> registrar = new KafkaProducer<>(named(registrarSettings(producerConnection, timeout), "registrar"));
         KafkaConsumer<byte[], byte[]> reader = new KafkaConsumer<>(named(readerSettings(consumerConnection), "reader"));
+        Map<String, Object> watcherSettings = named(watcherSettings(consumerConnection), "watcher");
         KafkaCoordinationTransport transport = new KafkaCoordinationTransport(admin, registrar,
                 role -> new KafkaProducer<>(named(transactionalSettings(producerConnection, role, timeout, transactionTimeout),
                         "role-" + role.name())),
-                reader, topic, timeout);
+                reader, topic, timeout).withWatcher(() -> new KafkaConsumer<>(watcherSettings));
         transport.transactionTimeout = transactionTimeout;
         Object servers = adminConnection.get(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG);
         transport.bootstrapServers = servers instanceof List<?> list ? String.join(",", list.stream().map(String::valueOf).toList())
@@ -207,6 +221,16 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         settings.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 100);
         // A deleted coordination topic must stay deleted until an operator acts.
         settings.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
+        return settings;
+    }
+
+    /**
+     * Watcher settings: a reader's, with Kafka's default fetch wait (500 ms): the watcher
+     * is woken by appends, so its wait only bounds how often an idle member asks.
+     */
+    static Map<String, Object> watcherSettings(Map<String, Object> connection) {
+        Map<String, Object> settings = readerSettings(connection);
+        settings.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 500);
         return settings;
     }
 
@@ -491,6 +515,12 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     }
 
     @Override
+    public AutoCloseable watch(Role role, Runnable onNews) {
+        TopicWatcher current = watcher;
+        return current == null ? () -> { } : current.watch(role, onNews);
+    }
+
+    @Override
     public Optional<ProducerState> describeEpoch(Role role) {
         try {
             TransactionDescription description = admin.describeTransactions(List.of(role.name()))
@@ -514,6 +544,10 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
             epoch.close();
         }
         epochs.clear();
+        TopicWatcher current = watcher;
+        if (current != null) {
+            current.close();
+        }
         prepared.values().forEach(producer -> producer.close(Duration.ZERO));
         prepared.clear();
         for (AutoCloseable client : List.<AutoCloseable>of(registrar, admin)) {

@@ -13,6 +13,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -38,6 +40,7 @@ public final class InMemoryCluster {
     private final Map<TopicPartition, List<RawRecord>> logs = new HashMap<>();
     private final Map<String, Coordinator> coordinators = new HashMap<>();
     private final Map<String, Map<TopicPartition, OffsetAndMetadata>> groupOffsets = new HashMap<>();
+    private final List<BiConsumer<TopicPartition, byte[]>> appendListeners = new CopyOnWriteArrayList<>();
     private final LongSupplier timestamps;
     private short transactionVersion = 2;
     private long featureGeneration;
@@ -112,6 +115,9 @@ public final class InMemoryCluster {
         long offset = endOffset(partition);
         log.add(new RawRecord(offset, timestamp, key, value));
         notifyAll();
+        for (BiConsumer<TopicPartition, byte[]> listener : appendListeners) {
+            listener.accept(partition, key);
+        }
         return offset;
     }
 
@@ -165,6 +171,17 @@ public final class InMemoryCluster {
         }
         notifyAll();
         return written;
+    }
+
+    /**
+     * Calls {@code listener} with the partition and key of every record appended from now
+     * on, under the cluster's lock: it must not block or call back into the cluster.
+     *
+     * @return a handle that removes the listener
+     */
+    AutoCloseable onAppend(BiConsumer<TopicPartition, byte[]> listener) {
+        appendListeners.add(listener);
+        return () -> appendListeners.remove(listener);
     }
 
     /** The input offsets that committed transactions stored for consumer group {@code groupId}. */

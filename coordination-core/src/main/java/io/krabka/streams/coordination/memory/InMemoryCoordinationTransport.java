@@ -102,6 +102,24 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
     }
 
     @Override
+    public AutoCloseable watch(Role role, Runnable onNews) {
+        requireOpen();
+        return cluster.onAppend((partition, key) -> {
+            if (partition.topic().equals(topic.name()) && key != null && isKeyOf(role, key)) {
+                onNews.run();
+            }
+        });
+    }
+
+    private static boolean isKeyOf(Role role, byte[] key) {
+        try {
+            return CoordinationCodec.decodeKey(key).role().equals(role);
+        } catch (RuntimeException malformed) {
+            return false;
+        }
+    }
+
+    @Override
     public void close() {
         closed = true;
         epochs.values().forEach(MemoryEpoch::close);

@@ -17,6 +17,9 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -70,6 +73,13 @@ public final class LeaderPipeline {
     /** How long one poll waits when no batch is open: bounds how late a deposed holder notices. */
     private static final Duration IDLE_POLL = Duration.ofMillis(200);
     private static final Duration METADATA_TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration CLOSE_WAIT = Duration.ofSeconds(30);
+    /** Closes pipeline consumers away from the interrupts that end runs. */
+    private static final ExecutorService CLOSER = Executors.newCachedThreadPool(task -> {
+        Thread thread = new Thread(task, "krabka-pipeline-close");
+        thread.setDaemon(true);
+        return thread;
+    });
 
     private final PipelineSettings settings;
     private final Supplier<Consumer<byte[], byte[]>> consumers;
@@ -193,17 +203,33 @@ public final class LeaderPipeline {
         }
     }
 
-    /** Closes the consumer without the interrupt that may have ended the run: an interrupted close waits its whole timeout. */
+    /**
+     * Closes the consumer on a thread of its own and waits for that: the interrupt that
+     * ends a run (one may also arrive while it closes) must not reach a closing consumer,
+     * which would then wait its whole timeout and log an error. The interrupt is kept.
+     */
     private static void close(Consumer<byte[], byte[]> consumer) {
-        boolean interrupted = Thread.interrupted();
-        try {
-            consumer.close();
-        } catch (RuntimeException e) {
-            log.warn("Closing a pipeline consumer failed", e);
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
+        Future<?> closing = CLOSER.submit(() -> {
+            try {
+                consumer.close();
+            } catch (RuntimeException e) {
+                log.warn("Closing a pipeline consumer failed", e);
             }
+        });
+        boolean interrupted = false;
+        long giveUpAt = System.nanoTime() + CLOSE_WAIT.toNanos();
+        while (true) {
+            try {
+                closing.get(Math.max(0, giveUpAt - System.nanoTime()), TimeUnit.NANOSECONDS);
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            } catch (ExecutionException | TimeoutException e) {
+                break;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -65,6 +65,16 @@ public interface CoordinationTransport extends AutoCloseable {
     default void prepareEpoch(Role role) {
     }
 
+    /**
+     * Calls {@code onNews} soon after a record of {@code role} was committed, until the
+     * returned handle is closed: a wake-up for a contender waiting between passes, not a
+     * delivery (read the records as usual). It must not block. Optional; the default never
+     * calls it, and contenders then find news by their periodic passes.
+     */
+    default AutoCloseable watch(Role role, Runnable onNews) {
+        return () -> { };
+    }
+
     /** What the transaction coordinator reports for the role, or empty when it knows no such id. */
     Optional<ProducerState> describeEpoch(Role role);
 

@@ -1,0 +1,185 @@
+package io.krabka.streams.coordination.kafka;
+
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.record.CoordinationCodec;
+import io.krabka.streams.coordination.record.RolePartitioner;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.IntSupplier;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One thread and one {@code read_committed} consumer per transport that follow the end
+ * of the partitions of the watched roles and tell each role's watchers when a record of
+ * that role was committed, so a contender waiting between passes wakes on a release or a
+ * new lease at once instead of polling for it. Only a wake-up: it reads no state and
+ * decides nothing, and a missed wake-up costs latency, never safety (contenders pass
+ * again at least every second).
+ */
+final class TopicWatcher implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(TopicWatcher.class);
+    private static final Duration POLL = Duration.ofSeconds(1);
+    private static final Duration RETRY = Duration.ofSeconds(1);
+
+    private final String topic;
+    private final IntSupplier partitionCount;
+    private final Supplier<Consumer<byte[], byte[]>> consumers;
+    private final Map<Role, List<Runnable>> watchers = new ConcurrentHashMap<>();
+    private volatile boolean changed;
+    private volatile boolean closed;
+    private volatile Consumer<byte[], byte[]> consumer;
+    private Thread thread;
+
+    TopicWatcher(String topic, IntSupplier partitionCount, Supplier<Consumer<byte[], byte[]>> consumers) {
+        this.topic = topic;
+        this.partitionCount = partitionCount;
+        this.consumers = consumers;
+    }
+
+    /** Calls {@code onNews} (on the watcher's thread: it must not block) after each committed record of {@code role}. */
+    synchronized AutoCloseable watch(Role role, Runnable onNews) {
+        if (closed) {
+            return () -> { };
+        }
+        watchers.computeIfAbsent(role, r -> new CopyOnWriteArrayList<>()).add(onNews);
+        changed = true;
+        notifyAll();
+        if (thread == null) {
+            thread = new Thread(this::run, "krabka-coordination-watcher");
+            thread.setDaemon(true);
+            thread.start();
+        } else {
+            wakeUp();
+        }
+        return () -> unwatch(role, onNews);
+    }
+
+    private synchronized void unwatch(Role role, Runnable onNews) {
+        List<Runnable> those = watchers.get(role);
+        if (those != null) {
+            those.remove(onNews);
+            if (those.isEmpty()) {
+                watchers.remove(role);
+            }
+        }
+        changed = true;
+        notifyAll();
+        wakeUp();
+    }
+
+    private void wakeUp() {
+        Consumer<byte[], byte[]> current = consumer;
+        if (current != null) {
+            current.wakeup();
+        }
+    }
+
+    private void run() {
+        try (Consumer<byte[], byte[]> reader = consumers.get()) {
+            consumer = reader;
+            while (!closed) {
+                try {
+                    if (changed) {
+                        changed = false;
+                        follow(reader);
+                    }
+                    if (reader.assignment().isEmpty()) {
+                        pause(POLL);
+                        continue;
+                    }
+                    for (ConsumerRecord<byte[], byte[]> record : reader.poll(POLL)) {
+                        tell(record);
+                    }
+                } catch (WakeupException wokenForAChange) {
+                    // Picks the change up at the top of the loop.
+                } catch (RuntimeException e) {
+                    if (closed) {
+                        break;
+                    }
+                    // The partitions are read by the contenders too: they report what fails.
+                    log.debug("Watching {} failed; trying again in {}: {}", topic, RETRY, e.toString());
+                    changed = true;
+                    pause(RETRY);
+                }
+            }
+        } finally {
+            consumer = null;
+        }
+    }
+
+    /** Assigns the partitions of the watched roles; a partition new to it starts at its end. */
+    private void follow(Consumer<byte[], byte[]> reader) {
+        Set<TopicPartition> wanted = new HashSet<>();
+        if (!watchers.isEmpty()) {
+            int count = partitionCount.getAsInt();
+            for (Role role : watchers.keySet()) {
+                wanted.add(new TopicPartition(topic, RolePartitioner.partitionFor(role, count)));
+            }
+        }
+        Set<TopicPartition> added = new HashSet<>(wanted);
+        added.removeAll(reader.assignment());
+        reader.assign(wanted);
+        if (!added.isEmpty()) {
+            reader.seekToEnd(added);
+        }
+    }
+
+    private void tell(ConsumerRecord<byte[], byte[]> record) {
+        Role role;
+        try {
+            role = CoordinationCodec.decodeKey(record.key()).role();
+        } catch (RuntimeException malformed) {
+            return;
+        }
+        for (Runnable onNews : watchers.getOrDefault(role, List.of())) {
+            try {
+                onNews.run();
+            } catch (RuntimeException e) {
+                log.warn("A watcher of role {} failed", role, e);
+            }
+        }
+    }
+
+    private void pause(Duration duration) {
+        synchronized (this) {
+            try {
+                if (!closed && !changed) {
+                    wait(duration.toMillis());
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                closed = true;
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        Thread running;
+        synchronized (this) {
+            closed = true;
+            running = thread;
+            notifyAll();
+        }
+        wakeUp();
+        if (running != null) {
+            try {
+                running.join(Duration.ofSeconds(5).toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}
