@@ -62,11 +62,32 @@ public final class PipelineLog {
         }
     }
 
+    /** A producer of requests (string keys and values), acknowledged by all replicas; the caller closes it. */
+    public static KafkaProducer<String, String> requestProducer(String bootstrapServers) {
+        return new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
+                ProducerConfig.ACKS_CONFIG, "all",
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class));
+    }
+
     /** Every committed command of partition 0 of {@code topic}, in log order. */
     public static List<Command> committedCommands(String bootstrapServers, String topic) {
+        return commands(bootstrapServers, topic, "read_committed");
+    }
+
+    /**
+     * Every command written to partition 0 of {@code topic}, in log order, committed or
+     * not: with the records of aborted transactions, which no device ever sees.
+     */
+    public static List<Command> writtenCommands(String bootstrapServers, String topic) {
+        return commands(bootstrapServers, topic, "read_uncommitted");
+    }
+
+    private static List<Command> commands(String bootstrapServers, String topic, String isolation) {
         Map<String, Object> settings = new HashMap<>();
         settings.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
-        settings.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        settings.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation);
         settings.put(ConsumerConfig.CLIENT_ID_CONFIG, "device-" + UUID.randomUUID());
         settings.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
         settings.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
