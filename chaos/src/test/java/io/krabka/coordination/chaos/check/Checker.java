@@ -3,18 +3,23 @@ package io.krabka.coordination.chaos.check;
 import io.krabka.coordination.chaos.check.History.Ack;
 import io.krabka.coordination.chaos.check.History.CommittedCommand;
 import io.krabka.coordination.chaos.check.History.Delivery;
+import io.krabka.coordination.chaos.check.History.InputPosition;
+import io.krabka.coordination.chaos.check.History.Requests;
 import io.krabka.coordination.chaos.check.History.TailCheck;
 import io.krabka.coordination.chaos.check.History.Tenure;
 import io.krabka.coordination.chaos.check.Violation.Kind;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.stream.Collectors;
 
 /**
  * Checks a {@link History} against what the product promises. It trusts only the
@@ -26,6 +31,12 @@ import java.util.TreeMap;
  * {@code grantedAt} is read after InitProducerId, so a command whose transaction
  * began (its {@code began}, read before {@code beginTransaction}) after the grant of
  * any later term must never be committed.
+ *
+ * <p>The leader pipeline's commands (those carrying a request id) are commands like the
+ * others: they go to the same log, so the term, grant and staleness rules hold for them
+ * too (a pipeline transaction also commits input offsets, which the fencing must cover).
+ * The request rules add exactly-once: every acknowledged request has one command, no
+ * request has two, and none has a command without having been sent.
  */
 public final class Checker {
 
@@ -43,14 +54,23 @@ public final class Checker {
         }
     }
 
-    /** The verdict and the figures of a run. */
+    /**
+     * The verdict and the figures of a run. {@code commandsCommitted} counts the dispatch
+     * loops' commands; the pipeline's are {@code requestsProcessed} (distinct requests with
+     * a command).
+     */
     public record Result(List<Violation> violations, int leadershipChanges, int commandsCommitted, long longestGapMillis,
-            String longestGapAt, long deliveriesRefused) {
+            String longestGapAt, long deliveriesRefused, int requestsProduced, int requestsAcknowledged,
+            int requestsProcessed) {
 
         public boolean passed() {
             return violations.isEmpty();
         }
     }
+
+    /** Request ids in the order they were sent when they are a prefix and a number ({@code r9} before {@code r10}). */
+    private static final Comparator<String> REQUEST_ORDER = Comparator.comparingInt(String::length)
+            .thenComparing(Comparator.naturalOrder());
 
     private final GapBound gapBound;
 
@@ -69,6 +89,7 @@ public final class Checker {
         checkDeliveries(history, committed, violations);
         long[] longest = checkGaps(tenures, history.endedAt(), violations);
         checkMalformed(history, violations);
+        int processed = checkRequests(history, violations);
         for (TailCheck tail : history.tailChecks()) {
             if (!tail.behind().isEmpty()) {
                 violations.add(new Violation(Kind.RESTART_NOT_AT_TAIL, tail.member() + " restarted but still ranks ahead of "
@@ -76,8 +97,10 @@ public final class Checker {
             }
         }
         long refused = history.deliveries().stream().filter(delivery -> !delivery.accepted()).count();
+        int periodic = (int) history.commands().stream().filter(command -> command.request().isEmpty()).count();
         return new Result(Collections.unmodifiableList(violations), Math.max(0, tenures.size() - 1),
-                history.commands().size(), longest[0], longest[0] == 0 ? "-" : "term " + longest[1], refused);
+                periodic, longest[0], longest[0] == 0 ? "-" : "term " + longest[1], refused,
+                history.requests().produced().size(), history.requests().acknowledged().size(), processed);
     }
 
     private static void checkCommandLog(List<CommittedCommand> commands, TreeMap<Long, Tenure> tenures,
@@ -110,9 +133,11 @@ public final class Checker {
         });
     }
 
+    /** The dispatch loops' commands by (member, term, seq); the pipeline's have no seq and are not among them. */
     private static Set<String> keys(List<CommittedCommand> commands) {
         Set<String> keys = new HashSet<>();
-        commands.forEach(command -> keys.add(key(command.member(), command.term(), command.seq())));
+        commands.stream().filter(command -> command.request().isEmpty())
+                .forEach(command -> keys.add(key(command.member(), command.term(), command.seq())));
         return keys;
     }
 
@@ -160,6 +185,67 @@ public final class Checker {
                     + " ms without a holder at the end of the run after " + previous.member() + "; bound: " + gapBound));
         }
         return longest;
+    }
+
+    /**
+     * Exactly-once of the leader pipeline, judged on the committed log: no command for a
+     * request that was never sent, no request with two commands, and every acknowledged
+     * request with one. A missing one is a loss when the group's committed offsets passed
+     * its input record (the transaction that committed them should have carried its
+     * command), or when it is not in the input at all; otherwise the pipeline never got to
+     * it, which the run's drain should have prevented: reported once, with the count.
+     * Unacknowledged requests may appear, at most once. Terms going backwards in the log,
+     * pipeline commands included, is {@link Kind#TERM_BACKWARDS}.
+     *
+     * @return how many distinct requests have a command
+     */
+    private static int checkRequests(History history, List<Violation> violations) {
+        Requests requests = history.requests();
+        Map<String, List<CommittedCommand>> byRequest = new LinkedHashMap<>();
+        for (CommittedCommand command : history.commands()) {
+            command.request().ifPresent(id -> byRequest.computeIfAbsent(id, key -> new ArrayList<>()).add(command));
+        }
+        byRequest.forEach((id, commands) -> {
+            if (!requests.produced().contains(id)) {
+                violations.add(new Violation(Kind.REQUEST_UNKNOWN, "request " + id + ", which the producer never sent, has "
+                        + describe(commands)));
+            }
+            if (commands.size() > 1) {
+                violations.add(new Violation(Kind.REQUEST_DUPLICATED, "request " + id + " ("
+                        + (requests.acknowledged().contains(id) ? "acknowledged" : "not acknowledged") + ", input "
+                        + requests.inputs().getOrDefault(id, List.of()) + ") has " + commands.size() + " commands: "
+                        + describe(commands)));
+            }
+        });
+        List<String> notProcessed = new ArrayList<>();
+        for (String id : requests.acknowledged().stream().sorted(REQUEST_ORDER).toList()) {
+            if (byRequest.containsKey(id)) {
+                continue;
+            }
+            List<InputPosition> positions = requests.inputs().getOrDefault(id, List.of());
+            if (positions.isEmpty()) {
+                violations.add(new Violation(Kind.REQUEST_LOST, "request " + id
+                        + " was acknowledged, but it is not in the input topic and no command carries it"));
+            } else if (positions.stream().anyMatch(requests::committedPast)) {
+                violations.add(new Violation(Kind.REQUEST_LOST, "request " + id + " was acknowledged, is at input " + positions
+                        + ", and the pipeline group committed past it (offsets " + requests.committedOffsets()
+                        + "), yet no command carries it"));
+            } else {
+                notProcessed.add(id + "@" + positions);
+            }
+        }
+        if (!notProcessed.isEmpty()) {
+            violations.add(new Violation(Kind.REQUEST_NOT_PROCESSED, notProcessed.size()
+                    + " acknowledged requests have no command and lie at or past the group's committed offsets "
+                    + requests.committedOffsets() + ": the pipeline did not drain. First ones: "
+                    + notProcessed.subList(0, Math.min(10, notProcessed.size()))));
+        }
+        return byRequest.size();
+    }
+
+    private static String describe(List<CommittedCommand> commands) {
+        return commands.stream().map(command -> "offset " + command.offset() + " by " + command.member() + " under term "
+                + command.term() + " (batch began " + command.began() + ")").collect(Collectors.joining(", "));
     }
 
     private static void checkMalformed(History history, List<Violation> violations) {

@@ -5,14 +5,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.krabka.coordination.chaos.check.History.Ack;
 import io.krabka.coordination.chaos.check.History.CommittedCommand;
 import io.krabka.coordination.chaos.check.History.Delivery;
+import io.krabka.coordination.chaos.check.History.InputPosition;
+import io.krabka.coordination.chaos.check.History.Requests;
 import io.krabka.coordination.chaos.check.History.TailCheck;
 import io.krabka.coordination.chaos.check.History.Tenure;
 import io.krabka.coordination.chaos.check.Violation.Kind;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** Each rule of the checker, on hand-written histories: a clean one passes, each breach is named. */
@@ -25,20 +31,38 @@ class CheckerTest {
     private final List<Tenure> tenures = new ArrayList<>(List.of(
             new Tenure(1, "m1", 1000, 5000, OptionalLong.empty()),
             new Tenure(10, "m2", 7500, 12000, OptionalLong.empty())));
+    // Interleaved with the periodic commands, the pipeline's: m1 processed request r0, m2 (after the failover) r1 and r2.
     private final List<CommittedCommand> commands = new ArrayList<>(List.of(
             new CommittedCommand(0, "m1", 1, 0, 1100),
             new CommittedCommand(1, "m1", 1, 1, 4900),
-            new CommittedCommand(2, "m2", 10, 0, 7600),
-            new CommittedCommand(3, "m2", 10, 1, 11900)));
+            forRequest(2, "m1", 1, 3000, "r0"),
+            new CommittedCommand(3, "m2", 10, 0, 7600),
+            forRequest(4, "m2", 10, 8000, "r1"),
+            forRequest(5, "m2", 10, 8000, "r2"),
+            new CommittedCommand(6, "m2", 10, 1, 11900)));
     private final List<Ack> acks = new ArrayList<>(List.of(new Ack(1200, "m1", 1, 0), new Ack(7700, "m2", 10, 0)));
     private final List<Delivery> deliveries = new ArrayList<>(List.of(
             new Delivery(1210, "m1", 1, 0, true), new Delivery(7710, "m2", 10, 0, true)));
     private final List<TailCheck> tails = new ArrayList<>();
     private long garbage;
     private Map<String, Long> malformed = Map.of();
+    // The producer sent r0..r3; r3's send failed, so it is not acknowledged and not in the input.
+    private final Set<String> produced = new HashSet<>(Set.of("r0", "r1", "r2", "r3"));
+    private final Set<String> acknowledged = new HashSet<>(Set.of("r0", "r1", "r2"));
+    private final Map<String, List<InputPosition>> inputs = new HashMap<>(Map.of(
+            "r0", List.of(new InputPosition(0, 0)),
+            "r1", List.of(new InputPosition(1, 0)),
+            "r2", List.of(new InputPosition(0, 1))));
+    // The group committed every input record: partition 0 up to offset 2, partition 1 up to 1.
+    private final Map<Integer, Long> committedOffsets = new HashMap<>(Map.of(0, 2L, 1, 1L));
 
     private Checker.Result check() {
-        return CHECKER.check(new History(commands, tenures, acks, deliveries, List.of(), tails, garbage, malformed, 12100));
+        return CHECKER.check(new History(commands, tenures, acks, deliveries, List.of(), tails, garbage, malformed,
+                new Requests(produced, acknowledged, inputs, committedOffsets), 12100));
+    }
+
+    private static CommittedCommand forRequest(long offset, String member, long term, long began, String request) {
+        return new CommittedCommand(offset, member, term, -1, began, Optional.of(request));
     }
 
     private List<Kind> kinds() {
@@ -52,6 +76,9 @@ class CheckerTest {
         assertThat(result.leadershipChanges()).isEqualTo(1);
         assertThat(result.commandsCommitted()).isEqualTo(4);
         assertThat(result.longestGapMillis()).isEqualTo(2500);
+        assertThat(result.requestsProduced()).isEqualTo(4);
+        assertThat(result.requestsAcknowledged()).isEqualTo(3);
+        assertThat(result.requestsProcessed()).isEqualTo(3);
     }
 
     @Test
@@ -134,5 +161,80 @@ class CheckerTest {
         Checker.Result result = check();
         assertThat(result.violations()).isEmpty();
         assertThat(result.deliveriesRefused()).isEqualTo(1);
+    }
+
+    @Test
+    void aRequestProcessedAgainAfterAFailoverIsADuplicate() {
+        // m2 took over and wrote r0 again, although m1's transaction had committed r0 with its input offset.
+        commands.add(4, forRequest(4, "m2", 10, 7650, "r0"));
+        List<Violation> violations = check().violations();
+        assertThat(violations).extracting(Violation::kind).containsExactly(Kind.REQUEST_DUPLICATED);
+        assertThat(violations.get(0).evidence()).contains("request r0 (acknowledged, input [p0@0]) has 2 commands",
+                "offset 2 by m1 under term 1", "offset 4 by m2 under term 10");
+    }
+
+    @Test
+    void anUnacknowledgedRequestMayAppearOnceButNeverTwice() {
+        // r3's acknowledgement was lost (a broker died), yet the write landed and the pipeline processed it.
+        inputs.put("r3", List.of(new InputPosition(1, 1)));
+        committedOffsets.put(1, 2L);
+        commands.add(6, forRequest(6, "m2", 10, 9000, "r3"));
+        assertThat(kinds()).isEmpty();
+        assertThat(check().requestsProcessed()).isEqualTo(4);
+
+        commands.add(7, forRequest(7, "m2", 10, 9100, "r3"));
+        assertThat(kinds()).containsExactly(Kind.REQUEST_DUPLICATED);
+    }
+
+    @Test
+    void anAcknowledgedRequestWithoutACommandWhoseOffsetWasCommittedIsLost() {
+        commands.remove(4); // r1: its input offset p1@0 is below the committed 1, so some transaction claimed it
+        List<Violation> violations = check().violations();
+        assertThat(violations).extracting(Violation::kind).containsExactly(Kind.REQUEST_LOST);
+        assertThat(violations.get(0).evidence()).contains("request r1", "[p1@0]", "committed past it");
+    }
+
+    @Test
+    void anAcknowledgedRequestMissingFromTheInputTopicIsLost() {
+        acknowledged.add("r3");
+        assertThat(kinds()).containsExactly(Kind.REQUEST_LOST);
+    }
+
+    @Test
+    void anAcknowledgedRequestTheGroupNeverPassedWasNotProcessedRatherThanLost() {
+        commands.remove(4);
+        committedOffsets.remove(1); // nothing committed on partition 1: the pipeline never got to r1
+        List<Violation> violations = check().violations();
+        assertThat(violations).extracting(Violation::kind).containsExactly(Kind.REQUEST_NOT_PROCESSED);
+        assertThat(violations.get(0).evidence()).startsWith("1 acknowledged requests").contains("r1@[p1@0]");
+    }
+
+    @Test
+    void aCommandForARequestNeverSentIsCaught() {
+        commands.add(6, forRequest(6, "m2", 10, 9000, "r99"));
+        assertThat(kinds()).containsExactly(Kind.REQUEST_UNKNOWN);
+    }
+
+    @Test
+    void aPipelineCommandOfALowerTermAfterAHigherOneIsTermsGoingBackwards() {
+        // r3, unacknowledged but written, committed under m1's term 1 after m2's commands of term 10.
+        inputs.put("r3", List.of(new InputPosition(1, 1)));
+        commands.add(forRequest(7, "m1", 1, 4950, "r3"));
+        assertThat(kinds()).containsExactly(Kind.TERM_BACKWARDS);
+    }
+
+    @Test
+    void aPipelineBatchCommittedAfterALaterGrantIsAStaleDispatch() {
+        // m1, deposed at 7500, committed a batch it processed at 7600, before m2's first command in the log.
+        inputs.put("r3", List.of(new InputPosition(1, 1)));
+        commands.add(3, forRequest(3, "m1", 1, 7600, "r3"));
+        assertThat(kinds()).containsExactly(Kind.STALE_DISPATCH);
+    }
+
+    @Test
+    void aPipelineCommandDoesNotStandInForAnAcknowledgedPeriodicCommand() {
+        // An acknowledged periodic (m2, 10, -1) cannot happen, but the pipeline's seq must never satisfy the rule.
+        acks.add(new Ack(8100, "m2", 10, -1));
+        assertThat(kinds()).containsExactly(Kind.ACKED_BUT_MISSING);
     }
 }

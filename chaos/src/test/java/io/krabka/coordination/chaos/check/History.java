@@ -2,12 +2,16 @@ package io.krabka.coordination.chaos.check;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 
 /**
  * Everything a run recorded, gathered after it ended: the committed command log and
  * the role's leases (both read back read_committed from the cluster), what each member
- * saw acknowledged, what reached the device, and what the harness did. All times are
+ * saw acknowledged, what reached the device, what the request producer sent and where
+ * its requests landed, and what the harness did. All times are
  * epoch milliseconds on this machine's one wall clock; {@code endedAt} is when the
  * fault plan ended, before the members were stopped.
  */
@@ -20,6 +24,7 @@ public record History(
         List<TailCheck> tailChecks,
         long garbageInjected,
         Map<String, Long> malformedCounted,
+        Requests requests,
         long endedAt) {
 
     public History {
@@ -30,10 +35,55 @@ public record History(
         faults = List.copyOf(faults);
         tailChecks = List.copyOf(tailChecks);
         malformedCounted = Map.copyOf(malformedCounted);
+        Objects.requireNonNull(requests, "requests");
     }
 
-    /** A command record in the command topic, in offset order. */
-    public record CommittedCommand(long offset, String member, long term, long seq, long began) {
+    /**
+     * A command record in the command topic, in offset order. A command of the leader
+     * pipeline carries the id of the request it was written for ({@code request}); its
+     * {@code seq} means nothing (-1).
+     */
+    public record CommittedCommand(long offset, String member, long term, long seq, long began, Optional<String> request) {
+
+        /** A periodic command of a member's dispatch loop. */
+        public CommittedCommand(long offset, String member, long term, long seq, long began) {
+            this(offset, member, term, seq, began, Optional.empty());
+        }
+    }
+
+    /**
+     * The request producer's side of the leader pipeline: every request id it sent (or
+     * tried to), the ids the cluster acknowledged (acks=all), where each request is in the
+     * input topic (read back at the end; a request that was never written has no entry,
+     * one written twice has two), and the pipeline group's committed offset per input
+     * partition at the end (a partition without one is absent: nothing committed there).
+     */
+    public record Requests(Set<String> produced, Set<String> acknowledged, Map<String, List<InputPosition>> inputs,
+            Map<Integer, Long> committedOffsets) {
+
+        /** A run without a request producer. */
+        public static final Requests NONE = new Requests(Set.of(), Set.of(), Map.of(), Map.of());
+
+        public Requests {
+            produced = Set.copyOf(produced);
+            acknowledged = Set.copyOf(acknowledged);
+            inputs = Map.copyOf(inputs);
+            committedOffsets = Map.copyOf(committedOffsets);
+        }
+
+        /** Whether a holder committed the input offsets past this position: its output must be visible. */
+        public boolean committedPast(InputPosition position) {
+            return committedOffsets.getOrDefault(position.partition(), 0L) > position.offset();
+        }
+    }
+
+    /** Where a request record is in the input topic. */
+    public record InputPosition(int partition, long offset) {
+
+        @Override
+        public String toString() {
+            return "p" + partition + "@" + offset;
+        }
     }
 
     /**

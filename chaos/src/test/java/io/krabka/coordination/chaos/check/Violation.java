@@ -21,7 +21,18 @@ public record Violation(Kind kind, String evidence) {
         /** Garbage was appended to the coordination topic but no member counted it. */
         MALFORMED_NOT_COUNTED,
         /** A restarted member kept a rank ahead of members registered before it restarted. */
-        RESTART_NOT_AT_TAIL
+        RESTART_NOT_AT_TAIL,
+        /**
+         * An acknowledged request has no command in the log although the pipeline's group
+         * committed the input offsets past it (or it is not in the input topic at all).
+         */
+        REQUEST_LOST,
+        /** Acknowledged requests with no command, never passed by the group's committed offsets: the pipeline did not drain. */
+        REQUEST_NOT_PROCESSED,
+        /** A request with more than one command in the log. */
+        REQUEST_DUPLICATED,
+        /** A command carrying the id of a request the producer never sent. */
+        REQUEST_UNKNOWN
     }
 
     @Override

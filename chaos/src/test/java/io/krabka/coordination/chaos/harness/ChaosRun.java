@@ -1,5 +1,7 @@
 package io.krabka.coordination.chaos.harness;
 
+import static org.awaitility.Awaitility.await;
+
 import io.krabka.coordination.chaos.check.Checker;
 import io.krabka.coordination.chaos.check.History;
 import io.krabka.coordination.chaos.member.Command;
@@ -13,6 +15,8 @@ import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.client.LeadershipStatus;
 import io.krabka.streams.coordination.kafka.KafkaCoordinationTransport;
 import io.krabka.streams.coordination.kafka.KafkaProcessCluster;
+import io.krabka.streams.coordination.pipeline.LeaderPipeline;
+import io.krabka.streams.coordination.pipeline.PipelineSettings;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
@@ -30,6 +34,7 @@ import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,10 +43,13 @@ import java.util.OptionalLong;
 import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -53,11 +61,14 @@ import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * One fault-injection run: broker JVMs, member JVMs behind per-member TCP proxies, a
- * device, a seeded {@link FaultPlan}; afterwards the history is read back from the
- * cluster and the members' output, and handed to the {@link Checker}.
+ * device, a seeded {@link FaultPlan}, and a {@link RequestProducer} feeding the
+ * members' leader pipeline through the plan; afterwards the pipeline is left to drain,
+ * the history is read back from the cluster and the members' output, and handed to the
+ * {@link Checker}.
  */
 public final class ChaosRun {
 
@@ -70,20 +81,29 @@ public final class ChaosRun {
         }
     }
 
+    /**
+     * How the pipeline drained after the plan: how long until its lag was 0 (or the wait
+     * gave up), and the last lag measured (-1 when none could be).
+     */
+    public record Drain(Duration took, long lag) {
+    }
+
     /** The verdict, the figures, and where the evidence is. */
     public record Report(Settings settings, Checker.Result result, Map<String, Integer> faultCounts, long garbageInjected,
-            long mostMalformedCounted, Duration elapsed, Path dir) {
+            long mostMalformedCounted, Drain drain, Duration elapsed, Path dir) {
 
         /** The table the issue asks for, as Markdown. */
         public String table() {
             StringBuilder table = new StringBuilder();
-            table.append("| run | brokers | members | faults | leadership changes | commands committed | violations | longest leaderless gap | gap bound | elapsed |\n");
-            table.append("|---|---|---|---|---|---|---|---|---|---|\n");
+            table.append("| run | brokers | members | faults | leadership changes | commands committed | requests sent / acknowledged / processed | violations | longest leaderless gap | gap bound | elapsed |\n");
+            table.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
             table.append("| ").append(settings.name()).append(" | ").append(settings.brokers()).append(" | ")
                     .append(settings.members()).append(" | ")
                     .append(faultCounts.entrySet().stream().map(e -> e.getKey() + " " + e.getValue())
                             .collect(Collectors.joining(", ")))
                     .append(" | ").append(result.leadershipChanges()).append(" | ").append(result.commandsCommitted())
+                    .append(" | ").append(result.requestsProduced()).append(" / ").append(result.requestsAcknowledged())
+                    .append(" / ").append(result.requestsProcessed())
                     .append(" | ").append(result.violations().size()).append(" | ").append(result.longestGapMillis())
                     .append(" ms (before ").append(result.longestGapAt()).append(") | ")
                     .append(settings.gapBound().millis()).append(" ms | ")
@@ -92,16 +112,25 @@ public final class ChaosRun {
                     .append("; most counted by one member: ").append(mostMalformedCounted)
                     .append(". Late dispatches refused by the device (committed under an older term, delivered after a newer one): ")
                     .append(result.deliveriesRefused()).append(".\n");
+            table.append("\nAfter the plan the pipeline ").append(drain.lag() == 0 ? "drained in " : "had not drained after ")
+                    .append(drain.took().toMillis()).append(" ms (lag ").append(drain.lag()).append(").\n");
             return table.toString();
         }
     }
 
     private static final String COMMANDS = "chaos-commands";
+    private static final String REQUESTS = "chaos-requests";
+    private static final int REQUEST_PARTITIONS = 3;
+    /** 20 requests a second: a modest load beside the holder's 10 periodic commands a second. */
+    private static final Duration REQUEST_INTERVAL = Duration.ofMillis(50);
+    /** How long the run waits after the plan for the pipeline to commit every request. */
+    private static final Duration DRAIN_TIMEOUT = Duration.ofSeconds(60);
     private static final Duration BROKER_DOWN = Duration.ofSeconds(4);
     private static final int COORDINATION_PARTITIONS = 3;
 
     private final Settings settings;
     private final Role role = Role.of("dispatcher");
+    private final PipelineSettings pipeline = PipelineSettings.of(role, REQUESTS);
     private final Map<String, TcpProxy> proxies = new ConcurrentHashMap<>();
     private final Map<String, MemberProcess> members = new LinkedHashMap<>();
     private final List<History.Fault> faults = Collections.synchronizedList(new ArrayList<>());
@@ -112,6 +141,7 @@ public final class ChaosRun {
     private KafkaProcessCluster cluster;
     private CoordinationClient observer;
     private CoordinationClient tailObserver;
+    private RequestProducer requests;
 
     public ChaosRun(Settings settings) {
         this.settings = settings;
@@ -144,7 +174,7 @@ public final class ChaosRun {
             cluster = brokers;
             observer = client;
             tailObserver = tailClient;
-            createCommandTopic(replicas);
+            createTopics(replicas);
             observer.observe(role, Duration.ZERO); // creates the coordination topic before any member needs it
             for (int m = 1; m <= settings.members(); m++) {
                 MemberProcess member = member("m" + m, device.port(), replicas);
@@ -160,6 +190,8 @@ public final class ChaosRun {
                 observer.observe(role, Duration.ofMillis(200));
             }
             fault("START", members.keySet().toString());
+            requests = new RequestProducer(brokers.bootstrapServers(), REQUESTS, REQUEST_PARTITIONS, REQUEST_INTERVAL);
+            requests.start();
             for (FaultPlan.Step step : settings.plan().steps()) {
                 if (System.currentTimeMillis() - started > settings.budget().toMillis()) {
                     fault("BUDGET_SPENT", settings.budget().toString());
@@ -171,6 +203,8 @@ public final class ChaosRun {
             }
             long ended = System.currentTimeMillis();
             fault("END", "");
+            requests.stop();
+            Drain drain = drain();
             tailChecker.shutdown();
             if (!tailChecker.awaitTermination(60, TimeUnit.SECONDS)) {
                 fault("STUCK", "tail checks did not finish");
@@ -179,11 +213,14 @@ public final class ChaosRun {
             History history = readHistory(device, ended);
             Checker.Result result = new Checker(settings.gapBound()).check(history);
             Report report = new Report(settings, result, countFaults(), garbageInjected,
-                    history.malformedCounted().values().stream().mapToLong(Long::longValue).max().orElse(0),
+                    history.malformedCounted().values().stream().mapToLong(Long::longValue).max().orElse(0), drain,
                     Duration.ofMillis(System.currentTimeMillis() - started), settings.dir());
             writeReport(report, history);
             return report;
         } finally {
+            if (requests != null) {
+                requests.close();
+            }
             tailChecker.shutdownNow();
             members.values().forEach(MemberProcess::kill);
             proxies.values().forEach(TcpProxy::close);
@@ -197,18 +234,56 @@ public final class ChaosRun {
         List<String> arguments = List.of("member=" + id, "bootstrap=" + bootstrap, "role=" + role.name(),
                 "commands=" + COMMANDS, "lease-ms=" + settings.lease().toMillis(), "renew-ms=" + settings.renew().toMillis(),
                 "stagger-ms=" + settings.stagger().toMillis(), "device-port=" + devicePort,
-                "partitions=" + COORDINATION_PARTITIONS, "replication=" + replicas,
+                "partitions=" + COORDINATION_PARTITIONS, "replication=" + replicas, "requests=" + REQUESTS,
                 "mode=" + (settings.unfenced().contains(id) ? "unfenced" : "fenced"));
         return new MemberProcess(id, arguments, settings.dir().resolve(id + ".out"));
     }
 
-    private void createCommandTopic(int replicas) throws Exception {
+    /** The command topic (one partition: one order for every command) and the pipeline's request topic. */
+    private void createTopics(int replicas) throws Exception {
+        Map<String, String> durable = Map.of("min.insync.replicas", Integer.toString(Math.min(2, replicas)),
+                "unclean.leader.election.enable", "false");
         try (Admin admin = cluster.admin()) {
-            admin.createTopics(List.of(new NewTopic(COMMANDS, 1, (short) replicas)
-                    .configs(Map.of("min.insync.replicas", Integer.toString(Math.min(2, replicas)),
-                            "unclean.leader.election.enable", "false"))))
+            admin.createTopics(List.of(new NewTopic(COMMANDS, 1, (short) replicas).configs(durable),
+                    new NewTopic(REQUESTS, REQUEST_PARTITIONS, (short) replicas).configs(durable)))
                     .all().get(30, TimeUnit.SECONDS);
         }
+    }
+
+    /**
+     * After the plan, with the producer stopped: waits (bounded) until the pipeline's lag is
+     * 0, so every request in the input is behind the group's committed offsets; then until
+     * the command log has no transaction open from before that moment, so a read_committed
+     * reader sees the outputs of every committed batch (their offsets and their commands
+     * commit together, but their markers land on different brokers). A pipeline that does
+     * not drain is left to the checker, which names the requests it never processed.
+     */
+    private Drain drain() throws Exception {
+        long start = System.nanoTime();
+        AtomicLong lag = new AtomicLong(-1);
+        try (Admin admin = cluster.admin()) {
+            try {
+                await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(200)).atMost(DRAIN_TIMEOUT)
+                        .ignoreExceptions().until(() -> {
+                            lag.set(LeaderPipeline.measureLag(admin, pipeline, Duration.ofSeconds(10)));
+                            return lag.get() == 0;
+                        });
+            } catch (ConditionTimeoutException notDrained) {
+                return new Drain(Duration.ofNanos(System.nanoTime() - start), lag.get());
+            }
+            TopicPartition log = new TopicPartition(COMMANDS, 0);
+            long written = admin.listOffsets(Map.of(log, OffsetSpec.latest())).all().get(10, TimeUnit.SECONDS)
+                    .get(log).offset();
+            try {
+                await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(50)).atMost(Duration.ofSeconds(30))
+                        .ignoreExceptions().until(() -> admin.listOffsets(Map.of(log, OffsetSpec.latest()),
+                                new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all().get(10, TimeUnit.SECONDS)
+                                .get(log).offset() >= written);
+            } catch (ConditionTimeoutException stillOpen) {
+                fault("STUCK", "the command log kept a transaction open before offset " + written + " for 30 s");
+            }
+        }
+        return new Drain(Duration.ofNanos(System.nanoTime() - start), lag.get());
     }
 
     private void apply(FaultPlan.Step step) throws Exception {
@@ -262,12 +337,16 @@ public final class ChaosRun {
                 // Down for longer than broker.session.timeout.ms (3 s), so the controller notices
                 // the crash and takes the node out of every ISR, as after a real crash.
                 Thread.sleep(BROKER_DOWN.toMillis() + step.lingerMillis()); // part of the fault
+                long restarting = System.nanoTime();
                 cluster.restart(node);
                 cluster.awaitBrokers(settings.brokers(), Duration.ofSeconds(90));
+                long up = System.nanoTime();
                 // Healed means caught up: until the node is back in every ISR, killing another
                 // broker would leave partitions below min.insync.replicas (two faults at once).
-                awaitFullIsr(Duration.ofSeconds(120));
-                fault("RESTART_BROKER", "node-" + node);
+                String last = awaitFullIsr(Duration.ofSeconds(120));
+                fault("RESTART_BROKER", "node-" + node + " (up after " + TimeUnit.NANOSECONDS.toMillis(up - restarting)
+                        + " ms, back in every ISR " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - up) + " ms later"
+                        + (last.isEmpty() ? "" : "; the last to catch up: " + last) + ")");
             }
             case GARBAGE -> {
                 int appended = appendGarbage();
@@ -300,25 +379,31 @@ public final class ChaosRun {
         return lines;
     }
 
-    private void awaitFullIsr(Duration timeout) throws Exception {
-        List<String> topics = List.of(CoordinationCodec.COORDINATION_STATE_TOPIC, "__transaction_state", COMMANDS);
+    /** Waits until every partition the members use has its full ISR; returns the partitions that were the last to catch up. */
+    private String awaitFullIsr(Duration timeout) throws Exception {
+        List<String> topics = List.of(CoordinationCodec.COORDINATION_STATE_TOPIC, "__transaction_state", COMMANDS, REQUESTS,
+                "__consumer_offsets");
         long deadline = System.nanoTime() + timeout.toNanos();
+        List<String> behind = List.of();
         try (Admin admin = cluster.admin()) {
             while (System.nanoTime() < deadline) {
                 try {
-                    boolean full = admin.describeTopics(topics).allTopicNames().get(10, TimeUnit.SECONDS).values().stream()
-                            .flatMap(topic -> topic.partitions().stream())
-                            .allMatch(partition -> partition.isr().size() == partition.replicas().size());
-                    if (full) {
-                        return;
+                    List<String> shortIsr = new ArrayList<>();
+                    admin.describeTopics(topics).allTopicNames().get(10, TimeUnit.SECONDS).forEach((name, topic) ->
+                            topic.partitions().stream().filter(partition -> partition.isr().size() < partition.replicas().size())
+                                    .forEach(partition -> shortIsr.add(name + "-" + partition.partition())));
+                    if (shortIsr.isEmpty()) {
+                        return String.join(",", behind);
                     }
+                    behind = shortIsr;
                 } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException notYet) {
                     // the metadata is moving; ask again
                 }
                 Thread.sleep(200); // polling the cluster's metadata
             }
         }
-        fault("STUCK", "replicas did not catch up within " + timeout);
+        fault("STUCK", "replicas did not catch up within " + timeout + ": " + behind);
+        return String.join(",", behind);
     }
 
     private List<TcpProxy> proxiesOf(String member) {
@@ -439,12 +524,12 @@ public final class ChaosRun {
 
     // ---- reading the history back ----
 
-    private History readHistory(Device device, long ended) throws IOException {
+    private History readHistory(Device device, long ended) throws Exception {
         List<History.CommittedCommand> commands = new ArrayList<>();
         for (ConsumerRecord<byte[], byte[]> record : readAll(new TopicPartition(COMMANDS, 0))) {
             Command command = Command.decode(record.value());
             commands.add(new History.CommittedCommand(record.offset(), command.member(), command.term(), command.seq(),
-                    command.began()));
+                    command.began(), command.request()));
         }
         List<History.Tenure> tenures = tenures(readAll(new TopicPartition(CoordinationCodec.COORDINATION_STATE_TOPIC,
                 RolePartitioner.partitionFor(role, COORDINATION_PARTITIONS))));
@@ -460,7 +545,30 @@ public final class ChaosRun {
         List<History.Delivery> deliveries = device.history().stream()
                 .map(d -> new History.Delivery(d.at(), d.member(), d.term(), d.seq(), d.accepted())).toList();
         return new History(commands, tenures, acks, deliveries, List.copyOf(faults), List.copyOf(tailChecks), garbageInjected,
-                malformed, ended);
+                malformed, requestHistory(), ended);
+    }
+
+    /** What the request producer sent and had acknowledged, where each request is in the input, and the group's offsets. */
+    private History.Requests requestHistory() throws Exception {
+        List<TopicPartition> partitions = new ArrayList<>();
+        for (int partition = 0; partition < REQUEST_PARTITIONS; partition++) {
+            partitions.add(new TopicPartition(REQUESTS, partition));
+        }
+        Map<String, List<History.InputPosition>> inputs = new HashMap<>();
+        for (ConsumerRecord<byte[], byte[]> record : readAll(partitions)) {
+            inputs.computeIfAbsent(new String(record.value(), StandardCharsets.UTF_8), id -> new ArrayList<>())
+                    .add(new History.InputPosition(record.partition(), record.offset()));
+        }
+        Map<Integer, Long> committed = new HashMap<>();
+        try (Admin admin = cluster.admin()) {
+            admin.listConsumerGroupOffsets(pipeline.groupId()).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS)
+                    .forEach((partition, offset) -> {
+                        if (partition.topic().equals(REQUESTS) && offset != null) {
+                            committed.put(partition.partition(), offset.offset());
+                        }
+                    });
+        }
+        return new History.Requests(requests.sent(), requests.acknowledged(), inputs, committed);
     }
 
     /** Groups the role's lease records into tenures: a new (member, grantedAt) pair is a grant, its offset the term. */
@@ -502,6 +610,11 @@ public final class ChaosRun {
     }
 
     private List<ConsumerRecord<byte[], byte[]>> readAll(TopicPartition partition) {
+        return readAll(List.of(partition));
+    }
+
+    /** Every record of these partitions up to their last stable offsets, in offset order per partition. */
+    private List<ConsumerRecord<byte[], byte[]>> readAll(List<TopicPartition> partitions) {
         List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
@@ -509,14 +622,14 @@ public final class ChaosRun {
                 ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
                 ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class,
                 ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class))) {
-            consumer.assign(List.of(partition));
-            consumer.seekToBeginning(List.of(partition));
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
             // Under read_committed the end offset is the last stable offset: everything decided so far.
-            long end = consumer.endOffsets(List.of(partition), Duration.ofSeconds(30)).get(partition);
+            Map<TopicPartition, Long> ends = consumer.endOffsets(partitions, Duration.ofSeconds(30));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (consumer.position(partition) < end) {
+            while (partitions.stream().anyMatch(partition -> consumer.position(partition) < ends.get(partition))) {
                 if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("could not read " + partition + " to offset " + end);
+                    throw new IllegalStateException("could not read " + partitions + " to offsets " + ends);
                 }
                 consumer.poll(Duration.ofMillis(500)).forEach(records::add);
             }
@@ -542,6 +655,10 @@ public final class ChaosRun {
             text.append("none\n");
         }
         report.result().violations().forEach(v -> text.append("- ").append(v).append('\n'));
+        text.append("\n## Requests\n\n").append(requests.sent().size()).append(" sent, ")
+                .append(requests.acknowledged().size()).append(" acknowledged, ").append(requests.failed())
+                .append(" failed").append(requests.failed() > 0 ? " (the first: " + requests.firstFailure() + ")" : "")
+                .append("; ").append(report.result().requestsProcessed()).append(" have a command.\n");
         text.append("\n## Faults\n\n");
         history.faults().forEach(f -> text.append("- ").append(Instant.ofEpochMilli(f.at())).append(' ')
                 .append(f.kind()).append(' ').append(f.target()).append('\n'));

@@ -10,6 +10,8 @@ import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.kafka.KafkaCoordinationTransport;
+import io.krabka.streams.coordination.pipeline.LeaderPipeline;
+import io.krabka.streams.coordination.pipeline.PipelineSettings;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -20,9 +22,12 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.InstantSource;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.CommonClientConfigs;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -34,6 +39,13 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * the command topic in a transaction of the role's producer ({@link Leadership#write}),
  * and only once that commit is acknowledged is the command sent to the device.
  *
+ * <p>With {@code requests=<topic>} it also runs a {@link LeaderPipeline} while it holds
+ * the role, on a thread of its own beside the dispatch loop: it reads the request topic
+ * and writes one command per request to the same command topic, carrying the request's
+ * id, committed with the input offsets in one guarded transaction. The pipeline starts
+ * with each grant and is stopped (interrupted, joined) when the dispatch loop sees the
+ * leadership end; a pipeline that fails while the leadership lives is started again.
+ *
  * <p>Every step is one line on stdout, {@code EVENT key=value ...} (see
  * {@link MemberEvent}); the harness redirects it to a file, so lines written before a
  * SIGKILL survive it.
@@ -44,6 +56,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  */
 public final class CommandMember {
 
+    /** How long a stopped pipeline may take to finish its write in flight. */
+    private static final Duration PIPELINE_STOP = Duration.ofSeconds(10);
+
     private final Map<String, String> args;
     private final PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true,
             StandardCharsets.UTF_8);
@@ -53,6 +68,9 @@ public final class CommandMember {
     private final boolean unfenced;
     private final Duration interval;
     private final int devicePort;
+    private final String requestTopic;
+    private final Duration batchWait;
+    private LeaderPipeline pipeline;
     private Socket device;
     private BufferedReader deviceIn;
     private PrintWriter deviceOut;
@@ -66,6 +84,8 @@ public final class CommandMember {
         this.unfenced = "unfenced".equals(args.getOrDefault("mode", "fenced"));
         this.interval = Duration.ofMillis(Long.parseLong(args.getOrDefault("interval-ms", "100")));
         this.devicePort = Integer.parseInt(args.get("device-port"));
+        this.requestTopic = args.get("requests");
+        this.batchWait = Duration.ofMillis(Long.parseLong(args.getOrDefault("batch-wait-ms", "100")));
     }
 
     public static void main(String[] argv) throws Exception {
@@ -95,6 +115,11 @@ public final class CommandMember {
         TopicSpec topic = TopicSpec.DEFAULTS.withPartitions(Integer.parseInt(args.get("partitions")))
                 .withReplicationFactor(Integer.parseInt(args.get("replication"))).withCreate(false);
         Map<String, Object> connection = connection();
+        if (requestTopic != null) {
+            // Through the member's proxies like every other client of it: a cut cuts the pipeline too.
+            pipeline = LeaderPipeline.create(connection, PipelineSettings.of(role, requestTopic).withMaxBatchWait(batchWait),
+                    this::commandsFor);
+        }
         emit(MemberEvent.START, "pid=" + ProcessHandle.current().pid());
         // As the starter does: operations may wait 10 s, a transaction lives at most one lease.
         try (KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(connection, topic,
@@ -125,39 +150,109 @@ public final class CommandMember {
     private void dispatchWhileLeading(CoordinationClient client, Leadership leadership,
             KafkaProducer<byte[], byte[]> plain) throws InterruptedException {
         long term = leadership.term();
-        for (long seq = 0; ; seq++) {
-            reportMalformed(client);
-            try {
-                if (!unfenced && leadership.expired()) {
-                    emit(MemberEvent.LOST, "term=" + term + " cause=EXPIRED");
+        Thread pipelineThread = startPipeline(leadership);
+        try {
+            for (long seq = 0; ; seq++) {
+                reportMalformed(client);
+                pipelineThread = restartIfFailed(pipelineThread, leadership);
+                try {
+                    if (!unfenced && leadership.expired()) {
+                        emit(MemberEvent.LOST, "term=" + term + " cause=EXPIRED");
+                        leadership.abandon();
+                        return;
+                    }
+                    long began = System.currentTimeMillis();
+                    byte[] command = Command.encode(me.value(), term, seq, began);
+                    ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(commandTopic,
+                            role.name().getBytes(StandardCharsets.UTF_8), command);
+                    long offset;
+                    if (unfenced) {
+                        renewIgnoringFencing(leadership);
+                        offset = plain.send(record).get().offset();
+                    } else {
+                        offset = leadership.write(record).offset();
+                    }
+                    emit(MemberEvent.ACK, "term=" + term + " seq=" + seq + " began=" + began + " offset=" + offset);
+                    dispatch(term, seq);
+                } catch (FencedException e) {
+                    emit(MemberEvent.LOST, "term=" + term + " cause=FENCED");
                     leadership.abandon();
                     return;
+                } catch (CoordinationException e) {
+                    emit(MemberEvent.LOST, "term=" + term + " cause=ERROR detail=" + oneWord(e));
+                    leadership.abandon();
+                    return;
+                } catch (java.util.concurrent.ExecutionException e) {
+                    emit(MemberEvent.ERROR, "detail=" + oneWord(e));
                 }
-                long began = System.currentTimeMillis();
-                byte[] command = Command.encode(me.value(), term, seq, began);
-                ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(commandTopic,
-                        role.name().getBytes(StandardCharsets.UTF_8), command);
-                long offset;
-                if (unfenced) {
-                    renewIgnoringFencing(leadership);
-                    offset = plain.send(record).get().offset();
-                } else {
-                    offset = leadership.write(record).offset();
-                }
-                emit(MemberEvent.ACK, "term=" + term + " seq=" + seq + " began=" + began + " offset=" + offset);
-                dispatch(term, seq);
-            } catch (FencedException e) {
-                emit(MemberEvent.LOST, "term=" + term + " cause=FENCED");
-                leadership.abandon();
-                return;
-            } catch (CoordinationException e) {
-                emit(MemberEvent.LOST, "term=" + term + " cause=ERROR detail=" + oneWord(e));
-                leadership.abandon();
-                return;
-            } catch (java.util.concurrent.ExecutionException e) {
-                emit(MemberEvent.ERROR, "detail=" + oneWord(e));
+                Thread.sleep(interval.toMillis()); // the dispatch rate of this control plane
             }
-            Thread.sleep(interval.toMillis()); // the dispatch rate of this control plane
+        } finally {
+            stopPipeline(pipelineThread);
+        }
+    }
+
+    /** The pipeline's processing: one command per request, stamped with the leadership's member and term. */
+    private List<ProducerRecord<byte[], byte[]>> commandsFor(List<ConsumerRecord<byte[], byte[]>> batch,
+            Leadership leadership) {
+        long began = System.currentTimeMillis(); // before the batch's transaction begins
+        byte[] key = role.name().getBytes(StandardCharsets.UTF_8);
+        List<ProducerRecord<byte[], byte[]>> commands = new ArrayList<>(batch.size());
+        for (ConsumerRecord<byte[], byte[]> request : batch) {
+            String id = new String(request.value(), StandardCharsets.UTF_8);
+            commands.add(new ProducerRecord<>(commandTopic, key,
+                    Command.encodeForRequest(me.value(), leadership.term(), began, id)));
+        }
+        return commands;
+    }
+
+    /** Runs the pipeline under {@code leadership} on a thread of its own; null without a request topic. */
+    private Thread startPipeline(Leadership leadership) {
+        if (pipeline == null) {
+            return null;
+        }
+        Thread thread = new Thread(() -> runPipeline(leadership), "pipeline-" + leadership.term());
+        thread.setDaemon(true);
+        thread.start();
+        return thread;
+    }
+
+    private void runPipeline(Leadership leadership) {
+        long term = leadership.term();
+        emit(MemberEvent.PIPELINE, "term=" + term + " state=STARTED");
+        String end;
+        try {
+            pipeline.run(leadership);
+            end = "state=ENDED";
+        } catch (FencedException e) {
+            end = "state=FENCED";
+        } catch (Exception e) {
+            end = "state=FAILED detail=" + oneWord(e);
+        }
+        emit(MemberEvent.PIPELINE, "term=" + term + " " + end + " processed=" + pipeline.processedRecords()
+                + " batches=" + pipeline.committedBatches());
+    }
+
+    /**
+     * A pipeline run that failed while the leadership lives (metadata that could not be read
+     * behind a cut, say) is started again; one that ended with the leadership is not.
+     */
+    private Thread restartIfFailed(Thread thread, Leadership leadership) {
+        if (thread != null && !thread.isAlive() && leadership.isActive()) {
+            return startPipeline(leadership);
+        }
+        return thread;
+    }
+
+    /** Interrupts the pipeline and waits for it: its write in flight completes or fails first. */
+    private void stopPipeline(Thread thread) throws InterruptedException {
+        if (thread == null) {
+            return;
+        }
+        thread.interrupt();
+        thread.join(PIPELINE_STOP.toMillis());
+        if (thread.isAlive()) {
+            emit(MemberEvent.ERROR, "detail=pipeline_" + thread.getName() + "_still_running_after_" + PIPELINE_STOP);
         }
     }
 

@@ -18,6 +18,11 @@ public enum MemberEvent {
     DISPATCH,
     /** The leadership ended ({@code term cause}). */
     LOST,
+    /**
+     * The member's leader pipeline started or stopped under a leadership ({@code term state},
+     * and when it stopped {@code processed batches}: the member's running totals).
+     */
+    PIPELINE,
     /** The member's running count of skipped malformed records ({@code count}). */
     MALFORMED,
     /** A failure the member survived ({@code detail}). */
