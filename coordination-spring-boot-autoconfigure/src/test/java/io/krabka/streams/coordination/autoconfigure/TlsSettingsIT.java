@@ -53,7 +53,7 @@ class TlsSettingsIT {
     private static final String PASSWORD = "tls-secret";
     /** The client.id of every client the starter builds (KafkaCoordinationTransport.create). */
     private static final List<String> CLIENTS = List.of("krabka-coordination-admin", "krabka-coordination-registrar",
-            "krabka-coordination-reader", "krabka-coordination-role-controller");
+            "krabka-coordination-reader", "krabka-coordination-watcher", "krabka-coordination-role-controller");
 
     @TempDir
     static Path dir;
