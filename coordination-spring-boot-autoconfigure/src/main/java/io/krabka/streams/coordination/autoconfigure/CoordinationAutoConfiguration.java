@@ -6,6 +6,7 @@ import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.kafka.KafkaCoordinationTransport;
 import io.krabka.streams.coordination.spring.CompositeCoordinationObserver;
 import io.krabka.streams.coordination.spring.CoordinationObserver;
+import io.krabka.streams.coordination.spring.GuardedSenders;
 import io.krabka.streams.coordination.spring.LeaderPipelines;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.spring.OnLeadershipRegistry;
@@ -80,8 +81,8 @@ public final class CoordinationAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     CoordinationClient coordinationClient(CoordinationTransport transport, LeaseConfig leaseConfig,
-            @Qualifier("coordinationClock") InstantSource coordinationClock) {
-        return new CoordinationClient(transport, leaseConfig, coordinationClock);
+            @Qualifier("coordinationClock") InstantSource coordinationClock, CoordinationProperties properties) {
+        return new CoordinationClient(transport, leaseConfig, coordinationClock, CoordinationSettings.sendBatching(properties));
     }
 
     /**
@@ -108,6 +109,14 @@ public final class CoordinationAutoConfiguration {
                     topic, timeout, leaseConfig.duration());
         }
 
+        /** Typed guarded writes with the serializers of Spring Kafka's producer factory. */
+        @Bean
+        @ConditionalOnMissingBean
+        @ConditionalOnSingleCandidate(ProducerFactory.class)
+        GuardedSenders guardedSenders(ProducerFactory<?, ?> producerFactory) {
+            return GuardedSenders.of(producerFactory);
+        }
+
         /** What {@code @LeaderListener} methods read and write with: Spring Kafka's factories. */
         @Bean
         @ConditionalOnMissingBean
@@ -119,10 +128,11 @@ public final class CoordinationAutoConfiguration {
 
     /** Static: a post-processor must exist before the beans it inspects. */
     @Bean
-    static OnLeadershipRegistry onLeadershipRegistry(Environment environment, ObjectProvider<LeaderPipelines> pipelines) {
+    static OnLeadershipRegistry onLeadershipRegistry(Environment environment, ObjectProvider<LeaderPipelines> pipelines,
+            ObjectProvider<GuardedSenders> senders) {
         List<String> roles = Binder.get(environment).bind("krabka.coordination.roles", Bindable.listOf(String.class))
                 .orElse(List.of());
-        return new OnLeadershipRegistry(roles, environment, pipelines);
+        return new OnLeadershipRegistry(roles, environment, pipelines, senders);
     }
 
     @Bean

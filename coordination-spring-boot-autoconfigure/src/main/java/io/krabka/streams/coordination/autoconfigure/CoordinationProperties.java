@@ -50,6 +50,8 @@ public class CoordinationProperties {
 
     private final Endpoint endpoint = new Endpoint();
 
+    private final Send send = new Send();
+
     public boolean isEnabled() {
         return enabled;
     }
@@ -100,6 +102,41 @@ public class CoordinationProperties {
 
     public Endpoint getEndpoint() {
         return endpoint;
+    }
+
+    public Send getSend() {
+        return send;
+    }
+
+    /** Group commit of asynchronous guarded sends ({@code Leadership.send}, {@code GuardedSender.sendAsync}). */
+    public static class Send {
+
+        /**
+         * At most this many records per transaction.
+         */
+        private int maxBatchRecords = 1000;
+
+        /**
+         * How long the oldest waiting send may wait for company before its transaction
+         * starts; sends that arrive while a transaction commits wait for the next anyway.
+         */
+        private Duration linger = Duration.ofMillis(2);
+
+        public int getMaxBatchRecords() {
+            return maxBatchRecords;
+        }
+
+        public void setMaxBatchRecords(int maxBatchRecords) {
+            this.maxBatchRecords = maxBatchRecords;
+        }
+
+        public Duration getLinger() {
+            return linger;
+        }
+
+        public void setLinger(Duration linger) {
+            this.linger = linger;
+        }
     }
 
     /** Lease timings. The lease only decides when a standby challenges, never who may write. */

@@ -1,6 +1,7 @@
 package io.krabka.streams.coordination.autoconfigure;
 
 import io.krabka.streams.coordination.LeaseConfig;
+import io.krabka.streams.coordination.SendBatching;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.transport.TopicSpec;
@@ -28,6 +29,18 @@ final class CoordinationSettings {
     private static final String PREFIX = "krabka.coordination.";
 
     private CoordinationSettings() {
+    }
+
+    static SendBatching sendBatching(CoordinationProperties properties) {
+        CoordinationProperties.Send send = properties.getSend();
+        if (send.getMaxBatchRecords() < 1) {
+            throw invalid("send.max-batch-records", send.getMaxBatchRecords(), "must be at least 1");
+        }
+        Duration linger = send.getLinger();
+        if (linger == null || linger.isNegative()) {
+            throw invalid("send.linger", linger, "must not be negative");
+        }
+        return new SendBatching(send.getMaxBatchRecords(), linger);
     }
 
     static LeaseConfig leaseConfig(CoordinationProperties properties) {

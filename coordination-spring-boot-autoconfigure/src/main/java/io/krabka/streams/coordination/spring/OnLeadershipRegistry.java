@@ -36,17 +36,20 @@ public final class OnLeadershipRegistry implements BeanPostProcessor {
     private final List<LeaderListenerMethod> listenerMethods = new CopyOnWriteArrayList<>();
     private final PropertyResolver placeholders;
     private final ObjectProvider<LeaderPipelines> pipelines;
+    private final ObjectProvider<GuardedSenders> senders;
 
     /**
      * @param configuredRoles {@code krabka.coordination.roles}
      * @param placeholders resolves {@code ${...}} in {@link LeaderListener} attributes
      * @param pipelines builds the listeners' pipelines; asked only when the loop starts
+     * @param senders makes the {@link GuardedSender}s that {@link OnLeadership} methods take
      */
     public OnLeadershipRegistry(Collection<String> configuredRoles, PropertyResolver placeholders,
-            ObjectProvider<LeaderPipelines> pipelines) {
+            ObjectProvider<LeaderPipelines> pipelines, ObjectProvider<GuardedSenders> senders) {
         this.configuredRoles = Set.copyOf(configuredRoles);
         this.placeholders = placeholders;
         this.pipelines = pipelines;
+        this.senders = senders;
     }
 
     @Override
@@ -69,17 +72,18 @@ public final class OnLeadershipRegistry implements BeanPostProcessor {
         for (Map.Entry<Method, OnLeadership> entry : methods.entrySet()) {
             Method method = entry.getKey();
             String where = type.getName() + "." + method.getName() + "()";
-            boolean noArgs = method.getParameterCount() == 0;
-            boolean takesLeadership = method.getParameterCount() == 1 && method.getParameterTypes()[0] == Leadership.class;
-            if (!noArgs && !takesLeadership) {
-                throw new BeanInitializationException("@OnLeadership method " + where
-                        + " must take no parameter or one Leadership parameter");
+            Class<?>[] parameters = method.getParameterTypes();
+            for (Class<?> parameter : parameters) {
+                if (parameter != Leadership.class && parameter != GuardedSender.class) {
+                    throw new BeanInitializationException("@OnLeadership method " + where
+                            + " may take only a Leadership and a GuardedSender, not a " + parameter.getName());
+                }
             }
             Role role = checkedRole("@OnLeadership", entry.getValue().role(), beanName, where);
             Method invocable = AopUtils.selectInvocableMethod(method, bean.getClass());
             ReflectionUtils.makeAccessible(invocable);
             add(role, new ThreadRoleWork("krabka-work-" + role + "-" + type.getSimpleName() + "." + method.getName(),
-                    leadership -> invoke(bean, invocable, takesLeadership ? new Object[] {leadership} : new Object[0])));
+                    leadership -> invoke(bean, invocable, arguments(parameters, leadership, where))));
         }
         Map<Method, LeaderListener> listeners = MethodIntrospector.selectMethods(type,
                 (MethodIntrospector.MetadataLookup<LeaderListener>) m -> AnnotatedElementUtils.findMergedAnnotation(m,
@@ -96,6 +100,24 @@ public final class OnLeadershipRegistry implements BeanPostProcessor {
             add(role, listener.work());
         }
         return bean;
+    }
+
+    /** The arguments of an {@link OnLeadership} method for one leadership. */
+    private Object[] arguments(Class<?>[] parameters, Leadership leadership, String where) {
+        Object[] arguments = new Object[parameters.length];
+        for (int i = 0; i < parameters.length; i++) {
+            arguments[i] = parameters[i] == Leadership.class ? leadership : senders(where).of(leadership);
+        }
+        return arguments;
+    }
+
+    private GuardedSenders senders(String where) {
+        GuardedSenders found = senders.getIfAvailable();
+        if (found == null) {
+            throw new IllegalStateException("@OnLeadership method " + where + " takes a GuardedSender, but there is no "
+                    + "GuardedSenders bean: it needs Spring Kafka's producer factory (spring-kafka on the class path)");
+        }
+        return found;
     }
 
     private static void invoke(Object bean, Method method, Object[] arguments) throws Throwable {

@@ -25,16 +25,21 @@ record PipelineSerdes(Deserializer<Object> keyDeserializer, Deserializer<Object>
     @SuppressWarnings("unchecked")
     static PipelineSerdes of(ConsumerFactory<?, ?> consumers, ProducerFactory<?, ?> producers) {
         Map<String, Object> consumerSettings = consumers.getConfigurationProperties();
-        Map<String, Object> producerSettings = producers.getConfigurationProperties();
         return new PipelineSerdes(
                 Optional.ofNullable((Deserializer<Object>) consumers.getKeyDeserializer()).orElseGet(() ->
                         configured(consumerSettings, ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, Deserializer.class, true)),
                 Optional.ofNullable((Deserializer<Object>) consumers.getValueDeserializer()).orElseGet(() ->
                         configured(consumerSettings, ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, Deserializer.class, false)),
-                Optional.ofNullable((Serializer<Object>) producers.getKeySerializer()).orElseGet(() ->
-                        configured(producerSettings, ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, Serializer.class, true)),
-                Optional.ofNullable((Serializer<Object>) producers.getValueSerializer()).orElseGet(() ->
-                        configured(producerSettings, ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, Serializer.class, false)));
+                serializer(producers, true), serializer(producers, false));
+    }
+
+    /** The key or value serializer of Spring Kafka's producer factory: the instance given to it, else the configured class. */
+    @SuppressWarnings("unchecked")
+    static Serializer<Object> serializer(ProducerFactory<?, ?> producers, boolean isKey) {
+        Serializer<Object> given = (Serializer<Object>) (isKey ? producers.getKeySerializer() : producers.getValueSerializer());
+        return given != null ? given : configured(producers.getConfigurationProperties(),
+                isKey ? ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG : ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, Serializer.class,
+                isKey);
     }
 
     /** An instance of the class a setting names, configured with the factory's settings. */

@@ -283,7 +283,7 @@ class CoordinationAutoConfigurationTests {
     @Test
     void onLeadershipWithAnUnsupportedParameterFailsStartup() {
         runner.withUserConfiguration(InMemoryTransport.class, BadSignature.class).withPropertyValues("krabka.coordination.roles=controller")
-                .run(context -> assertThat(failure(context)).contains("must take no parameter or one Leadership parameter"));
+                .run(context -> assertThat(failure(context)).contains("may take only a Leadership and a GuardedSender"));
     }
 
     @Test

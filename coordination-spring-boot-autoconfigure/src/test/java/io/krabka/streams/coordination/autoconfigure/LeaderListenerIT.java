@@ -7,10 +7,12 @@ import static org.awaitility.Awaitility.await;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.kafka.KafkaTestCluster;
+import io.krabka.streams.coordination.spring.GuardedSender;
 import io.krabka.streams.coordination.spring.LeaderListener;
 import io.krabka.streams.coordination.spring.LeaderPipelines;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.spring.MemberRoleState;
+import io.krabka.streams.coordination.spring.OnLeadership;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -20,6 +22,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -41,6 +45,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.env.Environment;
 import org.springframework.kafka.support.KafkaHeaders;
 
 /**
@@ -90,6 +95,12 @@ class LeaderListenerIT {
         }
 
         @Bean
+        @ConditionalOnProperty(name = "test.listener", havingValue = "typed-sender")
+        TypedDispatcher typedDispatcher(Environment environment) {
+            return new TypedDispatcher(environment.getProperty("test.requests").replace("requests", "commands"));
+        }
+
+        @Bean
         @ConditionalOnProperty(name = "test.listener", havingValue = "wrong-signature")
         WrongSignature wrongSignature() {
             return new WrongSignature();
@@ -124,6 +135,23 @@ class LeaderListenerIT {
                         request.value() * 2));
             }
             return doubled;
+        }
+    }
+
+    /** Writes 1, 2, 3 with a typed sender, the last one asynchronously, then keeps the role. */
+    static class TypedDispatcher {
+        private final String topic;
+
+        TypedDispatcher(String topic) {
+            this.topic = topic;
+        }
+
+        @OnLeadership(role = "controller")
+        void dispatch(GuardedSender<String, Integer> sender, Leadership leadership) throws Exception {
+            sender.send(topic, leadership.member().value(), 1);
+            sender.sendAll(List.of(new ProducerRecord<>(topic, 0, "k", 2)));
+            sender.sendAsync(topic, "k", 3).get(30, TimeUnit.SECONDS);
+            new CountDownLatch(1).await();
         }
     }
 
@@ -221,6 +249,16 @@ class LeaderListenerIT {
         ConsumerRecord<byte[], byte[]> dead = committed(requests + ".DLT").get(0);
         assertThat(dead.value()).containsExactly(1, 2, 3);
         assertThat(ByteBuffer.wrap(dead.headers().lastHeader(KafkaHeaders.DLT_ORIGINAL_OFFSET).value()).getLong()).isEqualTo(3);
+    }
+
+    @Test
+    void onLeadershipWorkWritesTypedRecordsWithSpringKafkasSerializers() {
+        cluster.createTopic(commands, 1);
+        start("a", "typed-sender",
+                "spring.kafka.producer.value-serializer=org.apache.kafka.common.serialization.IntegerSerializer");
+        await().atMost(Duration.ofSeconds(30)).until(() -> committed(commands).size() == 3);
+        assertThat(committed(commands)).extracting(r -> ByteBuffer.wrap(r.value()).getInt()).containsExactly(1, 2, 3);
+        assertThat(new String(committed(commands).get(0).key(), StandardCharsets.UTF_8)).isEqualTo("a");
     }
 
     @Test
