@@ -72,6 +72,7 @@ public final class CoordinationClient implements AutoCloseable {
     private final LeaseConfig config;
     private final InstantSource clock;
     private final SendBatching sendBatching;
+    private volatile CoordinationInstrumentation instrumentation = CoordinationInstrumentation.NONE;
     private final Map<Role, RoleStateBuilder> views = new ConcurrentHashMap<>();
     private final Map<Role, Registered> registrations = new ConcurrentHashMap<>();
     private final Map<Role, Leadership> held = new ConcurrentHashMap<>();
@@ -112,6 +113,21 @@ public final class CoordinationClient implements AutoCloseable {
         this.config = Objects.requireNonNull(config, "config");
         this.clock = Objects.requireNonNull(clock, "clock");
         this.sendBatching = Objects.requireNonNull(sendBatching, "sendBatching");
+    }
+
+    /**
+     * Wraps grants, renewals and guarded writes of this client's leaderships from now on
+     * (tracing, for one); set it before contending.
+     *
+     * @return this client
+     */
+    public CoordinationClient instrument(CoordinationInstrumentation instrumentation) {
+        this.instrumentation = Objects.requireNonNull(instrumentation, "instrumentation");
+        return this;
+    }
+
+    CoordinationInstrumentation instrumentation() {
+        return instrumentation;
     }
 
     /** How {@link Leadership#send} groups sends into transactions. */
@@ -335,6 +351,17 @@ public final class CoordinationClient implements AutoCloseable {
     }
 
     private Leadership challenge(Role role, MemberId me, RoleState state, boolean confirm) {
+        AtomicLong term = new AtomicLong(-1);
+        return instrumentation.around(CoordinationInstrumentation.Operation.GRANT, role, me, term::get, 0, () -> {
+            Leadership won = challengeNow(role, me, state, confirm);
+            if (won != null) {
+                term.set(won.term());
+            }
+            return won;
+        });
+    }
+
+    private Leadership challengeNow(Role role, MemberId me, RoleState state, boolean confirm) {
         RoleEpoch epoch = transport.initEpoch(role);
         try {
             Leadership leadership = Leadership.grant(this, transport, epoch, me, confirm);

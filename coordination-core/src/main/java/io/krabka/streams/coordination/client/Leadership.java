@@ -284,7 +284,8 @@ public final class Leadership implements AutoCloseable {
      * @throws FencedException when the role has a newer epoch: the leadership is over
      */
     public void renew() {
-        write(List.of());
+        client.instrumentation().around(CoordinationInstrumentation.Operation.RENEW, role, member, this::term, 0,
+                () -> writeNow(List.of(), ConsumedOffsets.NONE, false));
     }
 
     /** A guarded write of one record. */
@@ -325,6 +326,12 @@ public final class Leadership implements AutoCloseable {
     private List<RecordMetadata> write(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed, boolean accepted) {
         Objects.requireNonNull(records, "records");
         Objects.requireNonNull(consumed, "consumed");
+        return client.instrumentation().around(CoordinationInstrumentation.Operation.WRITE, role, member, this::term,
+                records.size(), () -> writeNow(records, consumed, accepted));
+    }
+
+    private List<RecordMetadata> writeNow(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed,
+            boolean accepted) {
         Duration backoff = FIRST_RETRY;
         while (true) {
             try {

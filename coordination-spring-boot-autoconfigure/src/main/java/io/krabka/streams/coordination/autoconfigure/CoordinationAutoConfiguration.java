@@ -2,7 +2,9 @@ package io.krabka.streams.coordination.autoconfigure;
 
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.actuate.ObservationInstrumentation;
 import io.krabka.streams.coordination.client.CoordinationClient;
+import io.krabka.streams.coordination.client.CoordinationInstrumentation;
 import io.krabka.streams.coordination.kafka.KafkaCoordinationTransport;
 import io.krabka.streams.coordination.spring.CompositeCoordinationObserver;
 import io.krabka.streams.coordination.spring.CoordinationObserver;
@@ -12,12 +14,14 @@ import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.spring.OnLeadershipRegistry;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
+import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.List;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -81,8 +85,25 @@ public final class CoordinationAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     CoordinationClient coordinationClient(CoordinationTransport transport, LeaseConfig leaseConfig,
-            @Qualifier("coordinationClock") InstantSource coordinationClock, CoordinationProperties properties) {
-        return new CoordinationClient(transport, leaseConfig, coordinationClock, CoordinationSettings.sendBatching(properties));
+            @Qualifier("coordinationClock") InstantSource coordinationClock, CoordinationProperties properties,
+            ObjectProvider<CoordinationInstrumentation> instrumentation) {
+        CoordinationClient client = new CoordinationClient(transport, leaseConfig, coordinationClock,
+                CoordinationSettings.sendBatching(properties));
+        instrumentation.ifAvailable(client::instrument);
+        return client;
+    }
+
+    /** Grants, renewals and guarded writes as Micrometer observations, when an observation registry exists. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(ObservationRegistry.class)
+    static class ObservationConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean(CoordinationInstrumentation.class)
+        @ConditionalOnBean(ObservationRegistry.class)
+        CoordinationInstrumentation coordinationObservations(ObservationRegistry registry) {
+            return new ObservationInstrumentation(registry);
+        }
     }
 
     /**

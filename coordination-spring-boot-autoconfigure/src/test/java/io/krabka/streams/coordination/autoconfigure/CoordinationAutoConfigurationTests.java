@@ -1,6 +1,7 @@
 package io.krabka.streams.coordination.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
@@ -17,11 +18,19 @@ import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
+import io.micrometer.observation.ObservationRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -357,6 +366,67 @@ class CoordinationAutoConfigurationTests {
             public boolean isRunning() {
                 return running;
             }
+        }
+    }
+
+    @Test
+    void grantsAndGuardedWritesAreObservedWithTheirRoleAndTerm() {
+        runner.withUserConfiguration(InMemoryTransport.class, RecordingObservations.class, WritesOnce.class)
+                .withPropertyValues("krabka.coordination.roles=controller")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    RecordingObservations recorded = context.getBean(RecordingObservations.class);
+                    await().atMost(Duration.ofSeconds(10)).until(() -> recorded.named("krabka.coordination.write").isPresent());
+                    long term = context.getBean(WritesOnce.class).term;
+                    assertThat(recorded.named("krabka.coordination.grant")).hasValueSatisfying(grant -> {
+                        assertThat(grant.getLowCardinalityKeyValue("krabka.role").getValue()).isEqualTo("controller");
+                        assertThat(grant.getHighCardinalityKeyValue("krabka.term").getValue()).isEqualTo(Long.toString(term));
+                    });
+                    assertThat(recorded.named("krabka.coordination.write")).hasValueSatisfying(write -> {
+                        assertThat(write.getHighCardinalityKeyValue("krabka.records").getValue()).isEqualTo("1");
+                        assertThat(write.getHighCardinalityKeyValue("krabka.term").getValue()).isEqualTo(Long.toString(term));
+                        assertThat(write.getError()).isNull();
+                    });
+                });
+    }
+
+    /** An observation registry that keeps every observation that stopped. */
+    @Configuration(proxyBeanMethods = false)
+    static class RecordingObservations {
+        final List<Observation.Context> stopped = new CopyOnWriteArrayList<>();
+
+        @Bean
+        ObservationRegistry observationRegistry() {
+            ObservationRegistry registry = ObservationRegistry.create();
+            registry.observationConfig().observationHandler(new ObservationHandler<>() {
+                @Override
+                public void onStop(Observation.Context context) {
+                    stopped.add(context);
+                }
+
+                @Override
+                public boolean supportsContext(Observation.Context context) {
+                    return true;
+                }
+            });
+            return registry;
+        }
+
+        Optional<Observation.Context> named(String name) {
+            return stopped.stream().filter(context -> context.getName().equals(name)).findFirst();
+        }
+    }
+
+    /** Writes one guarded record, then holds the role. */
+    @Configuration(proxyBeanMethods = false)
+    static class WritesOnce {
+        volatile long term = -1;
+
+        @OnLeadership(role = "controller")
+        void work(Leadership leadership) throws InterruptedException {
+            term = leadership.term();
+            leadership.write(new ProducerRecord<>("commands", 0, new byte[0], new byte[0]));
+            new CountDownLatch(1).await();
         }
     }
 }
