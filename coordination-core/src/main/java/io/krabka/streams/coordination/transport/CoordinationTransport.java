@@ -9,8 +9,9 @@ import java.util.Optional;
 /**
  * Every cluster operation the coordination module performs, and nothing else.
  * {@link io.krabka.streams.coordination.kafka.KafkaCoordinationTransport} talks to a
- * Kafka cluster; {@link io.krabka.streams.coordination.memory.InMemoryCoordinationTransport}
- * models one in memory for fast tests. Both pass the same contract test.
+ * Kafka cluster; {@code InMemoryCoordinationTransport} (artifact
+ * {@code krabka-coordination-test}) models one in memory for fast tests. Both pass the
+ * same contract test.
  *
  * <p>Failures are reported as the module's exceptions: fenced errors as
  * {@link io.krabka.streams.coordination.FencedException}, unanswered calls as
