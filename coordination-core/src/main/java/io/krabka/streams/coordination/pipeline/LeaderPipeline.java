@@ -63,16 +63,22 @@ import org.slf4j.LoggerFactory;
  * // in Contender.Listener.granted: a thread that calls pipeline.run(leadership); in ended: interrupt it.
  * }</pre>
  *
- * <p>One pipeline object may run under many leaderships, one at a time; each
- * {@link #run} uses a fresh consumer.
+ * <p>One pipeline object may run under many leaderships, one at a time. It keeps its
+ * consumer, connected and unassigned, between runs ({@link #prepare()} builds it ahead of
+ * the first), so a new leader pays only for the assignment and the committed offsets;
+ * {@link #close()} closes it.
  */
-public final class LeaderPipeline {
+public final class LeaderPipeline implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(LeaderPipeline.class);
 
     /** How long one poll waits when no batch is open: bounds how late a deposed holder notices. */
     private static final Duration IDLE_POLL = Duration.ofMillis(200);
     private static final Duration METADATA_TIMEOUT = Duration.ofSeconds(30);
+    /** A poll that returns within this found its records already waiting. */
+    private static final Duration AT_ONCE = Duration.ofMillis(2);
+    /** Records per poll: a batch may span several polls, up to its own size. */
+    private static final int MAX_POLL_RECORDS = 500;
     private static final Duration CLOSE_WAIT = Duration.ofSeconds(30);
     /** Closes pipeline consumers away from the interrupts that end runs. */
     private static final ExecutorService CLOSER = Executors.newCachedThreadPool(task -> {
@@ -88,6 +94,9 @@ public final class LeaderPipeline {
     private final AtomicLong processedRecords = new AtomicLong();
     private final AtomicLong committedBatches = new AtomicLong();
     private volatile long lag = -1;
+    // A consumer between runs (connected, unassigned), and whether close() was called; guarded by this.
+    private Consumer<byte[], byte[]> idle;
+    private boolean closed;
 
     /**
      * A pipeline whose consumers come from {@code consumers}; each must be a byte-array
@@ -111,9 +120,9 @@ public final class LeaderPipeline {
      * The consumer settings of a pipeline: the connection (bootstrap servers, security)
      * plus what exactly-once needs, which overrides anything the connection says:
      * {@code read_committed}, no auto-commit, the pipeline's group (for its committed
-     * offsets only), byte-array deserializers, no topic auto-creation, at most one batch
-     * per poll, and {@code earliest} when the group has no offsets yet, so no input
-     * written before the first leader is skipped.
+     * offsets only), byte-array deserializers, no topic auto-creation, at most 500
+     * records per poll (a batch may span polls), and {@code earliest} when the group has
+     * no offsets yet, so no input written before the first leader is skipped.
      */
     public static Map<String, Object> consumerSettings(Map<String, Object> connection, PipelineSettings settings) {
         Map<String, Object> consumer = new HashMap<>(connection);
@@ -122,7 +131,7 @@ public final class LeaderPipeline {
         consumer.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         consumer.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         consumer.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
-        consumer.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, settings.maxBatchRecords());
+        consumer.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Math.min(settings.maxBatchRecords(), MAX_POLL_RECORDS));
         consumer.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
         consumer.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
         consumer.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
@@ -163,19 +172,24 @@ public final class LeaderPipeline {
      * @throws Exception what the processor threw; its batch was not written
      */
     public void run(Leadership leadership) throws Exception {
-        Consumer<byte[], byte[]> consumer = consumers.get();
+        Consumer<byte[], byte[]> consumer = take();
+        boolean reusable = false;
         try {
             Set<TopicPartition> partitions = partitions(consumer);
             consumer.assign(partitions);
+            // Where the last holder's committed transactions end, whatever this consumer read before.
+            rewind(consumer, partitions);
             log.info("{} runs the pipeline of role {} over {} (group {}) under term {}", leadership.member(),
                     leadership.role(), partitions, settings.groupId(), leadership.term());
             Deque<ConsumerRecord<byte[], byte[]>> buffer = new ArrayDeque<>();
+            long writeStarted = System.nanoTime();
             while (leadership.isActive() && !Thread.currentThread().isInterrupted()) {
-                List<ConsumerRecord<byte[], byte[]>> batch = nextBatch(consumer, buffer);
+                List<ConsumerRecord<byte[], byte[]>> batch = nextBatch(consumer, buffer, writeStarted);
                 if (batch.isEmpty()) {
                     continue;
                 }
                 List<ProducerRecord<byte[], byte[]>> outputs = processor.process(batch, leadership);
+                writeStarted = System.nanoTime();
                 try {
                     leadership.write(outputs, new ConsumedOffsets(group, nextOffsets(batch)));
                 } catch (FencedException ended) {
@@ -194,12 +208,82 @@ public final class LeaderPipeline {
                 processedRecords.addAndGet(batch.size());
                 committedBatches.incrementAndGet();
             }
+            reusable = true;
         } catch (InterruptException interrupted) {
             // The consumer was interrupted while polling: stop like on any interrupt.
             Thread.currentThread().interrupt();
+            reusable = true;
         } finally {
             lag = -1;
+            if (!reusable || !keep(consumer)) {
+                close(consumer);
+            }
+        }
+    }
+
+    /**
+     * Builds the consumer and fetches the input topics' metadata now, so a grant does not
+     * wait for either: a standby calls it. Optional; a run builds what it needs.
+     *
+     * @throws CoordinationConfigurationException when an input topic does not exist
+     */
+    public void prepare() {
+        Consumer<byte[], byte[]> consumer = take();
+        try {
+            partitions(consumer);
+        } catch (RuntimeException e) {
             close(consumer);
+            throw e;
+        }
+        if (!keep(consumer)) {
+            close(consumer);
+        }
+    }
+
+    /** Closes the consumer kept between runs. */
+    @Override
+    public void close() {
+        Consumer<byte[], byte[]> kept;
+        synchronized (this) {
+            kept = idle;
+            idle = null;
+            closed = true;
+        }
+        if (kept != null) {
+            close(kept);
+        }
+    }
+
+    /** The consumer kept from an earlier run or {@link #prepare()}, or a new one. */
+    private Consumer<byte[], byte[]> take() {
+        synchronized (this) {
+            Consumer<byte[], byte[]> kept = idle;
+            idle = null;
+            if (kept != null) {
+                return kept;
+            }
+        }
+        return consumers.get();
+    }
+
+    /** Keeps a consumer for the next run, unassigned; false when one is kept already or the pipeline is closed. */
+    private boolean keep(Consumer<byte[], byte[]> consumer) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            consumer.assign(List.of());
+        } catch (RuntimeException e) {
+            return false;
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        synchronized (this) {
+            if (idle != null || closed) {
+                return false;
+            }
+            idle = consumer;
+            return true;
         }
     }
 
@@ -291,14 +375,22 @@ public final class LeaderPipeline {
      * batch wait for more, and takes at most the batch size; the rest waits for the next.
      */
     private List<ConsumerRecord<byte[], byte[]>> nextBatch(Consumer<byte[], byte[]> consumer,
-            Deque<ConsumerRecord<byte[], byte[]>> buffer) {
+            Deque<ConsumerRecord<byte[], byte[]>> buffer, long lastWriteStarted) {
+        // When was the batch's first record there? Records left over, or returned at once
+        // by the first poll after a write, arrived during that write: count their wait from
+        // its start, not from now, or they would wait a write and a whole batch wait more.
+        long opened = lastWriteStarted;
         if (buffer.isEmpty()) {
+            long polling = System.nanoTime();
             poll(consumer, buffer, IDLE_POLL);
             if (buffer.isEmpty()) {
                 return List.of();
             }
+            if (System.nanoTime() - polling > AT_ONCE.toNanos()) {
+                opened = polling;
+            }
         }
-        long deadline = System.nanoTime() + settings.maxBatchWait().toNanos();
+        long deadline = opened + settings.maxBatchWait().toNanos();
         while (buffer.size() < settings.maxBatchRecords()) {
             long left = deadline - System.nanoTime();
             if (left <= 0) {

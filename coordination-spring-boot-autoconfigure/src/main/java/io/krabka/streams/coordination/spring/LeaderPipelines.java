@@ -6,7 +6,12 @@ import io.krabka.streams.coordination.pipeline.LeaderPipeline;
 import io.krabka.streams.coordination.pipeline.PipelineSettings;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.DisposableBean;
 import org.springframework.kafka.core.ConsumerFactory;
 import org.springframework.kafka.core.ProducerFactory;
 
@@ -15,13 +20,20 @@ import org.springframework.kafka.core.ProducerFactory;
  * the consumer factory's settings (connection, security) for the input, its
  * deserializers and the producer factory's serializers for the listener methods.
  */
-public final class LeaderPipelines {
+public final class LeaderPipelines implements DisposableBean {
 
     private final ConsumerFactory<?, ?> consumers;
     private final ProducerFactory<?, ?> producers;
     // Built with the first pipeline: an application without listeners needs no serializers.
     private PipelineSerdes serdes;
     private final List<Entry> entries = new ArrayList<>();
+
+    private static final Logger log = LoggerFactory.getLogger(LeaderPipelines.class);
+    private static final ExecutorService PREPARERS = Executors.newCachedThreadPool(task -> {
+        Thread thread = new Thread(task, "krabka-pipeline-prepare");
+        thread.setDaemon(true);
+        return thread;
+    });
 
     /** One pipeline, with the role it runs under and the listener it serves. */
     public record Entry(Role role, String listener, LeaderPipeline pipeline) {
@@ -52,7 +64,22 @@ public final class LeaderPipelines {
         LeaderPipeline pipeline = LeaderPipeline.create(consumers.getConfigurationProperties(), settings,
                 processor.apply(serdes));
         entries.add(new Entry(role, listener, pipeline));
+        // A standby gets its consumer connected now, so a grant waits for neither; only a head start.
+        PREPARERS.execute(() -> {
+            try {
+                pipeline.prepare();
+            } catch (RuntimeException e) {
+                log.warn("{} could not prepare its input consumer ({}); it tries again when granted: {}", listener,
+                        settings.inputTopics(), e.getMessage());
+            }
+        });
         return pipeline;
+    }
+
+    /** Closes every pipeline's consumer. */
+    @Override
+    public synchronized void destroy() {
+        entries.forEach(entry -> entry.pipeline().close());
     }
 
     /** Every pipeline built so far. */
