@@ -21,9 +21,11 @@ import java.util.stream.Stream;
  *
  * Arguments: {@code --out=FILE} (where to write; none: print only), {@code --handovers=30}, {@code --crashes=10},
  * {@code --cold=10}, {@code --describes=300}, {@code --tx=300} (transactions per throughput round, 3 rounds),
- * {@code --only=ours,curator,spring,scale,fold} (which groups run; default all), {@code --scale=100,500,1000} (roles per
- * member in measure 5), {@code --scale-seconds=20} (renewal phase), {@code --fold=1000,10000,100000,1000000} (records in the
- * role's partition in measure 6), {@code --fold-passes=50}, {@code --fold-catchups=5}.
+ * {@code --only=ours,curator,spring,scale,fold} (which groups run; default all of these; the system property {@code
+ * bench.only} overrides it, and {@code -Dbench.only=pipeline} runs only {@link PipelineBench}, which writes its own block
+ * and leaves this one as it is), {@code --scale=100,500,1000} (roles per member in measure 5), {@code --scale-seconds=20}
+ * (renewal phase), {@code --fold=1000,10000,100000,1000000} (records in the role's partition in measure 6),
+ * {@code --fold-passes=50}, {@code --fold-catchups=5}.
  */
 public final class Bench {
 
@@ -41,7 +43,13 @@ public final class Bench {
         int cold = Integer.parseInt(arg(args, "cold", "10"));
         int describes = Integer.parseInt(arg(args, "describes", "300"));
         int tx = Integer.parseInt(arg(args, "tx", "300"));
-        java.util.Set<String> only = java.util.Set.of(arg(args, "only", "ours,curator,spring,scale,fold").split(","));
+        String selected = System.getProperty("bench.only", "");
+        java.util.Set<String> only = java.util.Set.of((selected.isBlank() ? arg(args, "only", "ours,curator,spring,scale,fold")
+                : selected).split(","));
+        if (only.equals(java.util.Set.of("pipeline"))) {
+            PipelineBench.main(args); // its own block in the output file; exits
+            return;
+        }
         List<Integer> scaleSizes = ints(arg(args, "scale", "100,500,1000"));
         int scaleSeconds = Integer.parseInt(arg(args, "scale-seconds", "20"));
         RENEW_AFTER_SECONDS = scaleSeconds;
@@ -122,6 +130,9 @@ public final class Bench {
         if (!out.isEmpty()) {
             write(Path.of(out), report);
             System.err.println("written to " + Path.of(out).toAbsolutePath().normalize());
+        }
+        if (only.contains("pipeline")) {
+            PipelineBench.run(args);
         }
         System.exit(0); // the brokers' and ZooKeeper's non-daemon threads
     }
