@@ -1,0 +1,45 @@
+package io.krabka.coordination.cli;
+
+import io.krabka.streams.coordination.client.LeadershipStatus;
+import java.time.Instant;
+import java.util.List;
+
+/**
+ * What one run found, for either output format.
+ *
+ * @param bootstrapServers the cluster asked
+ * @param topic the coordination topic
+ * @param partitions its partition count
+ * @param replicationFactor its smallest replica count over all partitions
+ * @param readAt when the tool began describing the roles, on this machine's clock
+ * @param roles the roles, by name
+ * @param partitionsRead the partitions read for malformed records (all of them for list)
+ * @param malformedCount how many records in those partitions the codec refused
+ * @param malformed the first of them
+ * @param warnings what an operator should look at
+ */
+record Report(String bootstrapServers, String topic, int partitions, int replicationFactor, Instant readAt,
+        List<RoleView> roles, List<Integer> partitionsRead, long malformedCount, List<TopicReader.MalformedRecord> malformed,
+        List<String> warnings) {
+
+    Report {
+        roles = List.copyOf(roles);
+        partitionsRead = List.copyOf(partitionsRead);
+        malformed = List.copyOf(malformed);
+        warnings = List.copyOf(warnings);
+    }
+
+    /**
+     * One role as the core's {@code CoordinationClient} describes it.
+     *
+     * @param status the core's view: the topic's fold plus the transaction coordinator's answer
+     * @param partition the role's partition, murmur2(role) % partitions
+     * @param coordinatorAsked false when the cluster refused DescribeTransactions for the role:
+     *     then {@code current} is unknown, not false
+     * @param found whether the topic holds any record of the role
+     * @param observedAt when the core's describe returned, on this machine's clock: the time
+     *     left until the lease's deadline is counted from it
+     */
+    record RoleView(LeadershipStatus status, int partition, boolean coordinatorAsked, boolean found, Instant observedAt) {
+    }
+}

@@ -1,0 +1,78 @@
+package io.krabka.coordination.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.krabka.streams.coordination.Role;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+class CliOptionsTest {
+
+    @Test
+    void listHasTheLibraryDefaults() {
+        CliOptions options = CliOptions.parse("list", "--bootstrap-server", "kafka:9092");
+
+        assertThat(options.command()).isEqualTo(CliOptions.Command.LIST);
+        assertThat(options.bootstrapServer()).isEqualTo("kafka:9092");
+        assertThat(options.topic()).isEqualTo("__coordination_state");
+        assertThat(options.partitions()).isEqualTo(50);
+        assertThat(options.output()).isEqualTo(CliOptions.Output.TEXT);
+        assertThat(options.timeout()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(options.commandConfig()).isNull();
+        assertThat(options.role()).isNull();
+    }
+
+    @Test
+    void describeTakesEveryFlagInEitherSpelling() {
+        CliOptions options = CliOptions.parse("--bootstrap-server=a:1,b:2", "describe", "--role", "controller",
+                "--command-config", "client.properties", "--topic=coordination", "--partitions", "3", "--output", "JSON",
+                "--timeout", "1500ms");
+
+        assertThat(options.command()).isEqualTo(CliOptions.Command.DESCRIBE);
+        assertThat(options.bootstrapServer()).isEqualTo("a:1,b:2");
+        assertThat(options.role()).isEqualTo(Role.of("controller"));
+        assertThat(options.commandConfig()).isEqualTo(Path.of("client.properties"));
+        assertThat(options.topic()).isEqualTo("coordination");
+        assertThat(options.partitions()).isEqualTo(3);
+        assertThat(options.output()).isEqualTo(CliOptions.Output.JSON);
+        assertThat(options.timeout()).isEqualTo(Duration.ofMillis(1500));
+    }
+
+    @Test
+    void durationsTakeAUnitOrAreSeconds() {
+        assertThat(CliOptions.duration("--timeout", "2m")).isEqualTo(Duration.ofMinutes(2));
+        assertThat(CliOptions.duration("--timeout", "45s")).isEqualTo(Duration.ofSeconds(45));
+        assertThat(CliOptions.duration("--timeout", "7")).isEqualTo(Duration.ofSeconds(7));
+        assertThatThrownBy(() -> CliOptions.duration("--timeout", "0s")).hasMessageContaining("positive duration");
+        assertThatThrownBy(() -> CliOptions.duration("--timeout", "soon")).hasMessageContaining("positive duration");
+    }
+
+    @Test
+    void helpWinsOverEverythingElse() {
+        assertThat(CliOptions.parse("describe", "--help").command()).isEqualTo(CliOptions.Command.HELP);
+        assertThat(CliOptions.parse("-h").command()).isEqualTo(CliOptions.Command.HELP);
+    }
+
+    @Test
+    void mistakesAreUsageErrors() {
+        assertUsage("no command", "--bootstrap-server", "k:9092");
+        assertUsage("unknown command \"show\"", "show");
+        assertUsage("describe needs --role", "describe", "--bootstrap-server", "k:9092");
+        assertUsage("list shows every role", "list", "--role", "controller");
+        assertUsage("unknown option --bootstrap-servers", "list", "--bootstrap-servers", "k:9092");
+        assertUsage("--partitions must be a positive whole number", "list", "--partitions", "0");
+        assertUsage("--output must be text or json", "list", "--output", "yaml");
+        assertUsage("option --topic needs a value", "list", "--topic");
+        assertUsage("option --topic is given twice", "list", "--topic", "a", "--topic", "b");
+        assertUsage("--role: invalid role", "describe", "--role", " ");
+        assertUsage("unexpected argument \"describe\"", "list", "describe");
+    }
+
+    private static void assertUsage(String message, String... args) {
+        assertThatThrownBy(() -> CliOptions.parse(args))
+                .isInstanceOfSatisfying(CliException.class, e -> assertThat(e.exitCode()).isEqualTo(CoordinationCli.EXIT_USAGE))
+                .hasMessageContaining(message);
+    }
+}

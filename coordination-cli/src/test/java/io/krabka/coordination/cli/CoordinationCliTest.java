@@ -1,0 +1,74 @@
+package io.krabka.coordination.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The command line without a cluster: help, usage errors, the command config. */
+class CoordinationCliTest {
+
+    record Result(int exitCode, String out, String err) {
+    }
+
+    static Result cli(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int exitCode = CoordinationCli.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        return new Result(exitCode, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void helpPrintsTheUsageAndSucceeds() {
+        Result result = cli("--help");
+
+        assertThat(result.exitCode()).isZero();
+        assertThat(result.out()).contains("Usage:", "list", "describe --role NAME", "--command-config FILE", "Exit codes");
+        assertThat(result.err()).isEmpty();
+    }
+
+    @Test
+    void aBadCommandLineExitsWithTwo() {
+        Result result = cli("describe", "--bootstrap-server", "127.0.0.1:9092");
+
+        assertThat(result.exitCode()).isEqualTo(2);
+        assertThat(result.err()).contains("error: describe needs --role NAME", "--help");
+        assertThat(result.out()).isEmpty();
+    }
+
+    @Test
+    void theBootstrapServerIsRequired() {
+        Result result = cli("list");
+
+        assertThat(result.exitCode()).isEqualTo(2);
+        assertThat(result.err()).contains("--bootstrap-server HOST:PORT is required");
+    }
+
+    @Test
+    void aMissingCommandConfigIsAUsageError(@TempDir Path dir) {
+        Result result = cli("list", "--bootstrap-server", "127.0.0.1:9092", "--command-config", dir.resolve("absent.properties").toString());
+
+        assertThat(result.exitCode()).isEqualTo(2);
+        assertThat(result.err()).contains("--command-config: no such file");
+    }
+
+    @Test
+    void theCommandConfigMayNameTheCluster(@TempDir Path dir) throws Exception {
+        Path config = dir.resolve("client.properties");
+        Files.writeString(config, "bootstrap.servers=k1:9092\nsecurity.protocol=SASL_SSL\n");
+
+        Map<String, Object> connection = CoordinationCli.connection(CliOptions.parse("list", "--command-config", config.toString()));
+        Map<String, Object> overridden = CoordinationCli.connection(CliOptions.parse("list", "--command-config", config.toString(),
+                "--bootstrap-server", "k2:9092"));
+
+        assertThat(connection).containsEntry("bootstrap.servers", "k1:9092").containsEntry("security.protocol", "SASL_SSL");
+        assertThat(overridden).containsEntry("bootstrap.servers", "k2:9092").containsEntry("security.protocol", "SASL_SSL");
+    }
+}
