@@ -30,7 +30,9 @@ import tools.jackson.databind.json.JsonMapper;
  * reads {@code sample-commands} with {@code isolation.level=read_committed} (so a
  * deposed leader's writes, which the broker aborted, never reach it), keeps the highest
  * term it has seen, accepts a command whose term is at least that, and rejects a lower
- * one. It counts both per member and keeps the last {@value #KEPT} commands.
+ * one. It counts both per member and keeps the last {@value #KEPT} commands, and the
+ * role's history from the commands it accepted ({@link RoleHistory}: who held the role
+ * under which term, and the gaps between holders).
  *
  * <p>Every member runs one; they all read the same log and so agree.
  */
@@ -44,6 +46,7 @@ public class SimulatedDevice implements SmartLifecycle {
     private final Map<String, Object> consumerSettings;
     private final TopicPartition partition;
     private final JsonMapper json;
+    private final RoleHistory history;
 
     private final Map<String, Long> accepted = new TreeMap<>();
     private final Map<String, Long> rejected = new TreeMap<>();
@@ -61,7 +64,9 @@ public class SimulatedDevice implements SmartLifecycle {
     private volatile KafkaConsumer<byte[], byte[]> consumer;
 
     public SimulatedDevice(ConsumerFactory<?, ?> consumerFactory, JsonMapper json,
-            @Value("${sample.commands-topic:sample-commands}") String topic) {
+            @Value("${sample.commands-topic:sample-commands}") String topic,
+            @Value("${sample.dispatch-interval:200ms}") Duration dispatchInterval,
+            @Value("${sample.history.min-gap:#{null}}") Duration minGap) {
         // Spring Kafka's connection and security settings; the device's own reading mode.
         Map<String, Object> settings = new HashMap<>(consumerFactory.getConfigurationProperties());
         settings.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
@@ -73,6 +78,7 @@ public class SimulatedDevice implements SmartLifecycle {
         this.consumerSettings = settings;
         this.partition = new TopicPartition(topic, 0);
         this.json = json;
+        this.history = RoleHistory.forDispatchInterval(dispatchInterval, minGap);
     }
 
     /** What the device has seen, for {@code GET /device}. */
@@ -80,6 +86,11 @@ public class SimulatedDevice implements SmartLifecycle {
         return new DeviceReport(highestTerm < 0 ? null : highestTerm, new TreeMap<>(accepted), new TreeMap<>(rejected),
                 List.copyOf(last), malformed, readUpTo,
                 new Answers(answered.size(), answeredTwice, List.copyOf(lastAnswers)));
+    }
+
+    /** The role's tenures and gaps that overlap the {@code length} before {@code now}, for {@code GET /history}. */
+    RoleHistory.History history(Instant now, Duration length) {
+        return history.window(now, length);
     }
 
     synchronized void receive(long offset, byte[] value) {
@@ -99,6 +110,7 @@ public class SimulatedDevice implements SmartLifecycle {
             }
             highestTerm = command.term();
             accepted.merge(command.member(), 1L, Long::sum);
+            history.record(command.member(), command.term(), command.sentAt());
         } else {
             rejected.merge(command.member(), 1L, Long::sum);
             log.warn("Device rejected command {} of term {} from {}: it already obeys term {}", command.seq(),

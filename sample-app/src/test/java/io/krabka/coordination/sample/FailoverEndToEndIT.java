@@ -1,6 +1,7 @@
 package io.krabka.coordination.sample;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
 import io.krabka.streams.coordination.kafka.KafkaTestCluster;
@@ -161,6 +162,18 @@ class FailoverEndToEndIT {
         assertThat(device.path("rejected").size()).as("rejected commands: %s", device.path("rejected")).isZero();
         System.out.printf("Committed commands: %d in terms %s; survivor's device: accepted %s, rejected %s%n",
                 commands.size(), memberOfTerm, device.path("accepted"), device.path("rejected"));
+
+        // The survivor's role history: the killed leader's tenure, a gap of about a lease
+        // (no holder commanded the device until the lease ran out), then its own, ongoing.
+        JsonNode history = get(survivor, "/history?minutes=5");
+        List<JsonNode> tenures = List.copyOf(history.path("tenures").values());
+        assertThat(tenures).extracting(tenure -> tenure.path("term").asLong(), tenure -> tenure.path("member").asString())
+                .contains(tuple(firstTerm, leader)).last().isEqualTo(tuple(secondTerm, survivor));
+        assertThat(tenures.get(tenures.size() - 1).path("ongoing").asBoolean()).as("the survivor's tenure is ongoing").isTrue();
+        JsonNode gap = history.path("gaps").values().stream().filter(g -> g.path("beforeTerm").asLong() == secondTerm)
+                .findFirst().orElseThrow(() -> new AssertionError("no gap before term " + secondTerm + ": " + history));
+        System.out.printf("Gap before term %d in the survivor's history: %d ms%n", secondTerm, gap.path("millis").asLong());
+        assertThat(gap.path("millis").asLong()).as("the gap the killed leader's lease left").isGreaterThanOrEqualTo(LEASE.toMillis() / 2);
     }
 
     private Optional<String> leaderWithStandby() throws Exception {
