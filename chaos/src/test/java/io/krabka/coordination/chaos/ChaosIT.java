@@ -50,7 +50,7 @@ class ChaosIT {
         Duration budget = Duration.parse(System.getProperty("chaos.budget", full ? FULL_BUDGET.toString() : "PT3M"));
         // With one broker, killing it is a full outage, not a fault the product can ride out.
         List<FaultKind> faults = brokers >= 3 ? ALL_FAULTS
-                : ALL_FAULTS.stream().filter(kind -> kind != FaultKind.KILL_BROKER).toList();
+                : ALL_FAULTS.stream().filter(kind -> kind != FaultKind.KILL_BROKER && kind != FaultKind.PAUSE_BROKER).toList();
         ChaosRun.Settings settings = full
                 ? new ChaosRun.Settings("full", brokers, 5, LEASE, RENEW, STAGGER, SLACK,
                         FaultPlan.random(seed, faults, 2000, LEASE.toMillis()), budget, List.of(),

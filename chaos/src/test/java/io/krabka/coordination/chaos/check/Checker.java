@@ -27,10 +27,11 @@ import java.util.stream.Collectors;
  *
  * <p>The stale-dispatch rule rests on one fact of Kafka's transaction coordinator: a
  * new holder is granted only after its InitProducerId returned, and from that moment
- * every transaction the previous producer begins is refused. A grant's
- * {@code grantedAt} is read after InitProducerId, so a command whose transaction
- * began (its {@code began}, read before {@code beginTransaction}) after the grant of
- * any later term must never be committed.
+ * the broker refuses every record the previous producer appends and every commit it
+ * asks for. A tenure's {@code fencesFrom} is taken after that InitProducerId, so a
+ * command the broker appended (log-append time, on the machine's one clock) after it
+ * must never be in the committed log. The time a member read before its write is
+ * evidence only: a write retries inside the library for up to a lease.
  *
  * <p>The leader pipeline's commands (those carrying a request id) are commands like the
  * others: they go to the same log, so the term, grant and staleness rules hold for them
@@ -83,7 +84,7 @@ public final class Checker {
         TreeMap<Long, Tenure> tenures = new TreeMap<>();
         history.tenures().forEach(tenure -> tenures.put(tenure.term(), tenure));
 
-        checkCommandLog(history.commands(), tenures, violations);
+        checkCommandLog(history.commands(), history.fences(), tenures, violations);
         Set<String> committed = keys(history.commands());
         checkAcks(history, committed, violations);
         checkDeliveries(history, committed, violations);
@@ -103,28 +104,51 @@ public final class Checker {
                 history.requests().produced().size(), history.requests().acknowledged().size(), processed);
     }
 
-    private static void checkCommandLog(List<CommittedCommand> commands, TreeMap<Long, Tenure> tenures,
-            List<Violation> violations) {
+    /**
+     * The rules of the committed log. Per output partition, in log order: terms never go
+     * backwards (so every grant's first write precedes any later grant's: members write at
+     * once on grant), and no command of a term a challenger fenced follows that
+     * challenger's transaction. Over all partitions: each term belongs to the member its
+     * lease records grant it to, and no command was appended by the broker after a later
+     * term's holder had fenced every earlier producer. Appending is what a fenced producer
+     * can no longer do, and the broker, not a member, stamps the time (the command topic
+     * keeps log-append time): a zombie frozen inside a write that retries for a lease is
+     * judged by when its records reached the log, not by when it meant to write them.
+     */
+    private static void checkCommandLog(List<CommittedCommand> commands, List<History.ChallengerFence> fences,
+            TreeMap<Long, Tenure> tenures, List<Violation> violations) {
         Map<Long, Set<String>> membersByTerm = new HashMap<>();
-        CommittedCommand previous = null;
+        Map<Integer, CommittedCommand> highestByPartition = new HashMap<>();
         for (CommittedCommand command : commands) {
             Tenure tenure = tenures.get(command.term());
             if (tenure == null || !tenure.member().equals(command.member())) {
                 violations.add(new Violation(Kind.UNGRANTED_TERM, command + " but term " + command.term() + " is "
                         + (tenure == null ? "no grant" : "granted to " + tenure.member())));
             }
-            // The earliest grant of any later term: from then on this term's producer is fenced.
-            Long supersededAt = tenures.tailMap(command.term(), false).values().stream()
-                    .map(Tenure::grantedAt).min(Long::compare).orElse(null);
-            if (supersededAt != null && command.began() > supersededAt) {
-                violations.add(new Violation(Kind.STALE_DISPATCH, command + " began " + (command.began() - supersededAt)
-                        + " ms after term " + command.term() + " was superseded at " + supersededAt));
+            // From the earliest later grant on, this term's producer is fenced: it can append nothing.
+            Tenure superseding = tenures.tailMap(command.term(), false).values().stream()
+                    .min(Comparator.comparingLong(Tenure::fencesFrom)).orElse(null);
+            if (superseding != null && command.appendedAt() > superseding.fencesFrom()) {
+                violations.add(new Violation(Kind.STALE_DISPATCH, command + " was appended "
+                        + (command.appendedAt() - superseding.fencesFrom()) + " ms after term " + superseding.term()
+                        + " (" + superseding.member() + ") had fenced term " + command.term() + " at "
+                        + superseding.fencesFrom() + " (its transaction began at " + command.began() + ")"));
             }
-            if (previous != null && command.term() < previous.term()) {
-                violations.add(new Violation(Kind.TERM_BACKWARDS, command + " after " + previous));
+            CommittedCommand highest = highestByPartition.get(command.partition());
+            if (highest != null && command.term() < highest.term()) {
+                violations.add(new Violation(Kind.TERM_BACKWARDS, command + " after " + highest));
+            }
+            if (highest == null || command.term() >= highest.term()) {
+                highestByPartition.put(command.partition(), command);
+            }
+            for (History.ChallengerFence fence : fences) {
+                if (fence.partition() == command.partition() && command.offset() > fence.offset()
+                        && command.term() < fence.termsBelow()) {
+                    violations.add(new Violation(Kind.FENCED_BY_CHALLENGER_YET_COMMITTED, command + " after " + fence
+                            + ": term " + command.term() + " was granted before the challenger's InitProducerId"));
+                }
             }
             membersByTerm.computeIfAbsent(command.term(), term -> new HashSet<>()).add(command.member());
-            previous = command;
         }
         membersByTerm.forEach((term, members) -> {
             if (members.size() > 1) {

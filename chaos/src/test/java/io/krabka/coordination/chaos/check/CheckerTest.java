@@ -56,9 +56,11 @@ class CheckerTest {
     // The group committed every input record: partition 0 up to offset 2, partition 1 up to 1.
     private final Map<Integer, Long> committedOffsets = new HashMap<>(Map.of(0, 2L, 1, 1L));
 
+    private final List<History.ChallengerFence> fences = new ArrayList<>();
+
     private Checker.Result check() {
         return CHECKER.check(new History(commands, tenures, acks, deliveries, List.of(), tails, garbage, malformed,
-                new Requests(produced, acknowledged, inputs, committedOffsets), 12100));
+                new Requests(produced, acknowledged, inputs, committedOffsets), 12100, fences));
     }
 
     private static CommittedCommand forRequest(long offset, String member, long term, long began, String request) {
@@ -92,6 +94,69 @@ class CheckerTest {
     void aCommandThatBeganBeforeTheNextGrantIsNotStale() {
         commands.add(2, new CommittedCommand(2, "m1", 1, 2, 7499));
         assertThat(kinds()).isEmpty();
+    }
+
+    @Test
+    void aZombieWhoseWriteBeganBeforeTheGrantButReachedTheLogAfterItIsAStaleDispatch() {
+        // The blind window of a rule that trusts the member's time: m1 read 7000, froze inside a
+        // write that retries, and its records were appended at 7600, after m2's grant fenced it at 7500.
+        commands.add(2, new CommittedCommand(2, "m1", 1, 2, 7000).appendedAt(7600));
+        List<Violation> violations = check().violations();
+        assertThat(violations).extracting(Violation::kind).containsExactly(Kind.STALE_DISPATCH);
+        assertThat(violations.get(0).evidence()).contains("appended 100 ms after term 10 (m2) had fenced term 1");
+    }
+
+    @Test
+    void theFencingTimeIsWhenTheNewHolderReportedItsGrantNotTheLeaseClock() {
+        // m2's lease clock said 7500, but it reported the grant (after its InitProducerId) at 7550.
+        tenures.set(1, new Tenure(10, "m2", 7500, 12000, OptionalLong.empty(), 7550));
+        commands.add(2, new CommittedCommand(2, "m1", 1, 2, 7000).appendedAt(7540));
+        assertThat(kinds()).isEmpty();
+        commands.set(2, new CommittedCommand(2, "m1", 1, 2, 7000).appendedAt(7551));
+        assertThat(kinds()).containsExactly(Kind.STALE_DISPATCH);
+    }
+
+    @Test
+    void aCommandOfATermAChallengerFencedAfterTheChallengersTransactionIsCaught() {
+        // A challenger ran InitProducerId when the coordination partition ended at offset 5, committed
+        // its marker at offset 1 of the command log, and died without a lease; m1 (term 1) committed after it.
+        fences.add(new History.ChallengerFence(0, 1, 5, 4000));
+        List<Violation> violations = check().violations();
+        assertThat(violations).extracting(Violation::kind).containsExactly(Kind.FENCED_BY_CHALLENGER_YET_COMMITTED);
+        assertThat(violations.get(0).evidence()).contains("offset=2", "term 1 was granted before");
+    }
+
+    @Test
+    void aChallengersFenceBindsOnlyEarlierTermsAndItsOwnPartition() {
+        fences.add(new History.ChallengerFence(0, 2, 5, 6000)); // only term 10 (granted after it) follows
+        fences.add(new History.ChallengerFence(1, 0, 5, 4000)); // another partition
+        assertThat(kinds()).isEmpty();
+    }
+
+    @Test
+    void termsAreOrderedPerOutputPartition() {
+        // Term 1 in partition 1 after term 10 in partition 0: another log, no order between them.
+        commands.add(new CommittedCommand(1, 0, "m1", 1, 3, 4950, 4950, Optional.empty()));
+        assertThat(kinds()).isEmpty();
+        commands.add(new CommittedCommand(1, 1, "m2", 10, 2, 11950, 11950, Optional.empty()));
+        commands.add(new CommittedCommand(1, 2, "m1", 1, 4, 4960, 4960, Optional.empty()));
+        assertThat(kinds()).containsExactly(Kind.TERM_BACKWARDS);
+    }
+
+    @Test
+    void aLaterGrantsFirstWriteBeforeAnEarlierGrantsFirstWriteIsTermsGoingBackwards() {
+        // m2 (term 10) wrote first, then m1's first write of term 1 appeared: a grant's first write out of order.
+        commands.clear();
+        commands.add(new CommittedCommand(0, "m2", 10, 0, 4000));
+        commands.add(new CommittedCommand(1, "m1", 1, 0, 4100));
+        acks.clear();
+        deliveries.clear();
+        inputs.clear();
+        acknowledged.clear();
+        committedOffsets.clear();
+        tenures.set(1, new Tenure(10, "m2", 3900, 12000, OptionalLong.empty()));
+        tenures.set(0, new Tenure(1, "m1", 1000, 3800, OptionalLong.empty()));
+        assertThat(kinds()).contains(Kind.TERM_BACKWARDS);
     }
 
     @Test

@@ -25,9 +25,19 @@ public record History(
         long garbageInjected,
         Map<String, Long> malformedCounted,
         Requests requests,
-        long endedAt) {
+        long endedAt,
+        List<ChallengerFence> fences) {
+
+    /** A run without challenger fences. */
+    public History(List<CommittedCommand> commands, List<Tenure> tenures, List<Ack> acks, List<Delivery> deliveries,
+            List<Fault> faults, List<TailCheck> tailChecks, long garbageInjected, Map<String, Long> malformedCounted,
+            Requests requests, long endedAt) {
+        this(commands, tenures, acks, deliveries, faults, tailChecks, garbageInjected, malformedCounted, requests, endedAt,
+                List.of());
+    }
 
     public History {
+        fences = List.copyOf(fences);
         commands = List.copyOf(commands);
         tenures = List.copyOf(tenures);
         acks = List.copyOf(acks);
@@ -43,12 +53,34 @@ public record History(
      * pipeline carries the id of the request it was written for ({@code request}); its
      * {@code seq} means nothing (-1).
      */
-    public record CommittedCommand(long offset, String member, long term, long seq, long began, Optional<String> request) {
+    public record CommittedCommand(int partition, long offset, String member, long term, long seq, long began,
+            long appendedAt, Optional<String> request) {
 
-        /** A periodic command of a member's dispatch loop. */
+        /** A periodic command of a member's dispatch loop, in partition 0, appended when it began. */
         public CommittedCommand(long offset, String member, long term, long seq, long began) {
-            this(offset, member, term, seq, began, Optional.empty());
+            this(0, offset, member, term, seq, began, began, Optional.empty());
         }
+
+        /** A command in partition 0, appended when it began. */
+        public CommittedCommand(long offset, String member, long term, long seq, long began, Optional<String> request) {
+            this(0, offset, member, term, seq, began, began, request);
+        }
+
+        /** The same command appended by the broker at {@code appendedAt}. */
+        public CommittedCommand appendedAt(long appendedAt) {
+            return new CommittedCommand(partition, offset, member, term, seq, began, appendedAt, request);
+        }
+    }
+
+    /**
+     * A transaction a challenger committed to an output partition right after its
+     * InitProducerId for the role's transactional id, before it died without writing a
+     * lease (the harness plays it). {@code termsBelow} is the end of the role's
+     * coordination partition read before that InitProducerId: every term below it was
+     * granted to a producer the challenger fenced, so none of them may have a command
+     * after {@code offset} in {@code partition}.
+     */
+    public record ChallengerFence(int partition, long offset, long termsBelow, long at) {
     }
 
     /**
@@ -90,8 +122,17 @@ public record History(
      * One leadership as its lease records show it: the grant (the first lease record of a
      * new member/grantedAt pair; its offset is the term), its last lease record's
      * timestamp, and the release tombstone's timestamp when it ended by a release.
+     * {@code fencesFrom} is a wall-clock time by which the holder's InitProducerId had
+     * returned, so every producer of an earlier term was fenced: when the member reported
+     * the grant ({@code GRANTED}, written after the grant's transaction committed), else
+     * the grant record's timestamp.
      */
-    public record Tenure(long term, String member, long grantedAt, long lastLeaseAt, OptionalLong releasedAt) {
+    public record Tenure(long term, String member, long grantedAt, long lastLeaseAt, OptionalLong releasedAt,
+            long fencesFrom) {
+
+        public Tenure(long term, String member, long grantedAt, long lastLeaseAt, OptionalLong releasedAt) {
+            this(term, member, grantedAt, lastLeaseAt, releasedAt, grantedAt);
+        }
 
         /** When the role stopped being served by this leadership, as far as the records tell. */
         public long endedAt() {

@@ -4,10 +4,21 @@ package io.krabka.coordination.chaos.check;
 public record Violation(Kind kind, String evidence) {
 
     public enum Kind {
-        /** A command committed whose transaction began after a later term was granted. */
+        /**
+         * A command the broker appended (its log-append time) after a later term's holder
+         * had fenced every earlier producer: committed by a deposed leader.
+         */
         STALE_DISPATCH,
-        /** In the command log, a command of a lower term after one of a higher term. */
+        /**
+         * In an output partition's log order, a command of a lower term after one of a
+         * higher term (which also orders every grant's first write before any later grant's).
+         */
         TERM_BACKWARDS,
+        /**
+         * A command of a term granted before a challenger's InitProducerId, in the log after
+         * the transaction that challenger committed: a producer it fenced still committed.
+         */
+        FENCED_BY_CHALLENGER_YET_COMMITTED,
         /** Commands of two members under one term. */
         SHARED_TERM,
         /** A command under a term the lease records do not grant to its member. */

@@ -119,6 +119,8 @@ public final class ChaosRun {
     }
 
     private static final String COMMANDS = "chaos-commands";
+    /** The value of a challenger's marker in the command log: {@code CHALLENGER <n> <termsBelow>}. */
+    private static final String CHALLENGER_MARK = "CHALLENGER ";
     private static final String REQUESTS = "chaos-requests";
     private static final int REQUEST_PARTITIONS = 3;
     /** 20 requests a second: a modest load beside the holder's 10 periodic commands a second. */
@@ -126,6 +128,8 @@ public final class ChaosRun {
     /** How long the run waits after the plan for the pipeline to commit every request. */
     private static final Duration DRAIN_TIMEOUT = Duration.ofSeconds(60);
     private static final Duration BROKER_DOWN = Duration.ofSeconds(4);
+    /** How long a SIGTERMed member may take to release its role and exit. */
+    private static final Duration TERM_TIMEOUT = Duration.ofSeconds(30);
     private static final int COORDINATION_PARTITIONS = 3;
 
     private final Settings settings;
@@ -173,6 +177,10 @@ public final class ChaosRun {
                      new LeaseConfig(settings.lease(), settings.renew(), settings.stagger()), InstantSource.system())) {
             cluster = brokers;
             observer = client;
+            String transactionVersion = System.getProperty("chaos.transaction-version", "");
+            if (!transactionVersion.isEmpty()) {
+                setTransactionVersion(Short.parseShort(transactionVersion));
+            }
             tailObserver = tailClient;
             createTopics(replicas);
             observer.observe(role, Duration.ZERO); // creates the coordination topic before any member needs it
@@ -235,8 +243,26 @@ public final class ChaosRun {
                 "commands=" + COMMANDS, "lease-ms=" + settings.lease().toMillis(), "renew-ms=" + settings.renew().toMillis(),
                 "stagger-ms=" + settings.stagger().toMillis(), "device-port=" + devicePort,
                 "partitions=" + COORDINATION_PARTITIONS, "replication=" + replicas, "requests=" + REQUESTS,
-                "mode=" + (settings.unfenced().contains(id) ? "unfenced" : "fenced"));
-        return new MemberProcess(id, arguments, settings.dir().resolve(id + ".out"));
+                "mode=" + (settings.unfenced().contains(id) ? "unfenced" : "fenced"),
+                "clock-file=" + settings.dir().resolve(id + ".clock"));
+        // The real members run the starter; the deliberately broken one is the core-level CommandMember.
+        return new MemberProcess(id, !settings.unfenced().contains(id), arguments, settings.dir().resolve(id + ".out"));
+    }
+
+    /** {@code -Dchaos.transaction-version=1}: the run on a cluster finalized at that transaction version. */
+    private void setTransactionVersion(short version) throws Exception {
+        try (Admin admin = cluster.admin()) {
+            var finalized = admin.describeFeatures().featureMetadata().get(10, TimeUnit.SECONDS).finalizedFeatures()
+                    .get("transaction.version");
+            short current = finalized == null ? 0 : finalized.maxVersionLevel();
+            if (current != version) {
+                admin.updateFeatures(Map.of("transaction.version", new org.apache.kafka.clients.admin.FeatureUpdate(version,
+                        version < current ? org.apache.kafka.clients.admin.FeatureUpdate.UpgradeType.SAFE_DOWNGRADE
+                                : org.apache.kafka.clients.admin.FeatureUpdate.UpgradeType.UPGRADE)),
+                        new org.apache.kafka.clients.admin.UpdateFeaturesOptions()).all().get(30, TimeUnit.SECONDS);
+            }
+        }
+        fault("TRANSACTION_VERSION", Short.toString(version));
     }
 
     /** The command topic (one partition: one order for every command) and the pipeline's request topic. */
@@ -244,7 +270,10 @@ public final class ChaosRun {
         Map<String, String> durable = Map.of("min.insync.replicas", Integer.toString(Math.min(2, replicas)),
                 "unclean.leader.election.enable", "false");
         try (Admin admin = cluster.admin()) {
-            admin.createTopics(List.of(new NewTopic(COMMANDS, 1, (short) replicas).configs(durable),
+            Map<String, String> stamped = new HashMap<>(durable);
+            // The broker stamps each command when it appends it: the stale-dispatch rule's clock.
+            stamped.put("message.timestamp.type", "LogAppendTime");
+            admin.createTopics(List.of(new NewTopic(COMMANDS, 1, (short) replicas).configs(stamped),
                     new NewTopic(REQUESTS, REQUEST_PARTITIONS, (short) replicas).configs(durable)))
                     .all().get(30, TimeUnit.SECONDS);
         }
@@ -348,6 +377,40 @@ public final class ChaosRun {
                         + " ms, back in every ISR " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - up) + " ms later"
                         + (last.isEmpty() ? "" : "; the last to catch up: " + last) + ")");
             }
+            case TERM_LEADER -> {
+                String holder = awaitHolder(h -> true, Duration.ofSeconds(60));
+                MemberProcess victim = members.get(holder);
+                if (victim == null) {
+                    return;
+                }
+                long registeredAfter = observer.observe(role, Duration.ZERO).readUpTo();
+                fault("TERM_LEADER", holder);
+                boolean exited = victim.terminate(TERM_TIMEOUT.toMillis());
+                fault("MEMBER_EXITED", holder + (exited ? "" : " did not exit within " + TERM_TIMEOUT + "; killed"));
+                if (!exited) {
+                    victim.kill();
+                    fault("STUCK", holder + " did not shut down on SIGTERM within " + TERM_TIMEOUT);
+                }
+                awaitHolder(h -> !h.equals(holder), Duration.ofSeconds(60));
+                victim.start();
+                fault("RESTART_MEMBER", holder);
+                tailChecker.submit(() -> checkTail(holder, registeredAfter));
+            }
+            case PAUSE_BROKER -> {
+                int node = step.partitionLeader() ? coordinationPartitionLeader()
+                        : 1 + random.nextInt(settings.brokers());
+                cluster.pause(node);
+                fault("PAUSE_BROKER", "node-" + node + (step.partitionLeader() ? " (leads the role's partition)" : ""));
+                // Frozen past broker.session.timeout.ms (3 s): the controller fences it while its sockets stay open.
+                Thread.sleep(BROKER_DOWN.toMillis() + step.lingerMillis()); // part of the fault
+                cluster.resume(node);
+                long resumed = System.nanoTime();
+                String last = awaitFullIsr(Duration.ofSeconds(120));
+                fault("RESUME_BROKER", "node-" + node + " (back in every ISR "
+                        + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - resumed) + " ms later"
+                        + (last.isEmpty() ? "" : "; the last to catch up: " + last) + ")");
+            }
+            case CHALLENGER -> challenge();
             case GARBAGE -> {
                 int appended = appendGarbage();
                 fault("GARBAGE", appended + " records");
@@ -358,6 +421,54 @@ public final class ChaosRun {
                 }
             }
         }
+    }
+
+    /**
+     * Plays a challenger that won the race to InitProducerId and died before writing its
+     * lease: it takes the role's transactional id (fencing the holder's producer), commits
+     * one marker to the command log, and is gone. The end of the role's coordination
+     * partition, read before the InitProducerId, bounds the terms it fenced.
+     */
+    private void challenge() throws Exception {
+        String holder = awaitHolder(h -> true, Duration.ofSeconds(60));
+        TopicPartition coordination = new TopicPartition(CoordinationCodec.COORDINATION_STATE_TOPIC,
+                RolePartitioner.partitionFor(role, COORDINATION_PARTITIONS));
+        long termsBelow;
+        try (Admin admin = cluster.admin()) {
+            termsBelow = admin.listOffsets(Map.of(coordination, OffsetSpec.latest())).all().get(10, TimeUnit.SECONDS)
+                    .get(coordination).offset();
+        }
+        long n = faults.stream().filter(f -> f.kind().equals("CHALLENGER")).count();
+        try (KafkaProducer<byte[], byte[]> challenger = new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
+                ProducerConfig.TRANSACTIONAL_ID_CONFIG, role.name(), // the role's transactional id, as members use it
+                ProducerConfig.MAX_BLOCK_MS_CONFIG, 30_000,
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
+            challenger.initTransactions();
+            fault("CHALLENGER", "InitProducerId for " + role.name() + " while " + holder + " holds it; terms below "
+                    + termsBelow + " fenced");
+            challenger.beginTransaction();
+            challenger.send(new ProducerRecord<>(COMMANDS, 0, role.name().getBytes(StandardCharsets.UTF_8),
+                    (CHALLENGER_MARK + n + " " + termsBelow).getBytes(StandardCharsets.UTF_8))).get(30, TimeUnit.SECONDS);
+            challenger.commitTransaction();
+            fault("CHALLENGER_DIED", "marker committed, no lease written");
+        } catch (Exception e) {
+            // A member's InitProducerId may have fenced the challenger first: then it fenced nothing that counts.
+            fault("CHALLENGER_DIED", "before its marker committed: " + e.getClass().getSimpleName());
+        }
+        // The holder's next write is refused; the role passes on (or back) once its lease ran out:
+        // wait for a grant after the challenger, so the next fault does not hit the fenced holder.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline) {
+            Optional<LeaseSnapshot> lease = observer.observe(role, Duration.ofMillis(200)).lease();
+            if (lease.isPresent() && lease.get().token().term() >= termsBelow
+                    && lease.get().deadline().toEpochMilli() > System.currentTimeMillis()) {
+                fault("CHALLENGER_SUCCEEDED", lease.get().holder().value() + " under term " + lease.get().token().term());
+                return;
+            }
+        }
+        fault("STUCK", "no grant after the challenger within 60 s");
     }
 
     private long mostMalformedReported() throws IOException {
@@ -526,16 +637,33 @@ public final class ChaosRun {
 
     private History readHistory(Device device, long ended) throws Exception {
         List<History.CommittedCommand> commands = new ArrayList<>();
+        List<History.ChallengerFence> fences = new ArrayList<>();
         for (ConsumerRecord<byte[], byte[]> record : readAll(new TopicPartition(COMMANDS, 0))) {
+            String text = new String(record.value(), StandardCharsets.UTF_8);
+            if (text.startsWith(CHALLENGER_MARK)) {
+                fences.add(new History.ChallengerFence(record.partition(), record.offset(),
+                        Long.parseLong(text.substring(CHALLENGER_MARK.length()).split(" ")[1]), record.timestamp()));
+                continue;
+            }
+            if (record.timestampType() != org.apache.kafka.common.record.TimestampType.LOG_APPEND_TIME) {
+                throw new IllegalStateException("the command topic must keep log-append time: " + record);
+            }
             Command command = Command.decode(record.value());
-            commands.add(new History.CommittedCommand(record.offset(), command.member(), command.term(), command.seq(),
-                    command.began(), command.request()));
+            commands.add(new History.CommittedCommand(record.partition(), record.offset(), command.member(), command.term(),
+                    command.seq(), command.began(), record.timestamp(), command.request()));
         }
+        List<MemberEvent.Line> lines = memberLines();
+        Map<String, Long> reportedGrants = new HashMap<>();
+        lines.stream().filter(line -> line.event() == MemberEvent.GRANTED)
+                .forEach(line -> reportedGrants.merge(line.member() + "/" + line.number("term"), line.at(), Math::min));
         List<History.Tenure> tenures = tenures(readAll(new TopicPartition(CoordinationCodec.COORDINATION_STATE_TOPIC,
-                RolePartitioner.partitionFor(role, COORDINATION_PARTITIONS))));
+                RolePartitioner.partitionFor(role, COORDINATION_PARTITIONS)))).stream()
+                .map(t -> new History.Tenure(t.term(), t.member(), t.grantedAt(), t.lastLeaseAt(), t.releasedAt(),
+                        reportedGrants.getOrDefault(t.member() + "/" + t.term(), t.fencesFrom())))
+                .toList();
         List<History.Ack> acks = new ArrayList<>();
         Map<String, Long> malformed = new LinkedHashMap<>();
-        for (MemberEvent.Line line : memberLines()) {
+        for (MemberEvent.Line line : lines) {
             switch (line.event()) {
                 case ACK -> acks.add(new History.Ack(line.at(), line.member(), line.number("term"), line.number("seq")));
                 case MALFORMED -> malformed.merge(line.member(), line.number("count"), Math::max);
@@ -545,7 +673,7 @@ public final class ChaosRun {
         List<History.Delivery> deliveries = device.history().stream()
                 .map(d -> new History.Delivery(d.at(), d.member(), d.term(), d.seq(), d.accepted())).toList();
         return new History(commands, tenures, acks, deliveries, List.copyOf(faults), List.copyOf(tailChecks), garbageInjected,
-                malformed, requestHistory(), ended);
+                malformed, requestHistory(), ended, fences);
     }
 
     /** What the request producer sent and had acknowledged, where each request is in the input, and the group's offsets. */
@@ -647,10 +775,40 @@ public final class ChaosRun {
         }
     }
 
+    /**
+     * Per fault kind: how often it ran and the longest leaderless gap that followed it (a
+     * gap belongs to the last fault injected before the grant that closed it). The whole
+     * run is judged against one bound; violations are listed below with their evidence.
+     */
+    static String byFaultKind(History history, Report report) {
+        Map<String, Long> longest = new LinkedHashMap<>();
+        Map<String, Integer> counts = new LinkedHashMap<>();
+        for (FaultKind kind : FaultKind.values()) {
+            int count = report.faultCounts().getOrDefault(kind.name(), 0);
+            if (count > 0) {
+                counts.put(kind.name(), count);
+                longest.put(kind.name(), 0L);
+            }
+        }
+        List<History.Tenure> tenures = history.tenures();
+        for (int i = 1; i < tenures.size(); i++) {
+            long grant = tenures.get(i).grantedAt();
+            long gap = grant - tenures.get(i - 1).endedAt();
+            history.faults().stream().filter(f -> f.at() <= grant && longest.containsKey(f.kind()))
+                    .reduce((first, second) -> second)
+                    .ifPresent(f -> longest.merge(f.kind(), gap, Math::max));
+        }
+        StringBuilder table = new StringBuilder("| fault kind | count | longest leaderless gap after it | bound |\n|---|---|---|---|\n");
+        counts.forEach((kind, count) -> table.append("| ").append(kind).append(" | ").append(count).append(" | ")
+                .append(longest.get(kind)).append(" ms | ").append(report.settings().gapBound().millis()).append(" ms |\n"));
+        return table.toString();
+    }
+
     private void writeReport(Report report, History history) {
         StringBuilder text = new StringBuilder();
         text.append("# Chaos run ").append(settings.name()).append("\n\nPlan: ").append(settings.plan()).append("\n\n");
-        text.append(report.table()).append("\nGap bound: ").append(settings.gapBound()).append("\n\n## Violations\n\n");
+        text.append(report.table()).append("\nGap bound: ").append(settings.gapBound()).append("\n\n")
+                .append(byFaultKind(history, report)).append("\n## Violations\n\n");
         if (report.result().violations().isEmpty()) {
             text.append("none\n");
         }

@@ -11,5 +11,14 @@ public enum FaultKind {
     /** SIGKILL a broker (half the time the leader of the role's coordination partition) and restart it. */
     KILL_BROKER,
     /** Append garbage and unknown-version records to the role's partition of the coordination topic. */
-    GARBAGE
+    GARBAGE,
+    /** SIGSTOP a broker (half the time the leader of the role's coordination partition) past its session timeout, then SIGCONT. */
+    PAUSE_BROKER,
+    /** SIGTERM the holder (a Spring member shuts down and releases the role); once another holds it, start it again. */
+    TERM_LEADER,
+    /**
+     * A challenger that runs InitProducerId for the role's transactional id (fencing the
+     * holder), commits one marker to the command log, and dies without writing a lease.
+     */
+    CHALLENGER
 }

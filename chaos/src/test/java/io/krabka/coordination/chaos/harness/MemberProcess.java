@@ -1,22 +1,29 @@
 package io.krabka.coordination.chaos.harness;
 
 import io.krabka.coordination.chaos.member.CommandMember;
+import io.krabka.coordination.chaos.springmember.SpringMember;
 import io.krabka.streams.coordination.kafka.ChildJvm;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-/** A {@link CommandMember} JVM; its output file collects the lines of every life it had. */
+/**
+ * A member JVM: a {@link SpringMember} (the starter, as users run it), or for the
+ * deliberately broken unfenced mode a {@link CommandMember} on the core. Its output file
+ * collects the lines of every life it had.
+ */
 final class MemberProcess {
 
     private final String id;
+    private final boolean spring;
     private final List<String> arguments;
     private final Path output;
     private Process process;
 
-    MemberProcess(String id, List<String> arguments, Path output) {
+    MemberProcess(String id, boolean spring, List<String> arguments, Path output) {
         this.id = id;
+        this.spring = spring;
         this.arguments = List.copyOf(arguments);
         this.output = output;
     }
@@ -34,8 +41,9 @@ final class MemberProcess {
     }
 
     void start() {
-        process = ChildJvm.start(CommandMember.class.getName(), List.of(
+        process = ChildJvm.start((spring ? SpringMember.class : CommandMember.class).getName(), List.of(
                 "-Xms64m", "-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                "-Dorg.springframework.boot.logging.LoggingSystem=none",
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
                 "-Dorg.slf4j.simpleLogger.log.io.krabka=" + System.getProperty("chaos.member.log", "info"),
                 "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.producer.internals.TransactionManager="
@@ -51,6 +59,17 @@ final class MemberProcess {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+        }
+    }
+
+    /** SIGTERM and waits for the JVM to exit: a Spring member shuts down and releases its roles. */
+    boolean terminate(long timeoutMillis) {
+        process.destroy();
+        try {
+            return process.waitFor(timeoutMillis, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
         }
     }
 
