@@ -44,12 +44,12 @@ import org.junit.jupiter.api.Test;
  * no test sleeps or races the wall clock; everything else (epochs, fencing, reads) is
  * the broker's. Subclasses run it on transaction version 2 and 1.
  */
-abstract class AbstractLeadershipIT {
+public abstract class AbstractLeadershipIT {
 
     private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3);
 
     /** The coordinator looks for timed-out transactions every half second (default: 10 s). */
-    static final Map<String, String> BROKER_SETTINGS = Map.of("transaction.abort.timed.out.transaction.cleanup.interval.ms", "500");
+    public static final Map<String, String> BROKER_SETTINGS = Map.of("transaction.abort.timed.out.transaction.cleanup.interval.ms", "500");
     private static final Duration PAUSED_TRANSACTION_TIMEOUT = Duration.ofSeconds(20);
 
     private final ManualClock clock = new ManualClock();

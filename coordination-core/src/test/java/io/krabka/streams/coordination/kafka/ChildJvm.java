@@ -19,10 +19,18 @@ public final class ChildJvm {
 
     /** Starts {@code mainClass} with this JVM's class path; its output is appended to {@code output}. */
     public static Process start(String mainClass, List<String> jvmOptions, List<String> args, Path output) {
+        return start(System.getProperty("java.class.path"), mainClass, jvmOptions, args, output);
+    }
+
+    /**
+     * Starts {@code mainClass} on another class path (a broker of another Kafka version,
+     * say); its output is appended to {@code output}.
+     */
+    public static Process start(String classPath, String mainClass, List<String> jvmOptions, List<String> args, Path output) {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(jvmOptions);
-        command.addAll(List.of("-cp", System.getProperty("java.class.path"), mainClass));
+        command.addAll(List.of("-cp", classPath, mainClass));
         command.addAll(args);
         try {
             Files.createDirectories(output.toAbsolutePath().getParent());

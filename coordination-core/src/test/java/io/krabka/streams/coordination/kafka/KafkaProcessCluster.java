@@ -56,6 +56,7 @@ public final class KafkaProcessCluster implements AutoCloseable {
     private final String clusterId = Uuid.randomUuid().toString();
     private final List<Listener> listeners;
     private final Map<String, String> settings;
+    private final String classPath;
     private final List<Node> all = new ArrayList<>();
 
     private KafkaProcessCluster(Builder builder) {
@@ -63,6 +64,7 @@ public final class KafkaProcessCluster implements AutoCloseable {
         this.nodes = builder.nodes;
         this.listeners = List.copyOf(builder.listeners);
         this.settings = new LinkedHashMap<>(builder.settings);
+        this.classPath = builder.classPath;
     }
 
     public static Builder builder(Path dir) {
@@ -74,9 +76,19 @@ public final class KafkaProcessCluster implements AutoCloseable {
         private int nodes = 1;
         private final List<Listener> listeners = new ArrayList<>();
         private final Map<String, String> settings = new LinkedHashMap<>();
+        private String classPath = System.getProperty("java.class.path");
 
         private Builder(Path dir) {
             this.dir = dir;
+        }
+
+        /**
+         * The nodes' class path: by default this JVM's, so the brokers are the test kit's
+         * Kafka; the class path of another Kafka release runs brokers of that release.
+         */
+        public Builder classPath(String classPath) {
+            this.classPath = classPath;
+            return this;
         }
 
         public Builder nodes(int nodes) {
@@ -246,8 +258,8 @@ public final class KafkaProcessCluster implements AutoCloseable {
         node.process = startJvm(node, node.logFile(), "kafka.Kafka", node.home.resolve("server.properties").toString());
     }
 
-    private static Process startJvm(Node node, Path output, String mainClass, String... args) {
-        return ChildJvm.start(mainClass, List.of("-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+    private Process startJvm(Node node, Path output, String mainClass, String... args) {
+        return ChildJvm.start(classPath, mainClass, List.of("-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                 "-Dkafka.logs.dir=" + node.home.resolve("logs"), "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"),
                 List.of(args), output);
     }

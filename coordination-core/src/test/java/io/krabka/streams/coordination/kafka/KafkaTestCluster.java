@@ -10,8 +10,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.FeatureMetadata;
 import org.apache.kafka.clients.admin.FeatureUpdate;
+import org.apache.kafka.clients.admin.FinalizedVersionRange;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.SupportedVersionRange;
 import org.apache.kafka.clients.admin.UpdateFeaturesOptions;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
@@ -19,6 +22,7 @@ import org.apache.kafka.common.test.TestKitNodes;
 import org.apache.kafka.metadata.bootstrap.BootstrapMetadata;
 import org.apache.kafka.server.common.Feature;
 import org.apache.kafka.server.common.MetadataVersion;
+import org.junit.jupiter.api.Assumptions;
 
 /**
  * A real in-process KRaft cluster: one dedicated controller and 1-3 brokers, on the
@@ -30,10 +34,31 @@ public final class KafkaTestCluster implements AutoCloseable {
 
     private final KafkaClusterTestKit kit;
     private final Admin admin;
+    /** The bootstrap servers and the owner of a cluster that {@link #wrap} took over; null on the test kit's. */
+    private final String wrappedBootstrapServers;
+    private final AutoCloseable wrappedOwner;
 
     private KafkaTestCluster(KafkaClusterTestKit kit) {
         this.kit = kit;
         this.admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kit.bootstrapServers()));
+        this.wrappedBootstrapServers = null;
+        this.wrappedOwner = null;
+    }
+
+    private KafkaTestCluster(String bootstrapServers, AutoCloseable owner) {
+        this.kit = null;
+        this.admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers));
+        this.wrappedBootstrapServers = bootstrapServers;
+        this.wrappedOwner = owner;
+    }
+
+    /**
+     * This class's API over a cluster that runs elsewhere, such as broker JVMs of another
+     * Kafka release ({@link KafkaProcessCluster}), so tests written against it run there
+     * too. {@link #kit()} is not available; {@link #close()} closes {@code owner}.
+     */
+    public static KafkaTestCluster wrap(String bootstrapServers, AutoCloseable owner) {
+        return new KafkaTestCluster(bootstrapServers, owner);
     }
 
     /** Starts a cluster with {@code brokers} brokers and these extra broker settings. */
@@ -71,7 +96,7 @@ public final class KafkaTestCluster implements AutoCloseable {
     }
 
     public String bootstrapServers() {
-        return kit.bootstrapServers();
+        return kit == null ? wrappedBootstrapServers : kit.bootstrapServers();
     }
 
     public Admin admin() {
@@ -79,17 +104,36 @@ public final class KafkaTestCluster implements AutoCloseable {
     }
 
     public KafkaClusterTestKit kit() {
+        if (kit == null) {
+            throw new IllegalStateException("a wrapped cluster has no test kit");
+        }
         return kit;
     }
 
-    /** Sets the finalized {@code transaction.version} (1: epoch fixed per producer; 2: bumps per transaction). */
+    /**
+     * Sets the finalized {@code transaction.version} (1: epoch fixed per producer; 2: bumps per transaction).
+     * On brokers that do not support {@code version} (Kafka 3.9 knows level 0 only) the
+     * calling test is aborted: what it would test does not exist there.
+     */
     public void setTransactionVersion(short version) {
+        FeatureMetadata features;
         try {
-            short current = admin.describeFeatures().featureMetadata().get(10, TimeUnit.SECONDS)
-                    .finalizedFeatures().get("transaction.version").maxVersionLevel();
-            if (current == version) {
-                return;
-            }
+            features = admin.describeFeatures().featureMetadata().get(10, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException("could not set transaction.version to " + version, e);
+        }
+        // A feature finalized at level 0 is not listed at all.
+        FinalizedVersionRange finalized = features.finalizedFeatures().get("transaction.version");
+        short current = finalized == null ? 0 : finalized.maxVersionLevel();
+        if (current == version) {
+            return;
+        }
+        SupportedVersionRange supported = features.supportedFeatures().get("transaction.version");
+        short max = supported == null ? 0 : supported.maxVersion();
+        if (version > max) {
+            Assumptions.abort("the brokers support transaction.version up to " + max + ", not " + version);
+        }
+        try {
             FeatureUpdate.UpgradeType type = version < current
                     ? FeatureUpdate.UpgradeType.SAFE_DOWNGRADE : FeatureUpdate.UpgradeType.UPGRADE;
             admin.updateFeatures(Map.of("transaction.version", new FeatureUpdate(version, type)), new UpdateFeaturesOptions())
@@ -130,6 +174,10 @@ public final class KafkaTestCluster implements AutoCloseable {
     public void close() {
         admin.close(Duration.ofSeconds(5));
         try {
+            if (kit == null) {
+                wrappedOwner.close();
+                return;
+            }
             kit.close();
         } catch (Exception e) {
             throw new IllegalStateException("could not stop the test Kafka cluster", e);
