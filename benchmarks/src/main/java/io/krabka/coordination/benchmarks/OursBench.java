@@ -1,8 +1,10 @@
 package io.krabka.coordination.benchmarks;
 
+import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.Contender;
 import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.kafka.KafkaCoordinationTransport;
@@ -13,12 +15,18 @@ import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -150,6 +158,251 @@ final class OursBench implements AutoCloseable {
                 return elapsed;
             }
         });
+    }
+
+
+    /** A contender whose listener completes the current future with the grant's (nanoTime, wall clock). */
+    private static Contender contender(CoordinationClient client, Role role, String member,
+            AtomicReference<CompletableFuture<long[]>> grantedAt) {
+        return new Contender(client, role, MemberId.of(member), new Contender.Listener() {
+            @Override
+            public void granted(Leadership leadership) {
+                long nanos = System.nanoTime();
+                Instant wall = Instant.now();
+                grantedAt.get().complete(new long[] {nanos, wall.getEpochSecond() * 1_000_000_000L + wall.getNano()});
+            }
+
+            @Override
+            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
+            }
+        });
+    }
+
+    /**
+     * Graceful handover the way users run it: two {@link Contender}s (two members, each its own transport and client),
+     * holder {@code release()} -> the standby contender's {@code Listener.granted}. One role per sample.
+     */
+    List<Long> handoverContender(int warmups, int runs) throws Exception {
+        try (KafkaCoordinationTransport ta = cluster.transport(); KafkaCoordinationTransport tb = cluster.transport();
+             CoordinationClient a = client(ta); CoordinationClient b = client(tb)) {
+            return Timing.measure("krabka handover (Contender)", warmups, runs, () -> {
+                Role role = newRole("handover-c");
+                AtomicReference<CompletableFuture<long[]>> grantedAt = new AtomicReference<>(new CompletableFuture<>());
+                try (Contender first = contender(a, role, "a", grantedAt); Contender second = contender(b, role, "b", grantedAt)) {
+                    first.start();
+                    grantedAt.get().get(30, TimeUnit.SECONDS);
+                    grantedAt.set(new CompletableFuture<>());
+                    second.start();
+                    Thread.sleep(300); // the standby registers and settles into its wait, as in the other systems' samples
+                    Contender holder = first.leadership().isPresent() ? first : second;
+                    long start = System.nanoTime();
+                    holder.release();
+                    return grantedAt.get().get(30, TimeUnit.SECONDS)[0] - start;
+                }
+            });
+        }
+    }
+
+    /**
+     * Crash with a {@link Contender} standby: the holder (acquire, no renewal) has its transport closed with no
+     * release; the standby contender's grant is timed. Returns [overshoot past the holder's deadline, kill -> grant].
+     */
+    List<long[]> crashContender(int warmups, int runs) throws Exception {
+        List<long[]> out = new ArrayList<>();
+        try (KafkaCoordinationTransport tb = cluster.transport(); CoordinationClient b = client(tb)) {
+            Timing.measure("krabka crash failover (Contender standby)", warmups, runs, () -> {
+                Role role = newRole("failover-c");
+                KafkaCoordinationTransport ta = cluster.transport();
+                CoordinationClient a = client(ta);
+                Leadership held = a.acquire(role, MemberId.of("a"), WAIT);
+                AtomicReference<CompletableFuture<long[]>> grantedAt = new AtomicReference<>(new CompletableFuture<>());
+                try (Contender standby = contender(b, role, "b", grantedAt)) {
+                    standby.start(); // registers: rank 0 among the standbys
+                    Thread.sleep(300);
+                    Instant deadline = held.deadline();
+                    long killed = System.nanoTime();
+                    ta.close(); // a dies: no release, no tombstone
+                    long[] granted = grantedAt.get().get(30, TimeUnit.SECONDS);
+                    long deadlineNanos = deadline.getEpochSecond() * 1_000_000_000L + deadline.getNano();
+                    long overshoot = granted[1] - deadlineNanos; // both on the wall clock, as the lease is
+                    out.add(new long[] {overshoot, granted[0] - killed});
+                    return overshoot;
+                }
+            });
+        }
+        return out.subList(warmups, out.size());
+    }
+
+    /** What a run of asynchronous guarded sends saw. */
+    record SendRun(String label, double offeredPerSecond, double committedPerSecond, List<Long> latencies, long sent,
+                   long failed, int threads) {
+    }
+
+    /**
+     * Asynchronous guarded sends ({@link Leadership#send}, group commit with the client's default {@code SendBatching})
+     * offered at a fixed rate by {@code threads} threads for {@code seconds} (after one second of warm-up that is not
+     * recorded). Latency per send: the scheduled send time -> the future completed (the transaction committed), so a
+     * send that fell behind its schedule counts its delay. {@code rate} 0: closed loop, as fast as it goes with at most
+     * {@code window} sends outstanding.
+     */
+    SendRun send(double rate, int threads, int seconds, int window) throws Exception {
+        String topic = "bench-send-" + ROLES.incrementAndGet();
+        cluster.createTopic(topic, 1);
+        byte[] key = "controller".getBytes();
+        byte[] value = new byte[200];
+        List<Long> latencies = java.util.Collections.synchronizedList(new ArrayList<>());
+        AtomicLong failed = new AtomicLong();
+        AtomicLong sent = new AtomicLong();
+        AtomicLong measuredSent = new AtomicLong();
+        AtomicLong done = new AtomicLong();
+        AtomicLong committed = new AtomicLong();
+        AtomicLong lastCommit = new AtomicLong();
+        try (KafkaCoordinationTransport transport = cluster.transport(); CoordinationClient client = client(transport)) {
+            Leadership held = client.acquire(newRole("sender"), MemberId.of("s"), WAIT);
+            long begin = System.nanoTime() + 50_000_000L;
+            long measureFrom = begin + 1_000_000_000L;
+            long end = measureFrom + seconds * 1_000_000_000L;
+            Semaphore outstanding = new Semaphore(window);
+            List<Thread> senders = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int me = t;
+                Thread sender = new Thread(() -> {
+                    long k = 0;
+                    while (true) {
+                        long scheduled;
+                        if (rate > 0) {
+                            scheduled = begin + (long) ((k * threads + me) * (1e9 / rate));
+                            if (scheduled >= end) {
+                                return;
+                            }
+                            long wait = scheduled - System.nanoTime();
+                            if (wait > 0) {
+                                LockSupport.parkNanos(wait);
+                            }
+                        } else {
+                            if (System.nanoTime() >= end) {
+                                return;
+                            }
+                            outstanding.acquireUninterruptibly();
+                            scheduled = System.nanoTime();
+                        }
+                        k++;
+                        long at = scheduled;
+                        CompletableFuture<RecordMetadata> f = held.send(new ProducerRecord<>(topic, key, value));
+                        sent.incrementAndGet();
+                        if (at >= measureFrom) {
+                            measuredSent.incrementAndGet();
+                        }
+                        f.whenComplete((m, e) -> {
+                            long now = System.nanoTime();
+                            if (at >= measureFrom) {
+                                done.incrementAndGet();
+                            }
+                            if (rate <= 0) {
+                                outstanding.release();
+                            }
+                            if (e != null) {
+                                failed.incrementAndGet();
+                            } else if (at >= measureFrom) {
+                                latencies.add(now - at);
+                                committed.incrementAndGet();
+                                lastCommit.accumulateAndGet(now, Math::max);
+                            }
+                        });
+                    }
+                }, "bench-sender-" + t);
+                sender.setDaemon(true);
+                senders.add(sender);
+                sender.start();
+            }
+            for (Thread sender : senders) {
+                sender.join();
+            }
+            long waitUntil = System.nanoTime() + 30_000_000_000L;
+            while (done.get() < measuredSent.get() && System.nanoTime() < waitUntil) {
+                Thread.sleep(5);
+            }
+            Thread.sleep(100);
+            double span = (Math.max(end, lastCommit.get()) - measureFrom) / 1e9;
+            held.close();
+            System.err.printf("  done: guarded send %s (%d sent, %d committed in the window, %d failed)%n",
+                    rate > 0 ? String.format(Locale.ROOT, "at %.0f/s", rate) : "closed loop", sent.get(), committed.get(), failed.get());
+            return new SendRun(rate > 0 ? "fixed rate" : "closed loop", rate, committed.get() / span,
+                    new ArrayList<>(latencies), sent.get(), failed.get(), threads);
+        }
+    }
+
+    /** Guarded vs plain at equal batching: per round, records per second of each and the per-transaction latencies. */
+    record Batched(int recordsPerTx, List<Double> guardedPerSecond, List<Double> plainPerSecond, List<Long> guardedTx,
+                   List<Long> plainTx) {
+        List<Double> ratios() {
+            List<Double> r = new ArrayList<>();
+            for (int i = 0; i < guardedPerSecond.size(); i++) {
+                r.add(guardedPerSecond.get(i) / plainPerSecond.get(i));
+            }
+            return r;
+        }
+    }
+
+    /**
+     * The same {@code recordsPerTx} records per transaction on both sides: a guarded {@code write(List)} (plus the lease
+     * record the library adds) against a plain transactional KafkaProducer (begin, the records, commit). Rounds
+     * alternate which side goes first; each round writes {@code txPerRound} transactions per side.
+     */
+    Batched batched(int rounds, int txPerRound, int recordsPerTx) throws Exception {
+        String topic = "bench-batched-" + ROLES.incrementAndGet();
+        cluster.createTopic(topic, 1);
+        byte[] key = "controller".getBytes();
+        byte[] value = new byte[200];
+        List<ProducerRecord<byte[], byte[]>> batch = new ArrayList<>();
+        for (int i = 0; i < recordsPerTx; i++) {
+            batch.add(new ProducerRecord<>(topic, key, value));
+        }
+        List<Double> guardedRate = new ArrayList<>();
+        List<Double> plainRate = new ArrayList<>();
+        List<Long> guardedTx = new ArrayList<>();
+        List<Long> plainTx = new ArrayList<>();
+        Map<String, Object> settings = new HashMap<>(cluster.connection());
+        settings.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "bench-plain-" + ROLES.incrementAndGet());
+        settings.put(ProducerConfig.ACKS_CONFIG, "all");
+        try (KafkaCoordinationTransport transport = cluster.transport(); CoordinationClient client = client(transport);
+             KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(settings, new ByteArraySerializer(), new ByteArraySerializer())) {
+            producer.initTransactions();
+            Leadership held = client.acquire(newRole("batched"), MemberId.of("w"), WAIT);
+            for (int round = -1; round < rounds; round++) { // round -1: warm-up of both
+                boolean plainFirst = round % 2 == 0;
+                for (int side = 0; side < 2; side++) {
+                    boolean plain = (side == 0) == plainFirst;
+                    List<Long> tx = new ArrayList<>();
+                    long r0 = System.nanoTime();
+                    for (int i = 0; i < txPerRound; i++) {
+                        long t0 = System.nanoTime();
+                        if (plain) {
+                            producer.beginTransaction();
+                            for (ProducerRecord<byte[], byte[]> r : batch) {
+                                producer.send(r);
+                            }
+                            producer.commitTransaction();
+                        } else {
+                            held.write(batch);
+                        }
+                        tx.add(System.nanoTime() - t0);
+                    }
+                    double perSecond = (double) txPerRound * recordsPerTx / ((System.nanoTime() - r0) / 1e9);
+                    if (round >= 0) {
+                        (plain ? plainRate : guardedRate).add(perSecond);
+                        (plain ? plainTx : guardedTx).addAll(tx);
+                    }
+                }
+                if (held.renewDue()) {
+                    held.renew();
+                }
+            }
+            held.close();
+        }
+        System.err.printf("  done: %d records per transaction, guarded vs plain (%d rounds x %d transactions)%n", recordsPerTx,
+                rounds, txPerRound);
+        return new Batched(recordsPerTx, guardedRate, plainRate, guardedTx, plainTx);
     }
 
     /**

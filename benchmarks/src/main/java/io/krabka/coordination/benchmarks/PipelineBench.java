@@ -67,8 +67,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * {@code --pipeline-kills=5} (kills with tuned detection per system, the rounds' included; the rest are kill-only
  * rounds), {@code --pipeline-default-rounds=2} (kills at the 45 s defaults per system), {@code --pipeline-rate=1000}
  * (requests/s), {@code --pipeline-latency-seconds=5}, {@code --pipeline-backlog=50000}, {@code
- * --pipeline-detect-ms=6000} (tuned lease and session timeout), {@code --pipeline-batch-wait-ms=100}, {@code --pipeline-batch-records=1000}, {@code
- * --pipeline-big-batch-records=10000} (ours' throughput once more with this many records per transaction at most; 0: not
+ * --pipeline-detect-ms=6000} (tuned lease and session timeout), {@code --pipeline-batch-wait-ms=100}, {@code --pipeline-batch-records=100000}, {@code
+ * --pipeline-big-batch-records=0} (ours' throughput once more with this many records per transaction at most; 0: not
  * measured).
  */
 public final class PipelineBench {
@@ -122,8 +122,8 @@ public final class PipelineBench {
                 intArg(args, "pipeline-default-rounds", 2),
                 intArg(args, "pipeline-rate", 1000), 2, intArg(args, "pipeline-latency-seconds", 5),
                 intArg(args, "pipeline-backlog", 50_000), intArg(args, "pipeline-detect-ms", 6000),
-                intArg(args, "pipeline-batch-wait-ms", 100), intArg(args, "pipeline-batch-records", 1000),
-                intArg(args, "pipeline-big-batch-records", 10_000));
+                intArg(args, "pipeline-batch-wait-ms", 100), intArg(args, "pipeline-batch-records", 100_000),
+                intArg(args, "pipeline-big-batch-records", 0));
         String out = arg(args, "out", "");
         long began = System.nanoTime();
         LoadAverage load = LoadAverage.start();
@@ -892,9 +892,10 @@ public final class PipelineBench {
                         args.isBlank() ? "" : " and `-Dbench.args=\"" + args.trim() + "\"`"));
         b.append("Machine: ").append(Bench.machine()).append("; every member in a JVM of its own (")
                 .append(String.join(" ", MEMBER_JVM.subList(0, 3))).append("); ").append(load).append("\n\n");
-        b.append(String.format(Locale.ROOT, "Settings. Same batching: a transaction waits at most %d ms for input, and takes"
-                        + " at most what one Kafka Streams poll takes (ours: `maxBatchWait` %d ms after the batch's first record,"
-                        + " `maxBatchRecords` %d; Kafka Streams: `commit.interval.ms` %d, its EOS default, `max.poll.records` 1000,"
+        b.append(String.format(Locale.ROOT, "Settings. Same batching: a transaction is bounded by time only, %d ms, with no"
+                        + " record cap on either side (ours: `maxBatchWait` %d ms from when the batch's first record was there,"
+                        + " `maxBatchRecords` %d, large enough never to cap; its consumer polls at most 500 records at a time and a"
+                        + " batch spans polls; Kafka Streams: `commit.interval.ms` %d, its EOS default, `max.poll.records` 1000,"
                         + " its default; a transaction spans the polls of one commit interval). Offered load %d requests/s of %d"
                         + " bytes; backlog %d requests (after a warm-up backlog of %d). Tuned failure detection %d ms: ours lease %d"
                         + " ms, renew every %d ms; Kafka Streams `session.timeout.ms` %d, `heartbeat.interval.ms` %d,"

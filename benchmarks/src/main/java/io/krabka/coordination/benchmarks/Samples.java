@@ -19,11 +19,17 @@ record Samples(String measure, String system, List<Long> values) {
 
     /** Nearest-rank percentile: with 30 samples p99 is the maximum, with 10 p90 is the 9th. */
     long percentile(double p) {
+        if (values.isEmpty()) {
+            return 0;
+        }
         int rank = (int) Math.ceil(p / 100.0 * values.size());
         return values.get(Math.max(0, Math.min(values.size() - 1, rank - 1)));
     }
 
     long max() {
+        if (values.isEmpty()) {
+            return 0;
+        }
         return values.get(values.size() - 1);
     }
 
