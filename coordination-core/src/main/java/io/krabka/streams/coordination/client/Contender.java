@@ -13,6 +13,7 @@ import io.krabka.streams.coordination.succession.Decision;
 import io.krabka.streams.coordination.succession.LeaseState;
 import io.krabka.streams.coordination.succession.RoleState;
 import io.krabka.streams.coordination.succession.Succession;
+import io.krabka.streams.coordination.transport.RoleNews;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
@@ -130,8 +131,20 @@ public final class Contender implements AutoCloseable {
 
     /** How many passes of all contenders in this JVM run at once; a pass rarely blocks for long. */
     static final int PASS_THREADS = 16;
-    /** Runs the passes of every contender: a few shared threads, not one per role. */
+    /** Runs the passes of every contender that contends: a few shared threads, not one per role. */
     private static final ThreadPoolExecutor PASSES = pool(PASS_THREADS, "krabka-coordination-pass");
+    /** How many holders' passes (renewals) run at once: apart, so contending roles never delay a renewal. */
+    static final int HOLDER_PASS_THREADS = 16;
+    private static final ThreadPoolExecutor HOLDER_PASSES = pool(HOLDER_PASS_THREADS, "krabka-coordination-renew");
+    /**
+     * With news from the transport, a standby's pass reads the topic only after news for
+     * its role, when it must decide on time (a challenge), or at least this often in case
+     * a wake-up was missed; a holder's only after another member's lease or a tombstone (a
+     * missed one costs nothing but time: its next renewal is fenced). A member with many
+     * roles would otherwise read every role every second through its one consumer, and its
+     * holders would wait for those reads.
+     */
+    static final Duration QUIET_READ = Duration.ofSeconds(5);
     /** Runs the listeners of every contender that was given no executor; one at a time per contender. */
     private static final ExecutorService SHARED_CALLBACKS = Executors.newCachedThreadPool(daemon("krabka-coordination-events"));
     /** Times every contender's next pass. */
@@ -152,6 +165,12 @@ public final class Contender implements AutoCloseable {
     private boolean newsDuringPass;
     private AutoCloseable news;
     private volatile Thread passThread;
+    // Whether the transport wakes this contender on news, whether news came since the last
+    // read, when this contender last read, and what that read decided.
+    private volatile boolean watching;
+    private volatile boolean newsSinceRead = true;
+    private long lastReadNanos;
+    private Decision lastDecision;
     private final AtomicBoolean left = new AtomicBoolean();
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
     private volatile Instant retryAt;
@@ -226,6 +245,7 @@ public final class Contender implements AutoCloseable {
         Watchdog.INSTANCE.watch(this);
         try {
             news = client.watch(role, this::wake);
+            watching = news != null;
         } catch (RuntimeException e) {
             // Only a wake-up: the periodic passes find the news anyway.
             log.debug("Role {} is not watched for news: {}", role, e.toString());
@@ -367,11 +387,22 @@ public final class Contender implements AutoCloseable {
         if (nextPass != null) {
             nextPass.cancel(false);
         }
-        nextPass = TIMER.schedule(() -> PASSES.execute(this::pass), Math.max(0, wait.toNanos()), TimeUnit.NANOSECONDS);
+        // A holder's pass (its renewal) never waits behind the passes of contending roles.
+        ThreadPoolExecutor passes = tenure != null ? HOLDER_PASSES : PASSES;
+        nextPass = TIMER.schedule(() -> passes.execute(this::pass), Math.max(0, wait.toNanos()), TimeUnit.NANOSECONDS);
     }
 
-    /** A record of the role was committed: pass now rather than when the timer says. */
-    private void wake() {
+    /**
+     * A record of the role was committed: pass now rather than when the timer says. A
+     * holder ignores its own leases and every registration: only another member's lease,
+     * or a tombstone, can say it was deposed, and its renewals would otherwise make it read
+     * the topic after each one.
+     */
+    private void wake(RoleNews news) {
+        if (tenure != null && (!news.lease() || member.equals(news.member()))) {
+            return;
+        }
+        newsSinceRead = true;
         synchronized (this) {
             if (!running) {
                 return;
@@ -471,9 +502,15 @@ public final class Contender implements AutoCloseable {
     }
 
     private Duration contend() {
+        if (quiet() && lastDecision instanceof Decision.Wait waiting && client.now().isBefore(waiting.challengeAt())) {
+            // Nothing new for this role, and not yet its turn: the last pass's decision stands.
+            return max(MIN_WAIT, min(MAX_STANDBY_WAIT, Duration.between(client.now(), waiting.challengeAt())));
+        }
         CoordinationClient.Attempt attempt;
         try {
+            markRead();
             attempt = client.attempt(role, member, false);
+            lastDecision = attempt.decision();
             reachable();
         } catch (CoordinationAuthorizationException | CoordinationConfigurationException refusedForGood) {
             // Neither heals by itself: say it once, look again now and then.
@@ -494,8 +531,20 @@ public final class Contender implements AutoCloseable {
         return max(MIN_WAIT, wait);
     }
 
+    /** Whether this contender may skip reading: it is woken on news, none came, and it read recently. */
+    private boolean quiet() {
+        return watching && !newsSinceRead && System.nanoTime() - lastReadNanos < QUIET_READ.toNanos();
+    }
+
+    private void markRead() {
+        // Cleared before the read: news that arrives during it makes the next pass read again.
+        newsSinceRead = false;
+        lastReadNanos = System.nanoTime();
+    }
+
     private void grant(Leadership leadership) {
         Tenure held = new Tenure(leadership);
+        lastDecision = null;
         tenure = held;
         log.info("Member {} holds role {} with {}", member, role, leadership.token());
         callback(() -> {
@@ -548,8 +597,11 @@ public final class Contender implements AutoCloseable {
                 retryAt = client.now().plus(RENEW_RETRY);
             }
         }
-        if (stepDownConfirmed(held)) {
-            return Duration.ZERO;
+        if (!watching || newsSinceRead) {
+            markRead();
+            if (stepDownConfirmed(held)) {
+                return Duration.ZERO;
+            }
         }
         Instant next = leadership.renewAt();
         if (retryAt != null && retryAt.isAfter(next)) {

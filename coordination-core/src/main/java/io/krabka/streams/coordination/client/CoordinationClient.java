@@ -21,6 +21,7 @@ import io.krabka.streams.coordination.succession.Succession;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.RoleEpoch;
+import io.krabka.streams.coordination.transport.RoleNews;
 import io.krabka.streams.coordination.transport.RoleRecords;
 import java.time.Duration;
 import java.time.Instant;
@@ -33,6 +34,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -405,9 +407,12 @@ public final class CoordinationClient implements AutoCloseable {
         }
     }
 
-    /** Calls {@code onNews} soon after a record of {@code role} is committed, until the handle is closed. */
-    AutoCloseable watch(Role role, Runnable onNews) {
-        return transport.watch(role, onNews);
+    /**
+     * Calls {@code onNews} soon after a record of {@code role} is committed, until the
+     * handle is closed; null when the transport cannot tell news.
+     */
+    AutoCloseable watch(Role role, Consumer<RoleNews> onNews) {
+        return transport.watches() ? transport.watch(role, onNews) : null;
     }
 
     /**

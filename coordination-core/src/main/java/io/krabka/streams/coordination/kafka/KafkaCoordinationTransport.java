@@ -14,6 +14,7 @@ import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.RoleEpoch;
+import io.krabka.streams.coordination.transport.RoleNews;
 import io.krabka.streams.coordination.transport.RoleRecords;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
@@ -131,7 +132,9 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
      * find news by their periodic passes alone.
      */
     public KafkaCoordinationTransport withWatcher(Supplier<Consumer<byte[], byte[]>> watchers) {
-        this.watcher = new TopicWatcher(topic.name(), this::partitionCount, watchers);
+        // The count this member pinned, never a lookup of its own: the watcher must not hold
+        // the transport's lock while the cluster does not answer (the contenders need it).
+        this.watcher = new TopicWatcher(topic.name(), () -> changed == null ? partitionCount : 0, watchers);
         return this;
     }
 
@@ -515,9 +518,14 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     }
 
     @Override
-    public AutoCloseable watch(Role role, Runnable onNews) {
+    public boolean watches() {
+        return watcher != null;
+    }
+
+    @Override
+    public AutoCloseable watch(Role role, java.util.function.Consumer<RoleNews> onNews) {
         TopicWatcher current = watcher;
-        return current == null ? () -> { } : current.watch(role, onNews);
+        return current == null ? () -> { } : current.watch(role, onNews::accept);
     }
 
     @Override

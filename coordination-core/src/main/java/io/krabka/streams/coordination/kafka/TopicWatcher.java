@@ -2,7 +2,11 @@ package io.krabka.streams.coordination.kafka;
 
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.record.CoordinationCodec;
+import io.krabka.streams.coordination.record.CoordinationKey;
+import io.krabka.streams.coordination.record.CoordinationRecord;
+import io.krabka.streams.coordination.record.RecordKind;
 import io.krabka.streams.coordination.record.RolePartitioner;
+import io.krabka.streams.coordination.transport.RoleNews;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -29,6 +33,11 @@ import org.slf4j.LoggerFactory;
  */
 final class TopicWatcher implements AutoCloseable {
 
+    /** Hears the news of one role. */
+    @FunctionalInterface
+    interface NewsListener extends java.util.function.Consumer<RoleNews> {
+    }
+
     private static final Logger log = LoggerFactory.getLogger(TopicWatcher.class);
     private static final Duration POLL = Duration.ofSeconds(1);
     private static final Duration RETRY = Duration.ofSeconds(1);
@@ -36,8 +45,10 @@ final class TopicWatcher implements AutoCloseable {
     private final String topic;
     private final IntSupplier partitionCount;
     private final Supplier<Consumer<byte[], byte[]>> consumers;
-    private final Map<Role, List<Runnable>> watchers = new ConcurrentHashMap<>();
+    private final Map<Role, List<NewsListener>> watchers = new ConcurrentHashMap<>();
     private volatile boolean changed;
+    // When to look for the topic's partition count again, or 0; the watcher's thread only.
+    private long followAgainAt;
     private volatile boolean closed;
     private volatile Consumer<byte[], byte[]> consumer;
     private Thread thread;
@@ -48,8 +59,8 @@ final class TopicWatcher implements AutoCloseable {
         this.consumers = consumers;
     }
 
-    /** Calls {@code onNews} (on the watcher's thread: it must not block) after each committed record of {@code role}. */
-    synchronized AutoCloseable watch(Role role, Runnable onNews) {
+    /** Tells {@code onNews} (on the watcher's thread: it must not block) of each committed record of {@code role}. */
+    synchronized AutoCloseable watch(Role role, NewsListener onNews) {
         if (closed) {
             return () -> { };
         }
@@ -66,8 +77,8 @@ final class TopicWatcher implements AutoCloseable {
         return () -> unwatch(role, onNews);
     }
 
-    private synchronized void unwatch(Role role, Runnable onNews) {
-        List<Runnable> those = watchers.get(role);
+    private synchronized void unwatch(Role role, NewsListener onNews) {
+        List<NewsListener> those = watchers.get(role);
         if (those != null) {
             those.remove(onNews);
             if (those.isEmpty()) {
@@ -91,8 +102,9 @@ final class TopicWatcher implements AutoCloseable {
             consumer = reader;
             while (!closed) {
                 try {
-                    if (changed) {
+                    if (changed || followAgainAt != 0 && System.nanoTime() - followAgainAt >= 0) {
                         changed = false;
+                        followAgainAt = 0;
                         follow(reader);
                     }
                     if (reader.assignment().isEmpty()) {
@@ -119,11 +131,21 @@ final class TopicWatcher implements AutoCloseable {
         }
     }
 
-    /** Assigns the partitions of the watched roles; a partition new to it starts at its end. */
+    /**
+     * Assigns the partitions of the watched roles; a partition new to it starts at its end.
+     * Until the transport knows the topic's partition count, it follows nothing and looks
+     * again a second later.
+     */
     private void follow(Consumer<byte[], byte[]> reader) {
         Set<TopicPartition> wanted = new HashSet<>();
         if (!watchers.isEmpty()) {
             int count = partitionCount.getAsInt();
+            if (count <= 0) {
+                // Not pinned yet (or no longer valid): follow once a contender pinned the topic.
+                followAgainAt = System.nanoTime() + RETRY.toNanos();
+                reader.assign(Set.of());
+                return;
+            }
             for (Role role : watchers.keySet()) {
                 wanted.add(new TopicPartition(topic, RolePartitioner.partitionFor(role, count)));
             }
@@ -138,17 +160,38 @@ final class TopicWatcher implements AutoCloseable {
 
     private void tell(ConsumerRecord<byte[], byte[]> record) {
         Role role;
+        RoleNews news;
         try {
-            role = CoordinationCodec.decodeKey(record.key()).role();
+            CoordinationKey key = CoordinationCodec.decodeKey(record.key());
+            role = key.role();
+            news = newsOf(key, record.value());
         } catch (RuntimeException malformed) {
             return;
         }
-        for (Runnable onNews : watchers.getOrDefault(role, List.of())) {
+        for (NewsListener onNews : watchers.getOrDefault(role, List.of())) {
             try {
-                onNews.run();
+                onNews.accept(news);
             } catch (RuntimeException e) {
                 log.warn("A watcher of role {} failed", role, e);
             }
+        }
+    }
+
+    /** What a record of a role says, for a wake-up; an undecodable value names nobody. */
+    static RoleNews newsOf(CoordinationKey key, byte[] value) {
+        if (key.kind() != RecordKind.LEASE) {
+            return new RoleNews(false, key.registrant().orElse(null));
+        }
+        if (value == null) {
+            return new RoleNews(true, null);
+        }
+        try {
+            return CoordinationCodec.decodeValue(RecordKind.LEASE, value)
+                    .filter(CoordinationRecord.Lease.class::isInstance)
+                    .map(lease -> new RoleNews(true, ((CoordinationRecord.Lease) lease).member()))
+                    .orElse(new RoleNews(true, null));
+        } catch (RuntimeException malformed) {
+            return new RoleNews(true, null);
         }
     }
 

@@ -5,6 +5,7 @@ import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.function.Consumer;
 
 /**
  * Every cluster operation the coordination module performs, and nothing else.
@@ -72,8 +73,16 @@ public interface CoordinationTransport extends AutoCloseable {
      * delivery (read the records as usual). It must not block. Optional; the default never
      * calls it, and contenders then find news by their periodic passes.
      */
-    default AutoCloseable watch(Role role, Runnable onNews) {
+    default AutoCloseable watch(Role role, Consumer<RoleNews> onNews) {
         return () -> { };
+    }
+
+    /**
+     * Whether {@link #watch} reports news. A contender relies on it to skip reading the
+     * topic while nothing happens; without it, contenders read at every pass.
+     */
+    default boolean watches() {
+        return false;
     }
 
     /** What the transaction coordinator reports for the role, or empty when it knows no such id. */

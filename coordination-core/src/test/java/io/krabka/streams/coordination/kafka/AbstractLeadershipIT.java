@@ -172,7 +172,9 @@ public abstract class AbstractLeadershipIT {
         assertThat(c.tryAcquire()).isEmpty();
         clock.advance(Duration.ofMillis(1));
         assertThat(c.tryAcquire()).isPresent();
-        assertThat(c.client.describe(role).roster()).extracting(RankedMember::member).containsExactly(c.id);
+        // The winner's prunes follow its grant transaction: read_committed sees them once its markers land.
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+                assertThat(c.client.describe(role).roster()).extracting(RankedMember::member).containsExactly(c.id));
     }
 
     @Test

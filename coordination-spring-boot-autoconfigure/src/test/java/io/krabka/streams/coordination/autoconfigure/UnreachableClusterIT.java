@@ -57,15 +57,15 @@ class UnreachableClusterIT {
                 "logging.level.io.krabka.streams.coordination.client.Contender", "DEBUG")).run();
         try {
             LeadershipLoop loop = app.getBean(LeadershipLoop.class);
-            await().atMost(Duration.ofSeconds(30)).until(() -> loop.problem(Role.of("controller")).isPresent()
+            await().atMost(Duration.ofSeconds(60)).until(() -> loop.problem(Role.of("controller")).isPresent()
                     && loop.problem(Role.of("scheduler")).isPresent());
             // Several attempts later, still one WARN per role, naming the servers and the operation.
-            await().atMost(Duration.ofSeconds(30)).until(() -> count(output.getOut(), "Member n1 could not contend for role controller") >= 1
+            await().atMost(Duration.ofSeconds(60)).until(() -> count(output.getOut(), "Member n1 could not contend for role controller") >= 1
                     && count(output.getOut(), "Member n1 could not contend for role scheduler") >= 1);
             String warning = "WARN .* Member n1 could not contend for role controller on topic __coordination_state"
                     + " on bootstrap servers 127.0.0.1:" + port;
             assertThat(output.getOut()).containsPattern(warning);
-            await().atMost(Duration.ofSeconds(30))
+            await().atMost(Duration.ofSeconds(60))
                     .until(() -> count(output.getOut(), "DEBUG .* Member n1 could not contend for role controller") >= 3);
             assertThat(count(output.getOut(), "WARN .* Member n1 could not contend for role controller")).isEqualTo(1);
 

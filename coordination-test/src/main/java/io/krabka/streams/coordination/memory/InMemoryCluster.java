@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -40,7 +39,13 @@ public final class InMemoryCluster {
     private final Map<TopicPartition, List<RawRecord>> logs = new HashMap<>();
     private final Map<String, Coordinator> coordinators = new HashMap<>();
     private final Map<String, Map<TopicPartition, OffsetAndMetadata>> groupOffsets = new HashMap<>();
-    private final List<BiConsumer<TopicPartition, byte[]>> appendListeners = new CopyOnWriteArrayList<>();
+    private final List<AppendListener> appendListeners = new CopyOnWriteArrayList<>();
+
+    /** Hears every appended record. */
+    @FunctionalInterface
+    interface AppendListener {
+        void appended(TopicPartition partition, byte[] key, byte[] value);
+    }
     private final LongSupplier timestamps;
     private short transactionVersion = 2;
     private long featureGeneration;
@@ -115,8 +120,8 @@ public final class InMemoryCluster {
         long offset = endOffset(partition);
         log.add(new RawRecord(offset, timestamp, key, value));
         notifyAll();
-        for (BiConsumer<TopicPartition, byte[]> listener : appendListeners) {
-            listener.accept(partition, key);
+        for (AppendListener listener : appendListeners) {
+            listener.appended(partition, key, value);
         }
         return offset;
     }
@@ -174,12 +179,12 @@ public final class InMemoryCluster {
     }
 
     /**
-     * Calls {@code listener} with the partition and key of every record appended from now
+     * Calls {@code listener} with the partition, key and value of every record appended from now
      * on, under the cluster's lock: it must not block or call back into the cluster.
      *
      * @return a handle that removes the listener
      */
-    AutoCloseable onAppend(BiConsumer<TopicPartition, byte[]> listener) {
+    AutoCloseable onAppend(AppendListener listener) {
         appendListeners.add(listener);
         return () -> appendListeners.remove(listener);
     }

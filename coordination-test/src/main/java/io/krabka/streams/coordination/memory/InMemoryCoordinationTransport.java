@@ -8,9 +8,11 @@ import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
+import io.krabka.streams.coordination.record.RecordKind;
 import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RoleEpoch;
+import io.krabka.streams.coordination.transport.RoleNews;
 import io.krabka.streams.coordination.transport.RoleRecords;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
@@ -18,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
@@ -102,20 +105,42 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
     }
 
     @Override
-    public AutoCloseable watch(Role role, Runnable onNews) {
+    public boolean watches() {
+        return true;
+    }
+
+    @Override
+    public AutoCloseable watch(Role role, Consumer<RoleNews> onNews) {
         requireOpen();
-        return cluster.onAppend((partition, key) -> {
-            if (partition.topic().equals(topic.name()) && key != null && isKeyOf(role, key)) {
-                onNews.run();
+        return cluster.onAppend((partition, key, value) -> {
+            if (!partition.topic().equals(topic.name()) || key == null) {
+                return;
+            }
+            try {
+                CoordinationKey decoded = CoordinationCodec.decodeKey(key);
+                if (decoded.role().equals(role)) {
+                    onNews.accept(newsOf(decoded, value));
+                }
+            } catch (RuntimeException malformed) {
+                // Not a record of any role: no news.
             }
         });
     }
 
-    private static boolean isKeyOf(Role role, byte[] key) {
+    private static RoleNews newsOf(CoordinationKey key, byte[] value) {
+        if (key.kind() != RecordKind.LEASE) {
+            return new RoleNews(false, key.registrant().orElse(null));
+        }
+        if (value == null) {
+            return new RoleNews(true, null);
+        }
         try {
-            return CoordinationCodec.decodeKey(key).role().equals(role);
+            return CoordinationCodec.decodeValue(RecordKind.LEASE, value)
+                    .filter(CoordinationRecord.Lease.class::isInstance)
+                    .map(lease -> new RoleNews(true, ((CoordinationRecord.Lease) lease).member()))
+                    .orElse(new RoleNews(true, null));
         } catch (RuntimeException malformed) {
-            return false;
+            return new RoleNews(true, null);
         }
     }
 
