@@ -37,6 +37,7 @@ class ReadmeSnippetsTest {
             assertThat(blocks.group(2)).as("README.md's block from %s", file).isEqualTo(tagged.group(1));
             checked.add(file);
         }
-        assertThat(checked).as("the README's Java blocks").containsExactly("readme/Dispatcher.java", "readme/DispatcherTest.java");
+        assertThat(checked).as("the README's Java blocks").containsExactly("readme/Dispatcher.java", "readme/DispatcherTest.java",
+                "readme/GuardedSends.java");
     }
 }
