@@ -145,6 +145,8 @@ public final class Contender implements AutoCloseable {
      * holders would wait for those reads.
      */
     static final Duration QUIET_READ = Duration.ofSeconds(5);
+    /** A holder's fallback read, in case a wake-up was missed (its next renewal is fenced anyway). */
+    static final Duration QUIET_HOLD_READ = Duration.ofSeconds(30);
     /** Runs the listeners of every contender that was given no executor; one at a time per contender. */
     private static final ExecutorService SHARED_CALLBACKS = Executors.newCachedThreadPool(daemon("krabka-coordination-events"));
     /** Times every contender's next pass. */
@@ -597,7 +599,7 @@ public final class Contender implements AutoCloseable {
                 retryAt = client.now().plus(RENEW_RETRY);
             }
         }
-        if (!watching || newsSinceRead) {
+        if (!watching || newsSinceRead || System.nanoTime() - lastReadNanos >= QUIET_HOLD_READ.toNanos()) {
             markRead();
             if (stepDownConfirmed(held)) {
                 return Duration.ZERO;

@@ -41,6 +41,8 @@ final class TopicWatcher implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(TopicWatcher.class);
     private static final Duration POLL = Duration.ofSeconds(1);
     private static final Duration RETRY = Duration.ofSeconds(1);
+    /** News that names nobody: every contender of the role reads. */
+    private static final RoleNews UNPLACED = new RoleNews(true, null);
 
     private final String topic;
     private final IntSupplier partitionCount;
@@ -155,6 +157,14 @@ final class TopicWatcher implements AutoCloseable {
         reader.assign(wanted);
         if (!added.isEmpty()) {
             reader.seekToEnd(added);
+            // What was committed before the watcher followed these partitions it never saw:
+            // their roles' contenders read once, as after news they cannot place.
+            int count = partitionCount.getAsInt();
+            for (Map.Entry<Role, List<NewsListener>> watched : watchers.entrySet()) {
+                if (added.contains(new TopicPartition(topic, RolePartitioner.partitionFor(watched.getKey(), count)))) {
+                    watched.getValue().forEach(onNews -> onNews.accept(UNPLACED));
+                }
+            }
         }
     }
 
