@@ -145,8 +145,8 @@ public final class Contender implements AutoCloseable {
      * holders would wait for those reads.
      */
     static final Duration QUIET_READ = Duration.ofSeconds(5);
-    /** A holder's fallback read, in case a wake-up was missed (its next renewal is fenced anyway). */
-    static final Duration QUIET_HOLD_READ = Duration.ofSeconds(30);
+    /** A holder's fallback read: a missed wake-up, and the topic's identity check, which rides on reads. */
+    static final Duration QUIET_HOLD_READ = Duration.ofSeconds(10);
     /** Runs the listeners of every contender that was given no executor; one at a time per contender. */
     private static final ExecutorService SHARED_CALLBACKS = Executors.newCachedThreadPool(daemon("krabka-coordination-events"));
     /** Times every contender's next pass. */
