@@ -3,8 +3,6 @@ package io.krabka.streams.coordination.kafka;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
-import io.krabka.streams.coordination.record.CoordinationRecord;
-import io.krabka.streams.coordination.record.RecordKind;
 import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.transport.RoleNews;
 import java.time.Duration;
@@ -174,7 +172,7 @@ final class TopicWatcher implements AutoCloseable {
         try {
             CoordinationKey key = CoordinationCodec.decodeKey(record.key());
             role = key.role();
-            news = newsOf(key, record.value());
+            news = RoleNews.of(key, record.value());
         } catch (RuntimeException malformed) {
             return;
         }
@@ -184,24 +182,6 @@ final class TopicWatcher implements AutoCloseable {
             } catch (RuntimeException e) {
                 log.warn("A watcher of role {} failed", role, e);
             }
-        }
-    }
-
-    /** What a record of a role says, for a wake-up; an undecodable value names nobody. */
-    static RoleNews newsOf(CoordinationKey key, byte[] value) {
-        if (key.kind() != RecordKind.LEASE) {
-            return new RoleNews(false, key.registrant().orElse(null));
-        }
-        if (value == null) {
-            return new RoleNews(true, null);
-        }
-        try {
-            return CoordinationCodec.decodeValue(RecordKind.LEASE, value)
-                    .filter(CoordinationRecord.Lease.class::isInstance)
-                    .map(lease -> new RoleNews(true, ((CoordinationRecord.Lease) lease).member()))
-                    .orElse(new RoleNews(true, null));
-        } catch (RuntimeException malformed) {
-            return new RoleNews(true, null);
         }
     }
 

@@ -1,6 +1,10 @@
 package io.krabka.streams.coordination.transport;
 
 import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.record.CoordinationCodec;
+import io.krabka.streams.coordination.record.CoordinationKey;
+import io.krabka.streams.coordination.record.CoordinationRecord;
+import io.krabka.streams.coordination.record.RecordKind;
 
 /**
  * What a committed record of a role was, as far as waking a contender goes.
@@ -11,4 +15,22 @@ import io.krabka.streams.coordination.MemberId;
  *     lease tombstone, which names nobody
  */
 public record RoleNews(boolean lease, MemberId member) {
+
+    /** What a record of a role says, for a wake-up; an undecodable value names nobody. */
+    public static RoleNews of(CoordinationKey key, byte[] value) {
+        if (key.kind() != RecordKind.LEASE) {
+            return new RoleNews(false, key.registrant().orElse(null));
+        }
+        if (value == null) {
+            return new RoleNews(true, null);
+        }
+        try {
+            return CoordinationCodec.decodeValue(RecordKind.LEASE, value)
+                    .filter(CoordinationRecord.Lease.class::isInstance)
+                    .map(lease -> new RoleNews(true, ((CoordinationRecord.Lease) lease).member()))
+                    .orElse(new RoleNews(true, null));
+        } catch (RuntimeException malformed) {
+            return new RoleNews(true, null);
+        }
+    }
 }

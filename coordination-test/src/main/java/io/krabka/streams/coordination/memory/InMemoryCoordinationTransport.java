@@ -8,7 +8,6 @@ import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
-import io.krabka.streams.coordination.record.RecordKind;
 import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RoleEpoch;
@@ -119,29 +118,12 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
             try {
                 CoordinationKey decoded = CoordinationCodec.decodeKey(key);
                 if (decoded.role().equals(role)) {
-                    onNews.accept(newsOf(decoded, value));
+                    onNews.accept(RoleNews.of(decoded, value));
                 }
             } catch (RuntimeException malformed) {
                 // Not a record of any role: no news.
             }
         });
-    }
-
-    private static RoleNews newsOf(CoordinationKey key, byte[] value) {
-        if (key.kind() != RecordKind.LEASE) {
-            return new RoleNews(false, key.registrant().orElse(null));
-        }
-        if (value == null) {
-            return new RoleNews(true, null);
-        }
-        try {
-            return CoordinationCodec.decodeValue(RecordKind.LEASE, value)
-                    .filter(CoordinationRecord.Lease.class::isInstance)
-                    .map(lease -> new RoleNews(true, ((CoordinationRecord.Lease) lease).member()))
-                    .orElse(new RoleNews(true, null));
-        } catch (RuntimeException malformed) {
-            return new RoleNews(true, null);
-        }
     }
 
     @Override
