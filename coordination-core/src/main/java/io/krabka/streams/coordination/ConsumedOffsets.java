@@ -12,7 +12,8 @@ import org.apache.kafka.common.TopicPartition;
  * them with the transaction: a deposed holder's offsets never become visible.
  *
  * @param group the group the offsets belong to; a pipeline that reads with manual
- *     assignment passes {@code new ConsumerGroupMetadata(groupId)}
+ *     assignment passes its consumer's {@code groupMetadata()} (with {@code group.id} set: no
+ *     generation, no member, so the offsets commit without joining the group)
  * @param offsets per input partition, the offset of the next record to read
  */
 public record ConsumedOffsets(ConsumerGroupMetadata group, Map<TopicPartition, OffsetAndMetadata> offsets) {

@@ -30,7 +30,6 @@ import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -90,7 +89,6 @@ public final class LeaderPipeline implements AutoCloseable {
     private final PipelineSettings settings;
     private final Supplier<Consumer<byte[], byte[]>> consumers;
     private final BatchProcessor processor;
-    private final ConsumerGroupMetadata group;
     private final AtomicLong processedRecords = new AtomicLong();
     private final AtomicLong committedBatches = new AtomicLong();
     private volatile long lag = -1;
@@ -106,8 +104,6 @@ public final class LeaderPipeline implements AutoCloseable {
         this.settings = Objects.requireNonNull(settings, "settings");
         this.consumers = Objects.requireNonNull(consumers, "consumers");
         this.processor = Objects.requireNonNull(processor, "processor");
-        // No generation and no member: the pipeline commits offsets without joining the group.
-        this.group = new ConsumerGroupMetadata(settings.groupId());
     }
 
     /** A pipeline reading with Kafka consumers built from these connection settings. */
@@ -191,7 +187,9 @@ public final class LeaderPipeline implements AutoCloseable {
                 List<ProducerRecord<byte[], byte[]>> outputs = processor.process(batch, leadership);
                 writeStarted = System.nanoTime();
                 try {
-                    leadership.write(outputs, new ConsumedOffsets(group, nextOffsets(batch)));
+                    // An assigned consumer's group metadata has no generation and no member: the
+                    // pipeline commits offsets in its group without joining it.
+                    leadership.write(outputs, new ConsumedOffsets(consumer.groupMetadata(), nextOffsets(batch)));
                 } catch (FencedException ended) {
                     throw ended;
                 } catch (CoordinationException failed) {
