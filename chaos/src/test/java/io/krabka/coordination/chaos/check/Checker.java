@@ -4,6 +4,7 @@ import io.krabka.coordination.chaos.check.History.Ack;
 import io.krabka.coordination.chaos.check.History.CommittedCommand;
 import io.krabka.coordination.chaos.check.History.Delivery;
 import io.krabka.coordination.chaos.check.History.InputPosition;
+import io.krabka.coordination.chaos.check.History.Outage;
 import io.krabka.coordination.chaos.check.History.Requests;
 import io.krabka.coordination.chaos.check.History.TailCheck;
 import io.krabka.coordination.chaos.check.History.Tenure;
@@ -38,6 +39,13 @@ import java.util.stream.Collectors;
  * too (a pipeline transaction also commits input offsets, which the fencing must cover).
  * The request rules add exactly-once: every acknowledged request has one command, no
  * request has two, and none has a command without having been sent.
+ *
+ * <p>The term, grant, staleness, ack and gap rules hold per role: roles share
+ * coordination partitions, so a term is unique only within its role, and terms of two
+ * roles say nothing about each other (a later grant of another role fences nobody of
+ * this one). The challenger, the device and the pipeline belong to
+ * {@link History#MAIN_ROLE}. A gap's overlap with the harness's {@link Outage}s is not
+ * held against the bound: the harness froze every member then.
  */
 public final class Checker {
 
@@ -57,12 +65,15 @@ public final class Checker {
 
     /**
      * The verdict and the figures of a run. {@code commandsCommitted} counts the dispatch
-     * loops' commands; the pipeline's are {@code requestsProcessed} (distinct requests with
-     * a command).
+     * loops' commands of every role; the pipeline's are {@code requestsProcessed} (distinct
+     * requests with a command). {@code leadershipChanges} is the sum of
+     * {@code leadershipChangesByRole} (a role's tenures less one). The longest gap is the
+     * longest of any role between two of its tenures, outages excluded; {@code longestGapAt}
+     * names the term granted after it ("term 42", or "role-3 term 42" outside the main role).
      */
     public record Result(List<Violation> violations, int leadershipChanges, int commandsCommitted, long longestGapMillis,
             String longestGapAt, long deliveriesRefused, int requestsProduced, int requestsAcknowledged,
-            int requestsProcessed) {
+            int requestsProcessed, Map<String, Integer> leadershipChangesByRole) {
 
         public boolean passed() {
             return violations.isEmpty();
@@ -81,14 +92,25 @@ public final class Checker {
 
     public Result check(History history) {
         List<Violation> violations = new ArrayList<>();
-        TreeMap<Long, Tenure> tenures = new TreeMap<>();
-        history.tenures().forEach(tenure -> tenures.put(tenure.term(), tenure));
+        // Per role, its tenures by term: a term is unique only within its role.
+        Map<String, TreeMap<Long, Tenure>> tenures = new TreeMap<>();
+        history.tenures().forEach(tenure -> tenures.computeIfAbsent(tenure.role(), role -> new TreeMap<>())
+                .put(tenure.term(), tenure));
 
         checkCommandLog(history.commands(), history.fences(), tenures, violations);
         Set<String> committed = keys(history.commands());
         checkAcks(history, committed, violations);
         checkDeliveries(history, committed, violations);
-        long[] longest = checkGaps(tenures, history.endedAt(), violations);
+        List<Outage> outages = merged(history.outages());
+        Gap longest = null;
+        Map<String, Integer> changesByRole = new TreeMap<>();
+        for (Map.Entry<String, TreeMap<Long, Tenure>> role : tenures.entrySet()) {
+            Gap gap = checkGaps(role.getKey(), role.getValue(), history.endedAt(), outages, violations);
+            if (gap != null && (longest == null || gap.counted() > longest.counted())) {
+                longest = gap;
+            }
+            changesByRole.put(role.getKey(), Math.max(0, role.getValue().size() - 1));
+        }
         checkMalformed(history, violations);
         int processed = checkRequests(history, violations);
         for (TailCheck tail : history.tailChecks()) {
@@ -99,116 +121,171 @@ public final class Checker {
         }
         long refused = history.deliveries().stream().filter(delivery -> !delivery.accepted()).count();
         int periodic = (int) history.commands().stream().filter(command -> command.request().isEmpty()).count();
-        return new Result(Collections.unmodifiableList(violations), Math.max(0, tenures.size() - 1),
-                periodic, longest[0], longest[0] == 0 ? "-" : "term " + longest[1], refused,
-                history.requests().produced().size(), history.requests().acknowledged().size(), processed);
+        int changes = changesByRole.values().stream().mapToInt(Integer::intValue).sum();
+        boolean gapped = longest != null && longest.counted() > 0;
+        return new Result(Collections.unmodifiableList(violations), changes, periodic, gapped ? longest.counted() : 0,
+                gapped ? termName(longest.role(), longest.term()) : "-", refused, history.requests().produced().size(),
+                history.requests().acknowledged().size(), processed, Collections.unmodifiableMap(changesByRole));
+    }
+
+    /** A term as the evidence names it: with its role unless it is the main role's. */
+    private static String termName(String role, long term) {
+        return (History.MAIN_ROLE.equals(role) ? "" : role + " ") + "term " + term;
     }
 
     /**
-     * The rules of the committed log. Per output partition, in log order: terms never go
-     * backwards (so every grant's first write precedes any later grant's: members write at
-     * once on grant), and no command of a term a challenger fenced follows that
-     * challenger's transaction. Over all partitions: each term belongs to the member its
-     * lease records grant it to, and no command was appended by the broker after a later
-     * term's holder had fenced every earlier producer. Appending is what a fenced producer
+     * The rules of the committed log. Per output partition and role, in log order: terms
+     * never go backwards (so every grant's first write precedes any later grant's of the
+     * role: members write at once on grant); terms of two roles come from different
+     * coordination offsets and do not compare. Per output partition, no command of a main
+     * role's term a challenger fenced follows that challenger's transaction (the challenger
+     * only takes the main role's transactional id). Over all partitions: each term belongs
+     * to the member its role's lease records grant it to, and no command was appended by
+     * the broker after a later term's holder of the same role had fenced every earlier
+     * producer of that role (each role has its own transactional id). Appending is what a fenced producer
      * can no longer do, and the broker, not a member, stamps the time (the command topic
      * keeps log-append time): a zombie frozen inside a write that retries for a lease is
      * judged by when its records reached the log, not by when it meant to write them.
      */
     private static void checkCommandLog(List<CommittedCommand> commands, List<History.ChallengerFence> fences,
-            TreeMap<Long, Tenure> tenures, List<Violation> violations) {
-        Map<Long, Set<String>> membersByTerm = new HashMap<>();
-        Map<Integer, CommittedCommand> highestByPartition = new HashMap<>();
+            Map<String, TreeMap<Long, Tenure>> tenures, List<Violation> violations) {
+        Map<String, Set<String>> membersByTerm = new TreeMap<>();
+        Map<String, CommittedCommand> highestByPartition = new HashMap<>();
         for (CommittedCommand command : commands) {
-            Tenure tenure = tenures.get(command.term());
+            TreeMap<Long, Tenure> roleTenures = tenures.getOrDefault(command.role(), new TreeMap<>());
+            String term = termName(command.role(), command.term());
+            Tenure tenure = roleTenures.get(command.term());
             if (tenure == null || !tenure.member().equals(command.member())) {
-                violations.add(new Violation(Kind.UNGRANTED_TERM, command + " but term " + command.term() + " is "
+                violations.add(new Violation(Kind.UNGRANTED_TERM, command + " but " + term + " is "
                         + (tenure == null ? "no grant" : "granted to " + tenure.member())));
             }
-            // From the earliest later grant on, this term's producer is fenced: it can append nothing.
-            Tenure superseding = tenures.tailMap(command.term(), false).values().stream()
+            // From the role's earliest later grant on, this term's producer is fenced: it can append nothing.
+            Tenure superseding = roleTenures.tailMap(command.term(), false).values().stream()
                     .min(Comparator.comparingLong(Tenure::fencesFrom)).orElse(null);
             if (superseding != null && command.appendedAt() > superseding.fencesFrom()) {
                 violations.add(new Violation(Kind.STALE_DISPATCH, command + " was appended "
-                        + (command.appendedAt() - superseding.fencesFrom()) + " ms after term " + superseding.term()
-                        + " (" + superseding.member() + ") had fenced term " + command.term() + " at "
-                        + superseding.fencesFrom() + " (its transaction began at " + command.began() + ")"));
+                        + (command.appendedAt() - superseding.fencesFrom()) + " ms after "
+                        + termName(superseding.role(), superseding.term()) + " (" + superseding.member()
+                        + ") had fenced term " + command.term() + " at " + superseding.fencesFrom()
+                        + " (its transaction began at " + command.began() + ")"));
             }
-            CommittedCommand highest = highestByPartition.get(command.partition());
+            String partitionOfRole = command.partition() + "/" + command.role();
+            CommittedCommand highest = highestByPartition.get(partitionOfRole);
             if (highest != null && command.term() < highest.term()) {
                 violations.add(new Violation(Kind.TERM_BACKWARDS, command + " after " + highest));
             }
             if (highest == null || command.term() >= highest.term()) {
-                highestByPartition.put(command.partition(), command);
+                highestByPartition.put(partitionOfRole, command);
             }
             for (History.ChallengerFence fence : fences) {
-                if (fence.partition() == command.partition() && command.offset() > fence.offset()
-                        && command.term() < fence.termsBelow()) {
+                if (History.MAIN_ROLE.equals(command.role()) && fence.partition() == command.partition()
+                        && command.offset() > fence.offset() && command.term() < fence.termsBelow()) {
                     violations.add(new Violation(Kind.FENCED_BY_CHALLENGER_YET_COMMITTED, command + " after " + fence
                             + ": term " + command.term() + " was granted before the challenger's InitProducerId"));
                 }
             }
-            membersByTerm.computeIfAbsent(command.term(), term -> new HashSet<>()).add(command.member());
+            membersByTerm.computeIfAbsent(term, key -> new HashSet<>()).add(command.member());
         }
         membersByTerm.forEach((term, members) -> {
             if (members.size() > 1) {
-                violations.add(new Violation(Kind.SHARED_TERM, "term " + term + " has commands of " + members));
+                violations.add(new Violation(Kind.SHARED_TERM, term + " has commands of " + members));
             }
         });
     }
 
-    /** The dispatch loops' commands by (member, term, seq); the pipeline's have no seq and are not among them. */
+    /** The dispatch loops' commands by (role, member, term, seq); the pipeline's have no seq and are not among them. */
     private static Set<String> keys(List<CommittedCommand> commands) {
         Set<String> keys = new HashSet<>();
         commands.stream().filter(command -> command.request().isEmpty())
-                .forEach(command -> keys.add(key(command.member(), command.term(), command.seq())));
+                .forEach(command -> keys.add(key(command.role(), command.member(), command.term(), command.seq())));
         return keys;
     }
 
-    private static String key(String member, long term, long seq) {
-        return member + "/" + term + "/" + seq;
+    private static String key(String role, String member, long term, long seq) {
+        return role + "/" + member + "/" + term + "/" + seq;
     }
 
     private static void checkAcks(History history, Set<String> committed, List<Violation> violations) {
         for (Ack ack : history.acks()) {
-            if (!committed.contains(key(ack.member(), ack.term(), ack.seq()))) {
+            if (!committed.contains(key(ack.role(), ack.member(), ack.term(), ack.seq()))) {
                 violations.add(new Violation(Kind.ACKED_BUT_MISSING, ack.toString()));
             }
         }
     }
 
+    /** Only the main role delivers to the device. */
     private static void checkDeliveries(History history, Set<String> committed, List<Violation> violations) {
         for (Delivery delivery : history.deliveries()) {
-            if (!committed.contains(key(delivery.member(), delivery.term(), delivery.seq()))) {
+            if (!committed.contains(key(History.MAIN_ROLE, delivery.member(), delivery.term(), delivery.seq()))) {
                 violations.add(new Violation(Kind.DISPATCHED_BUT_NOT_COMMITTED, delivery.toString()));
             }
         }
     }
 
-    /** Returns {longest gap ms, term granted after it}. */
-    private long[] checkGaps(TreeMap<Long, Tenure> tenures, long endedAt, List<Violation> violations) {
-        long[] longest = {0, -1};
+    /** A gap of a role before the grant of {@code term}: {@code counted} is the gap less its time in outages. */
+    private record Gap(String role, long term, long counted) {
+    }
+
+    /**
+     * The leaderless gaps of one role, over its tenures in term order, and the one left at
+     * the end of the run. A gap counts against the bound without the time it overlaps an
+     * outage: the harness froze every member then, so no one could hold the role.
+     *
+     * @return the role's longest counted gap between two tenures, or null with fewer than two
+     */
+    private Gap checkGaps(String role, TreeMap<Long, Tenure> tenures, long endedAt, List<Outage> outages,
+            List<Violation> violations) {
+        Gap longest = null;
         Tenure previous = null;
         for (Tenure tenure : tenures.values()) {
             if (previous != null) {
                 long gap = tenure.grantedAt() - previous.endedAt();
-                if (gap > longest[0]) {
-                    longest[0] = gap;
-                    longest[1] = tenure.term();
+                long frozen = overlap(previous.endedAt(), tenure.grantedAt(), outages);
+                if (longest == null || gap - frozen > longest.counted()) {
+                    longest = new Gap(role, tenure.term(), gap - frozen);
                 }
-                if (gap > gapBound.millis()) {
-                    violations.add(new Violation(Kind.LEADERLESS_GAP, gap + " ms without a holder before term "
-                            + tenure.term() + " (" + previous.member() + " -> " + tenure.member() + "); bound: " + gapBound));
+                if (gap - frozen > gapBound.millis()) {
+                    violations.add(new Violation(Kind.LEADERLESS_GAP, gap + " ms without a holder before "
+                            + termName(role, tenure.term()) + " (" + previous.member() + " -> " + tenure.member()
+                            + "), " + frozen + " ms of it in harness outages; bound: " + gapBound));
                 }
             }
             previous = tenure;
         }
         // A role left without a holder at the end is a gap too, even with no grant to close it.
-        if (previous != null && endedAt - previous.endedAt() > gapBound.millis()) {
-            violations.add(new Violation(Kind.LEADERLESS_GAP, (endedAt - previous.endedAt())
-                    + " ms without a holder at the end of the run after " + previous.member() + "; bound: " + gapBound));
+        if (previous != null) {
+            long gap = endedAt - previous.endedAt();
+            long frozen = overlap(previous.endedAt(), endedAt, outages);
+            if (gap - frozen > gapBound.millis()) {
+                violations.add(new Violation(Kind.LEADERLESS_GAP, gap + " ms without a holder"
+                        + (History.MAIN_ROLE.equals(role) ? "" : " of " + role) + " at the end of the run after "
+                        + previous.member() + ", " + frozen + " ms of it in harness outages; bound: " + gapBound));
+            }
         }
         return longest;
+    }
+
+    /** The outage windows in time order, overlapping ones joined, so that no time is excluded twice. */
+    private static List<Outage> merged(List<Outage> outages) {
+        List<Outage> merged = new ArrayList<>();
+        for (Outage outage : outages.stream().sorted(Comparator.comparingLong(Outage::from)).toList()) {
+            Outage last = merged.isEmpty() ? null : merged.get(merged.size() - 1);
+            if (last != null && outage.from() <= last.to()) {
+                merged.set(merged.size() - 1, new Outage(last.from(), Math.max(last.to(), outage.to())));
+            } else {
+                merged.add(outage);
+            }
+        }
+        return merged;
+    }
+
+    /** How much of [from, to] lies in the (merged) outages; nothing when the window is empty. */
+    private static long overlap(long from, long to, List<Outage> outages) {
+        long overlap = 0;
+        for (Outage outage : outages) {
+            overlap += Math.max(0, Math.min(to, outage.to()) - Math.max(from, outage.from()));
+        }
+        return overlap;
     }
 
     /**

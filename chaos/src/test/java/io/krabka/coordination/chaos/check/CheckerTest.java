@@ -6,6 +6,7 @@ import io.krabka.coordination.chaos.check.History.Ack;
 import io.krabka.coordination.chaos.check.History.CommittedCommand;
 import io.krabka.coordination.chaos.check.History.Delivery;
 import io.krabka.coordination.chaos.check.History.InputPosition;
+import io.krabka.coordination.chaos.check.History.Outage;
 import io.krabka.coordination.chaos.check.History.Requests;
 import io.krabka.coordination.chaos.check.History.TailCheck;
 import io.krabka.coordination.chaos.check.History.Tenure;
@@ -57,10 +58,22 @@ class CheckerTest {
     private final Map<Integer, Long> committedOffsets = new HashMap<>(Map.of(0, 2L, 1, 1L));
 
     private final List<History.ChallengerFence> fences = new ArrayList<>();
+    private final List<Outage> outages = new ArrayList<>();
 
     private Checker.Result check() {
         return CHECKER.check(new History(commands, tenures, acks, deliveries, List.of(), tails, garbage, malformed,
-                new Requests(produced, acknowledged, inputs, committedOffsets), 12100, fences));
+                new Requests(produced, acknowledged, inputs, committedOffsets), 12100, fences, outages));
+    }
+
+    /** Another role, sharing the dispatcher's coordination partition: its terms are offsets of the same log. */
+    private static final String OTHER = "role-1";
+
+    private static CommittedCommand command(String role, long offset, String member, long term, long seq, long began) {
+        return new CommittedCommand(role, 0, offset, member, term, seq, began, began, Optional.empty());
+    }
+
+    private static Tenure tenure(String role, long term, String member, long grantedAt, long lastLeaseAt) {
+        return new Tenure(role, term, member, grantedAt, lastLeaseAt, OptionalLong.empty());
     }
 
     private static CommittedCommand forRequest(long offset, String member, long term, long began, String request) {
@@ -76,8 +89,10 @@ class CheckerTest {
         Checker.Result result = check();
         assertThat(result.violations()).isEmpty();
         assertThat(result.leadershipChanges()).isEqualTo(1);
+        assertThat(result.leadershipChangesByRole()).containsExactly(Map.entry(History.MAIN_ROLE, 1));
         assertThat(result.commandsCommitted()).isEqualTo(4);
         assertThat(result.longestGapMillis()).isEqualTo(2500);
+        assertThat(result.longestGapAt()).isEqualTo("term 10");
         assertThat(result.requestsProduced()).isEqualTo(4);
         assertThat(result.requestsAcknowledged()).isEqualTo(3);
         assertThat(result.requestsProcessed()).isEqualTo(3);
@@ -301,5 +316,119 @@ class CheckerTest {
         // An acknowledged periodic (m2, 10, -1) cannot happen, but the pipeline's seq must never satisfy the rule.
         acks.add(new Ack(8100, "m2", 10, -1));
         assertThat(kinds()).containsExactly(Kind.ACKED_BUT_MISSING);
+    }
+
+    @Test
+    void theSameTermNumberInTwoRolesIsTwoGrants() {
+        // role-1's term 10 (m1) is another offset-10 grant than the dispatcher's term 10 (m2).
+        tenures.add(tenure(OTHER, 10, "m1", 1000, 12000));
+        commands.add(command(OTHER, 7, "m1", 10, 0, 11950));
+        assertThat(kinds()).isEmpty();
+    }
+
+    @Test
+    void aCommandUnderATermGrantedOnlyInAnotherRoleIsUngranted() {
+        commands.add(command(OTHER, 7, "m2", 10, 0, 11950)); // term 10 is the dispatcher's grant to m2
+        List<Violation> violations = check().violations();
+        assertThat(violations).extracting(Violation::kind).containsExactly(Kind.UNGRANTED_TERM);
+        assertThat(violations.get(0).evidence()).contains("role-1 term 10 is no grant");
+    }
+
+    @Test
+    void onlyALaterGrantOfTheSameRoleMakesACommandStale() {
+        // m3 holds role-1's term 5 and commits at 9000, after the dispatcher's term 10 was granted at 7500.
+        tenures.add(tenure(OTHER, 5, "m3", 1000, 12000));
+        commands.add(command(OTHER, 7, "m3", 5, 0, 9000));
+        assertThat(kinds()).isEmpty();
+        tenures.add(tenure(OTHER, 20, "m4", 8000, 12000)); // role-1 itself moved on at 8000
+        List<Violation> violations = check().violations();
+        assertThat(violations).extracting(Violation::kind).containsExactly(Kind.STALE_DISPATCH);
+        assertThat(violations.get(0).evidence()).contains("1000 ms after role-1 term 20 (m4) had fenced term 5");
+    }
+
+    @Test
+    void termsOfTwoRolesInterleaveInAPartitionButEachRolesTermsOnlyRise() {
+        tenures.add(tenure(OTHER, 3, "m3", 1000, 6000));
+        tenures.add(tenure(OTHER, 30, "m4", 6500, 12000));
+        commands.add(command(OTHER, 7, "m3", 3, 0, 2000)); // after the dispatcher's term 10
+        commands.add(command(OTHER, 8, "m4", 30, 0, 7000));
+        commands.add(new CommittedCommand(9, "m2", 10, 2, 11950)); // the dispatcher's term 10 after role-1's 30
+        assertThat(kinds()).isEmpty();
+        commands.add(command(OTHER, 10, "m3", 3, 1, 5900));
+        assertThat(kinds()).containsExactly(Kind.TERM_BACKWARDS);
+    }
+
+    @Test
+    void aGapOfAnotherRoleAloneIsALeaderlessGapNamingThatRole() {
+        tenures.add(tenure(OTHER, 3, "m3", 1000, 2000));
+        tenures.add(tenure(OTHER, 30, "m4", 10000, 12000)); // 8000 ms: just the bound
+        assertThat(kinds()).isEmpty();
+        tenures.set(3, tenure(OTHER, 30, "m4", 10001, 12000));
+        Checker.Result result = check();
+        assertThat(result.violations()).extracting(Violation::kind).containsExactly(Kind.LEADERLESS_GAP);
+        assertThat(result.violations().get(0).evidence()).contains("8001 ms without a holder before role-1 term 30");
+        assertThat(result.longestGapMillis()).isEqualTo(8001);
+        assertThat(result.longestGapAt()).isEqualTo("role-1 term 30");
+    }
+
+    @Test
+    void theTimeAGapSpentInAHarnessOutageDoesNotCount() {
+        // role-1 has no holder from 2000 to 11000: 9000 ms, 1000 over the bound.
+        tenures.add(tenure(OTHER, 3, "m3", 1000, 2000));
+        tenures.add(tenure(OTHER, 30, "m4", 11000, 12000));
+        outages.add(new Outage(1500, 3000)); // 1000 ms of it inside the gap
+        Checker.Result result = check();
+        assertThat(result.violations()).isEmpty();
+        assertThat(result.longestGapMillis()).isEqualTo(8000);
+
+        // Two overlapping outages covering 999 ms of the gap: counted once, 8001 ms remain.
+        outages.set(0, new Outage(1500, 2600));
+        outages.add(new Outage(2500, 2999));
+        List<Violation> violations = check().violations();
+        assertThat(violations).extracting(Violation::kind).containsExactly(Kind.LEADERLESS_GAP);
+        assertThat(violations.get(0).evidence()).contains("9000 ms without a holder", "999 ms of it in harness outages",
+                "= 8000 ms");
+    }
+
+    @Test
+    void aRoleLeftWithoutAHolderAtTheEndDuringAnOutageIsNoGap() {
+        tenures.add(tenure(OTHER, 3, "m3", 1000, 2000)); // 10100 ms to the end at 12100
+        assertThat(kinds()).containsExactly(Kind.LEADERLESS_GAP);
+        outages.add(new Outage(2000, 4100));
+        assertThat(kinds()).isEmpty();
+    }
+
+    @Test
+    void leadershipChangesAreCountedPerRoleAndSummed() {
+        tenures.add(tenure(OTHER, 3, "m3", 1000, 4000));
+        tenures.add(tenure(OTHER, 30, "m4", 4500, 8000));
+        tenures.add(tenure(OTHER, 31, "m3", 8500, 12000));
+        tenures.add(tenure("role-2", 2, "m5", 1000, 12000));
+        Checker.Result result = check();
+        assertThat(result.violations()).isEmpty();
+        assertThat(result.leadershipChangesByRole()).containsExactlyInAnyOrderEntriesOf(
+                Map.of(History.MAIN_ROLE, 1, OTHER, 2, "role-2", 0));
+        assertThat(result.leadershipChanges()).isEqualTo(3);
+    }
+
+    @Test
+    void anAckIsSatisfiedOnlyByACommandOfItsRole() {
+        // The dispatcher has (m1, 1, 0); role-1 does not.
+        acks.add(new Ack(1300, OTHER, "m1", 1, 0));
+        assertThat(kinds()).containsExactly(Kind.ACKED_BUT_MISSING);
+        tenures.add(tenure(OTHER, 1, "m1", 1000, 12000));
+        commands.add(command(OTHER, 7, "m1", 1, 0, 1250));
+        assertThat(kinds()).isEmpty();
+    }
+
+    @Test
+    void aChallengersFenceBindsOnlyTheMainRole() {
+        // The challenger fenced the dispatcher's terms below 5, not role-1's term 3.
+        fences.add(new History.ChallengerFence(0, 6, 5, 11000));
+        tenures.add(tenure(OTHER, 3, "m3", 1000, 12000));
+        commands.add(command(OTHER, 7, "m3", 3, 0, 11500));
+        assertThat(kinds()).isEmpty();
+        commands.add(new CommittedCommand(8, "m1", 1, 2, 4990));
+        assertThat(kinds()).contains(Kind.FENCED_BY_CHALLENGER_YET_COMMITTED);
     }
 }

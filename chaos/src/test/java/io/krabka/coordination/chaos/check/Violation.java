@@ -1,33 +1,38 @@
 package io.krabka.coordination.chaos.check;
 
-/** One breach of a property the product promises, with the evidence. */
+/**
+ * One breach of a property the product promises, with the evidence. The term rules hold
+ * within a role: roles share coordination partitions, so terms of two roles are offsets
+ * that say nothing about each other.
+ */
 public record Violation(Kind kind, String evidence) {
 
     public enum Kind {
         /**
-         * A command the broker appended (its log-append time) after a later term's holder
-         * had fenced every earlier producer: committed by a deposed leader.
+         * A command the broker appended (its log-append time) after a later term's holder of
+         * the same role had fenced every earlier producer of it: committed by a deposed leader.
          */
         STALE_DISPATCH,
         /**
          * In an output partition's log order, a command of a lower term after one of a
-         * higher term (which also orders every grant's first write before any later grant's).
+         * higher term of the same role (which also orders every grant's first write before
+         * any later grant's of the role).
          */
         TERM_BACKWARDS,
         /**
-         * A command of a term granted before a challenger's InitProducerId, in the log after
-         * the transaction that challenger committed: a producer it fenced still committed.
+         * A command of a main-role term granted before a challenger's InitProducerId, in the
+         * log after the transaction that challenger committed: a producer it fenced still committed.
          */
         FENCED_BY_CHALLENGER_YET_COMMITTED,
-        /** Commands of two members under one term. */
+        /** Commands of two members under one term of one role. */
         SHARED_TERM,
-        /** A command under a term the lease records do not grant to its member. */
+        /** A command under a term its role's lease records do not grant to its member. */
         UNGRANTED_TERM,
-        /** A member saw a commit acknowledged, but the command is not in the log. */
+        /** A member saw a commit acknowledged, but the command (of that role) is not in the log. */
         ACKED_BUT_MISSING,
         /** The device received a command that is not in the log (dispatched before it was durable). */
         DISPATCHED_BUT_NOT_COMMITTED,
-        /** The role had no holder for longer than the bound. */
+        /** A role had no holder for longer than the bound, not counting the harness's outages. */
         LEADERLESS_GAP,
         /** Garbage was appended to the coordination topic but no member counted it. */
         MALFORMED_NOT_COUNTED,

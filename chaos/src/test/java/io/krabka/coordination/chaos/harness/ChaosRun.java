@@ -6,6 +6,7 @@ import io.krabka.coordination.chaos.check.Checker;
 import io.krabka.coordination.chaos.check.History;
 import io.krabka.coordination.chaos.member.Command;
 import io.krabka.coordination.chaos.member.MemberEvent;
+import io.krabka.coordination.chaos.springmember.SpringMember;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.LeaseSnapshot;
 import io.krabka.streams.coordination.MemberId;
@@ -88,9 +89,32 @@ public final class ChaosRun {
     public record Drain(Duration took, long lag) {
     }
 
+    /**
+     * What the run exercised beyond the fault counts: which coordination partition each
+     * role hashed to, how many records compaction removed while the run went on (the
+     * lease recorder saw them; a fresh read at the end did not), how many records the
+     * hostile producer forged and the most any member found suspicious.
+     */
+    public record Coverage(Map<String, Integer> partitionOfRole, int coordinationRecordsSeen, int compactedAway,
+            long forgedInjected, long mostSuspiciousCounted, int heldRoleReleases) {
+
+        /** Whether at least two roles share a coordination partition. */
+        public boolean rolesSharePartitions() {
+            return partitionOfRole.values().stream().distinct().count() < partitionOfRole.size();
+        }
+
+        String describe() {
+            return "Roles by coordination partition: " + partitionOfRole + ". Coordination records seen live: "
+                    + coordinationRecordsSeen + ", of which compaction removed " + compactedAway
+                    + " before the run ended. Forged records appended: " + forgedInjected
+                    + "; most found suspicious by one member: " + mostSuspiciousCounted
+                    + ". Releases through the starter that gave up a held role: " + heldRoleReleases + ".";
+        }
+    }
+
     /** The verdict, the figures, and where the evidence is. */
     public record Report(Settings settings, Checker.Result result, Map<String, Integer> faultCounts, long garbageInjected,
-            long mostMalformedCounted, Drain drain, Duration elapsed, Path dir) {
+            long mostMalformedCounted, Drain drain, Duration elapsed, Path dir, Coverage coverage) {
 
         /** The table the issue asks for, as Markdown. */
         public String table() {
@@ -101,7 +125,8 @@ public final class ChaosRun {
                     .append(settings.members()).append(" | ")
                     .append(faultCounts.entrySet().stream().map(e -> e.getKey() + " " + e.getValue())
                             .collect(Collectors.joining(", ")))
-                    .append(" | ").append(result.leadershipChanges()).append(" | ").append(result.commandsCommitted())
+                    .append(" | ").append(result.leadershipChanges()).append(" (").append(SpringMember.ROLE).append(" ")
+                    .append(result.leadershipChangesByRole().getOrDefault(SpringMember.ROLE, 0)).append(")").append(" | ").append(result.commandsCommitted())
                     .append(" | ").append(result.requestsProduced()).append(" / ").append(result.requestsAcknowledged())
                     .append(" / ").append(result.requestsProcessed())
                     .append(" | ").append(result.violations().size()).append(" | ").append(result.longestGapMillis())
@@ -112,6 +137,7 @@ public final class ChaosRun {
                     .append("; most counted by one member: ").append(mostMalformedCounted)
                     .append(". Late dispatches refused by the device (committed under an older term, delivered after a newer one): ")
                     .append(result.deliveriesRefused()).append(".\n");
+            table.append("\n").append(coverage.describe()).append("\n");
             table.append("\nAfter the plan the pipeline ").append(drain.lag() == 0 ? "drained in " : "had not drained after ")
                     .append(drain.took().toMillis()).append(" ms (lag ").append(drain.lag()).append(").\n");
             return table.toString();
@@ -131,9 +157,30 @@ public final class ChaosRun {
     /** How long a SIGTERMed member may take to release its role and exit. */
     private static final Duration TERM_TIMEOUT = Duration.ofSeconds(30);
     private static final int COORDINATION_PARTITIONS = 3;
+    /**
+     * How long the transaction coordinator keeps an idle transactional id (the broker's
+     * default is seven days): short, so the EXPIRE_TRANSACTIONAL_ID fault can outlast it.
+     * Live roles renew every {@code renew}, so only a role nobody serves expires.
+     */
+    private static final Duration TRANSACTIONAL_ID_EXPIRATION = Duration.ofSeconds(4);
+    /**
+     * The coordination topic's compaction settings for the run: segments roll every 2 s and
+     * the cleaner runs every second, so members that start late read a compacted partition;
+     * no record is compacted in its first 3 s (the lease recorder reads within milliseconds).
+     */
+    private static final Map<String, String> COMPACTION = Map.of("segment.ms", "2000", "min.cleanable.dirty.ratio", "0.01",
+            "min.compaction.lag.ms", "3000", "delete.retention.ms", "5000");
 
     private final Settings settings;
-    private final Role role = Role.of("dispatcher");
+    private final Role role = Role.of(SpringMember.ROLE);
+    /** Every role the members contend for: the dispatcher and the others. */
+    private final List<Role> roles = java.util.stream.Stream.concat(java.util.stream.Stream.of(SpringMember.ROLE),
+            SpringMember.OTHER_ROLES.stream()).map(Role::of).toList();
+    /** Records the forged ones, as "partition/offset": what no member wrote, so no tenure. */
+    private final java.util.Set<String> forged = ConcurrentHashMap.newKeySet();
+    private final Map<String, Map<String, String>> controls = new ConcurrentHashMap<>();
+    private LeaseRecorder leaseRecorder;
+    private long forgedInjected;
     private final PipelineSettings pipeline = PipelineSettings.of(role, REQUESTS);
     private final Map<String, TcpProxy> proxies = new ConcurrentHashMap<>();
     private final Map<String, MemberProcess> members = new LinkedHashMap<>();
@@ -157,7 +204,12 @@ public final class ChaosRun {
         Files.createDirectories(settings.dir());
         long started = System.currentTimeMillis();
         KafkaProcessCluster.Builder builder = KafkaProcessCluster.builder(settings.dir().resolve("brokers"))
-                .nodes(settings.brokers());
+                .nodes(settings.brokers())
+                .setting("transactional.id.expiration.ms", Long.toString(TRANSACTIONAL_ID_EXPIRATION.toMillis()))
+                .setting("transaction.remove.expired.transaction.cleanup.interval.ms", "500")
+                // a frozen holder's open transaction is aborted within a second of its timeout, then can expire
+                .setting("transaction.abort.timed.out.transaction.cleanup.interval.ms", "1000")
+                .setting("log.cleaner.backoff.ms", "1000");
         for (int m = 1; m <= settings.members(); m++) {
             String member = "m" + m;
             builder.listener(new KafkaProcessCluster.Listener(member.toUpperCase(), "PLAINTEXT",
@@ -184,6 +236,9 @@ public final class ChaosRun {
             tailObserver = tailClient;
             createTopics(replicas);
             observer.observe(role, Duration.ZERO); // creates the coordination topic before any member needs it
+            compactOften();
+            leaseRecorder = new LeaseRecorder(brokers.bootstrapServers(), CoordinationCodec.COORDINATION_STATE_TOPIC,
+                    COORDINATION_PARTITIONS);
             for (int m = 1; m <= settings.members(); m++) {
                 MemberProcess member = member("m" + m, device.port(), replicas);
                 members.put(member.id(), member);
@@ -218,11 +273,12 @@ public final class ChaosRun {
                 fault("STUCK", "tail checks did not finish");
             }
             members.values().forEach(MemberProcess::kill);
-            History history = readHistory(device, ended);
+            List<LeaseRecorder.Seen> coordination = leaseRecorder.finish(Duration.ofSeconds(60));
+            History history = readHistory(device, ended, coordination);
             Checker.Result result = new Checker(settings.gapBound()).check(history);
             Report report = new Report(settings, result, countFaults(), garbageInjected,
                     history.malformedCounted().values().stream().mapToLong(Long::longValue).max().orElse(0), drain,
-                    Duration.ofMillis(System.currentTimeMillis() - started), settings.dir());
+                    Duration.ofMillis(System.currentTimeMillis() - started), settings.dir(), coverage(coordination));
             writeReport(report, history);
             return report;
         } finally {
@@ -231,6 +287,9 @@ public final class ChaosRun {
             }
             tailChecker.shutdownNow();
             members.values().forEach(MemberProcess::kill);
+            if (leaseRecorder != null) {
+                leaseRecorder.close();
+            }
             proxies.values().forEach(TcpProxy::close);
         }
     }
@@ -244,7 +303,7 @@ public final class ChaosRun {
                 "stagger-ms=" + settings.stagger().toMillis(), "device-port=" + devicePort,
                 "partitions=" + COORDINATION_PARTITIONS, "replication=" + replicas, "requests=" + REQUESTS,
                 "mode=" + (settings.unfenced().contains(id) ? "unfenced" : "fenced"),
-                "clock-file=" + settings.dir().resolve(id + ".clock"));
+                "control-file=" + controlFile(id));
         // The real members run the starter; the deliberately broken one is the core-level CommandMember.
         return new MemberProcess(id, !settings.unfenced().contains(id), arguments, settings.dir().resolve(id + ".out"));
     }
@@ -378,13 +437,13 @@ public final class ChaosRun {
                         + (last.isEmpty() ? "" : "; the last to catch up: " + last) + ")");
             }
             case TERM_LEADER -> {
-                String holder = awaitHolder(h -> true, Duration.ofSeconds(60));
+                String holder = burstingHolder();
                 MemberProcess victim = members.get(holder);
                 if (victim == null) {
                     return;
                 }
                 long registeredAfter = observer.observe(role, Duration.ZERO).readUpTo();
-                fault("TERM_LEADER", holder);
+                fault("TERM_LEADER", holder + " while writing at full speed");
                 boolean exited = victim.terminate(TERM_TIMEOUT.toMillis());
                 fault("MEMBER_EXITED", holder + (exited ? "" : " did not exit within " + TERM_TIMEOUT + "; killed"));
                 if (!exited) {
@@ -392,6 +451,7 @@ public final class ChaosRun {
                     fault("STUCK", holder + " did not shut down on SIGTERM within " + TERM_TIMEOUT);
                 }
                 awaitHolder(h -> !h.equals(holder), Duration.ofSeconds(60));
+                control(holder, "burst", "false");
                 victim.start();
                 fault("RESTART_MEMBER", holder);
                 tailChecker.submit(() -> checkTail(holder, registeredAfter));
@@ -411,6 +471,52 @@ public final class ChaosRun {
                         + (last.isEmpty() ? "" : "; the last to catch up: " + last) + ")");
             }
             case CHALLENGER -> challenge();
+            case RELEASE_LEADER -> {
+                String holder = burstingHolder();
+                if (holder == null) {
+                    return;
+                }
+                fault("RELEASE_LEADER", holder + " while writing at full speed");
+                control(holder, "release", Long.toString(Long.parseLong(control(holder, "release")) + 1));
+                awaitHolder(h -> !h.equals(holder), Duration.ofSeconds(60));
+                control(holder, "burst", "false");
+                fault("RELEASED", holder);
+            }
+            case CLOCK_STEP -> {
+                String holder = awaitHolder(h -> true, Duration.ofSeconds(60));
+                List<String> standbys = members.keySet().stream().filter(m -> !m.equals(holder)).toList();
+                boolean onHolder = random.nextBoolean() || standbys.isEmpty();
+                String target = onHolder ? holder : standbys.get(random.nextInt(standbys.size()));
+                long magnitude = settings.lease().toMillis() + 500 + random.nextInt(1500);
+                long skew = random.nextBoolean() ? magnitude : -magnitude;
+                control(target, "skew", Long.toString(skew));
+                fault("CLOCK_STEP", target + (onHolder ? " (holder) " : " (standby) ") + (skew > 0 ? "+" : "") + skew + " ms");
+                // The member lives with the stepped clock for more than two leases: part of the fault.
+                Thread.sleep(2 * settings.lease().toMillis() + step.lingerMillis());
+                control(target, "skew", "0");
+                fault("CLOCK_RESET", target);
+            }
+            case CUT_COORDINATOR -> {
+                String holder = awaitHolder(h -> true, Duration.ofSeconds(60));
+                if (!members.containsKey(holder)) {
+                    return;
+                }
+                int coordinator = transactionCoordinator(role.name());
+                TcpProxy link = proxies.get(holder + "@" + coordinator);
+                link.cut();
+                fault("CUT_COORDINATOR", holder + " from node-" + coordinator + ", the coordinator of " + role.name()
+                        + "'s transactional id (its other links stay)");
+                awaitHolder(h -> !h.equals(holder), Duration.ofSeconds(60));
+                Thread.sleep(step.lingerMillis());
+                link.restore();
+                fault("RESTORE_MEMBER", holder);
+            }
+            case FORGE -> {
+                String holder = awaitHolder(h -> true, Duration.ofSeconds(60));
+                int appended = forge(holder);
+                fault("FORGE", appended + " forged records while " + holder + " holds " + role.name());
+            }
+            case EXPIRE_TRANSACTIONAL_ID -> expireTransactionalId(step);
             case GARBAGE -> {
                 int appended = appendGarbage();
                 fault("GARBAGE", appended + " records");
@@ -421,6 +527,159 @@ public final class ChaosRun {
                 }
             }
         }
+    }
+
+    /**
+     * Lets the holder write at full speed for a second (asynchronous guarded sends) and
+     * returns it, still bursting, once the role's lease still names it: a fault meant for
+     * a holder under load must not hit a member that lost the role meanwhile. Null (and
+     * STUCK) when three tries found no such holder.
+     */
+    private String burstingHolder() throws IOException, InterruptedException {
+        for (int attempt = 0; attempt < 3; attempt++) {
+            String holder = awaitHolder(h -> true, Duration.ofSeconds(60));
+            if (!members.containsKey(holder)) {
+                return null;
+            }
+            control(holder, "burst", "true");
+            Thread.sleep(1000); // the burst runs before the fault strikes: part of the fault
+            if (holder.equals(currentHolder())) {
+                return holder;
+            }
+            control(holder, "burst", "false");
+        }
+        fault("STUCK", "no holder kept the role through a second of full-speed writes, three times");
+        return null;
+    }
+
+    /** The member the role's lease names now, read up to the partition's end, or null when none holds it. */
+    private String currentHolder() {
+        return observer.observe(role, Duration.ofMillis(200)).lease()
+                .filter(lease -> lease.deadline().toEpochMilli() > System.currentTimeMillis())
+                .map(lease -> lease.holder().value()).orElse(null);
+    }
+
+    /**
+     * Freezes every member until the coordinator has expired the role's transactional id
+     * (the checker does not count this window against the gap bound: the harness made the
+     * outage), thaws every member but the old holder, and thaws that zombie once another
+     * member holds the role: its producer id and epoch are of a transactional id the
+     * coordinator forgot.
+     */
+    private void expireTransactionalId(FaultPlan.Step step) throws Exception {
+        String holder = awaitHolder(h -> true, Duration.ofSeconds(60));
+        List<MemberProcess> frozen = members.values().stream().filter(MemberProcess::alive).toList();
+        frozen.forEach(MemberProcess::pause);
+        fault("OUTAGE_BEGIN", "every member frozen");
+        fault("EXPIRE_TRANSACTIONAL_ID", holder + " held " + role.name());
+        long start = System.nanoTime();
+        boolean expired = false;
+        try (Admin admin = cluster.admin()) {
+            long deadline = start + TimeUnit.SECONDS.toNanos(60);
+            while (!expired && System.nanoTime() < deadline) {
+                try {
+                    admin.describeTransactions(List.of(role.name())).description(role.name()).get(10, TimeUnit.SECONDS);
+                    Thread.sleep(200); // polling the coordinator
+                } catch (java.util.concurrent.ExecutionException e) {
+                    expired = e.getCause() instanceof org.apache.kafka.common.errors.TransactionalIdNotFoundException;
+                    if (!expired) {
+                        Thread.sleep(200);
+                    }
+                }
+            }
+        }
+        fault(expired ? "TRANSACTIONAL_ID_EXPIRED" : "STUCK", role.name() + (expired ? " expired after " : " not expired after ")
+                + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms");
+        frozen.stream().filter(member -> !member.id().equals(holder)).forEach(MemberProcess::resume);
+        fault("OUTAGE_END", "every member but " + holder + " thawed");
+        awaitHolder(h -> !h.equals(holder), Duration.ofSeconds(60));
+        Thread.sleep(step.lingerMillis());
+        frozen.stream().filter(member -> member.id().equals(holder)).forEach(MemberProcess::resume);
+        fault("RESUME_MEMBER", holder);
+    }
+
+    /** The broker that coordinates a transactional id now. */
+    private int transactionCoordinator(String transactionalId) throws Exception {
+        try (Admin admin = cluster.admin()) {
+            return admin.describeTransactions(List.of(transactionalId)).description(transactionalId)
+                    .get(10, TimeUnit.SECONDS).coordinatorId();
+        }
+    }
+
+    /**
+     * A hostile producer (plain, no transaction: anyone with Write on the topic) appends, to
+     * the dispatcher's partition: a lease naming an unknown member with a deadline a century
+     * out, a lease naming a standby with a plausible deadline, and a lease tombstone stamped
+     * half an hour ahead; and a tombstone and an absurd lease for a role sharing that
+     * partition. Their offsets are remembered: they grant no tenure.
+     */
+    private int forge(String holder) throws Exception {
+        int partition = RolePartitioner.partitionFor(role, COORDINATION_PARTITIONS);
+        Role neighbour = roles.stream().filter(other -> !other.equals(role)
+                && RolePartitioner.partitionFor(other, COORDINATION_PARTITIONS) == partition).findFirst().orElse(role);
+        String standby = members.keySet().stream().filter(m -> !m.equals(holder)).findFirst().orElse("m-unknown");
+        long now = System.currentTimeMillis();
+        long century = Duration.ofDays(36_500).toMillis();
+        List<ProducerRecord<byte[], byte[]>> records = List.of(
+                forged(partition, now, role, new CoordinationRecord.Lease(MemberId.of("intruder"), 4242, (short) 7, now,
+                        now + century)),
+                forged(partition, now, role, new CoordinationRecord.Lease(MemberId.of(standby), 4243, (short) 0, now,
+                        now + settings.lease().toMillis())),
+                forged(partition, now + Duration.ofMinutes(30).toMillis(), role, null),
+                forged(partition, now, neighbour, null),
+                forged(partition, now, neighbour, new CoordinationRecord.Lease(MemberId.of("intruder"), 4244, (short) 1, now,
+                        now + century)));
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
+                ProducerConfig.ACKS_CONFIG, "all",
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
+            for (ProducerRecord<byte[], byte[]> record : records) {
+                var written = producer.send(record).get(30, TimeUnit.SECONDS);
+                forged.add(written.partition() + "/" + written.offset());
+            }
+        }
+        forgedInjected += records.size();
+        return records.size();
+    }
+
+    private static ProducerRecord<byte[], byte[]> forged(int partition, long timestamp, Role role,
+            CoordinationRecord.Lease lease) {
+        return new ProducerRecord<>(CoordinationCodec.COORDINATION_STATE_TOPIC, partition, timestamp,
+                CoordinationCodec.encodeKey(CoordinationKey.lease(role)),
+                lease == null ? null : CoordinationCodec.encodeValue(lease));
+    }
+
+    /** The coordination topic compacts during the run, as production topics do over days (see {@link #COMPACTION}). */
+    private void compactOften() throws Exception {
+        try (Admin admin = cluster.admin()) {
+            var topic = new org.apache.kafka.common.config.ConfigResource(
+                    org.apache.kafka.common.config.ConfigResource.Type.TOPIC, CoordinationCodec.COORDINATION_STATE_TOPIC);
+            admin.incrementalAlterConfigs(Map.of(topic, COMPACTION.entrySet().stream()
+                    .map(e -> new org.apache.kafka.clients.admin.AlterConfigOp(
+                            new org.apache.kafka.clients.admin.ConfigEntry(e.getKey(), e.getValue()),
+                            org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)).toList()))
+                    .all().get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    private Path controlFile(String member) {
+        return settings.dir().resolve(member + ".control");
+    }
+
+    private String control(String member, String key) {
+        return controls.computeIfAbsent(member, m -> new ConcurrentHashMap<>()).getOrDefault(key, "0");
+    }
+
+    /** Sets one key of a member's control file (see SpringMember's Control), replacing the file atomically. */
+    private void control(String member, String key, String value) throws IOException {
+        Map<String, String> values = controls.computeIfAbsent(member, m -> new ConcurrentHashMap<>());
+        values.put(key, value);
+        Path file = controlFile(member);
+        Path next = file.resolveSibling(file.getFileName() + ".next");
+        Files.writeString(next, values.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue())
+                .collect(Collectors.joining("\n", "", "\n")));
+        Files.move(next, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
     }
 
     /**
@@ -469,6 +728,24 @@ public final class ChaosRun {
             }
         }
         fault("STUCK", "no grant after the challenger within 60 s");
+    }
+
+    private Coverage coverage(List<LeaseRecorder.Seen> seen) throws IOException {
+        Map<String, Integer> placement = new LinkedHashMap<>();
+        roles.forEach(each -> placement.put(each.name(), RolePartitioner.partitionFor(each, COORDINATION_PARTITIONS)));
+        List<TopicPartition> partitions = new ArrayList<>();
+        for (int partition = 0; partition < COORDINATION_PARTITIONS; partition++) {
+            partitions.add(new TopicPartition(CoordinationCodec.COORDINATION_STATE_TOPIC, partition));
+        }
+        java.util.Set<String> left = new java.util.HashSet<>();
+        readAll(partitions).forEach(record -> left.add(record.partition() + "/" + record.offset()));
+        int compacted = (int) seen.stream().filter(record -> !left.contains(record.partition() + "/" + record.offset())).count();
+        List<MemberEvent.Line> lines = memberLines();
+        long suspicious = lines.stream().filter(line -> line.event() == MemberEvent.SUSPICIOUS)
+                .mapToLong(line -> line.number("count")).max().orElse(0);
+        int released = (int) lines.stream().filter(line -> line.event() == MemberEvent.RELEASE)
+                .filter(line -> "true".equals(line.fields().get("released"))).count();
+        return new Coverage(placement, seen.size(), compacted, forgedInjected, suspicious, released);
     }
 
     private long mostMalformedReported() throws IOException {
@@ -626,6 +903,10 @@ public final class ChaosRun {
         if (restarts > 0) {
             counts.put("RESTART_MEMBER", restarts);
         }
+        int expired = (int) faults.stream().filter(f -> f.kind().equals("TRANSACTIONAL_ID_EXPIRED")).count();
+        if (expired > 0) {
+            counts.put("TRANSACTIONAL_ID_EXPIRED", expired);
+        }
         int stuck = (int) faults.stream().filter(f -> f.kind().equals("STUCK")).count();
         if (stuck > 0) {
             counts.put("STUCK", stuck);
@@ -635,7 +916,7 @@ public final class ChaosRun {
 
     // ---- reading the history back ----
 
-    private History readHistory(Device device, long ended) throws Exception {
+    private History readHistory(Device device, long ended, List<LeaseRecorder.Seen> coordination) throws Exception {
         List<History.CommittedCommand> commands = new ArrayList<>();
         List<History.ChallengerFence> fences = new ArrayList<>();
         for (ConsumerRecord<byte[], byte[]> record : readAll(new TopicPartition(COMMANDS, 0))) {
@@ -649,23 +930,25 @@ public final class ChaosRun {
                 throw new IllegalStateException("the command topic must keep log-append time: " + record);
             }
             Command command = Command.decode(record.value());
-            commands.add(new History.CommittedCommand(record.partition(), record.offset(), command.member(), command.term(),
-                    command.seq(), command.began(), record.timestamp(), command.request()));
+            commands.add(new History.CommittedCommand(new String(record.key(), StandardCharsets.UTF_8), record.partition(),
+                    record.offset(), command.member(), command.term(), command.seq(), command.began(), record.timestamp(),
+                    command.request()));
         }
         List<MemberEvent.Line> lines = memberLines();
         Map<String, Long> reportedGrants = new HashMap<>();
         lines.stream().filter(line -> line.event() == MemberEvent.GRANTED)
-                .forEach(line -> reportedGrants.merge(line.member() + "/" + line.number("term"), line.at(), Math::min));
-        List<History.Tenure> tenures = tenures(readAll(new TopicPartition(CoordinationCodec.COORDINATION_STATE_TOPIC,
-                RolePartitioner.partitionFor(role, COORDINATION_PARTITIONS)))).stream()
-                .map(t -> new History.Tenure(t.term(), t.member(), t.grantedAt(), t.lastLeaseAt(), t.releasedAt(),
-                        reportedGrants.getOrDefault(t.member() + "/" + t.term(), t.fencesFrom())))
-                .toList();
+                .forEach(line -> reportedGrants.merge(roleOf(line) + "/" + line.member() + "/" + line.number("term"),
+                        line.at(), Math::min));
+        List<History.Tenure> tenures = new ArrayList<>();
+        for (Role each : roles) {
+            tenures.addAll(tenures(each, coordination, reportedGrants));
+        }
         List<History.Ack> acks = new ArrayList<>();
         Map<String, Long> malformed = new LinkedHashMap<>();
         for (MemberEvent.Line line : lines) {
             switch (line.event()) {
-                case ACK -> acks.add(new History.Ack(line.at(), line.member(), line.number("term"), line.number("seq")));
+                case ACK -> acks.add(new History.Ack(line.at(), roleOf(line), line.member(), line.number("term"),
+                        line.number("seq")));
                 case MALFORMED -> malformed.merge(line.member(), line.number("count"), Math::max);
                 default -> { }
             }
@@ -673,7 +956,27 @@ public final class ChaosRun {
         List<History.Delivery> deliveries = device.history().stream()
                 .map(d -> new History.Delivery(d.at(), d.member(), d.term(), d.seq(), d.accepted())).toList();
         return new History(commands, tenures, acks, deliveries, List.copyOf(faults), List.copyOf(tailChecks), garbageInjected,
-                malformed, requestHistory(), ended, fences);
+                malformed, requestHistory(), ended, fences, outages());
+    }
+
+    /** The role a member's line is about: the dispatcher when it names none (the core-level CommandMember's lines). */
+    private static String roleOf(MemberEvent.Line line) {
+        return line.fields().getOrDefault("role", SpringMember.ROLE);
+    }
+
+    /** The windows in which the harness froze every member (EXPIRE_TRANSACTIONAL_ID). */
+    private List<History.Outage> outages() {
+        List<History.Outage> outages = new ArrayList<>();
+        Long began = null;
+        for (History.Fault fault : List.copyOf(faults)) {
+            if (fault.kind().equals("OUTAGE_BEGIN")) {
+                began = fault.at();
+            } else if (fault.kind().equals("OUTAGE_END") && began != null) {
+                outages.add(new History.Outage(began, fault.at()));
+                began = null;
+            }
+        }
+        return outages;
     }
 
     /** What the request producer sent and had acknowledged, where each request is in the input, and the group's offsets. */
@@ -699,35 +1002,47 @@ public final class ChaosRun {
         return new History.Requests(requests.sent(), requests.acknowledged(), inputs, committed);
     }
 
-    /** Groups the role's lease records into tenures: a new (member, grantedAt) pair is a grant, its offset the term. */
-    private List<History.Tenure> tenures(List<ConsumerRecord<byte[], byte[]>> records) {
+    /**
+     * Groups one role's lease records, as the recorder saw them live, into tenures: a new
+     * (member, grantedAt) pair is a grant, its offset the term. Times are when the recorder
+     * received each record (a stepped lease clock does not move them; a grant counts from
+     * its member's GRANTED line when that came first); forged records grant nothing.
+     */
+    private List<History.Tenure> tenures(Role of, List<LeaseRecorder.Seen> coordination, Map<String, Long> reportedGrants) {
+        int partition = RolePartitioner.partitionFor(of, COORDINATION_PARTITIONS);
         List<History.Tenure> tenures = new ArrayList<>();
         History.Tenure current = null;
-        for (ConsumerRecord<byte[], byte[]> record : records) {
-            CoordinationKey key;
+        long currentGrantedAt = -1; // the lease's own grantedAt: what its renewals repeat
+        for (LeaseRecorder.Seen record : coordination) {
+            if (record.partition() != partition || forged.contains(record.partition() + "/" + record.offset())) {
+                continue;
+            }
             try {
-                key = CoordinationCodec.decodeKey(record.key());
-                if (!key.role().equals(role) || key.kind() != RecordKind.LEASE) {
+                CoordinationKey key = CoordinationCodec.decodeKey(record.key());
+                if (!key.role().equals(of) || key.kind() != RecordKind.LEASE) {
                     continue;
                 }
                 Optional<CoordinationRecord> value = CoordinationCodec.decodeValue(key.kind(), record.value());
                 if (value.isEmpty()) {
                     if (current != null && current.releasedAt().isEmpty()) {
-                        current = new History.Tenure(current.term(), current.member(), current.grantedAt(),
-                                current.lastLeaseAt(), OptionalLong.of(record.timestamp()));
+                        current = new History.Tenure(of.name(), current.term(), current.member(), current.grantedAt(),
+                                current.lastLeaseAt(), OptionalLong.of(record.receivedAt()), current.fencesFrom());
                         tenures.set(tenures.size() - 1, current);
                     }
                     continue;
                 }
                 CoordinationRecord.Lease lease = (CoordinationRecord.Lease) value.get();
                 if (current != null && current.member().equals(lease.member().value())
-                        && current.grantedAt() == lease.grantedAt()) {
-                    current = new History.Tenure(current.term(), current.member(), current.grantedAt(),
-                            record.timestamp(), current.releasedAt());
+                        && currentGrantedAt == lease.grantedAt()) {
+                    current = new History.Tenure(of.name(), current.term(), current.member(), current.grantedAt(),
+                            record.receivedAt(), current.releasedAt(), current.fencesFrom());
                     tenures.set(tenures.size() - 1, current);
                 } else {
-                    current = new History.Tenure(record.offset(), lease.member().value(), lease.grantedAt(),
-                            record.timestamp(), OptionalLong.empty());
+                    long granted = Math.min(record.receivedAt(), reportedGrants.getOrDefault(
+                            of.name() + "/" + lease.member().value() + "/" + record.offset(), Long.MAX_VALUE));
+                    current = new History.Tenure(of.name(), record.offset(), lease.member().value(), granted,
+                            record.receivedAt(), OptionalLong.empty(), granted);
+                    currentGrantedAt = lease.grantedAt();
                     tenures.add(current);
                 }
             } catch (MalformedRecordException garbage) {
@@ -776,31 +1091,53 @@ public final class ChaosRun {
     }
 
     /**
-     * Per fault kind: how often it ran and the longest leaderless gap that followed it (a
-     * gap belongs to the last fault injected before the grant that closed it). The whole
-     * run is judged against one bound; violations are listed below with their evidence.
+     * Per fault kind: how often it ran, the leadership changes that followed it, the
+     * violations found, and the longest leaderless gap that followed it in any role (a gap
+     * belongs to the last fault injected before the grant that closed it; the part of a gap
+     * inside an outage the harness made does not count, as for the checker). The whole run
+     * is judged against one bound; violations are listed below with their evidence.
      */
     static String byFaultKind(History history, Report report) {
-        Map<String, Long> longest = new LinkedHashMap<>();
-        Map<String, Integer> counts = new LinkedHashMap<>();
+        Map<String, long[]> byKind = new LinkedHashMap<>(); // {count, changes, longest gap, role index of it}
         for (FaultKind kind : FaultKind.values()) {
             int count = report.faultCounts().getOrDefault(kind.name(), 0);
             if (count > 0) {
-                counts.put(kind.name(), count);
-                longest.put(kind.name(), 0L);
+                byKind.put(kind.name(), new long[] {count, 0, 0});
             }
         }
-        List<History.Tenure> tenures = history.tenures();
-        for (int i = 1; i < tenures.size(); i++) {
-            long grant = tenures.get(i).grantedAt();
-            long gap = grant - tenures.get(i - 1).endedAt();
-            history.faults().stream().filter(f -> f.at() <= grant && longest.containsKey(f.kind()))
-                    .reduce((first, second) -> second)
-                    .ifPresent(f -> longest.merge(f.kind(), gap, Math::max));
-        }
-        StringBuilder table = new StringBuilder("| fault kind | count | longest leaderless gap after it | bound |\n|---|---|---|---|\n");
-        counts.forEach((kind, count) -> table.append("| ").append(kind).append(" | ").append(count).append(" | ")
-                .append(longest.get(kind)).append(" ms | ").append(report.settings().gapBound().millis()).append(" ms |\n"));
+        Map<String, String> longestIn = new HashMap<>();
+        Map<String, List<History.Tenure>> byRole = history.tenures().stream()
+                .collect(Collectors.groupingBy(History.Tenure::role, LinkedHashMap::new, Collectors.toList()));
+        byRole.forEach((role, tenures) -> {
+            List<History.Tenure> ordered = tenures.stream().sorted(java.util.Comparator.comparingLong(History.Tenure::term))
+                    .toList();
+            for (int i = 1; i < ordered.size(); i++) {
+                long grant = ordered.get(i).grantedAt();
+                long ended = ordered.get(i - 1).endedAt();
+                long outage = history.outages().stream()
+                        .mapToLong(o -> Math.max(0, Math.min(grant, o.to()) - Math.max(ended, o.from()))).sum();
+                long gap = grant - ended - outage;
+                history.faults().stream().filter(f -> f.at() <= grant && byKind.containsKey(f.kind()))
+                        .reduce((first, second) -> second)
+                        .ifPresent(f -> {
+                            long[] figures = byKind.get(f.kind());
+                            figures[1]++;
+                            if (gap > figures[2]) {
+                                figures[2] = gap;
+                                longestIn.put(f.kind(), role);
+                            }
+                        });
+            }
+        });
+        int violations = report.result().violations().size();
+        StringBuilder table = new StringBuilder(
+                "| fault kind | count | leadership changes after it (all roles) | violations | longest leaderless gap after it | bound |\n"
+                        + "|---|---|---|---|---|---|\n");
+        byKind.forEach((kind, figures) -> table.append("| ").append(kind).append(" | ").append(figures[0]).append(" | ")
+                .append(figures[1]).append(" | ").append(violations == 0 ? "0" : "see the list (" + violations + " in the run)")
+                .append(" | ").append(figures[2]).append(" ms").append(longestIn.containsKey(kind)
+                        ? " (" + longestIn.get(kind) + ")" : "")
+                .append(" | ").append(report.settings().gapBound().millis()).append(" ms |\n"));
         return table.toString();
     }
 

@@ -39,8 +39,8 @@ public record FaultPlan(long seed, List<Step> steps) {
             int weight = switch (kind) {
                 case KILL_LEADER, PAUSE_LEADER -> 4;
                 case CUT_LEADER -> 3;
-                case TERM_LEADER -> 2;
-                case KILL_BROKER, GARBAGE, PAUSE_BROKER, CHALLENGER -> 1;
+                case TERM_LEADER, RELEASE_LEADER, CLOCK_STEP, CUT_COORDINATOR -> 2;
+                case KILL_BROKER, GARBAGE, PAUSE_BROKER, CHALLENGER, FORGE, EXPIRE_TRANSACTIONAL_ID -> 1;
             };
             for (int i = 0; i < weight; i++) {
                 weighted.add(kind);

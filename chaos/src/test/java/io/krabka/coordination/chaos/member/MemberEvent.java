@@ -4,19 +4,19 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The lines a {@link CommandMember} writes, one per step:
+ * The lines a member JVM writes ({@code SpringMember}, or {@link CommandMember}), one per step:
  * {@code EVENT at=<epoch ms> member=<id> key=value ...}.
  */
 public enum MemberEvent {
     /** The JVM is up ({@code pid}). */
     START,
-    /** The member won the role ({@code term producerId epoch}). */
+    /** The member won a role ({@code role term producerId epoch}; a CommandMember writes no role: the dispatcher). */
     GRANTED,
-    /** A command's commit was acknowledged ({@code term seq began offset}). */
+    /** A command's commit was acknowledged ({@code role term seq began offset}). */
     ACK,
     /** A committed command was sent to the device ({@code term seq answer}). */
     DISPATCH,
-    /** The leadership ended ({@code term cause}). */
+    /** A leadership ended ({@code role term cause}). */
     LOST,
     /**
      * The member's leader pipeline started or stopped under a leadership ({@code term state},
@@ -25,6 +25,10 @@ public enum MemberEvent {
     PIPELINE,
     /** The member's running count of skipped malformed records ({@code count}). */
     MALFORMED,
+    /** The member's running count of records it found suspicious: forged or absurd leases and tombstones ({@code count}). */
+    SUSPICIOUS,
+    /** The harness asked the member to release the dispatcher role ({@code role released}). */
+    RELEASE,
     /** A failure the member survived ({@code detail}). */
     ERROR;
 

@@ -4,12 +4,14 @@ import io.krabka.coordination.chaos.member.Command;
 import io.krabka.coordination.chaos.member.MemberEvent;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.FencedException;
+import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.spring.GuardedSender;
 import io.krabka.streams.coordination.spring.LeaderListener;
 import io.krabka.streams.coordination.spring.LeadershipEndedEvent;
 import io.krabka.streams.coordination.spring.LeadershipGrantedEvent;
+import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.spring.OnLeadership;
 import java.io.BufferedReader;
 import java.io.FileDescriptor;
@@ -20,8 +22,6 @@ import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
@@ -30,8 +30,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
@@ -65,8 +65,21 @@ import org.springframework.stereotype.Component;
 @SpringBootApplication
 public class SpringMember {
 
-    /** The role the harness runs (annotations take a constant; the harness passes the same name as {@code role}). */
+    /**
+     * The role with the dispatch loop, the device and the pipeline (annotations take a
+     * constant; the harness passes the same name as {@code role}).
+     */
     public static final String ROLE = "dispatcher";
+    /**
+     * The other roles this member contends for, each with a slower dispatch loop of its
+     * own: with {@link #ROLE}, eight roles over the harness's three coordination partitions
+     * (murmur2 puts role-1 in 0, the dispatcher and role-2..4 in 1, role-5..7 in 2).
+     */
+    public static final List<String> OTHER_ROLES = List.of("role-1", "role-2", "role-3", "role-4", "role-5", "role-6",
+            "role-7");
+
+    /** How many asynchronous sends a bursting dispatcher keeps unacknowledged. */
+    static final int BURST_IN_FLIGHT = 2000;
 
     static final PrintStream OUT = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
 
@@ -90,7 +103,7 @@ public class SpringMember {
         properties.put("spring.kafka.consumer.value-deserializer",
                 "org.apache.kafka.common.serialization.ByteArrayDeserializer");
         properties.put("krabka.coordination.member-id", args.get("member"));
-        properties.put("krabka.coordination.roles", args.get("role"));
+        properties.put("krabka.coordination.roles", args.get("role") + "," + String.join(",", OTHER_ROLES));
         properties.put("krabka.coordination.lease.duration", args.get("lease-ms") + "ms");
         properties.put("krabka.coordination.lease.renew-interval", args.get("renew-ms") + "ms");
         properties.put("krabka.coordination.lease.challenge-stagger", args.get("stagger-ms") + "ms");
@@ -105,7 +118,7 @@ public class SpringMember {
         properties.put("chaos.requests", args.get("requests"));
         properties.put("chaos.device-port", args.get("device-port"));
         properties.put("chaos.interval-ms", args.getOrDefault("interval-ms", "100"));
-        properties.put("chaos.clock-file", args.getOrDefault("clock-file", ""));
+        properties.put("chaos.other-interval-ms", args.getOrDefault("other-interval-ms", "500"));
         properties.put("spring.main.banner-mode", "off");
         properties.put("spring.main.log-startup-info", "false");
         SpringApplication application = new SpringApplication(SpringMember.class);
@@ -113,6 +126,7 @@ public class SpringMember {
         application.setDefaultProperties(properties);
         application.setRegisterShutdownHook(true); // SIGTERM: the starter releases the role (the TERM_LEADER fault)
         emit(MemberEvent.START, args.get("member"), "pid=" + ProcessHandle.current().pid());
+        CONTROL.follow(args.getOrDefault("control-file", ""));
         application.run();
         // The starter's threads are daemons: main stays until SIGTERM (the shutdown hook closes the context) or SIGKILL.
         try {
@@ -130,35 +144,33 @@ public class SpringMember {
         return (e.getClass().getSimpleName() + ":" + e.getMessage()).replaceAll("\\s+", "_");
     }
 
+    /** What the harness asks of this member now: see {@link Control}. */
+    static final Control CONTROL = new Control();
+
     /**
-     * The lease clock: this machine's clock plus a skew read from a file the harness
-     * writes (a number of milliseconds), polled every 20 ms. Only the lease clock moves:
-     * the Kafka clients and the lines this member writes keep the machine's clock.
+     * The lease clock: this machine's clock plus the skew the harness wrote to the control
+     * file. Only the lease clock moves: the Kafka clients and the lines this member writes
+     * keep the machine's clock.
      */
     @Bean
-    InstantSource coordinationClock(@Value("${chaos.clock-file}") String clockFile) {
-        AtomicLong skew = new AtomicLong();
-        if (!clockFile.isEmpty()) {
-            Path file = Path.of(clockFile);
-            ScheduledExecutorService poller = Executors.newSingleThreadScheduledExecutor(runnable -> {
-                Thread thread = new Thread(runnable, "chaos-clock");
-                thread.setDaemon(true);
-                return thread;
-            });
-            poller.scheduleWithFixedDelay(() -> {
+    InstantSource coordinationClock() {
+        return () -> Instant.ofEpochMilli(System.currentTimeMillis() + CONTROL.skewMillis());
+    }
+
+    /** Releases {@link #ROLE} through the starter each time the harness asks (its control file's {@code release} count grows). */
+    @Component
+    static class Releaser {
+
+        Releaser(@Value("${chaos.member}") String member, LeadershipLoop loop) {
+            CONTROL.onRelease(() -> {
                 try {
-                    if (Files.exists(file)) {
-                        String text = Files.readString(file).trim();
-                        if (!text.isEmpty()) {
-                            skew.set(Long.parseLong(text));
-                        }
-                    }
-                } catch (IOException | NumberFormatException partlyWritten) {
-                    // read again on the next poll
+                    boolean released = loop.release(Role.of(ROLE));
+                    emit(MemberEvent.RELEASE, member, "role=" + ROLE + " released=" + released);
+                } catch (RuntimeException failed) {
+                    emit(MemberEvent.ERROR, member, "role=" + ROLE + " detail=release:" + oneWord(failed));
                 }
-            }, 0, 20, TimeUnit.MILLISECONDS);
+            });
         }
-        return () -> Instant.ofEpochMilli(System.currentTimeMillis() + skew.get());
     }
 
     /** The starter's leadership events, as lines; and the client's count of skipped records. */
@@ -168,6 +180,7 @@ public class SpringMember {
         private final String member;
         private final CoordinationClient client;
         private long reportedMalformed;
+        private long reportedSuspicious;
 
         Events(@Value("${chaos.member}") String member, CoordinationClient client) {
             this.member = member;
@@ -182,13 +195,15 @@ public class SpringMember {
 
         @EventListener
         void granted(LeadershipGrantedEvent event) {
-            emit(MemberEvent.GRANTED, member, "term=" + event.getLeadership().term() + " producerId="
+            emit(MemberEvent.GRANTED, member, "role=" + event.getRole().name() + " term=" + event.getLeadership().term()
+                    + " producerId="
                     + event.getToken().producerId() + " epoch=" + event.getToken().producerEpoch());
         }
 
         @EventListener
         void ended(LeadershipEndedEvent event) {
-            emit(MemberEvent.LOST, member, "term=" + event.getToken().term() + " cause=" + event.getCause()
+            emit(MemberEvent.LOST, member, "role=" + event.getRole().name() + " term=" + event.getToken().term()
+                    + " cause=" + event.getCause()
                     + event.getFailure().map(failure -> " detail=" + oneWord(failure)).orElse(""));
         }
 
@@ -197,6 +212,11 @@ public class SpringMember {
             if (malformed != reportedMalformed) {
                 reportedMalformed = malformed;
                 emit(MemberEvent.MALFORMED, member, "count=" + malformed);
+            }
+            long suspicious = client.suspiciousRecords();
+            if (suspicious != reportedSuspicious) {
+                reportedSuspicious = suspicious;
+                emit(MemberEvent.SUSPICIOUS, member, "count=" + suspicious);
             }
         }
     }
@@ -231,11 +251,13 @@ public class SpringMember {
         void dispatch(Leadership leadership, GuardedSender<byte[], byte[]> commands) throws InterruptedException {
             long term = leadership.term();
             for (long seq = 0; ; seq++) {
+                if (CONTROL.burst()) {
+                    seq = burst(leadership, commands, seq);
+                }
                 long began = System.currentTimeMillis();
                 try {
                     RecordMetadata written = commands.send(topic, key, Command.encode(member, term, seq, began));
-                    emit(MemberEvent.ACK, member, "term=" + term + " seq=" + seq + " began=" + began + " offset="
-                            + written.offset());
+                    emitAck(member, ROLE, term, seq, began, written);
                     deliver(term, seq);
                 } catch (FencedException fenced) {
                     return; // the leadership is over; the loop reports how it ended
@@ -247,6 +269,30 @@ public class SpringMember {
                 }
                 Thread.sleep(intervalMillis); // the dispatch rate of this control plane
             }
+        }
+
+        /**
+         * Writes as fast as the role's group commit takes them, while the harness asks for it:
+         * asynchronous guarded sends, up to {@link #BURST_IN_FLIGHT} unacknowledged. Each one
+         * acknowledged is an ACK line; none goes to the device (it takes commands in order,
+         * one at a time). Returns the next sequence number.
+         */
+        private long burst(Leadership leadership, GuardedSender<byte[], byte[]> commands, long seq)
+                throws InterruptedException {
+            Semaphore inFlight = new Semaphore(BURST_IN_FLIGHT);
+            long term = leadership.term();
+            while (CONTROL.burst() && leadership.isActive()) {
+                inFlight.acquire(); // interrupted when the leadership ends
+                long began = System.currentTimeMillis();
+                long sent = seq++;
+                commands.sendAsync(topic, key, Command.encode(member, term, sent, began)).whenComplete((written, failed) -> {
+                    inFlight.release();
+                    if (failed == null) {
+                        emitAck(member, ROLE, term, sent, began, written);
+                    }
+                });
+            }
+            return seq;
         }
 
         private void deliver(long term, long seq) {
@@ -269,6 +315,85 @@ public class SpringMember {
                 device = null;
             }
         }
+    }
+
+    /**
+     * The other roles' work: a command every {@code chaos.other-interval-ms}, the first at
+     * once on grant, committed by that role's producer (no device).
+     */
+    @Component
+    static class OtherRoles {
+
+        private final String member;
+        private final String topic;
+        private final long intervalMillis;
+
+        OtherRoles(@Value("${chaos.member}") String member, @Value("${chaos.commands}") String topic,
+                @Value("${chaos.other-interval-ms}") long intervalMillis) {
+            this.member = member;
+            this.topic = topic;
+            this.intervalMillis = intervalMillis;
+        }
+
+        @OnLeadership(role = "role-1")
+        void role1(Leadership leadership, GuardedSender<byte[], byte[]> commands) throws InterruptedException {
+            dispatch(leadership, commands);
+        }
+
+        @OnLeadership(role = "role-2")
+        void role2(Leadership leadership, GuardedSender<byte[], byte[]> commands) throws InterruptedException {
+            dispatch(leadership, commands);
+        }
+
+        @OnLeadership(role = "role-3")
+        void role3(Leadership leadership, GuardedSender<byte[], byte[]> commands) throws InterruptedException {
+            dispatch(leadership, commands);
+        }
+
+        @OnLeadership(role = "role-4")
+        void role4(Leadership leadership, GuardedSender<byte[], byte[]> commands) throws InterruptedException {
+            dispatch(leadership, commands);
+        }
+
+        @OnLeadership(role = "role-5")
+        void role5(Leadership leadership, GuardedSender<byte[], byte[]> commands) throws InterruptedException {
+            dispatch(leadership, commands);
+        }
+
+        @OnLeadership(role = "role-6")
+        void role6(Leadership leadership, GuardedSender<byte[], byte[]> commands) throws InterruptedException {
+            dispatch(leadership, commands);
+        }
+
+        @OnLeadership(role = "role-7")
+        void role7(Leadership leadership, GuardedSender<byte[], byte[]> commands) throws InterruptedException {
+            dispatch(leadership, commands);
+        }
+
+        private void dispatch(Leadership leadership, GuardedSender<byte[], byte[]> commands) throws InterruptedException {
+            String role = leadership.role().name();
+            byte[] key = role.getBytes(StandardCharsets.UTF_8);
+            long term = leadership.term();
+            for (long seq = 0; ; seq++) {
+                long began = System.currentTimeMillis();
+                try {
+                    emitAck(member, role, term, seq, began, commands.send(topic, key, Command.encode(member, term, seq, began)));
+                } catch (FencedException fenced) {
+                    return;
+                } catch (CoordinationException failed) {
+                    if (Thread.currentThread().isInterrupted() || !leadership.isActive()) {
+                        return;
+                    }
+                    emit(MemberEvent.ERROR, member, "role=" + role + " detail=" + oneWord(failed));
+                }
+                Thread.sleep(intervalMillis);
+            }
+        }
+    }
+
+    static void emitAck(String member, String role, long term, long seq, long began, RecordMetadata written) {
+        emit(MemberEvent.ACK, member, "role=" + role + " term=" + term + " seq=" + seq + " began=" + began + " offset="
+                + written.offset());
     }
 
     /** The leader pipeline: one command per request, stamped with the member, the term and when its batch was processed. */

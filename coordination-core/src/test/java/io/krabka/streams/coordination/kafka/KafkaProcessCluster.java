@@ -43,6 +43,12 @@ public final class KafkaProcessCluster implements AutoCloseable {
      * 30 s default stalls a role for 30 s after a broker crash (docs/RELIABILITY.md).
      */
     public static final Duration BROKER_REQUEST_TIMEOUT = Duration.ofSeconds(5);
+    /**
+     * The brokers' {@code broker.session.timeout.ms}: how long after a broker's last
+     * heartbeat the controller fences it and moves its partition leaderships (and so the
+     * transaction coordinators it hosted) to other brokers.
+     */
+    public static final Duration BROKER_SESSION_TIMEOUT = Duration.ofSeconds(3);
 
     /** An extra client listener. {@code advertisedPort} maps (node id, bound port) to the port clients are told. */
     public record Listener(String name, String securityProtocol, IntBinaryOperator advertisedPort) {
@@ -217,7 +223,7 @@ public final class KafkaProcessCluster implements AutoCloseable {
         props.put("group.initial.rebalance.delay.ms", "0");
         // A killed broker is fenced by the controller after this, not the 9 s default.
         props.put("broker.heartbeat.interval.ms", "500");
-        props.put("broker.session.timeout.ms", "3000");
+        props.put("broker.session.timeout.ms", Long.toString(BROKER_SESSION_TIMEOUT.toMillis()));
         props.put("auto.create.topics.enable", "false");
         props.put("request.timeout.ms", Long.toString(BROKER_REQUEST_TIMEOUT.toMillis()));
         props.put("num.network.threads", "2");
