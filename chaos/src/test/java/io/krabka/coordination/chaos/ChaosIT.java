@@ -71,7 +71,12 @@ class ChaosIT {
                         FaultPlan.eachOnce(seed, faults, LEASE.toMillis()), budget, List.of(),
                         target.resolve("chaos-smoke"));
 
-        ChaosRun.Report report = new ChaosRun(settings).run();
+        int transactionVersion = Integer.getInteger("chaos.transaction-version", 0);
+        ChaosRun.Report report = new ChaosRun(transactionVersion == 0 ? settings
+                : new ChaosRun.Settings(settings.name(), settings.brokers(), settings.members(), settings.lease(),
+                        settings.renew(), settings.stagger(), settings.slack(), settings.plan(), settings.budget(),
+                        settings.unfenced(), settings.dir().resolveSibling(settings.dir().getFileName() + "-tv"
+                                + transactionVersion), transactionVersion)).run();
         System.out.println(report.table());
 
         assertThat(report.result().violations()).as("violations (details in %s/report.md)", report.dir()).isEmpty();

@@ -73,9 +73,22 @@ import org.awaitility.core.ConditionTimeoutException;
  */
 public final class ChaosRun {
 
-    /** What to run. {@code unfenced} names members started in the deliberately broken mode. */
+    /**
+     * What to run. {@code unfenced} names members started in the deliberately broken mode;
+     * {@code transactionVersion} is the cluster's finalized {@code transaction.version}
+     * (0: what the brokers come up with, 2 on Kafka 4.x).
+     */
     public record Settings(String name, int brokers, int members, Duration lease, Duration renew, Duration stagger,
-            Duration slack, FaultPlan plan, Duration budget, List<String> unfenced, Path dir) {
+            Duration slack, FaultPlan plan, Duration budget, List<String> unfenced, Path dir, int transactionVersion) {
+
+        public Settings(String name, int brokers, int members, Duration lease, Duration renew, Duration stagger,
+                Duration slack, FaultPlan plan, Duration budget, List<String> unfenced, Path dir) {
+            this(name, brokers, members, lease, renew, stagger, slack, plan, budget, unfenced, dir, 0);
+        }
+
+        public Settings withTransactionVersion(int version) {
+            return new Settings(name, brokers, members, lease, renew, stagger, slack, plan, budget, unfenced, dir, version);
+        }
 
         public Checker.GapBound gapBound() {
             return new Checker.GapBound(lease, stagger, members - 1, slack);
@@ -121,7 +134,9 @@ public final class ChaosRun {
             StringBuilder table = new StringBuilder();
             table.append("| run | brokers | members | faults | leadership changes | commands committed | requests sent / acknowledged / processed | violations | longest leaderless gap | gap bound | elapsed |\n");
             table.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
-            table.append("| ").append(settings.name()).append(" | ").append(settings.brokers()).append(" | ")
+            table.append("| ").append(settings.name())
+                    .append(settings.transactionVersion() > 0 ? " (transaction version " + settings.transactionVersion() + ")" : "")
+                    .append(" | ").append(settings.brokers()).append(" | ")
                     .append(settings.members()).append(" | ")
                     .append(faultCounts.entrySet().stream().map(e -> e.getKey() + " " + e.getValue())
                             .collect(Collectors.joining(", ")))
@@ -229,9 +244,8 @@ public final class ChaosRun {
                      new LeaseConfig(settings.lease(), settings.renew(), settings.stagger()), InstantSource.system())) {
             cluster = brokers;
             observer = client;
-            String transactionVersion = System.getProperty("chaos.transaction-version", "");
-            if (!transactionVersion.isEmpty()) {
-                setTransactionVersion(Short.parseShort(transactionVersion));
+            if (settings.transactionVersion() > 0) {
+                setTransactionVersion((short) settings.transactionVersion());
             }
             tailObserver = tailClient;
             createTopics(replicas);
@@ -273,6 +287,14 @@ public final class ChaosRun {
                 fault("STUCK", "tail checks did not finish");
             }
             members.values().forEach(MemberProcess::kill);
+            // A member may have seen its commit acknowledged just before it was killed; the
+            // coordinator writes that transaction's markers afterwards. Read once every
+            // transaction left behind is decided, so the history holds every commit.
+            List<TopicPartition> logs = new ArrayList<>(List.of(new TopicPartition(COMMANDS, 0)));
+            for (int partition = 0; partition < COORDINATION_PARTITIONS; partition++) {
+                logs.add(new TopicPartition(CoordinationCodec.COORDINATION_STATE_TOPIC, partition));
+            }
+            awaitDecided(logs, Duration.ofSeconds(90));
             List<LeaseRecorder.Seen> coordination = leaseRecorder.finish(Duration.ofSeconds(60));
             History history = readHistory(device, ended, coordination);
             Checker.Result result = new Checker(settings.gapBound()).check(history);
@@ -308,7 +330,7 @@ public final class ChaosRun {
         return new MemberProcess(id, !settings.unfenced().contains(id), arguments, settings.dir().resolve(id + ".out"));
     }
 
-    /** {@code -Dchaos.transaction-version=1}: the run on a cluster finalized at that transaction version. */
+    /** The run on a cluster finalized at this transaction version ({@code -Dchaos.transaction-version=1} in ChaosIT). */
     private void setTransactionVersion(short version) throws Exception {
         try (Admin admin = cluster.admin()) {
             var finalized = admin.describeFeatures().featureMetadata().get(10, TimeUnit.SECONDS).finalizedFeatures()
@@ -372,6 +394,27 @@ public final class ChaosRun {
             }
         }
         return new Drain(Duration.ofNanos(System.nanoTime() - start), lag.get());
+    }
+
+    /**
+     * Waits until no transaction is open in these partitions (their last stable offset is
+     * their end offset): with every member dead, each open one is either committed by the
+     * coordinator's markers or aborted at its timeout. Records STUCK when that takes too long.
+     */
+    private void awaitDecided(List<TopicPartition> partitions, Duration timeout) throws Exception {
+        Map<TopicPartition, OffsetSpec> latest = partitions.stream()
+                .collect(Collectors.toMap(partition -> partition, partition -> OffsetSpec.latest()));
+        try (Admin admin = cluster.admin()) {
+            await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(100)).atMost(timeout).ignoreExceptions()
+                    .until(() -> {
+                        var ends = admin.listOffsets(latest).all().get(10, TimeUnit.SECONDS);
+                        var stable = admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all()
+                                .get(10, TimeUnit.SECONDS);
+                        return partitions.stream().allMatch(p -> stable.get(p).offset() >= ends.get(p).offset());
+                    });
+        } catch (ConditionTimeoutException open) {
+            fault("STUCK", "a transaction stayed open in " + partitions + " for " + timeout + " after the members were stopped");
+        }
     }
 
     private void apply(FaultPlan.Step step) throws Exception {
