@@ -170,11 +170,18 @@ public final class LeaderPipeline implements AutoCloseable {
     public void run(Leadership leadership) throws Exception {
         Consumer<byte[], byte[]> consumer = take();
         boolean reusable = false;
+        // False while a fetch of the committed offsets is under way. A consumer left in one
+        // (interrupted, or failed) is never kept: KafkaConsumer.committed() answers a later
+        // call for the same partitions with that earlier fetch's response, however old, and
+        // the next run would resume from offsets a later holder had already committed past
+        // (found by the fault harness: a holder frozen inside it, thawed after its lease).
+        boolean rewound = false;
         try {
             Set<TopicPartition> partitions = partitions(consumer);
             consumer.assign(partitions);
             // Where the last holder's committed transactions end, whatever this consumer read before.
             rewind(consumer, partitions);
+            rewound = true;
             log.info("{} runs the pipeline of role {} over {} (group {}) under term {}", leadership.member(),
                     leadership.role(), partitions, settings.groupId(), leadership.term());
             Deque<ConsumerRecord<byte[], byte[]>> buffer = new ArrayDeque<>();
@@ -200,7 +207,9 @@ public final class LeaderPipeline implements AutoCloseable {
                     log.warn("A pipeline transaction of role {} failed; resuming from the committed offsets: {}",
                             leadership.role(), failed.getMessage());
                     buffer.clear();
+                    rewound = false;
                     rewind(consumer, partitions);
+                    rewound = true;
                     continue;
                 }
                 processedRecords.addAndGet(batch.size());
@@ -213,7 +222,7 @@ public final class LeaderPipeline implements AutoCloseable {
             reusable = true;
         } finally {
             lag = -1;
-            if (!reusable || !keep(consumer)) {
+            if (!reusable || !rewound || !keep(consumer)) {
                 close(consumer);
             }
         }

@@ -15,6 +15,8 @@ import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.kafka.KafkaCoordinationTransport;
 import io.krabka.streams.coordination.kafka.KafkaTestCluster;
 import io.krabka.streams.coordination.transport.TopicSpec;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,6 +27,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -136,6 +140,59 @@ class LeaderPipelineIT {
                 .hasMessageContaining(requests)
                 .hasMessageContaining(role.name() + "-pipeline");
         assertThat(held.isActive()).as("the caller decides what the failure means for the leadership").isTrue();
+    }
+
+    /**
+     * A run stopped while it fetched the committed offsets must not hand its consumer to the
+     * next run: KafkaConsumer.committed() answers a later call for the same partitions with
+     * the earlier fetch's response, however old, so the next holder would resume behind
+     * offsets a later holder had committed (the fault harness caught that as requests
+     * answered twice, after a holder frozen inside the fetch was thawed).
+     */
+    @ParameterizedTest(name = "transaction version {0}")
+    @ValueSource(shorts = {2})
+    void aRunStoppedWhileFetchingTheCommittedOffsetsLeavesItsConsumerBehind(short transactionVersion) throws Exception {
+        cluster.setTransactionVersion(transactionVersion);
+        cluster.createTopic(requests, 2);
+        cluster.createTopic(commands, 1);
+        PipelineLog.produceRequests(cluster.bootstrapServers(), requests, "r", 0, 20);
+        PipelineSettings settings = PipelineSettings.of(role, requests).withMaxBatchRecords(10);
+        Map<String, Object> consumerSettings = LeaderPipeline.consumerSettings(cluster.connection(), settings);
+        List<Consumer<byte[], byte[]>> built = new ArrayList<>();
+        AtomicInteger interruptCommittedFetches = new AtomicInteger(1);
+        LeaderPipeline pipeline = new LeaderPipeline(settings, () -> {
+            KafkaConsumer<byte[], byte[]> real = new KafkaConsumer<>(consumerSettings);
+            @SuppressWarnings("unchecked")
+            Consumer<byte[], byte[]> watched = (Consumer<byte[], byte[]>) Proxy.newProxyInstance(
+                    Consumer.class.getClassLoader(), new Class<?>[] {Consumer.class}, (proxy, method, args) -> {
+                        if (method.getName().equals("committed") && interruptCommittedFetches.getAndDecrement() > 0) {
+                            // The leadership ends while the fetch is under way: the run's thread is interrupted.
+                            Thread.currentThread().interrupt();
+                        }
+                        try {
+                            return method.invoke(real, args);
+                        } catch (InvocationTargetException e) {
+                            throw e.getCause();
+                        }
+                    });
+            built.add(watched);
+            return watched;
+        }, PipelineLog.oneCommandPerRequest(commands));
+
+        Leadership held = acquire("a");
+        Thread first = new Thread(() -> run(pipeline, held));
+        first.start();
+        first.join(30_000);
+        assertThat(first.isAlive()).isFalse();
+        assertThat(pipeline.processedRecords()).as("the first run ended inside its fetch").isZero();
+
+        Thread second = new Thread(() -> run(pipeline, held));
+        second.start();
+        await().atMost(Duration.ofSeconds(30)).until(() -> pipeline.processedRecords() == 20);
+        second.interrupt();
+        second.join(10_000);
+        assertThat(built).as("the second run built a consumer of its own").hasSize(2);
+        assertThat(PipelineLog.committedCommands(cluster.bootstrapServers(), commands)).hasSize(20);
     }
 
     private static void run(LeaderPipeline pipeline, Leadership leadership) {
