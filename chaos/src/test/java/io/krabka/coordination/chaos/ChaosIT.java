@@ -69,20 +69,16 @@ class ChaosIT {
                 : Arrays.stream(System.getProperty("chaos.faults").split(",")).map(String::trim).map(FaultKind::valueOf).toList();
         List<FaultKind> faults = brokers >= 3 ? kinds
                 : kinds.stream().filter(kind -> kind != FaultKind.KILL_BROKER && kind != FaultKind.PAUSE_BROKER).toList();
+        int transactionVersion = Integer.getInteger("chaos.transaction-version", 0);
+        // A TV1 run writes beside the TV2 one rather than over it.
+        String dir = "chaos-" + plan + (transactionVersion == 0 ? "" : "-tv" + transactionVersion);
         ChaosRun.Settings settings = full
                 ? new ChaosRun.Settings("full", brokers, 5, LEASE, RENEW, STAGGER, SLACK,
-                        FaultPlan.random(seed, faults, 2000, LEASE.toMillis()), budget, List.of(),
-                        target.resolve("chaos-full"))
+                        FaultPlan.random(seed, faults, 2000, LEASE.toMillis()), budget, List.of(), target.resolve(dir))
                 : new ChaosRun.Settings("smoke", brokers, 3, LEASE, RENEW, STAGGER, SLACK,
-                        FaultPlan.eachOnce(seed, faults, LEASE.toMillis()), budget, List.of(),
-                        target.resolve("chaos-smoke"));
+                        FaultPlan.eachOnce(seed, faults, LEASE.toMillis()), budget, List.of(), target.resolve(dir));
 
-        int transactionVersion = Integer.getInteger("chaos.transaction-version", 0);
-        ChaosRun.Report report = new ChaosRun(transactionVersion == 0 ? settings
-                : new ChaosRun.Settings(settings.name(), settings.brokers(), settings.members(), settings.lease(),
-                        settings.renew(), settings.stagger(), settings.slack(), settings.plan(), settings.budget(),
-                        settings.unfenced(), settings.dir().resolveSibling(settings.dir().getFileName() + "-tv"
-                                + transactionVersion), transactionVersion)).run();
+        ChaosRun.Report report = new ChaosRun(settings.withTransactionVersion(transactionVersion)).run();
         System.out.println(report.table());
 
         assertThat(report.result().violations()).as("violations (details in %s/report.md)", report.dir()).isEmpty();

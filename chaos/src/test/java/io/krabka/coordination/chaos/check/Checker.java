@@ -279,6 +279,14 @@ public final class Checker {
         return merged;
     }
 
+    /**
+     * How much of [from, to] lies in the outages, overlapping ones counted once: the time
+     * the gap rule does not count, for reports that attribute gaps as this checker does.
+     */
+    public static long timeInOutages(long from, long to, List<Outage> outages) {
+        return overlap(from, to, merged(outages));
+    }
+
     /** How much of [from, to] lies in the (merged) outages; nothing when the window is empty. */
     private static long overlap(long from, long to, List<Outage> outages) {
         long overlap = 0;

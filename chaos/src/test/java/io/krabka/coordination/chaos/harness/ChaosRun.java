@@ -384,39 +384,34 @@ public final class ChaosRun {
             } catch (ConditionTimeoutException notDrained) {
                 return new Drain(Duration.ofNanos(System.nanoTime() - start), lag.get());
             }
-            TopicPartition log = new TopicPartition(COMMANDS, 0);
-            long written = admin.listOffsets(Map.of(log, OffsetSpec.latest())).all().get(10, TimeUnit.SECONDS)
-                    .get(log).offset();
-            try {
-                await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(50)).atMost(Duration.ofSeconds(30))
-                        .ignoreExceptions().until(() -> admin.listOffsets(Map.of(log, OffsetSpec.latest()),
-                                new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all().get(10, TimeUnit.SECONDS)
-                                .get(log).offset() >= written);
-            } catch (ConditionTimeoutException stillOpen) {
-                fault("STUCK", "the command log kept a transaction open before offset " + written + " for 30 s");
-            }
         }
+        awaitDecided(List.of(new TopicPartition(COMMANDS, 0)), Duration.ofSeconds(30));
         return new Drain(Duration.ofNanos(System.nanoTime() - start), lag.get());
     }
 
     /**
-     * Waits until no transaction is open in these partitions (their last stable offset is
-     * their end offset): with every member dead, each open one is either committed by the
-     * coordinator's markers or aborted at its timeout. Records STUCK when that takes too long.
+     * Waits until every transaction with records in these partitions as of now is decided
+     * (their last stable offsets reach the end offsets read now), so a read_committed
+     * reader sees every commit made so far; a transaction left by a killed member is
+     * committed by the coordinator's markers or aborted at its timeout. Records STUCK when
+     * that takes longer than {@code timeout}.
      */
     private void awaitDecided(List<TopicPartition> partitions, Duration timeout) throws Exception {
         Map<TopicPartition, OffsetSpec> latest = partitions.stream()
                 .collect(Collectors.toMap(partition -> partition, partition -> OffsetSpec.latest()));
         try (Admin admin = cluster.admin()) {
-            await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(100)).atMost(timeout).ignoreExceptions()
-                    .until(() -> {
-                        var ends = admin.listOffsets(latest).all().get(10, TimeUnit.SECONDS);
-                        var stable = admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).all()
-                                .get(10, TimeUnit.SECONDS);
-                        return partitions.stream().allMatch(p -> stable.get(p).offset() >= ends.get(p).offset());
-                    });
-        } catch (ConditionTimeoutException open) {
-            fault("STUCK", "a transaction stayed open in " + partitions + " for " + timeout + " after the members were stopped");
+            var ends = admin.listOffsets(latest).all().get(10, TimeUnit.SECONDS);
+            try {
+                await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(50)).atMost(timeout).ignoreExceptions()
+                        .until(() -> {
+                            var stable = admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
+                                    .all().get(10, TimeUnit.SECONDS);
+                            return partitions.stream().allMatch(p -> stable.get(p).offset() >= ends.get(p).offset());
+                        });
+            } catch (ConditionTimeoutException open) {
+                fault("STUCK", "a transaction stayed open in " + partitions + " before their offsets "
+                        + ends.values().stream().map(end -> Long.toString(end.offset())).toList() + " for " + timeout);
+            }
         }
     }
 
@@ -600,9 +595,13 @@ public final class ChaosRun {
 
     /** The member the role's lease names now, read up to the partition's end, or null when none holds it. */
     private String currentHolder() {
-        return observer.observe(role, Duration.ofMillis(200)).lease()
-                .filter(lease -> lease.deadline().toEpochMilli() > System.currentTimeMillis())
-                .map(lease -> lease.holder().value()).orElse(null);
+        return liveHolder(observer.observe(role, Duration.ofMillis(200))).orElse(null);
+    }
+
+    /** The member a status's lease names, while that lease's deadline has not passed. */
+    private static Optional<String> liveHolder(LeadershipStatus state) {
+        return state.lease().filter(lease -> lease.deadline().toEpochMilli() > System.currentTimeMillis())
+                .map(LeaseSnapshot::holder).map(MemberId::value);
     }
 
     /**
@@ -675,16 +674,7 @@ public final class ChaosRun {
                 forged(partition, now, neighbour, null),
                 forged(partition, now, neighbour, new CoordinationRecord.Lease(MemberId.of("intruder"), 4244, (short) 1, now,
                         now + century)));
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
-                ProducerConfig.ACKS_CONFIG, "all",
-                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
-                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
-            for (ProducerRecord<byte[], byte[]> record : records) {
-                var written = producer.send(record).get(30, TimeUnit.SECONDS);
-                forged.add(written.partition() + "/" + written.offset());
-            }
-        }
+        appendPlain(records).forEach(written -> forged.add(written.partition() + "/" + written.offset()));
         forgedInjected += records.size();
         return records.size();
     }
@@ -849,10 +839,7 @@ public final class ChaosRun {
     private String awaitHolder(Predicate<String> accept, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (System.nanoTime() < deadline) {
-            LeadershipStatus state = observer.observe(role, Duration.ofMillis(200));
-            Optional<String> holder = state.lease()
-                    .filter(lease -> lease.deadline().toEpochMilli() > System.currentTimeMillis())
-                    .map(LeaseSnapshot::holder).map(MemberId::value);
+            Optional<String> holder = liveHolder(observer.observe(role, Duration.ofMillis(200)));
             if (holder.isPresent() && accept.test(holder.get())) {
                 return holder.get();
             }
@@ -918,17 +905,28 @@ public final class ChaosRun {
                         new byte[] {0x00, 0x00, 0x7F}),
                 new ProducerRecord<>(CoordinationCodec.COORDINATION_STATE_TOPIC, partition, garbageKey,
                         "not a coordination record".getBytes(StandardCharsets.UTF_8)));
+        appendPlain(records);
+        garbageInjected += records.size();
+        return records.size();
+    }
+
+    /**
+     * Appends records as any client with Write on the topic can: a plain producer, no
+     * transaction, acks=all. Returns where each landed.
+     */
+    private List<org.apache.kafka.clients.producer.RecordMetadata> appendPlain(List<ProducerRecord<byte[], byte[]>> records)
+            throws Exception {
+        List<org.apache.kafka.clients.producer.RecordMetadata> written = new ArrayList<>();
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
                 ProducerConfig.ACKS_CONFIG, "all",
                 ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
                 ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
             for (ProducerRecord<byte[], byte[]> record : records) {
-                producer.send(record).get(30, TimeUnit.SECONDS);
+                written.add(producer.send(record).get(30, TimeUnit.SECONDS));
             }
         }
-        garbageInjected += records.size();
-        return records.size();
+        return written;
     }
 
     private void fault(String kind, String target) {
@@ -1160,9 +1158,7 @@ public final class ChaosRun {
             for (int i = 1; i < ordered.size(); i++) {
                 long grant = ordered.get(i).grantedAt();
                 long ended = ordered.get(i - 1).endedAt();
-                long outage = history.outages().stream()
-                        .mapToLong(o -> Math.max(0, Math.min(grant, o.to()) - Math.max(ended, o.from()))).sum();
-                long gap = grant - ended - outage;
+                long gap = grant - ended - Checker.timeInOutages(ended, grant, history.outages());
                 history.faults().stream().filter(f -> f.at() <= grant && byKind.containsKey(f.kind()))
                         .reduce((first, second) -> second)
                         .ifPresent(f -> {
