@@ -83,6 +83,11 @@ public final class CoordinationClient implements AutoCloseable {
     private final Map<Role, LeaseSighting> sightings = new ConcurrentHashMap<>();
     // The same for releases, keyed by the tombstone's timestamp instead of an offset.
     private final Map<Role, LeaseSighting> releaseSightings = new ConcurrentHashMap<>();
+    // The same for an epoch the coordinator reports that no visible lease explains (a
+    // challenge in flight), keyed by the reported (producer id, epoch, state).
+    private final Map<Role, LeaseSighting> epochSightings = new ConcurrentHashMap<>();
+    // This client's last challenge of each role: what it saw when it challenged, and what it won.
+    private final Map<Role, Challenged> challenged = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
     /** A client with the default lease timings and the system clock. */
@@ -259,6 +264,9 @@ public final class CoordinationClient implements AutoCloseable {
         }
         state = withBoundedLease(role, state);
         Decision decision = Succession.evaluate(state, me, false, config, clock.instant());
+        if (decision instanceof Decision.Challenge due) {
+            decision = unlessAlreadyChallenged(role, state, due);
+        }
         if (decision instanceof Decision.Challenge) {
             return new Attempt(challenge(role, me, state, confirm), decision);
         }
@@ -363,10 +371,101 @@ public final class CoordinationClient implements AutoCloseable {
         });
     }
 
+    /**
+     * What a challenge was made against: the visible lease (its offset), the release (its
+     * tombstone's timestamp), or nothing visible; and the leadership it won, if any.
+     */
+    private record Challenged(long visibleOffset, long visibleRelease, Leadership won) {
+
+        static Challenged of(RoleState state, Leadership won) {
+            return new Challenged(state.lease().map(LeaseState::offset).orElse(-1L), state.leaseReleasedAt().orElse(-1L), won);
+        }
+
+        boolean against(RoleState state) {
+            Challenged now = of(state, null);
+            return now.visibleOffset == visibleOffset && now.visibleRelease == visibleRelease;
+        }
+    }
+
+    /**
+     * The challenge when no one else has challenged since the state this member sees;
+     * otherwise a wait. Records can stay invisible for a while after their commit (slow
+     * commit markers, or {@code read_committed} held back behind another role's open
+     * transaction on the partition), so a grant in flight looks like no grant, and every
+     * standby whose turn comes would fence it, and be fenced in turn, for as long as it
+     * lasts. The coordinator cannot be fooled that way: an epoch no visible lease (nor this
+     * member's own last challenge) explains means someone ran InitProducerId since, so it
+     * is treated like a lease first seen now, with this member's stagger after it. A
+     * record on the topic cannot forge it: only a member with Write on the role's
+     * transactional id can move the epoch. Rank 0 does not ask the first time it challenges
+     * a released or never-held role (a graceful handover stays one request shorter); it
+     * does ask after a lease's deadline, since a lease that shows late (its records held
+     * back) may name a holder that renews out of sight.
+     */
+    private Decision unlessAlreadyChallenged(Role role, RoleState state, Decision.Challenge due) {
+        Challenged last = challenged.get(role);
+        boolean again = last != null && last.against(state);
+        if (due.rank() == 0 && !again && state.lease().isEmpty()) {
+            return due;
+        }
+        Optional<ProducerState> reported = transport.describeEpoch(role);
+        if (reported.isEmpty() || explained(state, reported.get(), again ? last.won() : null, again)) {
+            epochSightings.remove(role);
+            return due;
+        }
+        ProducerState epoch = reported.get();
+        // Any move is news: a new epoch, a transaction's progress, or a new transaction (which
+        // shows only in its start time under transaction version 1: an invisible holder renewing).
+        long key = Objects.hash(epoch.producerId(), epoch.producerEpoch(), epoch.state(), epoch.transactionStartedAt());
+        LeaseSighting seen = sight(epochSightings, role, key);
+        Instant challengeAt = Succession.challengeAfter(Instant.ofEpochMilli(seen.seenAt()), due.rank(), config);
+        if (!clock.instant().isBefore(challengeAt)) {
+            return due;
+        }
+        if (seen.fresh()) {
+            log.info("Role {} has an epoch ({}/{}, {}) that no lease visible to this member explains: a challenge is in flight "
+                    + "or its records are not visible yet; challenging at {} unless it shows", role, epoch.producerId(),
+                    epoch.producerEpoch(), epoch.state(), challengeAt);
+        }
+        return new Decision.Wait(due.rank(), challengeAt);
+    }
+
+    /**
+     * Whether the visible state (or this member's own last challenge of it) explains the
+     * epoch the coordinator reports: the lease's own epoch, or one more after an abort (the
+     * coordinator aborting a dead holder's open transaction at its timeout).
+     */
+    private static boolean explained(RoleState state, ProducerState reported, Leadership ownWin, boolean challengedBefore) {
+        if (ownWin != null && matches(ownWin.token().producerId(), ownWin.token().producerEpoch(), reported)) {
+            return true;
+        }
+        if (state.lease().isPresent()) {
+            LeaseState lease = state.lease().get();
+            return lease.wrote(reported.producerId(), reported.producerEpoch())
+                    || aborting(reported) && lease.wrote(reported.producerId(), (short) (reported.producerEpoch() - 1));
+        }
+        // Nothing visible to compare with: a settled transaction is history (a released or
+        // long-idle role), unless this member challenged this state already and someone
+        // moved the epoch past what it won.
+        return !challengedBefore && reported.transactionComplete();
+    }
+
+    private static boolean matches(long producerId, short epoch, ProducerState reported) {
+        return reported.producerId() == producerId
+                && (reported.producerEpoch() == epoch || aborting(reported) && reported.producerEpoch() == epoch + 1);
+    }
+
+    private static boolean aborting(ProducerState reported) {
+        return reported.state().equals("PrepareAbort") || reported.state().equals("CompleteAbort");
+    }
+
     private Leadership challengeNow(Role role, MemberId me, RoleState state, boolean confirm) {
+        // Recorded before InitProducerId: a challenge that fails after it still moved the epoch.
+        challenged.put(role, Challenged.of(state, null));
         RoleEpoch epoch = transport.initEpoch(role);
         try {
             Leadership leadership = Leadership.grant(this, transport, epoch, me, confirm);
+            challenged.put(role, Challenged.of(state, leadership));
             held.put(role, leadership);
             prune(role, me, state);
             return leadership;

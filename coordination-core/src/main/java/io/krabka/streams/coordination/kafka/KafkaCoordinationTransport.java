@@ -534,7 +534,7 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
             TransactionDescription description = admin.describeTransactions(List.of(role.name()))
                     .description(role.name()).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
             return Optional.of(new ProducerState(description.producerId(), (short) description.producerEpoch(),
-                    description.state().toString()));
+                    description.state().toString(), description.transactionStartTimeMs().orElse(-1L)));
         } catch (ExecutionException e) {
             if (e.getCause() instanceof TransactionalIdNotFoundException) {
                 return Optional.empty();

@@ -2,6 +2,7 @@ package io.krabka.streams.coordination.succession;
 
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.OptionalInt;
@@ -18,7 +19,8 @@ import java.util.OptionalInt;
  * <ul>
  *   <li>A holder renews at {@code (deadline - duration) + renewInterval}, i.e. one
  *       renew interval after it wrote its newest lease.</li>
- *   <li>A standby of rank {@code n} challenges at {@code anchor + n * challengeStagger}.
+ *   <li>A standby of rank {@code n} challenges at {@code anchor + n * challengeStagger},
+ *       the stagger capped at one lease duration.
  *       The anchor is the current lease's deadline; with no lease, it is the later of
  *       the member's own registration time and the release of the last lease.</li>
  *   <li>The anchor always comes from the role state, never from {@code now}: an anchor
@@ -54,7 +56,7 @@ public final class Succession {
         if (rank.isEmpty()) {
             return new Decision.Register();
         }
-        Instant challengeAt = anchor(state, me).plus(config.challengeStagger().multipliedBy(rank.getAsInt()));
+        Instant challengeAt = anchor(state, me).plus(stagger(rank.getAsInt(), config));
         return now.isBefore(challengeAt)
                 ? new Decision.Wait(rank.getAsInt(), challengeAt)
                 : new Decision.Challenge(rank.getAsInt(), challengeAt);
@@ -71,6 +73,27 @@ public final class Succession {
         }
         Instant renewAt = lease.deadlineInstant().minus(config.duration()).plus(config.renewInterval());
         return now.isBefore(renewAt) ? new Decision.Hold(renewAt) : new Decision.Renew(renewAt);
+    }
+
+    /**
+     * The wait of rank {@code rank} after its anchor: {@code rank * challengeStagger}, but
+     * never more than one lease duration. A roster that grows without bound (member ids
+     * that change on every restart, or registrations appended by anyone with Write on the
+     * topic) would otherwise hold the first live standby off for ever; the ranks past the
+     * cap challenge together, which costs epochs, never safety.
+     */
+    public static Duration stagger(int rank, LeaseConfig config) {
+        Duration wait = config.challengeStagger().multipliedBy(rank);
+        return wait.compareTo(config.duration()) > 0 ? config.duration() : wait;
+    }
+
+    /**
+     * When rank {@code rank} challenges after a sign of a challenge in flight first seen
+     * at {@code seenAt} (an epoch at the coordinator that no visible lease explains): as
+     * after a lease first seen then, one lease duration and the rank's stagger later.
+     */
+    public static Instant challengeAfter(Instant seenAt, int rank, LeaseConfig config) {
+        return seenAt.plus(config.duration()).plus(stagger(rank, config));
     }
 
     private static Instant anchor(RoleState state, MemberId me) {

@@ -50,6 +50,10 @@ public final class InMemoryCluster {
     private short transactionVersion = 2;
     private long featureGeneration;
     private long nextProducerId = 1000;
+    // Transactions committed while visibility is delayed: per partition, the first offset each
+    // wrote and when readers may see it. Until then they hold back every later record.
+    private long visibilityDelayMillis;
+    private final Map<TopicPartition, List<long[]>> invisible = new HashMap<>();
 
     /** A cluster whose record timestamps come from {@code timestamps} (epoch milliseconds). */
     public InMemoryCluster(LongSupplier timestamps) {
@@ -84,6 +88,17 @@ public final class InMemoryCluster {
         nextProducerId = producerId;
     }
 
+    /**
+     * Makes every transaction committed from now on invisible to readers for {@code delay}
+     * after its commit (on this cluster's timestamp clock), holding back every later record of
+     * its partitions meanwhile, as {@code read_committed} is held back behind another role's
+     * transaction that is still open on the partition. The coordinator reports the commit at
+     * once. {@link Duration#ZERO} stops delaying new commits; those already delayed stay so.
+     */
+    public synchronized void delayVisibility(Duration delay) {
+        visibilityDelayMillis = delay.toMillis();
+    }
+
     /** Forgets a transactional id, as {@code transactional.id.expiration.ms} does after a long idle time. */
     public synchronized void expire(Role role) {
         coordinators.remove(role.name());
@@ -102,13 +117,15 @@ public final class InMemoryCluster {
             coordinator.epoch++;
         }
         coordinator.state = "Empty";
+        coordinator.transactionStartedAt = -1;
         return new Epoch(transactionalId, coordinator.producerId, coordinator.epoch, transactionVersion, featureGeneration);
     }
 
     synchronized Optional<ProducerState> describe(String transactionalId) {
         Coordinator coordinator = coordinators.get(transactionalId);
         return coordinator == null ? Optional.empty()
-                : Optional.of(new ProducerState(coordinator.producerId, coordinator.epoch, coordinator.state));
+                : Optional.of(new ProducerState(coordinator.producerId, coordinator.epoch, coordinator.state,
+                        coordinator.transactionStartedAt));
     }
 
     synchronized long append(TopicPartition partition, byte[] key, byte[] value) {
@@ -139,6 +156,10 @@ public final class InMemoryCluster {
         for (ProducerRecord<byte[], byte[]> record : records) {
             TopicPartition partition = partitioner.apply(record);
             long timestamp = record.timestamp() != null ? record.timestamp() : timestamps.getAsLong();
+            if (visibilityDelayMillis > 0 && !touched.contains(partition)) {
+                invisible.computeIfAbsent(partition, p -> new ArrayList<>())
+                        .add(new long[] {endOffset(partition), timestamps.getAsLong() + visibilityDelayMillis});
+            }
             long offset = append(partition, timestamp, record.key(), record.value());
             written.add(new RecordMetadata(partition, offset, 0, timestamp,
                     record.key() == null ? -1 : record.key().length, record.value() == null ? -1 : record.value().length));
@@ -154,6 +175,7 @@ public final class InMemoryCluster {
             groupOffsets.computeIfAbsent(consumed.group().groupId(), g -> new HashMap<>()).putAll(consumed.offsets());
         }
         coordinator.state = "CompleteCommit";
+        coordinator.transactionStartedAt = timestamps.getAsLong();
         if (epoch.transactionVersion >= 2) {
             if (coordinator.epoch + 1 >= ROLLOVER_AT) {
                 coordinator.producerId = nextProducerId++;
@@ -196,21 +218,35 @@ public final class InMemoryCluster {
 
     synchronized RoleRecords read(TopicPartition partition, long fromOffset, Duration maxWait) throws InterruptedException {
         long deadline = System.nanoTime() + maxWait.toNanos();
-        while (endOffset(partition) <= fromOffset) {
+        while (visibleEnd(partition) <= fromOffset) {
             long remaining = deadline - System.nanoTime();
             if (remaining <= 0) {
-                return new RoleRecords(List.of(), Math.max(fromOffset, endOffset(partition)));
+                return new RoleRecords(List.of(), Math.max(fromOffset, visibleEnd(partition)));
             }
             wait(Math.max(1, remaining / 1_000_000));
         }
         List<RawRecord> out = new ArrayList<>();
         List<RawRecord> log = logs.get(partition);
-        for (int i = (int) Math.max(0, fromOffset); i < log.size(); i++) {
+        long end = visibleEnd(partition);
+        for (int i = (int) Math.max(0, fromOffset); i < end; i++) {
             if (log.get(i) != null) {
                 out.add(log.get(i));
             }
         }
-        return new RoleRecords(out, log.size());
+        return new RoleRecords(out, end);
+    }
+
+    /** Where readers stop: the first record of a transaction still invisible, else the log's end. */
+    private long visibleEnd(TopicPartition partition) {
+        List<long[]> held = invisible.get(partition);
+        if (held != null) {
+            long now = timestamps.getAsLong();
+            held.removeIf(transaction -> transaction[1] <= now);
+            if (!held.isEmpty()) {
+                return held.get(0)[0];
+            }
+        }
+        return endOffset(partition);
     }
 
     synchronized long endOffset(TopicPartition partition) {
@@ -227,6 +263,7 @@ public final class InMemoryCluster {
         long producerId;
         short epoch;
         String state = "Empty";
+        long transactionStartedAt = -1;
 
         Coordinator(long producerId, short epoch) {
             this.producerId = producerId;
