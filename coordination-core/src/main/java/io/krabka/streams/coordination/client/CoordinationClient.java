@@ -417,14 +417,15 @@ public final class CoordinationClient implements AutoCloseable {
         // Any move is news: a new epoch, a transaction's progress, or a new transaction (which
         // shows only in its start time under transaction version 1: an invisible holder renewing).
         long key = Objects.hash(epoch.producerId(), epoch.producerEpoch(), epoch.state(), epoch.transactionStartedAt());
+        boolean episodeBegins = !epochSightings.containsKey(role);
         LeaseSighting seen = sight(epochSightings, role, key);
         Instant challengeAt = Succession.challengeAfter(Instant.ofEpochMilli(seen.seenAt()), due.rank(), config);
         if (!clock.instant().isBefore(challengeAt)) {
             return due;
         }
-        if (seen.fresh()) {
+        if (episodeBegins) {
             log.info("Role {} has an epoch ({}/{}, {}) that no lease visible to this member explains: a challenge is in flight "
-                    + "or its records are not visible yet; challenging at {} unless it shows", role, epoch.producerId(),
+                    + "or its records are not visible yet; waiting until {}, and longer while it moves", role, epoch.producerId(),
                     epoch.producerEpoch(), epoch.state(), challengeAt);
         }
         return new Decision.Wait(due.rank(), challengeAt);

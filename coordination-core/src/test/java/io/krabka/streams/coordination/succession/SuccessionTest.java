@@ -45,6 +45,35 @@ class SuccessionTest {
     }
 
     @Test
+    void theStaggerGrowsWithRankUpToOneLeaseAndNoFurther() {
+        // rank -> the wait after the anchor, at a 30 s lease and a 5 s stagger
+        long[][] table = {{0, 0}, {1, 5}, {5, 25}, {6, 30}, {7, 30}, {720, 30}};
+        for (long[] row : table) {
+            assertThat(Succession.stagger((int) row[0], CONFIG)).as("rank %d", row[0]).isEqualTo(Duration.ofSeconds(row[1]));
+        }
+    }
+
+    @Test
+    void aStandbyBehindHundredsOfStaleRegistrationsChallengesOneLeaseAfterTheDeadline() {
+        RoleStateBuilder roster = RoleState.builder(ROLE).register(0, A, T0).lease(1, A, 7, (short) 0, T0, T0 + 30_000);
+        for (int i = 0; i < 720; i++) {
+            roster.register(2 + i, MemberId.of("stale-" + i), T0);
+        }
+        RoleState state = roster.register(722, B, T0).build();
+        Instant oneLeaseLater = Instant.ofEpochMilli(T0 + 30_000).plus(CONFIG.duration());
+        assertThat(Succession.evaluate(state, B, false, CONFIG, Instant.ofEpochMilli(T0 + 31_000)))
+                .isEqualTo(new Decision.Wait(720, oneLeaseLater));
+        assertThat(Succession.evaluate(state, B, false, CONFIG, oneLeaseLater)).isEqualTo(new Decision.Challenge(720, oneLeaseLater));
+    }
+
+    @Test
+    void aChallengeInFlightSeenAtSomeInstantIsWaitedForLikeALeaseFirstSeenThen() {
+        Instant seen = Instant.ofEpochMilli(T0);
+        assertThat(Succession.challengeAfter(seen, 0, CONFIG)).isEqualTo(seen.plus(CONFIG.duration()));
+        assertThat(Succession.challengeAfter(seen, 2, CONFIG)).isEqualTo(seen.plus(CONFIG.duration()).plusSeconds(10));
+    }
+
+    @Test
     void holderRenewsOneRenewIntervalAfterItsNewestLease() {
         RoleState state = RoleState.builder(ROLE).register(0, A, T0)
                 .lease(1, A, 7, (short) 0, T0, T0 + 30_000).build();
