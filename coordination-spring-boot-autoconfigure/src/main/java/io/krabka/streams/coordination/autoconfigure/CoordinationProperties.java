@@ -155,7 +155,7 @@ public class CoordinationProperties {
 
         /**
          * How much later than the standby ahead of it a standby challenges after the
-         * deadline.
+         * deadline. A standby's whole wait (its rank times this) is at most one lease.
          */
         private Duration challengeStagger = Duration.ofSeconds(5);
 
