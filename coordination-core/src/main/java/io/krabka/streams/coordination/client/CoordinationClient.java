@@ -83,6 +83,9 @@ public final class CoordinationClient implements AutoCloseable {
     private final Map<Role, LeaseSighting> sightings = new ConcurrentHashMap<>();
     // The same for releases, keyed by the tombstone's timestamp instead of an offset.
     private final Map<Role, LeaseSighting> releaseSightings = new ConcurrentHashMap<>();
+    // How long a standby waits for each role's lease: raised by new lease records, never
+    // lowered; cleared by a tombstone.
+    private final Map<Role, Long> leaseBounds = new ConcurrentHashMap<>();
     // The same for an epoch the coordinator reports that no visible lease explains (a
     // challenge in flight), keyed by the reported (producer id, epoch, state).
     private final Map<Role, LeaseSighting> epochSightings = new ConcurrentHashMap<>();
@@ -297,24 +300,31 @@ public final class CoordinationClient implements AutoCloseable {
 
     /**
      * The state with the lease's deadline cut to one lease duration after this client
-     * first saw that lease record. Any member with Write on the topic can append a lease
-     * naming anyone with any deadline; a standby that believed it would wait for ever.
-     * A live holder writes a new record every renew interval, well inside the cut.
+     * first saw that lease record, and never earlier than the bound an earlier lease
+     * record gave. Any member with Write on the topic can append a lease naming anyone
+     * with any deadline; a standby that believed it would wait for ever, or challenge a
+     * live holder at once. A live holder writes a new record every renew interval, well
+     * inside the cut.
      */
     private RoleState withBoundedLease(Role role, RoleState state) {
         if (state.lease().isEmpty()) {
+            leaseBounds.remove(role);
             return withBoundedRelease(role, state);
         }
         LeaseState lease = state.lease().get();
         LeaseSighting seen = sight(sightings, role, lease.offset());
-        long bound = seen.seenAt() + config.duration().toMillis();
-        if (lease.deadline() <= bound) {
-            return state;
-        }
-        if (seen.fresh() && lease.deadline() > bound + config.duration().toMillis()) {
+        long cut = seen.seenAt() + config.duration().toMillis();
+        if (seen.fresh() && lease.deadline() > cut + config.duration().toMillis()) {
             // Further out than the clocks of two members can plausibly differ: a forged or broken record.
             suspicious(role, "the lease at offset " + lease.offset() + " of " + transport.topic() + " names " + lease.member()
-                    + " with deadline " + lease.deadlineInstant() + "; a standby waits at most until " + Instant.ofEpochMilli(bound));
+                    + " with deadline " + lease.deadlineInstant() + "; a standby waits at most until " + Instant.ofEpochMilli(cut));
+        }
+        // A new lease record may extend the wait, never shorten it: anyone with Write on the
+        // topic can append one with a deadline already past (naming the live holder, whose
+        // contender ignores leases naming itself), and only a tombstone ends a lease early.
+        long bound = leaseBounds.merge(role, Math.min(lease.deadline(), cut), Math::max);
+        if (bound == lease.deadline()) {
+            return state;
         }
         return new RoleState(state.role(), state.roster(), Optional.of(lease.withDeadline(bound)), state.leaseReleasedAt(),
                 state.nextOffset());

@@ -14,6 +14,7 @@ import io.krabka.streams.coordination.memory.InMemoryCluster;
 import io.krabka.streams.coordination.memory.InMemoryCoordinationTransport;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
+import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
@@ -118,6 +119,30 @@ class CoordinationClientTest {
         Leadership taken = b.tryAcquire().orElseThrow();
         assertThat(taken.token().supersedes(held.token())).isTrue();
         assertThat(b.client().describe(ROLE).roster()).extracting(RankedMember::member).doesNotContain(a.id());
+    }
+
+    @Test
+    void aLeaseRecordWithADeadlineAlreadyPastNeverShortensAStandbysWait() {
+        Member a = member("a");
+        Member b = member("b");
+        Leadership held = a.tryAcquire().orElseThrow();
+        assertThat(b.tryAcquire()).isEmpty();
+        clock.advance(Duration.ofSeconds(1));
+        byte[] leaseKey = CoordinationCodec.encodeKey(CoordinationKey.lease(ROLE));
+        // Forged: naming the live holder (its contender ignores leases naming itself), then
+        // another member, each with the coordinator's epoch and a deadline already past.
+        for (String named : List.of("a", "mallory")) {
+            a.transport().appendRaw(ROLE, leaseKey, CoordinationCodec.encodeValue(new CoordinationRecord.Lease(MemberId.of(named),
+                    held.token().producerId(), held.token().producerEpoch(), clock.millis(), clock.millis() - 1)));
+            assertThat(b.tryAcquire()).as("after a lease naming %s that ended in the past", named).isEmpty();
+        }
+        clock.advance(Duration.between(clock.instant(), held.deadline()).minusMillis(1));
+        assertThat(b.tryAcquire()).as("just before the holder's own deadline").isEmpty();
+        // The lease naming mallory leaves a in the roster ahead of b: one stagger more.
+        clock.advance(Duration.ofMillis(1));
+        assertThat(b.tryAcquire()).as("at the holder's own deadline").isEmpty();
+        clock.advance(LeaseConfig.DEFAULTS.challengeStagger());
+        assertThat(b.tryAcquire()).as("one stagger after the holder's own deadline").isPresent();
     }
 
     @Test
