@@ -12,10 +12,7 @@ import io.krabka.streams.coordination.RankedMember;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.LeadershipStatus;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
@@ -34,21 +31,24 @@ class OutputTest {
 
     @Test
     void jsonEscapesWhatNamesMayContain() throws Exception {
-        Map<String, Object> document = new LinkedHashMap<>();
-        document.put("role", "a \"quoted\" \\ role\u2028");
-        document.put("term", 7L);
-        document.put("current", null);
-        List<Object> empty = new ArrayList<>();
-        document.put("roster", empty);
-        document.put("nested", List.of(Map.of("ok", true)));
+        Instant now = Instant.parse("2026-01-01T00:00:10Z");
+        Role role = Role.of("a \"quoted\" \\ role\u2028");
+        LeaseSnapshot lease = new LeaseSnapshot(MemberId.of("n0"), FencingToken.of(7, 3, (short) 0), now, now.plusSeconds(6));
+        LeadershipStatus status = new LeadershipStatus(role, Optional.of(lease), Optional.empty(),
+                List.of(new RankedMember(MemberId.of("n0"), -1, 0, now)), 8, false);
+        // coordinatorAsked false: current is unknown, so null.
+        Report report = new Report("k:9092", "__coordination_state", 1, 3, now, List.of(new Report.RoleView(status, 0, false, true, now)),
+                List.of(0), 0, List.of(), List.of());
 
-        JsonNode parsed = new ObjectMapper().readTree(Json.write(document));
+        JsonNode parsed = new ObjectMapper().readTree(JsonOutput.write(report));
 
-        assertThat(parsed.get("role").asText()).isEqualTo("a \"quoted\" \\ role\u2028");
-        assertThat(parsed.get("term").asLong()).isEqualTo(7);
-        assertThat(parsed.get("current").isNull()).isTrue();
-        assertThat(parsed.get("roster").isArray()).isTrue();
-        assertThat(parsed.get("nested").get(0).get("ok").asBoolean()).isTrue();
+        JsonNode document = parsed.get("roles").get(0);
+        assertThat(document.get("role").asText()).isEqualTo("a \"quoted\" \\ role\u2028");
+        assertThat(document.get("term").asLong()).isEqualTo(7);
+        assertThat(document.get("current").isNull()).isTrue();
+        assertThat(parsed.get("warnings").isArray()).isTrue();
+        assertThat(parsed.get("warnings")).isEmpty();
+        assertThat(document.get("roster").get(0).get("holder").asBoolean()).isTrue();
     }
 
     /**
