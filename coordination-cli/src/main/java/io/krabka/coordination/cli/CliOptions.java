@@ -46,7 +46,7 @@ import picocli.CommandLine.UnmatchedArgumentException;
             "3:describe found no record of the role"})
 final class CliOptions {
 
-    static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
 
     /** The commands. */
     enum Command {
@@ -147,7 +147,7 @@ final class CliOptions {
 
     /**
      * Parses the arguments. {@code -h}, {@code --help} or the word {@code help} give
-     * {@link Command#HELP}, whatever else the line holds after them.
+     * {@link Command#HELP}, even when a mistake follows them on the line.
      *
      * @throws CliException with exit code 2 when they are not a valid command line; the
      *     message names the option or argument at fault

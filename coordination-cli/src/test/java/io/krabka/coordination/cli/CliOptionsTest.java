@@ -75,6 +75,7 @@ class CliOptionsTest {
         assertUsage("describe needs --role", "describe", "--bootstrap-server", "k:9092");
         assertUsage("list shows every role", "list", "--role", "controller");
         assertUsage("unknown option --bootstrap-servers", "list", "--bootstrap-servers", "k:9092");
+        assertUsage("unknown option --bootstrap-servers (did you mean --bootstrap-server?)", "list", "--bootstrap-servers=k:9092");
         assertUsage("--partitions must be a positive whole number", "list", "--partitions", "0");
         assertUsage("--output must be text or json", "list", "--output", "yaml");
         assertUsage("option --topic needs a value", "list", "--topic");
