@@ -5,29 +5,48 @@ import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Objects;
+import picocli.CommandLine;
+import picocli.CommandLine.Help;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.MissingParameterException;
+import picocli.CommandLine.Model.ArgSpec;
+import picocli.CommandLine.Model.OptionSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.OverwrittenOptionException;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.TypeConversionException;
+import picocli.CommandLine.UnmatchedArgumentException;
 
 /**
- * The parsed command line. A plain parser: {@code --flag value} or {@code --flag=value},
- * one command word, nothing else.
- *
- * @param command what to show
- * @param bootstrapServer the Kafka cluster, as {@code HOST:PORT[,HOST:PORT...]}; null when
- *     only the command config names it
- * @param commandConfig a client properties file (TLS, SASL), or null
- * @param topic the coordination topic
- * @param partitions the partition count the members are configured with
- * @param role the role to describe; null for {@code list}
- * @param output the output format
- * @param timeout how long one cluster operation may wait
+ * The command line, declared for picocli: one command word and {@code --flag value} or
+ * {@code --flag=value} options, in any order, each at most once. {@link #parse} is the
+ * only way to get one; the usage text is generated from the same declarations.
  */
-record CliOptions(Command command, String bootstrapServer, Path commandConfig, String topic, int partitions, Role role,
-        Output output, Duration timeout) {
+@CommandLine.Command(name = "krabka-coordination-cli", synopsisHeading = "Usage: ",
+        customSynopsis = "java -jar krabka-coordination-cli.jar COMMAND --bootstrap-server HOST:PORT [OPTIONS]",
+        description = {
+            "",
+            "A read-only view of the krabka coordination topic: who holds each role, under which",
+            "term, until when, whether the transaction coordinator confirms the holder (current),",
+            "and the roster of standbys with their ranks. It never writes to the topic, never",
+            "registers, never initializes a producer id, and never creates the topic.",
+            "",
+            "Commands:",
+            "  list                      every role that has records in the topic",
+            "  describe --role NAME      one role, with its roster in detail"},
+        optionListHeading = "%nOptions:%n", sortOptions = false, usageHelpWidth = 100,
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {
+            "0:done",
+            "1:the cluster or the topic failed (unreachable, missing topic, partition count%nmismatch, refused by ACLs)",
+            "2:bad command line",
+            "3:describe found no record of the role"})
+final class CliOptions {
 
-    static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
 
     /** The commands. */
     enum Command {
@@ -39,194 +58,346 @@ record CliOptions(Command command, String bootstrapServer, Path commandConfig, S
         TEXT, JSON
     }
 
-    CliOptions {
-        Objects.requireNonNull(command, "command");
-        Objects.requireNonNull(topic, "topic");
-        Objects.requireNonNull(output, "output");
-        Objects.requireNonNull(timeout, "timeout");
+    // The option names, shared by the declarations and the messages of their converters.
+    private static final String BOOTSTRAP_SERVER = "--bootstrap-server";
+    private static final String COMMAND_CONFIG = "--command-config";
+    private static final String TOPIC = "--topic";
+    private static final String PARTITIONS = "--partitions";
+    private static final String ROLE = "--role";
+    private static final String OUTPUT = "--output";
+    private static final String TIMEOUT = "--timeout";
+
+    @Parameters(index = "0", arity = "0..1", paramLabel = "COMMAND", hidden = true, converter = CommandWord.class)
+    private Command command;
+
+    @Option(names = BOOTSTRAP_SERVER, order = 1, paramLabel = "HOST:PORT[,HOST:PORT...]", converter = BootstrapValue.class,
+            description = {"the Kafka cluster (required unless the command config", "sets bootstrap.servers)"})
+    private String bootstrapServer;
+
+    @Option(names = COMMAND_CONFIG, order = 2, paramLabel = "FILE", converter = PathValue.class,
+            description = {"Kafka client properties (security.protocol, ssl.*, sasl.*),", "as for Kafka's own tools"})
+    private Path commandConfig;
+
+    @Option(names = TOPIC, order = 3, paramLabel = "NAME", converter = TopicValue.class,
+            description = "the coordination topic (default __coordination_state)")
+    private String topic = CoordinationCodec.COORDINATION_STATE_TOPIC;
+
+    // A '%' in a description is a format specifier for picocli: '%%' prints one.
+    @Option(names = PARTITIONS, order = 4, paramLabel = "N", converter = PartitionsValue.class,
+            description = {"the partition count the members are configured with", "(krabka.coordination.topic.partitions, default 50); must",
+                "equal the topic's: a role's partition is", "murmur2(role) %% partitions"})
+    private int partitions = TopicSpec.DEFAULT_PARTITIONS;
+
+    @Option(names = ROLE, order = 5, paramLabel = "NAME", converter = RoleValue.class, description = "the role to describe")
+    private Role role;
+
+    @Option(names = OUTPUT, order = 6, paramLabel = "text|json", converter = OutputValue.class,
+            description = "aligned tables (default) or one JSON document")
+    private Output output = Output.TEXT;
+
+    @Option(names = TIMEOUT, order = 7, paramLabel = "DURATION", converter = TimeoutValue.class,
+            description = {"how long one cluster operation may wait before the tool", "gives up: 30s (default), 500ms, 2m; a bare number is seconds"})
+    private Duration timeout = DEFAULT_TIMEOUT;
+
+    @Option(names = {"-h", "--help"}, order = 8, usageHelp = true, description = "this text")
+    private boolean help;
+
+    private CliOptions() {
     }
 
-    static final String USAGE = """
-            Usage: java -jar krabka-coordination-cli.jar COMMAND --bootstrap-server HOST:PORT [OPTIONS]
+    /** What to show. */
+    Command command() {
+        return command;
+    }
 
-            A read-only view of the krabka coordination topic: who holds each role, under which
-            term, until when, whether the transaction coordinator confirms the holder (current),
-            and the roster of standbys with their ranks. It never writes to the topic, never
-            registers, never initializes a producer id, and never creates the topic.
+    /** The Kafka cluster, as {@code HOST:PORT[,HOST:PORT...]}; null when only the command config names it. */
+    String bootstrapServer() {
+        return bootstrapServer;
+    }
 
-            Commands:
-              list                      every role that has records in the topic
-              describe --role NAME      one role, with its roster in detail
+    /** A client properties file (TLS, SASL), or null. */
+    Path commandConfig() {
+        return commandConfig;
+    }
 
-            Options:
-              --bootstrap-server HOST:PORT[,HOST:PORT...]
-                                        the Kafka cluster (required unless the command config
-                                        sets bootstrap.servers)
-              --command-config FILE     Kafka client properties (security.protocol, ssl.*, sasl.*),
-                                        as for Kafka's own tools
-              --topic NAME              the coordination topic (default __coordination_state)
-              --partitions N            the partition count the members are configured with
-                                        (krabka.coordination.topic.partitions, default 50); must
-                                        equal the topic's: a role's partition is
-                                        murmur2(role) % partitions
-              --role NAME               the role to describe
-              --output text|json        aligned tables (default) or one JSON document
-              --timeout DURATION        how long one cluster operation may wait before the tool
-                                        gives up: 30s (default), 500ms, 2m; a bare number is seconds
-              -h, --help                this text
+    /** The coordination topic. */
+    String topic() {
+        return topic;
+    }
 
-            Exit codes: 0 done; 1 the cluster or the topic failed (unreachable, missing topic,
-            partition count mismatch, refused by ACLs); 2 bad command line; 3 describe found no
-            record of the role.
-            """;
+    /** The partition count the members are configured with. */
+    int partitions() {
+        return partitions;
+    }
+
+    /** The role to describe; null for {@code list}. */
+    Role role() {
+        return role;
+    }
+
+    /** The output format. */
+    Output output() {
+        return output;
+    }
+
+    /** How long one cluster operation may wait. */
+    Duration timeout() {
+        return timeout;
+    }
 
     /**
-     * Parses the arguments.
+     * Parses the arguments. {@code -h}, {@code --help} or the word {@code help} give
+     * {@link Command#HELP}, even when a mistake follows them on the line.
      *
-     * @throws CliException with exit code 2 when they are not a valid command line
+     * @throws CliException with exit code 2 when they are not a valid command line; the
+     *     message names the option or argument at fault
      */
     static CliOptions parse(String... args) {
-        Command command = null;
-        String bootstrap = null;
-        Path commandConfig = null;
-        String topic = CoordinationCodec.COORDINATION_STATE_TOPIC;
-        int partitions = TopicSpec.DEFAULT_PARTITIONS;
-        Role role = null;
-        Output output = Output.TEXT;
-        Duration timeout = DEFAULT_TIMEOUT;
-        List<String> seen = new ArrayList<>();
-        for (int i = 0; i < args.length; i++) {
-            String arg = args[i];
-            if (arg.equals("-h") || arg.equals("--help")) {
+        CliOptions options = new CliOptions();
+        CommandLine line = commandLine(options);
+        try {
+            line.parseArgs(args);
+        } catch (ParameterException e) {
+            if (options.help) {
                 return help();
             }
-            if (!arg.startsWith("-")) {
-                if (command != null) {
-                    throw CliException.usage("unexpected argument \"" + arg + "\" after the command " + name(command));
-                }
-                command = command(arg);
-                continue;
-            }
-            String flag = arg;
-            String value;
-            int equals = arg.indexOf('=');
-            if (arg.startsWith("--") && equals > 0) {
-                flag = arg.substring(0, equals);
-                value = arg.substring(equals + 1);
-            } else if (i + 1 < args.length) {
-                value = args[++i];
-            } else {
-                value = null;
-            }
-            if (!FLAGS.contains(flag)) {
-                throw CliException.usage("unknown option " + flag);
-            }
-            if (seen.contains(flag)) {
-                throw CliException.usage("option " + flag + " is given twice");
-            }
-            seen.add(flag);
-            if (value == null || value.isEmpty()) {
-                throw CliException.usage("option " + flag + " needs a value");
-            }
-            switch (flag) {
-                case "--bootstrap-server" -> bootstrap = value;
-                case "--command-config" -> commandConfig = Path.of(value);
-                case "--topic" -> topic = requireTopic(value);
-                case "--partitions" -> partitions = positive(flag, value);
-                case "--role" -> role = role(value);
-                case "--output" -> output = output(value);
-                case "--timeout" -> timeout = duration(flag, value);
-                default -> throw new IllegalStateException("unhandled option " + flag);
-            }
+            throw CliException.usage(message(e, options));
         }
-        if (command == null) {
+        if (options.help || options.command == Command.HELP) {
+            return help();
+        }
+        if (options.command == null) {
             throw CliException.usage("no command: use list or describe");
         }
-        if (command == Command.DESCRIBE && role == null) {
+        if (options.command == Command.DESCRIBE && options.role == null) {
             throw CliException.usage("describe needs --role NAME");
         }
-        if (command == Command.LIST && role != null) {
-            throw CliException.usage("list shows every role; use describe --role " + role.name() + " for one");
+        if (options.command == Command.LIST && options.role != null) {
+            throw CliException.usage("list shows every role; use describe --role " + options.role.name() + " for one");
         }
-        return new CliOptions(command, bootstrap, commandConfig, topic, partitions, role, output, timeout);
+        return options;
     }
 
-    private static final List<String> FLAGS = List.of("--bootstrap-server", "--command-config", "--topic", "--partitions",
-            "--role", "--output", "--timeout");
+    /** The usage text, generated from the declarations above. */
+    static String usage() {
+        return commandLine(new CliOptions()).getUsageMessage(Help.Ansi.OFF);
+    }
 
     private static CliOptions help() {
-        return new CliOptions(Command.HELP, null, null, CoordinationCodec.COORDINATION_STATE_TOPIC,
-                TopicSpec.DEFAULT_PARTITIONS, null, Output.TEXT, DEFAULT_TIMEOUT);
+        CliOptions help = new CliOptions();
+        help.command = Command.HELP;
+        return help;
     }
 
-    private static Command command(String word) {
-        return switch (word) {
-            case "list" -> Command.LIST;
-            case "describe" -> Command.DESCRIBE;
-            case "help" -> Command.HELP;
-            default -> throw CliException.usage("unknown command \"" + word + "\": use list or describe");
-        };
-    }
-
-    private static String name(Command command) {
-        return command.name().toLowerCase(Locale.ROOT);
-    }
-
-    private static String requireTopic(String value) {
-        if (value.isBlank()) {
-            throw CliException.usage("--topic must not be blank");
-        }
-        return value;
-    }
-
-    private static Role role(String value) {
-        try {
-            return Role.of(value);
-        } catch (IllegalArgumentException e) {
-            throw CliException.usage("--role: " + e.getMessage());
-        }
-    }
-
-    private static Output output(String value) {
-        return switch (value.toLowerCase(Locale.ROOT)) {
-            case "text" -> Output.TEXT;
-            case "json" -> Output.JSON;
-            default -> throw CliException.usage("--output must be text or json, not \"" + value + "\"");
-        };
-    }
-
-    private static int positive(String flag, String value) {
-        try {
-            int parsed = Integer.parseInt(value);
-            if (parsed > 0) {
-                return parsed;
+    private static CommandLine commandLine(CliOptions options) {
+        CommandLine line = new CommandLine(options);
+        // "@file" is an argument like any other: no argument files.
+        line.setExpandAtFiles(false);
+        line.setUsageHelpLongOptionsMaxWidth(24);
+        // The usage shows "--flag VALUE", the spelling the docs use; both spellings parse.
+        line.setHelpFactory((spec, colors) -> new Help(spec, colors) {
+            @Override
+            public Help.IParamLabelRenderer parameterLabelRenderer() {
+                return new SpaceSeparatedLabels();
             }
-        } catch (NumberFormatException e) {
-            // reported below
+        });
+        return line;
+    }
+
+    /** The message for a picocli refusal, in the words the tool has always used. */
+    private static String message(ParameterException e, CliOptions options) {
+        if (e.getCause() instanceof TypeConversionException conversion) {
+            return conversion.getMessage();
         }
-        throw CliException.usage(flag + " must be a positive whole number, not \"" + value + "\"");
+        if (e instanceof OverwrittenOptionException overwritten) {
+            return "option " + name(overwritten.getOverwritten()) + " is given twice";
+        }
+        if (e instanceof MissingParameterException missing && !missing.getMissing().isEmpty()
+                && missing.getMissing().get(0).isOption()) {
+            return "option " + name(missing.getMissing().get(0)) + " needs a value";
+        }
+        if (e instanceof UnmatchedArgumentException unmatched && !unmatched.getUnmatched().isEmpty()) {
+            String argument = unmatched.getUnmatched().get(0);
+            if (argument.startsWith("-")) {
+                int equals = argument.indexOf('=');
+                String flag = equals > 0 ? argument.substring(0, equals) : argument;
+                List<String> suggestions = unmatched.getSuggestions();
+                return "unknown option " + flag + (suggestions.isEmpty() ? "" : " (did you mean " + suggestions.get(0) + "?)");
+            }
+            if (options.command != null) {
+                return "unexpected argument \"" + argument + "\" after the command " + options.command.name().toLowerCase(Locale.ROOT);
+            }
+        }
+        return e.getMessage();
+    }
+
+    private static String name(ArgSpec arg) {
+        return arg instanceof OptionSpec option ? option.longestName() : arg.paramLabel();
+    }
+
+    /**
+     * One option's converter: refuses an empty value the way every option does, and
+     * throws the tool's message as a {@link TypeConversionException}.
+     */
+    private abstract static class Value<T> implements ITypeConverter<T> {
+
+        private final String option;
+
+        Value(String option) {
+            this.option = option;
+        }
+
+        @Override
+        public final T convert(String value) {
+            if (value.isEmpty()) {
+                throw new TypeConversionException("option " + option + " needs a value");
+            }
+            return parse(option, value);
+        }
+
+        abstract T parse(String option, String value);
+    }
+
+    static final class BootstrapValue extends Value<String> {
+        BootstrapValue() {
+            super(BOOTSTRAP_SERVER);
+        }
+
+        @Override
+        String parse(String option, String value) {
+            return value;
+        }
+    }
+
+    static final class PathValue extends Value<Path> {
+        PathValue() {
+            super(COMMAND_CONFIG);
+        }
+
+        @Override
+        Path parse(String option, String value) {
+            return Path.of(value);
+        }
+    }
+
+    static final class TopicValue extends Value<String> {
+        TopicValue() {
+            super(TOPIC);
+        }
+
+        @Override
+        String parse(String option, String value) {
+            if (value.isBlank()) {
+                throw new TypeConversionException(option + " must not be blank");
+            }
+            return value;
+        }
+    }
+
+    static final class PartitionsValue extends Value<Integer> {
+        PartitionsValue() {
+            super(PARTITIONS);
+        }
+
+        @Override
+        Integer parse(String option, String value) {
+            try {
+                int parsed = Integer.parseInt(value);
+                if (parsed > 0) {
+                    return parsed;
+                }
+            } catch (NumberFormatException e) {
+                // reported below
+            }
+            throw new TypeConversionException(option + " must be a positive whole number, not \"" + value + "\"");
+        }
+    }
+
+    static final class RoleValue extends Value<Role> {
+        RoleValue() {
+            super(ROLE);
+        }
+
+        @Override
+        Role parse(String option, String value) {
+            try {
+                return Role.of(value);
+            } catch (IllegalArgumentException e) {
+                throw new TypeConversionException(option + ": " + e.getMessage());
+            }
+        }
+    }
+
+    static final class OutputValue extends Value<Output> {
+        OutputValue() {
+            super(OUTPUT);
+        }
+
+        @Override
+        Output parse(String option, String value) {
+            return switch (value.toLowerCase(Locale.ROOT)) {
+                case "text" -> Output.TEXT;
+                case "json" -> Output.JSON;
+                default -> throw new TypeConversionException(option + " must be text or json, not \"" + value + "\"");
+            };
+        }
     }
 
     /** {@code 30s}, {@code 500ms}, {@code 2m}, or a bare number of seconds. */
-    static Duration duration(String flag, String value) {
-        String text = value.trim().toLowerCase(Locale.ROOT);
-        Duration parsed = null;
-        try {
-            if (text.endsWith("ms")) {
-                parsed = Duration.ofMillis(Long.parseLong(text.substring(0, text.length() - 2)));
-            } else if (text.endsWith("s")) {
-                parsed = Duration.ofSeconds(Long.parseLong(text.substring(0, text.length() - 1)));
-            } else if (text.endsWith("m")) {
-                parsed = Duration.ofMinutes(Long.parseLong(text.substring(0, text.length() - 1)));
-            } else {
-                parsed = Duration.ofSeconds(Long.parseLong(text));
+    static final class TimeoutValue extends Value<Duration> {
+        TimeoutValue() {
+            super(TIMEOUT);
+        }
+
+        @Override
+        Duration parse(String option, String value) {
+            String text = value.trim().toLowerCase(Locale.ROOT);
+            Duration parsed = null;
+            try {
+                if (text.endsWith("ms")) {
+                    parsed = Duration.ofMillis(Long.parseLong(text.substring(0, text.length() - 2)));
+                } else if (text.endsWith("s")) {
+                    parsed = Duration.ofSeconds(Long.parseLong(text.substring(0, text.length() - 1)));
+                } else if (text.endsWith("m")) {
+                    parsed = Duration.ofMinutes(Long.parseLong(text.substring(0, text.length() - 1)));
+                } else {
+                    parsed = Duration.ofSeconds(Long.parseLong(text));
+                }
+            } catch (NumberFormatException | ArithmeticException e) {
+                // reported below
             }
-        } catch (NumberFormatException e) {
-            // reported below
+            if (parsed == null || parsed.isNegative() || parsed.isZero() || parsed.toMillis() > Integer.MAX_VALUE) {
+                throw new TypeConversionException(option + " must be a positive duration such as 30s, 500ms or 2m, not \""
+                        + value + "\"");
+            }
+            return parsed;
         }
-        if (parsed == null || parsed.isNegative() || parsed.isZero() || parsed.toMillis() > Integer.MAX_VALUE) {
-            throw CliException.usage(flag + " must be a positive duration such as 30s, 500ms or 2m, not \"" + value + "\"");
+    }
+
+    /** The command word: {@code list}, {@code describe}, or {@code help}. */
+    static final class CommandWord implements ITypeConverter<Command> {
+        @Override
+        public Command convert(String word) {
+            return switch (word) {
+                case "list" -> Command.LIST;
+                case "describe" -> Command.DESCRIBE;
+                case "help" -> Command.HELP;
+                default -> throw new TypeConversionException("unknown command \"" + word + "\": use list or describe");
+            };
         }
-        return parsed;
+    }
+
+    /** Labels as {@code --flag VALUE}: every option here takes exactly one value. */
+    private static final class SpaceSeparatedLabels implements Help.IParamLabelRenderer {
+        @Override
+        public Help.Ansi.Text renderParameterLabel(ArgSpec arg, Help.Ansi ansi, List<Help.Ansi.IStyle> styles) {
+            String label = arg.arity().max() == 0 ? "" : (arg.isOption() ? " " : "") + arg.paramLabel();
+            return ansi.new Text(label);
+        }
+
+        @Override
+        public String separator() {
+            return " ";
+        }
     }
 }

@@ -60,7 +60,7 @@ public final class CoordinationCli {
             return e.exitCode();
         }
         if (options.command() == CliOptions.Command.HELP) {
-            out.print(CliOptions.USAGE);
+            out.print(CliOptions.usage());
             return EXIT_OK;
         }
         String bootstrap = "?";

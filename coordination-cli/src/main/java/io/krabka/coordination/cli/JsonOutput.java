@@ -5,53 +5,68 @@ import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.RankedMember;
 import io.krabka.streams.coordination.client.LeadershipStatus;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
+import tools.jackson.core.SerializableString;
+import tools.jackson.core.io.CharacterEscapes;
+import tools.jackson.core.io.SerializedString;
+import tools.jackson.core.json.JsonWriteFeature;
+import tools.jackson.core.util.DefaultIndenter;
+import tools.jackson.core.util.DefaultPrettyPrinter;
+import tools.jackson.core.util.Separators;
+import tools.jackson.databind.ObjectWriter;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * {@code --output json}: one document with the same shape for both commands ({@code roles}
  * holds one role for {@code describe}). Absent values are {@code null}, never left out.
+ * Written by Jackson in a fixed layout that scripts and docs/OPERATIONS-CLI.md rely on:
+ * fields in the order below, two-space indents, {@code "name": value}, {@code {}} and
+ * {@code []} when empty, a newline at the end.
  */
 final class JsonOutput {
+
+    private static final JsonMapper MAPPER = JsonMapper.builder()
+            // Jackson 3 escapes '/' by default and writes upper-case hex: keep "/" and "\u001f" as they were.
+            .disable(JsonWriteFeature.ESCAPE_FORWARD_SLASHES, JsonWriteFeature.WRITE_HEX_UPPER_CASE)
+            .build();
+
+    private static final ObjectWriter WRITER = MAPPER.writer().with(layout()).with(new LineSeparatorEscapes());
 
     private JsonOutput() {
     }
 
     static String write(Report report) {
-        Map<String, Object> document = new LinkedHashMap<>();
+        ObjectNode document = MAPPER.createObjectNode();
         document.put("bootstrapServers", report.bootstrapServers());
         document.put("topic", report.topic());
         document.put("partitions", report.partitions());
         document.put("replicationFactor", report.replicationFactor());
         document.put("readAt", TextOutput.instant(report.readAt()));
-        List<Object> roles = new ArrayList<>();
+        ArrayNode roles = document.putArray("roles");
         for (Report.RoleView view : report.roles()) {
             roles.add(role(view));
         }
-        document.put("roles", roles);
-        Map<String, Object> malformed = new LinkedHashMap<>();
-        malformed.put("partitionsRead", report.partitionsRead());
+        ObjectNode malformed = document.putObject("malformedRecords");
+        ArrayNode partitionsRead = malformed.putArray("partitionsRead");
+        report.partitionsRead().forEach(partitionsRead::add);
         malformed.put("count", report.malformedCount());
-        List<Object> examples = new ArrayList<>();
+        ArrayNode examples = malformed.putArray("first");
         for (TopicReader.MalformedRecord record : report.malformed()) {
-            Map<String, Object> example = new LinkedHashMap<>();
-            example.put("partition", record.partition());
-            example.put("offset", record.offset());
-            example.put("problem", record.problem());
-            example.put("detail", record.detail());
-            examples.add(example);
+            examples.addObject()
+                    .put("partition", record.partition())
+                    .put("offset", record.offset())
+                    .put("problem", record.problem())
+                    .put("detail", record.detail());
         }
-        malformed.put("first", examples);
-        document.put("malformedRecords", malformed);
-        document.put("warnings", report.warnings());
-        return Json.write(document);
+        ArrayNode warnings = document.putArray("warnings");
+        report.warnings().forEach(warnings::add);
+        return WRITER.writeValueAsString(document) + "\n";
     }
 
-    private static Map<String, Object> role(Report.RoleView view) {
+    private static ObjectNode role(Report.RoleView view) {
         LeadershipStatus status = view.status();
-        Map<String, Object> role = new LinkedHashMap<>();
+        ObjectNode role = MAPPER.createObjectNode();
         role.put("role", status.role().name());
         role.put("found", view.found());
         role.put("partition", view.partition());
@@ -64,34 +79,64 @@ final class JsonOutput {
         role.put("grantedAt", lease == null ? null : TextOutput.instant(lease.grantedAt()));
         role.put("deadline", lease == null ? null : TextOutput.instant(lease.deadline()));
         role.put("deadlineInMs", lease == null ? null : Duration.between(view.observedAt(), lease.deadline()).toMillis());
-        Map<String, Object> leaseEpoch = null;
-        if (lease != null) {
-            leaseEpoch = new LinkedHashMap<>();
-            leaseEpoch.put("producerId", lease.token().producerId());
-            leaseEpoch.put("producerEpoch", lease.token().producerEpoch());
+        if (lease == null) {
+            role.putNull("leaseEpoch");
+        } else {
+            role.putObject("leaseEpoch")
+                    .put("producerId", lease.token().producerId())
+                    .put("producerEpoch", lease.token().producerEpoch());
         }
-        role.put("leaseEpoch", leaseEpoch);
         role.put("coordinatorAsked", view.coordinatorAsked());
-        role.put("coordinator", status.coordinator().map(JsonOutput::coordinator).orElse(null));
-        List<Object> roster = new ArrayList<>();
+        role.set("coordinator", status.coordinator().map(JsonOutput::coordinator).orElse(null));
+        ArrayNode roster = role.putArray("roster");
         for (RankedMember member : status.roster()) {
-            Map<String, Object> entry = new LinkedHashMap<>();
-            entry.put("member", member.member().value());
-            entry.put("rank", member.rank());
-            entry.put("holder", member.holder());
-            entry.put("registrationOffset", member.registrationOffset());
-            entry.put("registeredAt", TextOutput.instant(member.registeredAt()));
-            roster.add(entry);
+            roster.addObject()
+                    .put("member", member.member().value())
+                    .put("rank", member.rank())
+                    .put("holder", member.holder())
+                    .put("registrationOffset", member.registrationOffset())
+                    .put("registeredAt", TextOutput.instant(member.registeredAt()));
         }
-        role.put("roster", roster);
         return role;
     }
 
-    private static Map<String, Object> coordinator(ProducerState state) {
-        Map<String, Object> coordinator = new LinkedHashMap<>();
-        coordinator.put("producerId", state.producerId());
-        coordinator.put("producerEpoch", state.producerEpoch());
-        coordinator.put("state", state.state());
-        return coordinator;
+    private static ObjectNode coordinator(ProducerState state) {
+        return MAPPER.createObjectNode()
+                .put("producerId", state.producerId())
+                .put("producerEpoch", state.producerEpoch())
+                .put("state", state.state());
+    }
+
+    /** Objects and arrays one entry a line, two spaces a level; {@code "name": value}; {@code {}} and {@code []}. */
+    private static DefaultPrettyPrinter layout() {
+        Separators separators = Separators.createDefaultInstance()
+                .withObjectNameValueSpacing(Separators.Spacing.AFTER)
+                .withObjectEntrySpacing(Separators.Spacing.NONE)
+                .withObjectEmptySeparator("")
+                .withArrayElementSpacing(Separators.Spacing.NONE)
+                .withArrayEmptySeparator("");
+        DefaultIndenter indenter = new DefaultIndenter("  ", "\n");
+        return new DefaultPrettyPrinter(separators).withObjectIndenter(indenter).withArrayIndenter(indenter);
+    }
+
+    /**
+     * JSON's escapes, plus U+2028 and U+2029 (valid in role names): raw, they end a line
+     * for JavaScript and for some log viewers.
+     */
+    private static final class LineSeparatorEscapes extends CharacterEscapes {
+
+        private static final long serialVersionUID = 1L;
+
+        private static final int[] ASCII = standardAsciiEscapesForJSON();
+
+        @Override
+        public int[] getEscapeCodesForAscii() {
+            return ASCII;
+        }
+
+        @Override
+        public SerializableString getEscapeSequence(int c) {
+            return c == 0x2028 || c == 0x2029 ? new SerializedString(String.format("\\u%04x", c)) : null;
+        }
     }
 }

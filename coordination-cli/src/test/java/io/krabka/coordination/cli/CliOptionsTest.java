@@ -42,17 +42,30 @@ class CliOptionsTest {
 
     @Test
     void durationsTakeAUnitOrAreSeconds() {
-        assertThat(CliOptions.duration("--timeout", "2m")).isEqualTo(Duration.ofMinutes(2));
-        assertThat(CliOptions.duration("--timeout", "45s")).isEqualTo(Duration.ofSeconds(45));
-        assertThat(CliOptions.duration("--timeout", "7")).isEqualTo(Duration.ofSeconds(7));
-        assertThatThrownBy(() -> CliOptions.duration("--timeout", "0s")).hasMessageContaining("positive duration");
-        assertThatThrownBy(() -> CliOptions.duration("--timeout", "soon")).hasMessageContaining("positive duration");
+        assertThat(CliOptions.parse("list", "--timeout", "2m").timeout()).isEqualTo(Duration.ofMinutes(2));
+        assertThat(CliOptions.parse("list", "--timeout=45s").timeout()).isEqualTo(Duration.ofSeconds(45));
+        assertThat(CliOptions.parse("list", "--timeout", "7").timeout()).isEqualTo(Duration.ofSeconds(7));
+        assertUsage("--timeout must be a positive duration", "list", "--timeout", "0s");
+        assertUsage("--timeout must be a positive duration", "list", "--timeout", "soon");
+        // Past Duration's range: a usage error, not an ArithmeticException out of the parser.
+        assertUsage("--timeout must be a positive duration", "list", "--timeout", "9223372036854775807m");
     }
 
     @Test
     void helpWinsOverEverythingElse() {
         assertThat(CliOptions.parse("describe", "--help").command()).isEqualTo(CliOptions.Command.HELP);
         assertThat(CliOptions.parse("-h").command()).isEqualTo(CliOptions.Command.HELP);
+        assertThat(CliOptions.parse("help").command()).isEqualTo(CliOptions.Command.HELP);
+        assertThat(CliOptions.parse("list", "--help", "--partitions", "0").command()).isEqualTo(CliOptions.Command.HELP);
+    }
+
+    @Test
+    void theUsageNamesEveryOptionAsTheDocsSpellIt() {
+        assertThat(CliOptions.usage()).startsWith("Usage: java -jar krabka-coordination-cli.jar COMMAND --bootstrap-server HOST:PORT")
+                .contains("  list ", "  describe --role NAME ", "--bootstrap-server HOST:PORT[,HOST:PORT...]", "--command-config FILE",
+                        "--topic NAME", "--partitions N", "murmur2(role) % partitions", "--role NAME", "--output text|json",
+                        "--timeout DURATION", "-h, --help", "Exit codes:")
+                .doesNotContain("=");
     }
 
     @Test
@@ -62,12 +75,18 @@ class CliOptionsTest {
         assertUsage("describe needs --role", "describe", "--bootstrap-server", "k:9092");
         assertUsage("list shows every role", "list", "--role", "controller");
         assertUsage("unknown option --bootstrap-servers", "list", "--bootstrap-servers", "k:9092");
+        assertUsage("unknown option --bootstrap-servers (did you mean --bootstrap-server?)", "list", "--bootstrap-servers=k:9092");
         assertUsage("--partitions must be a positive whole number", "list", "--partitions", "0");
         assertUsage("--output must be text or json", "list", "--output", "yaml");
         assertUsage("option --topic needs a value", "list", "--topic");
+        assertUsage("option --topic needs a value", "list", "--topic=");
+        assertUsage("option --bootstrap-server needs a value", "list", "--bootstrap-server", "");
+        assertUsage("--topic must not be blank", "list", "--topic", " ");
         assertUsage("option --topic is given twice", "list", "--topic", "a", "--topic", "b");
         assertUsage("--role: invalid role", "describe", "--role", " ");
         assertUsage("unexpected argument \"describe\"", "list", "describe");
+        // No argument files: "@x" is a command word like any other.
+        assertUsage("unknown command \"@args\"", "@args");
     }
 
     private static void assertUsage(String message, String... args) {
