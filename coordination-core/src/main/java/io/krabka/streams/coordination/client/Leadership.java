@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.client;
 
+import io.krabka.streams.coordination.CommitOutcomeUnknownException;
 import io.krabka.streams.coordination.ConsumedOffsets;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.CoordinationTimeoutException;
@@ -15,14 +16,18 @@ import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
+import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.RoleEpoch;
+import io.krabka.streams.coordination.transport.RoleRecords;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -30,6 +35,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.record.RecordBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -75,6 +82,9 @@ public final class Leadership implements AutoCloseable {
     private final long grantedAt;
     private final int partition;
     private long term = -1;
+    // Where a lease of this leadership could first be: after the last one committed (or,
+    // before the grant, after the role state the challenge decided on). Guarded by the lock.
+    private long leaseSearchFrom;
 
     // What the coordinator reports after this member's last commit, and how a commit moves it.
     private long knownProducerId;
@@ -149,7 +159,7 @@ public final class Leadership implements AutoCloseable {
     }
 
     private Leadership(CoordinationClient client, CoordinationTransport transport, RoleEpoch epoch, MemberId member,
-            ProducerState initial) {
+            ProducerState initial, long leaseSearchFrom) {
         this.client = client;
         this.transport = transport;
         this.epoch = epoch;
@@ -162,6 +172,7 @@ public final class Leadership implements AutoCloseable {
         this.published = FencingToken.NO_EPOCH;
         this.featureGeneration = epoch.featureGeneration();
         this.previousStart = featureGeneration;
+        this.leaseSearchFrom = leaseSearchFrom;
     }
 
     /**
@@ -169,18 +180,28 @@ public final class Leadership implements AutoCloseable {
      * race there can only make this write fail), takes its offset as the term, and, with
      * {@code confirm}, learns the step and writes a confirming lease so {@code current()}
      * turns true (otherwise {@link #confirm()} does that later).
+     *
+     * <p>A grant whose commit got no answer until its lease deadline is resolved like any
+     * write ({@link #write(List)}): one that committed is a grant, with its lease record's
+     * offset as the term, even though its producer cannot go on (the leadership is then
+     * already {@link State#FAILED}); one that was aborted throws {@link FencedException};
+     * one that neither the coordinator nor the log decide throws
+     * {@link CommitOutcomeUnknownException}.
+     *
+     * @param leaseSearchFrom an offset of the role's partition at or before the grant's
+     *     lease record: where the challenge's decision had read to
      */
     static Leadership grant(CoordinationClient client, CoordinationTransport transport, RoleEpoch epoch, MemberId member,
-            boolean confirm) {
+            boolean confirm, long leaseSearchFrom) {
         ProducerState initial = transport.describeEpoch(epoch.role()).orElseThrow(() -> new RetriableCoordinationException(
                 "the coordinator reports no epoch for role " + epoch.role() + " right after InitProducerId", null));
-        Leadership leadership = new Leadership(client, transport, epoch, member, initial);
+        Leadership leadership = new Leadership(client, transport, epoch, member, initial, leaseSearchFrom);
         List<RecordMetadata> grant = leadership.transact(List.of(), ConsumedOffsets.NONE, false);
         synchronized (leadership) {
             leadership.term = grant.get(0).offset();
             leadership.publish();
         }
-        if (confirm) {
+        if (confirm && leadership.isActive()) {
             leadership.confirm();
         }
         log.info("{} was granted role {} with {}", member, leadership.role, leadership.token());
@@ -472,8 +493,23 @@ public final class Leadership implements AutoCloseable {
         List<RecordMetadata> written;
         long previous = previousStart;
         previousStart = start;
+        // A commit that times out is sent again until the lease ends: until the current
+        // lease's deadline, or the new one's for the grant (nothing to outlast before it).
+        long retryUntil = deadline > 0 ? deadline : leaseDeadline;
         try {
-            written = epoch.transact(batch, consumed);
+            written = epoch.transact(batch, consumed, Duration.ofMillis(Math.max(0, retryUntil - now)));
+        } catch (CommitOutcomeUnknownException unknown) {
+            written = resolve(unknown, batch);
+            exact = false;
+            knownAccurate = false;
+            if (term < 0) {
+                term = written.get(0).offset();
+            }
+            lastLeaseAt = now;
+            deadline = leaseDeadline;
+            leaseSearchFrom = written.get(0).offset() + 1;
+            publish();
+            return written;
         } catch (FencedException fenced) {
             end(State.FENCED);
             throw fenced;
@@ -492,6 +528,7 @@ public final class Leadership implements AutoCloseable {
         }
         lastLeaseAt = now;
         deadline = leaseDeadline;
+        leaseSearchFrom = written.get(0).offset() + 1;
         long end = epoch.featureGeneration();
         lastLeasePredicted = predict && end == start;
         if (lastLeasePredicted) {
@@ -502,6 +539,121 @@ public final class Leadership implements AutoCloseable {
         }
         publish();
         return written;
+    }
+
+    /**
+     * Finds out what became of a transaction whose commit got no answer until the lease
+     * deadline, and ends the leadership, whose producer cannot run another transaction.
+     * The log decides "committed": the transaction's own lease record (its bytes name this
+     * member and the new deadline) is visible to {@code read_committed}. The coordinator
+     * decides "aborted": with no such record, the transaction can no longer commit once
+     * the coordinator reports this producer id at a later epoch than the transaction's,
+     * with nothing open (kafka-facts 2, 5, 6: under version 2 our own commit or abort ends
+     * at the epoch after it, a challenger's InitProducerId later still; under version 1 a
+     * commit keeps the epoch, so there only the log can decide). Anything else, a
+     * coordinator or partition that does not answer included, leaves it unknown.
+     *
+     * @return the metadata of the batch, lease first, when it committed; a record whose
+     *     metadata the producer never received has no offset ({@link RecordMetadata#hasOffset()}
+     *     false) and, if it named none, {@link RecordMetadata#UNKNOWN_PARTITION}
+     * @throws FencedException when it was aborted: nothing of it was written
+     * @throws CommitOutcomeUnknownException when neither the coordinator nor the log decide
+     */
+    private List<RecordMetadata> resolve(CommitOutcomeUnknownException unknown, List<ProducerRecord<byte[], byte[]>> batch) {
+        ProducerRecord<byte[], byte[]> lease = batch.get(0);
+        // The epoch the transaction ran at, if this member knew it exactly.
+        boolean epochKnown = knownAccurate;
+        short ranAt = knownEpoch;
+        Optional<ProducerState> reported = Optional.empty();
+        try {
+            reported = describeSettled();
+        } catch (CoordinationException unanswered) {
+            unknown.addSuppressed(unanswered);
+        }
+        // Read after the describe: once that reported the transaction decided, the log shows its outcome.
+        OptionalLong found = OptionalLong.empty();
+        try {
+            found = findLease(lease);
+        } catch (CoordinationException unanswered) {
+            unknown.addSuppressed(unanswered);
+        }
+        if (found.isPresent()) {
+            end(State.FAILED);
+            log.warn("The commit of a transaction of role {} got no answer until the lease deadline, but its lease is at offset {}"
+                    + " of {}: it committed; the producer cannot go on, so the leadership of {} ended", role, found.getAsLong(),
+                    transport.topic(), member);
+            return committedMetadata(unknown, batch, found.getAsLong());
+        }
+        boolean decided = epochKnown && reported.isPresent() && reported.get().transactionComplete()
+                && reported.get().producerId() == knownProducerId && reported.get().producerEpoch() > ranAt;
+        if (decided) {
+            boolean superseded = reported.get().producerEpoch() > ranAt + Math.max(step, 1);
+            end(superseded ? State.FENCED : State.FAILED);
+            State ended = state.get();
+            throw new FencedException("the commit of a transaction of role " + role + " got no answer until the lease deadline,"
+                    + " and the coordinator aborted it (" + reported.get() + "): nothing of it was written; the leadership of "
+                    + member + " ended (" + ended + ")", unknown, ended.endCause().orElse(LeadershipEndCause.FAILED));
+        }
+        end(State.FAILED);
+        List<RecordMetadata> acknowledged = unknown.acknowledged().map(all -> all.subList(1, all.size())).orElse(null);
+        throw new CommitOutcomeUnknownException("the commit of a transaction of role " + role + " got no answer until the lease"
+                + " deadline, and neither the coordinator (" + reported.map(String::valueOf).orElse("no answer") + ") nor "
+                + transport.location() + " tell whether it committed; the leadership of " + member + " ended ("
+                + state.get() + ")", unknown, acknowledged);
+    }
+
+    /** The coordinator's report, asked again briefly while a transaction is being completed (Prepare*: markers being written). */
+    private Optional<ProducerState> describeSettled() {
+        long giveUpAt = System.nanoTime() + COMPLETION_WAIT.toNanos();
+        while (true) {
+            Optional<ProducerState> reported = transport.describeEpoch(role);
+            if (reported.isEmpty() || !reported.get().state().startsWith("Prepare") || System.nanoTime() - giveUpAt >= 0) {
+                return reported;
+            }
+            try {
+                Thread.sleep(FIRST_RETRY.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return reported;
+            }
+        }
+    }
+
+    /** Where {@code lease} (these exact bytes) is in the committed log since this leadership's last lease, if anywhere. */
+    private OptionalLong findLease(ProducerRecord<byte[], byte[]> lease) {
+        long from = leaseSearchFrom;
+        while (true) {
+            RoleRecords read = transport.read(role, from, Duration.ZERO);
+            for (RawRecord record : read.records()) {
+                if (Arrays.equals(record.key(), lease.key()) && Arrays.equals(record.value(), lease.value())) {
+                    return OptionalLong.of(record.offset());
+                }
+            }
+            if (read.records().isEmpty() || read.nextOffset() <= from) {
+                return OptionalLong.empty();
+            }
+            from = read.nextOffset();
+        }
+    }
+
+    /** The batch's metadata once its transaction is known to have committed, the lease's at {@code leaseOffset}. */
+    private List<RecordMetadata> committedMetadata(CommitOutcomeUnknownException unknown,
+            List<ProducerRecord<byte[], byte[]>> batch, long leaseOffset) {
+        Optional<List<RecordMetadata>> acknowledged = unknown.acknowledged();
+        if (acknowledged.isPresent() && acknowledged.get().size() == batch.size()) {
+            return acknowledged.get();
+        }
+        List<RecordMetadata> metadata = new ArrayList<>(batch.size());
+        ProducerRecord<byte[], byte[]> lease = batch.get(0);
+        metadata.add(new RecordMetadata(new TopicPartition(lease.topic(), partition), leaseOffset, 0, lease.timestamp(),
+                lease.key().length, lease.value() == null ? -1 : lease.value().length));
+        for (ProducerRecord<byte[], byte[]> record : batch.subList(1, batch.size())) {
+            // Written, but where only the lost answer said: no offset, as Kafka reports for acks=0.
+            metadata.add(new RecordMetadata(new TopicPartition(record.topic(),
+                    record.partition() != null ? record.partition() : RecordMetadata.UNKNOWN_PARTITION), -1, 0,
+                    record.timestamp() != null ? record.timestamp() : RecordBatch.NO_TIMESTAMP, -1, -1));
+        }
+        return metadata;
     }
 
     /**
