@@ -317,14 +317,34 @@ public final class Leadership implements AutoCloseable {
     /**
      * Writes these records in one transaction that also renews the lease, retrying
      * transient failures while the lease lasts. When this returns, every record is
-     * committed and acknowledged by all in-sync replicas.
+     * committed and acknowledged by all in-sync replicas. A commit that gets no answer in
+     * time is sent again until the lease deadline (the coordinator answers a repeated
+     * commit with the first one's result, so nothing is written twice).
+     *
+     * <p>What each outcome says about the records:
+     * <ul>
+     * <li>returns: committed, once. After a commit whose answer was lost and which the
+     *     library then found committed (its lease record is in the log), the leadership
+     *     has ended ({@link State#FAILED}) and a record whose metadata the producer never
+     *     received has no offset ({@link RecordMetadata#hasOffset()} false; its partition
+     *     is {@link RecordMetadata#UNKNOWN_PARTITION} unless the record named one);
+     * <li>{@link FencedException}: nothing of it was written, and nothing of it will be;
+     * <li>{@link CoordinationTimeoutException}, {@link RetriableCoordinationException} or
+     *     another {@link CoordinationException}: it failed before it committed and was
+     *     aborted; nothing of it was written, and the leadership may still be alive;
+     * <li>{@link CommitOutcomeUnknownException}: the commit was sent and neither its
+     *     answer, the coordinator nor the log told what became of it until the lease
+     *     deadline: it may have committed or not. The leadership has ended (FAILED, or
+     *     EXPIRED), but nothing says another member holds the role.
+     * </ul>
      *
      * @return the metadata of each record, in order
      * @throws FencedException when the leadership is over: the role has a newer epoch,
      *     or the leadership expired, failed or was released before or during this write
      *     ({@link FencedException#endCause()} says which); nothing of it was written
-     * @throws CoordinationTimeoutException when the cluster did not answer in time; the
-     *     leadership may still be alive
+     * @throws CoordinationTimeoutException when the cluster did not answer in time before
+     *     the commit was sent; nothing of it was written and the leadership may still be alive
+     * @throws CommitOutcomeUnknownException when the commit's outcome is unknown
      */
     public List<RecordMetadata> write(List<ProducerRecord<byte[], byte[]>> records) {
         return write(records, ConsumedOffsets.NONE);
@@ -380,7 +400,8 @@ public final class Leadership implements AutoCloseable {
      * {@link CoordinationClient#sendBatching()}). The future completes when the
      * transaction committed, with the record's metadata, or fails with what the
      * transaction failed with: every record of a batch commits or is fenced with the
-     * batch. Records are written in the order of their sends. A send after the
+     * batch, and each exception says about the record what it says for
+     * {@link #write(List)} (a {@link CommitOutcomeUnknownException}: it may be written). Records are written in the order of their sends. A send after the
      * leadership ended, or while it is being released, fails at once with
      * {@link FencedException}; the sends queued before a release are written before its
      * tombstone.
@@ -701,7 +722,9 @@ public final class Leadership implements AutoCloseable {
     /**
      * The producer failed beyond recovery, so this leadership cannot write again. If the
      * coordinator reports another epoch, a newer one fenced it; otherwise it ended on the
-     * failure alone. Either way the member must acquire anew.
+     * failure alone. Either way the member must acquire anew. Only for a transaction that
+     * failed before its commit was sent (one sent and unanswered is {@link #resolve}d): so
+     * nothing of it was written, which the FencedException says.
      */
     private CoordinationException unusable(CoordinationException failure) {
         boolean superseded;
