@@ -401,10 +401,10 @@ public final class Leadership implements AutoCloseable {
      * transaction committed, with the record's metadata, or fails with what the
      * transaction failed with: every record of a batch commits or is fenced with the
      * batch, and each exception says about the record what it says for
-     * {@link #write(List)} (a {@link CommitOutcomeUnknownException}: it may be written). Records are written in the order of their sends. A send after the
-     * leadership ended, or while it is being released, fails at once with
-     * {@link FencedException}; the sends queued before a release are written before its
-     * tombstone.
+     * {@link #write(List)} (a {@link CommitOutcomeUnknownException}: it may be written).
+     * Records are written in the order of their sends. A send after the leadership ended,
+     * or while it is being released, fails at once with {@link FencedException}; the sends
+     * queued before a release are written before its tombstone.
      */
     public CompletableFuture<RecordMetadata> send(ProducerRecord<byte[], byte[]> record) {
         Objects.requireNonNull(record, "record");
