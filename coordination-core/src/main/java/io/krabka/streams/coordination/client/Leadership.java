@@ -520,15 +520,17 @@ public final class Leadership implements AutoCloseable {
         try {
             written = epoch.transact(batch, consumed, Duration.ofMillis(Math.max(0, retryUntil - now)));
         } catch (CommitOutcomeUnknownException unknown) {
-            written = resolve(unknown, batch);
+            written = resolve(unknown, batch, predict && step == 1);
             exact = false;
             knownAccurate = false;
-            if (term < 0) {
-                term = written.get(0).offset();
+            if (written.get(0).hasOffset()) {
+                if (term < 0) {
+                    term = written.get(0).offset();
+                }
+                leaseSearchFrom = written.get(0).offset() + 1;
             }
             lastLeaseAt = now;
             deadline = leaseDeadline;
-            leaseSearchFrom = written.get(0).offset() + 1;
             publish();
             return written;
         } catch (FencedException fenced) {
@@ -571,8 +573,11 @@ public final class Leadership implements AutoCloseable {
      * the coordinator reports this producer id at a later epoch than the transaction's,
      * with nothing open (kafka-facts 2, 5, 6: under version 2 our own commit or abort ends
      * at the epoch after it, a challenger's InitProducerId later still; under version 1 a
-     * commit keeps the epoch, so there only the log can decide). Anything else, a
-     * coordinator or partition that does not answer included, leaves it unknown.
+     * commit keeps the epoch, so there only the log can decide). Where the log cannot be
+     * read, the coordinator alone decides "committed" when this transaction ran under
+     * version 2 (it predicted a step of one) and the coordinator reports CompleteCommit at
+     * exactly the next epoch: no other transaction ends there. Anything else, a
+     * coordinator that does not answer included, leaves it unknown.
      *
      * @return the metadata of the batch, lease first, when it committed; a record whose
      *     metadata the producer never received has no offset ({@link RecordMetadata#hasOffset()}
@@ -580,7 +585,8 @@ public final class Leadership implements AutoCloseable {
      * @throws FencedException when it was aborted: nothing of it was written
      * @throws CommitOutcomeUnknownException when neither the coordinator nor the log decide
      */
-    private List<RecordMetadata> resolve(CommitOutcomeUnknownException unknown, List<ProducerRecord<byte[], byte[]>> batch) {
+    private List<RecordMetadata> resolve(CommitOutcomeUnknownException unknown, List<ProducerRecord<byte[], byte[]>> batch,
+            boolean versionTwo) {
         ProducerRecord<byte[], byte[]> lease = batch.get(0);
         // The epoch the transaction ran at, if this member knew it exactly.
         boolean epochKnown = knownAccurate;
@@ -593,10 +599,19 @@ public final class Leadership implements AutoCloseable {
         }
         // Read after the describe: once that reported the transaction decided, the log shows its outcome.
         OptionalLong found = OptionalLong.empty();
+        boolean logRead = false;
         try {
             found = findLease(lease);
+            logRead = true;
         } catch (CoordinationException unanswered) {
             unknown.addSuppressed(unanswered);
+        }
+        if (!logRead && versionTwo && epochKnown && reported.isPresent() && reported.get().state().equals("CompleteCommit")
+                && reported.get().producerId() == knownProducerId && reported.get().producerEpoch() == ranAt + 1) {
+            end(State.FAILED);
+            log.warn("The commit of a transaction of role {} got no answer until the lease deadline, but the coordinator reports"
+                    + " it committed ({}); the producer cannot go on, so the leadership of {} ended", role, reported.get(), member);
+            return committedMetadata(unknown, batch, -1);
         }
         if (found.isPresent()) {
             end(State.FAILED);
@@ -657,7 +672,7 @@ public final class Leadership implements AutoCloseable {
         }
     }
 
-    /** The batch's metadata once its transaction is known to have committed, the lease's at {@code leaseOffset}. */
+    /** The batch's metadata once its transaction is known to have committed, the lease's at {@code leaseOffset} (-1: not known). */
     private List<RecordMetadata> committedMetadata(CommitOutcomeUnknownException unknown,
             List<ProducerRecord<byte[], byte[]>> batch, long leaseOffset) {
         Optional<List<RecordMetadata>> acknowledged = unknown.acknowledged();

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.krabka.streams.coordination.CommitOutcomeUnknownException;
+import io.krabka.streams.coordination.CoordinationTimeoutException;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
@@ -17,13 +18,17 @@ import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.RolePartitioner;
+import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.TopicSpec;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
@@ -76,6 +81,35 @@ class CommitOutcomeTest {
         assertThatThrownBy(() -> held.write(command("y"))).isInstanceOfSatisfying(FencedException.class,
                 ended -> assertThat(ended.endCause()).isEqualTo(LeadershipEndCause.FAILED));
         assertThat(committedCommands()).containsExactly("x");
+    }
+
+    /** Under transaction version 2, CompleteCommit at the epoch after the transaction's is that commit: no read needed. */
+    @Test
+    void aWriteTheCoordinatorReportsCommittedReturnsWhenThePartitionCannotBeRead() throws Exception {
+        AtomicBoolean readsFail = new AtomicBoolean();
+        CoordinationTransport memory = cluster.transport(TOPIC);
+        CoordinationTransport transport = (CoordinationTransport) Proxy.newProxyInstance(getClass().getClassLoader(),
+                new Class<?>[] {CoordinationTransport.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("read") && readsFail.get()) {
+                        throw new CoordinationTimeoutException("injected: the role's partition did not answer");
+                    }
+                    try {
+                        return method.invoke(memory, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        Leadership held = new CoordinationClient(transport, LeaseConfig.DEFAULTS, clock)
+                .acquire(role, MemberId.of("a"), Duration.ofSeconds(5));
+        held.renew();
+        cluster.loseNextCommit(role, LostCommit.APPLIED);
+        readsFail.set(true);
+
+        List<RecordMetadata> written = held.write(List.of(command("x")));
+
+        assertThat(written).singleElement().satisfies(metadata -> assertThat(metadata.hasOffset()).isFalse());
+        assertThat(committedCommands()).containsExactly("x");
+        assertThat(held.state()).isEqualTo(Leadership.State.FAILED);
     }
 
     @Test
