@@ -181,6 +181,37 @@ class CommitOutcomeTest {
         }
     }
 
+    /** A renewal of unknown outcome ends the contender's leadership as FAILED: nothing says another member took the role. */
+    @Test
+    void aContendersRenewalOfUnknownOutcomeEndsItsLeadershipAsFailedNotFenced() throws Exception {
+        List<Throwable> failures = new CopyOnWriteArrayList<>();
+        List<LeadershipEndCause> ends = new CopyOnWriteArrayList<>();
+        List<Leadership> grants = new CopyOnWriteArrayList<>();
+        LeaseConfig lease = new LeaseConfig(Duration.ofSeconds(3), Duration.ofSeconds(1), Duration.ofMillis(100));
+        InMemoryCluster live = new InMemoryCluster();
+        try (CoordinationClient client = new CoordinationClient(live.transport(TOPIC), lease, InstantSource.system());
+             Contender contender = new Contender(client, role, MemberId.of("a"), new Contender.Listener() {
+                 @Override
+                 public void granted(Leadership leadership) {
+                     grants.add(leadership);
+                 }
+
+                 @Override
+                 public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
+                     ends.add(cause);
+                     failures.add(failure);
+                 }
+             })) {
+            contender.start();
+            await().atMost(Duration.ofSeconds(30)).until(() -> !grants.isEmpty());
+            live.loseNextCommit(role, LostCommit.PENDING);
+            await().atMost(Duration.ofSeconds(30)).until(() -> !ends.isEmpty());
+            assertThat(ends.get(0)).isEqualTo(LeadershipEndCause.FAILED);
+            assertThat(grants.get(0).state()).isEqualTo(Leadership.State.FAILED);
+            assertThat(failures.get(0)).isInstanceOf(CommitOutcomeUnknownException.class);
+        }
+    }
+
     @Test
     void aGrantTheCoordinatorAbortedIsNoGrantAndTheNextChallengeWins() throws Exception {
         CoordinationClient client = client();
