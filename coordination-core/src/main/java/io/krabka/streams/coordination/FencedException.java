@@ -9,13 +9,20 @@ import java.util.Objects;
  * expired, failed or was released before this write or renewal. Stop the role's work at
  * once and do not retry with the same leadership; to contend again, acquire anew.
  *
+ * <p><b>What a caller can conclude about its records:</b> nothing of the write or send
+ * that threw this was written, and nothing of it will be: its transaction was refused or
+ * aborted, or never started. Retrying it under a newer leadership does not duplicate it.
+ * A commit whose outcome the library could not learn is never reported this way, but as
+ * {@link CommitOutcomeUnknownException}.
+ *
  * <p>Every fenced error Kafka raises ({@code ProducerFencedException},
  * {@code InvalidProducerEpochException}, {@code InvalidPidMappingException} when the
  * coordinator forgot the producer, and {@code InvalidTxnStateException}, which a
  * transaction-version-2 broker before KAFKA-20785 returns to a commit that raced the
- * coordinator's own abort) maps to this exception with cause {@code FENCED}. A cluster
- * that does not answer in time is not an end: that is a
- * {@link CoordinationTimeoutException}, and the leadership may still be alive.
+ * coordinator's own abort) maps to this exception with cause {@code FENCED}, as long as
+ * it answers a transaction whose commit had not timed out before. A cluster that does
+ * not answer in time is not an end: that is a {@link CoordinationTimeoutException}, and
+ * the leadership may still be alive.
  */
 public class FencedException extends CoordinationException {
 

@@ -4,6 +4,10 @@ package io.krabka.streams.coordination;
  * A transient failure (a leader moved, a coordinator is loading, a transaction was
  * aborted by the coordinator): the operation may succeed if tried again. The
  * leadership, if any, is not known to have ended.
+ *
+ * <p>From a guarded write or send: the transaction failed before it committed and was
+ * aborted, so nothing of it was written. A write retries these itself while the lease
+ * lasts; one that reaches its caller came after the lease deadline passed.
  */
 public class RetriableCoordinationException extends CoordinationException {
 

@@ -3,6 +3,7 @@ package io.krabka.streams.coordination.client;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.CoordinationTimeoutException;
 import io.krabka.streams.coordination.FencedException;
+import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
@@ -475,13 +476,24 @@ public final class CoordinationClient implements AutoCloseable {
         challenged.put(role, Challenged.of(state, null));
         RoleEpoch epoch = transport.initEpoch(role);
         try {
-            Leadership leadership = Leadership.grant(this, transport, epoch, me, confirm);
+            Leadership leadership = Leadership.grant(this, transport, epoch, me, confirm, state.nextOffset());
             challenged.put(role, Challenged.of(state, leadership));
-            held.put(role, leadership);
+            if (leadership.isActive()) {
+                held.put(role, leadership);
+            } else {
+                // Its commit was found committed only after the lease deadline: a grant (its
+                // term is taken) whose producer cannot go on. The caller sees it ended.
+                log.warn("{} was granted role {} with term {}, but the leadership ended at once ({})", me, role,
+                        leadership.term(), leadership.state());
+            }
             prune(role, me, state);
             return leadership;
         } catch (FencedException lostTheRace) {
-            log.info("{} lost the challenge for role {} to a later InitProducerId", me, role);
+            if (lostTheRace.endCause() == LeadershipEndCause.FENCED) {
+                log.info("{} lost the challenge for role {} to a later InitProducerId", me, role);
+            } else {
+                log.info("{} did not win role {}: {}", me, role, lostTheRace.getMessage());
+            }
             epoch.close();
             return null;
         } catch (RuntimeException e) {

@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.client;
 
+import io.krabka.streams.coordination.CommitOutcomeUnknownException;
 import io.krabka.streams.coordination.ConsumedOffsets;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.CoordinationTimeoutException;
@@ -15,14 +16,18 @@ import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
+import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.RoleEpoch;
+import io.krabka.streams.coordination.transport.RoleRecords;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -30,6 +35,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.record.RecordBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -75,6 +82,9 @@ public final class Leadership implements AutoCloseable {
     private final long grantedAt;
     private final int partition;
     private long term = -1;
+    // Where a lease of this leadership could first be: after the last one committed (or,
+    // before the grant, after the role state the challenge decided on). Guarded by the lock.
+    private long leaseSearchFrom;
 
     // What the coordinator reports after this member's last commit, and how a commit moves it.
     private long knownProducerId;
@@ -149,7 +159,7 @@ public final class Leadership implements AutoCloseable {
     }
 
     private Leadership(CoordinationClient client, CoordinationTransport transport, RoleEpoch epoch, MemberId member,
-            ProducerState initial) {
+            ProducerState initial, long leaseSearchFrom) {
         this.client = client;
         this.transport = transport;
         this.epoch = epoch;
@@ -162,6 +172,7 @@ public final class Leadership implements AutoCloseable {
         this.published = FencingToken.NO_EPOCH;
         this.featureGeneration = epoch.featureGeneration();
         this.previousStart = featureGeneration;
+        this.leaseSearchFrom = leaseSearchFrom;
     }
 
     /**
@@ -169,18 +180,28 @@ public final class Leadership implements AutoCloseable {
      * race there can only make this write fail), takes its offset as the term, and, with
      * {@code confirm}, learns the step and writes a confirming lease so {@code current()}
      * turns true (otherwise {@link #confirm()} does that later).
+     *
+     * <p>A grant whose commit got no answer until its lease deadline is resolved like any
+     * write ({@link #write(List)}): one that committed is a grant, with its lease record's
+     * offset as the term, even though its producer cannot go on (the leadership is then
+     * already {@link State#FAILED}); one that was aborted throws {@link FencedException};
+     * one that neither the coordinator nor the log decide throws
+     * {@link CommitOutcomeUnknownException}.
+     *
+     * @param leaseSearchFrom an offset of the role's partition at or before the grant's
+     *     lease record: where the challenge's decision had read to
      */
     static Leadership grant(CoordinationClient client, CoordinationTransport transport, RoleEpoch epoch, MemberId member,
-            boolean confirm) {
+            boolean confirm, long leaseSearchFrom) {
         ProducerState initial = transport.describeEpoch(epoch.role()).orElseThrow(() -> new RetriableCoordinationException(
                 "the coordinator reports no epoch for role " + epoch.role() + " right after InitProducerId", null));
-        Leadership leadership = new Leadership(client, transport, epoch, member, initial);
+        Leadership leadership = new Leadership(client, transport, epoch, member, initial, leaseSearchFrom);
         List<RecordMetadata> grant = leadership.transact(List.of(), ConsumedOffsets.NONE, false);
         synchronized (leadership) {
             leadership.term = grant.get(0).offset();
             leadership.publish();
         }
-        if (confirm) {
+        if (confirm && leadership.isActive()) {
             leadership.confirm();
         }
         log.info("{} was granted role {} with {}", member, leadership.role, leadership.token());
@@ -296,14 +317,34 @@ public final class Leadership implements AutoCloseable {
     /**
      * Writes these records in one transaction that also renews the lease, retrying
      * transient failures while the lease lasts. When this returns, every record is
-     * committed and acknowledged by all in-sync replicas.
+     * committed and acknowledged by all in-sync replicas. A commit that gets no answer in
+     * time is sent again until the lease deadline (the coordinator answers a repeated
+     * commit with the first one's result, so nothing is written twice).
+     *
+     * <p>What each outcome says about the records:
+     * <ul>
+     * <li>returns: committed, once. After a commit whose answer was lost and which the
+     *     library then found committed (its lease record is in the log), the leadership
+     *     has ended ({@link State#FAILED}) and a record whose metadata the producer never
+     *     received has no offset ({@link RecordMetadata#hasOffset()} false; its partition
+     *     is {@link RecordMetadata#UNKNOWN_PARTITION} unless the record named one);
+     * <li>{@link FencedException}: nothing of it was written, and nothing of it will be;
+     * <li>{@link CoordinationTimeoutException}, {@link RetriableCoordinationException} or
+     *     another {@link CoordinationException}: it failed before it committed and was
+     *     aborted; nothing of it was written, and the leadership may still be alive;
+     * <li>{@link CommitOutcomeUnknownException}: the commit was sent and neither its
+     *     answer, the coordinator nor the log told what became of it until the lease
+     *     deadline: it may have committed or not. The leadership has ended (FAILED, or
+     *     EXPIRED), but nothing says another member holds the role.
+     * </ul>
      *
      * @return the metadata of each record, in order
      * @throws FencedException when the leadership is over: the role has a newer epoch,
      *     or the leadership expired, failed or was released before or during this write
      *     ({@link FencedException#endCause()} says which); nothing of it was written
-     * @throws CoordinationTimeoutException when the cluster did not answer in time; the
-     *     leadership may still be alive
+     * @throws CoordinationTimeoutException when the cluster did not answer in time before
+     *     the commit was sent; nothing of it was written and the leadership may still be alive
+     * @throws CommitOutcomeUnknownException when the commit's outcome is unknown
      */
     public List<RecordMetadata> write(List<ProducerRecord<byte[], byte[]>> records) {
         return write(records, ConsumedOffsets.NONE);
@@ -359,10 +400,11 @@ public final class Leadership implements AutoCloseable {
      * {@link CoordinationClient#sendBatching()}). The future completes when the
      * transaction committed, with the record's metadata, or fails with what the
      * transaction failed with: every record of a batch commits or is fenced with the
-     * batch. Records are written in the order of their sends. A send after the
-     * leadership ended, or while it is being released, fails at once with
-     * {@link FencedException}; the sends queued before a release are written before its
-     * tombstone.
+     * batch, and each exception says about the record what it says for
+     * {@link #write(List)} (a {@link CommitOutcomeUnknownException}: it may be written).
+     * Records are written in the order of their sends. A send after the leadership ended,
+     * or while it is being released, fails at once with {@link FencedException}; the sends
+     * queued before a release are written before its tombstone.
      */
     public CompletableFuture<RecordMetadata> send(ProducerRecord<byte[], byte[]> record) {
         Objects.requireNonNull(record, "record");
@@ -472,8 +514,25 @@ public final class Leadership implements AutoCloseable {
         List<RecordMetadata> written;
         long previous = previousStart;
         previousStart = start;
+        // A commit that times out is sent again until the lease ends: until the current
+        // lease's deadline, or the new one's for the grant (nothing to outlast before it).
+        long retryUntil = deadline > 0 ? deadline : leaseDeadline;
         try {
-            written = epoch.transact(batch, consumed);
+            written = epoch.transact(batch, consumed, Duration.ofMillis(Math.max(0, retryUntil - now)));
+        } catch (CommitOutcomeUnknownException unknown) {
+            written = resolve(unknown, batch, predict && step == 1);
+            exact = false;
+            knownAccurate = false;
+            if (written.get(0).hasOffset()) {
+                if (term < 0) {
+                    term = written.get(0).offset();
+                }
+                leaseSearchFrom = written.get(0).offset() + 1;
+            }
+            lastLeaseAt = now;
+            deadline = leaseDeadline;
+            publish();
+            return written;
         } catch (FencedException fenced) {
             end(State.FENCED);
             throw fenced;
@@ -492,6 +551,7 @@ public final class Leadership implements AutoCloseable {
         }
         lastLeaseAt = now;
         deadline = leaseDeadline;
+        leaseSearchFrom = written.get(0).offset() + 1;
         long end = epoch.featureGeneration();
         lastLeasePredicted = predict && end == start;
         if (lastLeasePredicted) {
@@ -502,6 +562,134 @@ public final class Leadership implements AutoCloseable {
         }
         publish();
         return written;
+    }
+
+    /**
+     * Finds out what became of a transaction whose commit got no answer until the lease
+     * deadline, and ends the leadership, whose producer cannot run another transaction.
+     * The log decides "committed": the transaction's own lease record (its bytes name this
+     * member and the new deadline) is visible to {@code read_committed}. The coordinator
+     * decides "aborted": with no such record, the transaction can no longer commit once
+     * the coordinator reports this producer id at a later epoch than the transaction's,
+     * with nothing open (kafka-facts 2, 5, 6: under version 2 our own commit or abort ends
+     * at the epoch after it, a challenger's InitProducerId later still; under version 1 a
+     * commit keeps the epoch, so there only the log can decide). Where the log cannot be
+     * read, the coordinator alone decides "committed" when this transaction ran under
+     * version 2 (it predicted a step of one) and the coordinator reports CompleteCommit at
+     * exactly the next epoch: no other transaction ends there. Anything else, a
+     * coordinator that does not answer included, leaves it unknown.
+     *
+     * @return the metadata of the batch, lease first, when it committed; a record whose
+     *     metadata the producer never received has no offset ({@link RecordMetadata#hasOffset()}
+     *     false) and, if it named none, {@link RecordMetadata#UNKNOWN_PARTITION}
+     * @throws FencedException when it was aborted: nothing of it was written
+     * @throws CommitOutcomeUnknownException when neither the coordinator nor the log decide
+     */
+    private List<RecordMetadata> resolve(CommitOutcomeUnknownException unknown, List<ProducerRecord<byte[], byte[]>> batch,
+            boolean versionTwo) {
+        ProducerRecord<byte[], byte[]> lease = batch.get(0);
+        // The epoch the transaction ran at, if this member knew it exactly.
+        boolean epochKnown = knownAccurate;
+        short ranAt = knownEpoch;
+        Optional<ProducerState> reported = Optional.empty();
+        try {
+            reported = describeSettled();
+        } catch (CoordinationException unanswered) {
+            unknown.addSuppressed(unanswered);
+        }
+        // Read after the describe: once that reported the transaction decided, the log shows its outcome.
+        OptionalLong found = OptionalLong.empty();
+        boolean logRead = false;
+        try {
+            found = findLease(lease);
+            logRead = true;
+        } catch (CoordinationException unanswered) {
+            unknown.addSuppressed(unanswered);
+        }
+        if (!logRead && versionTwo && epochKnown && reported.isPresent() && reported.get().state().equals("CompleteCommit")
+                && reported.get().producerId() == knownProducerId && reported.get().producerEpoch() == ranAt + 1) {
+            end(State.FAILED);
+            log.warn("The commit of a transaction of role {} got no answer until the lease deadline, but the coordinator reports"
+                    + " it committed ({}); the producer cannot go on, so the leadership of {} ended", role, reported.get(), member);
+            return committedMetadata(unknown, batch, -1);
+        }
+        if (found.isPresent()) {
+            end(State.FAILED);
+            log.warn("The commit of a transaction of role {} got no answer until the lease deadline, but its lease is at offset {}"
+                    + " of {}: it committed; the producer cannot go on, so the leadership of {} ended", role, found.getAsLong(),
+                    transport.topic(), member);
+            return committedMetadata(unknown, batch, found.getAsLong());
+        }
+        boolean decided = epochKnown && reported.isPresent() && reported.get().transactionComplete()
+                && reported.get().producerId() == knownProducerId && reported.get().producerEpoch() > ranAt;
+        if (decided) {
+            boolean superseded = reported.get().producerEpoch() > ranAt + Math.max(step, 1);
+            end(superseded ? State.FENCED : State.FAILED);
+            State ended = state.get();
+            throw new FencedException("the commit of a transaction of role " + role + " got no answer until the lease deadline,"
+                    + " and the coordinator aborted it (" + reported.get() + "): nothing of it was written; the leadership of "
+                    + member + " ended (" + ended + ")", unknown, ended.endCause().orElse(LeadershipEndCause.FAILED));
+        }
+        end(State.FAILED);
+        List<RecordMetadata> acknowledged = unknown.acknowledged().map(all -> all.subList(1, all.size())).orElse(null);
+        throw new CommitOutcomeUnknownException("the commit of a transaction of role " + role + " got no answer until the lease"
+                + " deadline, and neither the coordinator (" + reported.map(String::valueOf).orElse("no answer") + ") nor "
+                + transport.location() + " tell whether it committed; the leadership of " + member + " ended ("
+                + state.get() + ")", unknown, acknowledged);
+    }
+
+    /** The coordinator's report, asked again briefly while a transaction is being completed (Prepare*: markers being written). */
+    private Optional<ProducerState> describeSettled() {
+        long giveUpAt = System.nanoTime() + COMPLETION_WAIT.toNanos();
+        while (true) {
+            Optional<ProducerState> reported = transport.describeEpoch(role);
+            if (reported.isEmpty() || !reported.get().state().startsWith("Prepare") || System.nanoTime() - giveUpAt >= 0) {
+                return reported;
+            }
+            try {
+                Thread.sleep(FIRST_RETRY.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return reported;
+            }
+        }
+    }
+
+    /** Where {@code lease} (these exact bytes) is in the committed log since this leadership's last lease, if anywhere. */
+    private OptionalLong findLease(ProducerRecord<byte[], byte[]> lease) {
+        long from = leaseSearchFrom;
+        while (true) {
+            RoleRecords read = transport.read(role, from, Duration.ZERO);
+            for (RawRecord record : read.records()) {
+                if (Arrays.equals(record.key(), lease.key()) && Arrays.equals(record.value(), lease.value())) {
+                    return OptionalLong.of(record.offset());
+                }
+            }
+            if (read.records().isEmpty() || read.nextOffset() <= from) {
+                return OptionalLong.empty();
+            }
+            from = read.nextOffset();
+        }
+    }
+
+    /** The batch's metadata once its transaction is known to have committed, the lease's at {@code leaseOffset} (-1: not known). */
+    private List<RecordMetadata> committedMetadata(CommitOutcomeUnknownException unknown,
+            List<ProducerRecord<byte[], byte[]>> batch, long leaseOffset) {
+        Optional<List<RecordMetadata>> acknowledged = unknown.acknowledged();
+        if (acknowledged.isPresent() && acknowledged.get().size() == batch.size()) {
+            return acknowledged.get();
+        }
+        List<RecordMetadata> metadata = new ArrayList<>(batch.size());
+        ProducerRecord<byte[], byte[]> lease = batch.get(0);
+        metadata.add(new RecordMetadata(new TopicPartition(lease.topic(), partition), leaseOffset, 0, lease.timestamp(),
+                lease.key().length, lease.value() == null ? -1 : lease.value().length));
+        for (ProducerRecord<byte[], byte[]> record : batch.subList(1, batch.size())) {
+            // Written, but where only the lost answer said: no offset, as Kafka reports for acks=0.
+            metadata.add(new RecordMetadata(new TopicPartition(record.topic(),
+                    record.partition() != null ? record.partition() : RecordMetadata.UNKNOWN_PARTITION), -1, 0,
+                    record.timestamp() != null ? record.timestamp() : RecordBatch.NO_TIMESTAMP, -1, -1));
+        }
+        return metadata;
     }
 
     /**
@@ -549,7 +737,9 @@ public final class Leadership implements AutoCloseable {
     /**
      * The producer failed beyond recovery, so this leadership cannot write again. If the
      * coordinator reports another epoch, a newer one fenced it; otherwise it ended on the
-     * failure alone. Either way the member must acquire anew.
+     * failure alone. Either way the member must acquire anew. Only for a transaction that
+     * failed before its commit was sent (one sent and unanswered is {@link #resolve}d): so
+     * nothing of it was written, which the FencedException says.
      */
     private CoordinationException unusable(CoordinationException failure) {
         boolean superseded;

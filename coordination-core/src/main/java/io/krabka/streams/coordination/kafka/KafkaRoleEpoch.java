@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.kafka;
 
+import io.krabka.streams.coordination.CommitOutcomeUnknownException;
 import io.krabka.streams.coordination.ConsumedOffsets;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.FencedException;
@@ -11,12 +12,12 @@ import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.errors.InterruptException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,6 +45,11 @@ final class KafkaRoleEpoch implements RoleEpoch {
         return role;
     }
 
+    @Override
+    public List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed) {
+        return transact(records, consumed, Duration.ZERO);
+    }
+
     /**
      * Runs the transaction to its end even when the calling thread is interrupted on the
      * way (a contender stopping the role's work): Kafka cannot abort a commit that an
@@ -51,15 +57,16 @@ final class KafkaRoleEpoch implements RoleEpoch {
      * and no tombstone could follow. The interrupt is kept for the caller.
      */
     @Override
-    public synchronized List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed) {
+    public synchronized List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed,
+            Duration commitRetry) {
         if (closed) {
             throw new CoordinationException("the epoch of role " + role + " is closed");
         }
         String operation = "a transaction of role " + role;
         interrupted = Thread.interrupted();
+        List<Future<RecordMetadata>> sent = new ArrayList<>(records.size());
         try {
             producer.beginTransaction();
-            List<Future<RecordMetadata>> sent = new ArrayList<>(records.size());
             for (ProducerRecord<byte[], byte[]> record : records) {
                 // An interrupted send never reached the accumulator: sending again is safe.
                 sent.add(uninterruptibly(() -> producer.send(record)));
@@ -70,16 +77,16 @@ final class KafkaRoleEpoch implements RoleEpoch {
                     return null;
                 });
             }
-            // commitTransaction flushes and fails if any send failed; after an interrupt it may be retried.
-            uninterruptibly(() -> {
-                producer.commitTransaction();
-                return null;
-            });
+            commit(operation, sent, commitRetry);
             List<RecordMetadata> written = new ArrayList<>(sent.size());
             for (Future<RecordMetadata> future : sent) {
                 written.add(completed(future));
             }
             return written;
+        } catch (CommitOutcomeUnknownException unknown) {
+            // The producer may only retry that commit, and this epoch stopped retrying.
+            broken = true;
+            throw unknown;
         } catch (Exception e) {
             CoordinationException failure = KafkaErrors.translate(operation, e);
             if (!(failure instanceof FencedException)) {
@@ -91,6 +98,76 @@ final class KafkaRoleEpoch implements RoleEpoch {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /**
+     * Commits, sending the commit again while it times out and {@code commitRetry} lasts
+     * (kafka-clients 4.1 refuses to abort a commit that timed out, and a second
+     * {@code commitTransaction()} returns the pending result: CommitOutcomeIT). The first
+     * attempt fails as Kafka says (commitTransaction flushes, and fails if any send failed,
+     * before it sends EndTxn); once one timed out, the EndTxn may have reached the
+     * coordinator, so every later failure, a fence included, leaves the outcome unknown.
+     */
+    private void commit(String operation, List<Future<RecordMetadata>> sent, Duration commitRetry) {
+        long giveUpAt = System.nanoTime() + commitRetry.toNanos();
+        TimeoutException timedOut = null;
+        for (int attempt = 1; ; attempt++) {
+            try {
+                uninterruptibly(() -> {
+                    producer.commitTransaction();
+                    return null;
+                });
+                if (timedOut != null) {
+                    log.info("The commit of {} succeeded on attempt {} after it timed out", operation, attempt);
+                }
+                return;
+            } catch (TimeoutException e) {
+                if (timedOut == null) {
+                    timedOut = e;
+                } else {
+                    timedOut.addSuppressed(e);
+                }
+                if (closed || System.nanoTime() - giveUpAt >= 0) {
+                    throw unknown(operation, "got no answer in " + attempt + " attempts until the lease deadline", timedOut, sent);
+                }
+                log.info("The commit of {} got no answer in time; sending it again (attempt {})", operation, attempt + 1);
+            } catch (RuntimeException e) {
+                if (timedOut != null) {
+                    e.addSuppressed(timedOut);
+                    throw unknown(operation, "timed out, and its retry failed", e, sent);
+                }
+                if (closed) {
+                    // Closed under the commit (the expiry watchdog): the EndTxn may be on its way.
+                    throw unknown(operation, "was cut short when the epoch closed", e, sent);
+                }
+                throw e;
+            }
+        }
+    }
+
+    private CommitOutcomeUnknownException unknown(String operation, String what, Throwable cause,
+            List<Future<RecordMetadata>> sent) {
+        return new CommitOutcomeUnknownException("the commit of " + operation + " " + what + ": it may have committed or not ("
+                + cause + ")", cause, acknowledged(sent));
+    }
+
+    /** The metadata of every send, if each partition leader acknowledged it; null otherwise. */
+    private List<RecordMetadata> acknowledged(List<Future<RecordMetadata>> sent) {
+        List<RecordMetadata> metadata = new ArrayList<>(sent.size());
+        for (Future<RecordMetadata> future : sent) {
+            if (!future.isDone()) {
+                return null;
+            }
+            try {
+                metadata.add(future.get());
+            } catch (ExecutionException | InterruptedException | RuntimeException notAcknowledged) {
+                if (notAcknowledged instanceof InterruptedException) {
+                    interrupted = true;
+                }
+                return null;
+            }
+        }
+        return metadata;
     }
 
     private <T> T uninterruptibly(Supplier<T> call) {
@@ -106,7 +183,8 @@ final class KafkaRoleEpoch implements RoleEpoch {
     }
 
     /** The metadata of a send whose transaction committed, so the future is already complete. */
-    private RecordMetadata completed(Future<RecordMetadata> future) throws ExecutionException, TimeoutException {
+    private RecordMetadata completed(Future<RecordMetadata> future) throws ExecutionException,
+            java.util.concurrent.TimeoutException {
         while (true) {
             try {
                 return future.get(timeout.toMillis(), TimeUnit.MILLISECONDS);

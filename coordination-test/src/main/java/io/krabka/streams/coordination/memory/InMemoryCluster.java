@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.memory;
 
+import io.krabka.streams.coordination.CommitOutcomeUnknownException;
 import io.krabka.streams.coordination.ConsumedOffsets;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.ProducerState;
@@ -99,6 +100,27 @@ public final class InMemoryCluster {
         visibilityDelayMillis = delay.toMillis();
     }
 
+    /**
+     * What becomes of a commit whose answer never reaches its producer (a commit that timed
+     * out on every retry until the lease deadline). Its producer then gets a
+     * {@link CommitOutcomeUnknownException} and can run no more transactions.
+     */
+    public enum LostCommit {
+        /** The transaction committed: its records are visible, the coordinator reports CompleteCommit. */
+        APPLIED,
+        /** The coordinator aborted it (its transaction timeout): nothing is visible, CompleteAbort at the next epoch. */
+        ABORTED,
+        /** The coordinator has not decided: nothing is visible yet, the transaction stays Ongoing. */
+        PENDING
+    }
+
+    private final Map<String, LostCommit> lostCommits = new HashMap<>();
+
+    /** Makes the next commit of {@code role} that passes the fence check lose its answer, with {@code outcome}. */
+    public synchronized void loseNextCommit(Role role, LostCommit outcome) {
+        lostCommits.put(role.name(), outcome);
+    }
+
     /** Forgets a transactional id, as {@code transactional.id.expiration.ms} does after a long idle time. */
     public synchronized void expire(Role role) {
         coordinators.remove(role.name());
@@ -150,6 +172,21 @@ public final class InMemoryCluster {
         if (coordinator == null || coordinator.producerId != epoch.producerId || coordinator.epoch != epoch.epoch) {
             throw new FencedException("the epoch " + epoch.producerId + "/" + epoch.epoch + " of " + epoch.transactionalId
                     + " is superseded by " + (coordinator == null ? "nothing" : coordinator.producerId + "/" + coordinator.epoch));
+        }
+        LostCommit lost = lostCommits.remove(epoch.transactionalId);
+        if (lost == LostCommit.APPLIED) {
+            commit(epoch, records, consumed, partitioner);
+        } else if (lost == LostCommit.ABORTED) {
+            coordinator.state = "CompleteAbort";
+            coordinator.transactionStartedAt = timestamps.getAsLong();
+            coordinator.epoch++;
+        } else if (lost == LostCommit.PENDING) {
+            coordinator.state = "Ongoing";
+            coordinator.transactionStartedAt = timestamps.getAsLong();
+        }
+        if (lost != null) {
+            throw new CommitOutcomeUnknownException("injected: the commit of " + epoch.transactionalId + " got no answer ("
+                    + lost + ")", null);
         }
         List<RecordMetadata> written = new ArrayList<>();
         List<TopicPartition> touched = new ArrayList<>();

@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.memory;
 
+import io.krabka.streams.coordination.CommitOutcomeUnknownException;
 import io.krabka.streams.coordination.ConsumedOffsets;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.MemberId;
@@ -143,6 +144,8 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
         private final Role role;
         private final InMemoryCluster.Epoch epoch;
         private volatile boolean epochClosed;
+        // Set when a commit's outcome was lost: the producer may only retry that commit.
+        private volatile boolean broken;
 
         MemoryEpoch(Role role, InMemoryCluster.Epoch epoch) {
             this.role = role;
@@ -156,11 +159,23 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
 
         @Override
         public List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed) {
-            if (epochClosed) {
-                throw new CoordinationException("the epoch of role " + role + " is closed");
+            return transact(records, consumed, Duration.ZERO);
+        }
+
+        /** A commit answers at once here; one made to lose its answer ({@link InMemoryCluster#loseNextCommit}) stays lost however long it is retried. */
+        @Override
+        public List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed,
+                Duration commitRetry) {
+            if (epochClosed || broken) {
+                throw new CoordinationException("the epoch of role " + role + " is " + (broken ? "broken" : "closed"));
             }
-            return cluster.commit(epoch, records, consumed, record -> new TopicPartition(record.topic(),
-                    record.partition() != null ? record.partition() : 0));
+            try {
+                return cluster.commit(epoch, records, consumed, record -> new TopicPartition(record.topic(),
+                        record.partition() != null ? record.partition() : 0));
+            } catch (CommitOutcomeUnknownException lost) {
+                broken = true;
+                throw lost;
+            }
         }
 
         @Override
@@ -170,7 +185,7 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
 
         @Override
         public boolean usable() {
-            return !epochClosed;
+            return !epochClosed && !broken;
         }
 
         @Override
