@@ -384,17 +384,26 @@ public final class CoordinationClient implements AutoCloseable {
 
     /**
      * What a challenge was made against: the visible lease (its offset), the release (its
-     * tombstone's timestamp), or nothing visible; and the leadership it won, if any.
+     * tombstone's timestamp), or nothing visible; the leadership it won, if any; and what
+     * the coordinator reported after it failed on its own (not to a later InitProducerId),
+     * since that epoch is this member's own doing.
      */
-    private record Challenged(long visibleOffset, long visibleRelease, Leadership won) {
+    private record Challenged(long visibleOffset, long visibleRelease, Leadership won, ProducerState ownFailure) {
 
-        static Challenged of(RoleState state, Leadership won) {
-            return new Challenged(state.lease().map(LeaseState::offset).orElse(-1L), state.leaseReleasedAt().orElse(-1L), won);
+        static Challenged of(RoleState state, Leadership won, ProducerState ownFailure) {
+            return new Challenged(state.lease().map(LeaseState::offset).orElse(-1L), state.leaseReleasedAt().orElse(-1L), won,
+                    ownFailure);
         }
 
         boolean against(RoleState state) {
-            Challenged now = of(state, null);
+            Challenged now = of(state, null, null);
             return now.visibleOffset == visibleOffset && now.visibleRelease == visibleRelease;
+        }
+
+        /** Whether this member's own challenge explains {@code reported}. */
+        boolean explains(ProducerState reported) {
+            return won != null && matches(won.token().producerId(), won.token().producerEpoch(), reported)
+                    || ownFailure != null && matches(ownFailure.producerId(), ownFailure.producerEpoch(), reported);
         }
     }
 
@@ -420,7 +429,7 @@ public final class CoordinationClient implements AutoCloseable {
             return due;
         }
         Optional<ProducerState> reported = transport.describeEpoch(role);
-        if (reported.isEmpty() || explained(state, reported.get(), again ? last.won() : null, again)) {
+        if (reported.isEmpty() || explained(state, reported.get(), again ? last : null)) {
             epochSightings.remove(role);
             return due;
         }
@@ -447,8 +456,8 @@ public final class CoordinationClient implements AutoCloseable {
      * epoch the coordinator reports: the lease's own epoch, or one more after an abort (the
      * coordinator aborting a dead holder's open transaction at its timeout).
      */
-    private static boolean explained(RoleState state, ProducerState reported, Leadership ownWin, boolean challengedBefore) {
-        if (ownWin != null && matches(ownWin.token().producerId(), ownWin.token().producerEpoch(), reported)) {
+    private static boolean explained(RoleState state, ProducerState reported, Challenged ownLast) {
+        if (ownLast != null && ownLast.explains(reported)) {
             return true;
         }
         if (state.lease().isPresent()) {
@@ -459,7 +468,20 @@ public final class CoordinationClient implements AutoCloseable {
         // Nothing visible to compare with: a settled transaction is history (a released or
         // long-idle role), unless this member challenged this state already and someone
         // moved the epoch past what it won.
-        return !challengedBefore && reported.transactionComplete();
+        return ownLast == null && reported.transactionComplete();
+    }
+
+    /**
+     * Remembers the epoch a challenge of this member left behind when it failed by itself
+     * (its grant aborted, a timeout), so its next challenge does not take its own epoch
+     * for someone else's challenge in flight. Best effort: without it, that costs a lease.
+     */
+    private void failedOnItsOwn(Role role, RoleState state) {
+        try {
+            challenged.put(role, Challenged.of(state, null, transport.describeEpoch(role).orElse(null)));
+        } catch (RuntimeException e) {
+            log.debug("Could not describe role {} after a failed challenge: {}", role, e.toString());
+        }
     }
 
     private static boolean matches(long producerId, short epoch, ProducerState reported) {
@@ -473,11 +495,11 @@ public final class CoordinationClient implements AutoCloseable {
 
     private Leadership challengeNow(Role role, MemberId me, RoleState state, boolean confirm) {
         // Recorded before InitProducerId: a challenge that fails after it still moved the epoch.
-        challenged.put(role, Challenged.of(state, null));
+        challenged.put(role, Challenged.of(state, null, null));
         RoleEpoch epoch = transport.initEpoch(role);
         try {
             Leadership leadership = Leadership.grant(this, transport, epoch, me, confirm, state.nextOffset());
-            challenged.put(role, Challenged.of(state, leadership));
+            challenged.put(role, Challenged.of(state, leadership, null));
             if (leadership.isActive()) {
                 held.put(role, leadership);
             } else {
@@ -493,10 +515,12 @@ public final class CoordinationClient implements AutoCloseable {
                 log.info("{} lost the challenge for role {} to a later InitProducerId", me, role);
             } else {
                 log.info("{} did not win role {}: {}", me, role, lostTheRace.getMessage());
+                failedOnItsOwn(role, state);
             }
             epoch.close();
             return null;
         } catch (RuntimeException e) {
+            failedOnItsOwn(role, state);
             epoch.close();
             throw e;
         }
