@@ -152,6 +152,8 @@ public abstract class AbstractLeadershipIT {
         clock.advance(LeaseConfig.DEFAULTS.challengeStagger().multipliedBy(3));
         taken.renew();
         assertThat(restarted.tryAcquire()).isEmpty();
+        // A registration appended behind the renewal's commit markers is read once they land.
+        awaitDecided(b);
         assertThat(b.client.describe(role).roster()).extracting(m -> m.member().value()).endsWith("a");
     }
 
@@ -172,9 +174,10 @@ public abstract class AbstractLeadershipIT {
         assertThat(c.tryAcquire()).isEmpty();
         clock.advance(Duration.ofMillis(1));
         assertThat(c.tryAcquire()).isPresent();
-        // The winner's prunes follow its grant transaction: read_committed sees them once its markers land.
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
-                assertThat(c.client.describe(role).roster()).extracting(RankedMember::member).containsExactly(c.id));
+        // The winner removed a and b right after its grant transaction, behind its commit
+        // markers: read once every transaction up to the tombstones is decided.
+        awaitDecided(c);
+        assertThat(c.client.describe(role).roster()).extracting(RankedMember::member).containsExactly(c.id);
     }
 
     @Test
@@ -383,11 +386,18 @@ public abstract class AbstractLeadershipIT {
         assertThat(a.client.describe(role).current()).isFalse();
     }
 
-    private long latest(org.apache.kafka.common.TopicPartition partition, org.apache.kafka.common.IsolationLevel isolation)
-            throws Exception {
-        return cluster().admin().listOffsets(Map.of(partition, org.apache.kafka.clients.admin.OffsetSpec.latest()),
-                new org.apache.kafka.clients.admin.ListOffsetsOptions(isolation)).partitionResult(partition)
-                .get(10, TimeUnit.SECONDS).offset();
+    private long latest(org.apache.kafka.common.TopicPartition partition, org.apache.kafka.common.IsolationLevel isolation) {
+        return cluster().endOffset(partition, isolation);
+    }
+
+    /**
+     * Waits until {@code reader} can read the role's partition to the end it has now: a
+     * commit returns before its markers are written, and read_committed reads stop at an
+     * undecided transaction until they are (see {@link KafkaTestCluster#awaitDecided}).
+     */
+    private void awaitDecided(Member reader) {
+        int partition = io.krabka.streams.coordination.record.RolePartitioner.partitionFor(role, reader.transport.partitionCount());
+        cluster().awaitDecided(new org.apache.kafka.common.TopicPartition(reader.transport.topic(), partition));
     }
 
     private KafkaCoordinationTransport pausingTransport(CountDownLatch sending, CountDownLatch resume) {
@@ -431,6 +441,9 @@ public abstract class AbstractLeadershipIT {
         Member b = member("b");
         Leadership held = a.tryAcquire().orElseThrow();
         assertThat(b.tryAcquire()).isEmpty();
+        // b registered behind a's grant: compare two reads of the whole decided log, not one
+        // that stopped before the grant's markers and one after.
+        awaitDecided(b);
         var before = b.client.describe(role);
         int partition = io.krabka.streams.coordination.record.RolePartitioner.partitionFor(role, b.transport.partitionCount());
         byte[] unknownVersionKey = java.util.HexFormat.of().parseHex("0001" + "0001" + "0001" + "78" + "0000");

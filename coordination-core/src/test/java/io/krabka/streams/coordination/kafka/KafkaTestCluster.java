@@ -13,9 +13,13 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.FeatureMetadata;
 import org.apache.kafka.clients.admin.FeatureUpdate;
 import org.apache.kafka.clients.admin.FinalizedVersionRange;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.SupportedVersionRange;
 import org.apache.kafka.clients.admin.UpdateFeaturesOptions;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.apache.kafka.common.test.TestKitNodes;
@@ -155,6 +159,32 @@ public final class KafkaTestCluster implements AutoCloseable {
 
     public KafkaCoordinationTransport transport(TopicSpec topic) {
         return KafkaCoordinationTransport.create(connection(), topic, Duration.ofSeconds(20), Duration.ofSeconds(20));
+    }
+
+    /**
+     * Waits until every transaction with records in {@code partition} up to its present
+     * end is decided and its markers are written: the last stable offset, where
+     * read_committed readers stop, has reached the high watermark as it is now. A commit
+     * returns once the coordinator has logged its decision and writes the markers after
+     * that; until they land a read_committed reader stops before the transaction's first
+     * record, and so before everything appended after it too, transactional or not. A
+     * test that reads what it has just written waits for this first.
+     */
+    public void awaitDecided(TopicPartition partition) {
+        long end = endOffset(partition, IsolationLevel.READ_UNCOMMITTED);
+        org.awaitility.Awaitility.await("the last stable offset of " + partition + " reaching " + end)
+                .atMost(Duration.ofSeconds(30))
+                .until(() -> endOffset(partition, IsolationLevel.READ_COMMITTED) >= end);
+    }
+
+    /** The partition's end as a reader with this isolation sees it: the high watermark, or the last stable offset. */
+    public long endOffset(TopicPartition partition, IsolationLevel isolation) {
+        try {
+            return admin.listOffsets(Map.of(partition, OffsetSpec.latest()), new ListOffsetsOptions(isolation))
+                    .partitionResult(partition).get(10, TimeUnit.SECONDS).offset();
+        } catch (Exception e) {
+            throw new IllegalStateException("could not list the end offset of " + partition, e);
+        }
     }
 
     /** Creates a topic with one replica unless it exists. */

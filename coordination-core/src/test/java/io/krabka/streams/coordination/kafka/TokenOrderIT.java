@@ -9,6 +9,7 @@ import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.client.Leadership;
+import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.util.List;
@@ -121,6 +122,8 @@ class TokenOrderIT {
             clock.advance(LeaseConfig.DEFAULTS.duration().plusSeconds(1));
             Leadership taken = b.tryAcquire(role, MemberId.of("b")).orElseThrow();
             assertThat(taken.token().supersedes(held.token())).isTrue();
+            // The grant's lease is read once its commit markers are written, after tryAcquire returned.
+            cluster.awaitDecided(new TopicPartition(tb.topic(), RolePartitioner.partitionFor(role, tb.partitionCount())));
             assertThat(b.describe(role).holder()).contains(MemberId.of("b"));
         }
     }

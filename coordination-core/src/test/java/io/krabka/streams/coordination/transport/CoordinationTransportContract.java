@@ -2,6 +2,7 @@ package io.krabka.streams.coordination.transport;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.MemberId;
@@ -57,6 +58,25 @@ public abstract class CoordinationTransportContract {
         return new ProducerRecord<>(transport.topic(), RolePartitioner.partitionFor(role, transport.partitionCount()),
                 CoordinationCodec.encodeKey(CoordinationKey.lease(role)),
                 CoordinationCodec.encodeValue(new CoordinationRecord.Lease(MemberId.of(member), pid, epoch, 1, 2)));
+    }
+
+    /**
+     * The records of {@code role}'s partition from {@code fromOffset}, read until the read
+     * has passed {@code throughOffset}. A commit returns once the transaction is decided;
+     * on Kafka its markers are written after that, and until they are a read stops at the
+     * transaction's first record (the last stable offset). So a test that reads what it
+     * has just committed reads on to the end of the decided log, rather than once right after.
+     */
+    private static List<RawRecord> readThrough(CoordinationTransport transport, Role role, long fromOffset, long throughOffset) {
+        List<RawRecord> read = new ArrayList<>();
+        long[] next = {fromOffset};
+        await("a read of role " + role + " through offset " + throughOffset).atMost(Duration.ofSeconds(30)).until(() -> {
+            RoleRecords records = transport.read(role, next[0], Duration.ofMillis(200));
+            read.addAll(records.records());
+            next[0] = records.nextOffset();
+            return next[0] > throughOffset;
+        });
+        return read;
     }
 
     @Test
@@ -127,8 +147,8 @@ public abstract class CoordinationTransportContract {
         List<RecordMetadata> written = epoch.transact(List.of(lease(transport, role, "a", state.producerId(), state.producerEpoch())));
         assertThat(written).hasSize(1);
         assertThat(written.get(0).partition()).isEqualTo(RolePartitioner.partitionFor(role, transport.partitionCount()));
-        assertThat(transport.read(role, written.get(0).offset(), Duration.ZERO).records())
-                .extracting(RawRecord::offset).contains(written.get(0).offset());
+        long offset = written.get(0).offset();
+        assertThat(readThrough(transport, role, offset, offset)).extracting(RawRecord::offset).contains(offset);
     }
 
     @Test
@@ -145,9 +165,14 @@ public abstract class CoordinationTransportContract {
         long end = first.read(role, 0, Duration.ZERO).nextOffset();
         assertThatThrownBy(() -> old.transact(List.of(lease(first, role, "old", before.producerId(), before.producerEpoch()))))
                 .isInstanceOf(FencedException.class);
-        assertThat(newer.transact(List.of(lease(second, role, "new", after.producerId(), after.producerEpoch())))).hasSize(1);
-        // Nothing of the fenced transaction is visible.
-        assertThat(first.read(role, end, Duration.ZERO).records()).allSatisfy(record ->
+        List<RecordMetadata> written = newer.transact(List.of(lease(second, role, "new", after.producerId(), after.producerEpoch())));
+        assertThat(written).hasSize(1);
+        // Nothing of the fenced transaction is visible, up to and with the newer epoch's record.
+        byte[] leaseKey = CoordinationCodec.encodeKey(CoordinationKey.lease(role));
+        List<RawRecord> leases = readThrough(first, role, end, written.get(0).offset()).stream()
+                .filter(record -> java.util.Arrays.equals(record.key(), leaseKey)).toList();
+        assertThat(leases).extracting(RawRecord::offset).contains(written.get(0).offset());
+        assertThat(leases).allSatisfy(record ->
                 assertThat(CoordinationCodec.decodeValue(RecordKind.LEASE, record.value()).orElseThrow().member().value())
                         .isEqualTo("new"));
     }
