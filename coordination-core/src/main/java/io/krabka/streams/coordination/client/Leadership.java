@@ -68,6 +68,10 @@ public final class Leadership implements AutoCloseable {
     private static final Duration LAST_RETRY = Duration.ofSeconds(1);
     /** How long a release waits for the coordinator to complete its tombstone's transaction. */
     private static final Duration COMPLETION_WAIT = Duration.ofMillis(500);
+    /** The wait between the first {@link #COMPLETION_FIRST_WAITS} describes of a release; they double after. */
+    private static final Duration COMPLETION_FIRST_WAIT = Duration.ofMillis(1);
+    private static final int COMPLETION_FIRST_WAITS = 5;
+    private static final Duration COMPLETION_LAST_WAIT = Duration.ofMillis(64);
 
     private final CoordinationClient client;
     private final CoordinationTransport transport;
@@ -745,8 +749,9 @@ public final class Leadership implements AutoCloseable {
                 // fetch.max.wait); a plain append does. So once the coordinator completed
                 // the transaction, append the registration's tombstone once more (a no-op
                 // for every reader): a standby still waiting reads the release at once.
-                awaitComplete();
-                transport.deregister(role, member);
+                if (awaitComplete()) {
+                    transport.deregister(role, member);
+                }
             } catch (FencedException alreadyDeposed) {
                 log.info("{} closed role {}, which had already ended: {}", member, role, alreadyDeposed.getMessage());
             } finally {
@@ -791,15 +796,38 @@ public final class Leadership implements AutoCloseable {
     /**
      * Waits, briefly, until the coordinator completed this member's last transaction;
      * gives up quietly after {@link #COMPLETION_WAIT}: it only speeds the handover up.
+     * Describes at once, then {@link #COMPLETION_FIRST_WAITS} times after
+     * {@link #COMPLETION_FIRST_WAIT} (a healthy coordinator writes the markers within a few
+     * milliseconds, and the handover waits on this), then at doubling intervals up to
+     * {@link #COMPLETION_LAST_WAIT}: a coordinator that is slow to complete gets about
+     * fifteen describes per release, not hundreds (many roles release at once when a
+     * member shuts down).
+     *
+     * @return false when interrupted (the caller is stopping in a hurry), true otherwise
      */
-    private void awaitComplete() {
-        long giveUpAt = System.nanoTime() + COMPLETION_WAIT.toNanos();
-        do {
+    private boolean awaitComplete() {
+        long start = System.nanoTime();
+        long wait = COMPLETION_FIRST_WAIT.toNanos();
+        for (int describes = 1; ; describes++) {
             Optional<ProducerState> reported = transport.describeEpoch(role);
             if (reported.isEmpty() || reported.get().transactionComplete()) {
-                return;
+                return true;
             }
-        } while (System.nanoTime() - giveUpAt < 0);
+            long left = COMPLETION_WAIT.toNanos() - (System.nanoTime() - start);
+            if (left <= 0) {
+                return true;
+            }
+            try {
+                TimeUnit.NANOSECONDS.sleep(Math.min(wait, left));
+            } catch (InterruptedException e) {
+                // Stopping in a hurry: the wake-up append is not worth more waiting.
+                Thread.currentThread().interrupt();
+                return false;
+            }
+            if (describes >= COMPLETION_FIRST_WAITS) {
+                wait = Math.min(wait * 2, COMPLETION_LAST_WAIT.toNanos());
+            }
+        }
     }
 
     @Override
