@@ -800,7 +800,7 @@ public final class Leadership implements AutoCloseable {
      * {@link #COMPLETION_FIRST_WAIT} (a healthy coordinator writes the markers within a few
      * milliseconds, and the handover waits on this), then at doubling intervals up to
      * {@link #COMPLETION_LAST_WAIT}: a coordinator that is slow to complete gets about
-     * fifteen describes per release, not hundreds (many roles release at once when a
+     * twenty describes per release, not thousands (many roles release at once when a
      * member shuts down).
      *
      * @return false when interrupted (the caller is stopping in a hurry), true otherwise
