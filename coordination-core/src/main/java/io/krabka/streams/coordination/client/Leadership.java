@@ -68,9 +68,10 @@ public final class Leadership implements AutoCloseable {
     private static final Duration LAST_RETRY = Duration.ofSeconds(1);
     /** How long a release waits for the coordinator to complete its tombstone's transaction. */
     private static final Duration COMPLETION_WAIT = Duration.ofMillis(500);
-    /** The wait between the first {@link #COMPLETION_FIRST_WAITS} describes of a release; they double after. */
+    /** How many describes of a release follow each other at once (each takes a round trip). */
+    private static final int COMPLETION_AT_ONCE = 5;
+    /** The waits between the later describes of a release: from the first, doubling to the last. */
     private static final Duration COMPLETION_FIRST_WAIT = Duration.ofMillis(1);
-    private static final int COMPLETION_FIRST_WAITS = 5;
     private static final Duration COMPLETION_LAST_WAIT = Duration.ofMillis(64);
 
     private final CoordinationClient client;
@@ -796,9 +797,9 @@ public final class Leadership implements AutoCloseable {
     /**
      * Waits, briefly, until the coordinator completed this member's last transaction;
      * gives up quietly after {@link #COMPLETION_WAIT}: it only speeds the handover up.
-     * Describes at once, then {@link #COMPLETION_FIRST_WAITS} times after
-     * {@link #COMPLETION_FIRST_WAIT} (a healthy coordinator writes the markers within a few
-     * milliseconds, and the handover waits on this), then at doubling intervals up to
+     * Describes {@link #COMPLETION_AT_ONCE} times one after the other (a healthy
+     * coordinator writes the markers within a few round trips, and the handover waits on
+     * this), then after waits from {@link #COMPLETION_FIRST_WAIT} doubling to
      * {@link #COMPLETION_LAST_WAIT}: a coordinator that is slow to complete gets about
      * twenty describes per release, not thousands (many roles release at once when a
      * member shuts down).
@@ -817,6 +818,9 @@ public final class Leadership implements AutoCloseable {
             if (left <= 0) {
                 return true;
             }
+            if (describes < COMPLETION_AT_ONCE) {
+                continue;
+            }
             try {
                 TimeUnit.NANOSECONDS.sleep(Math.min(wait, left));
             } catch (InterruptedException e) {
@@ -824,9 +828,7 @@ public final class Leadership implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 return false;
             }
-            if (describes >= COMPLETION_FIRST_WAITS) {
-                wait = Math.min(wait * 2, COMPLETION_LAST_WAIT.toNanos());
-            }
+            wait = Math.min(wait * 2, COMPLETION_LAST_WAIT.toNanos());
         }
     }
 

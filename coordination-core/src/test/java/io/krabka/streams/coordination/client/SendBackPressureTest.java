@@ -189,7 +189,7 @@ class SendBackPressureTest {
         int describes = transport.describes.get() - before;
         assertThat(held.state()).isEqualTo(Leadership.State.RELEASED);
         // One after the tombstone's commit when its epoch was not predicted, then the waits
-        // for completion: 6 within the first 5 ms, then at 2, 4, ... 64 ms until 500 ms.
+        // for completion: 5 at once, then after 1, 2, 4, ... 64, 64 ms until 500 ms.
         assertThat(describes).as("describes of one release").isBetween(2, 25);
     }
 
