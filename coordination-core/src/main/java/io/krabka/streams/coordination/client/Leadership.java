@@ -11,6 +11,8 @@ import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.RetriableCoordinationException;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.SendBatching;
+import io.krabka.streams.coordination.SendQueueFullException;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
@@ -73,6 +75,11 @@ public final class Leadership implements AutoCloseable {
     private static final Duration LAST_RETRY = Duration.ofSeconds(1);
     /** How long a release waits for the coordinator to complete its tombstone's transaction. */
     private static final Duration COMPLETION_WAIT = Duration.ofMillis(500);
+    /** How many describes of a release follow each other at once (each takes a round trip). */
+    private static final int COMPLETION_AT_ONCE = 5;
+    /** The waits between the later describes of a release: from the first, doubling to the last. */
+    private static final Duration COMPLETION_FIRST_WAIT = Duration.ofMillis(1);
+    private static final Duration COMPLETION_LAST_WAIT = Duration.ofMillis(64);
 
     private final CoordinationClient client;
     private final CoordinationTransport transport;
@@ -116,10 +123,14 @@ public final class Leadership implements AutoCloseable {
     // Set by close() before it waits for a write in flight: no new guarded write starts.
     private volatile boolean releasing;
 
-    // Group commit: sends waiting for a transaction, and whether a flush is under way.
+    // Group commit: sends waiting for a transaction, whether a flush is under way and on
+    // which thread, and how many records were accepted and not yet written (the bound of
+    // SendBatching.maxQueuedRecords). Guarded by sendLock, always the innermost lock.
     private final Object sendLock = new Object();
     private final ArrayDeque<QueuedSend> queued = new ArrayDeque<>();
     private boolean flushing;
+    private Thread flusher;
+    private int unwritten;
 
     /** One {@link #send}, waiting for its transaction. */
     private record QueuedSend(ProducerRecord<byte[], byte[]> record, CompletableFuture<RecordMetadata> result,
@@ -404,22 +415,57 @@ public final class Leadership implements AutoCloseable {
      * {@link #write(List)} (a {@link CommitOutcomeUnknownException}: it may be written).
      * Records are written in the order of their sends. A send after the leadership ended,
      * or while it is being released, fails at once with {@link FencedException}; the sends
-     * queued before a release are written before its tombstone.
+     * queued before a release are written before its tombstone, also when the release is
+     * called from a send's completion callback.
+     *
+     * <p>While {@link SendBatching#maxQueuedRecords()} records of this leadership are
+     * accepted and not yet written, this call blocks up to {@link SendBatching#maxBlock()}
+     * for room, and then fails the future with {@link SendQueueFullException}: nothing of
+     * the record was written or queued. Called from a completion callback of a send it
+     * never blocks, since the thread that would make room is the caller. Completion
+     * callbacks run on the thread that writes the sends: keep them short.
      */
     public CompletableFuture<RecordMetadata> send(ProducerRecord<byte[], byte[]> record) {
         Objects.requireNonNull(record, "record");
         CompletableFuture<RecordMetadata> result = new CompletableFuture<>();
+        SendBatching batching = client.sendBatching();
         boolean start;
         synchronized (sendLock) {
-            if (state.get() != State.ACTIVE || releasing) {
-                result.completeExceptionally(state.get() != State.ACTIVE ? ended(null) : new FencedException("the leadership of "
-                        + member + " over role " + role + " is being released", null, LeadershipEndCause.RELEASED));
-                return result;
+            long blockedSince = 0;
+            boolean blocked = false;
+            while (true) {
+                if (state.get() != State.ACTIVE || releasing) {
+                    result.completeExceptionally(state.get() != State.ACTIVE ? ended(null) : new FencedException("the leadership of "
+                            + member + " over role " + role + " is being released", null, LeadershipEndCause.RELEASED));
+                    return result;
+                }
+                if (unwritten < batching.maxQueuedRecords()) {
+                    break;
+                }
+                long now = System.nanoTime();
+                if (!blocked) {
+                    blocked = true;
+                    blockedSince = now;
+                }
+                // The flusher makes room; when it is the caller (a completion callback), waiting cannot help.
+                long left = Thread.currentThread() == flusher ? 0 : nanos(batching.maxBlock()) - (now - blockedSince);
+                if (left <= 0) {
+                    result.completeExceptionally(queueFull(batching, null));
+                    return result;
+                }
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(sendLock, left);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    result.completeExceptionally(queueFull(batching, e));
+                    return result;
+                }
             }
             queued.add(new QueuedSend(record, result, System.nanoTime()));
+            unwritten++;
             start = !flushing;
             flushing = true;
-            if (queued.size() >= client.sendBatching().maxRecords()) {
+            if (queued.size() >= batching.maxRecords()) {
                 sendLock.notifyAll();
             }
         }
@@ -429,10 +475,31 @@ public final class Leadership implements AutoCloseable {
         return result;
     }
 
+    private SendQueueFullException queueFull(SendBatching batching, InterruptedException interrupted) {
+        return new SendQueueFullException((interrupted != null ? "interrupted while waiting: " : "")
+                + batching.maxQueuedRecords() + " records of role " + role + " wait for their transactions"
+                + (interrupted != null ? "" : (Thread.currentThread() == flusher
+                        ? " and a send from a completion callback does not wait for room"
+                        : " and none was written within " + batching.maxBlock()))
+                + "; this record was not written", interrupted);
+    }
+
+    /** A duration in nanoseconds, saturated: a bound of centuries is no bound. */
+    private static long nanos(Duration duration) {
+        try {
+            return duration.toNanos();
+        } catch (ArithmeticException tooLong) {
+            return Long.MAX_VALUE;
+        }
+    }
+
     /** Writes queued sends, a batch per transaction, until none wait. */
     private void flushQueued() {
+        synchronized (sendLock) {
+            flusher = Thread.currentThread();
+        }
         while (true) {
-            List<QueuedSend> batch = nextBatch();
+            List<QueuedSend> batch = nextBatch(true);
             if (batch.isEmpty()) {
                 return;
             }
@@ -440,8 +507,11 @@ public final class Leadership implements AutoCloseable {
         }
     }
 
-    /** The next batch, once it is full or its oldest send lingered long enough; empty when none wait. */
-    private List<QueuedSend> nextBatch() {
+    /**
+     * The next batch, once it is full or its oldest send lingered long enough; empty when
+     * none wait, and then, with {@code endFlush}, the flush is over.
+     */
+    private List<QueuedSend> nextBatch(boolean endFlush) {
         int max = client.sendBatching().maxRecords();
         long linger = client.sendBatching().linger().toNanos();
         synchronized (sendLock) {
@@ -462,8 +532,9 @@ public final class Leadership implements AutoCloseable {
             while (!queued.isEmpty() && batch.size() < max) {
                 batch.add(queued.poll());
             }
-            if (batch.isEmpty()) {
+            if (batch.isEmpty() && endFlush) {
                 flushing = false;
+                flusher = null;
                 sendLock.notifyAll();
             }
             return batch;
@@ -474,13 +545,25 @@ public final class Leadership implements AutoCloseable {
     private void writeBatch(List<QueuedSend> batch) {
         List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>(batch.size());
         batch.forEach(send -> records.add(send.record()));
+        List<RecordMetadata> written;
         try {
-            List<RecordMetadata> written = write(records, ConsumedOffsets.NONE, true);
-            for (int i = 0; i < batch.size(); i++) {
-                batch.get(i).result().complete(written.get(i));
-            }
+            written = write(records, ConsumedOffsets.NONE, true);
         } catch (RuntimeException failed) {
+            madeRoom(batch.size());
             batch.forEach(send -> send.result().completeExceptionally(failed));
+            return;
+        }
+        // Room first: a completion callback may send again.
+        madeRoom(batch.size());
+        for (int i = 0; i < batch.size(); i++) {
+            batch.get(i).result().complete(written.get(i));
+        }
+    }
+
+    private void madeRoom(int records) {
+        synchronized (sendLock) {
+            unwritten -= records;
+            sendLock.notifyAll();
         }
     }
 
@@ -802,6 +885,10 @@ public final class Leadership implements AutoCloseable {
         }
         // Closing the producer also makes a transaction that blocks on it fail at once.
         epoch.close();
+        synchronized (sendLock) {
+            // Sends blocked for room fail now rather than at their maxBlock.
+            sendLock.notifyAll();
+        }
         client.ended(this);
         return true;
     }
@@ -854,8 +941,9 @@ public final class Leadership implements AutoCloseable {
                 // fetch.max.wait); a plain append does. So once the coordinator completed
                 // the transaction, append the registration's tombstone once more (a no-op
                 // for every reader): a standby still waiting reads the release at once.
-                awaitComplete();
-                transport.deregister(role, member);
+                if (awaitComplete()) {
+                    transport.deregister(role, member);
+                }
             } catch (FencedException alreadyDeposed) {
                 log.info("{} closed role {}, which had already ended: {}", member, role, alreadyDeposed.getMessage());
             } finally {
@@ -865,35 +953,74 @@ public final class Leadership implements AutoCloseable {
         }
     }
 
-    /** Waits until every send accepted before the release is written (or failed). */
+    /**
+     * Waits until every send accepted before the release is written (or failed). Called
+     * on the flushing thread itself (from a send's completion callback), it writes them
+     * here: nobody else would, and waiting for the flush to end would wait for itself.
+     */
     private void awaitSendsWritten() {
         synchronized (sendLock) {
             // No more lingering: the flusher writes what is queued at once.
             sendLock.notifyAll();
-            while (flushing) {
-                try {
-                    sendLock.wait();
-                } catch (InterruptedException e) {
-                    // The sends still complete on the flusher; the tombstone just follows them later.
-                    Thread.currentThread().interrupt();
-                    return;
+            if (Thread.currentThread() != flusher) {
+                while (flushing) {
+                    try {
+                        sendLock.wait();
+                    } catch (InterruptedException e) {
+                        // The sends still complete on the flusher; those it writes after the tombstone fail as released.
+                        Thread.currentThread().interrupt();
+                        return;
+                    }
                 }
+                return;
             }
+        }
+        // Releasing, so nothing new is queued; the flush loop this callback returns to finds the queue empty.
+        while (true) {
+            List<QueuedSend> batch = nextBatch(false);
+            if (batch.isEmpty()) {
+                return;
+            }
+            writeBatch(batch);
         }
     }
 
     /**
      * Waits, briefly, until the coordinator completed this member's last transaction;
      * gives up quietly after {@link #COMPLETION_WAIT}: it only speeds the handover up.
+     * Describes {@link #COMPLETION_AT_ONCE} times one after the other (a healthy
+     * coordinator writes the markers within a few round trips, and the handover waits on
+     * this), then after waits from {@link #COMPLETION_FIRST_WAIT} doubling to
+     * {@link #COMPLETION_LAST_WAIT}: a coordinator that is slow to complete gets about
+     * twenty describes per release, not thousands (many roles release at once when a
+     * member shuts down).
+     *
+     * @return false when interrupted (the caller is stopping in a hurry), true otherwise
      */
-    private void awaitComplete() {
-        long giveUpAt = System.nanoTime() + COMPLETION_WAIT.toNanos();
-        do {
+    private boolean awaitComplete() {
+        long start = System.nanoTime();
+        long wait = COMPLETION_FIRST_WAIT.toNanos();
+        for (int describes = 1; ; describes++) {
             Optional<ProducerState> reported = transport.describeEpoch(role);
             if (reported.isEmpty() || reported.get().transactionComplete()) {
-                return;
+                return true;
             }
-        } while (System.nanoTime() - giveUpAt < 0);
+            long left = COMPLETION_WAIT.toNanos() - (System.nanoTime() - start);
+            if (left <= 0) {
+                return true;
+            }
+            if (describes < COMPLETION_AT_ONCE) {
+                continue;
+            }
+            try {
+                TimeUnit.NANOSECONDS.sleep(Math.min(wait, left));
+            } catch (InterruptedException e) {
+                // Stopping in a hurry: the wake-up append is not worth more waiting.
+                Thread.currentThread().interrupt();
+                return false;
+            }
+            wait = Math.min(wait * 2, COMPLETION_LAST_WAIT.toNanos());
+        }
     }
 
     @Override

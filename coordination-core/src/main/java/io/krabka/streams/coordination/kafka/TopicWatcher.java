@@ -12,12 +12,15 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.utils.ExponentialBackoff;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,6 +42,14 @@ final class TopicWatcher implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(TopicWatcher.class);
     private static final Duration POLL = Duration.ofSeconds(1);
     private static final Duration RETRY = Duration.ofSeconds(1);
+    /**
+     * The waits after failed polls: 100 ms, doubling to 10 s, reset by a poll that works.
+     * A poll that keeps failing (no Read on the topic, a failed SASL login) fails at once,
+     * so without them the watcher would spin.
+     */
+    private static final ExponentialBackoff FAILED_POLLS = new ExponentialBackoff(100, 2, 10_000, 0.2);
+    /** A watcher that keeps failing says so at WARN at most this often. */
+    static final Duration WARN_INTERVAL = Duration.ofMinutes(1);
     /** News that names nobody: every contender of the role reads. */
     private static final RoleNews UNPLACED = new RoleNews(true, null);
 
@@ -52,6 +63,10 @@ final class TopicWatcher implements AutoCloseable {
     private volatile boolean closed;
     private volatile Consumer<byte[], byte[]> consumer;
     private Thread thread;
+    // Failures in a row and when they began and were last reported; the watcher's thread only.
+    private int failures;
+    private long failingSinceNanos;
+    private long warnedAtNanos;
 
     TopicWatcher(String topic, IntSupplier partitionCount, Supplier<Consumer<byte[], byte[]>> consumers) {
         this.topic = topic;
@@ -111,7 +126,9 @@ final class TopicWatcher implements AutoCloseable {
                         pause(POLL);
                         continue;
                     }
-                    for (ConsumerRecord<byte[], byte[]> record : reader.poll(POLL)) {
+                    ConsumerRecords<byte[], byte[]> records = reader.poll(POLL);
+                    recovered();
+                    for (ConsumerRecord<byte[], byte[]> record : records) {
                         tell(record);
                     }
                 } catch (WakeupException wokenForAChange) {
@@ -120,10 +137,9 @@ final class TopicWatcher implements AutoCloseable {
                     if (closed) {
                         break;
                     }
-                    // The partitions are read by the contenders too: they report what fails.
-                    log.debug("Watching {} failed; trying again in {}: {}", topic, RETRY, e.toString());
+                    long wait = failed(e);
                     changed = true;
-                    pause(RETRY);
+                    backOff(wait);
                 }
             }
         } finally {
@@ -181,6 +197,53 @@ final class TopicWatcher implements AutoCloseable {
                 onNews.accept(news);
             } catch (RuntimeException e) {
                 log.warn("A watcher of role {} failed", role, e);
+            }
+        }
+    }
+
+    /** Reports a failure (WARN at first, then at most once a {@link #WARN_INTERVAL}); returns the wait before the next try. */
+    private long failed(RuntimeException failure) {
+        long now = System.nanoTime();
+        long wait = FAILED_POLLS.backoff(failures);
+        failures++;
+        if (failingSinceNanos == 0) {
+            failingSinceNanos = now;
+        }
+        if (warnedAtNanos == 0 || now - warnedAtNanos >= WARN_INTERVAL.toNanos()) {
+            boolean first = warnedAtNanos == 0;
+            warnedAtNanos = now;
+            log.warn("Watching {} for news of its roles failed: {}. Contenders still read the topic on every pass, so only "
+                    + "their wake-ups are late. It keeps trying{}", topic, failure.toString(), first
+                    ? ", backing off up to 10 s, and says so again at most once a minute while this lasts"
+                    : " (failing for " + TimeUnit.NANOSECONDS.toSeconds(now - failingSinceNanos) + " s, " + failures + " tries)");
+        } else {
+            log.debug("Watching {} failed again; trying again in {} ms: {}", topic, wait, failure.toString());
+        }
+        return wait;
+    }
+
+    private void recovered() {
+        if (failures == 0) {
+            return;
+        }
+        log.info("Watching {} works again after {} s and {} failed tries", topic,
+                TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - failingSinceNanos), failures);
+        failures = 0;
+        failingSinceNanos = 0;
+        warnedAtNanos = 0;
+    }
+
+    /** Waits {@code millis} after a failure; only closing ends it early (a watch that changes is followed after). */
+    private void backOff(long millis) {
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        synchronized (this) {
+            try {
+                for (long left = until - System.nanoTime(); !closed && left > 0; left = until - System.nanoTime()) {
+                    TimeUnit.NANOSECONDS.timedWait(this, left);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                closed = true;
             }
         }
     }

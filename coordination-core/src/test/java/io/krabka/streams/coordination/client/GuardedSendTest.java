@@ -2,6 +2,7 @@ package io.krabka.streams.coordination.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeadershipEndCause;
@@ -11,6 +12,9 @@ import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.SendBatching;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
+import io.krabka.streams.coordination.record.CoordinationCodec;
+import io.krabka.streams.coordination.record.RecordKind;
+import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.nio.charset.StandardCharsets;
@@ -21,6 +25,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
@@ -132,5 +137,69 @@ class GuardedSendTest {
         assertThatThrownBy(() -> held.send(command("late")).get(5, TimeUnit.SECONDS))
                 .hasCauseInstanceOf(FencedException.class)
                 .satisfies(e -> assertThat(((FencedException) e.getCause()).endCause()).isEqualTo(LeadershipEndCause.RELEASED));
+    }
+
+    @Test
+    void aReleaseFromASendsCompletionCallbackWritesTheSendsQueuedBeforeItAndItsTombstone() throws Exception {
+        // Two records make a batch, and nothing else starts one: the callback of the first
+        // runs on the thread that wrote it, while that thread still owns the flush.
+        Leadership held = client(new SendBatching(2, Duration.ofMinutes(1))).acquire(role, MemberId.of("a"),
+                Duration.ofSeconds(5));
+        AtomicReference<CompletableFuture<RecordMetadata>> fromCallback = new AtomicReference<>();
+        CompletableFuture<Void> closed = new CompletableFuture<>();
+        held.send(command("first")).whenComplete((written, failed) -> {
+            fromCallback.set(held.send(command("from-callback")));
+            held.close();
+            closed.complete(null);
+        });
+        CompletableFuture<RecordMetadata> second = held.send(command("second"));
+
+        closed.get(10, TimeUnit.SECONDS);
+        assertThat(held.state()).isEqualTo(Leadership.State.RELEASED);
+        // Accepted before the release, so written before the tombstone.
+        assertThat(fromCallback.get().get(10, TimeUnit.SECONDS)).isNotNull();
+        assertThat(second.get(10, TimeUnit.SECONDS)).isNotNull();
+        assertThat(committedCommands()).containsExactly("first", "second", "from-callback");
+        LeadershipStatus status = client(SendBatching.DEFAULTS).observe(role, Duration.ZERO);
+        assertThat(status.lease()).as("the release's tombstone").isEmpty();
+        assertThat(status.roster()).isEmpty();
+    }
+
+    @Test
+    void aContenderRelinquishingFromASendsCompletionCallbackReleasesTheRole() throws Exception {
+        CoordinationClient client = new CoordinationClient(cluster.transport(TOPIC), LeaseConfig.DEFAULTS,
+                java.time.InstantSource.system(), new SendBatching(2, Duration.ofMinutes(1)));
+        CompletableFuture<LeadershipEndCause> ended = new CompletableFuture<>();
+        AtomicReference<Contender> contender = new AtomicReference<>();
+        contender.set(new Contender(client, role, MemberId.of("a"), new Contender.Listener() {
+            @Override
+            public void granted(Leadership leadership) {
+                // The work: one command, and the role is given up once it is written.
+                leadership.send(command("only")).whenComplete((written, failed) -> contender.get().relinquish(leadership, null));
+                leadership.send(command("and-this"));
+            }
+
+            @Override
+            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
+                ended.complete(cause);
+            }
+        }));
+        contender.get().start();
+        try {
+            assertThat(ended.get(10, TimeUnit.SECONDS)).isEqualTo(LeadershipEndCause.RELEASED);
+            assertThat(committedCommands()).containsExactly("only", "and-this");
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(committedLeaseIsTombstone()).isTrue());
+        } finally {
+            contender.get().stop();
+            contender.get().awaitStopped(Duration.ofSeconds(10));
+        }
+    }
+
+    /** Whether the newest lease record of the role is a tombstone. */
+    private boolean committedLeaseIsTombstone() {
+        TopicPartition partition = new TopicPartition(TOPIC.name(), RolePartitioner.partitionFor(role, TOPIC.partitions()));
+        List<RawRecord> leases = cluster.records(partition).stream()
+                .filter(record -> CoordinationCodec.decodeKey(record.key()).kind() == RecordKind.LEASE).toList();
+        return !leases.isEmpty() && leases.get(leases.size() - 1).value() == null;
     }
 }

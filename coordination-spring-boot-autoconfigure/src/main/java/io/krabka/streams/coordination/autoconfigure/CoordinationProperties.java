@@ -108,7 +108,10 @@ public class CoordinationProperties {
         return send;
     }
 
-    /** Group commit of asynchronous guarded sends ({@code Leadership.send}, {@code GuardedSender.sendAsync}). */
+    /**
+     * Group commit of asynchronous guarded sends ({@code Leadership.send},
+     * {@code GuardedSender.sendAsync}), and the bound on how many may wait.
+     */
     public static class Send {
 
         /**
@@ -121,6 +124,21 @@ public class CoordinationProperties {
          * starts; sends that arrive while a transaction commits wait for the next anyway.
          */
         private Duration linger = Duration.ofMillis(2);
+
+        /**
+         * At most this many records per role accepted and not yet written (waiting, or in
+         * the transaction under way), as Kafka's buffer.memory bounds a producer: past it
+         * a send blocks for up to max-block, then fails with SendQueueFullException, having
+         * written nothing.
+         */
+        private int maxQueuedRecords = 10_000;
+
+        /**
+         * How long a send may block while max-queued-records are waiting, as Kafka's
+         * max.block.ms; zero fails at once. A send from a send's completion callback never
+         * blocks.
+         */
+        private Duration maxBlock = Duration.ofSeconds(60);
 
         public int getMaxBatchRecords() {
             return maxBatchRecords;
@@ -136,6 +154,22 @@ public class CoordinationProperties {
 
         public void setLinger(Duration linger) {
             this.linger = linger;
+        }
+
+        public int getMaxQueuedRecords() {
+            return maxQueuedRecords;
+        }
+
+        public void setMaxQueuedRecords(int maxQueuedRecords) {
+            this.maxQueuedRecords = maxQueuedRecords;
+        }
+
+        public Duration getMaxBlock() {
+            return maxBlock;
+        }
+
+        public void setMaxBlock(Duration maxBlock) {
+            this.maxBlock = maxBlock;
         }
     }
 

@@ -40,7 +40,14 @@ final class CoordinationSettings {
         if (linger == null || linger.isNegative()) {
             throw invalid("send.linger", linger, "must not be negative");
         }
-        return new SendBatching(send.getMaxBatchRecords(), linger);
+        if (send.getMaxQueuedRecords() < 1) {
+            throw invalid("send.max-queued-records", send.getMaxQueuedRecords(), "must be at least 1");
+        }
+        Duration maxBlock = send.getMaxBlock();
+        if (maxBlock == null || maxBlock.isNegative()) {
+            throw invalid("send.max-block", maxBlock, "must not be negative");
+        }
+        return new SendBatching(send.getMaxBatchRecords(), linger, send.getMaxQueuedRecords(), maxBlock);
     }
 
     static LeaseConfig leaseConfig(CoordinationProperties properties) {

@@ -36,5 +36,7 @@ class ConfigurationMetadataTests {
         assertThat(properties.get("krabka.coordination.lease.renew-interval").get("defaultValue").asString()).isEqualTo("10s");
         assertThat(properties.get("krabka.coordination.lease.challenge-stagger").get("defaultValue").asString()).isEqualTo("5s");
         assertThat(properties.get("krabka.coordination.topic.name").get("defaultValue").asString()).isEqualTo("__coordination_state");
+        assertThat(properties.get("krabka.coordination.send.max-queued-records").get("defaultValue").asInt()).isEqualTo(10_000);
+        assertThat(properties.get("krabka.coordination.send.max-block").get("defaultValue").asString()).isEqualTo("60s");
     }
 }

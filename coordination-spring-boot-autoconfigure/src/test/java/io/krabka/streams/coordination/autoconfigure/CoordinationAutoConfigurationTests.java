@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.SendBatching;
 import io.krabka.streams.coordination.actuate.CoordinationEndpoint;
 import io.krabka.streams.coordination.actuate.CoordinationHealthIndicator;
 import io.krabka.streams.coordination.actuate.CoordinationMetrics;
@@ -165,7 +166,11 @@ class CoordinationAutoConfigurationTests {
                 "krabka.coordination.topic.replication-factor=1",
                 "krabka.coordination.topic.create=false",
                 "krabka.coordination.topic.allow-unsafe=true",
-                "krabka.coordination.endpoint.release-enabled=true").run(context -> {
+                "krabka.coordination.endpoint.release-enabled=true",
+                "krabka.coordination.send.max-batch-records=50",
+                "krabka.coordination.send.linger=5ms",
+                "krabka.coordination.send.max-queued-records=500",
+                "krabka.coordination.send.max-block=3s").run(context -> {
             assertThat(context).hasNotFailed();
             assertThat(context.getBean(LeaseConfig.class))
                     .isEqualTo(new LeaseConfig(Duration.ofSeconds(6), Duration.ofSeconds(2), Duration.ofSeconds(1)));
@@ -176,6 +181,8 @@ class CoordinationAutoConfigurationTests {
             assertThat(properties.getOperationTimeout()).hasSeconds(7);
             assertThat(properties.getWorkStopTimeout()).hasSeconds(3);
             assertThat(properties.getEndpoint().isReleaseEnabled()).isTrue();
+            assertThat(context.getBean(CoordinationClient.class).sendBatching())
+                    .isEqualTo(new SendBatching(50, Duration.ofMillis(5), 500, Duration.ofSeconds(3)));
         });
     }
 
@@ -199,6 +206,13 @@ class CoordinationAutoConfigurationTests {
         assertFailsNaming("krabka.coordination.lease.renew-interval", "must be positive", "krabka.coordination.lease.renew-interval=-1s");
         assertFailsNaming("krabka.coordination.lease.challenge-stagger", "must not be negative",
                 "krabka.coordination.lease.challenge-stagger=-1s");
+    }
+
+    @Test
+    void invalidSendBoundsFailNamingTheProperty() {
+        assertFailsNaming("krabka.coordination.send.max-queued-records", "must be at least 1",
+                "krabka.coordination.send.max-queued-records=0");
+        assertFailsNaming("krabka.coordination.send.max-block", "must not be negative", "krabka.coordination.send.max-block=-1s");
     }
 
     @Test
