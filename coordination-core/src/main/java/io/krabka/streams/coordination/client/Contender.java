@@ -28,6 +28,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -133,9 +134,16 @@ public final class Contender implements AutoCloseable {
     static final int PASS_THREADS = 16;
     /** Runs the passes of every contender that contends: a few shared threads, not one per role. */
     private static final ThreadPoolExecutor PASSES = pool(PASS_THREADS, "krabka-coordination-pass");
-    /** How many holders' passes (renewals) run at once: apart, so contending roles never delay a renewal. */
-    static final int HOLDER_PASS_THREADS = 16;
-    private static final ThreadPoolExecutor HOLDER_PASSES = pool(HOLDER_PASS_THREADS, "krabka-coordination-renew");
+    /**
+     * Runs holders' passes (renewals), apart from contending roles' passes. Never queues: a
+     * renewal that blocks on its commit (a frozen coordinator, a partition without a leader)
+     * holds only its own thread, so the next role's renewal starts when its timer says,
+     * not when a stuck one gives up. A holder's pass never reads the topic (that runs on
+     * the pass threads), so the threads this takes at once are the renewals in flight;
+     * idle ones end after a minute.
+     */
+    private static final ThreadPoolExecutor HOLDER_PASSES = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS,
+            new SynchronousQueue<>(), daemon("krabka-coordination-renew"));
     /**
      * With news from the transport, a standby's pass reads the topic only after news for
      * its role, when it must decide on time (a challenge), or at least this often in case
@@ -174,6 +182,8 @@ public final class Contender implements AutoCloseable {
     private long lastReadNanos;
     private Decision lastDecision;
     private final AtomicBoolean left = new AtomicBoolean();
+    // Whether a holder's read runs on the pass threads now: one at a time per contender.
+    private final AtomicBoolean checking = new AtomicBoolean();
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
     private volatile Instant retryAt;
     private volatile long rejoinAtNanos;
@@ -432,7 +442,7 @@ public final class Contender implements AutoCloseable {
         passThread = Thread.currentThread();
         Duration wait;
         try {
-            wait = step();
+            wait = step(false);
         } catch (RuntimeException unexpected) {
             log.error("The contender of role {} failed unexpectedly; trying again in {}", role, ERROR_BACKOFF, unexpected);
             wait = ERROR_BACKOFF;
@@ -491,9 +501,17 @@ public final class Contender implements AutoCloseable {
      * @return how long to wait for news before the next pass
      */
     Duration step() {
+        return step(true);
+    }
+
+    /**
+     * @param readInline whether a holder's read runs in this pass (a simulation's step) or
+     *     on the pass threads (a renewal thread never waits for the member's one consumer)
+     */
+    private Duration step(boolean readInline) {
         Tenure held = tenure;
         if (held != null) {
-            return held.finished.get() ? MIN_WAIT : hold(held);
+            return held.finished.get() ? MIN_WAIT : hold(held, readInline);
         }
         long now = System.nanoTime();
         if (rejoinAtNanos != 0 && now - rejoinAtNanos < 0) {
@@ -533,9 +551,23 @@ public final class Contender implements AutoCloseable {
         return max(MIN_WAIT, wait);
     }
 
-    /** Whether this contender may skip reading: it is woken on news, none came, and it read recently. */
+    /**
+     * Whether this contender may skip reading: it is woken on news, none came, and it read
+     * recently or the transport vouches that no wake-up was missed since.
+     */
     private boolean quiet() {
-        return watching && !newsSinceRead && System.nanoTime() - lastReadNanos < QUIET_READ.toNanos();
+        if (!watching || newsSinceRead) {
+            return false;
+        }
+        if (System.nanoTime() - lastReadNanos < QUIET_READ.toNanos()) {
+            return true;
+        }
+        try {
+            return client.quietSinceRead(role);
+        } catch (CoordinationException e) {
+            // The pass's own read reports it.
+            return false;
+        }
     }
 
     private void markRead() {
@@ -568,7 +600,7 @@ public final class Contender implements AutoCloseable {
         }
     }
 
-    private Duration hold(Tenure held) {
+    private Duration hold(Tenure held, boolean readInline) {
         Leadership leadership = held.leadership;
         if (expire(held)) {
             return Duration.ZERO;
@@ -600,9 +632,27 @@ public final class Contender implements AutoCloseable {
             }
         }
         if (!watching || newsSinceRead || System.nanoTime() - lastReadNanos >= QUIET_HOLD_READ.toNanos()) {
-            markRead();
-            if (stepDownConfirmed(held)) {
-                return Duration.ZERO;
+            if (readInline) {
+                if (check(held)) {
+                    return Duration.ZERO;
+                }
+            } else if (checking.compareAndSet(false, true)) {
+                // A read can wait for the member's one consumer, the coordinator a whole
+                // timeout: neither may delay this or any other role's next renewal.
+                try {
+                    PASSES.execute(() -> {
+                        try {
+                            if (check(held)) {
+                                schedule(Duration.ZERO);
+                            }
+                        } finally {
+                            checking.set(false);
+                        }
+                    });
+                } catch (RuntimeException rejected) {
+                    checking.set(false);
+                    throw rejected;
+                }
             }
         }
         Instant next = leadership.renewAt();
@@ -610,6 +660,35 @@ public final class Contender implements AutoCloseable {
             next = retryAt;
         }
         return max(Duration.ZERO, min(MAX_HOLD_WAIT, Duration.between(client.now(), next)));
+    }
+
+    /**
+     * A holder's look at the topic: after news, or as a fallback for a missed wake-up
+     * unless the transport vouches that none was missed.
+     *
+     * @return whether the leadership ended
+     */
+    private boolean check(Tenure held) {
+        if (held.finished.get()) {
+            return false;
+        }
+        if (watching && !newsSinceRead) {
+            try {
+                if (client.quietSinceRead(role)) {
+                    lastReadNanos = System.nanoTime();
+                    return false;
+                }
+            } catch (CoordinationConfigurationException changed) {
+                refused(changed);
+                finish(held, LeadershipEndCause.FAILED, changed);
+                return true;
+            } catch (CoordinationException failed) {
+                // The read below reports it.
+                log.debug("Role {}: the transport could not vouch for its news: {}", role, failed.getMessage());
+            }
+        }
+        markRead();
+        return stepDownConfirmed(held);
     }
 
     /**

@@ -3,6 +3,7 @@ package io.krabka.streams.coordination.kafka;
 import io.krabka.streams.coordination.CoordinationAuthorizationException;
 import io.krabka.streams.coordination.CoordinationConfigurationException;
 import io.krabka.streams.coordination.CoordinationException;
+import io.krabka.streams.coordination.CoordinationTimeoutException;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
@@ -390,6 +391,13 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
      * healthy ones for a whole operation timeout (their renewals wait behind their reads).
      */
     static final Duration READ_SLICE = Duration.ofMillis(500);
+    /** The slice of a read of a partition that did not answer the previous one in time. */
+    static final Duration SICK_SLICE = Duration.ofMillis(100);
+
+    // Partitions whose last read did not learn the end offset within a slice, until one
+    // does; while one is, a single read at a time probes it and the others fail at once.
+    private final Set<Integer> unanswering = ConcurrentHashMap.newKeySet();
+    private final Map<Integer, ReentrantLock> probes = new ConcurrentHashMap<>();
 
     @Override
     public RoleRecords read(Role role, long fromOffset, Duration maxWait) {
@@ -401,7 +409,19 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         List<RawRecord> records = new ArrayList<>();
         long next = fromOffset;
         long end = -1;
+        ReentrantLock probe = null;
         try {
+            if (unanswering.contains(partition.partition())) {
+                // Every role on a partition without a leader would otherwise wait out its
+                // whole timeout on a shared pass thread, and queue for the reader between
+                // slices: one read finds out when it answers again, the others give up now.
+                probe = probes.computeIfAbsent(partition.partition(), p -> new ReentrantLock());
+                if (!probe.tryLock()) {
+                    probe = null;
+                    throw new CoordinationTimeoutException("the last read of " + partition + " got no answer within "
+                            + READ_SLICE.toMillis() + " ms, and another read waits for it now");
+                }
+            }
             while (true) {
                 // Between slices too: a read of a partition that no longer exists would
                 // otherwise wait out the whole operation timeout before anyone noticed.
@@ -420,13 +440,16 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
                         reader.assign(Set.of(partition));
                     }
                     reader.seek(partition, next);
-                    long sliceEnd = Math.min(System.nanoTime() + READ_SLICE.toNanos(), giveUpAt);
+                    Duration slice = unanswering.contains(partition.partition()) ? SICK_SLICE : READ_SLICE;
+                    long sliceEnd = Math.min(System.nanoTime() + slice.toNanos(), giveUpAt);
                     if (end < 0) {
                         // read_committed: the end is the last stable offset.
                         Long found = endOffset(partition, sliceEnd);
                         if (found == null) {
+                            unanswering.add(partition.partition());
                             continue;
                         }
+                        unanswering.remove(partition.partition());
                         end = found;
                     }
                     if (next < end) {
@@ -453,6 +476,10 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
             }
         } catch (Exception e) {
             throw KafkaErrors.translate(operation, e);
+        } finally {
+            if (probe != null) {
+                probe.unlock();
+            }
         }
     }
 
@@ -526,6 +553,28 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     public AutoCloseable watch(Role role, java.util.function.Consumer<RoleNews> onNews) {
         TopicWatcher current = watcher;
         return current == null ? () -> { } : current.watch(role, onNews::accept);
+    }
+
+    /**
+     * Asks the watcher, which follows every watched role's partition anyway, instead of
+     * the reader: no consumer is taken, so a partition whose leader is gone holds up no
+     * one. The topic's identity check, which rides on reads, rides on this too.
+     */
+    @Override
+    public boolean tellsEverythingSince(Role role, long fromOffset) {
+        TopicWatcher current = watcher;
+        if (current == null) {
+            return false;
+        }
+        TopicPartition partition = partitionOf(role);
+        try {
+            checkIdentity();
+        } catch (CoordinationException e) {
+            throw e;
+        } catch (Exception e) {
+            throw KafkaErrors.translate("checking the coordination topic " + topic.name(), e);
+        }
+        return current.covers(partition.partition(), fromOffset);
     }
 
     @Override
