@@ -38,6 +38,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.DescribeTransactionsOptions;
 import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -579,9 +580,17 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
 
     @Override
     public Optional<ProducerState> describeEpoch(Role role) {
+        return describeEpoch(role, timeout);
+    }
+
+    @Override
+    public Optional<ProducerState> describeEpoch(Role role, Duration within) {
+        // At least a millisecond: an answer already on its way still counts.
+        long millis = Math.max(1, Math.min(within.toMillis(), timeout.toMillis()));
         try {
-            TransactionDescription description = admin.describeTransactions(List.of(role.name()))
-                    .description(role.name()).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            TransactionDescription description = admin.describeTransactions(List.of(role.name()),
+                            new DescribeTransactionsOptions().timeoutMs((int) millis))
+                    .description(role.name()).get(millis, TimeUnit.MILLISECONDS);
             return Optional.of(new ProducerState(description.producerId(), (short) description.producerEpoch(),
                     description.state().toString()));
         } catch (ExecutionException e) {

@@ -101,6 +101,15 @@ public interface CoordinationTransport extends AutoCloseable {
     /** What the transaction coordinator reports for the role, or empty when it knows no such id. */
     Optional<ProducerState> describeEpoch(Role role);
 
+    /**
+     * {@link #describeEpoch(Role)}, giving up after {@code timeout} (or the transport's own
+     * operation timeout, whichever is shorter): for a holder, whose lease bounds how long
+     * an answer is of use. The default ignores {@code timeout}.
+     */
+    default Optional<ProducerState> describeEpoch(Role role, Duration timeout) {
+        return describeEpoch(role);
+    }
+
     /** Closes every producer and consumer this transport owns. */
     @Override
     void close();

@@ -116,56 +116,60 @@ class SlowPartitionIT {
                  KafkaCoordinationTransport standbyTransport = KafkaCoordinationTransport.create(connection, spec,
                          Duration.ofSeconds(15), LEASE.duration());
                  CoordinationClient standbyClient = new CoordinationClient(standbyTransport, LEASE, InstantSource.system())) {
-                MemberId holder = MemberId.of("holder");
-                MemberId standby = MemberId.of("standby");
-                List<Contender> held = new ArrayList<>();
-                for (Role role : sick) {
-                    held.add(new Contender(holderClient, role, holder, listener(new CopyOnWriteArrayList<>())));
-                }
-                Contender onWell = new Contender(holderClient, well, holder, listener(wellEnds));
-                Contender releasing = new Contender(holderClient, handedOver, holder, listener(new CopyOnWriteArrayList<>()));
-                held.add(onWell);
-                held.add(releasing);
-                contenders.addAll(held);
-                held.forEach(Contender::start);
-                await().atMost(Duration.ofSeconds(120)).until(() -> held.stream().allMatch(c -> c.leadership().isPresent()));
-                List<Contender> standbys = new ArrayList<>();
-                for (Role role : sick) {
-                    standbys.add(new Contender(standbyClient, role, standby, listener(new CopyOnWriteArrayList<>())));
-                }
-                Contender takingOver = new Contender(standbyClient, handedOver, standby, listener(new CopyOnWriteArrayList<>()));
-                standbys.add(takingOver);
-                contenders.addAll(standbys);
-                standbys.forEach(Contender::start);
-                await().atMost(Duration.ofSeconds(60)).until(() -> sick.stream().allMatch(role -> inRoster(holderClient, role, standby))
-                        && inRoster(holderClient, handedOver, standby));
-                Leadership wellHeld = onWell.leadership().orElseThrow();
-                moveTransactionCoordinatorsOff(cluster, doomed);
+                try {
+                    MemberId holder = MemberId.of("holder");
+                    MemberId standby = MemberId.of("standby");
+                    List<Contender> held = new ArrayList<>();
+                    for (Role role : sick) {
+                        held.add(new Contender(holderClient, role, holder, listener(new CopyOnWriteArrayList<>())));
+                    }
+                    Contender onWell = new Contender(holderClient, well, holder, listener(wellEnds));
+                    Contender releasing = new Contender(holderClient, handedOver, holder, listener(new CopyOnWriteArrayList<>()));
+                    held.add(onWell);
+                    held.add(releasing);
+                    contenders.addAll(held);
+                    held.forEach(Contender::start);
+                    await().atMost(Duration.ofSeconds(120)).until(() -> held.stream().allMatch(c -> c.leadership().isPresent()));
+                    List<Contender> standbys = new ArrayList<>();
+                    for (Role role : sick) {
+                        standbys.add(new Contender(standbyClient, role, standby, listener(new CopyOnWriteArrayList<>())));
+                    }
+                    Contender takingOver = new Contender(standbyClient, handedOver, standby, listener(new CopyOnWriteArrayList<>()));
+                    standbys.add(takingOver);
+                    contenders.addAll(standbys);
+                    standbys.forEach(Contender::start);
+                    await().atMost(Duration.ofSeconds(60)).until(() -> sick.stream().allMatch(role -> inRoster(holderClient, role, standby))
+                            && inRoster(holderClient, handedOver, standby));
+                    Leadership wellHeld = onWell.leadership().orElseThrow();
+                    moveTransactionCoordinatorsOff(cluster, doomed);
 
-                cluster.kill(doomed);
-                // The holder's leases on the dead partition lapse; the standby's passes for
-                // them now read the dead partition, at once and over and over.
-                await().atMost(LEASE.duration().multipliedBy(3))
-                        .until(() -> held.subList(0, SICK_ROLES).stream().noneMatch(c -> c.leadership().isPresent()));
-                Instant until = Instant.now().plus(LEASE.duration().multipliedBy(2));
-                await().atMost(LEASE.duration().multipliedBy(3)).pollInterval(Duration.ofMillis(200)).until(() -> {
+                    cluster.kill(doomed);
+                    // The holder's leases on the dead partition lapse; the standby's passes for
+                    // them now read the dead partition, at once and over and over.
+                    await().atMost(LEASE.duration().multipliedBy(3))
+                            .until(() -> held.subList(0, SICK_ROLES).stream().noneMatch(c -> c.leadership().isPresent()));
+                    Instant until = Instant.now().plus(LEASE.duration().multipliedBy(2));
+                    await().atMost(LEASE.duration().multipliedBy(3)).pollInterval(Duration.ofMillis(200)).until(() -> {
+                        assertThat(wellEnds).as("ends of the role on the healthy partition").isEmpty();
+                        assertThat(wellHeld.isActive()).isTrue();
+                        return Instant.now().isAfter(until);
+                    });
+                    assertThat(wellHeld.deadline()).isAfter(until);
+
+                    long released = System.nanoTime();
+                    assertThat(releasing.release()).isTrue();
+                    await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(5))
+                            .until(() -> takingOver.leadership().isPresent());
+                    Duration takeover = Duration.ofNanos(System.nanoTime() - released);
+                    // A takeover after a release is tens of milliseconds (one read, one
+                    // InitProducerId, one commit); behind reads of the dead partition it took seconds.
+                    assertThat(takeover).as("takeover of %s after its release", handedOver).isLessThan(TAKEOVER_BOUND);
                     assertThat(wellEnds).as("ends of the role on the healthy partition").isEmpty();
-                    assertThat(wellHeld.isActive()).isTrue();
-                    return Instant.now().isAfter(until);
-                });
-                assertThat(wellHeld.deadline()).isAfter(until);
-
-                long released = System.nanoTime();
-                assertThat(releasing.release()).isTrue();
-                await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(5))
-                        .until(() -> takingOver.leadership().isPresent());
-                Duration takeover = Duration.ofNanos(System.nanoTime() - released);
-                // A takeover after a release is tens of milliseconds (one read, one
-                // InitProducerId, one commit); behind reads of the dead partition it took seconds.
-                assertThat(takeover).as("takeover of %s after its release", handedOver).isLessThan(TAKEOVER_BOUND);
-                assertThat(wellEnds).as("ends of the role on the healthy partition").isEmpty();
-            } finally {
-                contenders.forEach(Contender::stop);
+                } finally {
+                    // Before the clients close under them.
+                    contenders.forEach(Contender::stop);
+                    contenders.forEach(contender -> contender.awaitStopped(Duration.ofSeconds(5)));
+                }
             }
         }
     }
