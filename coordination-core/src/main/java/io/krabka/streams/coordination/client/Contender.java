@@ -28,7 +28,6 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -134,16 +133,20 @@ public final class Contender implements AutoCloseable {
     static final int PASS_THREADS = 16;
     /** Runs the passes of every contender that contends: a few shared threads, not one per role. */
     private static final ThreadPoolExecutor PASSES = pool(PASS_THREADS, "krabka-coordination-pass");
+    /** How many holders' passes (renewals) run at once, not counting renewals that are stuck. */
+    static final int HOLDER_PASS_THREADS = 16;
+    /** A renewal that has not returned after this long is stuck: it no longer counts against {@link #HOLDER_PASS_THREADS}. */
+    static final Duration STUCK_RENEWAL = Duration.ofMillis(500);
     /**
-     * Runs holders' passes (renewals), apart from contending roles' passes. Never queues: a
-     * renewal that blocks on its commit (a frozen coordinator, a partition without a leader)
-     * holds only its own thread, so the next role's renewal starts when its timer says,
-     * not when a stuck one gives up. A holder's pass never reads the topic (that runs on
-     * the pass threads), so the threads this takes at once are the renewals in flight;
-     * idle ones end after a minute.
+     * Runs holders' passes (renewals), apart from contending roles' passes, in the order
+     * their timers fire (the next renewal first). A holder's pass never reads the topic
+     * (that runs on the pass threads), so only a renewal can block it: one that blocks on
+     * its commit (a frozen coordinator, a partition without a leader) is shed from the
+     * count by the watchdog, which gives the pool a thread more for each stuck renewal,
+     * so stuck roles never delay the next role's renewal beyond a watchdog tick and
+     * {@link #STUCK_RENEWAL}. The extra threads end once idle.
      */
-    private static final ThreadPoolExecutor HOLDER_PASSES = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS,
-            new SynchronousQueue<>(), daemon("krabka-coordination-renew"));
+    private static final ThreadPoolExecutor HOLDER_PASSES = pool(HOLDER_PASS_THREADS, "krabka-coordination-renew");
     /**
      * With news from the transport, a standby's pass reads the topic only after news for
      * its role, when it must decide on time (a challenge), or at least this often in case
@@ -182,6 +185,8 @@ public final class Contender implements AutoCloseable {
     private long lastReadNanos;
     private Decision lastDecision;
     private final AtomicBoolean left = new AtomicBoolean();
+    // When the renewal in progress began, or 0: the watchdog sheds stuck ones from the pool's count.
+    private volatile long renewingSinceNanos;
     // Whether a holder's read runs on the pass threads now: one at a time per contender.
     private final AtomicBoolean checking = new AtomicBoolean();
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
@@ -614,14 +619,18 @@ public final class Contender implements AutoCloseable {
         if (leadership.renewDue() && (retryAt == null || !now.isBefore(retryAt))) {
             retryAt = null;
             long start = System.nanoTime();
+            renewingSinceNanos = start;
             try {
                 leadership.renew();
+                renewingSinceNanos = 0;
                 reachable();
                 listener.renewed(leadership, Duration.ofNanos(System.nanoTime() - start));
             } catch (FencedException ended) {
+                renewingSinceNanos = 0;
                 finish(held, null, ended);
                 return Duration.ZERO;
             } catch (CoordinationException failed) {
+                renewingSinceNanos = 0;
                 if (!leadership.isActive()) {
                     finish(held, null, failed);
                     return Duration.ZERO;
@@ -680,7 +689,7 @@ public final class Contender implements AutoCloseable {
                 }
             } catch (CoordinationConfigurationException changed) {
                 refused(changed);
-                finish(held, LeadershipEndCause.FAILED, changed);
+                finish(held, LeadershipEndCause.FAILED, changed, true);
                 return true;
             } catch (CoordinationException failed) {
                 // The read below reports it.
@@ -734,7 +743,7 @@ public final class Contender implements AutoCloseable {
         } catch (CoordinationConfigurationException changed) {
             // The topic is not the one this leadership was granted on: stop, write nothing more.
             refused(changed);
-            finish(held, LeadershipEndCause.FAILED, changed);
+            finish(held, LeadershipEndCause.FAILED, changed, true);
             return true;
         } catch (CoordinationException failed) {
             unreachable("read", failed);
@@ -775,13 +784,24 @@ public final class Contender implements AutoCloseable {
      * @return whether this call ended it
      */
     private boolean finish(Tenure held, LeadershipEndCause endAs, Throwable failure) {
+        return finish(held, endAs, failure, false);
+    }
+
+    /**
+     * @param topicChanged whether the coordination topic is not the one this leadership was
+     *     granted on: then it is given up without a tombstone, which would land in the wrong
+     *     topic. Any other failure, a configuration problem of the work's own included (an
+     *     input topic that does not exist), releases with a tombstone, so the next standby
+     *     takes over at once instead of after a whole lease.
+     */
+    private boolean finish(Tenure held, LeadershipEndCause endAs, Throwable failure, boolean topicChanged) {
         if (!held.finished.compareAndSet(false, true)) {
             return false;
         }
         Leadership leadership = held.leadership;
         boolean endedHere = false;
         if (leadership.state() == Leadership.State.ACTIVE && endAs != null) {
-            if (failure instanceof CoordinationConfigurationException) {
+            if (topicChanged) {
                 // No tombstone into a topic that is not the one this leadership began on.
                 leadership.abandon();
             } else {
@@ -806,8 +826,12 @@ public final class Contender implements AutoCloseable {
         return true;
     }
 
-    /** Runs {@code task} after every earlier callback; a failing listener is logged, never propagated. */
-    private synchronized void callback(Runnable task) {
+    /**
+     * Runs {@code task} after every earlier callback; a failing listener is logged, never
+     * propagated. Never under this contender's lock, even on an inline executor: a
+     * listener that calls back into the contender, or blocks, must not stall its passes.
+     */
+    private void callback(Runnable task) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         Runnable guarded = () -> {
             try {
@@ -819,8 +843,11 @@ public final class Contender implements AutoCloseable {
             }
         };
         // Chained, so callbacks stay in order even on an executor with many threads.
-        CompletableFuture<Void> previous = lastCallback;
-        lastCallback = done;
+        CompletableFuture<Void> previous;
+        synchronized (this) {
+            previous = lastCallback;
+            lastCallback = done;
+        }
         previous.whenComplete((ignored, error) -> {
             try {
                 callbacks.execute(guarded);
@@ -930,8 +957,10 @@ public final class Contender implements AutoCloseable {
     }
 
     private static ThreadPoolExecutor pool(int threads, String name) {
-        ThreadPoolExecutor pool = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-                daemon(name));
+        // The maximum only bounds the core size the watchdog may set: with an unbounded
+        // queue, a pool never runs more threads than its core size.
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(threads, Integer.MAX_VALUE, 30, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(), daemon(name));
         pool.allowCoreThreadTimeOut(true);
         return pool;
     }
@@ -1001,12 +1030,27 @@ public final class Contender implements AutoCloseable {
         }
 
         private void tick() {
+            long now = System.nanoTime();
+            int stuck = 0;
             for (Contender contender : watched) {
                 try {
+                    long since = contender.renewingSinceNanos;
+                    if (since != 0 && now - since > STUCK_RENEWAL.toNanos()) {
+                        stuck++;
+                    }
                     contender.checkExpiry();
                 } catch (RuntimeException e) {
                     log.warn("The expiry watchdog failed for role {}", contender.role, e);
                 }
+            }
+            // A thread more for each stuck renewal (the pool starts them for queued passes
+            // at once), and back to the base once they return: idle extra threads end.
+            int wanted = HOLDER_PASS_THREADS + stuck;
+            if (HOLDER_PASSES.getCorePoolSize() != wanted) {
+                if (wanted > HOLDER_PASSES.getMaximumPoolSize()) {
+                    HOLDER_PASSES.setMaximumPoolSize(wanted);
+                }
+                HOLDER_PASSES.setCorePoolSize(wanted);
             }
         }
     }
