@@ -56,7 +56,10 @@ import org.slf4j.LoggerFactory;
  * pass threads ({@value #PASS_THREADS}), each when its timer says (the next renewal, the
  * instant to challenge, at most a second away) or at once when the transport reports a
  * committed record of the role (one watcher thread and consumer per transport), so a
- * release or a newer lease is acted on as soon as it is committed. Listener callbacks
+ * release or a newer lease is acted on as soon as it is committed. A holder's passes
+ * (its renewals) run apart, on {@value #HOLDER_PASS_THREADS} renewal threads plus one
+ * for each renewal stuck longer than {@link #STUCK_RENEWAL}, and never read the topic
+ * there: a stuck commit or a slow read holds up no other role's renewal. Listener callbacks
  * run one at a time per contender, in order, on shared callback threads: a listener
  * that blocks never delays a renewal. A JVM-wide watchdog thread
  * ends a leadership whose deadline passed while its renewal still blocks on an
