@@ -163,6 +163,7 @@ final class SpringScaleBench {
         sampler.setDaemon(true);
         sampler.start();
         Map<Long, String> before = threads();
+        long heapBefore = heapAfterGc();
         int threadsBefore = ManagementFactory.getThreadMXBean().getThreadCount();
         long t0 = System.nanoTime();
         ConfigurableApplicationContext context = new SpringApplicationBuilder(App.class).properties(props).run();
@@ -189,6 +190,9 @@ final class SpringScaleBench {
             Thread.sleep(hold.toMillis());
             double holdSeconds = (System.nanoTime() - h0) / 1e9;
             int threadsHeld = ManagementFactory.getThreadMXBean().getThreadCount();
+            long heapHeld = heapAfterGc();
+            System.err.printf("  spring starter: heap used after a GC %d MiB before the context, %d MiB holding every role%n",
+                    heapBefore >> 20, heapHeld >> 20);
             Map<Long, String> after = threads();
             Map<String, Integer> byPrefix = new TreeMap<>();
             after.forEach((id, name) -> {
@@ -218,6 +222,11 @@ final class SpringScaleBench {
             sampler.interrupt();
             System.err.printf("  spring starter: context closed in %.1f s%n", (System.nanoTime() - c0) / 1e9);
         }
+    }
+
+    private static long heapAfterGc() {
+        System.gc();
+        return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
     }
 
     private static Map<Long, String> threads() {

@@ -56,7 +56,10 @@ import org.slf4j.LoggerFactory;
  * pass threads ({@value #PASS_THREADS}), each when its timer says (the next renewal, the
  * instant to challenge, at most a second away) or at once when the transport reports a
  * committed record of the role (one watcher thread and consumer per transport), so a
- * release or a newer lease is acted on as soon as it is committed. Listener callbacks
+ * release or a newer lease is acted on as soon as it is committed. A holder's passes
+ * (its renewals) run apart, on {@value #HOLDER_PASS_THREADS} renewal threads plus one
+ * for each renewal stuck longer than {@link #STUCK_RENEWAL}, and never read the topic
+ * there: a stuck commit or a slow read holds up no other role's renewal. Listener callbacks
  * run one at a time per contender, in order, on shared callback threads: a listener
  * that blocks never delays a renewal. A JVM-wide watchdog thread
  * ends a leadership whose deadline passed while its renewal still blocks on an
@@ -133,8 +136,19 @@ public final class Contender implements AutoCloseable {
     static final int PASS_THREADS = 16;
     /** Runs the passes of every contender that contends: a few shared threads, not one per role. */
     private static final ThreadPoolExecutor PASSES = pool(PASS_THREADS, "krabka-coordination-pass");
-    /** How many holders' passes (renewals) run at once: apart, so contending roles never delay a renewal. */
+    /** How many holders' passes (renewals) run at once, not counting renewals that are stuck. */
     static final int HOLDER_PASS_THREADS = 16;
+    /** A renewal that has not returned after this long is stuck: it no longer counts against {@link #HOLDER_PASS_THREADS}. */
+    static final Duration STUCK_RENEWAL = Duration.ofMillis(500);
+    /**
+     * Runs holders' passes (renewals), apart from contending roles' passes, in the order
+     * their timers fire (the next renewal first). A holder's pass never reads the topic
+     * (that runs on the pass threads), so only a renewal can block it: one that blocks on
+     * its commit (a frozen coordinator, a partition without a leader) is shed from the
+     * count by the watchdog, which gives the pool a thread more for each stuck renewal,
+     * so stuck roles never delay the next role's renewal beyond a watchdog tick and
+     * {@link #STUCK_RENEWAL}. The extra threads end once idle.
+     */
     private static final ThreadPoolExecutor HOLDER_PASSES = pool(HOLDER_PASS_THREADS, "krabka-coordination-renew");
     /**
      * With news from the transport, a standby's pass reads the topic only after news for
@@ -174,6 +188,10 @@ public final class Contender implements AutoCloseable {
     private long lastReadNanos;
     private Decision lastDecision;
     private final AtomicBoolean left = new AtomicBoolean();
+    // When the renewal in progress began, or 0: the watchdog sheds stuck ones from the pool's count.
+    private volatile long renewingSinceNanos;
+    // Whether a holder's read runs on the pass threads now: one at a time per contender.
+    private final AtomicBoolean checking = new AtomicBoolean();
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
     private volatile Instant retryAt;
     private volatile long rejoinAtNanos;
@@ -432,7 +450,7 @@ public final class Contender implements AutoCloseable {
         passThread = Thread.currentThread();
         Duration wait;
         try {
-            wait = step();
+            wait = step(false);
         } catch (RuntimeException unexpected) {
             log.error("The contender of role {} failed unexpectedly; trying again in {}", role, ERROR_BACKOFF, unexpected);
             wait = ERROR_BACKOFF;
@@ -491,9 +509,17 @@ public final class Contender implements AutoCloseable {
      * @return how long to wait for news before the next pass
      */
     Duration step() {
+        return step(true);
+    }
+
+    /**
+     * @param readInline whether a holder's read runs in this pass (a simulation's step) or
+     *     on the pass threads (a renewal thread never waits for the member's one consumer)
+     */
+    private Duration step(boolean readInline) {
         Tenure held = tenure;
         if (held != null) {
-            return held.finished.get() ? MIN_WAIT : hold(held);
+            return held.finished.get() ? MIN_WAIT : hold(held, readInline);
         }
         long now = System.nanoTime();
         if (rejoinAtNanos != 0 && now - rejoinAtNanos < 0) {
@@ -533,9 +559,23 @@ public final class Contender implements AutoCloseable {
         return max(MIN_WAIT, wait);
     }
 
-    /** Whether this contender may skip reading: it is woken on news, none came, and it read recently. */
+    /**
+     * Whether this contender may skip reading: it is woken on news, none came, and it read
+     * recently or the transport vouches that no wake-up was missed since.
+     */
     private boolean quiet() {
-        return watching && !newsSinceRead && System.nanoTime() - lastReadNanos < QUIET_READ.toNanos();
+        if (!watching || newsSinceRead) {
+            return false;
+        }
+        if (System.nanoTime() - lastReadNanos < QUIET_READ.toNanos()) {
+            return true;
+        }
+        try {
+            return client.quietSinceRead(role);
+        } catch (CoordinationException e) {
+            // The pass's own read reports it.
+            return false;
+        }
     }
 
     private void markRead() {
@@ -568,7 +608,7 @@ public final class Contender implements AutoCloseable {
         }
     }
 
-    private Duration hold(Tenure held) {
+    private Duration hold(Tenure held, boolean readInline) {
         Leadership leadership = held.leadership;
         if (expire(held)) {
             return Duration.ZERO;
@@ -582,14 +622,18 @@ public final class Contender implements AutoCloseable {
         if (leadership.renewDue() && (retryAt == null || !now.isBefore(retryAt))) {
             retryAt = null;
             long start = System.nanoTime();
+            renewingSinceNanos = start;
             try {
                 leadership.renew();
+                renewingSinceNanos = 0;
                 reachable();
                 listener.renewed(leadership, Duration.ofNanos(System.nanoTime() - start));
             } catch (FencedException ended) {
+                renewingSinceNanos = 0;
                 finish(held, null, ended);
                 return Duration.ZERO;
             } catch (CoordinationException failed) {
+                renewingSinceNanos = 0;
                 if (!leadership.isActive()) {
                     finish(held, null, failed);
                     return Duration.ZERO;
@@ -600,9 +644,27 @@ public final class Contender implements AutoCloseable {
             }
         }
         if (!watching || newsSinceRead || System.nanoTime() - lastReadNanos >= QUIET_HOLD_READ.toNanos()) {
-            markRead();
-            if (stepDownConfirmed(held)) {
-                return Duration.ZERO;
+            if (readInline) {
+                if (check(held)) {
+                    return Duration.ZERO;
+                }
+            } else if (checking.compareAndSet(false, true)) {
+                // A read can wait for the member's one consumer, the coordinator a whole
+                // timeout: neither may delay this or any other role's next renewal.
+                try {
+                    PASSES.execute(() -> {
+                        try {
+                            if (check(held)) {
+                                schedule(Duration.ZERO);
+                            }
+                        } finally {
+                            checking.set(false);
+                        }
+                    });
+                } catch (RuntimeException rejected) {
+                    checking.set(false);
+                    throw rejected;
+                }
             }
         }
         Instant next = leadership.renewAt();
@@ -610,6 +672,35 @@ public final class Contender implements AutoCloseable {
             next = retryAt;
         }
         return max(Duration.ZERO, min(MAX_HOLD_WAIT, Duration.between(client.now(), next)));
+    }
+
+    /**
+     * A holder's look at the topic: after news, or as a fallback for a missed wake-up
+     * unless the transport vouches that none was missed.
+     *
+     * @return whether the leadership ended
+     */
+    private boolean check(Tenure held) {
+        if (held.finished.get()) {
+            return false;
+        }
+        if (watching && !newsSinceRead) {
+            try {
+                if (client.quietSinceRead(role)) {
+                    lastReadNanos = System.nanoTime();
+                    return false;
+                }
+            } catch (CoordinationConfigurationException changed) {
+                refused(changed);
+                finish(held, LeadershipEndCause.FAILED, changed, true);
+                return true;
+            } catch (CoordinationException failed) {
+                // The read below reports it.
+                log.debug("Role {}: the transport could not vouch for its news: {}", role, failed.getMessage());
+            }
+        }
+        markRead();
+        return stepDownConfirmed(held);
     }
 
     /**
@@ -655,7 +746,7 @@ public final class Contender implements AutoCloseable {
         } catch (CoordinationConfigurationException changed) {
             // The topic is not the one this leadership was granted on: stop, write nothing more.
             refused(changed);
-            finish(held, LeadershipEndCause.FAILED, changed);
+            finish(held, LeadershipEndCause.FAILED, changed, true);
             return true;
         } catch (CoordinationException failed) {
             unreachable("read", failed);
@@ -696,13 +787,24 @@ public final class Contender implements AutoCloseable {
      * @return whether this call ended it
      */
     private boolean finish(Tenure held, LeadershipEndCause endAs, Throwable failure) {
+        return finish(held, endAs, failure, false);
+    }
+
+    /**
+     * @param topicChanged whether the coordination topic is not the one this leadership was
+     *     granted on: then it is given up without a tombstone, which would land in the wrong
+     *     topic. Any other failure, a configuration problem of the work's own included (an
+     *     input topic that does not exist), releases with a tombstone, so the next standby
+     *     takes over at once instead of after a whole lease.
+     */
+    private boolean finish(Tenure held, LeadershipEndCause endAs, Throwable failure, boolean topicChanged) {
         if (!held.finished.compareAndSet(false, true)) {
             return false;
         }
         Leadership leadership = held.leadership;
         boolean endedHere = false;
         if (leadership.state() == Leadership.State.ACTIVE && endAs != null) {
-            if (failure instanceof CoordinationConfigurationException) {
+            if (topicChanged) {
                 // No tombstone into a topic that is not the one this leadership began on.
                 leadership.abandon();
             } else {
@@ -727,8 +829,12 @@ public final class Contender implements AutoCloseable {
         return true;
     }
 
-    /** Runs {@code task} after every earlier callback; a failing listener is logged, never propagated. */
-    private synchronized void callback(Runnable task) {
+    /**
+     * Runs {@code task} after every earlier callback; a failing listener is logged, never
+     * propagated. Never under this contender's lock, even on an inline executor: a
+     * listener that calls back into the contender, or blocks, must not stall its passes.
+     */
+    private void callback(Runnable task) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         Runnable guarded = () -> {
             try {
@@ -740,8 +846,11 @@ public final class Contender implements AutoCloseable {
             }
         };
         // Chained, so callbacks stay in order even on an executor with many threads.
-        CompletableFuture<Void> previous = lastCallback;
-        lastCallback = done;
+        CompletableFuture<Void> previous;
+        synchronized (this) {
+            previous = lastCallback;
+            lastCallback = done;
+        }
         previous.whenComplete((ignored, error) -> {
             try {
                 callbacks.execute(guarded);
@@ -851,8 +960,10 @@ public final class Contender implements AutoCloseable {
     }
 
     private static ThreadPoolExecutor pool(int threads, String name) {
-        ThreadPoolExecutor pool = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-                daemon(name));
+        // The maximum only bounds the core size the watchdog may set: with an unbounded
+        // queue, a pool never runs more threads than its core size.
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(threads, Integer.MAX_VALUE, 30, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(), daemon(name));
         pool.allowCoreThreadTimeOut(true);
         return pool;
     }
@@ -922,12 +1033,27 @@ public final class Contender implements AutoCloseable {
         }
 
         private void tick() {
+            long now = System.nanoTime();
+            int stuck = 0;
             for (Contender contender : watched) {
                 try {
+                    long since = contender.renewingSinceNanos;
+                    if (since != 0 && now - since > STUCK_RENEWAL.toNanos()) {
+                        stuck++;
+                    }
                     contender.checkExpiry();
                 } catch (RuntimeException e) {
                     log.warn("The expiry watchdog failed for role {}", contender.role, e);
                 }
+            }
+            // A thread more for each stuck renewal (the pool starts them for queued passes
+            // at once), and back to the base once they return: idle extra threads end.
+            int wanted = HOLDER_PASS_THREADS + stuck;
+            if (HOLDER_PASSES.getCorePoolSize() != wanted) {
+                if (wanted > HOLDER_PASSES.getMaximumPoolSize()) {
+                    HOLDER_PASSES.setMaximumPoolSize(wanted);
+                }
+                HOLDER_PASSES.setCorePoolSize(wanted);
             }
         }
     }

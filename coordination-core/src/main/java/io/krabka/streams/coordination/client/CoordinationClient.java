@@ -77,6 +77,8 @@ public final class CoordinationClient implements AutoCloseable {
     private final SendBatching sendBatching;
     private volatile CoordinationInstrumentation instrumentation = CoordinationInstrumentation.NONE;
     private final Map<Role, RoleStateBuilder> views = new ConcurrentHashMap<>();
+    // Each fold's next offset, readable without the fold's lock.
+    private final Map<Role, Long> readUpTo = new ConcurrentHashMap<>();
     private final Map<Role, Registered> registrations = new ConcurrentHashMap<>();
     private final Map<Role, Leadership> held = new ConcurrentHashMap<>();
     private final AtomicLong malformed = new AtomicLong();
@@ -608,6 +610,18 @@ public final class CoordinationClient implements AutoCloseable {
         return refresh(role, maxWait);
     }
 
+    /**
+     * Whether a read of {@code role} now could find nothing that a watcher of the role
+     * registered before this client's last read of it was not (or will not soon be) woken
+     * for: the transport vouches that it tells every record committed since. A contender
+     * then skips its fallback read instead of queueing for the member's one consumer.
+     */
+    boolean quietSinceRead(Role role) {
+        // Not the fold's lock: a read of the role may hold it for a whole timeout.
+        Long next = readUpTo.get(role);
+        return next != null && transport.tellsEverythingSince(role, next);
+    }
+
     /** Whether this client holds a registration of some member for {@code role}. */
     boolean registered(Role role) {
         return registrations.containsKey(role);
@@ -640,6 +654,7 @@ public final class CoordinationClient implements AutoCloseable {
             fold(role, view, raw);
         }
         view.advanceTo(batch.nextOffset());
+        readUpTo.put(role, view.nextOffset());
         return view.build();
     }
 

@@ -783,7 +783,8 @@ public final class Leadership implements AutoCloseable {
     private void learn(long previousStartGeneration, long generation) {
         ProducerState reported;
         try {
-            reported = transport.describeEpoch(role).orElse(null);
+            // Holding the lock: past the next renewal's time it would delay that renewal.
+            reported = transport.describeEpoch(role, timeUntil(renewAt())).orElse(null);
         } catch (CoordinationException e) {
             log.debug("Could not describe role {} after a commit; the next lease is conservative", role, e);
             exact = false;
@@ -827,7 +828,7 @@ public final class Leadership implements AutoCloseable {
     private CoordinationException unusable(CoordinationException failure) {
         boolean superseded;
         try {
-            superseded = transport.describeEpoch(role).map(this::supersededBy).orElse(true);
+            superseded = transport.describeEpoch(role, timeUntil(deadline())).map(this::supersededBy).orElse(true);
         } catch (CoordinationException describeFailed) {
             failure.addSuppressed(describeFailed);
             superseded = false;
@@ -858,10 +859,17 @@ public final class Leadership implements AutoCloseable {
      * @throws CoordinationException when the coordinator could not be asked
      */
     synchronized boolean confirmFenced() {
-        if (state.get() == State.ACTIVE && transport.describeEpoch(role).map(this::newerThanOwn).orElse(true)) {
+        if (state.get() == State.ACTIVE
+                && transport.describeEpoch(role, timeUntil(deadline())).map(this::newerThanOwn).orElse(true)) {
             end(State.FENCED);
         }
         return state.get() == State.FENCED;
+    }
+
+    /** How long until {@code instant}, for bounding a describe by the lease; zero once it passed. */
+    private Duration timeUntil(Instant instant) {
+        Duration left = Duration.between(client.now(), instant);
+        return left.isNegative() ? Duration.ZERO : left;
     }
 
     /** Whether the coordinator reports an epoch that no transaction of this member explains. */

@@ -3,6 +3,7 @@ package io.krabka.streams.coordination.kafka;
 import io.krabka.streams.coordination.CoordinationAuthorizationException;
 import io.krabka.streams.coordination.CoordinationConfigurationException;
 import io.krabka.streams.coordination.CoordinationException;
+import io.krabka.streams.coordination.CoordinationTimeoutException;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
@@ -37,6 +38,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.DescribeTransactionsOptions;
 import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -390,6 +392,13 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
      * healthy ones for a whole operation timeout (their renewals wait behind their reads).
      */
     static final Duration READ_SLICE = Duration.ofMillis(500);
+    /** The slice of a read of a partition that did not answer the previous one in time. */
+    static final Duration SICK_SLICE = Duration.ofMillis(100);
+
+    // Partitions whose last read did not learn the end offset within a slice, until one
+    // does; while one is, a single read at a time probes it and the others fail at once.
+    private final Set<Integer> unanswering = ConcurrentHashMap.newKeySet();
+    private final Map<Integer, ReentrantLock> probes = new ConcurrentHashMap<>();
 
     @Override
     public RoleRecords read(Role role, long fromOffset, Duration maxWait) {
@@ -401,7 +410,19 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         List<RawRecord> records = new ArrayList<>();
         long next = fromOffset;
         long end = -1;
+        ReentrantLock probe = null;
         try {
+            if (unanswering.contains(partition.partition())) {
+                // Every role on a partition without a leader would otherwise wait out its
+                // whole timeout on a shared pass thread, and queue for the reader between
+                // slices: one read finds out when it answers again, the others give up now.
+                probe = probes.computeIfAbsent(partition.partition(), p -> new ReentrantLock());
+                if (!probe.tryLock()) {
+                    probe = null;
+                    throw new CoordinationTimeoutException("the last read of " + partition + " got no answer within "
+                            + READ_SLICE.toMillis() + " ms, and another read waits for it now");
+                }
+            }
             while (true) {
                 // Between slices too: a read of a partition that no longer exists would
                 // otherwise wait out the whole operation timeout before anyone noticed.
@@ -420,13 +441,16 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
                         reader.assign(Set.of(partition));
                     }
                     reader.seek(partition, next);
-                    long sliceEnd = Math.min(System.nanoTime() + READ_SLICE.toNanos(), giveUpAt);
+                    Duration slice = unanswering.contains(partition.partition()) ? SICK_SLICE : READ_SLICE;
+                    long sliceEnd = Math.min(System.nanoTime() + slice.toNanos(), giveUpAt);
                     if (end < 0) {
                         // read_committed: the end is the last stable offset.
                         Long found = endOffset(partition, sliceEnd);
                         if (found == null) {
+                            unanswering.add(partition.partition());
                             continue;
                         }
+                        unanswering.remove(partition.partition());
                         end = found;
                     }
                     if (next < end) {
@@ -453,6 +477,10 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
             }
         } catch (Exception e) {
             throw KafkaErrors.translate(operation, e);
+        } finally {
+            if (probe != null) {
+                probe.unlock();
+            }
         }
     }
 
@@ -528,11 +556,41 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         return current == null ? () -> { } : current.watch(role, onNews::accept);
     }
 
+    /**
+     * Asks the watcher, which follows every watched role's partition anyway, instead of
+     * the reader: no consumer is taken, so a partition whose leader is gone holds up no
+     * one. The topic's identity check, which rides on reads, rides on this too.
+     */
+    @Override
+    public boolean tellsEverythingSince(Role role, long fromOffset) {
+        TopicWatcher current = watcher;
+        if (current == null) {
+            return false;
+        }
+        TopicPartition partition = partitionOf(role);
+        try {
+            checkIdentity();
+        } catch (CoordinationException e) {
+            throw e;
+        } catch (Exception e) {
+            throw KafkaErrors.translate("checking the coordination topic " + topic.name(), e);
+        }
+        return current.covers(partition.partition(), fromOffset);
+    }
+
     @Override
     public Optional<ProducerState> describeEpoch(Role role) {
+        return describeEpoch(role, timeout);
+    }
+
+    @Override
+    public Optional<ProducerState> describeEpoch(Role role, Duration within) {
+        // At least a millisecond: an answer already on its way still counts.
+        long millis = Math.max(1, Math.min(within.toMillis(), timeout.toMillis()));
         try {
-            TransactionDescription description = admin.describeTransactions(List.of(role.name()))
-                    .description(role.name()).get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            TransactionDescription description = admin.describeTransactions(List.of(role.name()),
+                            new DescribeTransactionsOptions().timeoutMs((int) millis))
+                    .description(role.name()).get(millis, TimeUnit.MILLISECONDS);
             return Optional.of(new ProducerState(description.producerId(), (short) description.producerEpoch(),
                     description.state().toString(), description.transactionStartTimeMs().orElse(-1L)));
         } catch (ExecutionException e) {

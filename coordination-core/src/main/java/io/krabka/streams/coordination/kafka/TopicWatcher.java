@@ -57,6 +57,10 @@ final class TopicWatcher implements AutoCloseable {
     private final IntSupplier partitionCount;
     private final Supplier<Consumer<byte[], byte[]>> consumers;
     private final Map<Role, List<NewsListener>> watchers = new ConcurrentHashMap<>();
+    // Per followed partition, the offset of the first record this watcher got from it
+    // since it began following it: it has told every committed record from there on to
+    // the watchers of its role (or will, once polled).
+    private final Map<Integer, Long> coveredFrom = new ConcurrentHashMap<>();
     private volatile boolean changed;
     // When to look for the topic's partition count again, or 0; the watcher's thread only.
     private long followAgainAt;
@@ -134,6 +138,8 @@ final class TopicWatcher implements AutoCloseable {
                 } catch (WakeupException wokenForAChange) {
                     // Picks the change up at the top of the loop.
                 } catch (RuntimeException e) {
+                    // Whatever failed, the watcher no longer vouches for having seen everything.
+                    coveredFrom.clear();
                     if (closed) {
                         break;
                     }
@@ -168,6 +174,7 @@ final class TopicWatcher implements AutoCloseable {
         }
         Set<TopicPartition> added = new HashSet<>(wanted);
         added.removeAll(reader.assignment());
+        coveredFrom.keySet().removeIf(partition -> !wanted.contains(new TopicPartition(topic, partition)));
         reader.assign(wanted);
         if (!added.isEmpty()) {
             reader.seekToEnd(added);
@@ -182,7 +189,21 @@ final class TopicWatcher implements AutoCloseable {
         }
     }
 
+    /**
+     * Whether this watcher tells (or, once it polls them, will tell) every record of
+     * {@code partition} committed at {@code fromOffset} or later to the watchers of its
+     * role: a watcher registered before it read up to {@code fromOffset} misses no news.
+     * False while that cannot be vouched for: not followed yet, no record seen since it
+     * began following, or a failure since.
+     */
+    boolean covers(int partition, long fromOffset) {
+        Long covered = coveredFrom.get(partition);
+        return covered != null && covered <= fromOffset;
+    }
+
     private void tell(ConsumerRecord<byte[], byte[]> record) {
+        // Before anything can fail: this offset was seen, whatever it holds.
+        coveredFrom.putIfAbsent(record.partition(), record.offset());
         Role role;
         RoleNews news;
         try {

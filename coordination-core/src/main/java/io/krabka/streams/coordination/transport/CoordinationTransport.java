@@ -85,8 +85,30 @@ public interface CoordinationTransport extends AutoCloseable {
         return false;
     }
 
+    /**
+     * Whether every record of {@code role} committed at {@code fromOffset} or later reaches
+     * the role's {@link #watch watchers} registered now: one that registered before it read
+     * up to {@code fromOffset} misses no news, so a contender skips its fallback reads
+     * (for a missed wake-up) while this holds, and a member with many roles does not read
+     * each of them in turn through one consumer. It may block briefly (a check that the
+     * topic is still the same), never on the role's partition. Optional; the default never
+     * vouches.
+     */
+    default boolean tellsEverythingSince(Role role, long fromOffset) {
+        return false;
+    }
+
     /** What the transaction coordinator reports for the role, or empty when it knows no such id. */
     Optional<ProducerState> describeEpoch(Role role);
+
+    /**
+     * {@link #describeEpoch(Role)}, giving up after {@code timeout} (or the transport's own
+     * operation timeout, whichever is shorter): for a holder, whose lease bounds how long
+     * an answer is of use. The default ignores {@code timeout}.
+     */
+    default Optional<ProducerState> describeEpoch(Role role, Duration timeout) {
+        return describeEpoch(role);
+    }
 
     /** Closes every producer and consumer this transport owns. */
     @Override

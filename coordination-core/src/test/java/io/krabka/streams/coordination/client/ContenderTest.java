@@ -3,6 +3,7 @@ package io.krabka.streams.coordination.client;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.krabka.streams.coordination.CoordinationConfigurationException;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
@@ -21,7 +22,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
@@ -113,6 +116,68 @@ class ContenderTest {
         await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2)).until(() ->
                 leasesFrom(cluster.records(partition), term) == 2 && clients.get("b").suspiciousRecords() == 0);
         contenders.values().forEach(Contender::stop);
+    }
+
+    @Test
+    void workThatFailsOnItsOwnConfigurationReleasesTheRoleWithATombstone() {
+        InMemoryCluster cluster = new InMemoryCluster();
+        Role role = Role.of("orders-pipeline");
+        // A lease so long that only a tombstone lets the standby take over within the wait below.
+        LeaseConfig lease = new LeaseConfig(Duration.ofMinutes(5), Duration.ofSeconds(10), Duration.ofSeconds(1));
+        Map<String, LeadershipEndCause> ends = new ConcurrentHashMap<>();
+        Map<String, Contender> contenders = new ConcurrentHashMap<>();
+        for (String member : List.of("a", "b")) {
+            CoordinationClient client = new CoordinationClient(cluster.transport(TOPIC), lease, InstantSource.system());
+            contenders.put(member, new Contender(client, role, MemberId.of(member), new Contender.Listener() {
+                @Override
+                public void granted(Leadership leadership) {
+                }
+
+                @Override
+                public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
+                    ends.put(member, cause);
+                }
+            }));
+        }
+        contenders.get("a").start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> contenders.get("a").leadership().isPresent());
+        contenders.get("b").start();
+        Leadership held = contenders.get("a").leadership().orElseThrow();
+
+        // What a @LeaderListener's pipeline throws when its input topic does not exist yet:
+        // the work's own configuration, not the coordination topic's.
+        contenders.get("a").relinquish(held, new CoordinationConfigurationException("the input topic(s) [orders] do not exist"));
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> ends.containsKey("a"));
+        assertThat(ends.get("a")).isEqualTo(LeadershipEndCause.FAILED);
+        assertThat(held.state()).isEqualTo(Leadership.State.RELEASED);
+        await().atMost(Duration.ofSeconds(30)).until(() -> contenders.get("b").leadership().isPresent());
+        contenders.values().forEach(Contender::stop);
+    }
+
+    @Test
+    void listenersOnAnInlineExecutorRunOutsideTheContendersLock() {
+        InMemoryCluster cluster = new InMemoryCluster();
+        CoordinationClient client = new CoordinationClient(cluster.transport(TOPIC), LeaseConfig.DEFAULTS, InstantSource.system());
+        AtomicReference<Contender> self = new AtomicReference<>();
+        List<Boolean> underLock = new CopyOnWriteArrayList<>();
+        Contender contender = new Contender(client, Role.of("inline"), MemberId.of("n1"), new Contender.Listener() {
+            @Override
+            public void granted(Leadership leadership) {
+                underLock.add(Thread.holdsLock(self.get()));
+            }
+
+            @Override
+            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
+                underLock.add(Thread.holdsLock(self.get()));
+            }
+        }, Runnable::run);
+        self.set(contender);
+        contender.start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> contender.leadership().isPresent());
+        contender.close();
+
+        assertThat(underLock).as("whether each callback held the contender's lock").containsExactly(false, false);
     }
 
     private static long leasesFrom(List<RawRecord> records, long fromOffset) {
