@@ -12,6 +12,7 @@ import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.MalformedRecordException;
+import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.succession.Decision;
 import io.krabka.streams.coordination.succession.LeaseState;
 import io.krabka.streams.coordination.succession.RoleState;
@@ -27,11 +28,16 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
@@ -442,6 +448,91 @@ public final class CoordinationClient implements AutoCloseable {
         // that moment, and a deposition before this call always shows as a mismatch.
         Optional<ProducerState> coordinator = transport.describeEpoch(role);
         return LeadershipStatus.of(refresh(role, Duration.ZERO), coordinator);
+    }
+
+    /**
+     * Reports many roles at once, each as {@link #describe(Role)} would: the transaction
+     * coordinator is asked about all of them in one call
+     * ({@link CoordinationTransport#describeEpochs}: one DescribeTransactions on Kafka),
+     * then each partition of the coordination topic that holds some of them is read once,
+     * however many of them it holds. Joins no group and takes no epoch.
+     *
+     * @return the status of every distinct role of {@code roles}, in their order
+     * @throws CoordinationException when the coordinator or a partition did not answer;
+     *     no role is reported then
+     */
+    public Map<Role, LeadershipStatus> describe(Collection<Role> roles) {
+        requireOpen();
+        List<Role> distinct = List.copyOf(new LinkedHashSet<>(roles));
+        if (distinct.isEmpty()) {
+            return Map.of();
+        }
+        // The coordinator first, as for one role: the reads after it hold every lease
+        // written up to that moment.
+        Map<Role, Optional<ProducerState>> coordinator = transport.describeEpochs(distinct);
+        Map<Integer, List<Role>> byPartition = new LinkedHashMap<>();
+        int partitions = transport.partitionCount();
+        for (Role role : distinct) {
+            byPartition.computeIfAbsent(RolePartitioner.partitionFor(role, partitions), p -> new ArrayList<>()).add(role);
+        }
+        Map<Role, RoleState> states = new HashMap<>();
+        byPartition.values().forEach(sharing -> states.putAll(refreshSharing(sharing)));
+        Map<Role, LeadershipStatus> described = new LinkedHashMap<>();
+        for (Role role : distinct) {
+            Optional<ProducerState> reported = coordinator.get(role);
+            if (reported == null) {
+                throw new IllegalStateException("the transport described no epoch for role " + role + ": "
+                        + transport.getClass().getName() + " breaks the contract of describeEpochs");
+            }
+            described.put(role, LeadershipStatus.of(states.get(role), reported));
+        }
+        return described;
+    }
+
+    /**
+     * Brings the folds of roles that share one partition up to its end with one read,
+     * from the oldest of their next offsets, and returns their states.
+     */
+    private Map<Role, RoleState> refreshSharing(List<Role> sharing) {
+        long from = Long.MAX_VALUE;
+        for (Role role : sharing) {
+            RoleStateBuilder view = views.computeIfAbsent(role, RoleState::builder);
+            synchronized (view) {
+                from = Math.min(from, view.nextOffset());
+            }
+        }
+        RoleRecords batch = transport.read(sharing.get(0), from, Duration.ZERO);
+        Map<Role, List<RawRecord>> byRole = new HashMap<>();
+        Set<Role> wanted = Set.copyOf(sharing);
+        for (RawRecord raw : batch.records()) {
+            Role owner;
+            try {
+                owner = CoordinationCodec.decodeKey(raw.key()).role();
+            } catch (MalformedRecordException e) {
+                // Counted and logged by each fold that reads it, as on the single-role path.
+                owner = null;
+            }
+            if (owner == null) {
+                sharing.forEach(role -> byRole.computeIfAbsent(role, r -> new ArrayList<>()).add(raw));
+            } else if (wanted.contains(owner)) {
+                byRole.computeIfAbsent(owner, r -> new ArrayList<>()).add(raw);
+            }
+        }
+        Map<Role, RoleState> states = new HashMap<>();
+        for (Role role : sharing) {
+            RoleStateBuilder view = views.get(role);
+            synchronized (view) {
+                // A contender may have folded past some of the batch meanwhile; its fold skips those.
+                for (RawRecord raw : byRole.getOrDefault(role, List.of())) {
+                    if (raw.offset() >= view.nextOffset()) {
+                        fold(role, view, raw);
+                    }
+                }
+                view.advanceTo(batch.nextOffset());
+                states.put(role, view.build());
+            }
+        }
+        return states;
     }
 
     /**

@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -37,6 +38,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.DescribeTransactionsResult;
 import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -543,6 +545,45 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         } catch (Exception e) {
             throw KafkaErrors.translate("describing the epoch of role " + role, e);
         }
+    }
+
+    /**
+     * One DescribeTransactions for all of {@code roles} (the Admin groups the ids by
+     * coordinator, so one request per broker that coordinates some of them), all within
+     * one operation timeout.
+     */
+    @Override
+    public Map<Role, Optional<ProducerState>> describeEpochs(Collection<Role> roles) {
+        Map<String, Role> byName = new LinkedHashMap<>();
+        roles.forEach(role -> byName.putIfAbsent(role.name(), role));
+        if (byName.isEmpty()) {
+            return Map.of();
+        }
+        String operation = "describing the epochs of " + byName.size() + " roles";
+        DescribeTransactionsResult result;
+        try {
+            result = admin.describeTransactions(byName.keySet());
+        } catch (RuntimeException e) {
+            throw KafkaErrors.translate(operation, e);
+        }
+        long giveUpAt = System.nanoTime() + timeout.toNanos();
+        Map<Role, Optional<ProducerState>> described = new LinkedHashMap<>();
+        for (Map.Entry<String, Role> id : byName.entrySet()) {
+            try {
+                TransactionDescription description = result.description(id.getKey())
+                        .get(Math.max(0, giveUpAt - System.nanoTime()), TimeUnit.NANOSECONDS);
+                described.put(id.getValue(), Optional.of(new ProducerState(description.producerId(),
+                        (short) description.producerEpoch(), description.state().toString())));
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof TransactionalIdNotFoundException)) {
+                    throw KafkaErrors.translate(operation + " (role " + id.getValue() + ")", e);
+                }
+                described.put(id.getValue(), Optional.empty());
+            } catch (Exception e) {
+                throw KafkaErrors.translate(operation + " (role " + id.getValue() + ")", e);
+            }
+        }
+        return described;
     }
 
     @Override

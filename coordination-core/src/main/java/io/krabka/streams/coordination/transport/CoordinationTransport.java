@@ -4,6 +4,9 @@ import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
 import java.time.Duration;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
 
@@ -87,6 +90,27 @@ public interface CoordinationTransport extends AutoCloseable {
 
     /** What the transaction coordinator reports for the role, or empty when it knows no such id. */
     Optional<ProducerState> describeEpoch(Role role);
+
+    /**
+     * What the transaction coordinator reports for each of {@code roles}, as
+     * {@link #describeEpoch} does for one; an empty value for a role it knows no such id
+     * for. The default asks role by role; a transport that can ask for many at once
+     * should (Kafka's DescribeTransactions takes many ids in one request).
+     *
+     * @return an entry for every distinct role of {@code roles}
+     * @throws io.krabka.streams.coordination.CoordinationException when the coordinator
+     *     could not be asked about some role (it names the role); nothing is returned for
+     *     the others then
+     */
+    default Map<Role, Optional<ProducerState>> describeEpochs(Collection<Role> roles) {
+        Map<Role, Optional<ProducerState>> described = new LinkedHashMap<>();
+        for (Role role : roles) {
+            if (!described.containsKey(role)) {
+                described.put(role, describeEpoch(role));
+            }
+        }
+        return described;
+    }
 
     /** Closes every producer and consumer this transport owns. */
     @Override

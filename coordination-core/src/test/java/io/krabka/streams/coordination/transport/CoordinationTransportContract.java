@@ -15,6 +15,8 @@ import io.krabka.streams.coordination.record.RolePartitioner;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -116,6 +118,22 @@ public abstract class CoordinationTransportContract {
     @Test
     void describeKnowsNoEpochOfARoleNeverTaken() {
         assertThat(transport().describeEpoch(freshRole("never"))).isEmpty();
+    }
+
+    @Test
+    void describeEpochsReportsEveryRoleAsDescribeEpochDoesOne() {
+        CoordinationTransport transport = transport();
+        Role taken = freshRole("many-taken");
+        Role alsoTaken = freshRole("many-also");
+        Role never = freshRole("many-never");
+        transport.initEpoch(taken);
+        transport.initEpoch(alsoTaken);
+        Map<Role, Optional<ProducerState>> described = transport.describeEpochs(List.of(taken, never, alsoTaken, taken));
+        assertThat(described).containsOnlyKeys(taken, never, alsoTaken);
+        assertThat(described.get(taken)).isEqualTo(transport.describeEpoch(taken)).isPresent();
+        assertThat(described.get(alsoTaken)).isEqualTo(transport.describeEpoch(alsoTaken)).isPresent();
+        assertThat(described.get(never)).isEmpty();
+        assertThat(transport.describeEpochs(List.of())).isEmpty();
     }
 
     @Test
