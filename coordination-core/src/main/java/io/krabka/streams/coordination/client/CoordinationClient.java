@@ -454,8 +454,9 @@ public final class CoordinationClient implements AutoCloseable {
      * Reports many roles at once, each as {@link #describe(Role)} would: the transaction
      * coordinator is asked about all of them in one call
      * ({@link CoordinationTransport#describeEpochs}: one DescribeTransactions on Kafka),
-     * then each partition of the coordination topic that holds some of them is read once,
-     * however many of them it holds. Joins no group and takes no epoch.
+     * then every partition of the coordination topic that holds some of them is read once,
+     * however many of them it holds, all in one {@link CoordinationTransport#readAll}.
+     * Joins no group and takes no epoch.
      *
      * @return the status of every distinct role of {@code roles}, in their order
      * @throws CoordinationException when the coordinator or a partition did not answer;
@@ -475,8 +476,28 @@ public final class CoordinationClient implements AutoCloseable {
         for (Role role : distinct) {
             byPartition.computeIfAbsent(RolePartitioner.partitionFor(role, partitions), p -> new ArrayList<>()).add(role);
         }
+        // One read per partition, from the oldest next offset of the roles on it.
+        Map<Role, Long> from = new LinkedHashMap<>();
+        for (List<Role> sharing : byPartition.values()) {
+            long oldest = Long.MAX_VALUE;
+            for (Role role : sharing) {
+                RoleStateBuilder view = views.computeIfAbsent(role, RoleState::builder);
+                synchronized (view) {
+                    oldest = Math.min(oldest, view.nextOffset());
+                }
+            }
+            from.put(sharing.get(0), oldest);
+        }
+        Map<Role, RoleRecords> read = transport.readAll(from);
         Map<Role, RoleState> states = new HashMap<>();
-        byPartition.values().forEach(sharing -> states.putAll(refreshSharing(sharing)));
+        for (List<Role> sharing : byPartition.values()) {
+            RoleRecords batch = read.get(sharing.get(0));
+            if (batch == null) {
+                throw new IllegalStateException("the transport read nothing for role " + sharing.get(0) + ": "
+                        + transport.getClass().getName() + " breaks the contract of readAll");
+            }
+            states.putAll(foldSharing(sharing, batch));
+        }
         Map<Role, LeadershipStatus> described = new LinkedHashMap<>();
         for (Role role : distinct) {
             Optional<ProducerState> reported = coordinator.get(role);
@@ -490,18 +511,10 @@ public final class CoordinationClient implements AutoCloseable {
     }
 
     /**
-     * Brings the folds of roles that share one partition up to its end with one read,
-     * from the oldest of their next offsets, and returns their states.
+     * Folds one read of a partition into the folds of the roles on it, each from its own
+     * next offset, and returns their states.
      */
-    private Map<Role, RoleState> refreshSharing(List<Role> sharing) {
-        long from = Long.MAX_VALUE;
-        for (Role role : sharing) {
-            RoleStateBuilder view = views.computeIfAbsent(role, RoleState::builder);
-            synchronized (view) {
-                from = Math.min(from, view.nextOffset());
-            }
-        }
-        RoleRecords batch = transport.read(sharing.get(0), from, Duration.ZERO);
+    private Map<Role, RoleState> foldSharing(List<Role> sharing, RoleRecords batch) {
         Map<Role, List<RawRecord>> byRole = new HashMap<>();
         Set<Role> wanted = Set.copyOf(sharing);
         for (RawRecord raw : batch.records()) {

@@ -21,6 +21,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -545,6 +546,99 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         } catch (Exception e) {
             throw KafkaErrors.translate("describing the epoch of role " + role, e);
         }
+    }
+
+    /**
+     * Reads every partition with the one consumer in one go: one end-offset lookup for
+     * all of them, then polls that fetch them together, instead of a lookup and a fetch
+     * per partition. Like {@link #read}, it holds the consumer for one short slice at a
+     * time and gives up after the operation timeout.
+     */
+    @Override
+    public Map<Role, RoleRecords> readAll(Map<Role, Long> fromOffsets) {
+        if (fromOffsets.isEmpty()) {
+            return Map.of();
+        }
+        Map<TopicPartition, Role> roles = new LinkedHashMap<>();
+        Map<TopicPartition, Long> next = new HashMap<>();
+        Map<TopicPartition, List<RawRecord>> records = new HashMap<>();
+        fromOffsets.forEach((role, from) -> {
+            TopicPartition partition = partitionOf(role);
+            if (roles.putIfAbsent(partition, role) != null) {
+                throw new IllegalArgumentException("roles " + roles.get(partition) + " and " + role + " share " + partition
+                        + ": pass one role per partition");
+            }
+            next.put(partition, from);
+            records.put(partition, new ArrayList<>());
+        });
+        String operation = "reading " + roles.size() + " partitions of " + topic.name();
+        long giveUpAt = System.nanoTime() + timeout.toNanos();
+        Map<TopicPartition, Long> ends = null;
+        try {
+            while (true) {
+                checkIdentity();
+                if (System.nanoTime() - giveUpAt > 0) {
+                    throw new org.apache.kafka.common.errors.TimeoutException(ends == null
+                            ? "the partitions' end offsets were not known within " + timeout
+                            : behind(next, ends).size() + " partitions were not read to their ends within " + timeout);
+                }
+                // The consumer every role of this member shares: one slice at a time, as in read.
+                readerLock.lock();
+                try {
+                    long sliceEnd = Math.min(System.nanoTime() + READ_SLICE.toNanos(), giveUpAt);
+                    if (ends == null) {
+                        try {
+                            ends = reader.endOffsets(roles.keySet(), Duration.ofNanos(Math.max(1, sliceEnd - System.nanoTime())));
+                        } catch (org.apache.kafka.common.errors.TimeoutException notYet) {
+                            continue;
+                        }
+                    }
+                    Set<TopicPartition> behind = behind(next, ends);
+                    if (!behind.isEmpty()) {
+                        reader.assign(Set.copyOf(behind));
+                        behind.forEach(partition -> reader.seek(partition, next.get(partition)));
+                        try {
+                            while (!behind.isEmpty() && System.nanoTime() < sliceEnd) {
+                                var polled = reader.poll(POLL_STEP);
+                                for (TopicPartition partition : List.copyOf(behind)) {
+                                    collect(polled.records(partition), records.get(partition));
+                                    long position = reader.position(partition, timeout);
+                                    next.put(partition, position);
+                                    if (position >= ends.get(partition)) {
+                                        // Done: fetch only the others from now on.
+                                        behind.remove(partition);
+                                        reader.pause(Set.of(partition));
+                                    }
+                                }
+                            }
+                        } finally {
+                            // read() assigns one partition and polls it: none may stay paused.
+                            reader.resume(reader.paused());
+                        }
+                    }
+                    if (behind.isEmpty()) {
+                        Map<Role, RoleRecords> read = new LinkedHashMap<>();
+                        roles.forEach((partition, role) -> read.put(role, new RoleRecords(records.get(partition), next.get(partition))));
+                        return read;
+                    }
+                } finally {
+                    readerLock.unlock();
+                }
+            }
+        } catch (Exception e) {
+            throw KafkaErrors.translate(operation, e);
+        }
+    }
+
+    /** The partitions whose next offset is short of their end. */
+    private static Set<TopicPartition> behind(Map<TopicPartition, Long> next, Map<TopicPartition, Long> ends) {
+        Set<TopicPartition> behind = new HashSet<>();
+        ends.forEach((partition, end) -> {
+            if (next.get(partition) < end) {
+                behind.add(partition);
+            }
+        });
+        return behind;
     }
 
     /**

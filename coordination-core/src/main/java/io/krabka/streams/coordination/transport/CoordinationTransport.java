@@ -56,6 +56,23 @@ public interface CoordinationTransport extends AutoCloseable {
     RoleRecords read(Role role, long fromOffset, Duration maxWait);
 
     /**
+     * Reads several partitions at once, each as {@link #read} with no wait does one: for
+     * every entry, the committed records of that role's partition from the given offset
+     * up to the partition's current end. Pass one role per partition: the records of a
+     * partition are those of every role on it. The default reads one after the other; a
+     * transport that can read many partitions in one go (Kafka's consumer can) should.
+     *
+     * @return an entry for every role of {@code fromOffsets}
+     * @throws io.krabka.streams.coordination.CoordinationException when some partition
+     *     could not be read to its end; nothing is returned for the others then
+     */
+    default Map<Role, RoleRecords> readAll(Map<Role, Long> fromOffsets) {
+        Map<Role, RoleRecords> read = new LinkedHashMap<>();
+        fromOffsets.forEach((role, from) -> read.put(role, read(role, from, Duration.ZERO)));
+        return read;
+    }
+
+    /**
      * Builds the role's transactional producer ({@code transactional.id} = the role
      * name) and runs InitProducerId, which fences every earlier epoch of the role.
      * An earlier epoch of the role held by this transport is closed first.
