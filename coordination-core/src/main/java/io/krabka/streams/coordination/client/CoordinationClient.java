@@ -82,6 +82,10 @@ public final class CoordinationClient implements AutoCloseable {
     private final SendBatching sendBatching;
     private volatile CoordinationInstrumentation instrumentation = CoordinationInstrumentation.NONE;
     private final Map<Role, RoleStateBuilder> views = new ConcurrentHashMap<>();
+    // The folds of describe(Collection), apart from the contenders': a contender holds its
+    // fold's lock while its read queues for the member's one consumer, and a describe of
+    // many roles must not wait for each of them in turn.
+    private final Map<Role, RoleStateBuilder> describedViews = new ConcurrentHashMap<>();
     private final Map<Role, Registered> registrations = new ConcurrentHashMap<>();
     private final Map<Role, Leadership> held = new ConcurrentHashMap<>();
     private final AtomicLong malformed = new AtomicLong();
@@ -456,7 +460,9 @@ public final class CoordinationClient implements AutoCloseable {
      * ({@link CoordinationTransport#describeEpochs}: one DescribeTransactions on Kafka),
      * then every partition of the coordination topic that holds some of them is read once,
      * however many of them it holds, all in one {@link CoordinationTransport#readAll}.
-     * Joins no group and takes no epoch.
+     * It keeps folds of its own, so it never waits for a contender of this client: the
+     * first describe of a role reads its partition from the start (as a contender's first
+     * pass does), later ones only what is new. Joins no group and takes no epoch.
      *
      * @return the status of every distinct role of {@code roles}, in their order
      * @throws CoordinationException when the coordinator or a partition did not answer;
@@ -481,7 +487,7 @@ public final class CoordinationClient implements AutoCloseable {
         for (List<Role> sharing : byPartition.values()) {
             long oldest = Long.MAX_VALUE;
             for (Role role : sharing) {
-                RoleStateBuilder view = views.computeIfAbsent(role, RoleState::builder);
+                RoleStateBuilder view = describedViews.computeIfAbsent(role, RoleState::builder);
                 synchronized (view) {
                     oldest = Math.min(oldest, view.nextOffset());
                 }
@@ -533,9 +539,9 @@ public final class CoordinationClient implements AutoCloseable {
         }
         Map<Role, RoleState> states = new HashMap<>();
         for (Role role : sharing) {
-            RoleStateBuilder view = views.get(role);
+            RoleStateBuilder view = describedViews.get(role);
             synchronized (view) {
-                // A contender may have folded past some of the batch meanwhile; its fold skips those.
+                // A concurrent describe may have folded past some of the batch; skip those.
                 for (RawRecord raw : byRole.getOrDefault(role, List.of())) {
                     if (raw.offset() >= view.nextOffset()) {
                         fold(role, view, raw);

@@ -95,6 +95,11 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     // Producers built ahead of a challenge, not yet initialised: no epoch, no fencing.
     private final Map<Role, Producer<byte[], byte[]>> prepared = new ConcurrentHashMap<>();
     private final ReentrantLock readerLock = new ReentrantLock(true);
+    // Reads for describes of many roles (readAll), so they never queue behind the
+    // contenders' reads on the shared reader; built on first use, null without a supplier.
+    private volatile Supplier<Consumer<byte[], byte[]>> describeReaders;
+    private Consumer<byte[], byte[]> describeReader;
+    private final ReentrantLock describeReaderLock = new ReentrantLock();
     private volatile int partitionCount;
     private volatile String bootstrapServers;
     // The topic this member pinned on first use, when it last checked it is still that
@@ -142,6 +147,16 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     }
 
     /**
+     * Reads for {@link #readAll} with a consumer of its own, built from
+     * {@code describeReaders} on first use, so a describe of many roles (the endpoint)
+     * never waits behind the contenders' reads. Without it, readAll shares their reader.
+     */
+    public KafkaCoordinationTransport withDescribeReader(Supplier<Consumer<byte[], byte[]>> describeReaders) {
+        this.describeReaders = Objects.requireNonNull(describeReaders, "describeReaders");
+        return this;
+    }
+
+    /**
      * Builds every client from one map of connection settings (bootstrap servers,
      * security), adding the settings each client must have.
      */
@@ -166,6 +181,8 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
                 role -> new KafkaProducer<>(named(transactionalSettings(producerConnection, role, timeout, transactionTimeout),
                         "role-" + role.name())),
                 reader, topic, timeout).withWatcher(() -> new KafkaConsumer<>(watcherSettings));
+        Map<String, Object> describeReaderSettings = named(readerSettings(consumerConnection), "describe-reader");
+        transport.withDescribeReader(() -> new KafkaConsumer<>(describeReaderSettings));
         transport.transactionTimeout = transactionTimeout;
         Object servers = adminConnection.get(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG);
         transport.bootstrapServers = servers instanceof List<?> list ? String.join(",", list.stream().map(String::valueOf).toList())
@@ -572,6 +589,8 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
             records.put(partition, new ArrayList<>());
         });
         String operation = "reading " + roles.size() + " partitions of " + topic.name();
+        boolean ownReader = describeReaders != null;
+        ReentrantLock lock = ownReader ? describeReaderLock : readerLock;
         long giveUpAt = System.nanoTime() + timeout.toNanos();
         Map<TopicPartition, Long> ends = null;
         try {
@@ -582,9 +601,10 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
                             ? "the partitions' end offsets were not known within " + timeout
                             : behind(next, ends).size() + " partitions were not read to their ends within " + timeout);
                 }
-                // The consumer every role of this member shares: one slice at a time, as in read.
-                readerLock.lock();
+                // One slice at a time, as in read: the shared reader serves every role's reads.
+                lock.lock();
                 try {
+                    Consumer<byte[], byte[]> reader = ownReader ? describeReader() : this.reader;
                     long sliceEnd = Math.min(System.nanoTime() + READ_SLICE.toNanos(), giveUpAt);
                     if (ends == null) {
                         try {
@@ -622,12 +642,20 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
                         return read;
                     }
                 } finally {
-                    readerLock.unlock();
+                    lock.unlock();
                 }
             }
         } catch (Exception e) {
             throw KafkaErrors.translate(operation, e);
         }
+    }
+
+    /** The consumer of {@link #readAll}; called with its lock held. */
+    private Consumer<byte[], byte[]> describeReader() {
+        if (describeReader == null) {
+            describeReader = describeReaders.get();
+        }
+        return describeReader;
     }
 
     /** The partitions whose next offset is short of their end. */
@@ -707,6 +735,16 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
             failure = failure == null ? new CoordinationException("closing the transport failed", e) : failure;
         } finally {
             readerLock.unlock();
+        }
+        describeReaderLock.lock();
+        try {
+            if (describeReader != null) {
+                describeReader.close();
+            }
+        } catch (RuntimeException e) {
+            failure = failure == null ? new CoordinationException("closing the transport failed", e) : failure;
+        } finally {
+            describeReaderLock.unlock();
         }
         if (failure != null) {
             throw failure;

@@ -116,8 +116,7 @@ class DescribeManyRolesIT {
             assertThat(status.coordinator()).isEmpty();
         }
 
-        // Each role alone says the same; afterwards the observer's folds are at different
-        // offsets of a partition, and the next batch must fold each from its own.
+        // Each role alone says the same; the next batch folds only what is new.
         Role alone = held.get(0);
         LeadershipStatus single = observer.describe(alone);
         assertThat(single.holder()).isEqualTo(described.get(alone).holder());
