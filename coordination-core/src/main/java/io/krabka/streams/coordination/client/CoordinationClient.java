@@ -13,6 +13,7 @@ import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.MalformedRecordException;
+import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.succession.Decision;
 import io.krabka.streams.coordination.succession.LeaseState;
 import io.krabka.streams.coordination.succession.RoleState;
@@ -28,11 +29,16 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
@@ -79,6 +85,10 @@ public final class CoordinationClient implements AutoCloseable {
     private final Map<Role, RoleStateBuilder> views = new ConcurrentHashMap<>();
     // Each fold's next offset, readable without the fold's lock.
     private final Map<Role, Long> readUpTo = new ConcurrentHashMap<>();
+    // The folds of describe(Collection), apart from the contenders': a contender holds its
+    // fold's lock while its read queues for the member's one consumer, and a describe of
+    // many roles must not wait for each of them in turn.
+    private final Map<Role, RoleStateBuilder> describedViews = new ConcurrentHashMap<>();
     private final Map<Role, Registered> registrations = new ConcurrentHashMap<>();
     private final Map<Role, Leadership> held = new ConcurrentHashMap<>();
     private final AtomicLong malformed = new AtomicLong();
@@ -590,6 +600,106 @@ public final class CoordinationClient implements AutoCloseable {
         // that moment, and a deposition before this call always shows as a mismatch.
         Optional<ProducerState> coordinator = transport.describeEpoch(role);
         return LeadershipStatus.of(refresh(role, Duration.ZERO), coordinator);
+    }
+
+    /**
+     * Reports many roles at once, each as {@link #describe(Role)} would: the transaction
+     * coordinator is asked about all of them in one call
+     * ({@link CoordinationTransport#describeEpochs}: one DescribeTransactions on Kafka),
+     * then every partition of the coordination topic that holds some of them is read once,
+     * however many of them it holds, all in one {@link CoordinationTransport#readAll}.
+     * It keeps folds of its own, so it never waits for a contender of this client: the
+     * first describe of a role reads its partition from the start (as a contender's first
+     * pass does), later ones only what is new. Joins no group and takes no epoch.
+     *
+     * @return the status of every distinct role of {@code roles}, in their order
+     * @throws CoordinationException when the coordinator or a partition did not answer;
+     *     no role is reported then
+     */
+    public Map<Role, LeadershipStatus> describe(Collection<Role> roles) {
+        requireOpen();
+        List<Role> distinct = List.copyOf(new LinkedHashSet<>(roles));
+        if (distinct.isEmpty()) {
+            return Map.of();
+        }
+        // The coordinator first, as for one role: the reads after it hold every lease
+        // written up to that moment.
+        Map<Role, Optional<ProducerState>> coordinator = transport.describeEpochs(distinct);
+        Map<Integer, List<Role>> byPartition = new LinkedHashMap<>();
+        int partitions = transport.partitionCount();
+        for (Role role : distinct) {
+            byPartition.computeIfAbsent(RolePartitioner.partitionFor(role, partitions), p -> new ArrayList<>()).add(role);
+        }
+        // One read per partition, from the oldest next offset of the roles on it.
+        Map<Role, Long> from = new LinkedHashMap<>();
+        for (List<Role> sharing : byPartition.values()) {
+            long oldest = Long.MAX_VALUE;
+            for (Role role : sharing) {
+                RoleStateBuilder view = describedViews.computeIfAbsent(role, RoleState::builder);
+                synchronized (view) {
+                    oldest = Math.min(oldest, view.nextOffset());
+                }
+            }
+            from.put(sharing.get(0), oldest);
+        }
+        Map<Role, RoleRecords> read = transport.readAll(from);
+        Map<Role, RoleState> states = new HashMap<>();
+        for (List<Role> sharing : byPartition.values()) {
+            RoleRecords batch = read.get(sharing.get(0));
+            if (batch == null) {
+                throw new IllegalStateException("the transport read nothing for role " + sharing.get(0) + ": "
+                        + transport.getClass().getName() + " breaks the contract of readAll");
+            }
+            states.putAll(foldSharing(sharing, batch));
+        }
+        Map<Role, LeadershipStatus> described = new LinkedHashMap<>();
+        for (Role role : distinct) {
+            Optional<ProducerState> reported = coordinator.get(role);
+            if (reported == null) {
+                throw new IllegalStateException("the transport described no epoch for role " + role + ": "
+                        + transport.getClass().getName() + " breaks the contract of describeEpochs");
+            }
+            described.put(role, LeadershipStatus.of(states.get(role), reported));
+        }
+        return described;
+    }
+
+    /**
+     * Folds one read of a partition into the folds of the roles on it, each from its own
+     * next offset, and returns their states.
+     */
+    private Map<Role, RoleState> foldSharing(List<Role> sharing, RoleRecords batch) {
+        Map<Role, List<RawRecord>> byRole = new HashMap<>();
+        Set<Role> wanted = Set.copyOf(sharing);
+        for (RawRecord raw : batch.records()) {
+            Role owner;
+            try {
+                owner = CoordinationCodec.decodeKey(raw.key()).role();
+            } catch (MalformedRecordException e) {
+                // Counted and logged by each fold that reads it, as on the single-role path.
+                owner = null;
+            }
+            if (owner == null) {
+                sharing.forEach(role -> byRole.computeIfAbsent(role, r -> new ArrayList<>()).add(raw));
+            } else if (wanted.contains(owner)) {
+                byRole.computeIfAbsent(owner, r -> new ArrayList<>()).add(raw);
+            }
+        }
+        Map<Role, RoleState> states = new HashMap<>();
+        for (Role role : sharing) {
+            RoleStateBuilder view = describedViews.get(role);
+            synchronized (view) {
+                // A concurrent describe may have folded past some of the batch; skip those.
+                for (RawRecord raw : byRole.getOrDefault(role, List.of())) {
+                    if (raw.offset() >= view.nextOffset()) {
+                        fold(role, view, raw);
+                    }
+                }
+                view.advanceTo(batch.nextOffset());
+                states.put(role, view.build());
+            }
+        }
+        return states;
     }
 
     /**

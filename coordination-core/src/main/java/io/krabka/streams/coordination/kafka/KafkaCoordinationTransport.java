@@ -22,6 +22,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -39,6 +41,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.DescribeTransactionsOptions;
+import org.apache.kafka.clients.admin.DescribeTransactionsResult;
 import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -94,6 +97,11 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     // Producers built ahead of a challenge, not yet initialised: no epoch, no fencing.
     private final Map<Role, Producer<byte[], byte[]>> prepared = new ConcurrentHashMap<>();
     private final ReentrantLock readerLock = new ReentrantLock(true);
+    // Reads for describes of many roles (readAll), so they never queue behind the
+    // contenders' reads on the shared reader; built on first use, null without a supplier.
+    private volatile Supplier<Consumer<byte[], byte[]>> describeReaders;
+    private Consumer<byte[], byte[]> describeReader;
+    private final ReentrantLock describeReaderLock = new ReentrantLock();
     private volatile int partitionCount;
     private volatile String bootstrapServers;
     // The topic this member pinned on first use, when it last checked it is still that
@@ -141,6 +149,16 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     }
 
     /**
+     * Reads for {@link #readAll} with a consumer of its own, built from
+     * {@code describeReaders} on first use, so a describe of many roles (the endpoint)
+     * never waits behind the contenders' reads. Without it, readAll shares their reader.
+     */
+    public KafkaCoordinationTransport withDescribeReader(Supplier<Consumer<byte[], byte[]>> describeReaders) {
+        this.describeReaders = Objects.requireNonNull(describeReaders, "describeReaders");
+        return this;
+    }
+
+    /**
      * Builds every client from one map of connection settings (bootstrap servers,
      * security), adding the settings each client must have.
      */
@@ -165,6 +183,8 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
                 role -> new KafkaProducer<>(named(transactionalSettings(producerConnection, role, timeout, transactionTimeout),
                         "role-" + role.name())),
                 reader, topic, timeout).withWatcher(() -> new KafkaConsumer<>(watcherSettings));
+        Map<String, Object> describeReaderSettings = named(readerSettings(consumerConnection), "describe-reader");
+        transport.withDescribeReader(() -> new KafkaConsumer<>(describeReaderSettings));
         transport.transactionTimeout = transactionTimeout;
         Object servers = adminConnection.get(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG);
         transport.bootstrapServers = servers instanceof List<?> list ? String.join(",", list.stream().map(String::valueOf).toList())
@@ -578,6 +598,11 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         return current.covers(partition.partition(), fromOffset);
     }
 
+    private static ProducerState producerState(TransactionDescription description) {
+        return new ProducerState(description.producerId(), (short) description.producerEpoch(), description.state().toString(),
+                description.transactionStartTimeMs().orElse(-1L));
+    }
+
     @Override
     public Optional<ProducerState> describeEpoch(Role role) {
         return describeEpoch(role, timeout);
@@ -591,8 +616,7 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
             TransactionDescription description = admin.describeTransactions(List.of(role.name()),
                             new DescribeTransactionsOptions().timeoutMs((int) millis))
                     .description(role.name()).get(millis, TimeUnit.MILLISECONDS);
-            return Optional.of(new ProducerState(description.producerId(), (short) description.producerEpoch(),
-                    description.state().toString(), description.transactionStartTimeMs().orElse(-1L)));
+            return Optional.of(producerState(description));
         } catch (ExecutionException e) {
             if (e.getCause() instanceof TransactionalIdNotFoundException) {
                 return Optional.empty();
@@ -601,6 +625,148 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         } catch (Exception e) {
             throw KafkaErrors.translate("describing the epoch of role " + role, e);
         }
+    }
+
+    /**
+     * Reads every partition with the one consumer in one go: one end-offset lookup for
+     * all of them, then polls that fetch them together, instead of a lookup and a fetch
+     * per partition. Like {@link #read}, it holds the consumer for one short slice at a
+     * time and gives up after the operation timeout.
+     */
+    @Override
+    public Map<Role, RoleRecords> readAll(Map<Role, Long> fromOffsets) {
+        if (fromOffsets.isEmpty()) {
+            return Map.of();
+        }
+        Map<TopicPartition, Role> roles = new LinkedHashMap<>();
+        Map<TopicPartition, Long> next = new HashMap<>();
+        Map<TopicPartition, List<RawRecord>> records = new HashMap<>();
+        fromOffsets.forEach((role, from) -> {
+            TopicPartition partition = partitionOf(role);
+            if (roles.putIfAbsent(partition, role) != null) {
+                throw new IllegalArgumentException("roles " + roles.get(partition) + " and " + role + " share " + partition
+                        + ": pass one role per partition");
+            }
+            next.put(partition, from);
+            records.put(partition, new ArrayList<>());
+        });
+        String operation = "reading " + roles.size() + " partitions of " + topic.name();
+        boolean ownReader = describeReaders != null;
+        ReentrantLock lock = ownReader ? describeReaderLock : readerLock;
+        long giveUpAt = System.nanoTime() + timeout.toNanos();
+        Map<TopicPartition, Long> ends = null;
+        try {
+            while (true) {
+                checkIdentity();
+                if (System.nanoTime() - giveUpAt > 0) {
+                    throw new org.apache.kafka.common.errors.TimeoutException(ends == null
+                            ? "the partitions' end offsets were not known within " + timeout
+                            : behind(next, ends).size() + " partitions were not read to their ends within " + timeout);
+                }
+                // One slice at a time, as in read: the shared reader serves every role's reads.
+                lock.lock();
+                try {
+                    Consumer<byte[], byte[]> reader = ownReader ? describeReader() : this.reader;
+                    long sliceEnd = Math.min(System.nanoTime() + READ_SLICE.toNanos(), giveUpAt);
+                    if (ends == null) {
+                        try {
+                            ends = reader.endOffsets(roles.keySet(), Duration.ofNanos(Math.max(1, sliceEnd - System.nanoTime())));
+                        } catch (org.apache.kafka.common.errors.TimeoutException notYet) {
+                            continue;
+                        }
+                    }
+                    Set<TopicPartition> behind = behind(next, ends);
+                    if (!behind.isEmpty()) {
+                        reader.assign(Set.copyOf(behind));
+                        behind.forEach(partition -> reader.seek(partition, next.get(partition)));
+                        try {
+                            while (!behind.isEmpty() && System.nanoTime() < sliceEnd) {
+                                var polled = reader.poll(POLL_STEP);
+                                for (TopicPartition partition : List.copyOf(behind)) {
+                                    collect(polled.records(partition), records.get(partition));
+                                    long position = reader.position(partition, timeout);
+                                    next.put(partition, position);
+                                    if (position >= ends.get(partition)) {
+                                        // Done: fetch only the others from now on.
+                                        behind.remove(partition);
+                                        reader.pause(Set.of(partition));
+                                    }
+                                }
+                            }
+                        } finally {
+                            // read() assigns one partition and polls it: none may stay paused.
+                            reader.resume(reader.paused());
+                        }
+                    }
+                    if (behind.isEmpty()) {
+                        Map<Role, RoleRecords> read = new LinkedHashMap<>();
+                        roles.forEach((partition, role) -> read.put(role, new RoleRecords(records.get(partition), next.get(partition))));
+                        return read;
+                    }
+                } finally {
+                    lock.unlock();
+                }
+            }
+        } catch (Exception e) {
+            throw KafkaErrors.translate(operation, e);
+        }
+    }
+
+    /** The consumer of {@link #readAll}; called with its lock held. */
+    private Consumer<byte[], byte[]> describeReader() {
+        if (describeReader == null) {
+            describeReader = describeReaders.get();
+        }
+        return describeReader;
+    }
+
+    /** The partitions whose next offset is short of their end. */
+    private static Set<TopicPartition> behind(Map<TopicPartition, Long> next, Map<TopicPartition, Long> ends) {
+        Set<TopicPartition> behind = new HashSet<>();
+        ends.forEach((partition, end) -> {
+            if (next.get(partition) < end) {
+                behind.add(partition);
+            }
+        });
+        return behind;
+    }
+
+    /**
+     * One DescribeTransactions for all of {@code roles} (the Admin groups the ids by
+     * coordinator, so one request per broker that coordinates some of them), all within
+     * one operation timeout.
+     */
+    @Override
+    public Map<Role, Optional<ProducerState>> describeEpochs(Collection<Role> roles) {
+        Map<String, Role> byName = new LinkedHashMap<>();
+        roles.forEach(role -> byName.putIfAbsent(role.name(), role));
+        if (byName.isEmpty()) {
+            return Map.of();
+        }
+        String operation = "describing the epochs of " + byName.size() + " roles";
+        DescribeTransactionsResult result;
+        try {
+            result = admin.describeTransactions(byName.keySet());
+        } catch (RuntimeException e) {
+            throw KafkaErrors.translate(operation, e);
+        }
+        long giveUpAt = System.nanoTime() + timeout.toNanos();
+        Map<Role, Optional<ProducerState>> described = new LinkedHashMap<>();
+        for (Map.Entry<String, Role> id : byName.entrySet()) {
+            try {
+                TransactionDescription description = result.description(id.getKey())
+                        .get(Math.max(0, giveUpAt - System.nanoTime()), TimeUnit.NANOSECONDS);
+                described.put(id.getValue(), Optional.of(producerState(description)));
+            } catch (ExecutionException e) {
+                if (!(e.getCause() instanceof TransactionalIdNotFoundException)) {
+                    throw KafkaErrors.translate(operation + " (role " + id.getValue() + ")", e);
+                }
+                described.put(id.getValue(), Optional.empty());
+            } catch (Exception e) {
+                throw KafkaErrors.translate(operation + " (role " + id.getValue() + ")", e);
+            }
+        }
+        return described;
     }
 
     @Override
@@ -630,6 +796,16 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
             failure = failure == null ? new CoordinationException("closing the transport failed", e) : failure;
         } finally {
             readerLock.unlock();
+        }
+        describeReaderLock.lock();
+        try {
+            if (describeReader != null) {
+                describeReader.close();
+            }
+        } catch (RuntimeException e) {
+            failure = failure == null ? new CoordinationException("closing the transport failed", e) : failure;
+        } finally {
+            describeReaderLock.unlock();
         }
         if (failure != null) {
             throw failure;

@@ -4,6 +4,9 @@ import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
 import java.time.Duration;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
 
@@ -51,6 +54,23 @@ public interface CoordinationTransport extends AutoCloseable {
      * {@code maxWait} for something to arrive.
      */
     RoleRecords read(Role role, long fromOffset, Duration maxWait);
+
+    /**
+     * Reads several partitions at once, each as {@link #read} with no wait does one: for
+     * every entry, the committed records of that role's partition from the given offset
+     * up to the partition's current end. Pass one role per partition: the records of a
+     * partition are those of every role on it. The default reads one after the other; a
+     * transport that can read many partitions in one go (Kafka's consumer can) should.
+     *
+     * @return an entry for every role of {@code fromOffsets}
+     * @throws io.krabka.streams.coordination.CoordinationException when some partition
+     *     could not be read to its end; nothing is returned for the others then
+     */
+    default Map<Role, RoleRecords> readAll(Map<Role, Long> fromOffsets) {
+        Map<Role, RoleRecords> read = new LinkedHashMap<>();
+        fromOffsets.forEach((role, from) -> read.put(role, read(role, from, Duration.ZERO)));
+        return read;
+    }
 
     /**
      * Builds the role's transactional producer ({@code transactional.id} = the role
@@ -108,6 +128,27 @@ public interface CoordinationTransport extends AutoCloseable {
      */
     default Optional<ProducerState> describeEpoch(Role role, Duration timeout) {
         return describeEpoch(role);
+    }
+
+    /**
+     * What the transaction coordinator reports for each of {@code roles}, as
+     * {@link #describeEpoch} does for one; an empty value for a role it knows no such id
+     * for. The default asks role by role; a transport that can ask for many at once
+     * should (Kafka's DescribeTransactions takes many ids in one request).
+     *
+     * @return an entry for every distinct role of {@code roles}
+     * @throws io.krabka.streams.coordination.CoordinationException when the coordinator
+     *     could not be asked about some role (it names the role); nothing is returned for
+     *     the others then
+     */
+    default Map<Role, Optional<ProducerState>> describeEpochs(Collection<Role> roles) {
+        Map<Role, Optional<ProducerState>> described = new LinkedHashMap<>();
+        for (Role role : roles) {
+            if (!described.containsKey(role)) {
+                described.put(role, describeEpoch(role));
+            }
+        }
+        return described;
     }
 
     /** Closes every producer and consumer this transport owns. */

@@ -15,7 +15,10 @@ import io.krabka.streams.coordination.record.RecordKind;
 import io.krabka.streams.coordination.record.RolePartitioner;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -136,6 +139,54 @@ public abstract class CoordinationTransportContract {
     @Test
     void describeKnowsNoEpochOfARoleNeverTaken() {
         assertThat(transport().describeEpoch(freshRole("never"))).isEmpty();
+    }
+
+    @Test
+    void readAllReadsEachPartitionFromItsOffsetAsReadDoes() {
+        CoordinationTransport transport = transport();
+        Role first = freshRole("all-first");
+        Role second = freshRole("all-second");
+        while (partitionOf(transport, second) == partitionOf(transport, first)) {
+            second = freshRole("all-second");
+        }
+        long skipped = transport.register(first, MemberId.of("a"), 1);
+        long wanted = transport.register(first, MemberId.of("b"), 2);
+        long other = transport.register(second, MemberId.of("c"), 3);
+        Map<Role, Long> from = new LinkedHashMap<>();
+        from.put(first, skipped + 1);
+        from.put(second, other);
+
+        Map<Role, RoleRecords> read = transport.readAll(from);
+
+        assertThat(read).containsOnlyKeys(first, second);
+        assertThat(read.get(first).records()).extracting(RawRecord::offset).containsExactly(wanted);
+        assertThat(read.get(first).nextOffset()).isEqualTo(transport.read(first, skipped + 1, Duration.ZERO).nextOffset());
+        assertThat(read.get(second).records()).extracting(RawRecord::offset).containsExactly(other);
+        assertThat(read.get(second).nextOffset()).isGreaterThan(other);
+        // Read to the end: nothing more, and a plain read of the same partition still works.
+        assertThat(transport.readAll(Map.of(first, read.get(first).nextOffset())).get(first).records()).isEmpty();
+        assertThat(transport.read(second, other, Duration.ZERO).records()).extracting(RawRecord::offset).containsExactly(other);
+        assertThat(transport.readAll(Map.of())).isEmpty();
+    }
+
+    private static int partitionOf(CoordinationTransport transport, Role role) {
+        return RolePartitioner.partitionFor(role, transport.partitionCount());
+    }
+
+    @Test
+    void describeEpochsReportsEveryRoleAsDescribeEpochDoesOne() {
+        CoordinationTransport transport = transport();
+        Role taken = freshRole("many-taken");
+        Role alsoTaken = freshRole("many-also");
+        Role never = freshRole("many-never");
+        transport.initEpoch(taken);
+        transport.initEpoch(alsoTaken);
+        Map<Role, Optional<ProducerState>> described = transport.describeEpochs(List.of(taken, never, alsoTaken, taken));
+        assertThat(described).containsOnlyKeys(taken, never, alsoTaken);
+        assertThat(described.get(taken)).isEqualTo(transport.describeEpoch(taken)).isPresent();
+        assertThat(described.get(alsoTaken)).isEqualTo(transport.describeEpoch(alsoTaken)).isPresent();
+        assertThat(described.get(never)).isEmpty();
+        assertThat(transport.describeEpochs(List.of())).isEmpty();
     }
 
     @Test

@@ -4,6 +4,7 @@ import io.krabka.streams.coordination.FencingToken;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.CoordinationClient;
+import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.client.LeadershipStatus;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import java.time.Duration;
@@ -17,9 +18,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.boot.actuate.endpoint.SecurityContext;
@@ -30,25 +33,32 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
 
 /**
  * {@code /actuator/coordination}: this member and, per configured role, who holds it
- * (from {@link CoordinationClient#describe}), whether the holder still holds the epoch,
- * the token, the lease times, this member's state and the roster with ranks.
+ * (from {@link CoordinationClient#describe(java.util.Collection)}), whether the holder
+ * still holds the epoch, the token, the lease times, this member's state and the roster
+ * with ranks.
  *
- * <p>It answers within {@link #ANSWER_WITHIN} whatever the cluster does: a role whose
- * describe has not returned by then is reported with this member's state and a
- * {@code problem}, and the describe still running is reused by the next request rather
- * than started again.
+ * <p>The configured roles are described together: one describe of their epochs and one
+ * read per partition of the coordination topic, however many roles there are. It answers
+ * within {@link #ANSWER_WITHIN} whatever the cluster does: when that describe has not
+ * returned by then, every role is reported with a {@code problem}, a role this member
+ * holds with what its own leadership knows (holder, term, lease times) and the others
+ * with this member's state alone; the describe still running is reused by the next
+ * request rather than started again.
  */
 @Endpoint(id = "coordination")
 public class CoordinationEndpoint implements DisposableBean {
 
     /** How long a request waits for the cluster before it answers without it. */
     static final Duration ANSWER_WITHIN = Duration.ofSeconds(2);
+    private static final String NO_ANSWER = "the cluster did not answer within " + ANSWER_WITHIN.toSeconds() + " s";
 
     private final CoordinationClient client;
     private final LeadershipLoop loop;
     private final Show showDetails;
     private final Set<String> roles;
     private final Map<Role, CompletableFuture<LeadershipStatus>> describing = new ConcurrentHashMap<>();
+    // The describe of every configured role under way, if any; requests share it.
+    private final AtomicReference<CompletableFuture<Map<Role, LeadershipStatus>>> describingAll = new AtomicReference<>();
     private final ExecutorService describer = Executors.newCachedThreadPool(task -> {
         Thread thread = new Thread(task, "krabka-coordination-endpoint");
         thread.setDaemon(true);
@@ -75,10 +85,25 @@ public class CoordinationEndpoint implements DisposableBean {
     public CoordinationReport coordination(SecurityContext securityContext) {
         boolean details = showDetails.isShown(securityContext, roles);
         long deadline = System.nanoTime() + ANSWER_WITHIN.toNanos();
-        Map<Role, CompletableFuture<LeadershipStatus>> calls = new LinkedHashMap<>();
-        loop.roles().forEach(role -> calls.put(role, describe(role)));
+        CompletableFuture<Map<Role, LeadershipStatus>> call = describeAll();
+        Map<Role, LeadershipStatus> statuses = null;
+        String problem = null;
+        try {
+            statuses = call.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            problem = NO_ANSWER;
+        } catch (ExecutionException e) {
+            problem = e.getCause().getMessage();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            problem = "interrupted";
+        }
         Map<String, RoleReport> reports = new LinkedHashMap<>();
-        calls.forEach((role, call) -> reports.put(role.name(), report(role, call, deadline, details)));
+        for (Role role : loop.roles()) {
+            LeadershipStatus status = statuses == null ? null : statuses.get(role);
+            reports.put(role.name(), status != null ? report(role, status, details)
+                    : withoutCluster(role, problem != null ? problem : "the cluster did not describe the role", details));
+        }
         return new CoordinationReport(loop.member().value(), reports);
     }
 
@@ -109,6 +134,48 @@ public class CoordinationEndpoint implements DisposableBean {
         return known ? report : null;
     }
 
+    private CompletableFuture<Map<Role, LeadershipStatus>> describeAll() {
+        while (true) {
+            CompletableFuture<Map<Role, LeadershipStatus>> running = describingAll.get();
+            if (running != null) {
+                return running;
+            }
+            CompletableFuture<Map<Role, LeadershipStatus>> call = new CompletableFuture<>();
+            if (describingAll.compareAndSet(null, call)) {
+                call.whenComplete((statuses, failure) -> describingAll.compareAndSet(call, null));
+                try {
+                    describer.execute(() -> {
+                        try {
+                            call.complete(client.describe(loop.roles()));
+                        } catch (Throwable failure) {
+                            call.completeExceptionally(failure);
+                        }
+                    });
+                } catch (RejectedExecutionException shutDown) {
+                    call.completeExceptionally(shutDown);
+                }
+                return call;
+            }
+        }
+    }
+
+    /**
+     * A configured role while the cluster's view is missing: what this member's own
+     * leadership knows when it holds the role (it wrote the newest lease it knows of),
+     * this member's state alone otherwise. {@code current} stays false: only the
+     * coordinator can say the epoch is still this member's.
+     */
+    private RoleReport withoutCluster(Role role, String problem, boolean details) {
+        String state = state(role);
+        Leadership own = loop.leadership(role).filter(Leadership::isActive).orElse(null);
+        FencingToken token = own == null ? FencingToken.NO_EPOCH : own.token();
+        if (!token.isMinted()) {
+            return RoleReport.unavailable(state, problem);
+        }
+        return new RoleReport(own.member().value(), false, TokenReport.of(token, details), own.grantedAt(), own.deadline(),
+                state, null, null, null, problem + "; holder, token and lease times are this member's own");
+    }
+
     private CompletableFuture<LeadershipStatus> describe(Role role) {
         return describing.computeIfAbsent(role, r -> {
             CompletableFuture<LeadershipStatus> call = CompletableFuture.supplyAsync(() -> client.describe(r), describer);
@@ -118,16 +185,15 @@ public class CoordinationEndpoint implements DisposableBean {
     }
 
     private RoleReport report(Role role, CompletableFuture<LeadershipStatus> call, long deadlineNanos, boolean details) {
-        String state = state(role);
         try {
             return report(role, call.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS), details);
         } catch (TimeoutException e) {
-            return RoleReport.unavailable(state, "the cluster did not answer within " + ANSWER_WITHIN.toSeconds() + " s");
+            return withoutCluster(role, NO_ANSWER, details);
         } catch (ExecutionException e) {
-            return RoleReport.unavailable(state, e.getCause().getMessage());
+            return withoutCluster(role, e.getCause().getMessage(), details);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return RoleReport.unavailable(state, "interrupted");
+            return withoutCluster(role, "interrupted", details);
         }
     }
 

@@ -498,6 +498,14 @@ class LeadershipLoopTests {
             CoordinationEndpoint.RoleReport role = report.roles().get("controller");
             assertThat(role.state()).isEqualTo("leader");
             assertThat(role.problem()).contains("did not answer within 2 s");
+            // It holds the role: what its own leadership knows, without the coordinator's word.
+            Leadership held = loop.leadership(CONTROLLER).orElseThrow();
+            assertThat(role.holder()).isEqualTo("n1");
+            assertThat(role.token().term()).isEqualTo(held.term());
+            assertThat(role.deadline()).isNotNull().isBeforeOrEqualTo(held.deadline());
+            assertThat(role.grantedAt()).isEqualTo(held.grantedAt());
+            assertThat(role.current()).isFalse();
+            assertThat(role.problem()).contains("this member's own");
             member.hangDescribe.set(false);
             member.hangWrites.countDown();
         });
