@@ -669,6 +669,9 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
                     Consumer<byte[], byte[]> reader = ownReader ? describeReader() : this.reader;
                     long sliceEnd = Math.min(System.nanoTime() + READ_SLICE.toNanos(), giveUpAt);
                     if (ends == null) {
+                        // endOffsets updates the last stable offset of each assigned partition and
+                        // logs a WARN for every other one it was asked about.
+                        reader.assign(Set.copyOf(roles.keySet()));
                         try {
                             ends = reader.endOffsets(roles.keySet(), Duration.ofNanos(Math.max(1, sliceEnd - System.nanoTime())));
                         } catch (org.apache.kafka.common.errors.TimeoutException notYet) {
