@@ -441,7 +441,7 @@ public final class CoordinationClient implements AutoCloseable {
             return due;
         }
         Optional<ProducerState> reported = transport.describeEpoch(role);
-        if (reported.isEmpty() || explained(state, reported.get(), again ? last : null)) {
+        if (reported.isEmpty() || explained(state, reported.get(), again ? last : null) || carried(role, reported.get())) {
             epochSightings.remove(role);
             return due;
         }
@@ -493,6 +493,24 @@ public final class CoordinationClient implements AutoCloseable {
             challenged.put(role, Challenged.of(state, null, transport.describeEpoch(role).orElse(null)));
         } catch (RuntimeException e) {
             log.debug("Could not describe role {} after a failed challenge: {}", role, e.toString());
+        }
+    }
+
+    /**
+     * Whether a lease record this client folded carried the reported epoch (or one less,
+     * after an abort), whichever leadership it belonged to: then nobody ran InitProducerId
+     * since, though a newer record (a forged lease, or a tombstone) hides it. A forger who
+     * writes an epoch ahead of the coordinator's can make one challenge in flight look
+     * explained: that costs an epoch, never a second writer.
+     */
+    private boolean carried(Role role, ProducerState reported) {
+        RoleStateBuilder view = views.get(role);
+        if (view == null) {
+            return false;
+        }
+        synchronized (view) {
+            return view.carried(reported.producerId(), reported.producerEpoch())
+                    || aborting(reported) && view.carried(reported.producerId(), (short) (reported.producerEpoch() - 1));
         }
     }
 

@@ -31,6 +31,10 @@ public final class RoleStateBuilder {
     private final List<RosterEntry> roster = new ArrayList<>();
     private LeaseState lease;
     private final ArrayDeque<ProducerEpoch> recentEpochs = new ArrayDeque<>();
+    // The epochs of the newest lease records of any leadership, kept across new
+    // leaderships and tombstones: what the coordinator may still report when the newest
+    // lease is not the holder's (a forged one, or a release).
+    private final ArrayDeque<ProducerEpoch> carriedEpochs = new ArrayDeque<>();
     private OptionalLong leaseReleasedAt = OptionalLong.empty();
     private long nextOffset;
 
@@ -81,6 +85,10 @@ public final class RoleStateBuilder {
             if (recentEpochs.size() > LeaseState.RECENT_EPOCHS) {
                 recentEpochs.removeFirst();
             }
+            carriedEpochs.addLast(new ProducerEpoch(written.producerId(), written.producerEpoch()));
+            if (carriedEpochs.size() > LeaseState.RECENT_EPOCHS) {
+                carriedEpochs.removeFirst();
+            }
             lease = new LeaseState(written.member(), written.producerId(), written.producerEpoch(),
                     written.grantedAt(), written.deadline(), term, offset, List.copyOf(recentEpochs));
             leaseReleasedAt = OptionalLong.empty();
@@ -127,6 +135,14 @@ public final class RoleStateBuilder {
     public RoleStateBuilder advanceTo(long offset) {
         nextOffset = Math.max(nextOffset, offset);
         return this;
+    }
+
+    /**
+     * Whether one of the newest lease records folded so far, of any leadership (also one
+     * that ended or was followed by another's lease), carried this (producer id, epoch).
+     */
+    public boolean carried(long producerId, short producerEpoch) {
+        return carriedEpochs.contains(new ProducerEpoch(producerId, producerEpoch));
     }
 
     /** The offset after the last record folded in. */
