@@ -200,15 +200,43 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         return settings;
     }
 
-    /** Admin settings: the connection plus request and API timeouts. */
+    /**
+     * How long every client of this transport waits at most between two attempts to connect
+     * to a broker that does not answer (Kafka's default: 1 s), unless the connection settings
+     * say otherwise. The first attempts still come after Kafka's 50 ms, doubling, so a broker
+     * back after a restart of a few seconds is reached as soon as before; only a longer
+     * outage is noticed up to this much (plus 20% jitter) late. Each attempt logs two or three
+     * lines per client, so this bounds the log of a member whose cluster is gone.
+     */
+    public static final Duration RECONNECT_BACKOFF_MAX = Duration.ofSeconds(10);
+
+    /**
+     * {@code metadata.recovery.strategy} of every client, unless the connection settings say
+     * otherwise: {@code none}, Kafka 3.x's behaviour. Kafka 4's default, {@code rebootstrap},
+     * falls back to the bootstrap servers whenever no known broker can be reached right now
+     * (every one in its reconnect backoff), without any backoff of its own and with an INFO
+     * line each time: an admin client did so thousands of times a second while the cluster
+     * was down (docs/OPERATIONS.md). What it buys, a client that finds its cluster again after
+     * every broker changed its advertised host name, a member gets by restarting.
+     */
+    public static final String METADATA_RECOVERY_STRATEGY = "none";
+
+    /** Reconnect and metadata-recovery settings shared by every client (see the constants above). */
+    private static Map<String, Object> backedOff(Map<String, Object> settings) {
+        settings.putIfAbsent(CommonClientConfigs.METADATA_RECOVERY_STRATEGY_CONFIG, METADATA_RECOVERY_STRATEGY);
+        settings.putIfAbsent(CommonClientConfigs.RECONNECT_BACKOFF_MAX_MS_CONFIG, RECONNECT_BACKOFF_MAX.toMillis());
+        return settings;
+    }
+
+    /** Admin settings: the connection plus request and API timeouts, reconnect backoff and metadata recovery. */
     public static Map<String, Object> adminSettings(Map<String, Object> connection, Duration timeout) {
-        Map<String, Object> settings = new HashMap<>(connection);
+        Map<String, Object> settings = backedOff(new HashMap<>(connection));
         settings.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) timeout.toMillis());
         settings.putIfAbsent(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) Math.min(timeout.toMillis(), 30_000));
         return settings;
     }
 
-    /** Registrar settings: idempotent, {@code acks=all}, byte arrays, no transactional id. */
+    /** Registrar settings: idempotent, {@code acks=all}, byte arrays, no transactional id, reconnect backoff and metadata recovery. */
     public static Map<String, Object> registrarSettings(Map<String, Object> connection, Duration timeout) {
         Map<String, Object> settings = producerBase(connection, timeout);
         settings.remove(ProducerConfig.TRANSACTIONAL_ID_CONFIG);
@@ -232,9 +260,9 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         return settings;
     }
 
-    /** Reader settings: {@code read_committed}, no group, no auto-commit, byte arrays. */
+    /** Reader settings: {@code read_committed}, no group, no auto-commit, byte arrays, reconnect backoff and metadata recovery. */
     public static Map<String, Object> readerSettings(Map<String, Object> connection) {
-        Map<String, Object> settings = new HashMap<>(connection);
+        Map<String, Object> settings = backedOff(new HashMap<>(connection));
         settings.remove(ConsumerConfig.GROUP_ID_CONFIG);
         settings.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, IsolationLevel.READ_COMMITTED.toString());
         settings.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
@@ -260,7 +288,7 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     }
 
     private static Map<String, Object> producerBase(Map<String, Object> connection, Duration timeout) {
-        Map<String, Object> settings = new HashMap<>(connection);
+        Map<String, Object> settings = backedOff(new HashMap<>(connection));
         settings.put(ProducerConfig.ACKS_CONFIG, "all");
         settings.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
         settings.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
