@@ -43,6 +43,7 @@ import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.DescribeTransactionsOptions;
 import org.apache.kafka.clients.admin.DescribeTransactionsResult;
 import org.apache.kafka.clients.admin.TransactionDescription;
+import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -85,6 +86,8 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     private static final Duration POLL_STEP = Duration.ofMillis(100);
     private static final String TRANSACTION_MAX_TIMEOUT = "transaction.max.timeout.ms";
 
+    /** How long {@link #close()} gives each client to finish what is pending. */
+    static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(2);
     private final Admin admin;
     private final Producer<byte[], byte[]> registrar;
     private final Function<Role, Producer<byte[], byte[]>> transactionalProducers;
@@ -813,16 +816,20 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         }
         prepared.values().forEach(producer -> producer.close(Duration.ZERO));
         prepared.clear();
-        for (AutoCloseable client : List.<AutoCloseable>of(registrar, admin)) {
+        // Bounded: Kafka's clients wait without end by default for what is still pending
+        // (a registration tombstone, an admin call), and with the cluster gone a member's
+        // shutdown took minutes. Whatever the contenders still needed was done or given
+        // up before the transport closes.
+        for (Runnable client : List.<Runnable>of(() -> registrar.close(CLOSE_TIMEOUT), () -> admin.close(CLOSE_TIMEOUT))) {
             try {
-                client.close();
-            } catch (Exception e) {
+                client.run();
+            } catch (RuntimeException e) {
                 failure = failure == null ? new CoordinationException("closing the transport failed", e) : failure;
             }
         }
         readerLock.lock();
         try {
-            reader.close();
+            reader.close(CloseOptions.timeout(CLOSE_TIMEOUT));
         } catch (RuntimeException e) {
             failure = failure == null ? new CoordinationException("closing the transport failed", e) : failure;
         } finally {
@@ -831,7 +838,7 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         describeReaderLock.lock();
         try {
             if (describeReader != null) {
-                describeReader.close();
+                describeReader.close(CloseOptions.timeout(CLOSE_TIMEOUT));
             }
         } catch (RuntimeException e) {
             failure = failure == null ? new CoordinationException("closing the transport failed", e) : failure;
