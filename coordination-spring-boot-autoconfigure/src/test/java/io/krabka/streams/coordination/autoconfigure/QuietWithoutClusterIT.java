@@ -58,7 +58,7 @@ class QuietWithoutClusterIT {
     }
 
     @Test
-    void aMemberWhoseBrokerStoppedLogsTensOfLinesAMinuteNotThousands() throws Exception {
+    void aMemberWhoseBrokerStoppedLogsTensOfLinesAMinuteNotThousandsAndStopsInTime() throws Exception {
         KafkaTestCluster cluster = KafkaTestCluster.start();
         ConfigurableApplicationContext app = null;
         CountingAppender appender = new CountingAppender();
@@ -98,6 +98,17 @@ class QuietWithoutClusterIT {
             long total = perMinute.values().stream().mapToLong(Long::longValue).sum();
             System.out.println("Lines per minute with the broker gone: " + total + " " + perMinute);
             assertThat(total).as("lines a minute per logger: %s", perMinute).isLessThanOrEqualTo(LINES_PER_MINUTE_BOUND);
+
+            // And it stops inside Kubernetes' default 30 s grace while the cluster is gone (17 s
+            // measured: a pass blocked in the topic check for its whole operation timeout, then
+            // 2 s per client; it took four minutes before the transport bounded its clients'
+            // close). The goal of work-stop-timeout + 5 s (15 s) is not met yet: issue 25.
+            long closing = System.nanoTime();
+            app.close();
+            app = null;
+            Duration closed = Duration.ofNanos(System.nanoTime() - closing);
+            System.out.println("Context closed in " + closed.toMillis() + " ms with the broker gone");
+            assertThat(closed).as("context close with the broker gone").isLessThanOrEqualTo(Duration.ofSeconds(25));
         } finally {
             root.detachAppender(appender);
             if (app != null) {
