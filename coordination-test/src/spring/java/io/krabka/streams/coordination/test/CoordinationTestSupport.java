@@ -92,12 +92,21 @@ public final class CoordinationTestSupport {
         InMemoryCoordinationTransport other = cluster.transport(topic);
         RoleEpoch epoch = other.initEpoch(fenced);
         long now = clock.millis();
-        ProducerState state = other.describeEpoch(fenced).orElseThrow();
-        epoch.transact(List.of(new ProducerRecord<>(topic.name(), RolePartitioner.partitionFor(fenced, topic.partitions()), now,
-                CoordinationCodec.encodeKey(CoordinationKey.lease(fenced)),
-                CoordinationCodec.encodeValue(new CoordinationRecord.Lease(OTHER, state.producerId(), state.producerEpoch(), now,
-                        now + lease.duration().toMillis())))));
+        ProducerState granted = other.describeEpoch(fenced).orElseThrow();
+        epoch.transact(List.of(otherLease(fenced, granted.producerId(), granted.producerEpoch(), now)));
+        // Then a lease with the epoch its own commit leaves, as a real holder confirms its
+        // grant: a standby takes an epoch no lease carries for a challenge in flight.
+        ProducerState committed = other.describeEpoch(fenced).orElseThrow();
+        short step = (short) (committed.producerEpoch() - granted.producerEpoch());
+        epoch.transact(List.of(otherLease(fenced, committed.producerId(), (short) (committed.producerEpoch() + step), now)));
         awaitNotLeader(role);
+    }
+
+    private ProducerRecord<byte[], byte[]> otherLease(Role role, long producerId, short producerEpoch, long now) {
+        return new ProducerRecord<>(topic.name(), RolePartitioner.partitionFor(role, topic.partitions()), now,
+                CoordinationCodec.encodeKey(CoordinationKey.lease(role)),
+                CoordinationCodec.encodeValue(new CoordinationRecord.Lease(OTHER, producerId, producerEpoch, now,
+                        now + lease.duration().toMillis())));
     }
 
     /**
