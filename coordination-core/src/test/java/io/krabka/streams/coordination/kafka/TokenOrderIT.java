@@ -25,6 +25,7 @@ import org.apache.kafka.common.errors.TransactionalIdNotFoundException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -94,6 +95,7 @@ class TokenOrderIT {
     }
 
     @Test
+    @Tag("long") // about 32 767 transactions: -Plong
     void anEpochRolloverKeepsTheTermAndAChallengerAfterItStillSupersedes() {
         cluster.setTransactionVersion((short) 2);
         Role role = Role.of("rollover");

@@ -51,6 +51,7 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -65,6 +66,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * exactly one command per request, and the terms in it never go backwards. On a real
  * broker, on transaction version 2 and 1; lease time runs on the wall clock.
  */
+@Tag("long") // member JVMs through kills and pauses, on TV2 and TV1: -Plong
 class PipelineFailoverIT {
 
     private static final int REQUESTS = 10_000;

@@ -36,8 +36,8 @@ class QuietWithoutClusterIT {
     /** About ten times what one member logs a minute, from every logger (measured 104; 17 654 before, docs/OPERATIONS.md). */
     private static final long LINES_PER_MINUTE_BOUND = 1_000;
     /** After the broker stops: the clients notice, the contenders report once per role. */
-    private static final Duration SETTLE = Duration.ofSeconds(15);
-    private static final Duration WINDOW = Duration.ofSeconds(30);
+    private static final Duration SETTLE = Duration.ofSeconds(10);
+    private static final Duration WINDOW = Duration.ofSeconds(20);
 
     @SpringBootConfiguration
     @EnableAutoConfiguration
