@@ -24,7 +24,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -32,6 +34,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -216,6 +219,17 @@ class CommitOutcomeIT {
                 ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class))) {
             consumer.assign(List.of(partition));
             consumer.seekToBeginning(List.of(partition));
+            // A commit returns before its markers are written: read once every transaction up
+            // to the high watermark is decided, not at once (the last stable offset lags).
+            long written;
+            try (Admin admin = cluster.admin()) {
+                written = admin.listOffsets(Map.of(partition, OffsetSpec.latest()), new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED))
+                        .partitionResult(partition).get(10, TimeUnit.SECONDS).offset();
+            } catch (Exception e) {
+                throw new IllegalStateException("could not list the high watermark of " + partition, e);
+            }
+            await("every transaction of " + partition + " decided").atMost(Duration.ofSeconds(30))
+                    .until(() -> consumer.endOffsets(List.of(partition), Duration.ofSeconds(10)).get(partition) >= written);
             long end = consumer.endOffsets(List.of(partition), Duration.ofSeconds(30)).get(partition);
             while (consumer.position(partition, Duration.ofSeconds(30)) < end) {
                 for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
