@@ -624,16 +624,17 @@ public final class Contender implements AutoCloseable {
             long start = System.nanoTime();
             renewingSinceNanos = start;
             try {
-                leadership.renew();
-                renewingSinceNanos = 0;
+                try {
+                    leadership.renew();
+                } finally {
+                    renewingSinceNanos = 0;
+                }
                 reachable();
                 listener.renewed(leadership, Duration.ofNanos(System.nanoTime() - start));
             } catch (FencedException ended) {
-                renewingSinceNanos = 0;
                 finish(held, null, ended);
                 return Duration.ZERO;
             } catch (CoordinationException failed) {
-                renewingSinceNanos = 0;
                 if (!leadership.isActive()) {
                     finish(held, null, failed);
                     return Duration.ZERO;
@@ -1050,9 +1051,6 @@ public final class Contender implements AutoCloseable {
             // at once), and back to the base once they return: idle extra threads end.
             int wanted = HOLDER_PASS_THREADS + stuck;
             if (HOLDER_PASSES.getCorePoolSize() != wanted) {
-                if (wanted > HOLDER_PASSES.getMaximumPoolSize()) {
-                    HOLDER_PASSES.setMaximumPoolSize(wanted);
-                }
                 HOLDER_PASSES.setCorePoolSize(wanted);
             }
         }

@@ -473,9 +473,7 @@ public final class CoordinationClient implements AutoCloseable {
             return true;
         }
         if (state.lease().isPresent()) {
-            LeaseState lease = state.lease().get();
-            return lease.wrote(reported.producerId(), reported.producerEpoch())
-                    || aborting(reported) && lease.wrote(reported.producerId(), (short) (reported.producerEpoch() - 1));
+            return explainedBy(state.lease().get()::wrote, reported);
         }
         // Nothing visible to compare with: a settled transaction is history (a released or
         // long-idle role), unless this member challenged this state already and someone
@@ -509,14 +507,28 @@ public final class CoordinationClient implements AutoCloseable {
             return false;
         }
         synchronized (view) {
-            return view.carried(reported.producerId(), reported.producerEpoch())
-                    || aborting(reported) && view.carried(reported.producerId(), (short) (reported.producerEpoch() - 1));
+            return explainedBy(view::carried, reported);
         }
     }
 
     private static boolean matches(long producerId, short epoch, ProducerState reported) {
-        return reported.producerId() == producerId
-                && (reported.producerEpoch() == epoch || aborting(reported) && reported.producerEpoch() == epoch + 1);
+        return explainedBy((otherId, otherEpoch) -> otherId == producerId && otherEpoch == epoch, reported);
+    }
+
+    /** Something whose epochs {@link #explainedBy} compares: a lease, a fold, an own epoch. */
+    @FunctionalInterface
+    private interface Carries {
+        boolean carried(long producerId, short producerEpoch);
+    }
+
+    /**
+     * Whether {@code carries} has the reported (producer id, epoch), or the one before it
+     * when the coordinator aborted since (its abort of a dead holder's open transaction
+     * moves the epoch once more).
+     */
+    private static boolean explainedBy(Carries carries, ProducerState reported) {
+        return carries.carried(reported.producerId(), reported.producerEpoch())
+                || aborting(reported) && carries.carried(reported.producerId(), (short) (reported.producerEpoch() - 1));
     }
 
     private static boolean aborting(ProducerState reported) {
