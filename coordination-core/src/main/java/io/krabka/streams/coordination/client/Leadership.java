@@ -723,19 +723,7 @@ public final class Leadership implements AutoCloseable {
 
     /** The coordinator's report, asked again briefly while a transaction is being completed (Prepare*: markers being written). */
     private Optional<ProducerState> describeSettled() {
-        long giveUpAt = System.nanoTime() + COMPLETION_WAIT.toNanos();
-        while (true) {
-            Optional<ProducerState> reported = transport.describeEpoch(role);
-            if (reported.isEmpty() || !reported.get().state().startsWith("Prepare") || System.nanoTime() - giveUpAt >= 0) {
-                return reported;
-            }
-            try {
-                Thread.sleep(FIRST_RETRY.toMillis());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return reported;
-            }
-        }
+        return describeUntil(reported -> !reported.state().startsWith("Prepare"));
     }
 
     /** Where {@code lease} (these exact bytes) is in the committed log since this leadership's last lease, if anywhere. */
@@ -996,26 +984,35 @@ public final class Leadership implements AutoCloseable {
     /**
      * Waits, briefly, until the coordinator completed this member's last transaction;
      * gives up quietly after {@link #COMPLETION_WAIT}: it only speeds the handover up.
+     *
+     * @return false when interrupted (the caller is stopping in a hurry), true otherwise
+     */
+    private boolean awaitComplete() {
+        Optional<ProducerState> last = describeUntil(ProducerState::transactionComplete);
+        return last.isEmpty() || last.get().transactionComplete() || !Thread.currentThread().isInterrupted();
+    }
+
+    /**
+     * Describes the role until the coordinator's report is {@code settled} (or it knows
+     * no such id), for at most {@link #COMPLETION_WAIT}, and returns the last report.
      * Describes {@link #COMPLETION_AT_ONCE} times one after the other (a healthy
      * coordinator writes the markers within a few round trips, and the handover waits on
      * this), then after waits from {@link #COMPLETION_FIRST_WAIT} doubling to
      * {@link #COMPLETION_LAST_WAIT}: a coordinator that is slow to complete gets about
      * twenty describes per release, not thousands (many roles release at once when a
-     * member shuts down).
-     *
-     * @return false when interrupted (the caller is stopping in a hurry), true otherwise
+     * member shuts down). An interrupt ends the wait and stays set.
      */
-    private boolean awaitComplete() {
+    private Optional<ProducerState> describeUntil(java.util.function.Predicate<ProducerState> settled) {
         long start = System.nanoTime();
         long wait = COMPLETION_FIRST_WAIT.toNanos();
         for (int describes = 1; ; describes++) {
             Optional<ProducerState> reported = transport.describeEpoch(role);
-            if (reported.isEmpty() || reported.get().transactionComplete()) {
-                return true;
+            if (reported.isEmpty() || settled.test(reported.get())) {
+                return reported;
             }
             long left = COMPLETION_WAIT.toNanos() - (System.nanoTime() - start);
             if (left <= 0) {
-                return true;
+                return reported;
             }
             if (describes < COMPLETION_AT_ONCE) {
                 continue;
@@ -1023,9 +1020,8 @@ public final class Leadership implements AutoCloseable {
             try {
                 TimeUnit.NANOSECONDS.sleep(Math.min(wait, left));
             } catch (InterruptedException e) {
-                // Stopping in a hurry: the wake-up append is not worth more waiting.
                 Thread.currentThread().interrupt();
-                return false;
+                return reported;
             }
             wait = Math.min(wait * 2, COMPLETION_LAST_WAIT.toNanos());
         }
