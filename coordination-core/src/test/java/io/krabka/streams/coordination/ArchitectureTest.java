@@ -84,4 +84,23 @@ class ArchitectureTest {
                 .orShould().callMethod(java.time.Instant.class, "now")
                 .check(CORE);
     }
+
+    /**
+     * Time and threads come from the injected {@link io.krabka.streams.coordination.runtime.CoordinationRuntime}:
+     * a manual runtime can then drive started contenders, their renewals, expiry checks and
+     * callbacks, deterministically.
+     */
+    @Test
+    void theClientAndPipelinesTakeTimeAndThreadsOnlyFromTheRuntime() {
+        noClasses().that().resideInAnyPackage("..coordination.client..", "..coordination.pipeline..")
+                .should().callMethod(System.class, "nanoTime")
+                .orShould().callMethod(System.class, "currentTimeMillis")
+                .orShould().callMethod(Thread.class, "sleep", long.class)
+                .orShould().callMethod(java.util.concurrent.TimeUnit.class, "sleep", long.class)
+                .orShould().callConstructorWhere(describe("a new thread or thread pool",
+                        call -> call.getTargetOwner().isAssignableTo(Thread.class)
+                                || call.getTargetOwner().isAssignableTo(java.util.concurrent.ExecutorService.class)))
+                .orShould().dependOnClassesThat().belongToAnyOf(java.util.concurrent.Executors.class)
+                .check(CORE);
+    }
 }

@@ -13,22 +13,16 @@ import io.krabka.streams.coordination.succession.Decision;
 import io.krabka.streams.coordination.succession.LeaseState;
 import io.krabka.streams.coordination.succession.RoleState;
 import io.krabka.streams.coordination.succession.Succession;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.transport.RoleNews;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
+
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -52,19 +46,19 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <h2>Threads and callbacks</h2>
- * No thread per contender: the passes of every contender in the JVM run on a few shared
- * pass threads ({@value #PASS_THREADS}), each when its timer says (the next renewal, the
- * instant to challenge, at most a second away) or at once when the transport reports a
- * committed record of the role (one watcher thread and consumer per transport), so a
- * release or a newer lease is acted on as soon as it is committed. A holder's passes
- * (its renewals) run apart, on {@value #HOLDER_PASS_THREADS} renewal threads plus one
- * for each renewal stuck longer than {@link #STUCK_RENEWAL}, and never read the topic
- * there: a stuck commit or a slow read holds up no other role's renewal. Listener callbacks
- * run one at a time per contender, in order, on shared callback threads: a listener
- * that blocks never delays a renewal. A JVM-wide watchdog thread
- * ends a leadership whose deadline passed while its renewal still blocks on an
- * unresponsive cluster, so {@link Listener#ended} comes at the deadline, not when the
- * blocked call returns.
+ * No thread per contender: everything runs on the client's {@link CoordinationRuntime}.
+ * The passes of its contenders run on the runtime's few pass threads, each when its timer
+ * says (the next renewal, the instant to challenge, at most a second away) or at once
+ * when the transport reports a committed record of the role (one watcher thread and
+ * consumer per transport), so a release or a newer lease is acted on as soon as it is
+ * committed. A holder's passes (its renewals) run apart, on the runtime's renewal threads,
+ * and never read the topic there; a renewal blocked longer than {@link #STUCK_RENEWAL} is
+ * reported to the runtime, which runs the next role's renewal beside it: a stuck commit or
+ * a slow read holds up no other role's renewal. Listener callbacks run one at a time per
+ * contender, in order, on the runtime's callback threads: a listener that blocks never
+ * delays a renewal. A timer at each lease's deadline ends a leadership whose renewal still
+ * blocks on an unresponsive cluster, so {@link Listener#ended} comes at the deadline, not
+ * when the blocked call returns.
  *
  * <h2>The work ends, the leadership ends</h2>
  * A leadership never outlives the reason it was taken for. When the role's work is
@@ -132,24 +126,8 @@ public final class Contender implements AutoCloseable {
         }
     }
 
-    /** How many passes of all contenders in this JVM run at once; a pass rarely blocks for long. */
-    static final int PASS_THREADS = 16;
-    /** Runs the passes of every contender that contends: a few shared threads, not one per role. */
-    private static final ThreadPoolExecutor PASSES = pool(PASS_THREADS, "krabka-coordination-pass");
-    /** How many holders' passes (renewals) run at once, not counting renewals that are stuck. */
-    static final int HOLDER_PASS_THREADS = 16;
-    /** A renewal that has not returned after this long is stuck: it no longer counts against {@link #HOLDER_PASS_THREADS}. */
+    /** A renewal that has not returned after this long is blocked: the runtime may run other roles' renewals beside it. */
     static final Duration STUCK_RENEWAL = Duration.ofMillis(500);
-    /**
-     * Runs holders' passes (renewals), apart from contending roles' passes, in the order
-     * their timers fire (the next renewal first). A holder's pass never reads the topic
-     * (that runs on the pass threads), so only a renewal can block it: one that blocks on
-     * its commit (a frozen coordinator, a partition without a leader) is shed from the
-     * count by the watchdog, which gives the pool a thread more for each stuck renewal,
-     * so stuck roles never delay the next role's renewal beyond a watchdog tick and
-     * {@link #STUCK_RENEWAL}. The extra threads end once idle.
-     */
-    private static final ThreadPoolExecutor HOLDER_PASSES = pool(HOLDER_PASS_THREADS, "krabka-coordination-renew");
     /**
      * With news from the transport, a standby's pass reads the topic only after news for
      * its role, when it must decide on time (a challenge), or at least this often in case
@@ -161,12 +139,8 @@ public final class Contender implements AutoCloseable {
     static final Duration QUIET_READ = Duration.ofSeconds(5);
     /** A holder's fallback read: a missed wake-up, and the topic's identity check, which rides on reads. */
     static final Duration QUIET_HOLD_READ = Duration.ofSeconds(10);
-    /** Runs the listeners of every contender that was given no executor; one at a time per contender. */
-    private static final ExecutorService SHARED_CALLBACKS = Executors.newCachedThreadPool(daemon("krabka-coordination-events"));
-    /** Times every contender's next pass. */
-    private static final ScheduledThreadPoolExecutor TIMER = timer();
-
     private final CoordinationClient client;
+    private final CoordinationRuntime runtime;
     private final Role role;
     private final MemberId member;
     private final Listener listener;
@@ -176,7 +150,9 @@ public final class Contender implements AutoCloseable {
     // The pass machinery, guarded by this: whether start() ran, the next pass's timer,
     // whether a pass runs now and whether news came during it, and the news subscription.
     private boolean started;
-    private ScheduledFuture<?> nextPass;
+    private CoordinationRuntime.Scheduled nextPass;
+    // The check that ends a leadership at its deadline while a renewal blocks; guarded by this.
+    private CoordinationRuntime.Scheduled expiryCheck;
     private boolean inPass;
     private boolean newsDuringPass;
     private AutoCloseable news;
@@ -188,8 +164,10 @@ public final class Contender implements AutoCloseable {
     private long lastReadNanos;
     private Decision lastDecision;
     private final AtomicBoolean left = new AtomicBoolean();
-    // When the renewal in progress began, or 0: the watchdog sheds stuck ones from the pool's count.
-    private volatile long renewingSinceNanos;
+    // The renewal in progress, if any, and whether the runtime was told it is blocked; guarded by renewalLock.
+    private final Object renewalLock = new Object();
+    private Object renewing;
+    private boolean renewalReportedBlocked;
     // Whether a holder's read runs on the pass threads now: one at a time per contender.
     private final AtomicBoolean checking = new AtomicBoolean();
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
@@ -215,10 +193,11 @@ public final class Contender implements AutoCloseable {
      */
     public Contender(CoordinationClient client, Role role, MemberId member, Listener listener, Executor callbacks) {
         this.client = Objects.requireNonNull(client, "client");
+        this.runtime = client.runtime();
         this.role = Objects.requireNonNull(role, "role");
         this.member = Objects.requireNonNull(member, "member");
         this.listener = Objects.requireNonNull(listener, "listener");
-        this.callbacks = callbacks != null ? callbacks : SHARED_CALLBACKS;
+        this.callbacks = callbacks != null ? callbacks : runtime.callbacks();
     }
 
     /** The role. */
@@ -262,7 +241,6 @@ public final class Contender implements AutoCloseable {
         }
         started = true;
         running = true;
-        Watchdog.INSTANCE.watch(this);
         try {
             news = client.watch(role, this::wake);
             watching = news != null;
@@ -310,7 +288,7 @@ public final class Contender implements AutoCloseable {
             log.error("The work of role {} failed, so {} gives the role up", role, member, failure);
         }
         // Work that ends at once would otherwise be granted again at once, over and over.
-        rejoinAtNanos = System.nanoTime() + ERROR_BACKOFF.toNanos();
+        rejoinAtNanos = runtime.nanoTime() + ERROR_BACKOFF.toNanos();
         finish(held, failure == null ? LeadershipEndCause.RELEASED : LeadershipEndCause.FAILED, failure);
     }
 
@@ -352,14 +330,14 @@ public final class Contender implements AutoCloseable {
                 // A pass under way leaves when it ends; otherwise leave now, on a pass thread.
                 leaveNow = !inPass;
                 if (nextPass != null) {
-                    nextPass.cancel(false);
+                    nextPass.cancel();
                 }
             }
         }
-        Watchdog.INSTANCE.unwatch(this);
+        cancelExpiryCheck();
         closeNews();
         if (leaveNow) {
-            PASSES.execute(this::leaveOnce);
+            runtime.passes().execute(this::leaveOnce);
         } else if (!started) {
             stopped.complete(null);
         }
@@ -374,7 +352,7 @@ public final class Contender implements AutoCloseable {
      * @return whether everything finished within {@code timeout}
      */
     public boolean awaitStopped(Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long deadline = runtime.nanoTime() + timeout.toNanos();
         boolean done = await(stopped, deadline);
         if (!done) {
             Tenure held = tenure;
@@ -383,12 +361,15 @@ public final class Contender implements AutoCloseable {
                 held.leadership.abandon();
                 finish(held, LeadershipEndCause.RELEASED, null);
             }
-            Thread stuck = passThread;
-            if (stuck != null) {
-                stuck.interrupt();
+            synchronized (this) {
+                // Only while this contender's pass runs on it: a pool thread runs other roles' passes too.
+                Thread stuck = passThread;
+                if (stuck != null) {
+                    stuck.interrupt();
+                }
             }
         }
-        boolean told = awaitListener(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+        boolean told = awaitListener(Duration.ofNanos(Math.max(0, deadline - runtime.nanoTime())));
         return done && told;
     }
 
@@ -405,11 +386,11 @@ public final class Contender implements AutoCloseable {
             return;
         }
         if (nextPass != null) {
-            nextPass.cancel(false);
+            nextPass.cancel();
         }
         // A holder's pass (its renewal) never waits behind the passes of contending roles.
-        ThreadPoolExecutor passes = tenure != null ? HOLDER_PASSES : PASSES;
-        nextPass = TIMER.schedule(() -> passes.execute(this::pass), Math.max(0, wait.toNanos()), TimeUnit.NANOSECONDS);
+        Executor passes = tenure != null ? runtime.renewals() : runtime.passes();
+        nextPass = runtime.schedule(() -> passes.execute(this::pass), wait);
     }
 
     /**
@@ -431,7 +412,7 @@ public final class Contender implements AutoCloseable {
                 newsDuringPass = true;
                 return;
             }
-            if (nextPass != null && nextPass.getDelay(TimeUnit.NANOSECONDS) <= 0) {
+            if (nextPass != null && nextPass.isDue()) {
                 return;
             }
         }
@@ -455,7 +436,7 @@ public final class Contender implements AutoCloseable {
             log.error("The contender of role {} failed unexpectedly; trying again in {}", role, ERROR_BACKOFF, unexpected);
             wait = ERROR_BACKOFF;
         } finally {
-            passThread = null;
+            releasePassThread();
         }
         boolean leaveNow;
         synchronized (this) {
@@ -481,9 +462,15 @@ public final class Contender implements AutoCloseable {
         try {
             leave();
         } finally {
-            passThread = null;
+            releasePassThread();
             stopped.complete(null);
         }
+    }
+
+    /** The pass is over: {@link #awaitStopped} may no longer interrupt this thread, and an interrupt it sent stays here. */
+    private synchronized void releasePassThread() {
+        passThread = null;
+        Thread.interrupted();
     }
 
     private void closeNews() {
@@ -521,7 +508,7 @@ public final class Contender implements AutoCloseable {
         if (held != null) {
             return held.finished.get() ? MIN_WAIT : hold(held, readInline);
         }
-        long now = System.nanoTime();
+        long now = runtime.nanoTime();
         if (rejoinAtNanos != 0 && now - rejoinAtNanos < 0) {
             return Duration.ofNanos(rejoinAtNanos - now);
         }
@@ -567,7 +554,7 @@ public final class Contender implements AutoCloseable {
         if (!watching || newsSinceRead) {
             return false;
         }
-        if (System.nanoTime() - lastReadNanos < QUIET_READ.toNanos()) {
+        if (runtime.nanoTime() - lastReadNanos < QUIET_READ.toNanos()) {
             return true;
         }
         try {
@@ -581,13 +568,14 @@ public final class Contender implements AutoCloseable {
     private void markRead() {
         // Cleared before the read: news that arrives during it makes the next pass read again.
         newsSinceRead = false;
-        lastReadNanos = System.nanoTime();
+        lastReadNanos = runtime.nanoTime();
     }
 
     private void grant(Leadership leadership) {
         Tenure held = new Tenure(leadership);
         lastDecision = null;
         tenure = held;
+        armExpiryCheck(held);
         log.info("Member {} holds role {} with {}", member, role, leadership.token());
         callback(() -> {
             try {
@@ -621,16 +609,16 @@ public final class Contender implements AutoCloseable {
         Instant now = client.now();
         if (leadership.renewDue() && (retryAt == null || !now.isBefore(retryAt))) {
             retryAt = null;
-            long start = System.nanoTime();
-            renewingSinceNanos = start;
+            long start = runtime.nanoTime();
+            Object renewal = renewalStarted();
             try {
                 try {
                     leadership.renew();
                 } finally {
-                    renewingSinceNanos = 0;
+                    renewalEnded(renewal);
                 }
                 reachable();
-                listener.renewed(leadership, Duration.ofNanos(System.nanoTime() - start));
+                listener.renewed(leadership, Duration.ofNanos(runtime.nanoTime() - start));
             } catch (FencedException ended) {
                 finish(held, null, ended);
                 return Duration.ZERO;
@@ -644,7 +632,7 @@ public final class Contender implements AutoCloseable {
                 retryAt = client.now().plus(RENEW_RETRY);
             }
         }
-        if (!watching || newsSinceRead || System.nanoTime() - lastReadNanos >= QUIET_HOLD_READ.toNanos()) {
+        if (!watching || newsSinceRead || runtime.nanoTime() - lastReadNanos >= QUIET_HOLD_READ.toNanos()) {
             if (readInline) {
                 if (check(held)) {
                     return Duration.ZERO;
@@ -653,7 +641,7 @@ public final class Contender implements AutoCloseable {
                 // A read can wait for the member's one consumer, the coordinator a whole
                 // timeout: neither may delay this or any other role's next renewal.
                 try {
-                    PASSES.execute(() -> {
+                    runtime.passes().execute(() -> {
                         try {
                             if (check(held)) {
                                 schedule(Duration.ZERO);
@@ -688,7 +676,7 @@ public final class Contender implements AutoCloseable {
         if (watching && !newsSinceRead) {
             try {
                 if (client.quietSinceRead(role)) {
-                    lastReadNanos = System.nanoTime();
+                    lastReadNanos = runtime.nanoTime();
                     return false;
                 }
             } catch (CoordinationConfigurationException changed) {
@@ -770,11 +758,64 @@ public final class Contender implements AutoCloseable {
         return true;
     }
 
-    /** Called by the watchdog, which runs while a pass of the contender may block in a renewal. */
-    void checkExpiry() {
-        Tenure held = tenure;
-        if (held != null) {
-            expire(held);
+    /**
+     * Ends {@code held} at its deadline even while a renewal blocks: a timer at the lease's
+     * deadline checks it on a worker thread (the pass threads may all be blocked), and
+     * arms itself again for the next deadline while renewals succeed. It only reads clocks
+     * and closes producers.
+     */
+    private synchronized void armExpiryCheck(Tenure held) {
+        if (!running || held.finished.get() || tenure != held) {
+            return;
+        }
+        if (expiryCheck != null) {
+            expiryCheck.cancel();
+        }
+        Duration untilDeadline = max(MIN_WAIT, Duration.between(client.now(), held.leadership.deadline()));
+        expiryCheck = runtime.schedule(() -> runtime.workers().execute(() -> {
+            if (!expire(held)) {
+                armExpiryCheck(held);
+            }
+        }), untilDeadline);
+    }
+
+    private synchronized void cancelExpiryCheck() {
+        if (expiryCheck != null) {
+            expiryCheck.cancel();
+            expiryCheck = null;
+        }
+    }
+
+    /** A renewal begins: the runtime hears of it if it has not returned within {@link #STUCK_RENEWAL}. */
+    private Object renewalStarted() {
+        Object renewal = new Object();
+        synchronized (renewalLock) {
+            renewing = renewal;
+        }
+        runtime.schedule(() -> {
+            synchronized (renewalLock) {
+                if (renewing != renewal || renewalReportedBlocked) {
+                    return;
+                }
+                renewalReportedBlocked = true;
+            }
+            runtime.renewalBlocked();
+        }, STUCK_RENEWAL);
+        return renewal;
+    }
+
+    private void renewalEnded(Object renewal) {
+        boolean unblock;
+        synchronized (renewalLock) {
+            if (renewing != renewal) {
+                return;
+            }
+            renewing = null;
+            unblock = renewalReportedBlocked;
+            renewalReportedBlocked = false;
+        }
+        if (unblock) {
+            runtime.renewalUnblocked();
         }
     }
 
@@ -821,7 +862,7 @@ public final class Contender implements AutoCloseable {
         LeadershipEndCause cause = endedHere ? endAs
                 : leadership.state().endCause().orElse(LeadershipEndCause.RELEASED);
         if (cause == LeadershipEndCause.FAILED) {
-            rejoinAtNanos = System.nanoTime() + ERROR_BACKOFF.toNanos();
+            rejoinAtNanos = runtime.nanoTime() + ERROR_BACKOFF.toNanos();
         }
         retryAt = null;
         tenure = null;
@@ -885,7 +926,7 @@ public final class Contender implements AutoCloseable {
     private void reachable() {
         if (problem != null && failingSinceNanos != 0) {
             log.info("Member {} reaches {} again for role {} after {} s of failures", member, client.location(), role,
-                    TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - failingSinceNanos));
+                    TimeUnit.NANOSECONDS.toSeconds(runtime.nanoTime() - failingSinceNanos));
         }
         problem = null;
         failingSinceNanos = 0;
@@ -898,7 +939,7 @@ public final class Contender implements AutoCloseable {
             log.debug("Member {} stopped while it tried to {} role {}: {}", member, operation, role, failure.getMessage());
             return;
         }
-        long now = System.nanoTime();
+        long now = runtime.nanoTime();
         problem = failure;
         if (failingSinceNanos == 0) {
             failingSinceNanos = now;
@@ -946,9 +987,9 @@ public final class Contender implements AutoCloseable {
     }
 
     /** Waits for {@code future} until {@code deadlineNanos}; whether it completed. */
-    private static boolean await(CompletableFuture<?> future, long deadlineNanos) {
+    private boolean await(CompletableFuture<?> future, long deadlineNanos) {
         try {
-            future.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+            future.get(Math.max(0, deadlineNanos - runtime.nanoTime()), TimeUnit.NANOSECONDS);
             return true;
         } catch (java.util.concurrent.TimeoutException e) {
             return false;
@@ -958,29 +999,6 @@ public final class Contender implements AutoCloseable {
         } catch (java.util.concurrent.ExecutionException e) {
             return true;
         }
-    }
-
-    private static ThreadPoolExecutor pool(int threads, String name) {
-        // The maximum only bounds the core size the watchdog may set: with an unbounded
-        // queue, a pool never runs more threads than its core size.
-        ThreadPoolExecutor pool = new ThreadPoolExecutor(threads, Integer.MAX_VALUE, 30, TimeUnit.SECONDS,
-                new LinkedBlockingQueue<>(), daemon(name));
-        pool.allowCoreThreadTimeOut(true);
-        return pool;
-    }
-
-    private static ScheduledThreadPoolExecutor timer() {
-        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, daemon("krabka-coordination-timer"));
-        timer.setRemoveOnCancelPolicy(true);
-        return timer;
-    }
-
-    private static java.util.concurrent.ThreadFactory daemon(String name) {
-        return task -> {
-            Thread created = new Thread(task, name);
-            created.setDaemon(true);
-            return created;
-        };
     }
 
     private static Duration min(Duration a, Duration b) {
@@ -1003,56 +1021,6 @@ public final class Contender implements AutoCloseable {
 
         Tenure(Leadership leadership) {
             this.leadership = leadership;
-        }
-    }
-
-    /**
-     * One daemon thread for the JVM that ends leaderships whose deadline passed while
-     * a pass of their contender blocks. It only reads clocks and closes producers.
-     */
-    private static final class Watchdog {
-        static final Watchdog INSTANCE = new Watchdog();
-        static final Duration TICK = Duration.ofMillis(100);
-
-        private final Set<Contender> watched = ConcurrentHashMap.newKeySet();
-        private ScheduledExecutorService timer;
-
-        synchronized void watch(Contender contender) {
-            watched.add(contender);
-            if (timer == null) {
-                timer = Executors.newSingleThreadScheduledExecutor(daemon("krabka-coordination-watchdog"));
-                timer.scheduleWithFixedDelay(this::tick, TICK.toMillis(), TICK.toMillis(), TimeUnit.MILLISECONDS);
-            }
-        }
-
-        synchronized void unwatch(Contender contender) {
-            watched.remove(contender);
-            if (watched.isEmpty() && timer != null) {
-                timer.shutdownNow();
-                timer = null;
-            }
-        }
-
-        private void tick() {
-            long now = System.nanoTime();
-            int stuck = 0;
-            for (Contender contender : watched) {
-                try {
-                    long since = contender.renewingSinceNanos;
-                    if (since != 0 && now - since > STUCK_RENEWAL.toNanos()) {
-                        stuck++;
-                    }
-                    contender.checkExpiry();
-                } catch (RuntimeException e) {
-                    log.warn("The expiry watchdog failed for role {}", contender.role, e);
-                }
-            }
-            // A thread more for each stuck renewal (the pool starts them for queued passes
-            // at once), and back to the base once they return: idle extra threads end.
-            int wanted = HOLDER_PASS_THREADS + stuck;
-            if (HOLDER_PASSES.getCorePoolSize() != wanted) {
-                HOLDER_PASSES.setCorePoolSize(wanted);
-            }
         }
     }
 }

@@ -14,6 +14,7 @@ import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.MalformedRecordException;
 import io.krabka.streams.coordination.record.RolePartitioner;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.succession.Decision;
 import io.krabka.streams.coordination.succession.LeaseState;
 import io.krabka.streams.coordination.succession.RoleState;
@@ -80,6 +81,7 @@ public final class CoordinationClient implements AutoCloseable {
     private final CoordinationTransport transport;
     private final LeaseConfig config;
     private final InstantSource clock;
+    private final CoordinationRuntime runtime;
     private final SendBatching sendBatching;
     private volatile CoordinationInstrumentation instrumentation = CoordinationInstrumentation.NONE;
     private final Map<Role, RoleStateBuilder> views = new ConcurrentHashMap<>();
@@ -106,13 +108,13 @@ public final class CoordinationClient implements AutoCloseable {
     private final Map<Role, Challenged> challenged = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
-    /** A client with the default lease timings and the system clock. */
+    /** A client with the default lease timings on the shared runtime (the system clock and the library's daemon threads). */
     public CoordinationClient(CoordinationTransport transport) {
-        this(transport, LeaseConfig.DEFAULTS, InstantSource.system());
+        this(transport, LeaseConfig.DEFAULTS, CoordinationRuntime.shared());
     }
 
     /**
-     * A client.
+     * A client on the shared runtime's threads with {@code clock} as its wall clock.
      *
      * @param transport the cluster operations; the caller closes it after the client
      * @param config the lease timings
@@ -123,7 +125,7 @@ public final class CoordinationClient implements AutoCloseable {
     }
 
     /**
-     * A client.
+     * A client on the shared runtime's threads with {@code clock} as its wall clock.
      *
      * @param transport the cluster operations; the caller closes it after the client
      * @param config the lease timings
@@ -132,9 +134,35 @@ public final class CoordinationClient implements AutoCloseable {
      */
     public CoordinationClient(CoordinationTransport transport, LeaseConfig config, InstantSource clock,
             SendBatching sendBatching) {
+        this(transport, config, CoordinationRuntime.shared().withClock(Objects.requireNonNull(clock, "clock")), sendBatching);
+    }
+
+    /**
+     * A client whose contenders, leaderships and pipelines run on {@code runtime}: its
+     * wall clock, ticker, timer and executors. The caller closes the runtime after the client.
+     *
+     * @param transport the cluster operations; the caller closes it after the client
+     * @param config the lease timings
+     * @param runtime time and threads
+     */
+    public CoordinationClient(CoordinationTransport transport, LeaseConfig config, CoordinationRuntime runtime) {
+        this(transport, config, runtime, SendBatching.DEFAULTS);
+    }
+
+    /**
+     * A client whose contenders, leaderships and pipelines run on {@code runtime}.
+     *
+     * @param transport the cluster operations; the caller closes it after the client
+     * @param config the lease timings
+     * @param runtime time and threads; the caller closes it after the client
+     * @param sendBatching how {@link Leadership#send} groups sends into transactions
+     */
+    public CoordinationClient(CoordinationTransport transport, LeaseConfig config, CoordinationRuntime runtime,
+            SendBatching sendBatching) {
         this.transport = Objects.requireNonNull(transport, "transport");
         this.config = Objects.requireNonNull(config, "config");
-        this.clock = Objects.requireNonNull(clock, "clock");
+        this.runtime = Objects.requireNonNull(runtime, "runtime");
+        this.clock = runtime.clock();
         this.sendBatching = Objects.requireNonNull(sendBatching, "sendBatching");
     }
 
@@ -168,6 +196,11 @@ public final class CoordinationClient implements AutoCloseable {
         return clock;
     }
 
+    /** The time and threads this client's contenders, leaderships and pipelines run on. */
+    public CoordinationRuntime runtime() {
+        return runtime;
+    }
+
     /**
      * How many lease records this client found suspicious so far: a deadline further out
      * than any holder could claim, or a lease naming another member while the transaction
@@ -192,13 +225,13 @@ public final class CoordinationClient implements AutoCloseable {
      * @throws InterruptedException when the calling thread is interrupted while waiting
      */
     public Leadership acquire(Role role, MemberId me, Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
+        long deadline = runtime.nanoTime() + timeout.toNanos();
         while (true) {
             Attempt attempt = attempt(role, me);
             if (attempt.leadership != null) {
                 return attempt.leadership;
             }
-            long remaining = deadline - System.nanoTime();
+            long remaining = deadline - runtime.nanoTime();
             if (remaining <= 0) {
                 throw new CoordinationTimeoutException(me + " did not win role " + role + " within " + timeout
                         + "; last decision: " + attempt.decision);

@@ -31,8 +31,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -136,13 +134,6 @@ public final class Leadership implements AutoCloseable {
     private record QueuedSend(ProducerRecord<byte[], byte[]> record, CompletableFuture<RecordMetadata> result,
             long queuedAtNanos) {
     }
-
-    /** Runs flushes of every leadership's queued sends; a thread only while one flushes. */
-    private static final ExecutorService FLUSHERS = Executors.newCachedThreadPool(task -> {
-        Thread thread = new Thread(task, "krabka-guarded-send");
-        thread.setDaemon(true);
-        return thread;
-    });
 
     /** Where a leadership is in its life. Only {@link #ACTIVE} can write. */
     public enum State {
@@ -395,7 +386,7 @@ public final class Leadership implements AutoCloseable {
                 }
                 log.info("A transaction of role {} failed transiently; retrying in {}: {}", role, backoff, e.getMessage());
                 try {
-                    Thread.sleep(backoff.toMillis());
+                    client.runtime().sleep(backoff);
                 } catch (InterruptedException interrupted) {
                     Thread.currentThread().interrupt();
                     throw new CoordinationException("interrupted while retrying a write of role " + role, interrupted);
@@ -442,7 +433,7 @@ public final class Leadership implements AutoCloseable {
                 if (unwritten < batching.maxQueuedRecords()) {
                     break;
                 }
-                long now = System.nanoTime();
+                long now = client.runtime().nanoTime();
                 if (!blocked) {
                     blocked = true;
                     blockedSince = now;
@@ -461,7 +452,7 @@ public final class Leadership implements AutoCloseable {
                     return result;
                 }
             }
-            queued.add(new QueuedSend(record, result, System.nanoTime()));
+            queued.add(new QueuedSend(record, result, client.runtime().nanoTime()));
             unwritten++;
             start = !flushing;
             flushing = true;
@@ -470,7 +461,7 @@ public final class Leadership implements AutoCloseable {
             }
         }
         if (start) {
-            FLUSHERS.execute(this::flushQueued);
+            client.runtime().workers().execute(this::flushQueued);
         }
         return result;
     }
@@ -516,7 +507,7 @@ public final class Leadership implements AutoCloseable {
         long linger = client.sendBatching().linger().toNanos();
         synchronized (sendLock) {
             while (!queued.isEmpty() && queued.size() < max && !releasing) {
-                long left = queued.peek().queuedAtNanos() + linger - System.nanoTime();
+                long left = queued.peek().queuedAtNanos() + linger - client.runtime().nanoTime();
                 if (left <= 0) {
                     break;
                 }
@@ -1003,14 +994,14 @@ public final class Leadership implements AutoCloseable {
      * member shuts down). An interrupt ends the wait and stays set.
      */
     private Optional<ProducerState> describeUntil(java.util.function.Predicate<ProducerState> settled) {
-        long start = System.nanoTime();
+        long start = client.runtime().nanoTime();
         long wait = COMPLETION_FIRST_WAIT.toNanos();
         for (int describes = 1; ; describes++) {
             Optional<ProducerState> reported = transport.describeEpoch(role);
             if (reported.isEmpty() || settled.test(reported.get())) {
                 return reported;
             }
-            long left = COMPLETION_WAIT.toNanos() - (System.nanoTime() - start);
+            long left = COMPLETION_WAIT.toNanos() - (client.runtime().nanoTime() - start);
             if (left <= 0) {
                 return reported;
             }
@@ -1018,7 +1009,7 @@ public final class Leadership implements AutoCloseable {
                 continue;
             }
             try {
-                TimeUnit.NANOSECONDS.sleep(Math.min(wait, left));
+                client.runtime().sleep(Duration.ofNanos(Math.min(wait, left)));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return reported;

@@ -5,6 +5,7 @@ import io.krabka.streams.coordination.CoordinationConfigurationException;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.client.Leadership;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -17,9 +18,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -79,16 +78,11 @@ public final class LeaderPipeline implements AutoCloseable {
     /** Records per poll: a batch may span several polls, up to its own size. */
     private static final int MAX_POLL_RECORDS = 500;
     private static final Duration CLOSE_WAIT = Duration.ofSeconds(30);
-    /** Closes pipeline consumers away from the interrupts that end runs. */
-    private static final ExecutorService CLOSER = Executors.newCachedThreadPool(task -> {
-        Thread thread = new Thread(task, "krabka-pipeline-close");
-        thread.setDaemon(true);
-        return thread;
-    });
-
     private final PipelineSettings settings;
     private final Supplier<Consumer<byte[], byte[]>> consumers;
     private final BatchProcessor processor;
+    /** Its ticker paces batches; its workers close consumers away from the interrupts that end runs. */
+    private final CoordinationRuntime runtime;
     private final AtomicLong processedRecords = new AtomicLong();
     private final AtomicLong committedBatches = new AtomicLong();
     private volatile long lag = -1;
@@ -101,6 +95,16 @@ public final class LeaderPipeline implements AutoCloseable {
      * consumer configured as {@link #consumerSettings} says.
      */
     public LeaderPipeline(PipelineSettings settings, Supplier<Consumer<byte[], byte[]>> consumers, BatchProcessor processor) {
+        this(settings, consumers, processor, CoordinationRuntime.shared());
+    }
+
+    /**
+     * A pipeline whose consumers come from {@code consumers}, paced by {@code runtime}'s
+     * ticker, closing its consumers on the runtime's workers.
+     */
+    public LeaderPipeline(PipelineSettings settings, Supplier<Consumer<byte[], byte[]>> consumers, BatchProcessor processor,
+            CoordinationRuntime runtime) {
+        this.runtime = Objects.requireNonNull(runtime, "runtime");
         this.settings = Objects.requireNonNull(settings, "settings");
         this.consumers = Objects.requireNonNull(consumers, "consumers");
         this.processor = Objects.requireNonNull(processor, "processor");
@@ -108,8 +112,14 @@ public final class LeaderPipeline implements AutoCloseable {
 
     /** A pipeline reading with Kafka consumers built from these connection settings. */
     public static LeaderPipeline create(Map<String, Object> connection, PipelineSettings settings, BatchProcessor processor) {
+        return create(connection, settings, processor, CoordinationRuntime.shared());
+    }
+
+    /** A pipeline reading with Kafka consumers built from these connection settings, on {@code runtime}. */
+    public static LeaderPipeline create(Map<String, Object> connection, PipelineSettings settings, BatchProcessor processor,
+            CoordinationRuntime runtime) {
         Map<String, Object> consumerSettings = consumerSettings(connection, settings);
-        return new LeaderPipeline(settings, () -> new KafkaConsumer<>(consumerSettings), processor);
+        return new LeaderPipeline(settings, () -> new KafkaConsumer<>(consumerSettings), processor, runtime);
     }
 
     /**
@@ -185,14 +195,14 @@ public final class LeaderPipeline implements AutoCloseable {
             log.info("{} runs the pipeline of role {} over {} (group {}) under term {}", leadership.member(),
                     leadership.role(), partitions, settings.groupId(), leadership.term());
             Deque<ConsumerRecord<byte[], byte[]>> buffer = new ArrayDeque<>();
-            long writeStarted = System.nanoTime();
+            long writeStarted = runtime.nanoTime();
             while (leadership.isActive() && !Thread.currentThread().isInterrupted()) {
                 List<ConsumerRecord<byte[], byte[]>> batch = nextBatch(consumer, buffer, writeStarted);
                 if (batch.isEmpty()) {
                     continue;
                 }
                 List<ProducerRecord<byte[], byte[]>> outputs = processor.process(batch, leadership);
-                writeStarted = System.nanoTime();
+                writeStarted = runtime.nanoTime();
                 try {
                     // An assigned consumer's group metadata has no generation and no member: the
                     // pipeline commits offsets in its group without joining it.
@@ -299,19 +309,20 @@ public final class LeaderPipeline implements AutoCloseable {
      * ends a run (one may also arrive while it closes) must not reach a closing consumer,
      * which would then wait its whole timeout and log an error. The interrupt is kept.
      */
-    private static void close(Consumer<byte[], byte[]> consumer) {
-        Future<?> closing = CLOSER.submit(() -> {
+    private void close(Consumer<byte[], byte[]> consumer) {
+        FutureTask<Void> closing = new FutureTask<>(() -> {
             try {
                 consumer.close();
             } catch (RuntimeException e) {
                 log.warn("Closing a pipeline consumer failed", e);
             }
-        });
+        }, null);
+        runtime.workers().execute(closing);
         boolean interrupted = false;
-        long giveUpAt = System.nanoTime() + CLOSE_WAIT.toNanos();
+        long giveUpAt = runtime.nanoTime() + CLOSE_WAIT.toNanos();
         while (true) {
             try {
-                closing.get(Math.max(0, giveUpAt - System.nanoTime()), TimeUnit.NANOSECONDS);
+                closing.get(Math.max(0, giveUpAt - runtime.nanoTime()), TimeUnit.NANOSECONDS);
                 break;
             } catch (InterruptedException e) {
                 interrupted = true;
@@ -388,18 +399,18 @@ public final class LeaderPipeline implements AutoCloseable {
         // its start, not from now, or they would wait a write and a whole batch wait more.
         long opened = lastWriteStarted;
         if (buffer.isEmpty()) {
-            long polling = System.nanoTime();
+            long polling = runtime.nanoTime();
             poll(consumer, buffer, IDLE_POLL);
             if (buffer.isEmpty()) {
                 return List.of();
             }
-            if (System.nanoTime() - polling > AT_ONCE.toNanos()) {
+            if (runtime.nanoTime() - polling > AT_ONCE.toNanos()) {
                 opened = polling;
             }
         }
         long deadline = opened + settings.maxBatchWait().toNanos();
         while (buffer.size() < settings.maxBatchRecords()) {
-            long left = deadline - System.nanoTime();
+            long left = deadline - runtime.nanoTime();
             if (left <= 0) {
                 break;
             }
