@@ -6,6 +6,7 @@ import io.krabka.streams.coordination.actuate.ObservationInstrumentation;
 import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.client.CoordinationInstrumentation;
 import io.krabka.streams.coordination.kafka.KafkaCoordinationTransport;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.spring.CompositeCoordinationObserver;
 import io.krabka.streams.coordination.spring.CoordinationObserver;
 import io.krabka.streams.coordination.spring.GuardedSenders;
@@ -82,12 +83,25 @@ public final class CoordinationAutoConfiguration {
         return InstantSource.system();
     }
 
+    /**
+     * Time and threads of this application's contenders, leaderships and pipelines, on the
+     * lease clock; closed with the context, after the leadership loop stopped. Define a
+     * {@link CoordinationRuntime} bean of your own to choose the executors (callbacks and
+     * workers may be virtual threads; passes and renewals should not), the way Boot's
+     * Kafka module lets you supply a listener's task executor.
+     */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    CoordinationRuntime coordinationRuntime(@Qualifier("coordinationClock") InstantSource coordinationClock) {
+        return CoordinationRuntime.builder().clock(coordinationClock).build();
+    }
+
     @Bean
     @ConditionalOnMissingBean
     CoordinationClient coordinationClient(CoordinationTransport transport, LeaseConfig leaseConfig,
-            @Qualifier("coordinationClock") InstantSource coordinationClock, CoordinationProperties properties,
+            CoordinationRuntime coordinationRuntime, CoordinationProperties properties,
             ObjectProvider<CoordinationInstrumentation> instrumentation) {
-        CoordinationClient client = new CoordinationClient(transport, leaseConfig, coordinationClock,
+        CoordinationClient client = new CoordinationClient(transport, leaseConfig, coordinationRuntime,
                 CoordinationSettings.sendBatching(properties));
         instrumentation.ifAvailable(client::instrument);
         return client;
@@ -142,8 +156,9 @@ public final class CoordinationAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean
         @ConditionalOnSingleCandidate(ProducerFactory.class)
-        LeaderPipelines leaderPipelines(ConsumerFactory<?, ?> consumerFactory, ProducerFactory<?, ?> producerFactory) {
-            return new LeaderPipelines(consumerFactory, producerFactory);
+        LeaderPipelines leaderPipelines(ConsumerFactory<?, ?> consumerFactory, ProducerFactory<?, ?> producerFactory,
+                CoordinationRuntime coordinationRuntime) {
+            return new LeaderPipelines(consumerFactory, producerFactory, coordinationRuntime);
         }
     }
 

@@ -4,10 +4,9 @@ import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.pipeline.BatchProcessor;
 import io.krabka.streams.coordination.pipeline.LeaderPipeline;
 import io.krabka.streams.coordination.pipeline.PipelineSettings;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,24 +23,26 @@ public final class LeaderPipelines implements DisposableBean {
 
     private final ConsumerFactory<?, ?> consumers;
     private final ProducerFactory<?, ?> producers;
+    private final CoordinationRuntime runtime;
     // Built with the first pipeline: an application without listeners needs no serializers.
     private PipelineSerdes serdes;
     private final List<Entry> entries = new ArrayList<>();
 
     private static final Logger log = LoggerFactory.getLogger(LeaderPipelines.class);
-    private static final ExecutorService PREPARERS = Executors.newCachedThreadPool(task -> {
-        Thread thread = new Thread(task, "krabka-pipeline-prepare");
-        thread.setDaemon(true);
-        return thread;
-    });
 
     /** One pipeline, with the role it runs under and the listener it serves. */
     public record Entry(Role role, String listener, LeaderPipeline pipeline) {
     }
 
     public LeaderPipelines(ConsumerFactory<?, ?> consumers, ProducerFactory<?, ?> producers) {
+        this(consumers, producers, CoordinationRuntime.shared());
+    }
+
+    /** Pipelines whose consumers are prepared and closed on {@code runtime}'s workers. */
+    public LeaderPipelines(ConsumerFactory<?, ?> consumers, ProducerFactory<?, ?> producers, CoordinationRuntime runtime) {
         this.consumers = consumers;
         this.producers = producers;
+        this.runtime = runtime;
     }
 
     /**
@@ -62,10 +63,10 @@ public final class LeaderPipelines implements DisposableBean {
             serdes = PipelineSerdes.of(consumers, producers);
         }
         LeaderPipeline pipeline = LeaderPipeline.create(consumers.getConfigurationProperties(), settings,
-                processor.apply(serdes));
+                processor.apply(serdes), runtime);
         entries.add(new Entry(role, listener, pipeline));
         // A standby gets its consumer connected now, so a grant waits for neither; only a head start.
-        PREPARERS.execute(() -> {
+        runtime.workers().execute(() -> {
             try {
                 pipeline.prepare();
             } catch (RuntimeException e) {
