@@ -200,6 +200,59 @@ public final class Contender implements AutoCloseable {
         this.callbacks = callbacks != null ? callbacks : runtime.callbacks();
     }
 
+    /**
+     * A contender that runs {@code work} itself for each leadership, on the client
+     * runtime's workers, on a thread named {@code krabka-work-<role>} while it runs
+     * (Curator's {@code takeLeadership}): the work's return releases the role, its
+     * exception ends the leadership as FAILED, and the leadership's end interrupts it (the
+     * end waits up to 30 s for it to return).
+     */
+    public static Contender running(CoordinationClient client, Role role, MemberId member, LeaderWork work) {
+        return running(client, role, member, work, null);
+    }
+
+    /**
+     * The same, also telling {@code events} of each grant and end (after the work started,
+     * and after it stopped); null for none.
+     */
+    public static Contender running(CoordinationClient client, Role role, MemberId member, LeaderWork work, Listener events) {
+        LeaderWorkRunner runner = new LeaderWorkRunner("krabka-work-" + role, work);
+        Contender[] self = new Contender[1];
+        Contender contender = new Contender(client, role, member, new Listener() {
+            @Override
+            public void granted(Leadership leadership) throws Exception {
+                runner.start(leadership, self[0]);
+                if (events != null) {
+                    events.granted(leadership);
+                }
+            }
+
+            @Override
+            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
+                runner.stop(DEFAULT_CLOSE_TIMEOUT);
+                if (events != null) {
+                    events.ended(leadership, cause, failure);
+                }
+            }
+
+            @Override
+            public void renewed(Leadership leadership, Duration took) {
+                if (events != null) {
+                    events.renewed(leadership, took);
+                }
+            }
+
+            @Override
+            public void renewFailed(Leadership leadership, CoordinationException failure) {
+                if (events != null) {
+                    events.renewFailed(leadership, failure);
+                }
+            }
+        });
+        self[0] = contender;
+        return contender;
+    }
+
     /** The role. */
     public Role role() {
         return role;
@@ -208,6 +261,11 @@ public final class Contender implements AutoCloseable {
     /** The member this contender acts for. */
     public MemberId member() {
         return member;
+    }
+
+    /** The time and threads it runs on: its client's. */
+    CoordinationRuntime runtime() {
+        return runtime;
     }
 
     /** Whether {@link #start()} was called and {@link #close()} not yet. */

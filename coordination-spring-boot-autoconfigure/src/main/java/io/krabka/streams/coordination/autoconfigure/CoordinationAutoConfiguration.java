@@ -177,6 +177,7 @@ public final class CoordinationAutoConfiguration {
             OnLeadershipRegistry onLeadershipRegistry, ApplicationEventPublisher events,
             ObjectProvider<CoordinationObserver> observers) {
         return new LeadershipLoop(client, coordinationMemberId, CoordinationSettings.roles(properties), onLeadershipRegistry,
-                events, new CompositeCoordinationObserver(observers), CoordinationSettings.workStopTimeout(properties));
+                events, new CompositeCoordinationObserver(observers), CoordinationSettings.workStopTimeout(properties),
+                properties.isRequireWork());
     }
 }

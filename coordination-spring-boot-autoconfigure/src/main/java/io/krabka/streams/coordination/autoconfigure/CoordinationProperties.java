@@ -44,6 +44,12 @@ public class CoordinationProperties {
      */
     private Duration workStopTimeout = Duration.ofSeconds(10);
 
+    /**
+     * Whether a role in roles that no @OnLeadership or @LeaderListener method works for
+     * fails startup; otherwise it is named in one WARN at startup.
+     */
+    private boolean requireWork = false;
+
     private final Lease lease = new Lease();
 
     private final Topic topic = new Topic();
@@ -90,6 +96,14 @@ public class CoordinationProperties {
 
     public void setWorkStopTimeout(Duration workStopTimeout) {
         this.workStopTimeout = workStopTimeout;
+    }
+
+    public boolean isRequireWork() {
+        return requireWork;
+    }
+
+    public void setRequireWork(boolean requireWork) {
+        this.requireWork = requireWork;
     }
 
     public Lease getLease() {

@@ -89,7 +89,7 @@ final class LeaderListenerMethod {
 
     /** The work that runs the pipeline while the role is held. */
     RoleWork work() {
-        return new ThreadRoleWork("krabka-pipeline-" + role + "-" + method.getDeclaringClass().getSimpleName() + "."
+        return new RunnerRoleWork("krabka-pipeline-" + role + "-" + method.getDeclaringClass().getSimpleName() + "."
                 + method.getName(), leadership -> pipeline().run(leadership));
     }
 

@@ -38,11 +38,22 @@ public final class LeadershipLoop implements SmartLifecycle {
     private final ApplicationEventPublisher events;
     private final CoordinationObserver observer;
     private final Duration workStopTimeout;
+    private final boolean requireWork;
     private final Map<Role, Contender> contenders = new LinkedHashMap<>();
     private volatile boolean running;
 
     public LeadershipLoop(CoordinationClient client, MemberId member, List<Role> roles, OnLeadershipRegistry work,
             ApplicationEventPublisher events, CoordinationObserver observer, Duration workStopTimeout) {
+        this(client, member, roles, work, events, observer, workStopTimeout, false);
+    }
+
+    /**
+     * @param requireWork whether a role with no {@code @OnLeadership} or {@code @LeaderListener}
+     *     work fails {@link #start()} instead of being reported with a WARN
+     */
+    public LeadershipLoop(CoordinationClient client, MemberId member, List<Role> roles, OnLeadershipRegistry work,
+            ApplicationEventPublisher events, CoordinationObserver observer, Duration workStopTimeout, boolean requireWork) {
+        this.requireWork = requireWork;
         this.client = client;
         this.member = member;
         this.roles = List.copyOf(roles);
@@ -110,6 +121,7 @@ public final class LeadershipLoop implements SmartLifecycle {
         if (running) {
             return;
         }
+        checkEveryRoleHasWork();
         work.preparePipelines();
         contenders.clear();
         for (Role role : roles) {
@@ -120,6 +132,27 @@ public final class LeadershipLoop implements SmartLifecycle {
         log.info("Member {} contends for roles {}", member, roles);
     }
 
+    /**
+     * A role in the list that nothing works for would be held, renewed and reported healthy
+     * while it does nothing: most often a typo in {@code krabka.coordination.roles}.
+     */
+    private void checkEveryRoleHasWork() {
+        List<Role> idle = roles.stream().filter(role -> work.workFor(role).isEmpty()).toList();
+        if (idle.isEmpty()) {
+            return;
+        }
+        String named = idle.size() <= 10 ? idle.toString()
+                : idle.subList(0, 10).toString().replace("]", ", … " + (idle.size() - 10) + " more]");
+        String message = "Member " + member + " contends for " + (idle.size() == 1 ? "role " : "roles ") + named
+                + " of krabka.coordination.roles, but no @OnLeadership or @LeaderListener works for "
+                + (idle.size() == 1 ? "it" : "them") + ": it would hold " + (idle.size() == 1 ? "it" : "them")
+                + " and do nothing there (a typo in the role list, or work that only listens for LeadershipGrantedEvent)";
+        if (requireWork) {
+            throw new IllegalStateException(message + "; krabka.coordination.require-work=true makes this a startup failure");
+        }
+        log.warn("{}; set krabka.coordination.require-work=true to make this a startup failure", message);
+    }
+
     /** Stops every role at once, so stopping many takes about one work-stop-timeout, not one per role. */
     @Override
     public synchronized void stop() {
@@ -127,9 +160,9 @@ public final class LeadershipLoop implements SmartLifecycle {
             return;
         }
         contenders.values().forEach(Contender::stop);
-        long deadline = System.nanoTime() + workStopTimeout.plus(STOP_SLACK).toNanos();
+        long deadline = client.runtime().nanoTime() + workStopTimeout.plus(STOP_SLACK).toNanos();
         for (Contender contender : contenders.values()) {
-            contender.awaitStopped(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+            contender.awaitStopped(Duration.ofNanos(Math.max(0, deadline - client.runtime().nanoTime())));
         }
         running = false;
         log.info("Member {} stopped contending for roles {}", member, roles);
@@ -149,7 +182,7 @@ public final class LeadershipLoop implements SmartLifecycle {
     /** One role's work, events and meters, driven by its contender. */
     private final class RoleListener implements Contender.Listener {
         private final Role role;
-        private volatile long contendingSince = System.nanoTime();
+        private volatile long contendingSince = client.runtime().nanoTime();
 
         RoleListener(Role role) {
             this.role = role;
@@ -157,7 +190,7 @@ public final class LeadershipLoop implements SmartLifecycle {
 
         @Override
         public void granted(Leadership leadership) throws Exception {
-            observer.granted(role, Duration.ofNanos(System.nanoTime() - contendingSince));
+            observer.granted(role, Duration.ofNanos(client.runtime().nanoTime() - contendingSince));
             events.publishEvent(new LeadershipGrantedEvent(LeadershipLoop.this, leadership));
             work.start(leadership, contenders.get(role));
         }
@@ -165,7 +198,7 @@ public final class LeadershipLoop implements SmartLifecycle {
         @Override
         public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
             work.stop(role, workStopTimeout);
-            contendingSince = System.nanoTime();
+            contendingSince = client.runtime().nanoTime();
             observer.ended(role, cause);
             events.publishEvent(new LeadershipEndedEvent(LeadershipLoop.this, role, member, leadership.token(), cause, failure));
         }

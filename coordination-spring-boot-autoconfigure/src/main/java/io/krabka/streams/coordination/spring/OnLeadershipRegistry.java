@@ -82,7 +82,7 @@ public final class OnLeadershipRegistry implements BeanPostProcessor {
             Role role = checkedRole("@OnLeadership", entry.getValue().role(), beanName, where);
             Method invocable = AopUtils.selectInvocableMethod(method, bean.getClass());
             ReflectionUtils.makeAccessible(invocable);
-            add(role, new ThreadRoleWork("krabka-work-" + role + "-" + type.getSimpleName() + "." + method.getName(),
+            add(role, new RunnerRoleWork("krabka-work-" + role + "-" + type.getSimpleName() + "." + method.getName(),
                     leadership -> invoke(bean, invocable, arguments(parameters, leadership, where))));
         }
         Map<Method, LeaderListener> listeners = MethodIntrospector.selectMethods(type,
@@ -120,11 +120,14 @@ public final class OnLeadershipRegistry implements BeanPostProcessor {
         return found;
     }
 
-    private static void invoke(Object bean, Method method, Object[] arguments) throws Throwable {
+    private static void invoke(Object bean, Method method, Object[] arguments) throws Exception {
         try {
             method.invoke(bean, arguments);
         } catch (InvocationTargetException e) {
-            throw e.getCause();
+            if (e.getCause() instanceof Error error) {
+                throw error;
+            }
+            throw e.getCause() instanceof Exception failure ? failure : e;
         }
     }
 

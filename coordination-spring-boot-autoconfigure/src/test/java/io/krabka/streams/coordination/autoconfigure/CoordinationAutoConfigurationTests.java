@@ -13,6 +13,7 @@ import io.krabka.streams.coordination.actuate.CoordinationMetrics;
 import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.spring.OnLeadership;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
@@ -33,6 +34,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.actuate.autoconfigure.endpoint.EndpointAutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
@@ -41,6 +43,8 @@ import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -52,6 +56,7 @@ import org.springframework.kafka.core.ProducerFactory;
  * The auto-configuration on {@link ApplicationContextRunner}. A user-supplied in-memory
  * transport stands in for Kafka wherever the test is about wiring, not about the broker.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class CoordinationAutoConfigurationTests {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
@@ -429,6 +434,47 @@ class CoordinationAutoConfigurationTests {
         Optional<Observation.Context> named(String name) {
             return stopped.stream().filter(context -> context.getName().equals(name)).findFirst();
         }
+    }
+
+    @Test
+    void theClientRunsOnTheRuntimeBeanAndAUserRuntimeReplacesIt() {
+        runner.withUserConfiguration(InMemoryTransport.class).run(context -> {
+            assertThat(context).hasSingleBean(CoordinationRuntime.class);
+            assertThat(context.getBean(CoordinationClient.class).runtime()).isSameAs(context.getBean(CoordinationRuntime.class));
+            assertThat(context.getBean(CoordinationRuntime.class).clock()).isSameAs(context.getBean("coordinationClock"));
+        });
+        runner.withUserConfiguration(InMemoryTransport.class, UserRuntime.class).run(context -> {
+            assertThat(context).hasSingleBean(CoordinationRuntime.class);
+            assertThat(context.getBean(CoordinationClient.class).runtime()).isSameAs(context.getBean("myRuntime"));
+        });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class UserRuntime {
+        @Bean(destroyMethod = "close")
+        CoordinationRuntime myRuntime() {
+            return CoordinationRuntime.builder().name("my-runtime").passThreads(2).build();
+        }
+    }
+
+    @Test
+    void aRoleThatNothingWorksForIsNamedAtStartupAndFailsItWhenWorkIsRequired(CapturedOutput output) {
+        runner.withUserConfiguration(InMemoryTransport.class, WritesOnce.class)
+                .withPropertyValues("krabka.coordination.roles=controller,contoller", "krabka.coordination.member-id=n1")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(output).contains("contends for role [contoller] of krabka.coordination.roles, but no "
+                            + "@OnLeadership or @LeaderListener works for it");
+                    assertThat(output).doesNotContain("role [controller]");
+                });
+        runner.withUserConfiguration(InMemoryTransport.class, WritesOnce.class)
+                .withPropertyValues("krabka.coordination.roles=controller,contoller", "krabka.coordination.member-id=n1",
+                        "krabka.coordination.require-work=true")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("[contoller]")
+                            .hasMessageContaining("krabka.coordination.require-work=true");
+                });
     }
 
     /** Writes one guarded record, then holds the role. */

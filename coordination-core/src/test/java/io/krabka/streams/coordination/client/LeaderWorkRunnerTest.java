@@ -1,0 +1,118 @@
+package io.krabka.streams.coordination.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.krabka.streams.coordination.LeadershipEndCause;
+import io.krabka.streams.coordination.LeaseConfig;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.memory.InMemoryCluster;
+import io.krabka.streams.coordination.memory.InMemoryCoordinationTransport;
+import io.krabka.streams.coordination.transport.TopicSpec;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The core runs a role's work itself (Curator's takeLeadership): its end is the leadership's end, and back. */
+class LeaderWorkRunnerTest {
+
+    private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withPartitions(3);
+    private static final Role ROLE = Role.of("dispatcher");
+
+    private final InMemoryCluster cluster = new InMemoryCluster();
+    private final InMemoryCoordinationTransport transport = cluster.transport(TOPIC);
+    private final CoordinationClient client = new CoordinationClient(transport, LeaseConfig.DEFAULTS, InstantSource.system());
+    private final List<LeadershipEndCause> ends = new CopyOnWriteArrayList<>();
+    private final List<Throwable> failures = new CopyOnWriteArrayList<>();
+    private Contender contender;
+
+    @AfterEach
+    void closeAll() {
+        if (contender != null) {
+            contender.close();
+        }
+        transport.close();
+    }
+
+    private Contender.Listener events() {
+        return new Contender.Listener() {
+            @Override
+            public void granted(Leadership leadership) {
+            }
+
+            @Override
+            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
+                ends.add(cause);
+                if (failure != null) {
+                    failures.add(failure);
+                }
+            }
+        };
+    }
+
+    @Test
+    void workThatReturnsReleasesTheRoleAndRunsAgainForTheNextGrantUnderItsOwnThreadName() {
+        AtomicReference<String> threadName = new AtomicReference<>();
+        AtomicReference<Long> term = new AtomicReference<>();
+        contender = Contender.running(client, ROLE, MemberId.of("n1"), leadership -> {
+            threadName.set(Thread.currentThread().getName());
+            term.set(leadership.term());
+            leadership.write(List.of());
+        }, events());
+        contender.start();
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> !ends.isEmpty());
+        assertThat(ends.get(0)).isEqualTo(LeadershipEndCause.RELEASED);
+        assertThat(threadName.get()).isEqualTo("krabka-work-dispatcher");
+        assertThat(term.get()).isPositive();
+        // The member contends again after the pause, and the work runs again for the next leadership.
+        await().atMost(Duration.ofSeconds(10)).until(() -> ends.size() >= 2);
+        assertThat(ends).startsWith(LeadershipEndCause.RELEASED, LeadershipEndCause.RELEASED);
+    }
+
+    @Test
+    void workThatThrowsEndsTheLeadershipAsFailedWithWhatItThrew() {
+        IllegalStateException thrown = new IllegalStateException("the device refused");
+        contender = Contender.running(client, ROLE, MemberId.of("n1"), leadership -> {
+            throw thrown;
+        }, events());
+        contender.start();
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> !ends.isEmpty());
+        assertThat(ends.get(0)).isEqualTo(LeadershipEndCause.FAILED);
+        assertThat(failures).first().isSameAs(thrown);
+    }
+
+    @Test
+    void theLeadershipsEndInterruptsTheWorkAndThePoolThreadGetsItsNameBack() throws Exception {
+        CountDownLatch working = new CountDownLatch(1);
+        AtomicReference<Boolean> interrupted = new AtomicReference<>();
+        AtomicReference<Thread> worker = new AtomicReference<>();
+        contender = Contender.running(client, ROLE, MemberId.of("n1"), leadership -> {
+            worker.set(Thread.currentThread());
+            working.countDown();
+            try {
+                new CountDownLatch(1).await();
+            } catch (InterruptedException e) {
+                interrupted.set(true);
+            }
+        }, events());
+        contender.start();
+        assertThat(working.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+
+        // Stopped, so no later grant reuses the pool thread before it is looked at.
+        contender.stop();
+        assertThat(contender.awaitStopped(Duration.ofSeconds(10))).isTrue();
+
+        assertThat(ends.get(0)).isEqualTo(LeadershipEndCause.RELEASED);
+        assertThat(interrupted.get()).as("the work was interrupted").isTrue();
+        // The pool thread runs other tasks next: it must not carry the work's name into them.
+        await().atMost(Duration.ofSeconds(10)).until(() -> worker.get().getName().equals("krabka-coordination-work"));
+    }
+}
