@@ -270,6 +270,66 @@ public final class ManualRuntime implements CoordinationRuntime {
         self.sleep(duration);
     }
 
+    /** A new {@link Signal} on this runtime. */
+    public Signal newSignal() {
+        return new Signal();
+    }
+
+    /**
+     * A wake-up in simulated time, as {@link Object#wait}/{@link Object#notifyAll} without a
+     * lock: a task {@link #await awaits} it (suspended, as in {@link ManualRuntime#sleep})
+     * until another task {@link #signalAll signals} it or the timeout passes. For models
+     * (the in-memory cluster's waiting reads) that must wait for news without polling.
+     */
+    public final class Signal {
+        // Guarded by the runtime.
+        private final List<Carrier> waiters = new ArrayList<>();
+        private long signals;
+
+        private Signal() {
+        }
+
+        /**
+         * Waits until {@link #signalAll} or until {@code timeout} passed. On the test's
+         * thread outside any advance, this advances until one of them happens.
+         *
+         * @return whether it was signalled
+         */
+        public boolean await(Duration timeout) throws InterruptedException {
+            Carrier self = carrierOf(Thread.currentThread());
+            if (self != null) {
+                return self.suspend(timeout, this);
+            }
+            if (Thread.interrupted()) {
+                throw new InterruptedException();
+            }
+            long before;
+            synchronized (ManualRuntime.this) {
+                before = signals;
+            }
+            return advanceUntil(() -> {
+                synchronized (ManualRuntime.this) {
+                    return signals != before;
+                }
+            }, timeout);
+        }
+
+        /** Wakes every task awaiting this signal, at the current instant, in the order they began to wait. */
+        public void signalAll() {
+            synchronized (ManualRuntime.this) {
+                signals++;
+                for (Carrier waiter : waiters) {
+                    if (waiter.resume != null && !waiter.resume.cancelled && !waiter.signalled) {
+                        waiter.resume.cancelled = true;
+                        waiter.signalled = true;
+                        waiter.resume = enqueue(RESUME, now, null, null, waiter);
+                    }
+                }
+                waiters.clear();
+            }
+        }
+    }
+
     /** Runs everything due now, including what those tasks submit for now. */
     public void runDue() {
         advance(Duration.ZERO);
@@ -692,6 +752,8 @@ public final class ManualRuntime implements CoordinationRuntime {
         Event resume;
         /** Its resume was moved to now because its thread was interrupted. Guarded by the runtime. */
         boolean interruptedInSleep;
+        /** Its resume was moved to now by a {@link Signal}. Guarded by the runtime. */
+        boolean signalled;
         /** Its thread was interrupted while it waited for the baton (the flag is cleared so park waits again). */
         volatile boolean interruptPending;
 
@@ -750,16 +812,25 @@ public final class ManualRuntime implements CoordinationRuntime {
         }
 
         void sleep(Duration duration) throws InterruptedException {
+            suspend(duration, null);
+        }
+
+        /** Suspends this task until {@code duration} passed or {@code signal} (if any) was signalled; returns whether it was. */
+        boolean suspend(Duration duration, Signal signal) throws InterruptedException {
             if (Thread.interrupted()) {
                 throw new InterruptedException("interrupted before sleeping on " + ManualRuntime.this);
             }
             if (duration.isNegative() || duration.isZero()) {
-                return;
+                return false;
             }
             synchronized (ManualRuntime.this) {
                 interruptedInSleep = false;
+                signalled = false;
                 resume = enqueue(RESUME, saturatedAdd(now, duration), null, null, this);
                 sleepers.add(this);
+                if (signal != null) {
+                    signal.waiters.add(this);
+                }
             }
             // Hand the baton on; the event that comes up may be this carrier's own resume already.
             Event event = next();
@@ -771,9 +842,15 @@ public final class ManualRuntime implements CoordinationRuntime {
                 awaitBaton(true);
             }
             boolean byInterrupt;
+            boolean bySignal;
             synchronized (ManualRuntime.this) {
                 byInterrupt = interruptedInSleep;
                 interruptedInSleep = false;
+                bySignal = signalled;
+                signalled = false;
+                if (signal != null) {
+                    signal.waiters.remove(this);
+                }
             }
             boolean pending = interruptPending;
             interruptPending = false;
@@ -785,6 +862,7 @@ public final class ManualRuntime implements CoordinationRuntime {
                 // Interrupted after its time had come: it wakes as usual, with the flag set, as Thread.sleep would.
                 thread.interrupt();
             }
+            return bySignal;
         }
 
         /** Parks until this carrier holds the baton. */

@@ -105,6 +105,34 @@ class ManualRuntimeTest {
     }
 
     @Test
+    void aSignalWakesItsWaitersAtTheInstantItIsSignalled() {
+        ManualRuntime runtime = runtime();
+        ManualRuntime.Signal signal = runtime.newSignal();
+        for (String name : List.of("first", "second")) {
+            runtime.workers().execute(() -> {
+                try {
+                    mark(runtime, name + (signal.await(Duration.ofSeconds(10)) ? " signalled" : " timed out"));
+                } catch (InterruptedException e) {
+                    throw new AssertionError(e);
+                }
+            });
+        }
+        runtime.schedule(signal::signalAll, Duration.ofSeconds(3));
+        runtime.advance(Duration.ofSeconds(4));
+        runtime.workers().execute(() -> {
+            try {
+                mark(runtime, "late" + (signal.await(Duration.ofSeconds(10)) ? " signalled" : " timed out"));
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+        });
+
+        runtime.advance(Duration.ofSeconds(20));
+
+        assertThat(trace).containsExactly("first signalled@3000", "second signalled@3000", "late timed out@14000");
+    }
+
+    @Test
     void theSeventeenthPassWaitsForAWorker() {
         ManualRuntime runtime = runtime();
         for (int i = 1; i <= 17; i++) {
