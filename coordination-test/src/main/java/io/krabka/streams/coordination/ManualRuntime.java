@@ -83,6 +83,7 @@ public final class ManualRuntime implements CoordinationRuntime {
     private final ManualClock wallClock;
     private final long hangTimeoutNanos;
     private final long maxEventsPerInstant;
+    private final int renewalThreads;
     private final Lane passes;
     private final Lane renewals;
     private final Lane callbacks;
@@ -123,6 +124,7 @@ public final class ManualRuntime implements CoordinationRuntime {
         this.wallClock = builder.clock;
         this.hangTimeoutNanos = builder.hangTimeout.toNanos();
         this.maxEventsPerInstant = builder.maxEventsPerInstant;
+        this.renewalThreads = builder.renewalThreads;
         this.passes = new Lane("passes", builder.passThreads);
         this.renewals = new Lane("renewals", builder.renewalThreads);
         this.callbacks = new Lane("callbacks", Integer.MAX_VALUE);
@@ -210,8 +212,8 @@ public final class ManualRuntime implements CoordinationRuntime {
 
     @Override
     public synchronized void renewalUnblocked() {
-        // Never below one, as a system runtime never runs renewals on fewer threads than it started with.
-        renewals.limit = Math.max(1, renewals.limit - 1);
+        // Never below the base, as a system runtime never runs renewals on fewer threads than it started with.
+        renewals.limit = Math.max(renewalThreads, renewals.limit - 1);
     }
 
     /** How many renewals may run at once now (the base plus one per blocked renewal). */

@@ -171,6 +171,9 @@ class ManualRuntimeTest {
 
         runtime.advance(Duration.ofSeconds(10));
         assertThat(runtime.renewalLimit()).isEqualTo(1);
+        // An unmatched unblock never takes the base worker away.
+        runtime.renewalUnblocked();
+        assertThat(runtime.renewalLimit()).isEqualTo(1);
     }
 
     @Test
