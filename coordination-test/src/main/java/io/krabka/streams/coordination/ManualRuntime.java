@@ -50,9 +50,9 @@ import java.util.function.BooleanSupplier;
  * at the instant the interrupt was seen. {@code sleep} on a thread that is no carrier and
  * outside any {@code advance} (the test's own thread) is {@code advance(duration)}.
  *
- * <p>Measured on a shared 2-core machine ({@code ManualRuntimeTest.throughput}, four runs):
- * 1.4 to 1.7 million events a second for tasks that run inline (a million timers), and
- * 85 000 to 108 000 a second when every event resumes a sleeping task (a thread switch each).
+ * <p>Measured on a shared 2-core machine ({@code ManualRuntimeTest.throughput}, six runs):
+ * 1.2 to 1.7 million events a second for tasks that run inline (a million timers), and
+ * 85 000 to 130 000 a second when every event resumes a sleeping task (a thread switch each).
  *
  * <h2>Failures</h2>
  * A task that throws fails the {@code advance} that ran it, after the step, with an
