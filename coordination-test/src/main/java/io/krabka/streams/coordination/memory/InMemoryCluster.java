@@ -2,18 +2,26 @@ package io.krabka.streams.coordination.memory;
 
 import io.krabka.streams.coordination.CommitOutcomeUnknownException;
 import io.krabka.streams.coordination.ConsumedOffsets;
+import io.krabka.streams.coordination.CoordinationTimeoutException;
 import io.krabka.streams.coordination.FencedException;
+import io.krabka.streams.coordination.ManualRuntime;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.kafka.KafkaCoordinationTransport;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.RoleRecords;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.LongSupplier;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -32,6 +40,23 @@ import org.apache.kafka.common.TopicPartition;
  * producer id at epoch 0. A producer keeps the transaction version it last learned
  * until it "reconnects" ({@link #reconnectProducers()}), as a real producer only
  * re-reads the cluster's features from a new connection's ApiVersions response. Thread-safe.
+ *
+ * <h2>Faults per operation</h2>
+ * On a cluster built with a {@link CoordinationRuntime} ({@link #InMemoryCluster(CoordinationRuntime)},
+ * typically a {@link ManualRuntime}), record timestamps come from the runtime's wall clock
+ * and injected faults take the runtime's time: {@link #latency} per {@link Operation},
+ * {@link #slowInitProducerId} and {@link #timeOutInitProducerId}, a
+ * {@link #freezeCoordinator frozen transaction coordinator} of a role, a
+ * {@link #freezePartition dead partition leader}, and a partition
+ * {@link #holdVisibility held behind an open transaction}. Each returns a {@link Fault}
+ * whose {@link Fault#close()} ends it. A delayed or blocked call sleeps on the runtime
+ * <em>outside</em> the cluster's lock, so other members' calls go on meanwhile. A blocked
+ * call waits until its fault ends (then it goes through, as a Kafka client's internal
+ * retries would) or until its timeout passes (then it fails with a
+ * {@link CoordinationTimeoutException}, as the Kafka transport reports an unanswered
+ * call). The timeout is the one the call was given where it has one (a describe's),
+ * else the {@link #operationTimeout(Duration) operation timeout}, 30 s by default as
+ * {@link KafkaCoordinationTransport#DEFAULT_OPERATION_TIMEOUT}.
  */
 public final class InMemoryCluster {
 
@@ -56,9 +81,41 @@ public final class InMemoryCluster {
     private long visibilityDelayMillis;
     private final Map<TopicPartition, List<long[]>> invisible = new HashMap<>();
 
-    /** A cluster whose record timestamps come from {@code timestamps} (epoch milliseconds). */
+    private final CoordinationRuntime runtime;
+    /** Wakes reads waiting on a {@link ManualRuntime}; null on other runtimes, whose reads wait on the monitor. */
+    private final ManualRuntime.Signal news;
+    /** Wakes calls blocked by a fault when one ends, on a {@link ManualRuntime}. */
+    private final ManualRuntime.Signal faultsLifted;
+    private Duration operationTimeout = KafkaCoordinationTransport.DEFAULT_OPERATION_TIMEOUT;
+    private final Map<Operation, Duration> latencies = new EnumMap<>(Operation.class);
+    private final Map<String, Duration> initLatencies = new HashMap<>();
+    private final Map<String, Boolean> initTimeouts = new HashMap<>();
+    private final Set<String> frozenCoordinators = new HashSet<>();
+    private final Set<TopicPartition> frozenPartitions = new HashSet<>();
+    /** Per held partition, the offset at which its open transaction starts: readers see nothing from there. */
+    private final Map<TopicPartition, Long> heldAt = new HashMap<>();
+
+    /** How often a blocked call looks whether its fault ended, on a runtime that is no {@link ManualRuntime}. */
+    private static final Duration RECHECK = Duration.ofMillis(100);
+
+    /** A cluster whose record timestamps come from {@code timestamps} (epoch milliseconds); faults take real time. */
     public InMemoryCluster(LongSupplier timestamps) {
         this.timestamps = timestamps;
+        this.runtime = CoordinationRuntime.shared();
+        this.news = null;
+        this.faultsLifted = null;
+    }
+
+    /**
+     * A cluster on {@code runtime}: record timestamps from its wall clock, and injected
+     * latencies and blocked calls on its time. On a {@link ManualRuntime} a read that waits
+     * for news suspends on simulated time too, and wakes at the append that brings it.
+     */
+    public InMemoryCluster(CoordinationRuntime runtime) {
+        this.runtime = runtime;
+        this.timestamps = () -> runtime.clock().millis();
+        this.news = runtime instanceof ManualRuntime manual ? manual.newSignal() : null;
+        this.faultsLifted = runtime instanceof ManualRuntime manual ? manual.newSignal() : null;
     }
 
     /** A cluster stamping records with the system clock. */
@@ -130,7 +187,34 @@ public final class InMemoryCluster {
         return featureGeneration;
     }
 
-    synchronized Epoch initProducerId(String transactionalId) {
+    /** InitProducerId with its faults: a latency, a slow or timed-out call, a frozen coordinator. */
+    Epoch initProducerId(String transactionalId) {
+        String what = "initializing the epoch of role " + transactionalId;
+        enter(Operation.INIT_PRODUCER_ID, what, List.of(transactionalId), List.of(), null);
+        Duration slow;
+        Boolean timesOut;
+        Duration timeout;
+        synchronized (this) {
+            slow = initLatencies.get(transactionalId);
+            timesOut = initTimeouts.get(transactionalId);
+            timeout = operationTimeout;
+        }
+        if (slow != null) {
+            pause(slow, what);
+        }
+        if (timesOut != null) {
+            if (timesOut) {
+                // It reached the coordinator and fenced the old epoch; only its answer is lost.
+                bumpEpoch(transactionalId);
+            }
+            pause(timeout, what);
+            throw new CoordinationTimeoutException(what + " got no answer from the cluster in time: injected timeout of "
+                    + timeout + (timesOut ? " (the coordinator did bump the epoch)" : ""));
+        }
+        return bumpEpoch(transactionalId);
+    }
+
+    private synchronized Epoch bumpEpoch(String transactionalId) {
         Coordinator coordinator = coordinators.get(transactionalId);
         if (coordinator == null || coordinator.epoch >= ROLLOVER_AT) {
             coordinator = new Coordinator(nextProducerId++, (short) 0);
@@ -141,6 +225,16 @@ public final class InMemoryCluster {
         coordinator.state = "Empty";
         coordinator.transactionStartedAt = -1;
         return new Epoch(transactionalId, coordinator.producerId, coordinator.epoch, transactionVersion, featureGeneration);
+    }
+
+    /** DescribeTransactions of some ids with its faults; {@code timeout} null for the operation timeout. */
+    Map<String, Optional<ProducerState>> describe(Collection<String> transactionalIds, Duration timeout) {
+        enter(Operation.DESCRIBE, "describing the transactions of " + transactionalIds, transactionalIds, List.of(), timeout);
+        synchronized (this) {
+            Map<String, Optional<ProducerState>> described = new java.util.LinkedHashMap<>();
+            transactionalIds.forEach(id -> described.put(id, describe(id)));
+            return described;
+        }
     }
 
     synchronized Optional<ProducerState> describe(String transactionalId) {
@@ -154,13 +248,30 @@ public final class InMemoryCluster {
         return append(partition, timestamps.getAsLong(), key, value);
     }
 
+    /** A registration or its tombstone, with the faults of {@link Operation#REGISTER}. */
+    long register(TopicPartition partition, byte[] key, byte[] value) {
+        enter(Operation.REGISTER, "writing a registration to " + partition, List.of(), List.of(partition), null);
+        return append(partition, key, value);
+    }
+
+    /** A transaction with the faults of {@link Operation#COMMIT}, then {@link #commit}. */
+    List<RecordMetadata> transact(Epoch epoch, List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed,
+            java.util.function.Function<ProducerRecord<byte[], byte[]>, TopicPartition> partitioner) {
+        List<TopicPartition> partitions = records.stream().map(partitioner).distinct().toList();
+        enter(Operation.COMMIT, "a transaction of role " + epoch.transactionalId, List.of(epoch.transactionalId), partitions,
+                null);
+        return commit(epoch, records, consumed, partitioner);
+    }
+
     synchronized long append(TopicPartition partition, long timestamp, byte[] key, byte[] value) {
         List<RawRecord> log = logs.computeIfAbsent(partition, p -> new ArrayList<>());
         long offset = endOffset(partition);
         log.add(new RawRecord(offset, timestamp, key, value));
-        notifyAll();
-        for (AppendListener listener : appendListeners) {
-            listener.appended(partition, key, value);
+        wakeReaders();
+        if (!heldAt.containsKey(partition)) {
+            for (AppendListener listener : appendListeners) {
+                listener.appended(partition, key, value);
+            }
         }
         return offset;
     }
@@ -233,7 +344,7 @@ public final class InMemoryCluster {
             }
             epoch.transactionVersion = transactionVersion;
         }
-        notifyAll();
+        wakeReaders();
         return written;
     }
 
@@ -253,7 +364,27 @@ public final class InMemoryCluster {
         return Map.copyOf(groupOffsets.getOrDefault(groupId, Map.of()));
     }
 
-    synchronized RoleRecords read(TopicPartition partition, long fromOffset, Duration maxWait) throws InterruptedException {
+    RoleRecords read(TopicPartition partition, long fromOffset, Duration maxWait) throws InterruptedException {
+        enter(Operation.READ, "reading " + partition, null, List.of(partition), null);
+        if (news == null) {
+            return readWaitingOnTheMonitor(partition, fromOffset, maxWait);
+        }
+        // On simulated time: wait for news suspended on the runtime, never holding the lock.
+        long deadline = runtime.nanoTime() + maxWait.toNanos();
+        for (;;) {
+            long remaining;
+            synchronized (this) {
+                remaining = deadline - runtime.nanoTime();
+                if (visibleEnd(partition) > fromOffset || remaining <= 0) {
+                    return collect(partition, fromOffset);
+                }
+            }
+            news.await(Duration.ofNanos(remaining));
+        }
+    }
+
+    private synchronized RoleRecords readWaitingOnTheMonitor(TopicPartition partition, long fromOffset, Duration maxWait)
+            throws InterruptedException {
         long deadline = System.nanoTime() + maxWait.toNanos();
         while (visibleEnd(partition) <= fromOffset) {
             long remaining = deadline - System.nanoTime();
@@ -262,6 +393,10 @@ public final class InMemoryCluster {
             }
             wait(Math.max(1, remaining / 1_000_000));
         }
+        return collect(partition, fromOffset);
+    }
+
+    private synchronized RoleRecords collect(TopicPartition partition, long fromOffset) {
         List<RawRecord> out = new ArrayList<>();
         List<RawRecord> log = logs.get(partition);
         long end = visibleEnd(partition);
@@ -273,8 +408,12 @@ public final class InMemoryCluster {
         return new RoleRecords(out, end);
     }
 
-    /** Where readers stop: the first record of a transaction still invisible, else the log's end. */
+    /** Where readers stop: a held partition's open transaction, the first record of a transaction still invisible, else the log's end. */
     private long visibleEnd(TopicPartition partition) {
+        Long open = heldAt.get(partition);
+        if (open != null) {
+            return Math.min(open, endOffset(partition));
+        }
         List<long[]> held = invisible.get(partition);
         if (held != null) {
             long now = timestamps.getAsLong();
@@ -294,6 +433,218 @@ public final class InMemoryCluster {
     /** The committed records of a partition, for assertions. */
     public synchronized List<RawRecord> records(TopicPartition partition) {
         return logs.getOrDefault(partition, List.of()).stream().filter(r -> r != null).toList();
+    }
+
+    /** The kinds of call a transport makes, for {@link #latency}. */
+    public enum Operation {
+        /** A read of a partition (with or without a wait for news). */
+        READ,
+        /** InitProducerId: building an epoch, which fences the earlier ones. */
+        INIT_PRODUCER_ID,
+        /** A transaction: its records and its commit. */
+        COMMIT,
+        /** DescribeTransactions: what the coordinator reports for a role. */
+        DESCRIBE,
+        /** A registration or its tombstone (a plain write to the role's partition). */
+        REGISTER
+    }
+
+    /** An injected fault; {@link #close()} ends it (again does nothing). */
+    public interface Fault extends AutoCloseable {
+        @Override
+        void close();
+    }
+
+    /** How long a call blocked by a fault waits before it fails with a timeout, where it was given none shorter. */
+    public synchronized InMemoryCluster operationTimeout(Duration timeout) {
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("an operation timeout must be positive, not " + timeout);
+        }
+        this.operationTimeout = timeout;
+        return this;
+    }
+
+    /** The timeout of calls blocked by a fault (30 s unless set). */
+    public synchronized Duration operationTimeout() {
+        return operationTimeout;
+    }
+
+    /**
+     * Makes every {@code operation} call, of every member, take {@code latency} on the
+     * runtime before it takes effect (a commit is applied, a read sees the log, at the end).
+     */
+    public synchronized Fault latency(Operation operation, Duration latency) {
+        latencies.put(operation, latency);
+        return fault(() -> latencies.remove(operation, latency));
+    }
+
+    /** Makes every InitProducerId of {@code role} take {@code latency} before it bumps the epoch. */
+    public synchronized Fault slowInitProducerId(Role role, Duration latency) {
+        initLatencies.put(role.name(), latency);
+        return fault(() -> initLatencies.remove(role.name(), latency));
+    }
+
+    /**
+     * Makes every InitProducerId of {@code role} get no answer: it waits the operation
+     * timeout, then fails with the {@link CoordinationTimeoutException} the Kafka transport
+     * reports then. With {@code applied} the coordinator did bump the epoch first (fencing
+     * the holder), as when only the answer was lost; without, nothing changed.
+     */
+    public synchronized Fault timeOutInitProducerId(Role role, boolean applied) {
+        initTimeouts.put(role.name(), applied);
+        return fault(() -> initTimeouts.remove(role.name(), applied));
+    }
+
+    /**
+     * Freezes the transaction coordinator of {@code role}: its InitProducerId, describes and
+     * transactions block until the fault ends or their timeout passes, then fail as timeouts.
+     * A blocked transaction fails before its commit is sent (on transaction version 2 the
+     * partition leaders verify it with the coordinator first), so nothing of it is written.
+     */
+    public synchronized Fault freezeCoordinator(Role role) {
+        frozenCoordinators.add(role.name());
+        return fault(() -> frozenCoordinators.remove(role.name()));
+    }
+
+    /**
+     * Kills the leader of {@code partition} (see {@link InMemoryCoordinationTransport#partition}):
+     * reads of it, registrations on it and transactions that write to it block until the
+     * fault ends or their timeout passes, then fail as timeouts; nothing of them is written.
+     */
+    public synchronized Fault freezePartition(TopicPartition partition) {
+        frozenPartitions.add(partition);
+        return fault(() -> frozenPartitions.remove(partition));
+    }
+
+    /**
+     * Holds {@code partition} behind a transaction left open at its current end: readers
+     * ({@code read_committed}) see nothing from that offset on, and watchers hear of nothing
+     * appended there, until the returned fault is closed; then they see it all and watchers
+     * hear of it. Writes go on as usual. {@link #delayVisibility} is the time-based variant
+     * for every partition (each commit is hidden for a while after it, and watchers hear of
+     * it at once); this one is per partition and lasts until released.
+     */
+    public synchronized Fault holdVisibility(TopicPartition partition) {
+        heldAt.putIfAbsent(partition, endOffset(partition));
+        return fault(() -> {
+            Long from = heldAt.remove(partition);
+            if (from == null) {
+                return;
+            }
+            List<RawRecord> log = logs.getOrDefault(partition, List.of());
+            for (int i = (int) (long) from; i < log.size(); i++) {
+                RawRecord record = log.get(i);
+                if (record != null) {
+                    for (AppendListener listener : appendListeners) {
+                        listener.appended(partition, record.key(), record.value());
+                    }
+                }
+            }
+            wakeReaders();
+        });
+    }
+
+    private Fault fault(Runnable end) {
+        return new Fault() {
+            private boolean ended;
+
+            @Override
+            public void close() {
+                synchronized (InMemoryCluster.this) {
+                    if (ended) {
+                        return;
+                    }
+                    ended = true;
+                    end.run();
+                }
+                if (faultsLifted != null) {
+                    faultsLifted.signalAll();
+                }
+            }
+        };
+    }
+
+    /**
+     * The faults of one call, before it takes effect: its latency, then a wait while a
+     * frozen coordinator or dead partition blocks it, failing as a timeout after
+     * {@code timeout} (null: the operation timeout). Never under the cluster's lock: a
+     * sleeping call must not hold up every other one.
+     */
+    private void enter(Operation operation, String what, Collection<String> transactionalIds,
+            Collection<TopicPartition> partitions, Duration timeout) {
+        if (Thread.holdsLock(this)) {
+            throw new IllegalStateException("a fault would sleep holding the in-memory cluster's lock");
+        }
+        Duration latency;
+        Duration limit;
+        synchronized (this) {
+            latency = latencies.get(operation);
+            limit = timeout == null || timeout.compareTo(operationTimeout) > 0 ? operationTimeout : timeout;
+        }
+        if (latency != null) {
+            pause(latency, what);
+        }
+        long deadline = runtime.nanoTime() + limit.toNanos();
+        for (;;) {
+            String blockedBy;
+            synchronized (this) {
+                blockedBy = blockedBy(operation, transactionalIds, partitions);
+            }
+            if (blockedBy == null) {
+                return;
+            }
+            long remaining = deadline - runtime.nanoTime();
+            if (remaining <= 0) {
+                throw new CoordinationTimeoutException(what + " got no answer from the cluster in time: " + blockedBy
+                        + " (injected) for " + limit);
+            }
+            try {
+                if (faultsLifted != null) {
+                    faultsLifted.await(Duration.ofNanos(remaining));
+                } else {
+                    runtime.sleep(Duration.ofNanos(Math.min(remaining, RECHECK.toNanos())));
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new io.krabka.streams.coordination.CoordinationException(what + " was interrupted", e);
+            }
+        }
+    }
+
+    /** What blocks a call, or null. Holds the lock. */
+    private String blockedBy(Operation operation, Collection<String> transactionalIds, Collection<TopicPartition> partitions) {
+        if (operation != Operation.READ && operation != Operation.REGISTER) {
+            for (String id : transactionalIds) {
+                if (frozenCoordinators.contains(id)) {
+                    return "the transaction coordinator of " + id + " is frozen";
+                }
+            }
+        }
+        if (operation != Operation.INIT_PRODUCER_ID && operation != Operation.DESCRIBE) {
+            for (TopicPartition partition : partitions) {
+                if (frozenPartitions.contains(partition)) {
+                    return "the leader of " + partition + " is dead";
+                }
+            }
+        }
+        return null;
+    }
+
+    private void pause(Duration duration, String what) {
+        try {
+            runtime.sleep(duration);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new io.krabka.streams.coordination.CoordinationException(what + " was interrupted", e);
+        }
+    }
+
+    /** Something became visible: wake waiting reads. Holds the lock. */
+    private void wakeReaders() {
+        notifyAll();
+        if (news != null) {
+            news.signalAll();
+        }
     }
 
     private static final class Coordinator {

@@ -16,6 +16,8 @@ import io.krabka.streams.coordination.transport.RoleNews;
 import io.krabka.streams.coordination.transport.RoleRecords;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
+import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -56,17 +58,22 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
         return new TopicPartition(topic.name(), RolePartitioner.partitionFor(role, topic.partitions()));
     }
 
+    /** The partition {@code role}'s records live on, for the cluster's partition faults. */
+    public TopicPartition partition(Role role) {
+        return partitionOf(role);
+    }
+
     @Override
     public long register(Role role, MemberId member, long registeredAt) {
         requireOpen();
-        return cluster.append(partitionOf(role), CoordinationCodec.encodeKey(CoordinationKey.registration(role, member)),
+        return cluster.register(partitionOf(role), CoordinationCodec.encodeKey(CoordinationKey.registration(role, member)),
                 CoordinationCodec.encodeValue(new CoordinationRecord.Registration(member, registeredAt)));
     }
 
     @Override
     public void deregister(Role role, MemberId member) {
         requireOpen();
-        cluster.append(partitionOf(role), CoordinationCodec.encodeKey(CoordinationKey.registration(role, member)), null);
+        cluster.register(partitionOf(role), CoordinationCodec.encodeKey(CoordinationKey.registration(role, member)), null);
     }
 
     /** Appends arbitrary bytes to the role's partition, as a broken or hostile writer could. */
@@ -101,7 +108,25 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
     @Override
     public Optional<ProducerState> describeEpoch(Role role) {
         requireOpen();
-        return cluster.describe(role.name());
+        return cluster.describe(List.of(role.name()), null).get(role.name());
+    }
+
+    /** As {@link #describeEpoch(Role)}; a frozen coordinator fails it after {@code timeout} or the operation timeout, whichever is shorter. */
+    @Override
+    public Optional<ProducerState> describeEpoch(Role role, Duration timeout) {
+        requireOpen();
+        return cluster.describe(List.of(role.name()), timeout).get(role.name());
+    }
+
+    /** One DescribeTransactions for all of them, as on Kafka: one latency, and one frozen coordinator fails it all. */
+    @Override
+    public Map<Role, Optional<ProducerState>> describeEpochs(Collection<Role> roles) {
+        requireOpen();
+        List<Role> distinct = roles.stream().distinct().toList();
+        Map<String, Optional<ProducerState>> byId = cluster.describe(distinct.stream().map(Role::name).toList(), null);
+        Map<Role, Optional<ProducerState>> described = new LinkedHashMap<>();
+        distinct.forEach(role -> described.put(role, byId.get(role.name())));
+        return described;
     }
 
     @Override
@@ -170,7 +195,7 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
                 throw new CoordinationException("the epoch of role " + role + " is " + (broken ? "broken" : "closed"));
             }
             try {
-                return cluster.commit(epoch, records, consumed, record -> new TopicPartition(record.topic(),
+                return cluster.transact(epoch, records, consumed, record -> new TopicPartition(record.topic(),
                         record.partition() != null ? record.partition() : 0));
             } catch (CommitOutcomeUnknownException lost) {
                 broken = true;
