@@ -17,12 +17,13 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.boot.actuate.endpoint.SecurityContext;
@@ -59,11 +60,31 @@ public class CoordinationEndpoint implements DisposableBean {
     private final Map<Role, CompletableFuture<LeadershipStatus>> describing = new ConcurrentHashMap<>();
     // The describe of every configured role under way, if any; requests share it.
     private final AtomicReference<CompletableFuture<Map<Role, LeadershipStatus>>> describingAll = new AtomicReference<>();
-    private final ExecutorService describer = Executors.newCachedThreadPool(task -> {
-        Thread thread = new Thread(task, "krabka-coordination-endpoint");
-        thread.setDaemon(true);
-        return thread;
-    });
+    // Answers for roles this member does not contend for, newest last: at most
+    // OTHER_ROLES_CACHED of them, each reused for OTHER_ROLE_FRESH. Guarded by itself.
+    private final LinkedHashMap<Role, Answer> otherRoles = new LinkedHashMap<>(16, 0.75f, true);
+    /**
+     * A few threads and a short queue: a flood of requests for role names (each new one
+     * scans its partition) is refused with a problem, never a thread or a fold per name.
+     */
+    private final ThreadPoolExecutor describer = new ThreadPoolExecutor(DESCRIBE_THREADS, DESCRIBE_THREADS, 30,
+            TimeUnit.SECONDS, new ArrayBlockingQueue<>(DESCRIBES_QUEUED), task -> {
+                Thread thread = new Thread(task, "krabka-coordination-endpoint");
+                thread.setDaemon(true);
+                return thread;
+            });
+    /** When the answers' ages are measured. */
+    private final LongSupplier ticker;
+
+    /** How many describes run at once, and how many more may wait. */
+    static final int DESCRIBE_THREADS = 2;
+    static final int DESCRIBES_QUEUED = 16;
+    /** How many answers for roles this member does not contend for are kept, and for how long. */
+    public static final int OTHER_ROLES_CACHED = 256;
+    static final Duration OTHER_ROLE_FRESH = Duration.ofSeconds(5);
+
+    private record Answer(LeadershipStatus status, long atNanos) {
+    }
 
     /**
      * An endpoint.
@@ -79,17 +100,19 @@ public class CoordinationEndpoint implements DisposableBean {
         this.loop = loop;
         this.showDetails = showDetails;
         this.roles = Set.copyOf(roles);
+        this.ticker = client.runtime()::nanoTime;
+        describer.allowCoreThreadTimeOut(true);
     }
 
     @ReadOperation
     public CoordinationReport coordination(SecurityContext securityContext) {
         boolean details = showDetails.isShown(securityContext, roles);
-        long deadline = System.nanoTime() + ANSWER_WITHIN.toNanos();
+        long deadline = ticker.getAsLong() + ANSWER_WITHIN.toNanos();
         CompletableFuture<Map<Role, LeadershipStatus>> call = describeAll();
         Map<Role, LeadershipStatus> statuses = null;
         String problem = null;
         try {
-            statuses = call.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            statuses = call.get(Math.max(0, deadline - ticker.getAsLong()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             problem = NO_ANSWER;
         } catch (ExecutionException e) {
@@ -122,7 +145,7 @@ public class CoordinationEndpoint implements DisposableBean {
             return null;
         }
         boolean details = showDetails.isShown(securityContext, roles);
-        long deadline = System.nanoTime() + ANSWER_WITHIN.toNanos();
+        long deadline = ticker.getAsLong() + ANSWER_WITHIN.toNanos();
         CompletableFuture<LeadershipStatus> call = describe(target);
         RoleReport report = report(target, call, deadline, details);
         if (loop.roles().contains(target) || report.problem() != null) {
@@ -176,17 +199,66 @@ public class CoordinationEndpoint implements DisposableBean {
                 state, null, null, null, problem + "; holder, token and lease times are this member's own");
     }
 
+    /**
+     * One role's status: a configured role's from the client's own view; another role's
+     * from the describe reader the contenders do not use, reused for
+     * {@link #OTHER_ROLE_FRESH}, so a dashboard polling a role costs the cluster one
+     * describe per five seconds however often it asks.
+     */
     private CompletableFuture<LeadershipStatus> describe(Role role) {
+        boolean configured = loop.roles().contains(role);
+        if (!configured) {
+            synchronized (otherRoles) {
+                Answer cached = otherRoles.get(role);
+                if (cached != null && ticker.getAsLong() - cached.atNanos() < OTHER_ROLE_FRESH.toNanos()) {
+                    return CompletableFuture.completedFuture(cached.status());
+                }
+            }
+        }
         return describing.computeIfAbsent(role, r -> {
-            CompletableFuture<LeadershipStatus> call = CompletableFuture.supplyAsync(() -> client.describe(r), describer);
-            call.whenComplete((status, failure) -> describing.remove(r, call));
+            CompletableFuture<LeadershipStatus> call = new CompletableFuture<>();
+            call.whenComplete((status, failure) -> {
+                describing.remove(r, call);
+                if (status != null && !configured) {
+                    remember(r, status);
+                }
+            });
+            try {
+                describer.execute(() -> {
+                    try {
+                        call.complete(configured ? client.describe(r) : client.describe(List.of(r)).get(r));
+                    } catch (Throwable failure) {
+                        call.completeExceptionally(failure);
+                    }
+                });
+            } catch (RejectedExecutionException busy) {
+                call.completeExceptionally(new IllegalStateException("this member is describing " + DESCRIBE_THREADS
+                        + " roles and " + DESCRIBES_QUEUED + " more wait; ask again later"));
+            }
             return call;
         });
     }
 
+    private void remember(Role role, LeadershipStatus status) {
+        synchronized (otherRoles) {
+            otherRoles.put(role, new Answer(status, ticker.getAsLong()));
+            if (otherRoles.size() > OTHER_ROLES_CACHED) {
+                Role eldest = otherRoles.keySet().iterator().next();
+                otherRoles.remove(eldest);
+            }
+        }
+    }
+
+    /** How many answers for roles this member does not contend for are kept now (at most {@value #OTHER_ROLES_CACHED}). */
+    public int cachedOtherRoles() {
+        synchronized (otherRoles) {
+            return otherRoles.size();
+        }
+    }
+
     private RoleReport report(Role role, CompletableFuture<LeadershipStatus> call, long deadlineNanos, boolean details) {
         try {
-            return report(role, call.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS), details);
+            return report(role, call.get(Math.max(0, deadlineNanos - ticker.getAsLong()), TimeUnit.NANOSECONDS), details);
         } catch (TimeoutException e) {
             return withoutCluster(role, NO_ANSWER, details);
         } catch (ExecutionException e) {

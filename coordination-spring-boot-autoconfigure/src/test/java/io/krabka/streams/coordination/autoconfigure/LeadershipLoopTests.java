@@ -441,6 +441,26 @@ class LeadershipLoopTests {
     }
 
     @Test
+    void theEndpointKeepsABoundedCacheOfOtherRolesAndReusesAFreshAnswer() {
+        runner.run(context -> {
+            Member member = context.getBean(Member.class);
+            CoordinationEndpoint endpoint = context.getBean(CoordinationEndpoint.class);
+            try (CoordinationClient elsewhere = new CoordinationClient(member.cluster.transport(TOPIC), LeaseConfig.DEFAULTS,
+                    member.clock)) {
+                Leadership scheduler = elsewhere.tryAcquire(Role.of("scheduler"), MemberId.of("n9")).orElseThrow();
+                assertThat(endpoint.role(SecurityContext.NONE, "scheduler").holder()).isEqualTo("n9");
+                // Released since: within its freshness the endpoint answers from the cache, not the topic.
+                scheduler.close();
+                assertThat(endpoint.role(SecurityContext.NONE, "scheduler").holder()).isEqualTo("n9");
+            }
+            for (int i = 0; i < CoordinationEndpoint.OTHER_ROLES_CACHED + 50; i++) {
+                assertThat(endpoint.role(SecurityContext.NONE, "nobody-" + i)).isNull();
+            }
+            assertThat(endpoint.cachedOtherRoles()).isEqualTo(CoordinationEndpoint.OTHER_ROLES_CACHED);
+        });
+    }
+
+    @Test
     void theEndpointDescribesAnyRoleOfTheTopicAndAnswers404ForOneNobodyKnows() {
         runner.run(context -> {
             Member member = context.getBean(Member.class);
