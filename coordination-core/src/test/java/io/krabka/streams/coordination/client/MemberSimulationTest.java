@@ -1,0 +1,400 @@
+package io.krabka.streams.coordination.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.krabka.streams.coordination.LeadershipEndCause;
+import io.krabka.streams.coordination.LeaseConfig;
+import io.krabka.streams.coordination.ManualClock;
+import io.krabka.streams.coordination.ManualRuntime;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.memory.InMemoryCluster;
+import io.krabka.streams.coordination.memory.InMemoryCoordinationTransport;
+import io.krabka.streams.coordination.record.CoordinationCodec;
+import io.krabka.streams.coordination.record.CoordinationKey;
+import io.krabka.streams.coordination.record.CoordinationRecord;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
+import io.krabka.streams.coordination.transport.RawRecord;
+import io.krabka.streams.coordination.transport.TopicSpec;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Queue;
+import java.util.SplittableRandom;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.stream.IntStream;
+import java.util.stream.LongStream;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Whole members, started as an application starts them, on one {@link ManualRuntime}:
+ * their passes, news wake-ups, renewal scheduling, expiry timers, rejoin pauses, releases
+ * and listener callbacks all run as in production, only on simulated time and one thread
+ * at a time, so a seed replays exactly. Several members contend for several roles that
+ * share partitions, while a seeded plan pauses members (a GC pause or SIGSTOP: nothing of
+ * theirs runs), crashes and restarts them, releases roles, and injects cluster faults:
+ * commit markers that keep records invisible, a partition stuck behind an open
+ * transaction, a frozen transaction coordinator, a dead partition leader (calls block
+ * until their timeout), slow InitProducerIds.
+ *
+ * <p>Checked after every tick: no member believes it holds a role longer than a lease
+ * past another member's later grant; a deposed holder never commits after a newer
+ * leadership's grant (read from the log, the broker's view); no storm (grants per role
+ * per lease bounded). Once the faults stop: every role has one holder within a lease plus
+ * the capped stagger plus a stated slack, and keeps it for three leases.
+ */
+class MemberSimulationTest {
+
+    private static final LeaseConfig CONFIG = new LeaseConfig(Duration.ofSeconds(2), Duration.ofMillis(500),
+            Duration.ofMillis(500));
+    private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withPartitions(2);
+    private static final List<Role> ROLES = IntStream.range(0, 4).mapToObj(i -> Role.of("role-" + i)).toList();
+    private static final List<String> MEMBERS = List.of("a", "b", "c");
+    private static final Duration TICK = Duration.ofMillis(50);
+    private static final Duration FAULTS_FOR = Duration.ofSeconds(30);
+    /**
+     * After the faults stop: a lease (the last holder's deadline), the stagger of every
+     * rank ahead (capped at a lease), and slack for a standby's one-second pass, the
+     * one-second rejoin pause after a failed grant, and one operation timeout of a call
+     * that was blocked when the fault ended.
+     */
+    private static final Duration SETTLE_SLACK = Duration.ofSeconds(4);
+    private static final Duration OPERATION_TIMEOUT = Duration.ofSeconds(2);
+    /** Grants of one role within any one lease, faults included. */
+    private static final int MAX_GRANTS_PER_LEASE = 4;
+
+    private final ManualRuntime runtime = ManualRuntime.builder().clock(new ManualClock(Instant.ofEpochMilli(1_700_000_000_000L)))
+            .build();
+    private final InMemoryCluster cluster = new InMemoryCluster(runtime).operationTimeout(OPERATION_TIMEOUT);
+    private final Map<String, Member> members = new LinkedHashMap<>();
+    private final List<Grant> grants = new CopyOnWriteArrayList<>();
+    private final List<String> violations = new CopyOnWriteArrayList<>();
+    /** Per role, since when two running members have believed they hold it at once. */
+    private final Map<Role, Long> overlapSince = new HashMap<>();
+
+    private record Grant(Role role, String member, long term, long atNanos) {
+    }
+
+    @AfterEach
+    void close() {
+        runtime.close();
+    }
+
+    static LongStream seeds() {
+        return LongStream.range(0, 1_000);
+    }
+
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("seeds")
+    void startedMembersUnderFaultsKeepOneWriterAndSettleToOneLastingHolderPerRole(long seed) {
+        SplittableRandom random = new SplittableRandom(seed);
+        cluster.setTransactionVersion(seed % 3 == 0 ? (short) 1 : (short) 2);
+        MEMBERS.forEach(this::startMember);
+        List<InMemoryCluster.Fault> faults = new ArrayList<>();
+        long faultsEnd = runtime.nanoTime() + FAULTS_FOR.toNanos();
+        while (runtime.nanoTime() < faultsEnd) {
+            if (random.nextInt(20) == 0) {
+                inject(random, faults);
+            }
+            tick();
+        }
+        // Everything heals: cluster faults end, paused members go on, crashed ones restart.
+        faults.forEach(InMemoryCluster.Fault::close);
+        cluster.delayVisibility(Duration.ZERO);
+        members.values().forEach(member -> member.runtime.resume());
+        new ArrayList<>(members.keySet()).stream().filter(id -> members.get(id).crashed).forEach(this::startMember);
+
+        long healed = runtime.nanoTime();
+        Duration bound = CONFIG.duration().plus(CONFIG.duration()).plus(SETTLE_SLACK);
+        while (ROLES.stream().anyMatch(role -> holders(role).size() != 1)) {
+            assertThat(Duration.ofNanos(runtime.nanoTime() - healed)).as("seed %d: every role held by one member within %s "
+                    + "of the faults ending; holders now %s", seed, bound, holdersOfAll()).isLessThanOrEqualTo(bound);
+            tick();
+        }
+        Map<Role, String> settled = holdersOfAll();
+        int grantsSettled = grants.size();
+        long until = runtime.nanoTime() + CONFIG.duration().multipliedBy(3).toNanos();
+        while (runtime.nanoTime() < until) {
+            tick();
+        }
+        assertThat(holdersOfAll()).as("seed %d: the holders keep their roles for three leases", seed).isEqualTo(settled);
+        assertThat(grants.size()).as("seed %d: no grant while settled", seed).isEqualTo(grantsSettled);
+        assertThat(violations).as("seed %d", seed).isEmpty();
+        checkTheLogHasOneWriterAtATime(seed);
+        assertThat(grants).as("seed %d: grants", seed).isNotEmpty();
+    }
+
+    /** The same harness catches a member that never learns it was deposed: a control for the overlap check. */
+    @Test
+    void theOverlapCheckCatchesAHolderThatGoesOnBelievingPastAnotherGrant() {
+        startMember("a");
+        startMember("b");
+        while (holders(ROLES.get(0)).isEmpty()) {
+            tick();
+        }
+        String first = holders(ROLES.get(0)).get(0);
+        // Its timers and renewals never run again, but it stays "running" to the check, as a
+        // member whose expiry timer were broken would.
+        members.get(first).runtime.freeze();
+        members.get(first).pretendRunning = true;
+        long start = runtime.nanoTime();
+        while (violations.isEmpty() && runtime.nanoTime() - start < Duration.ofSeconds(20).toNanos()) {
+            tick();
+        }
+        assertThat(violations).first().asString().contains("believes it holds");
+    }
+
+    private void inject(SplittableRandom random, List<InMemoryCluster.Fault> faults) {
+        List<String> running = members.keySet().stream().filter(id -> members.get(id).running()).toList();
+        Role role = ROLES.get(random.nextInt(ROLES.size()));
+        switch (random.nextInt(9)) {
+            case 0 -> {
+                if (running.size() > 1) {
+                    members.get(running.get(random.nextInt(running.size()))).runtime.freeze();
+                }
+            }
+            case 1 -> members.values().stream().filter(m -> m.runtime.frozen && !m.crashed).findFirst()
+                    .ifPresent(m -> m.runtime.resume());
+            case 2 -> {
+                if (running.size() > 1) {
+                    Member crashed = members.get(running.get(random.nextInt(running.size())));
+                    crashed.runtime.freeze();
+                    crashed.crashed = true;
+                }
+            }
+            case 3 -> members.keySet().stream().filter(id -> members.get(id).crashed).findFirst().ifPresent(this::startMember);
+            case 4 -> running.stream().map(members::get).forEach(m -> m.contenders.get(role).release());
+            case 5 -> cluster.delayVisibility(Duration.ofMillis(random.nextLong(0, 5_000)));
+            case 6 -> faults.add(cluster.freezeCoordinator(role));
+            case 7 -> faults.add(cluster.freezePartition(new TopicPartition(TOPIC.name(),
+                    random.nextInt(TOPIC.partitions()))));
+            default -> faults.add(cluster.slowInitProducerId(role, Duration.ofMillis(random.nextLong(0, 3_000))));
+        }
+        // Faults last a while, then end by themselves.
+        if (!faults.isEmpty() && random.nextInt(3) == 0) {
+            faults.remove(random.nextInt(faults.size())).close();
+        }
+    }
+
+    /** Moves time one tick, then checks what members believe against each other. */
+    private void tick() {
+        runtime.advance(TICK);
+        for (Role role : ROLES) {
+            List<Member> holding = members.values().stream().filter(m -> m.running() || m.pretendRunning)
+                    .filter(m -> m.contenders.get(role).leadership().isPresent()).toList();
+            if (holding.size() < 2) {
+                overlapSince.remove(role);
+                continue;
+            }
+            long since = overlapSince.computeIfAbsent(role, r -> runtime.nanoTime());
+            if (runtime.nanoTime() - since > CONFIG.duration().plus(TICK.multipliedBy(2)).toNanos()) {
+                violations.add(holding.stream().map(m -> m.id + " (term " + m.contenders.get(role).leadership().get().term()
+                        + ")").toList() + " each believes it holds " + role + " for longer than a lease");
+                overlapSince.remove(role);
+            }
+        }
+        long windowStart = runtime.nanoTime() - CONFIG.duration().toNanos();
+        for (Role role : ROLES) {
+            long recent = grants.stream().filter(g -> g.role().equals(role) && g.atNanos() >= windowStart).count();
+            if (recent > MAX_GRANTS_PER_LEASE) {
+                violations.add(recent + " grants of " + role + " within one lease: a storm");
+            }
+        }
+    }
+
+    /**
+     * The broker's view: per role, in log order, once a leadership's grant (its first lease)
+     * is committed, no lease of an earlier leadership follows it.
+     */
+    private void checkTheLogHasOneWriterAtATime(long seed) {
+        for (int partition = 0; partition < TOPIC.partitions(); partition++) {
+            Map<Role, List<String>> order = new HashMap<>();
+            for (RawRecord raw : cluster.records(new TopicPartition(TOPIC.name(), partition))) {
+                CoordinationKey key = CoordinationCodec.decodeKey(raw.key());
+                Optional<CoordinationRecord> value = CoordinationCodec.decodeValue(key.kind(), raw.value());
+                if (value.isEmpty() || !(value.get() instanceof CoordinationRecord.Lease lease)) {
+                    continue;
+                }
+                String leadership = lease.member().value() + "@" + lease.grantedAt();
+                List<String> seen = order.computeIfAbsent(key.role(), r -> new ArrayList<>());
+                if (seen.isEmpty() || !seen.get(seen.size() - 1).equals(leadership)) {
+                    assertThat(seen).as("seed %d: %s wrote a lease at offset %d after a later leadership's grant %s", seed,
+                            leadership, raw.offset(), seen).doesNotContain(leadership);
+                    seen.add(leadership);
+                }
+            }
+        }
+    }
+
+    private List<String> holders(Role role) {
+        return members.values().stream().filter(Member::running)
+                .filter(m -> m.contenders.get(role).leadership().isPresent()).map(m -> m.id).toList();
+    }
+
+    private Map<Role, String> holdersOfAll() {
+        Map<Role, String> holders = new LinkedHashMap<>();
+        ROLES.forEach(role -> holders.put(role, String.join(",", holders(role))));
+        return holders;
+    }
+
+    /** A new process of member {@code id}: a transport, a client and a started contender per role. */
+    private void startMember(String id) {
+        Member member = new Member(id);
+        members.put(id, member);
+        member.contenders.values().forEach(Contender::start);
+    }
+
+    private final class Member {
+        final String id;
+        final MemberRuntime runtime = new MemberRuntime(MemberSimulationTest.this.runtime);
+        final InMemoryCoordinationTransport transport = cluster.transport(TOPIC);
+        final CoordinationClient client = new CoordinationClient(transport, CONFIG, runtime);
+        final Map<Role, Contender> contenders = new LinkedHashMap<>();
+        boolean crashed;
+        boolean pretendRunning;
+
+        Member(String id) {
+            this.id = id;
+            for (Role role : ROLES) {
+                contenders.put(role, new Contender(client, role, MemberId.of(id), new Contender.Listener() {
+                    @Override
+                    public void granted(Leadership leadership) {
+                        grants.add(new Grant(role, id, leadership.term(), MemberSimulationTest.this.runtime.nanoTime()));
+                    }
+
+                    @Override
+                    public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
+                    }
+                }));
+            }
+        }
+
+        boolean running() {
+            return !crashed && !runtime.frozen;
+        }
+    }
+
+    /**
+     * One member's view of the shared runtime: while frozen (a paused or crashed process),
+     * none of its timers, passes, renewals or callbacks start; they run, in order, when it
+     * resumes. A task that was already running finishes its step.
+     */
+    private static final class MemberRuntime implements CoordinationRuntime {
+        final ManualRuntime shared;
+        final Queue<Runnable> held = new ArrayDeque<>();
+        boolean frozen;
+        private final Executor passes;
+        private final Executor renewals;
+        private final Executor callbacks;
+        private final Executor workers;
+
+        MemberRuntime(ManualRuntime shared) {
+            this.shared = shared;
+            this.passes = held(shared.passes());
+            this.renewals = held(shared.renewals());
+            this.callbacks = held(shared.callbacks());
+            this.workers = held(shared.workers());
+        }
+
+        private Executor held(Executor executor) {
+            return new Executor() {
+                @Override
+                public void execute(Runnable task) {
+                    Executor self = this;
+                    executor.execute(() -> runOrHold(task, () -> self.execute(task)));
+                }
+            };
+        }
+
+        /** Runs {@code task} now, outside any lock (it may sleep), or keeps {@code later} for the resume. */
+        private void runOrHold(Runnable task, Runnable later) {
+            synchronized (this) {
+                if (frozen) {
+                    held.add(later);
+                    return;
+                }
+            }
+            task.run();
+        }
+
+        synchronized void freeze() {
+            frozen = true;
+        }
+
+        void resume() {
+            List<Runnable> later;
+            synchronized (this) {
+                frozen = false;
+                later = new ArrayList<>(held);
+                held.clear();
+            }
+            later.forEach(Runnable::run);
+        }
+
+        @Override
+        public InstantSource clock() {
+            return shared.clock();
+        }
+
+        @Override
+        public long nanoTime() {
+            return shared.nanoTime();
+        }
+
+        @Override
+        public Executor passes() {
+            return passes;
+        }
+
+        @Override
+        public Executor renewals() {
+            return renewals;
+        }
+
+        @Override
+        public Executor callbacks() {
+            return callbacks;
+        }
+
+        @Override
+        public Executor workers() {
+            return workers;
+        }
+
+        @Override
+        public Scheduled schedule(Runnable task, Duration delay) {
+            return shared.schedule(() -> runOrHold(task, () -> schedule(task, Duration.ZERO)), delay);
+        }
+
+        @Override
+        public void sleep(Duration duration) throws InterruptedException {
+            shared.sleep(duration);
+        }
+
+        @Override
+        public void renewalBlocked() {
+            shared.renewalBlocked();
+        }
+
+        @Override
+        public void renewalUnblocked() {
+            shared.renewalUnblocked();
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}
