@@ -17,6 +17,7 @@ import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.RolePartitioner;
+import io.krabka.streams.coordination.succession.Succession;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import java.time.Duration;
@@ -225,7 +226,7 @@ public final class Leadership implements AutoCloseable {
 
     /** When the next renewal is due: one renew interval after the newest lease. */
     public Instant renewAt() {
-        return Instant.ofEpochMilli(lastLeaseAt).plus(client.config().renewInterval());
+        return Succession.renewAt(Instant.ofEpochMilli(lastLeaseAt), client.config());
     }
 
     /** Whether the renew interval has passed since the newest lease. */
