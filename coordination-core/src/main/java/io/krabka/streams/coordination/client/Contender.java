@@ -155,11 +155,8 @@ public final class Contender implements AutoCloseable {
     private boolean newsDuringPass;
     private AutoCloseable news;
     private volatile Thread passThread;
-    // Whether the transport wakes this contender on news, whether news came since the last
-    // read, when this contender last read, and what that read decided.
-    private volatile boolean watching;
-    private volatile boolean newsSinceRead = true;
-    private long lastReadNanos;
+    // Whether a pass must read the topic, and what the last read decided.
+    private final ReadFreshness freshness;
     private Decision lastDecision;
     private final AtomicBoolean left = new AtomicBoolean();
     // Whether a holder's read runs on the pass threads now: one at a time per contender.
@@ -189,6 +186,7 @@ public final class Contender implements AutoCloseable {
         this.callbacks = new OrderedCallbacks(role, callbacks != null ? callbacks : runtime.callbacks());
         this.failures = new FailureReport(role, member, runtime, client::location, () -> running);
         this.renewalWatch = new RenewalWatch(runtime);
+        this.freshness = new ReadFreshness(client, role);
     }
 
     /**
@@ -292,7 +290,7 @@ public final class Contender implements AutoCloseable {
         running = true;
         try {
             news = client.watch(role, this::wake);
-            watching = news != null;
+            freshness.watching(news != null);
         } catch (RuntimeException e) {
             // Only a wake-up: the periodic passes find the news anyway.
             log.debug("Role {} is not watched for news: {}", role, e.toString());
@@ -438,7 +436,7 @@ public final class Contender implements AutoCloseable {
         if (tenure != null && (!news.lease() || member.equals(news.member()))) {
             return;
         }
-        newsSinceRead = true;
+        freshness.news();
         synchronized (this) {
             if (!running) {
                 return;
@@ -552,13 +550,13 @@ public final class Contender implements AutoCloseable {
     }
 
     private Duration contend() {
-        if (quiet() && lastDecision instanceof Decision.Wait waiting && client.now().isBefore(waiting.challengeAt())) {
+        if (freshness.standbyMaySkip() && lastDecision instanceof Decision.Wait waiting && client.now().isBefore(waiting.challengeAt())) {
             // Nothing new for this role, and not yet its turn: the last pass's decision stands.
             return max(MIN_WAIT, min(MAX_STANDBY_WAIT, Duration.between(client.now(), waiting.challengeAt())));
         }
         CoordinationClient.Attempt attempt;
         try {
-            markRead();
+            freshness.reading();
             attempt = client.attempt(role, member, false);
             lastDecision = attempt.decision();
             failures.reachable();
@@ -579,31 +577,6 @@ public final class Contender implements AutoCloseable {
             wait = min(wait, Duration.between(client.now(), pending.challengeAt()));
         }
         return max(MIN_WAIT, wait);
-    }
-
-    /**
-     * Whether this contender may skip reading: it is woken on news, none came, and it read
-     * recently or the transport vouches that no wake-up was missed since.
-     */
-    private boolean quiet() {
-        if (!watching || newsSinceRead) {
-            return false;
-        }
-        if (runtime.nanoTime() - lastReadNanos < QUIET_READ.toNanos()) {
-            return true;
-        }
-        try {
-            return client.quietSinceRead(role);
-        } catch (CoordinationException e) {
-            // The pass's own read reports it.
-            return false;
-        }
-    }
-
-    private void markRead() {
-        // Cleared before the read: news that arrives during it makes the next pass read again.
-        newsSinceRead = false;
-        lastReadNanos = runtime.nanoTime();
     }
 
     private void grant(Leadership leadership) {
@@ -667,7 +640,7 @@ public final class Contender implements AutoCloseable {
                 retryAt = client.now().plus(RENEW_RETRY);
             }
         }
-        if (!watching || newsSinceRead || runtime.nanoTime() - lastReadNanos >= QUIET_HOLD_READ.toNanos()) {
+        if (freshness.holderShouldLook()) {
             if (readInline) {
                 if (check(held)) {
                     return Duration.ZERO;
@@ -708,10 +681,10 @@ public final class Contender implements AutoCloseable {
         if (held.finished.get()) {
             return false;
         }
-        if (watching && !newsSinceRead) {
+        if (freshness.noNewsSinceRead()) {
             try {
                 if (client.quietSinceRead(role)) {
-                    lastReadNanos = runtime.nanoTime();
+                    freshness.vouched();
                     return false;
                 }
             } catch (CoordinationConfigurationException changed) {
@@ -723,7 +696,7 @@ public final class Contender implements AutoCloseable {
                 log.debug("Role {}: the transport could not vouch for its news: {}", role, failed.getMessage());
             }
         }
-        markRead();
+        freshness.reading();
         return stepDownConfirmed(held);
     }
 
