@@ -62,6 +62,7 @@ public final class Leadership implements AutoCloseable {
     private static final int MAX_CONFIRMS = 3;
     private static final Duration FIRST_RETRY = Duration.ofMillis(50);
     private static final Duration LAST_RETRY = Duration.ofSeconds(1);
+
     private final CoordinationClient client;
     private final CoordinationTransport transport;
     private final RoleEpoch epoch;
