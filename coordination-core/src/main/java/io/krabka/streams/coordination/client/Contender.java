@@ -1,6 +1,5 @@
 package io.krabka.streams.coordination.client;
 
-import io.krabka.streams.coordination.CoordinationAuthenticationException;
 import io.krabka.streams.coordination.CoordinationAuthorizationException;
 import io.krabka.streams.coordination.CoordinationConfigurationException;
 import io.krabka.streams.coordination.CoordinationException;
@@ -21,7 +20,6 @@ import java.util.Objects;
 import java.util.Optional;
 
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -144,30 +142,23 @@ public final class Contender implements AutoCloseable {
     private final Role role;
     private final MemberId member;
     private final Listener listener;
-    private final Executor callbacks;
+    private final OrderedCallbacks callbacks;
+    private final FailureReport failures;
+    private final RenewalWatch renewalWatch;
     private volatile boolean running;
     private volatile Tenure tenure;
     // The pass machinery, guarded by this: whether start() ran, the next pass's timer,
     // whether a pass runs now and whether news came during it, and the news subscription.
     private boolean started;
     private CoordinationRuntime.Scheduled nextPass;
-    // The check that ends a leadership at its deadline while a renewal blocks; guarded by this.
-    private CoordinationRuntime.Scheduled expiryCheck;
     private boolean inPass;
     private boolean newsDuringPass;
     private AutoCloseable news;
     private volatile Thread passThread;
-    // Whether the transport wakes this contender on news, whether news came since the last
-    // read, when this contender last read, and what that read decided.
-    private volatile boolean watching;
-    private volatile boolean newsSinceRead = true;
-    private long lastReadNanos;
+    // Whether a pass must read the topic, and what the last read decided.
+    private final ReadFreshness freshness;
     private Decision lastDecision;
     private final AtomicBoolean left = new AtomicBoolean();
-    // The renewal in progress, if any, and whether the runtime was told it is blocked; guarded by renewalLock.
-    private final Object renewalLock = new Object();
-    private Object renewing;
-    private boolean renewalReportedBlocked;
     // Whether a holder's read runs on the pass threads now: one at a time per contender.
     private final AtomicBoolean checking = new AtomicBoolean();
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
@@ -175,11 +166,6 @@ public final class Contender implements AutoCloseable {
     private volatile long rejoinAtNanos;
     // Owned by the pass that runs.
     private long reportedSuspiciousLease = -1;
-    // The last cluster operation's failure, and when failures began and were last logged.
-    private volatile CoordinationException problem;
-    private volatile long failingSinceNanos;
-    private volatile long warnedAtNanos;
-    private CompletableFuture<Void> lastCallback = CompletableFuture.completedFuture(null);
 
     /** A contender whose listener runs on the shared callback threads, one callback at a time. */
     public Contender(CoordinationClient client, Role role, MemberId member, Listener listener) {
@@ -197,7 +183,10 @@ public final class Contender implements AutoCloseable {
         this.role = Objects.requireNonNull(role, "role");
         this.member = Objects.requireNonNull(member, "member");
         this.listener = Objects.requireNonNull(listener, "listener");
-        this.callbacks = callbacks != null ? callbacks : runtime.callbacks();
+        this.callbacks = new OrderedCallbacks(role, callbacks != null ? callbacks : runtime.callbacks());
+        this.failures = new FailureReport(role, member, runtime, client::location, () -> running);
+        this.renewalWatch = new RenewalWatch(runtime);
+        this.freshness = new ReadFreshness(client, role);
     }
 
     /**
@@ -286,7 +275,7 @@ public final class Contender implements AutoCloseable {
      * cluster does not answer. Empty once an operation succeeds again.
      */
     public Optional<CoordinationException> problem() {
-        return Optional.ofNullable(problem);
+        return Optional.ofNullable(failures.problem());
     }
 
     /**
@@ -301,7 +290,7 @@ public final class Contender implements AutoCloseable {
         running = true;
         try {
             news = client.watch(role, this::wake);
-            watching = news != null;
+            freshness.watching(news != null);
         } catch (RuntimeException e) {
             // Only a wake-up: the periodic passes find the news anyway.
             log.debug("Role {} is not watched for news: {}", role, e.toString());
@@ -356,21 +345,7 @@ public final class Contender implements AutoCloseable {
      * @return whether it did within {@code timeout}
      */
     public boolean awaitListener(Duration timeout) {
-        CompletableFuture<Void> last;
-        synchronized (this) {
-            last = lastCallback;
-        }
-        try {
-            last.get(Math.max(0, timeout.toMillis()), TimeUnit.MILLISECONDS);
-            return true;
-        } catch (java.util.concurrent.TimeoutException e) {
-            return false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        } catch (java.util.concurrent.ExecutionException e) {
-            return true;
-        }
+        return callbacks.await(timeout);
     }
 
     /**
@@ -461,7 +436,7 @@ public final class Contender implements AutoCloseable {
         if (tenure != null && (!news.lease() || member.equals(news.member()))) {
             return;
         }
-        newsSinceRead = true;
+        freshness.news();
         synchronized (this) {
             if (!running) {
                 return;
@@ -575,22 +550,22 @@ public final class Contender implements AutoCloseable {
     }
 
     private Duration contend() {
-        if (quiet() && lastDecision instanceof Decision.Wait waiting && client.now().isBefore(waiting.challengeAt())) {
+        if (freshness.standbyMaySkip() && lastDecision instanceof Decision.Wait waiting && client.now().isBefore(waiting.challengeAt())) {
             // Nothing new for this role, and not yet its turn: the last pass's decision stands.
             return max(MIN_WAIT, min(MAX_STANDBY_WAIT, Duration.between(client.now(), waiting.challengeAt())));
         }
         CoordinationClient.Attempt attempt;
         try {
-            markRead();
+            freshness.reading();
             attempt = client.attempt(role, member, false);
             lastDecision = attempt.decision();
-            reachable();
+            failures.reachable();
         } catch (CoordinationAuthorizationException | CoordinationConfigurationException refusedForGood) {
             // Neither heals by itself: say it once, look again now and then.
-            refused(refusedForGood);
+            failures.refused(refusedForGood);
             return DENIAL_BACKOFF;
         } catch (CoordinationException failed) {
-            unreachable("contend for", failed);
+            failures.unreachable("contend for", failed);
             return ERROR_BACKOFF;
         }
         if (attempt.leadership() != null) {
@@ -604,38 +579,13 @@ public final class Contender implements AutoCloseable {
         return max(MIN_WAIT, wait);
     }
 
-    /**
-     * Whether this contender may skip reading: it is woken on news, none came, and it read
-     * recently or the transport vouches that no wake-up was missed since.
-     */
-    private boolean quiet() {
-        if (!watching || newsSinceRead) {
-            return false;
-        }
-        if (runtime.nanoTime() - lastReadNanos < QUIET_READ.toNanos()) {
-            return true;
-        }
-        try {
-            return client.quietSinceRead(role);
-        } catch (CoordinationException e) {
-            // The pass's own read reports it.
-            return false;
-        }
-    }
-
-    private void markRead() {
-        // Cleared before the read: news that arrives during it makes the next pass read again.
-        newsSinceRead = false;
-        lastReadNanos = runtime.nanoTime();
-    }
-
     private void grant(Leadership leadership) {
         Tenure held = new Tenure(leadership);
         lastDecision = null;
         tenure = held;
         armExpiryCheck(held);
         log.info("Member {} holds role {} with {}", member, role, leadership.token());
-        callback(() -> {
+        callbacks.run(() -> {
             try {
                 listener.granted(leadership);
             } catch (Throwable failure) {
@@ -668,14 +618,14 @@ public final class Contender implements AutoCloseable {
         if (leadership.renewDue() && (retryAt == null || !now.isBefore(retryAt))) {
             retryAt = null;
             long start = runtime.nanoTime();
-            Object renewal = renewalStarted();
+            Object renewal = renewalWatch.renewalStarted();
             try {
                 try {
                     leadership.renew();
                 } finally {
-                    renewalEnded(renewal);
+                    renewalWatch.renewalEnded(renewal);
                 }
-                reachable();
+                failures.reachable();
                 listener.renewed(leadership, Duration.ofNanos(runtime.nanoTime() - start));
             } catch (FencedException ended) {
                 finish(held, null, ended);
@@ -686,11 +636,11 @@ public final class Contender implements AutoCloseable {
                     return Duration.ZERO;
                 }
                 listener.renewFailed(leadership, failed);
-                unreachable("renew", failed);
+                failures.unreachable("renew", failed);
                 retryAt = client.now().plus(RENEW_RETRY);
             }
         }
-        if (!watching || newsSinceRead || runtime.nanoTime() - lastReadNanos >= QUIET_HOLD_READ.toNanos()) {
+        if (freshness.holderShouldLook()) {
             if (readInline) {
                 if (check(held)) {
                     return Duration.ZERO;
@@ -731,14 +681,14 @@ public final class Contender implements AutoCloseable {
         if (held.finished.get()) {
             return false;
         }
-        if (watching && !newsSinceRead) {
+        if (freshness.noNewsSinceRead()) {
             try {
                 if (client.quietSinceRead(role)) {
-                    lastReadNanos = runtime.nanoTime();
+                    freshness.vouched();
                     return false;
                 }
             } catch (CoordinationConfigurationException changed) {
-                refused(changed);
+                failures.refused(changed);
                 finish(held, LeadershipEndCause.FAILED, changed, true);
                 return true;
             } catch (CoordinationException failed) {
@@ -746,7 +696,7 @@ public final class Contender implements AutoCloseable {
                 log.debug("Role {}: the transport could not vouch for its news: {}", role, failed.getMessage());
             }
         }
-        markRead();
+        freshness.reading();
         return stepDownConfirmed(held);
     }
 
@@ -792,11 +742,11 @@ public final class Contender implements AutoCloseable {
             return true;
         } catch (CoordinationConfigurationException changed) {
             // The topic is not the one this leadership was granted on: stop, write nothing more.
-            refused(changed);
+            failures.refused(changed);
             finish(held, LeadershipEndCause.FAILED, changed, true);
             return true;
         } catch (CoordinationException failed) {
-            unreachable("read", failed);
+            failures.unreachable("read", failed);
             return false;
         }
     }
@@ -810,8 +760,8 @@ public final class Contender implements AutoCloseable {
                 held.leadership.deadline(), member);
         // Health shows it at once, not only when the blocked renewal times out; the next
         // operation that succeeds clears it (after a pause of this process, at once).
-        problem = new CoordinationTimeoutException("the renewals of role " + role + " got no answer from "
-                + client.location() + " before the lease deadline " + held.leadership.deadline());
+        failures.show(new CoordinationTimeoutException("the renewals of role " + role + " got no answer from "
+                + client.location() + " before the lease deadline " + held.leadership.deadline()));
         finish(held, null, null);
         return true;
     }
@@ -826,55 +776,16 @@ public final class Contender implements AutoCloseable {
         if (!running || held.finished.get() || tenure != held) {
             return;
         }
-        if (expiryCheck != null) {
-            expiryCheck.cancel();
-        }
         Duration untilDeadline = max(MIN_WAIT, Duration.between(client.now(), held.leadership.deadline()));
-        expiryCheck = runtime.schedule(() -> runtime.workers().execute(() -> {
+        renewalWatch.armExpiry(untilDeadline, () -> {
             if (!expire(held)) {
                 armExpiryCheck(held);
             }
-        }), untilDeadline);
+        });
     }
 
     private synchronized void cancelExpiryCheck() {
-        if (expiryCheck != null) {
-            expiryCheck.cancel();
-            expiryCheck = null;
-        }
-    }
-
-    /** A renewal begins: the runtime hears of it if it has not returned within {@link #STUCK_RENEWAL}. */
-    private Object renewalStarted() {
-        Object renewal = new Object();
-        synchronized (renewalLock) {
-            renewing = renewal;
-        }
-        runtime.schedule(() -> {
-            synchronized (renewalLock) {
-                if (renewing != renewal || renewalReportedBlocked) {
-                    return;
-                }
-                renewalReportedBlocked = true;
-            }
-            runtime.renewalBlocked();
-        }, STUCK_RENEWAL);
-        return renewal;
-    }
-
-    private void renewalEnded(Object renewal) {
-        boolean unblock;
-        synchronized (renewalLock) {
-            if (renewing != renewal) {
-                return;
-            }
-            renewing = null;
-            unblock = renewalReportedBlocked;
-            renewalReportedBlocked = false;
-        }
-        if (unblock) {
-            runtime.renewalUnblocked();
-        }
+        renewalWatch.cancelExpiry();
     }
 
     /**
@@ -925,40 +836,8 @@ public final class Contender implements AutoCloseable {
         retryAt = null;
         tenure = null;
         log.info("Member {} no longer holds role {} ({}): {}", member, role, leadership.token(), cause);
-        callback(() -> listener.ended(leadership, cause, failure));
+        callbacks.run(() -> listener.ended(leadership, cause, failure));
         return true;
-    }
-
-    /**
-     * Runs {@code task} after every earlier callback; a failing listener is logged, never
-     * propagated. Never under this contender's lock, even on an inline executor: a
-     * listener that calls back into the contender, or blocks, must not stall its passes.
-     */
-    private void callback(Runnable task) {
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        Runnable guarded = () -> {
-            try {
-                task.run();
-            } catch (Throwable failure) {
-                log.error("A listener of role {} failed", role, failure);
-            } finally {
-                done.complete(null);
-            }
-        };
-        // Chained, so callbacks stay in order even on an executor with many threads.
-        CompletableFuture<Void> previous;
-        synchronized (this) {
-            previous = lastCallback;
-            lastCallback = done;
-        }
-        previous.whenComplete((ignored, error) -> {
-            try {
-                callbacks.execute(guarded);
-            } catch (RuntimeException rejected) {
-                log.warn("The listener of role {} could not be called: {}", role, rejected.toString());
-                done.complete(null);
-            }
-        });
     }
 
     private void leave() {
@@ -967,6 +846,7 @@ public final class Contender implements AutoCloseable {
             // Releasing leaves the roster too; a leadership that had already ended does not.
             finish(held, LeadershipEndCause.RELEASED, null);
         }
+        CoordinationException problem = failures.problem();
         if (problem instanceof CoordinationTimeoutException || problem instanceof CoordinationConfigurationException) {
             // Leaving would only wait for the cluster to time out again, or write into a
             // topic that is not the one this member joined; the next member to win the
@@ -979,69 +859,6 @@ public final class Contender implements AutoCloseable {
         } catch (RuntimeException e) {
             log.warn("Member {} could not leave the roster of role {}: {}", member, role, e.toString());
         }
-    }
-
-    private void reachable() {
-        if (problem != null && failingSinceNanos != 0) {
-            log.info("Member {} reaches {} again for role {} after {} s of failures", member, client.location(), role,
-                    TimeUnit.NANOSECONDS.toSeconds(runtime.nanoTime() - failingSinceNanos));
-        }
-        problem = null;
-        failingSinceNanos = 0;
-        warnedAtNanos = 0;
-    }
-
-    private void unreachable(String operation, CoordinationException failure) {
-        if (!running) {
-            // Stopping interrupts waits; that is no news about the cluster.
-            log.debug("Member {} stopped while it tried to {} role {}: {}", member, operation, role, failure.getMessage());
-            return;
-        }
-        long now = runtime.nanoTime();
-        problem = failure;
-        if (failingSinceNanos == 0) {
-            failingSinceNanos = now;
-        }
-        if (warnedAtNanos == 0 || now - warnedAtNanos >= WARN_INTERVAL.toNanos()) {
-            boolean first = warnedAtNanos == 0;
-            warnedAtNanos = now;
-            log.warn("Member {} could not {} role {} on {}: {} It keeps trying{}", member, operation, role, client.location(),
-                    sentence(failure.getMessage()), first ? " and says so again at most once a minute while this lasts"
-                            : " (failing for " + TimeUnit.NANOSECONDS.toSeconds(now - failingSinceNanos) + " s)");
-        } else {
-            log.debug("Member {} could not {} role {}: {}", member, operation, role, failure.getMessage());
-        }
-    }
-
-    private void refused(CoordinationException denied) {
-        if (!running) {
-            log.debug("Member {} stopped while contending for role {}: {}", member, role, denied.getMessage());
-            return;
-        }
-        boolean first = problem == null || problem.getClass() != denied.getClass();
-        problem = denied;
-        if (!first) {
-            return;
-        }
-        if (denied instanceof CoordinationConfigurationException) {
-            log.error("Member {} cannot contend for role {}: {} It looks again every {} s and does not log this again until "
-                    + "that works", member, role,
-                    sentence(denied.getMessage()), DENIAL_BACKOFF.toSeconds());
-        } else if (denied instanceof CoordinationAuthenticationException) {
-            log.error("Member {} could not authenticate to the cluster while contending for role {} on {}: {} "
-                    + "Check the SASL credentials and TLS trust settings. It tries again every {} s and does not log this "
-                    + "again until an attempt gets through", member, role, client.location(), sentence(denied.getMessage()),
-                    DENIAL_BACKOFF.toSeconds());
-        } else {
-            log.error("Member {} is not authorized to take role {}: {} A member of the role needs Write on TransactionalId:{} "
-                    + "and Read, Write and DescribeConfigs on the coordination topic (Create too if it creates it). "
-                    + "It tries again every {} s and does not log this again until an attempt gets through",
-                    member, role, sentence(denied.getMessage()), role, DENIAL_BACKOFF.toSeconds());
-        }
-    }
-
-    private static String sentence(String text) {
-        return text == null ? "(no reason given)." : text.endsWith(".") ? text : text + ".";
     }
 
     /** Waits for {@code future} until {@code deadlineNanos}; whether it completed. */

@@ -17,26 +17,19 @@ import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.RolePartitioner;
+import io.krabka.streams.coordination.succession.Succession;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
-import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.RoleEpoch;
-import io.krabka.streams.coordination.transport.RoleRecords;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.record.RecordBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -66,18 +59,9 @@ public final class Leadership implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Leadership.class);
 
-    /** Past this epoch the next commit may roll over to a new producer id: stop predicting. */
-    private static final short ROLLOVER_GUARD = Short.MAX_VALUE - 8;
     private static final int MAX_CONFIRMS = 3;
     private static final Duration FIRST_RETRY = Duration.ofMillis(50);
     private static final Duration LAST_RETRY = Duration.ofSeconds(1);
-    /** How long a release waits for the coordinator to complete its tombstone's transaction. */
-    private static final Duration COMPLETION_WAIT = Duration.ofMillis(500);
-    /** How many describes of a release follow each other at once (each takes a round trip). */
-    private static final int COMPLETION_AT_ONCE = 5;
-    /** The waits between the later describes of a release: from the first, doubling to the last. */
-    private static final Duration COMPLETION_FIRST_WAIT = Duration.ofMillis(1);
-    private static final Duration COMPLETION_LAST_WAIT = Duration.ofMillis(64);
 
     private final CoordinationClient client;
     private final CoordinationTransport transport;
@@ -90,23 +74,8 @@ public final class Leadership implements AutoCloseable {
     // Where a lease of this leadership could first be: after the last one committed (or,
     // before the grant, after the role state the challenge decided on). Guarded by the lock.
     private long leaseSearchFrom;
-
-    // What the coordinator reports after this member's last commit, and how a commit moves it.
-    private long knownProducerId;
-    private short knownEpoch;
-    private int step = -1;
-    private boolean exact;
-    private long featureGeneration;
-    // The producer's feature generation at the start of its previous transaction: a
-    // transaction's version is fixed when the previous one ends, so a step learned from
-    // a transaction is trusted only if nothing changed since the previous one began.
-    private long previousStart;
-    // Whether the newest lease carried a prediction, so equals what the coordinator reports.
-    private boolean lastLeasePredicted;
-    // Whether knownEpoch is what the coordinator reports now, as far as this member's own
-    // transactions go: false after a failed transaction (its abort may have moved the
-    // epoch) or a describe that failed.
-    private boolean knownAccurate = true;
+    // Which epoch the next commit leaves the producer at. Guarded by the lock.
+    private final EpochPrediction epochs;
 
     // Volatile, and the token published whole: renewAt() and token() never wait for the
     // lock, which a write stuck on an unresponsive cluster may hold for a whole timeout
@@ -120,20 +89,8 @@ public final class Leadership implements AutoCloseable {
     private final AtomicReference<State> state = new AtomicReference<>(State.ACTIVE);
     // Set by close() before it waits for a write in flight: no new guarded write starts.
     private volatile boolean releasing;
-
-    // Group commit: sends waiting for a transaction, whether a flush is under way and on
-    // which thread, and how many records were accepted and not yet written (the bound of
-    // SendBatching.maxQueuedRecords). Guarded by sendLock, always the innermost lock.
-    private final Object sendLock = new Object();
-    private final ArrayDeque<QueuedSend> queued = new ArrayDeque<>();
-    private boolean flushing;
-    private Thread flusher;
-    private int unwritten;
-
-    /** One {@link #send}, waiting for its transaction. */
-    private record QueuedSend(ProducerRecord<byte[], byte[]> record, CompletableFuture<RecordMetadata> result,
-            long queuedAtNanos) {
-    }
+    private final GroupCommit sends;
+    private final CommitOutcomeResolver outcomes;
 
     /** Where a leadership is in its life. Only {@link #ACTIVE} can write. */
     public enum State {
@@ -169,12 +126,11 @@ public final class Leadership implements AutoCloseable {
         this.member = member;
         this.grantedAt = client.now().toEpochMilli();
         this.partition = RolePartitioner.partitionFor(role, transport.partitionCount());
-        this.knownProducerId = initial.producerId();
-        this.knownEpoch = initial.producerEpoch();
+        this.epochs = new EpochPrediction(initial, epoch.featureGeneration());
         this.published = FencingToken.NO_EPOCH;
-        this.featureGeneration = epoch.featureGeneration();
-        this.previousStart = featureGeneration;
         this.leaseSearchFrom = leaseSearchFrom;
+        this.sends = new GroupCommit(this);
+        this.outcomes = new CommitOutcomeResolver(this, transport, partition);
     }
 
     /**
@@ -221,7 +177,7 @@ public final class Leadership implements AutoCloseable {
     void confirm() {
         for (int attempt = 0; attempt < MAX_CONFIRMS; attempt++) {
             synchronized (this) {
-                if (lastLeasePredicted) {
+                if (epochs.lastLeasePredicted()) {
                     return;
                 }
                 transact(List.of(), ConsumedOffsets.NONE, false);
@@ -250,7 +206,7 @@ public final class Leadership implements AutoCloseable {
     /** Publishes the token after its parts changed; called with the lock held. */
     private void publish() {
         if (term >= 0) {
-            published = FencingToken.of(term, knownProducerId, knownEpoch);
+            published = FencingToken.of(term, epochs.producerId(), epochs.epoch());
         }
     }
 
@@ -271,7 +227,7 @@ public final class Leadership implements AutoCloseable {
 
     /** When the next renewal is due: one renew interval after the newest lease. */
     public Instant renewAt() {
-        return Instant.ofEpochMilli(lastLeaseAt).plus(client.config().renewInterval());
+        return Succession.renewAt(Instant.ofEpochMilli(lastLeaseAt), client.config());
     }
 
     /** Whether the renew interval has passed since the newest lease. */
@@ -418,144 +374,32 @@ public final class Leadership implements AutoCloseable {
      */
     public CompletableFuture<RecordMetadata> send(ProducerRecord<byte[], byte[]> record) {
         Objects.requireNonNull(record, "record");
-        CompletableFuture<RecordMetadata> result = new CompletableFuture<>();
-        SendBatching batching = client.sendBatching();
-        boolean start;
-        synchronized (sendLock) {
-            long blockedSince = 0;
-            boolean blocked = false;
-            while (true) {
-                if (state.get() != State.ACTIVE || releasing) {
-                    result.completeExceptionally(state.get() != State.ACTIVE ? ended(null) : new FencedException("the leadership of "
-                            + member + " over role " + role + " is being released", null, LeadershipEndCause.RELEASED));
-                    return result;
-                }
-                if (unwritten < batching.maxQueuedRecords()) {
-                    break;
-                }
-                long now = client.runtime().nanoTime();
-                if (!blocked) {
-                    blocked = true;
-                    blockedSince = now;
-                }
-                // The flusher makes room; when it is the caller (a completion callback), waiting cannot help.
-                long left = Thread.currentThread() == flusher ? 0 : nanos(batching.maxBlock()) - (now - blockedSince);
-                if (left <= 0) {
-                    result.completeExceptionally(queueFull(batching, null));
-                    return result;
-                }
-                try {
-                    TimeUnit.NANOSECONDS.timedWait(sendLock, left);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    result.completeExceptionally(queueFull(batching, e));
-                    return result;
-                }
-            }
-            queued.add(new QueuedSend(record, result, client.runtime().nanoTime()));
-            unwritten++;
-            start = !flushing;
-            flushing = true;
-            if (queued.size() >= batching.maxRecords()) {
-                sendLock.notifyAll();
-            }
-        }
-        if (start) {
-            client.runtime().workers().execute(this::flushQueued);
-        }
-        return result;
+        return sends.send(record);
     }
 
-    private SendQueueFullException queueFull(SendBatching batching, InterruptedException interrupted) {
-        return new SendQueueFullException((interrupted != null ? "interrupted while waiting: " : "")
-                + batching.maxQueuedRecords() + " records of role " + role + " wait for their transactions"
-                + (interrupted != null ? "" : (Thread.currentThread() == flusher
-                        ? " and a send from a completion callback does not wait for room"
-                        : " and none was written within " + batching.maxBlock()))
-                + "; this record was not written", interrupted);
+    /** Whether a send may be queued now: the leadership is active and not being released. */
+    boolean acceptsSends() {
+        return state.get() == State.ACTIVE && !releasing;
     }
 
-    /** A duration in nanoseconds, saturated: a bound of centuries is no bound. */
-    private static long nanos(Duration duration) {
-        try {
-            return duration.toNanos();
-        } catch (ArithmeticException tooLong) {
-            return Long.MAX_VALUE;
-        }
+    /** Why a send is refused now: the leadership ended, or it is being released. */
+    FencedException refusal() {
+        return state.get() != State.ACTIVE ? ended(null) : new FencedException("the leadership of " + member + " over role "
+                + role + " is being released", null, LeadershipEndCause.RELEASED);
     }
 
-    /** Writes queued sends, a batch per transaction, until none wait. */
-    private void flushQueued() {
-        synchronized (sendLock) {
-            flusher = Thread.currentThread();
-        }
-        while (true) {
-            List<QueuedSend> batch = nextBatch(true);
-            if (batch.isEmpty()) {
-                return;
-            }
-            writeBatch(batch);
-        }
+    /** Whether a release began: queued sends are written at once, no new guarded write starts. */
+    boolean releasing() {
+        return releasing;
     }
 
-    /**
-     * The next batch, once it is full or its oldest send lingered long enough; empty when
-     * none wait, and then, with {@code endFlush}, the flush is over.
-     */
-    private List<QueuedSend> nextBatch(boolean endFlush) {
-        int max = client.sendBatching().maxRecords();
-        long linger = client.sendBatching().linger().toNanos();
-        synchronized (sendLock) {
-            while (!queued.isEmpty() && queued.size() < max && !releasing) {
-                long left = queued.peek().queuedAtNanos() + linger - client.runtime().nanoTime();
-                if (left <= 0) {
-                    break;
-                }
-                try {
-                    TimeUnit.NANOSECONDS.timedWait(sendLock, left);
-                } catch (InterruptedException e) {
-                    // A pool thread is interrupted only when the JVM shuts the pool down: flush now.
-                    Thread.currentThread().interrupt();
-                    break;
-                }
-            }
-            List<QueuedSend> batch = new ArrayList<>(Math.min(max, queued.size()));
-            while (!queued.isEmpty() && batch.size() < max) {
-                batch.add(queued.poll());
-            }
-            if (batch.isEmpty() && endFlush) {
-                flushing = false;
-                flusher = null;
-                sendLock.notifyAll();
-            }
-            return batch;
-        }
+    /** Writes sends accepted before a release began: they are still written, also during the release. */
+    List<RecordMetadata> writeAccepted(List<ProducerRecord<byte[], byte[]>> records) {
+        return write(records, ConsumedOffsets.NONE, true);
     }
 
-    /** Writes one batch in one guarded transaction and completes its futures. */
-    private void writeBatch(List<QueuedSend> batch) {
-        List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>(batch.size());
-        batch.forEach(send -> records.add(send.record()));
-        List<RecordMetadata> written;
-        try {
-            written = write(records, ConsumedOffsets.NONE, true);
-        } catch (RuntimeException failed) {
-            madeRoom(batch.size());
-            batch.forEach(send -> send.result().completeExceptionally(failed));
-            return;
-        }
-        // Room first: a completion callback may send again.
-        madeRoom(batch.size());
-        for (int i = 0; i < batch.size(); i++) {
-            batch.get(i).result().complete(written.get(i));
-        }
-    }
-
-    private void madeRoom(int records) {
-        synchronized (sendLock) {
-            unwritten -= records;
-            sendLock.notifyAll();
-        }
+    CoordinationClient client() {
+        return client;
     }
 
     /** Runs one transaction: the lease record (or its tombstone) first, then {@code records}; returns all their metadata. */
@@ -574,29 +418,24 @@ public final class Leadership implements AutoCloseable {
                     LeadershipEndCause.RELEASED);
         }
         long now = client.now().toEpochMilli();
-        long start = epoch.featureGeneration();
-        boolean predict = exact && start == featureGeneration && knownEpoch < ROLLOVER_GUARD;
-        short leaseEpoch = (short) (predict ? knownEpoch + step : knownEpoch);
+        EpochPrediction.Transaction predicted = epochs.begin(epoch.featureGeneration());
         long leaseDeadline = now + client.config().duration().toMillis();
         byte[] leaseValue = release ? null : CoordinationCodec.encodeValue(
-                new CoordinationRecord.Lease(member, knownProducerId, leaseEpoch, grantedAt, leaseDeadline));
+                new CoordinationRecord.Lease(member, epochs.producerId(), predicted.leaseEpoch(), grantedAt, leaseDeadline));
         List<ProducerRecord<byte[], byte[]>> batch = new ArrayList<>(records.size() + 1);
         // The timestamp is on the lease clock: after a release, standbys anchor on it.
         batch.add(new ProducerRecord<>(transport.topic(), partition, now, CoordinationCodec.encodeKey(CoordinationKey.lease(role)),
                 leaseValue));
         batch.addAll(records);
         List<RecordMetadata> written;
-        long previous = previousStart;
-        previousStart = start;
         // A commit that times out is sent again until the lease ends: until the current
         // lease's deadline, or the new one's for the grant (nothing to outlast before it).
         long retryUntil = deadline > 0 ? deadline : leaseDeadline;
         try {
             written = epoch.transact(batch, consumed, Duration.ofMillis(Math.max(0, retryUntil - now)));
         } catch (CommitOutcomeUnknownException unknown) {
-            written = resolve(unknown, batch, predict && step == 1);
-            exact = false;
-            knownAccurate = false;
+            written = outcomes.resolve(unknown, batch, predicted.predicted() && epochs.step() == 1, epochs, leaseSearchFrom);
+            epochs.lost();
             if (written.get(0).hasOffset()) {
                 if (term < 0) {
                     term = written.get(0).offset();
@@ -612,8 +451,7 @@ public final class Leadership implements AutoCloseable {
             throw fenced;
         } catch (CoordinationException e) {
             // An abort moves the epoch under transaction version 2: learn it again.
-            exact = false;
-            knownAccurate = false;
+            epochs.lost();
             if (state.get() != State.ACTIVE) {
                 // Ended meanwhile by another thread (the watchdog closed the producer under it).
                 throw ended(e);
@@ -627,131 +465,11 @@ public final class Leadership implements AutoCloseable {
         deadline = leaseDeadline;
         leaseSearchFrom = written.get(0).offset() + 1;
         long end = epoch.featureGeneration();
-        lastLeasePredicted = predict && end == start;
-        if (lastLeasePredicted) {
-            knownEpoch = leaseEpoch;
-            knownAccurate = true;
-        } else {
-            learn(previous, end);
+        if (!epochs.committed(predicted, end)) {
+            learn(predicted, end);
         }
         publish();
         return written;
-    }
-
-    /**
-     * Finds out what became of a transaction whose commit got no answer until the lease
-     * deadline, and ends the leadership, whose producer cannot run another transaction.
-     * The log decides "committed": the transaction's own lease record (its bytes name this
-     * member and the new deadline) is visible to {@code read_committed}. The coordinator
-     * decides "aborted": with no such record, the transaction can no longer commit once
-     * the coordinator reports this producer id at a later epoch than the transaction's,
-     * with nothing open (kafka-facts 2, 5, 6: under version 2 our own commit or abort ends
-     * at the epoch after it, a challenger's InitProducerId later still; under version 1 a
-     * commit keeps the epoch, so there only the log can decide). Where the log cannot be
-     * read, the coordinator alone decides "committed" when this transaction ran under
-     * version 2 (it predicted a step of one) and the coordinator reports CompleteCommit at
-     * exactly the next epoch: no other transaction ends there. Anything else, a
-     * coordinator that does not answer included, leaves it unknown.
-     *
-     * @return the metadata of the batch, lease first, when it committed; a record whose
-     *     metadata the producer never received has no offset ({@link RecordMetadata#hasOffset()}
-     *     false) and, if it named none, {@link RecordMetadata#UNKNOWN_PARTITION}
-     * @throws FencedException when it was aborted: nothing of it was written
-     * @throws CommitOutcomeUnknownException when neither the coordinator nor the log decide
-     */
-    private List<RecordMetadata> resolve(CommitOutcomeUnknownException unknown, List<ProducerRecord<byte[], byte[]>> batch,
-            boolean versionTwo) {
-        ProducerRecord<byte[], byte[]> lease = batch.get(0);
-        // The epoch the transaction ran at, if this member knew it exactly.
-        boolean epochKnown = knownAccurate;
-        short ranAt = knownEpoch;
-        Optional<ProducerState> reported = Optional.empty();
-        try {
-            reported = describeSettled();
-        } catch (CoordinationException unanswered) {
-            unknown.addSuppressed(unanswered);
-        }
-        // Read after the describe: once that reported the transaction decided, the log shows its outcome.
-        OptionalLong found = OptionalLong.empty();
-        boolean logRead = false;
-        try {
-            found = findLease(lease);
-            logRead = true;
-        } catch (CoordinationException unanswered) {
-            unknown.addSuppressed(unanswered);
-        }
-        if (!logRead && versionTwo && epochKnown && reported.isPresent() && reported.get().state().equals("CompleteCommit")
-                && reported.get().producerId() == knownProducerId && reported.get().producerEpoch() == ranAt + 1) {
-            end(State.FAILED);
-            log.warn("The commit of a transaction of role {} got no answer until the lease deadline, but the coordinator reports"
-                    + " it committed ({}); the producer cannot go on, so the leadership of {} ended", role, reported.get(), member);
-            return committedMetadata(unknown, batch, -1);
-        }
-        if (found.isPresent()) {
-            end(State.FAILED);
-            log.warn("The commit of a transaction of role {} got no answer until the lease deadline, but its lease is at offset {}"
-                    + " of {}: it committed; the producer cannot go on, so the leadership of {} ended", role, found.getAsLong(),
-                    transport.topic(), member);
-            return committedMetadata(unknown, batch, found.getAsLong());
-        }
-        boolean decided = epochKnown && reported.isPresent() && reported.get().transactionComplete()
-                && reported.get().producerId() == knownProducerId && reported.get().producerEpoch() > ranAt;
-        if (decided) {
-            boolean superseded = reported.get().producerEpoch() > ranAt + Math.max(step, 1);
-            end(superseded ? State.FENCED : State.FAILED);
-            State ended = state.get();
-            throw new FencedException("the commit of a transaction of role " + role + " got no answer until the lease deadline,"
-                    + " and the coordinator aborted it (" + reported.get() + "): nothing of it was written; the leadership of "
-                    + member + " ended (" + ended + ")", unknown, ended.endCause().orElse(LeadershipEndCause.FAILED));
-        }
-        end(State.FAILED);
-        List<RecordMetadata> acknowledged = unknown.acknowledged().map(all -> all.subList(1, all.size())).orElse(null);
-        throw new CommitOutcomeUnknownException("the commit of a transaction of role " + role + " got no answer until the lease"
-                + " deadline, and neither the coordinator (" + reported.map(String::valueOf).orElse("no answer") + ") nor "
-                + transport.location() + " tell whether it committed; the leadership of " + member + " ended ("
-                + state.get() + ")", unknown, acknowledged);
-    }
-
-    /** The coordinator's report, asked again briefly while a transaction is being completed (Prepare*: markers being written). */
-    private Optional<ProducerState> describeSettled() {
-        return describeUntil(reported -> !reported.state().startsWith("Prepare"));
-    }
-
-    /** Where {@code lease} (these exact bytes) is in the committed log since this leadership's last lease, if anywhere. */
-    private OptionalLong findLease(ProducerRecord<byte[], byte[]> lease) {
-        long from = leaseSearchFrom;
-        while (true) {
-            RoleRecords read = transport.read(role, from, Duration.ZERO);
-            for (RawRecord record : read.records()) {
-                if (Arrays.equals(record.key(), lease.key()) && Arrays.equals(record.value(), lease.value())) {
-                    return OptionalLong.of(record.offset());
-                }
-            }
-            if (read.records().isEmpty() || read.nextOffset() <= from) {
-                return OptionalLong.empty();
-            }
-            from = read.nextOffset();
-        }
-    }
-
-    /** The batch's metadata once its transaction is known to have committed, the lease's at {@code leaseOffset} (-1: not known). */
-    private List<RecordMetadata> committedMetadata(CommitOutcomeUnknownException unknown,
-            List<ProducerRecord<byte[], byte[]>> batch, long leaseOffset) {
-        Optional<List<RecordMetadata>> acknowledged = unknown.acknowledged();
-        if (acknowledged.isPresent() && acknowledged.get().size() == batch.size()) {
-            return acknowledged.get();
-        }
-        List<RecordMetadata> metadata = new ArrayList<>(batch.size());
-        ProducerRecord<byte[], byte[]> lease = batch.get(0);
-        metadata.add(new RecordMetadata(new TopicPartition(lease.topic(), partition), leaseOffset, 0, lease.timestamp(),
-                lease.key().length, lease.value() == null ? -1 : lease.value().length));
-        for (ProducerRecord<byte[], byte[]> record : batch.subList(1, batch.size())) {
-            // Written, but where only the lost answer said: no offset, as Kafka reports for acks=0.
-            metadata.add(new RecordMetadata(new TopicPartition(record.topic(),
-                    record.partition() != null ? record.partition() : RecordMetadata.UNKNOWN_PARTITION), -1, 0,
-                    record.timestamp() != null ? record.timestamp() : RecordBatch.NO_TIMESTAMP, -1, -1));
-        }
-        return metadata;
     }
 
     /**
@@ -759,42 +477,17 @@ public final class Leadership implements AutoCloseable {
      * commit. The step counts only if the producer's features did not change since the
      * previous transaction began, since that is when this transaction's version was fixed.
      */
-    private void learn(long previousStartGeneration, long generation) {
+    private void learn(EpochPrediction.Transaction transaction, long generation) {
         ProducerState reported;
         try {
             // Holding the lock: past the next renewal's time it would delay that renewal.
             reported = transport.describeEpoch(role, timeUntil(renewAt())).orElse(null);
         } catch (CoordinationException e) {
             log.debug("Could not describe role {} after a commit; the next lease is conservative", role, e);
-            exact = false;
-            knownAccurate = false;
+            epochs.lost();
             return;
         }
-        if (reported == null) {
-            exact = false;
-            knownAccurate = false;
-            return;
-        }
-        knownAccurate = true;
-        boolean stable = previousStartGeneration == generation;
-        featureGeneration = generation;
-        if (reported.producerId() == knownProducerId) {
-            int moved = reported.producerEpoch() - knownEpoch;
-            knownEpoch = reported.producerEpoch();
-            // More than one step is another InitProducerId (then our next write fails) or a
-            // version upgrade's extra bump: either way, do not predict from it.
-            boolean oneCommit = moved == 0 || moved == 1;
-            if (oneCommit) {
-                step = moved;
-            }
-            exact = oneCommit && stable;
-            return;
-        }
-        // A new producer id is a rollover of our own epoch, or a challenger's id; in the
-        // second case our next transaction fails, so adopting it is harmless.
-        knownProducerId = reported.producerId();
-        knownEpoch = reported.producerEpoch();
-        exact = step >= 0 && stable;
+        epochs.learned(transaction, reported, generation);
     }
 
     /**
@@ -807,7 +500,7 @@ public final class Leadership implements AutoCloseable {
     private CoordinationException unusable(CoordinationException failure) {
         boolean superseded;
         try {
-            superseded = transport.describeEpoch(role, timeUntil(deadline())).map(this::supersededBy).orElse(true);
+            superseded = transport.describeEpoch(role, timeUntil(deadline())).map(epochs::supersededBy).orElse(true);
         } catch (CoordinationException describeFailed) {
             failure.addSuppressed(describeFailed);
             superseded = false;
@@ -822,11 +515,6 @@ public final class Leadership implements AutoCloseable {
                 + member + " ended; acquire the role anew", failure, LeadershipEndCause.FAILED);
     }
 
-    /** Whether the coordinator's report shows an epoch newer than this leadership's own commits explain. */
-    private boolean supersededBy(ProducerState reported) {
-        return reported.producerId() != knownProducerId || reported.producerEpoch() > knownEpoch + Math.max(step, 1);
-    }
-
     /**
      * Asks the transaction coordinator whether a newer epoch exists for the role, and
      * ends this leadership as {@link State#FENCED} if so. For a holder that saw a lease
@@ -839,7 +527,7 @@ public final class Leadership implements AutoCloseable {
      */
     synchronized boolean confirmFenced() {
         if (state.get() == State.ACTIVE
-                && transport.describeEpoch(role, timeUntil(deadline())).map(this::newerThanOwn).orElse(true)) {
+                && transport.describeEpoch(role, timeUntil(deadline())).map(epochs::newerThanOwn).orElse(true)) {
             end(State.FENCED);
         }
         return state.get() == State.FENCED;
@@ -851,13 +539,6 @@ public final class Leadership implements AutoCloseable {
         return left.isNegative() ? Duration.ZERO : left;
     }
 
-    /** Whether the coordinator reports an epoch that no transaction of this member explains. */
-    private boolean newerThanOwn(ProducerState reported) {
-        return knownAccurate
-                ? reported.producerId() != knownProducerId || reported.producerEpoch() != knownEpoch
-                : supersededBy(reported);
-    }
-
     /** The exception for a write or renewal after this leadership ended. */
     private FencedException ended(Throwable cause) {
         State ended = state.get();
@@ -866,16 +547,14 @@ public final class Leadership implements AutoCloseable {
     }
 
     /** Ends the leadership in {@code newState} unless it already ended; never blocks. */
-    private boolean end(State newState) {
+    boolean end(State newState) {
         if (!state.compareAndSet(State.ACTIVE, newState)) {
             return false;
         }
         // Closing the producer also makes a transaction that blocks on it fail at once.
         epoch.close();
-        synchronized (sendLock) {
-            // Sends blocked for room fail now rather than at their maxBlock.
-            sendLock.notifyAll();
-        }
+        // Sends blocked for room fail now rather than at their maxBlock.
+        sends.wakeAll();
         client.ended(this);
         return true;
     }
@@ -913,7 +592,7 @@ public final class Leadership implements AutoCloseable {
         // Refuse new guarded writes now, then wait for the one in flight (the lock): a
         // release never breaks a commit, and the tombstone follows the last write.
         releasing = true;
-        awaitSendsWritten();
+        sends.awaitWritten();
         synchronized (this) {
             if (state.get() != State.ACTIVE) {
                 return;
@@ -941,81 +620,14 @@ public final class Leadership implements AutoCloseable {
     }
 
     /**
-     * Waits until every send accepted before the release is written (or failed). Called
-     * on the flushing thread itself (from a send's completion callback), it writes them
-     * here: nobody else would, and waiting for the flush to end would wait for itself.
-     */
-    private void awaitSendsWritten() {
-        synchronized (sendLock) {
-            // No more lingering: the flusher writes what is queued at once.
-            sendLock.notifyAll();
-            if (Thread.currentThread() != flusher) {
-                while (flushing) {
-                    try {
-                        sendLock.wait();
-                    } catch (InterruptedException e) {
-                        // The sends still complete on the flusher; those it writes after the tombstone fail as released.
-                        Thread.currentThread().interrupt();
-                        return;
-                    }
-                }
-                return;
-            }
-        }
-        // Releasing, so nothing new is queued; the flush loop this callback returns to finds the queue empty.
-        while (true) {
-            List<QueuedSend> batch = nextBatch(false);
-            if (batch.isEmpty()) {
-                return;
-            }
-            writeBatch(batch);
-        }
-    }
-
-    /**
      * Waits, briefly, until the coordinator completed this member's last transaction;
-     * gives up quietly after {@link #COMPLETION_WAIT}: it only speeds the handover up.
+     * gives up quietly after {@link CommitOutcomeResolver#COMPLETION_WAIT}: it only speeds the handover up.
      *
      * @return false when interrupted (the caller is stopping in a hurry), true otherwise
      */
     private boolean awaitComplete() {
-        Optional<ProducerState> last = describeUntil(ProducerState::transactionComplete);
+        Optional<ProducerState> last = outcomes.describeUntil(ProducerState::transactionComplete);
         return last.isEmpty() || last.get().transactionComplete() || !Thread.currentThread().isInterrupted();
-    }
-
-    /**
-     * Describes the role until the coordinator's report is {@code settled} (or it knows
-     * no such id), for at most {@link #COMPLETION_WAIT}, and returns the last report.
-     * Describes {@link #COMPLETION_AT_ONCE} times one after the other (a healthy
-     * coordinator writes the markers within a few round trips, and the handover waits on
-     * this), then after waits from {@link #COMPLETION_FIRST_WAIT} doubling to
-     * {@link #COMPLETION_LAST_WAIT}: a coordinator that is slow to complete gets about
-     * twenty describes per release, not thousands (many roles release at once when a
-     * member shuts down). An interrupt ends the wait and stays set.
-     */
-    private Optional<ProducerState> describeUntil(java.util.function.Predicate<ProducerState> settled) {
-        long start = client.runtime().nanoTime();
-        long wait = COMPLETION_FIRST_WAIT.toNanos();
-        for (int describes = 1; ; describes++) {
-            Optional<ProducerState> reported = transport.describeEpoch(role);
-            if (reported.isEmpty() || settled.test(reported.get())) {
-                return reported;
-            }
-            long left = COMPLETION_WAIT.toNanos() - (client.runtime().nanoTime() - start);
-            if (left <= 0) {
-                return reported;
-            }
-            if (describes < COMPLETION_AT_ONCE) {
-                continue;
-            }
-            try {
-                client.runtime().sleep(Duration.ofNanos(Math.min(wait, left)));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return reported;
-            }
-            wait = Math.min(wait * 2, COMPLETION_LAST_WAIT.toNanos());
-        }
     }
 
     @Override

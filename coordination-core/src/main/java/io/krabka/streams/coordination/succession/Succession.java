@@ -71,8 +71,17 @@ public final class Succession {
         if (!lease.member().equals(me)) {
             return new Decision.StepDown(lease.member());
         }
-        Instant renewAt = lease.deadlineInstant().minus(config.duration()).plus(config.renewInterval());
+        // The lease was written one duration before its deadline.
+        Instant renewAt = renewAt(lease.deadlineInstant().minus(config.duration()), config);
         return now.isBefore(renewAt) ? new Decision.Hold(renewAt) : new Decision.Renew(renewAt);
+    }
+
+    /**
+     * When a holder renews: one renew interval after it wrote its newest lease. The one
+     * place this rule lives; the holder's own schedule and the rules' decision use it.
+     */
+    public static Instant renewAt(Instant leaseWrittenAt, LeaseConfig config) {
+        return leaseWrittenAt.plus(config.renewInterval());
     }
 
     /**

@@ -81,6 +81,8 @@ class SuccessionTest {
         assertThat(Succession.evaluate(state, A, true, CONFIG, Instant.ofEpochMilli(T0 + 9_999)))
                 .isEqualTo(new Decision.Hold(renewAt));
         assertThat(Succession.evaluate(state, A, true, CONFIG, renewAt)).isEqualTo(new Decision.Renew(renewAt));
+        // The holder's own schedule (Leadership.renewAt) asks the same rule, from when it wrote the lease.
+        assertThat(Succession.renewAt(Instant.ofEpochMilli(T0), CONFIG)).isEqualTo(renewAt);
         // Past the deadline the holder still renews: the broker, not the lease, decides whether it may write.
         assertThat(Succession.evaluate(state, A, true, CONFIG, Instant.ofEpochMilli(T0 + 60_000)))
                 .isInstanceOf(Decision.Renew.class);

@@ -1,0 +1,190 @@
+package io.krabka.streams.coordination.client;
+
+import io.krabka.streams.coordination.LeaseConfig;
+import io.krabka.streams.coordination.ProducerState;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.succession.Decision;
+import io.krabka.streams.coordination.succession.LeaseState;
+import io.krabka.streams.coordination.succession.RoleState;
+import io.krabka.streams.coordination.succession.Succession;
+import io.krabka.streams.coordination.transport.CoordinationTransport;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Asks the transaction coordinator, before a challenge, whether someone already
+ * challenged since the state this member sees. Records can stay invisible for a while
+ * after their commit (slow commit markers, or {@code read_committed} held back behind
+ * another role's open transaction on the partition), so a grant in flight looks like no
+ * grant, and every standby whose turn comes would fence it, and be fenced in turn, for as
+ * long as it lasts. The coordinator cannot be fooled that way: an epoch no visible lease
+ * (nor this member's own last challenge) explains means someone ran InitProducerId since.
+ */
+final class ChallengeCheck {
+
+    // The client's logger: operators filter and tests count its lines by that name.
+    private static final Logger log = LoggerFactory.getLogger(CoordinationClient.class);
+
+    private final CoordinationTransport transport;
+    private final LeaseConfig config;
+    private final InstantSource clock;
+    private final RoleFolds folds;
+    // An epoch the coordinator reports that no visible lease explains (a challenge in
+    // flight), keyed by the reported (producer id, epoch, state, transaction start).
+    private final Sightings epochSightings;
+    // This client's last challenge of each role: what it saw when it challenged, and what it won.
+    private final Map<Role, Challenged> challenged = new ConcurrentHashMap<>();
+
+    ChallengeCheck(CoordinationTransport transport, LeaseConfig config, InstantSource clock, RoleFolds folds) {
+        this.transport = transport;
+        this.config = config;
+        this.clock = clock;
+        this.folds = folds;
+        this.epochSightings = new Sightings(clock);
+    }
+
+    /**
+     * What a challenge was made against: the visible lease (its offset), the release (its
+     * tombstone's timestamp), or nothing visible; the leadership it won, if any; and what
+     * the coordinator reported after it failed on its own (not to a later InitProducerId),
+     * since that epoch is this member's own doing.
+     */
+    private record Challenged(long visibleOffset, long visibleRelease, Leadership won, ProducerState ownFailure) {
+
+        static Challenged of(RoleState state, Leadership won, ProducerState ownFailure) {
+            return new Challenged(state.lease().map(LeaseState::offset).orElse(-1L), state.leaseReleasedAt().orElse(-1L), won,
+                    ownFailure);
+        }
+
+        boolean against(RoleState state) {
+            Challenged now = of(state, null, null);
+            return now.visibleOffset == visibleOffset && now.visibleRelease == visibleRelease;
+        }
+
+        /** Whether this member's own challenge explains {@code reported}. */
+        boolean explains(ProducerState reported) {
+            return won != null && matches(won.token().producerId(), won.token().producerEpoch(), reported)
+                    || ownFailure != null && matches(ownFailure.producerId(), ownFailure.producerEpoch(), reported);
+        }
+    }
+
+    /** A challenge of {@code state} begins: recorded before InitProducerId, since one that fails after it still moved the epoch. */
+    void challenging(Role role, RoleState state) {
+        challenged.put(role, Challenged.of(state, null, null));
+    }
+
+    /** The challenge of {@code state} won {@code leadership}: its epoch is this member's own. */
+    void won(Role role, RoleState state, Leadership leadership) {
+        challenged.put(role, Challenged.of(state, leadership, null));
+    }
+
+    /**
+     * The challenge when no one else has challenged since the state this member sees;
+     * otherwise a wait: an unexplained epoch is treated like a lease first seen now, with
+     * this member's stagger after it. A record on the topic cannot forge it: only a member
+     * with Write on the role's transactional id can move the epoch. Rank 0 does not ask the
+     * first time it challenges a released or never-held role (a graceful handover stays one
+     * request shorter); it does ask after a lease's deadline, since a lease that shows late
+     * (its records held back) may name a holder that renews out of sight.
+     */
+    Decision unlessAlreadyChallenged(Role role, RoleState state, Decision.Challenge due) {
+        Challenged last = challenged.get(role);
+        boolean again = last != null && last.against(state);
+        if (due.rank() == 0 && !again && state.lease().isEmpty()) {
+            return due;
+        }
+        Optional<ProducerState> reported = transport.describeEpoch(role);
+        if (reported.isEmpty() || explained(state, reported.get(), again ? last : null) || carried(role, reported.get())) {
+            epochSightings.forget(role);
+            return due;
+        }
+        ProducerState epoch = reported.get();
+        // Any move is news: a new epoch, a transaction's progress, or a new transaction (which
+        // shows only in its start time under transaction version 1: an invisible holder renewing).
+        long key = Objects.hash(epoch.producerId(), epoch.producerEpoch(), epoch.state(), epoch.transactionStartedAt());
+        boolean episodeBegins = !epochSightings.seenAny(role);
+        Sightings.Sighting seen = epochSightings.sight(role, key);
+        Instant challengeAt = Succession.challengeAfter(Instant.ofEpochMilli(seen.seenAt()), due.rank(), config);
+        if (!clock.instant().isBefore(challengeAt)) {
+            return due;
+        }
+        if (episodeBegins) {
+            log.info("Role {} has an epoch ({}/{}, {}) that no lease visible to this member explains: a challenge is in flight "
+                    + "or its records are not visible yet; waiting until {}, and longer while it moves", role, epoch.producerId(),
+                    epoch.producerEpoch(), epoch.state(), challengeAt);
+        }
+        return new Decision.Wait(due.rank(), challengeAt);
+    }
+
+    /**
+     * Whether the visible state (or this member's own last challenge of it) explains the
+     * epoch the coordinator reports: the lease's own epoch, or one more after an abort (the
+     * coordinator aborting a dead holder's open transaction at its timeout).
+     */
+    private static boolean explained(RoleState state, ProducerState reported, Challenged ownLast) {
+        if (ownLast != null && ownLast.explains(reported)) {
+            return true;
+        }
+        if (state.lease().isPresent()) {
+            return explainedBy(state.lease().get()::wrote, reported);
+        }
+        // Nothing visible to compare with: a settled transaction is history (a released or
+        // long-idle role), unless this member challenged this state already and someone
+        // moved the epoch past what it won.
+        return ownLast == null && reported.transactionComplete();
+    }
+
+    /**
+     * Remembers the epoch a challenge of this member left behind when it failed by itself
+     * (its grant aborted, a timeout), so its next challenge does not take its own epoch
+     * for someone else's challenge in flight. Best effort: without it, that costs a lease.
+     */
+    void failedOnItsOwn(Role role, RoleState state) {
+        try {
+            challenged.put(role, Challenged.of(state, null, transport.describeEpoch(role).orElse(null)));
+        } catch (RuntimeException e) {
+            log.debug("Could not describe role {} after a failed challenge: {}", role, e.toString());
+        }
+    }
+
+    /**
+     * Whether a lease record this client folded carried the reported epoch (or one less,
+     * after an abort), whichever leadership it belonged to: then nobody ran InitProducerId
+     * since, though a newer record (a forged lease, or a tombstone) hides it. A forger who
+     * writes an epoch ahead of the coordinator's can make one challenge in flight look
+     * explained: that costs an epoch, never a second writer.
+     */
+    private boolean carried(Role role, ProducerState reported) {
+        return folds.viewMatches(role, view -> explainedBy(view::carried, reported));
+    }
+
+    private static boolean matches(long producerId, short epoch, ProducerState reported) {
+        return explainedBy((otherId, otherEpoch) -> otherId == producerId && otherEpoch == epoch, reported);
+    }
+
+    /** Something whose epochs {@link #explainedBy} compares: a lease, a fold, an own epoch. */
+    @FunctionalInterface
+    private interface Carries {
+        boolean carried(long producerId, short producerEpoch);
+    }
+
+    /**
+     * Whether {@code carries} has the reported (producer id, epoch), or the one before it
+     * when the coordinator aborted since (its abort of a dead holder's open transaction
+     * moves the epoch once more).
+     */
+    private static boolean explainedBy(Carries carries, ProducerState reported) {
+        return carries.carried(reported.producerId(), reported.producerEpoch())
+                || aborting(reported) && carries.carried(reported.producerId(), (short) (reported.producerEpoch() - 1));
+    }
+
+    private static boolean aborting(ProducerState reported) {
+        return reported.state().equals("PrepareAbort") || reported.state().equals("CompleteAbort");
+    }
+}

@@ -1,0 +1,144 @@
+package io.krabka.streams.coordination.client;
+
+import io.krabka.streams.coordination.FencedException;
+import io.krabka.streams.coordination.LeadershipEndCause;
+import io.krabka.streams.coordination.LeaseConfig;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.succession.Decision;
+import io.krabka.streams.coordination.succession.RoleState;
+import io.krabka.streams.coordination.succession.Succession;
+import io.krabka.streams.coordination.transport.CoordinationTransport;
+import io.krabka.streams.coordination.transport.RoleEpoch;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One member's election pass for one role: register if needed, read what is new, bound
+ * what the records claim, let the succession rules decide, and challenge only when they
+ * say so now and the coordinator shows no challenge in flight.
+ */
+final class ElectionPass {
+
+    // The client's logger: operators filter and tests count its lines by that name.
+    private static final Logger log = LoggerFactory.getLogger(CoordinationClient.class);
+
+    private final CoordinationClient client;
+    private final CoordinationTransport transport;
+    private final LeaseConfig config;
+    private final InstantSource clock;
+    private final RoleFolds folds;
+    private final Registrations registrations;
+    private final LeaseBounds leaseBounds;
+    private final ChallengeCheck challengeCheck;
+    // The client's live leaderships, by role: a grant adds its own.
+    private final Map<Role, Leadership> held;
+
+    ElectionPass(CoordinationClient client, CoordinationTransport transport, RoleFolds folds, Registrations registrations,
+            LeaseBounds leaseBounds, ChallengeCheck challengeCheck, Map<Role, Leadership> held) {
+        this.client = client;
+        this.transport = transport;
+        this.config = client.config();
+        this.clock = client.clock();
+        this.folds = folds;
+        this.registrations = registrations;
+        this.leaseBounds = leaseBounds;
+        this.challengeCheck = challengeCheck;
+        this.held = held;
+    }
+
+    /**
+     * One election pass.
+     *
+     * @param confirm whether a grant also writes the confirming leases that make
+     *     {@code current()} true before it returns; a contender confirms after it handed
+     *     the grant on, to keep those writes off the handover's path
+     */
+    CoordinationClient.Attempt attempt(Role role, MemberId me, boolean confirm) {
+        Leadership current = held.get(role);
+        if (current != null && current.isActive()) {
+            throw new IllegalStateException(me + " already holds role " + role + " through this client");
+        }
+        Registrations.Registered registered = registrations.of(role);
+        if (registered == null) {
+            registered = registrations.register(role, me);
+        }
+        RoleState state = folds.refresh(role, Duration.ZERO);
+        if (state.entryOf(me).isEmpty() && state.nextOffset() > registered.offset()) {
+            // A winner pruned this member as silent; it rejoins at the tail.
+            log.info("{} is no longer in the roster of role {}; registering again", me, role);
+            registered = registrations.register(role, me);
+            state = folds.refresh(role, Duration.ZERO);
+        }
+        if (state.entryOf(me).isEmpty()) {
+            // Our registration is committed but sits behind an open transaction (a holder
+            // frozen mid-write, or any role sharing the partition), which read_committed
+            // cannot read past. It can only land after every entry we see, so rank from
+            // the tail now: waiting for it to show would hold this standby off until
+            // that transaction times out. The entry is the record we wrote, so the
+            // challenge anchors on its time, never on now.
+            state = Registrations.withPending(state, me, registered);
+        }
+        state = leaseBounds.bounded(role, state);
+        Decision decision = Succession.evaluate(state, me, false, config, clock.instant());
+        if (decision instanceof Decision.Challenge due) {
+            decision = challengeCheck.unlessAlreadyChallenged(role, state, due);
+        }
+        if (decision instanceof Decision.Challenge) {
+            return new CoordinationClient.Attempt(challenge(role, me, state, confirm), decision);
+        }
+        if (decision instanceof Decision.Wait next && next.rank() == 0) {
+            // Next in line: build and connect the role's producer now, not at the challenge.
+            transport.prepareEpoch(role);
+        }
+        return new CoordinationClient.Attempt(null, decision);
+    }
+
+    private Leadership challenge(Role role, MemberId me, RoleState state, boolean confirm) {
+        AtomicLong term = new AtomicLong(-1);
+        return client.instrumentation().around(CoordinationInstrumentation.Operation.GRANT, role, me, term::get, 0, () -> {
+            Leadership won = challengeNow(role, me, state, confirm);
+            if (won != null) {
+                term.set(won.term());
+            }
+            return won;
+        });
+    }
+
+    private Leadership challengeNow(Role role, MemberId me, RoleState state, boolean confirm) {
+        // Recorded before InitProducerId: a challenge that fails after it still moved the epoch.
+        challengeCheck.challenging(role, state);
+        RoleEpoch epoch = transport.initEpoch(role);
+        try {
+            Leadership leadership = Leadership.grant(client, transport, epoch, me, confirm, state.nextOffset());
+            challengeCheck.won(role, state, leadership);
+            if (leadership.isActive()) {
+                held.put(role, leadership);
+            } else {
+                // Its commit was found committed only after the lease deadline: a grant (its
+                // term is taken) whose producer cannot go on. The caller sees it ended.
+                log.warn("{} was granted role {} with term {}, but the leadership ended at once ({})", me, role,
+                        leadership.term(), leadership.state());
+            }
+            registrations.prune(role, me, state);
+            return leadership;
+        } catch (FencedException lostTheRace) {
+            if (lostTheRace.endCause() == LeadershipEndCause.FENCED) {
+                log.info("{} lost the challenge for role {} to a later InitProducerId", me, role);
+            } else {
+                log.info("{} did not win role {}: {}", me, role, lostTheRace.getMessage());
+                challengeCheck.failedOnItsOwn(role, state);
+            }
+            epoch.close();
+            return null;
+        } catch (RuntimeException e) {
+            challengeCheck.failedOnItsOwn(role, state);
+            epoch.close();
+            throw e;
+        }
+    }
+}

@@ -1,0 +1,197 @@
+package io.krabka.streams.coordination.client;
+
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.record.CoordinationCodec;
+import io.krabka.streams.coordination.record.CoordinationKey;
+import io.krabka.streams.coordination.record.CoordinationRecord;
+import io.krabka.streams.coordination.record.MalformedRecordException;
+import io.krabka.streams.coordination.record.RolePartitioner;
+import io.krabka.streams.coordination.succession.RoleState;
+import io.krabka.streams.coordination.succession.RoleStateBuilder;
+import io.krabka.streams.coordination.transport.CoordinationTransport;
+import io.krabka.streams.coordination.transport.RawRecord;
+import io.krabka.streams.coordination.transport.RoleRecords;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The client's incremental folds of the roles it reads: each read folds only what was
+ * committed since the last one. Malformed records are skipped with a warning and
+ * counted; they never change a roster or a lease.
+ */
+final class RoleFolds {
+
+    // The client's logger: operators filter and tests count its lines by that name.
+    private static final Logger log = LoggerFactory.getLogger(CoordinationClient.class);
+
+    private final CoordinationTransport transport;
+    private final Map<Role, RoleStateBuilder> views = new ConcurrentHashMap<>();
+    // Each fold's next offset, readable without the fold's lock.
+    private final Map<Role, Long> readUpTo = new ConcurrentHashMap<>();
+    // The folds of describes of many roles, apart from the contenders': a contender holds
+    // its fold's lock while its read queues for the member's one consumer, and a describe
+    // of many roles must not wait for each of them in turn.
+    private final Map<Role, RoleStateBuilder> describedViews = new ConcurrentHashMap<>();
+    private final AtomicLong malformed = new AtomicLong();
+
+    RoleFolds(CoordinationTransport transport) {
+        this.transport = transport;
+    }
+
+    /** How many malformed records were skipped so far. */
+    long malformedRecords() {
+        return malformed.get();
+    }
+
+    /** The role's folded state after reading what is new, waiting up to {@code maxWait} for news when nothing is. */
+    RoleState refresh(Role role, Duration maxWait) {
+        RoleStateBuilder view = views.computeIfAbsent(role, RoleState::builder);
+        if (!maxWait.isZero()) {
+            // Wait for news without the fold's lock, so a describe (the endpoint, health) is
+            // never held up by a contender's wait; fold what came unless someone else has.
+            long from;
+            synchronized (view) {
+                from = view.nextOffset();
+            }
+            RoleRecords waited = transport.read(role, from, maxWait);
+            synchronized (view) {
+                if (view.nextOffset() == from) {
+                    return fold(role, view, waited);
+                }
+            }
+        }
+        synchronized (view) {
+            return fold(role, view, transport.read(role, view.nextOffset(), Duration.ZERO));
+        }
+    }
+
+    /**
+     * Whether a read of {@code role} now could find nothing that a watcher of the role
+     * registered before the last read of it was not (or will not soon be) woken for.
+     */
+    boolean quietSinceRead(Role role) {
+        // Not the fold's lock: a read of the role may hold it for a whole timeout.
+        Long next = readUpTo.get(role);
+        return next != null && transport.tellsEverythingSince(role, next);
+    }
+
+    /** Whether the role's fold, if there is one, passes {@code test}, under the fold's lock. */
+    boolean viewMatches(Role role, Predicate<RoleStateBuilder> test) {
+        RoleStateBuilder view = views.get(role);
+        if (view == null) {
+            return false;
+        }
+        synchronized (view) {
+            return test.test(view);
+        }
+    }
+
+    /**
+     * The states of many roles from their own folds (never a contender's): every
+     * partition that holds some of them is read once, from the oldest next offset of the
+     * roles on it, all in one {@link CoordinationTransport#readAll}.
+     */
+    Map<Role, RoleState> readMany(List<Role> distinct) {
+        Map<Integer, List<Role>> byPartition = new LinkedHashMap<>();
+        int partitions = transport.partitionCount();
+        for (Role role : distinct) {
+            byPartition.computeIfAbsent(RolePartitioner.partitionFor(role, partitions), p -> new ArrayList<>()).add(role);
+        }
+        Map<Role, Long> from = new LinkedHashMap<>();
+        for (List<Role> sharing : byPartition.values()) {
+            long oldest = Long.MAX_VALUE;
+            for (Role role : sharing) {
+                RoleStateBuilder view = describedViews.computeIfAbsent(role, RoleState::builder);
+                synchronized (view) {
+                    oldest = Math.min(oldest, view.nextOffset());
+                }
+            }
+            from.put(sharing.get(0), oldest);
+        }
+        Map<Role, RoleRecords> read = transport.readAll(from);
+        Map<Role, RoleState> states = new HashMap<>();
+        for (List<Role> sharing : byPartition.values()) {
+            RoleRecords batch = read.get(sharing.get(0));
+            if (batch == null) {
+                throw new IllegalStateException("the transport read nothing for role " + sharing.get(0) + ": "
+                        + transport.getClass().getName() + " breaks the contract of readAll");
+            }
+            states.putAll(foldSharing(sharing, batch));
+        }
+        return states;
+    }
+
+    /**
+     * Folds one read of a partition into the folds of the roles on it, each from its own
+     * next offset, and returns their states.
+     */
+    private Map<Role, RoleState> foldSharing(List<Role> sharing, RoleRecords batch) {
+        Map<Role, List<RawRecord>> byRole = new HashMap<>();
+        Set<Role> wanted = Set.copyOf(sharing);
+        for (RawRecord raw : batch.records()) {
+            Role owner;
+            try {
+                owner = CoordinationCodec.decodeKey(raw.key()).role();
+            } catch (MalformedRecordException e) {
+                // Counted and logged by each fold that reads it, as on the single-role path.
+                owner = null;
+            }
+            if (owner == null) {
+                sharing.forEach(role -> byRole.computeIfAbsent(role, r -> new ArrayList<>()).add(raw));
+            } else if (wanted.contains(owner)) {
+                byRole.computeIfAbsent(owner, r -> new ArrayList<>()).add(raw);
+            }
+        }
+        Map<Role, RoleState> states = new HashMap<>();
+        for (Role role : sharing) {
+            RoleStateBuilder view = describedViews.get(role);
+            synchronized (view) {
+                // A concurrent describe may have folded past some of the batch; skip those.
+                for (RawRecord raw : byRole.getOrDefault(role, List.of())) {
+                    if (raw.offset() >= view.nextOffset()) {
+                        fold(role, view, raw);
+                    }
+                }
+                view.advanceTo(batch.nextOffset());
+                states.put(role, view.build());
+            }
+        }
+        return states;
+    }
+
+    /** Folds a batch read from the view's next offset into it. Holds the view's lock. */
+    private RoleState fold(Role role, RoleStateBuilder view, RoleRecords batch) {
+        for (RawRecord raw : batch.records()) {
+            fold(role, view, raw);
+        }
+        view.advanceTo(batch.nextOffset());
+        readUpTo.put(role, view.nextOffset());
+        return view.build();
+    }
+
+    private void fold(Role role, RoleStateBuilder view, RawRecord raw) {
+        try {
+            CoordinationKey key = CoordinationCodec.decodeKey(raw.key());
+            if (!key.role().equals(role)) {
+                return;
+            }
+            Optional<CoordinationRecord> value = CoordinationCodec.decodeValue(key.kind(), raw.value());
+            view.apply(raw.offset(), raw.timestamp(), key, value);
+        } catch (MalformedRecordException e) {
+            long count = malformed.incrementAndGet();
+            log.warn("Skipping malformed record at offset {} of {} while reading role {} ({} skipped so far): {}",
+                    raw.offset(), transport.topic(), role, count, e.getMessage());
+        }
+    }
+}
