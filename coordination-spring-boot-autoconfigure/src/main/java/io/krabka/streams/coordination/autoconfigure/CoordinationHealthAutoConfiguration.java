@@ -1,8 +1,10 @@
 package io.krabka.streams.coordination.autoconfigure;
 
 import io.krabka.streams.coordination.actuate.CoordinationHealthIndicator;
+import io.krabka.streams.coordination.spring.ClusterContact;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -23,7 +25,8 @@ public final class CoordinationHealthAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean(name = "coordinationHealthIndicator")
-    CoordinationHealthIndicator coordinationHealthIndicator(CoordinationTransport transport, LeadershipLoop loop) {
-        return new CoordinationHealthIndicator(transport, loop);
+    CoordinationHealthIndicator coordinationHealthIndicator(CoordinationTransport transport, LeadershipLoop loop,
+            ObjectProvider<ClusterContact> contact) {
+        return new CoordinationHealthIndicator(transport, loop, contact.getIfAvailable(ClusterContact::new));
     }
 }
