@@ -9,6 +9,7 @@ import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.TopicConfigurationException;
 import io.krabka.streams.coordination.actuate.CoordinationHealthIndicator;
+import io.krabka.streams.coordination.actuate.CoordinationLeadershipHealth;
 import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
 import io.krabka.streams.coordination.spring.ClusterContact;
@@ -30,7 +31,9 @@ import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.health.autoconfigure.contributor.HealthContributorAutoConfiguration;
+import org.springframework.boot.health.contributor.CompositeHealthContributor;
 import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -204,6 +207,30 @@ class CoordinationHealthTests {
         CoordinationClient myClient(CoordinationTransport transport) {
             return new CoordinationClient(transport);
         }
+    }
+
+    @Test
+    void leadershipHealthIsOptInAndSaysUpOnlyWhileThisMemberHoldsTheRole() {
+        ApplicationContextRunner roles = runner.withUserConfiguration(HeldBack.class)
+                .withPropertyValues("krabka.coordination.roles=controller,scheduler");
+        roles.run(context -> {
+            assertThat(context).doesNotHaveBean("coordinationLeadershipHealthContributor");
+            context.getBean(HeldBackTransport.class).answer.countDown();
+        });
+        roles.withPropertyValues("management.health.coordination-leadership.enabled=true").run(context -> {
+            CompositeHealthContributor leadership = context.getBean("coordinationLeadershipHealthContributor",
+                    CompositeHealthContributor.class);
+            HealthIndicator controller = (HealthIndicator) leadership.getContributor("controller");
+            assertThat(controller.health().getStatus()).isEqualTo(CoordinationLeadershipHealth.STANDBY);
+            context.getBean(HeldBackTransport.class).answer.countDown();
+            LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+            await().atMost(Duration.ofSeconds(10)).until(() -> loop.state(Role.of("controller")) == MemberRoleState.LEADER);
+            assertThat(controller.health().getStatus()).isEqualTo(Status.UP);
+            assertThat(controller.health().getDetails()).containsEntry("state", "leader").containsKey("term");
+            loop.release(Role.of("controller"));
+            assertThat(controller.health().getStatus()).isEqualTo(CoordinationLeadershipHealth.STANDBY);
+            assertThat(leadership.getContributor("scheduler")).isNotNull();
+        });
     }
 
     /** The recording transport must pass every call on as the delegate would answer it, defaults included. */
