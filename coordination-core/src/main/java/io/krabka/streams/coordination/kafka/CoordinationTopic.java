@@ -1,11 +1,13 @@
 package io.krabka.streams.coordination.kafka;
 
+import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.TopicConfigurationException;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -17,6 +19,10 @@ import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.InvalidConfigurationException;
+import org.apache.kafka.common.errors.InvalidPartitionsException;
+import org.apache.kafka.common.errors.InvalidReplicationFactorException;
+import org.apache.kafka.common.errors.PolicyViolationException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.slf4j.Logger;
@@ -120,11 +126,36 @@ final class CoordinationTopic {
                     spec.partitions(), spec.replicationFactor(), configs);
         } catch (ExecutionException e) {
             if (!(e.getCause() instanceof TopicExistsException)) {
-                throw KafkaErrors.translate("creating topic " + spec.name(), e);
+                throw refusal(spec, e.getCause()).<CoordinationException>map(refused -> refused)
+                        .orElseGet(() -> KafkaErrors.translate("creating topic " + spec.name(), e));
             }
         } catch (Exception e) {
             throw KafkaErrors.translate("creating topic " + spec.name(), e);
         }
+    }
+
+    /**
+     * The cluster's refusal to create the topic as asked, named as the setting to fix: a
+     * replication factor above the broker count (one broker, replication 3) is a mistake
+     * in the configuration, not a cluster that does not answer, and retrying cannot heal it.
+     */
+    private static Optional<TopicConfigurationException> refusal(TopicSpec spec, Throwable cause) {
+        if (cause instanceof InvalidReplicationFactorException tooFewBrokers) {
+            return Optional.of(new TopicConfigurationException("the cluster cannot create the coordination topic "
+                    + spec.name() + " with replication factor " + spec.replicationFactor() + " (" + tooFewBrokers.getMessage()
+                    + "). Lower krabka.coordination.topic.replication-factor (TopicSpec.replicationFactor) to at most the"
+                    + " number of brokers (1 only on a development cluster, with krabka.coordination.topic.allow-unsafe),"
+                    + " or create the topic yourself"));
+        }
+        if (cause instanceof InvalidPartitionsException || cause instanceof InvalidConfigurationException
+                || cause instanceof PolicyViolationException) {
+            return Optional.of(new TopicConfigurationException("the cluster refused to create the coordination topic "
+                    + spec.name() + " with " + spec.partitions() + " partitions and replication factor "
+                    + spec.replicationFactor() + " (" + cause.getClass().getSimpleName() + ": " + cause.getMessage()
+                    + "). Check krabka.coordination.topic.* (TopicSpec) against the cluster's policy, or create the topic"
+                    + " yourself"));
+        }
+        return Optional.empty();
     }
 
     private static void check(TopicSpec spec, TopicDescription description, Config config) {

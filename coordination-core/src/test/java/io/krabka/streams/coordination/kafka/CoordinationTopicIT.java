@@ -104,6 +104,15 @@ class CoordinationTopicIT {
         assertThat(partitionCount(wantsThree.withAllowUnsafe(true))).isEqualTo(1);
     }
 
+    /** One broker and replication 3: a setting to fix, named, not a cluster that "does not answer". */
+    @Test
+    void aReplicationFactorAboveTheBrokerCountIsRefusedNamingTheProperty() {
+        assertThatThrownBy(() -> partitionCount(TopicSpec.DEFAULTS.withName(freshTopic()).withPartitions(1)))
+                .isInstanceOf(TopicConfigurationException.class)
+                .hasMessageContaining("with replication factor 3")
+                .hasMessageContaining("krabka.coordination.topic.replication-factor");
+    }
+
     @Test
     void missingTopicIsRefusedWhenCreationIsDisabled() {
         assertThatThrownBy(() -> partitionCount(TopicSpec.DEFAULTS.withName(freshTopic()).withCreate(false)))

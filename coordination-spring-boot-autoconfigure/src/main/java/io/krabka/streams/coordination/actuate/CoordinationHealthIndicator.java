@@ -3,7 +3,10 @@ package io.krabka.streams.coordination.actuate;
 import io.krabka.streams.coordination.CoordinationAuthorizationException;
 import io.krabka.streams.coordination.CoordinationConfigurationException;
 import io.krabka.streams.coordination.CoordinationException;
+import io.krabka.streams.coordination.CoordinationTimeoutException;
+import io.krabka.streams.coordination.RetriableCoordinationException;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.spring.ClusterContact;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import java.util.LinkedHashMap;
@@ -14,26 +17,44 @@ import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 
 /**
- * Health contributor {@code coordination}: up while the last cluster operation of every
- * role this member contends for succeeded; down while one fails, with detail
- * {@code notAuthorized} (the cluster's ACLs refuse the role), {@code misconfigured} (the
- * coordination topic is missing and may not be created, breaks the guarantees or changed
- * under this member, or the lease is longer than the brokers allow a transaction) or
- * {@code unreachable} (the
- * cluster did not answer), each mapping the role to the failure. Details name this
- * member, the topic and its state per role. It does no I/O of its own, so it answers at
- * once whatever the cluster does; the contenders find a lost cluster within one
- * operation timeout.
+ * Health contributor {@code coordination}: whether this member is able to contend for its
+ * roles, never whether it leads one (a standby is as healthy as a holder).
+ * <ul>
+ * <li>{@code DOWN} while the last cluster operation of some role failed, with the failure
+ * per role under what it is: {@code notAuthorized} (the cluster did not authenticate this
+ * member, or its ACLs refuse the role), {@code misconfigured} (a setting to fix: the topic
+ * is missing and may not be created, breaks the guarantees, changed under this member,
+ * needs a replication factor the cluster cannot meet, or the lease is longer than the
+ * brokers allow a transaction), {@code unreachable} (the cluster did not answer in time,
+ * or failed transiently) or {@code failing} (anything else).</li>
+ * <li>{@code OUT_OF_SERVICE} before this member's first answer from the cluster (detail
+ * {@code waiting}), and while it does not contend (the loop is stopped, detail
+ * {@code contending}): not broken, not able to take a role either. Boot maps it to HTTP 503,
+ * as it does its own readiness state while traffic is refused; {@code UNKNOWN} would not
+ * do, since Boot's aggregation ranks it below {@code UP} and a readiness group would pass.</li>
+ * <li>{@code UP} otherwise.</li>
+ * </ul>
+ * Details name this member, the topic and its state per role. It does no I/O of its own,
+ * so it answers at once whatever the cluster does; the contenders find a lost cluster
+ * within one operation timeout.
  */
 public class CoordinationHealthIndicator extends AbstractHealthIndicator {
 
     private final CoordinationTransport transport;
     private final LeadershipLoop loop;
+    private final ClusterContact contact;
 
+    /** A contributor that does not wait for a first contact it cannot see. */
     public CoordinationHealthIndicator(CoordinationTransport transport, LeadershipLoop loop) {
+        this(transport, loop, new ClusterContact());
+    }
+
+    /** A contributor that is not up before {@code contact} saw an answer from the cluster, when it tracks a transport. */
+    public CoordinationHealthIndicator(CoordinationTransport transport, LeadershipLoop loop, ClusterContact contact) {
         super("Coordination health check failed");
         this.transport = transport;
         this.loop = loop;
+        this.contact = contact;
     }
 
     @Override
@@ -42,31 +63,44 @@ public class CoordinationHealthIndicator extends AbstractHealthIndicator {
         Map<String, String> notAuthorized = new LinkedHashMap<>();
         Map<String, String> misconfigured = new LinkedHashMap<>();
         Map<String, String> unreachable = new LinkedHashMap<>();
+        Map<String, String> failing = new LinkedHashMap<>();
         for (Role role : loop.roles()) {
             roles.put(role.name(), loop.state(role).name().toLowerCase(Locale.ROOT));
             Optional<CoordinationException> problem = loop.problem(role);
-            problem.filter(CoordinationAuthorizationException.class::isInstance)
-                    .ifPresent(denied -> notAuthorized.put(role.name(), denied.getMessage()));
-            problem.filter(CoordinationConfigurationException.class::isInstance)
-                    .ifPresent(failure -> misconfigured.put(role.name(), failure.getMessage()));
-            problem.filter(failure -> !(failure instanceof CoordinationAuthorizationException)
-                    && !(failure instanceof CoordinationConfigurationException))
-                    .ifPresent(failure -> unreachable.put(role.name(), failure.getMessage()));
+            if (problem.isEmpty()) {
+                continue;
+            }
+            CoordinationException failure = problem.get();
+            Map<String, String> kind = failure instanceof CoordinationAuthorizationException ? notAuthorized
+                    : failure instanceof CoordinationConfigurationException ? misconfigured
+                    : failure instanceof CoordinationTimeoutException || failure instanceof RetriableCoordinationException
+                            ? unreachable
+                    : failing;
+            kind.put(role.name(), failure.getMessage());
         }
         builder.withDetail("member", loop.member().value()).withDetail("topic", transport.topic()).withDetail("roles", roles);
-        if (!notAuthorized.isEmpty()) {
-            builder.withDetail("notAuthorized", notAuthorized);
-        }
-        if (!misconfigured.isEmpty()) {
-            builder.withDetail("misconfigured", misconfigured);
-        }
-        if (!unreachable.isEmpty()) {
-            builder.withDetail("unreachable", unreachable);
-        }
-        if (notAuthorized.isEmpty() && misconfigured.isEmpty() && unreachable.isEmpty()) {
-            builder.up();
-        } else {
+        detail(builder, "notAuthorized", notAuthorized);
+        detail(builder, "misconfigured", misconfigured);
+        detail(builder, "unreachable", unreachable);
+        detail(builder, "failing", failing);
+        if (!notAuthorized.isEmpty() || !misconfigured.isEmpty() || !unreachable.isEmpty() || !failing.isEmpty()) {
             builder.down();
+        } else if (roles.isEmpty()) {
+            // Nothing to contend for, nothing that could fail.
+            builder.up();
+        } else if (!loop.isRunning()) {
+            builder.outOfService().withDetail("contending", false);
+        } else if (contact.tracking() && !contact.made()) {
+            builder.outOfService().withDetail("waiting", "no answer yet from " + transport.location()
+                    + "; the first cluster operation either succeeds or names its failure here within one operation timeout");
+        } else {
+            builder.up();
+        }
+    }
+
+    private static void detail(Health.Builder builder, String name, Map<String, String> perRole) {
+        if (!perRole.isEmpty()) {
+            builder.withDetail(name, perRole);
         }
     }
 }

@@ -7,6 +7,7 @@ import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.client.CoordinationInstrumentation;
 import io.krabka.streams.coordination.kafka.KafkaCoordinationTransport;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
+import io.krabka.streams.coordination.spring.ClusterContact;
 import io.krabka.streams.coordination.spring.CompositeCoordinationObserver;
 import io.krabka.streams.coordination.spring.CoordinationObserver;
 import io.krabka.streams.coordination.spring.GuardedSenders;
@@ -96,13 +97,20 @@ public final class CoordinationAutoConfiguration {
         return CoordinationRuntime.builder().clock(coordinationClock).build();
     }
 
+    /** Whether the client's transport has had an answer from the cluster yet: health is not up before. */
+    @Bean
+    @ConditionalOnMissingBean
+    ClusterContact coordinationClusterContact() {
+        return new ClusterContact();
+    }
+
     @Bean
     @ConditionalOnMissingBean
     CoordinationClient coordinationClient(CoordinationTransport transport, LeaseConfig leaseConfig,
             CoordinationRuntime coordinationRuntime, CoordinationProperties properties,
-            ObjectProvider<CoordinationInstrumentation> instrumentation) {
-        CoordinationClient client = new CoordinationClient(transport, leaseConfig, coordinationRuntime,
-                CoordinationSettings.sendBatching(properties));
+            ObjectProvider<CoordinationInstrumentation> instrumentation, ClusterContact coordinationClusterContact) {
+        CoordinationClient client = new CoordinationClient(coordinationClusterContact.track(transport), leaseConfig,
+                coordinationRuntime, CoordinationSettings.sendBatching(properties));
         instrumentation.ifAvailable(client::instrument);
         return client;
     }

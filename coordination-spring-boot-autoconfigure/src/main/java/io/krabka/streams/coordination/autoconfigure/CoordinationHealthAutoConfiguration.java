@@ -1,17 +1,26 @@
 package io.krabka.streams.coordination.autoconfigure;
 
 import io.krabka.streams.coordination.actuate.CoordinationHealthIndicator;
+import io.krabka.streams.coordination.actuate.CoordinationLeadershipHealth;
+import io.krabka.streams.coordination.spring.ClusterContact;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.health.contributor.CompositeHealthContributor;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 
-/** The {@code coordination} health contributor, when Spring Boot's health support is present. */
+/**
+ * The {@code coordination} health contributor (able to contend, for readiness), and on
+ * request {@code coordinationLeadership} (holds the role, for routing), when Spring Boot's
+ * health support is present.
+ */
 @AutoConfiguration(after = CoordinationAutoConfiguration.class)
 @ConditionalOnClass(HealthIndicator.class)
 @ConditionalOnBean(LeadershipLoop.class)
@@ -23,7 +32,16 @@ public final class CoordinationHealthAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean(name = "coordinationHealthIndicator")
-    CoordinationHealthIndicator coordinationHealthIndicator(CoordinationTransport transport, LeadershipLoop loop) {
-        return new CoordinationHealthIndicator(transport, loop);
+    CoordinationHealthIndicator coordinationHealthIndicator(CoordinationTransport transport, LeadershipLoop loop,
+            ObjectProvider<ClusterContact> contact) {
+        return new CoordinationHealthIndicator(transport, loop, contact.getIfAvailable(ClusterContact::new));
+    }
+
+    /** Whether this member holds each role, for a routing health group; opt-in, never part of readiness. */
+    @Bean
+    @ConditionalOnBooleanProperty(name = "management.health.coordination-leadership.enabled")
+    @ConditionalOnMissingBean(name = "coordinationLeadershipHealthContributor")
+    CompositeHealthContributor coordinationLeadershipHealthContributor(LeadershipLoop loop) {
+        return CoordinationLeadershipHealth.of(loop);
     }
 }

@@ -331,6 +331,28 @@ class CoordinationStarterIT {
         assertThat(state(n1)).isEqualTo(MemberRoleState.STANDBY);
     }
 
+    /**
+     * Replication 3 on this one-broker cluster: health is never up, and goes down as
+     * {@code misconfigured} naming the property, not as a cluster that does not answer.
+     */
+    @Test
+    void aReplicationFactorTheClusterCannotMeetIsMisconfiguredNamingTheProperty() throws Exception {
+        ConfigurableApplicationContext n1 = start("n1", "krabka.coordination.topic.replication-factor=3",
+                "krabka.coordination.topic.allow-unsafe=false");
+        assertThat(health(n1).get("status").asString()).isIn("OUT_OF_SERVICE", "DOWN");
+        await().atMost(Duration.ofSeconds(30)).until(() -> health(n1).get("status").asString().equals("DOWN"));
+        JsonNode health = health(n1);
+        assertThat(health.get("details").has("unreachable")).isFalse();
+        assertThat(health.get("details").get("misconfigured").get("controller").asString())
+                .contains("replication factor 3").contains("krabka.coordination.topic.replication-factor");
+    }
+
+    private JsonNode health(ConfigurableApplicationContext member) throws Exception {
+        return JsonMapper.builder().build().readTree(http.send(HttpRequest.newBuilder(URI.create(
+                "http://127.0.0.1:" + member.getEnvironment().getProperty("local.server.port") + "/actuator/health")).build(),
+                HttpResponse.BodyHandlers.ofString()).body()).get("components").get("coordination");
+    }
+
     /** An operator adds partitions to the live coordination topic: nobody challenges, each says why, the endpoint answers. */
     @Test
     void whenTheTopicIsAlteredUnderTheMembersNobodyChallengesAndTheEndpointKeepsAnswering() throws Exception {

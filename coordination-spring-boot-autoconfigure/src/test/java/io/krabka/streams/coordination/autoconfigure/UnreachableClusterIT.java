@@ -56,6 +56,14 @@ class UnreachableClusterIT {
                 // Each failed attempt shows at DEBUG, so the test can count attempts.
                 "logging.level.io.krabka.streams.coordination.client.Contender", "DEBUG")).run();
         try {
+            HttpClient http = HttpClient.newHttpClient();
+            String base = "http://127.0.0.1:" + app.getEnvironment().getProperty("local.server.port");
+            // From the first second: never up, so a readiness probe fails a mistyped address (503).
+            HttpResponse<String> first = http.send(HttpRequest.newBuilder(URI.create(base + "/actuator/health")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(first.statusCode()).isEqualTo(503);
+            assertThat(JsonMapper.builder().build().readTree(first.body()).get("components").get("coordination").get("status")
+                    .asString()).isIn("OUT_OF_SERVICE", "DOWN");
             LeadershipLoop loop = app.getBean(LeadershipLoop.class);
             await().atMost(Duration.ofSeconds(60)).until(() -> loop.problem(Role.of("controller")).isPresent()
                     && loop.problem(Role.of("scheduler")).isPresent());
@@ -69,8 +77,6 @@ class UnreachableClusterIT {
                     .until(() -> count(output.getOut(), "DEBUG .* Member n1 could not contend for role controller") >= 3);
             assertThat(count(output.getOut(), "WARN .* Member n1 could not contend for role controller")).isEqualTo(1);
 
-            HttpClient http = HttpClient.newHttpClient();
-            String base = "http://127.0.0.1:" + app.getEnvironment().getProperty("local.server.port");
             long start = System.nanoTime();
             HttpResponse<String> health = http.send(HttpRequest.newBuilder(URI.create(base + "/actuator/health")).build(),
                     HttpResponse.BodyHandlers.ofString());

@@ -1,0 +1,100 @@
+package io.krabka.streams.coordination.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.krabka.streams.coordination.TopicConfigurationException;
+import java.io.InputStream;
+import java.util.Map;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.beans.factory.BeanCreationException;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.mock.env.MockEnvironment;
+
+/** Startup failures that a setting caused name the property to fix. */
+@ExtendWith(OutputCaptureExtension.class)
+class CoordinationFailureAnalyzerTests {
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class, CoordinationAutoConfiguration.class));
+
+    @Test
+    void anUnresolvableBootstrapHostNamesSpringKafkaBootstrapServers() {
+        runner.withPropertyValues("spring.kafka.bootstrap-servers=no-such-broker.invalid:9092").run(context -> {
+            assertThat(context).hasFailed();
+            FailureAnalysis analysis = new CoordinationFailureAnalyzer(
+                    new MockEnvironment().withProperty("spring.kafka.bootstrap-servers", "no-such-broker.invalid:9092"))
+                    .analyze(context.getStartupFailure());
+            assertThat(analysis).isNotNull();
+            assertThat(analysis.getDescription()).contains("'no-such-broker.invalid:9092'").contains("resolves");
+            assertThat(analysis.getAction()).contains("spring.kafka.bootstrap-servers");
+        });
+    }
+
+    @Test
+    void aMalformedBootstrapAddressNamesSpringKafkaBootstrapServers() {
+        runner.withPropertyValues("spring.kafka.bootstrap-servers=broker-without-port").run(context -> {
+            assertThat(context).hasFailed();
+            FailureAnalysis analysis = new CoordinationFailureAnalyzer(
+                    new MockEnvironment().withProperty("spring.kafka.bootstrap-servers", "broker-without-port"))
+                    .analyze(context.getStartupFailure());
+            assertThat(analysis).isNotNull();
+            assertThat(analysis.getDescription()).contains("'broker-without-port'").contains("cannot parse");
+            assertThat(analysis.getAction()).contains("spring.kafka.bootstrap-servers");
+        });
+    }
+
+    @Test
+    void aTopicTheClusterRefusesIsToldByItsMessage() {
+        MockEnvironment environment = new MockEnvironment();
+        FailureAnalysis analysis = new CoordinationFailureAnalyzer(environment).analyze(new BeanCreationException("runner",
+                new TopicConfigurationException("the cluster cannot create the coordination topic __coordination_state with"
+                        + " replication factor 3 (...). Lower krabka.coordination.topic.replication-factor")));
+        assertThat(analysis.getDescription()).contains("replication factor 3")
+                .contains("krabka.coordination.topic.replication-factor");
+        assertThat(analysis.getAction()).contains("krabka.coordination.topic.*");
+    }
+
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    static class MemberApp {
+    }
+
+    /** What the user sees: Boot's failure report with the property, not the stack trace of the Kafka client. */
+    @Test
+    void aStartingApplicationReportsTheProperty(CapturedOutput output) {
+        assertThatThrownBy(() -> new SpringApplicationBuilder(MemberApp.class).web(WebApplicationType.NONE)
+                .properties(Map.of("spring.kafka.bootstrap-servers", "no-such-broker.invalid:9092",
+                        "krabka.coordination.roles", "controller"))
+                .run().close()).isInstanceOf(BeanCreationException.class);
+        assertThat(output.getOut() + output.getErr()).contains("APPLICATION FAILED TO START")
+                .contains("The Kafka bootstrap servers 'no-such-broker.invalid:9092' cannot be used")
+                .contains("Set spring.kafka.bootstrap-servers");
+    }
+
+    @Test
+    void otherFailuresAreLeftToOtherAnalyzers() {
+        assertThat(new CoordinationFailureAnalyzer(new MockEnvironment()).analyze(new IllegalStateException("x"))).isNull();
+    }
+
+    @Test
+    void registeredWhereBootLooksForFailureAnalyzers() throws Exception {
+        Properties factories = new Properties();
+        try (InputStream in = getClass().getResourceAsStream("/META-INF/spring.factories")) {
+            factories.load(in);
+        }
+        assertThat(factories.getProperty("org.springframework.boot.diagnostics.FailureAnalyzer"))
+                .isEqualTo(CoordinationFailureAnalyzer.class.getName());
+    }
+}
