@@ -57,22 +57,29 @@ final class RoleFolds {
     /** The role's folded state after reading what is new, waiting up to {@code maxWait} for news when nothing is. */
     RoleState refresh(Role role, Duration maxWait) {
         RoleStateBuilder view = views.computeIfAbsent(role, RoleState::builder);
-        if (!maxWait.isZero()) {
-            // Wait for news without the fold's lock, so a describe (the endpoint, health) is
-            // never held up by a contender's wait; fold what came unless someone else has.
-            long from;
-            synchronized (view) {
-                from = view.nextOffset();
-            }
-            RoleRecords waited = transport.read(role, from, maxWait);
-            synchronized (view) {
-                if (view.nextOffset() == from) {
-                    return fold(role, view, waited);
-                }
-            }
-        }
+        // Read without the fold's lock: a read of a partition without a leader blocks for a
+        // whole timeout, and a describe (the endpoint, health) or the contender's next pass
+        // must not wait for it on the lock. What one read brings is folded once: records a
+        // concurrent read already folded are skipped.
+        long from;
         synchronized (view) {
-            return fold(role, view, transport.read(role, view.nextOffset(), Duration.ZERO));
+            from = view.nextOffset();
+        }
+        RoleRecords read = transport.read(role, from, maxWait);
+        synchronized (view) {
+            if (view.nextOffset() == from) {
+                return fold(role, view, read);
+            }
+            if (view.nextOffset() < read.nextOffset()) {
+                for (RawRecord raw : read.records()) {
+                    if (raw.offset() >= view.nextOffset()) {
+                        fold(role, view, raw);
+                    }
+                }
+                view.advanceTo(read.nextOffset());
+                readUpTo.put(role, view.nextOffset());
+            }
+            return view.build();
         }
     }
 

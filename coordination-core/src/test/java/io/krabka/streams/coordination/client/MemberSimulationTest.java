@@ -66,14 +66,18 @@ class MemberSimulationTest {
     private static final Duration FAULTS_FOR = Duration.ofSeconds(30);
     /**
      * After the faults stop: a lease (the last holder's deadline), the stagger of every
-     * rank ahead (capped at a lease), and slack for a standby's one-second pass, the
-     * one-second rejoin pause after a failed grant, and one operation timeout of a call
-     * that was blocked when the fault ended.
+     * rank ahead (capped at a lease), and slack: up to 3 s for a call that a fault slowed
+     * and that is still in flight (a late InitProducerId may still fence a fresh holder:
+     * one more handover), a standby's one-second pass, and the one-second rejoin pause.
      */
-    private static final Duration SETTLE_SLACK = Duration.ofSeconds(4);
+    private static final Duration SETTLE_SLACK = Duration.ofSeconds(5);
     private static final Duration OPERATION_TIMEOUT = Duration.ofSeconds(2);
-    /** Grants of one role within any one lease, faults included. */
-    private static final int MAX_GRANTS_PER_LEASE = 4;
+    /**
+     * Grants of one role within any one lease, faults included: each member at most twice
+     * (a grant fenced at once by a concurrent challenger, then its turn once more). The
+     * storm this catches made 18 grants a lease.
+     */
+    private static final int MAX_GRANTS_PER_LEASE = 2 * MEMBERS.size();
 
     private final ManualRuntime runtime = ManualRuntime.builder().clock(new ManualClock(Instant.ofEpochMilli(1_700_000_000_000L)))
             .build();
@@ -81,8 +85,11 @@ class MemberSimulationTest {
     private final Map<String, Member> members = new LinkedHashMap<>();
     private final List<Grant> grants = new CopyOnWriteArrayList<>();
     private final List<String> violations = new CopyOnWriteArrayList<>();
+    private final List<String> ends = new CopyOnWriteArrayList<>();
     /** Per role, since when two running members have believed they hold it at once. */
     private final Map<Role, Long> overlapSince = new HashMap<>();
+    /** Whether a violation is only recorded (the control test), not thrown at once. */
+    private boolean failSlowly;
 
     private record Grant(Role role, String member, long term, long atNanos) {
     }
@@ -93,7 +100,7 @@ class MemberSimulationTest {
     }
 
     static LongStream seeds() {
-        return LongStream.range(0, 1_000);
+        return LongStream.range(0, Long.getLong("sim.seeds", 1_000));
     }
 
     @ParameterizedTest(name = "seed {0}")
@@ -113,24 +120,30 @@ class MemberSimulationTest {
         // Everything heals: cluster faults end, paused members go on, crashed ones restart.
         faults.forEach(InMemoryCluster.Fault::close);
         cluster.delayVisibility(Duration.ZERO);
-        members.values().forEach(member -> member.runtime.resume());
+        // A crashed process stays dead; its member comes back as a new one.
+        members.values().stream().filter(member -> !member.crashed).forEach(member -> member.runtime.resume());
         new ArrayList<>(members.keySet()).stream().filter(id -> members.get(id).crashed).forEach(this::startMember);
 
         long healed = runtime.nanoTime();
         Duration bound = CONFIG.duration().plus(CONFIG.duration()).plus(SETTLE_SLACK);
-        while (ROLES.stream().anyMatch(role -> holders(role).size() != 1)) {
-            assertThat(Duration.ofNanos(runtime.nanoTime() - healed)).as("seed %d: every role held by one member within %s "
-                    + "of the faults ending; holders now %s", seed, bound, holdersOfAll()).isLessThanOrEqualTo(bound);
-            tick();
-        }
-        Map<Role, String> settled = holdersOfAll();
-        int grantsSettled = grants.size();
-        long until = runtime.nanoTime() + CONFIG.duration().multipliedBy(3).toNanos();
+        long settleBy = healed + bound.toNanos();
+        long until = settleBy + CONFIG.duration().multipliedBy(3).toNanos();
         while (runtime.nanoTime() < until) {
             tick();
         }
-        assertThat(holdersOfAll()).as("seed %d: the holders keep their roles for three leases", seed).isEqualTo(settled);
-        assertThat(grants.size()).as("seed %d: no grant while settled", seed).isEqualTo(grantsSettled);
+        for (Role role : ROLES) {
+            List<Grant> ofRole = grants.stream().filter(g -> g.role().equals(role)).toList();
+            // The newest grant: a paused member's callbacks run late, so the list is not in term order.
+            Grant last = ofRole.stream().max(java.util.Comparator.comparingLong(Grant::term)).orElseThrow();
+            String context = "seed " + seed + ", " + role + ": healed at +" + Duration.ofNanos(healed - ManualRuntime.TICKER_START)
+                    + "; last grant " + last + "; holders now " + holdersOfAll() + "; ends " + ends + describeMembers();
+            assertThat(last.atNanos()).as("a lasting holder within %s of the faults ending; %s", bound, context)
+                    .isLessThanOrEqualTo(settleBy);
+            assertThat(holders(role)).as("one holder, the last granted, three leases later; %s", context)
+                    .containsExactly(last.member());
+            assertThat(members.get(last.member()).contenders.get(role).leadership().orElseThrow().term()).as(context)
+                    .isEqualTo(last.term());
+        }
         assertThat(violations).as("seed %d", seed).isEmpty();
         checkTheLogHasOneWriterAtATime(seed);
         assertThat(grants).as("seed %d: grants", seed).isNotEmpty();
@@ -139,6 +152,7 @@ class MemberSimulationTest {
     /** The same harness catches a member that never learns it was deposed: a control for the overlap check. */
     @Test
     void theOverlapCheckCatchesAHolderThatGoesOnBelievingPastAnotherGrant() {
+        failSlowly = true;
         startMember("a");
         startMember("b");
         while (holders(ROLES.get(0)).isEmpty()) {
@@ -175,7 +189,16 @@ class MemberSimulationTest {
                 }
             }
             case 3 -> members.keySet().stream().filter(id -> members.get(id).crashed).findFirst().ifPresent(this::startMember);
-            case 4 -> running.stream().map(members::get).forEach(m -> m.contenders.get(role).release());
+            // An operator's release runs on a thread of the member, not on the simulation's driver.
+            // It waits for a renewal under way (one producer per role): only while no cluster
+            // fault can block that renewal, since the simulation cannot model a thread waiting
+            // on a monitor that a sleeping task holds.
+            case 4 -> {
+                if (faults.isEmpty()) {
+                    running.stream().map(members::get)
+                            .forEach(m -> m.runtime.workers().execute(() -> m.contenders.get(role).release()));
+                }
+            }
             case 5 -> cluster.delayVisibility(Duration.ofMillis(random.nextLong(0, 5_000)));
             case 6 -> faults.add(cluster.freezeCoordinator(role));
             case 7 -> faults.add(cluster.freezePartition(new TopicPartition(TOPIC.name(),
@@ -212,27 +235,30 @@ class MemberSimulationTest {
                 violations.add(recent + " grants of " + role + " within one lease: a storm");
             }
         }
+        if (!violations.isEmpty() && !failSlowly) {
+            throw new AssertionError("at +" + runtime.elapsed() + ": " + violations + "; grants "
+                    + grants.subList(Math.max(0, grants.size() - 12), grants.size()));
+        }
     }
 
     /**
-     * The broker's view: per role, in log order, once a leadership's grant (its first lease)
-     * is committed, no lease of an earlier leadership follows it.
+     * The broker's view: per role and producer id, in log order, lease epochs never go
+     * back. A deposed holder's lease after a newer leadership's grant would carry an epoch
+     * below the grant's: the coordinator bumped it for the challenger.
      */
     private void checkTheLogHasOneWriterAtATime(long seed) {
         for (int partition = 0; partition < TOPIC.partitions(); partition++) {
-            Map<Role, List<String>> order = new HashMap<>();
+            Map<String, CoordinationRecord.Lease> last = new HashMap<>();
             for (RawRecord raw : cluster.records(new TopicPartition(TOPIC.name(), partition))) {
                 CoordinationKey key = CoordinationCodec.decodeKey(raw.key());
                 Optional<CoordinationRecord> value = CoordinationCodec.decodeValue(key.kind(), raw.value());
                 if (value.isEmpty() || !(value.get() instanceof CoordinationRecord.Lease lease)) {
                     continue;
                 }
-                String leadership = lease.member().value() + "@" + lease.grantedAt();
-                List<String> seen = order.computeIfAbsent(key.role(), r -> new ArrayList<>());
-                if (seen.isEmpty() || !seen.get(seen.size() - 1).equals(leadership)) {
-                    assertThat(seen).as("seed %d: %s wrote a lease at offset %d after a later leadership's grant %s", seed,
-                            leadership, raw.offset(), seen).doesNotContain(leadership);
-                    seen.add(leadership);
+                CoordinationRecord.Lease before = last.put(key.role() + "/" + lease.producerId(), lease);
+                if (before != null) {
+                    assertThat(lease.producerEpoch()).as("seed %d: %s at offset %d of %s after %s", seed, lease, raw.offset(),
+                            key.role(), before).isGreaterThanOrEqualTo(before.producerEpoch());
                 }
             }
         }
@@ -241,6 +267,16 @@ class MemberSimulationTest {
     private List<String> holders(Role role) {
         return members.values().stream().filter(Member::running)
                 .filter(m -> m.contenders.get(role).leadership().isPresent()).map(m -> m.id).toList();
+    }
+
+    private String describeMembers() {
+        StringBuilder text = new StringBuilder();
+        members.values().forEach(m -> m.contenders.forEach((role, c) -> text.append("\n  ").append(m.id).append(' ').append(role)
+                .append(m.crashed ? " crashed" : m.runtime.frozen ? " frozen" : "").append(' ').append(c)
+                .append(c.problem().map(p -> " problem: " + p.getMessage()).orElse(""))));
+        ROLES.forEach(role -> text.append("\n  ").append(role).append(": ")
+                .append(new CoordinationClient(cluster.transport(TOPIC), CONFIG, runtime).observe(role, Duration.ZERO)));
+        return text.toString();
     }
 
     private Map<Role, String> holdersOfAll() {
@@ -271,11 +307,16 @@ class MemberSimulationTest {
                 contenders.put(role, new Contender(client, role, MemberId.of(id), new Contender.Listener() {
                     @Override
                     public void granted(Leadership leadership) {
-                        grants.add(new Grant(role, id, leadership.term(), MemberSimulationTest.this.runtime.nanoTime()));
+                        // When it was granted, not when the callback ran (a paused member's run late).
+                        long grantedNanos = MemberSimulationTest.this.runtime.nanoTime() - Duration.between(leadership.grantedAt(),
+                                MemberSimulationTest.this.runtime.clock().instant()).toNanos();
+                        grants.add(new Grant(role, id, leadership.term(), grantedNanos));
                     }
 
                     @Override
                     public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
+                        ends.add("+" + MemberSimulationTest.this.runtime.elapsed() + " " + id + " " + role + " term "
+                                + leadership.term() + " " + cause + (failure == null ? "" : " (" + failure.getMessage() + ")"));
                     }
                 }));
             }
