@@ -9,20 +9,16 @@ import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.succession.Decision;
-import io.krabka.streams.coordination.succession.LeaseState;
-import io.krabka.streams.coordination.succession.RoleState;
-import io.krabka.streams.coordination.succession.Succession;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.transport.RoleNews;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -144,12 +140,12 @@ public final class Contender implements AutoCloseable {
     private final Listener listener;
     private final OrderedCallbacks callbacks;
     private final FailureReport failures;
-    private final RenewalWatch renewalWatch;
-    private volatile boolean running;
-    private volatile Tenure tenure;
+    private final HolderPass holder;
+    // Where this contender stands; changed only under this, by ContenderState's transitions.
+    private volatile ContenderState state = ContenderState.STANDBY;
     // The pass machinery, guarded by this: whether start() ran, the next pass's timer,
     // whether a pass runs now and whether news came during it, and the news subscription.
-    private boolean started;
+    private volatile boolean started;
     private CoordinationRuntime.Scheduled nextPass;
     private boolean inPass;
     private boolean newsDuringPass;
@@ -158,14 +154,7 @@ public final class Contender implements AutoCloseable {
     // Whether a pass must read the topic, and what the last read decided.
     private final ReadFreshness freshness;
     private Decision lastDecision;
-    private final AtomicBoolean left = new AtomicBoolean();
-    // Whether a holder's read runs on the pass threads now: one at a time per contender.
-    private final AtomicBoolean checking = new AtomicBoolean();
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
-    private volatile Instant retryAt;
-    private volatile long rejoinAtNanos;
-    // Owned by the pass that runs.
-    private long reportedSuspiciousLease = -1;
 
     /** A contender whose listener runs on the shared callback threads, one callback at a time. */
     public Contender(CoordinationClient client, Role role, MemberId member, Listener listener) {
@@ -184,9 +173,34 @@ public final class Contender implements AutoCloseable {
         this.member = Objects.requireNonNull(member, "member");
         this.listener = Objects.requireNonNull(listener, "listener");
         this.callbacks = new OrderedCallbacks(role, callbacks != null ? callbacks : runtime.callbacks());
-        this.failures = new FailureReport(role, member, runtime, client::location, () -> running);
-        this.renewalWatch = new RenewalWatch(runtime);
+        this.failures = new FailureReport(role, member, runtime, client::location, this::isRunning);
         this.freshness = new ReadFreshness(client, role);
+        this.holder = new HolderPass(client, role, member, this.listener, this.callbacks, failures, freshness,
+                new HolderPass.Owner() {
+                    @Override
+                    public void ended(Tenure held, long rejoinAtNanos) {
+                        transition(now -> now.ended(held, rejoinAtNanos));
+                    }
+
+                    @Override
+                    public void granted(Tenure held) {
+                        transition(now -> now.granted(held));
+                    }
+
+                    @Override
+                    public void whileHolding(Tenure held, Runnable action) {
+                        synchronized (Contender.this) {
+                            if (isRunning() && !held.finished.get() && state.tenure() == held) {
+                                action.run();
+                            }
+                        }
+                    }
+
+                    @Override
+                    public void passNow() {
+                        schedule(Duration.ZERO);
+                    }
+                });
     }
 
     /**
@@ -205,41 +219,8 @@ public final class Contender implements AutoCloseable {
      * and after it stopped); null for none.
      */
     public static Contender running(CoordinationClient client, Role role, MemberId member, LeaderWork work, Listener events) {
-        LeaderWorkRunner runner = new LeaderWorkRunner("krabka-work-" + role, work);
-        Contender[] self = new Contender[1];
-        Contender contender = new Contender(client, role, member, new Listener() {
-            @Override
-            public void granted(Leadership leadership) throws Exception {
-                runner.start(leadership, self[0]);
-                if (events != null) {
-                    events.granted(leadership);
-                }
-            }
-
-            @Override
-            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-                runner.stop(DEFAULT_CLOSE_TIMEOUT);
-                if (events != null) {
-                    events.ended(leadership, cause, failure);
-                }
-            }
-
-            @Override
-            public void renewed(Leadership leadership, Duration took) {
-                if (events != null) {
-                    events.renewed(leadership, took);
-                }
-            }
-
-            @Override
-            public void renewFailed(Leadership leadership, CoordinationException failure) {
-                if (events != null) {
-                    events.renewFailed(leadership, failure);
-                }
-            }
-        });
-        self[0] = contender;
-        return contender;
+        WorkListener listener = new WorkListener(new LeaderWorkRunner("krabka-work-" + role, work), events);
+        return listener.bind(new Contender(client, role, member, listener));
     }
 
     /** The role. */
@@ -259,12 +240,12 @@ public final class Contender implements AutoCloseable {
 
     /** Whether {@link #start()} was called and {@link #close()} not yet. */
     public boolean isRunning() {
-        return running;
+        return started && state.contending();
     }
 
     /** The leadership this member holds now, if any: granted, and not ended. */
     public Optional<Leadership> leadership() {
-        Tenure held = tenure;
+        Tenure held = state.tenure();
         return held == null || held.finished.get() ? Optional.empty() : Optional.of(held.leadership);
     }
 
@@ -287,7 +268,6 @@ public final class Contender implements AutoCloseable {
             throw new IllegalStateException("the contender for role " + role + " was already started");
         }
         started = true;
-        running = true;
         try {
             news = client.watch(role, this::wake);
             freshness.watching(news != null);
@@ -307,7 +287,7 @@ public final class Contender implements AutoCloseable {
      * @return whether a held leadership was released
      */
     public boolean release() {
-        Tenure held = tenure;
+        Tenure held = state.tenure();
         return held != null && finish(held, LeadershipEndCause.RELEASED, null);
     }
 
@@ -320,7 +300,7 @@ public final class Contender implements AutoCloseable {
      * @param failure what the work threw, or null when it returned
      */
     public void relinquish(Leadership leadership, Throwable failure) {
-        Tenure held = tenure;
+        Tenure held = state.tenure();
         if (held == null || held.leadership != leadership) {
             return;
         }
@@ -335,7 +315,7 @@ public final class Contender implements AutoCloseable {
             log.error("The work of role {} failed, so {} gives the role up", role, member, failure);
         }
         // Work that ends at once would otherwise be granted again at once, over and over.
-        rejoinAtNanos = runtime.nanoTime() + ERROR_BACKOFF.toNanos();
+        held.rejoinAtNanos = runtime.nanoTime() + ERROR_BACKOFF.toNanos();
         finish(held, failure == null ? LeadershipEndCause.RELEASED : LeadershipEndCause.FAILED, failure);
     }
 
@@ -356,10 +336,12 @@ public final class Contender implements AutoCloseable {
     public void stop() {
         boolean leaveNow;
         synchronized (this) {
-            if (!running) {
-                leaveNow = started && !inPass && !left.get();
+            if (!started) {
+                leaveNow = false;
+            } else if (!state.contending()) {
+                leaveNow = !inPass && state instanceof ContenderState.Leaving leaving && !leaving.begun();
             } else {
-                running = false;
+                transition(ContenderState::stopping);
                 // A pass under way leaves when it ends; otherwise leave now, on a pass thread.
                 leaveNow = !inPass;
                 if (nextPass != null) {
@@ -367,7 +349,9 @@ public final class Contender implements AutoCloseable {
                 }
             }
         }
-        cancelExpiryCheck();
+        synchronized (this) {
+            holder.cancelExpiryCheck();
+        }
         closeNews();
         if (leaveNow) {
             runtime.passes().execute(this::leaveOnce);
@@ -388,7 +372,7 @@ public final class Contender implements AutoCloseable {
         long deadline = runtime.nanoTime() + timeout.toNanos();
         boolean done = await(stopped, deadline);
         if (!done) {
-            Tenure held = tenure;
+            Tenure held = state.tenure();
             if (held != null) {
                 log.warn("Releasing role {} did not finish within {}; {} abandons it without a tombstone", role, timeout, member);
                 held.leadership.abandon();
@@ -415,14 +399,14 @@ public final class Contender implements AutoCloseable {
 
     /** Arms the timer for the next pass; a pass that is due runs on the shared pass threads. */
     private synchronized void schedule(Duration wait) {
-        if (!running) {
+        if (!isRunning()) {
             return;
         }
         if (nextPass != null) {
             nextPass.cancel();
         }
         // A holder's pass (its renewal) never waits behind the passes of contending roles.
-        Executor passes = tenure != null ? runtime.renewals() : runtime.passes();
+        Executor passes = state.tenure() != null ? runtime.renewals() : runtime.passes();
         nextPass = runtime.schedule(() -> passes.execute(this::pass), wait);
     }
 
@@ -433,12 +417,12 @@ public final class Contender implements AutoCloseable {
      * the topic after each one.
      */
     private void wake(RoleNews news) {
-        if (tenure != null && (!news.lease() || member.equals(news.member()))) {
+        if (state.tenure() != null && (!news.lease() || member.equals(news.member()))) {
             return;
         }
         freshness.news();
         synchronized (this) {
-            if (!running) {
+            if (!isRunning()) {
                 return;
             }
             if (inPass) {
@@ -455,7 +439,7 @@ public final class Contender implements AutoCloseable {
     /** One pass, then the timer for the next; the pass after a stop leaves the roster. */
     private void pass() {
         synchronized (this) {
-            if (!running || inPass) {
+            if (!isRunning() || inPass) {
                 return;
             }
             inPass = true;
@@ -474,8 +458,8 @@ public final class Contender implements AutoCloseable {
         boolean leaveNow;
         synchronized (this) {
             inPass = false;
-            leaveNow = !running;
-            if (!leaveNow && newsDuringPass && tenure == null && rejoinAtNanos == 0) {
+            leaveNow = !isRunning();
+            if (!leaveNow && newsDuringPass && state instanceof ContenderState.Standby) {
                 // News came while this pass read: look again soon, but never spin.
                 wait = min(wait, MIN_WAIT);
             }
@@ -488,16 +472,25 @@ public final class Contender implements AutoCloseable {
     }
 
     private void leaveOnce() {
-        if (!left.compareAndSet(false, true)) {
-            return;
+        synchronized (this) {
+            if (!(state instanceof ContenderState.Leaving leaving) || leaving.begun()) {
+                return;
+            }
+            transition(now -> leaving.leaveBegun());
         }
         passThread = Thread.currentThread();
         try {
             leave();
         } finally {
             releasePassThread();
+            transition(now -> new ContenderState.Stopped());
             stopped.complete(null);
         }
+    }
+
+    /** Applies {@code event} to the state: every change of {@link #state} goes through here, atomically. */
+    private synchronized void transition(UnaryOperator<ContenderState> event) {
+        state = event.apply(state);
     }
 
     /** The pass is over: {@link #awaitStopped} may no longer interrupt this thread, and an interrupt it sent stays here. */
@@ -537,15 +530,18 @@ public final class Contender implements AutoCloseable {
      *     on the pass threads (a renewal thread never waits for the member's one consumer)
      */
     private Duration step(boolean readInline) {
-        Tenure held = tenure;
+        ContenderState now = state;
+        Tenure held = now.tenure();
         if (held != null) {
-            return held.finished.get() ? MIN_WAIT : hold(held, readInline);
+            return held.finished.get() ? MIN_WAIT : holder.hold(held, readInline);
         }
-        long now = runtime.nanoTime();
-        if (rejoinAtNanos != 0 && now - rejoinAtNanos < 0) {
-            return Duration.ofNanos(rejoinAtNanos - now);
+        if (now instanceof ContenderState.Paused paused) {
+            long nowNanos = runtime.nanoTime();
+            if (nowNanos - paused.rejoinAtNanos() < 0) {
+                return Duration.ofNanos(paused.rejoinAtNanos() - nowNanos);
+            }
+            transition(current -> current.rejoined(nowNanos));
         }
-        rejoinAtNanos = 0;
         return contend();
     }
 
@@ -569,7 +565,8 @@ public final class Contender implements AutoCloseable {
             return ERROR_BACKOFF;
         }
         if (attempt.leadership() != null) {
-            grant(attempt.leadership());
+            lastDecision = null;
+            holder.grant(attempt.leadership());
             return Duration.ZERO;
         }
         Duration wait = MAX_STANDBY_WAIT;
@@ -579,269 +576,13 @@ public final class Contender implements AutoCloseable {
         return max(MIN_WAIT, wait);
     }
 
-    private void grant(Leadership leadership) {
-        Tenure held = new Tenure(leadership);
-        lastDecision = null;
-        tenure = held;
-        armExpiryCheck(held);
-        log.info("Member {} holds role {} with {}", member, role, leadership.token());
-        callbacks.run(() -> {
-            try {
-                listener.granted(leadership);
-            } catch (Throwable failure) {
-                log.error("The grant listener of role {} failed, so {} gives the role up", role, member, failure);
-                finish(held, LeadershipEndCause.FAILED, failure);
-            }
-        });
-        // After the grant is handed on, off the handover's path: the writes that make current() true.
-        try {
-            leadership.confirm();
-        } catch (FencedException ended) {
-            finish(held, null, ended);
-        } catch (CoordinationException failed) {
-            // current() turns true with the next renewal instead.
-            log.info("Role {} was granted to {}, but confirming its epoch failed: {}", role, member, failed.getMessage());
-        }
-    }
-
-    private Duration hold(Tenure held, boolean readInline) {
-        Leadership leadership = held.leadership;
-        if (expire(held)) {
-            return Duration.ZERO;
-        }
-        if (!leadership.isActive()) {
-            // Ended by a write of the work (fenced, or the producer failed) or by its close.
-            finish(held, null, null);
-            return Duration.ZERO;
-        }
-        Instant now = client.now();
-        if (leadership.renewDue() && (retryAt == null || !now.isBefore(retryAt))) {
-            retryAt = null;
-            long start = runtime.nanoTime();
-            Object renewal = renewalWatch.renewalStarted();
-            try {
-                try {
-                    leadership.renew();
-                } finally {
-                    renewalWatch.renewalEnded(renewal);
-                }
-                failures.reachable();
-                listener.renewed(leadership, Duration.ofNanos(runtime.nanoTime() - start));
-            } catch (FencedException ended) {
-                finish(held, null, ended);
-                return Duration.ZERO;
-            } catch (CoordinationException failed) {
-                if (!leadership.isActive()) {
-                    finish(held, null, failed);
-                    return Duration.ZERO;
-                }
-                listener.renewFailed(leadership, failed);
-                failures.unreachable("renew", failed);
-                retryAt = client.now().plus(RENEW_RETRY);
-            }
-        }
-        if (freshness.holderShouldLook()) {
-            if (readInline) {
-                if (check(held)) {
-                    return Duration.ZERO;
-                }
-            } else if (checking.compareAndSet(false, true)) {
-                // A read can wait for the member's one consumer, the coordinator a whole
-                // timeout: neither may delay this or any other role's next renewal.
-                try {
-                    runtime.passes().execute(() -> {
-                        try {
-                            if (check(held)) {
-                                schedule(Duration.ZERO);
-                            }
-                        } finally {
-                            checking.set(false);
-                        }
-                    });
-                } catch (RuntimeException rejected) {
-                    checking.set(false);
-                    throw rejected;
-                }
-            }
-        }
-        Instant next = leadership.renewAt();
-        if (retryAt != null && retryAt.isAfter(next)) {
-            next = retryAt;
-        }
-        return max(Duration.ZERO, min(MAX_HOLD_WAIT, Duration.between(client.now(), next)));
-    }
-
-    /**
-     * A holder's look at the topic: after news, or as a fallback for a missed wake-up
-     * unless the transport vouches that none was missed.
-     *
-     * @return whether the leadership ended
-     */
-    private boolean check(Tenure held) {
-        if (held.finished.get()) {
-            return false;
-        }
-        if (freshness.noNewsSinceRead()) {
-            try {
-                if (client.quietSinceRead(role)) {
-                    freshness.vouched();
-                    return false;
-                }
-            } catch (CoordinationConfigurationException changed) {
-                failures.refused(changed);
-                finish(held, LeadershipEndCause.FAILED, changed, true);
-                return true;
-            } catch (CoordinationException failed) {
-                // The read below reports it.
-                log.debug("Role {}: the transport could not vouch for its news: {}", role, failed.getMessage());
-            }
-        }
-        freshness.reading();
-        return stepDownConfirmed(held);
-    }
-
-    /**
-     * Reads what is new and, when a lease naming another member was committed, asks the
-     * coordinator: a challenger's InitProducerId fenced this member (it steps down now),
-     * or the record is forged or stray (it is logged once and changes nothing).
-     */
-    private boolean stepDownConfirmed(Tenure held) {
-        RoleState state;
-        try {
-            state = client.awaitRoleState(role, Duration.ZERO);
-            Decision decision = Succession.evaluate(state, member, true, client.config(), client.now());
-            if (decision instanceof Decision.Renew && state.lease().isEmpty()) {
-                // A tombstone this member did not write (a stray or forged record): write
-                // the lease again at once, before a standby reads the role as released.
-                log.warn("The lease of role {} was cleared by a tombstone that {} did not write; renewing it now", role, member);
-                held.leadership.renew();
-                return false;
-            }
-            if (!(decision instanceof Decision.StepDown stepDown)) {
-                return false;
-            }
-            long offset = state.lease().map(LeaseState::offset).orElse(-1L);
-            if (offset < held.leadership.term()) {
-                // A lease older than this member's own grant: history, not a newer holder.
-                return false;
-            }
-            if (held.leadership.confirmFenced()) {
-                log.info("Role {} was taken by {}", role, stepDown.newHolder());
-                finish(held, null, null);
-                return true;
-            }
-            if (offset != reportedSuspiciousLease) {
-                reportedSuspiciousLease = offset;
-                client.suspicious(role, "a lease at offset " + offset + " of " + client.location() + " names "
-                        + stepDown.newHolder() + " as the holder, but the transaction coordinator says " + member
-                        + " still holds the epoch: no holder wrote it; " + member + " keeps the role");
-            }
-            return false;
-        } catch (FencedException ended) {
-            finish(held, null, ended);
-            return true;
-        } catch (CoordinationConfigurationException changed) {
-            // The topic is not the one this leadership was granted on: stop, write nothing more.
-            failures.refused(changed);
-            finish(held, LeadershipEndCause.FAILED, changed, true);
-            return true;
-        } catch (CoordinationException failed) {
-            failures.unreachable("read", failed);
-            return false;
-        }
-    }
-
-    /** Ends the leadership as EXPIRED if its deadline passed without a renewal. Never blocks. */
-    private boolean expire(Tenure held) {
-        if (held.finished.get() || !held.leadership.expireIfDue()) {
-            return false;
-        }
-        log.warn("The lease of role {} passed its deadline {} without a renewal; the leadership of {} ended", role,
-                held.leadership.deadline(), member);
-        // Health shows it at once, not only when the blocked renewal times out; the next
-        // operation that succeeds clears it (after a pause of this process, at once).
-        failures.show(new CoordinationTimeoutException("the renewals of role " + role + " got no answer from "
-                + client.location() + " before the lease deadline " + held.leadership.deadline()));
-        finish(held, null, null);
-        return true;
-    }
-
-    /**
-     * Ends {@code held} at its deadline even while a renewal blocks: a timer at the lease's
-     * deadline checks it on a worker thread (the pass threads may all be blocked), and
-     * arms itself again for the next deadline while renewals succeed. It only reads clocks
-     * and closes producers.
-     */
-    private synchronized void armExpiryCheck(Tenure held) {
-        if (!running || held.finished.get() || tenure != held) {
-            return;
-        }
-        Duration untilDeadline = max(MIN_WAIT, Duration.between(client.now(), held.leadership.deadline()));
-        renewalWatch.armExpiry(untilDeadline, () -> {
-            if (!expire(held)) {
-                armExpiryCheck(held);
-            }
-        });
-    }
-
-    private synchronized void cancelExpiryCheck() {
-        renewalWatch.cancelExpiry();
-    }
-
-    /**
-     * Ends {@code held} once, however many threads try: a leadership still active is
-     * released with a tombstone (or abandoned if the release fails), then the listener is
-     * told how it ended and the member contends again.
-     *
-     * @param endAs the cause to end an active leadership with (RELEASED or FAILED), or
-     *     null when it already ended by itself
-     * @return whether this call ended it
-     */
+    /** Ends {@code held} once; see {@link HolderPass#finish}. */
     private boolean finish(Tenure held, LeadershipEndCause endAs, Throwable failure) {
-        return finish(held, endAs, failure, false);
-    }
-
-    /**
-     * @param topicChanged whether the coordination topic is not the one this leadership was
-     *     granted on: then it is given up without a tombstone, which would land in the wrong
-     *     topic. Any other failure, a configuration problem of the work's own included (an
-     *     input topic that does not exist), releases with a tombstone, so the next standby
-     *     takes over at once instead of after a whole lease.
-     */
-    private boolean finish(Tenure held, LeadershipEndCause endAs, Throwable failure, boolean topicChanged) {
-        if (!held.finished.compareAndSet(false, true)) {
-            return false;
-        }
-        Leadership leadership = held.leadership;
-        boolean endedHere = false;
-        if (leadership.state() == Leadership.State.ACTIVE && endAs != null) {
-            if (topicChanged) {
-                // No tombstone into a topic that is not the one this leadership began on.
-                leadership.abandon();
-            } else {
-                try {
-                    leadership.close();
-                } catch (RuntimeException e) {
-                    log.warn("Releasing role {} failed, so {} abandons it without a tombstone: {}", role, member, e.toString());
-                    leadership.abandon();
-                }
-            }
-            endedHere = leadership.state() == Leadership.State.RELEASED;
-        }
-        LeadershipEndCause cause = endedHere ? endAs
-                : leadership.state().endCause().orElse(LeadershipEndCause.RELEASED);
-        if (cause == LeadershipEndCause.FAILED) {
-            rejoinAtNanos = runtime.nanoTime() + ERROR_BACKOFF.toNanos();
-        }
-        retryAt = null;
-        tenure = null;
-        log.info("Member {} no longer holds role {} ({}): {}", member, role, leadership.token(), cause);
-        callbacks.run(() -> listener.ended(leadership, cause, failure));
-        return true;
+        return holder.finish(held, endAs, failure, false);
     }
 
     private void leave() {
-        Tenure held = tenure;
+        Tenure held = state.tenure();
         if (held != null) {
             // Releasing leaves the roster too; a leadership that had already ended does not.
             finish(held, LeadershipEndCause.RELEASED, null);
@@ -876,26 +617,16 @@ public final class Contender implements AutoCloseable {
         }
     }
 
-    private static Duration min(Duration a, Duration b) {
+    static Duration min(Duration a, Duration b) {
         return a.compareTo(b) <= 0 ? a : b;
     }
 
-    private static Duration max(Duration a, Duration b) {
+    static Duration max(Duration a, Duration b) {
         return a.compareTo(b) >= 0 ? a : b;
     }
 
     @Override
     public String toString() {
         return "Contender[" + member + " for " + role + (leadership().isPresent() ? ", holding" : "") + "]";
-    }
-
-    /** One leadership of this contender, from the grant until it is reported ended. */
-    private static final class Tenure {
-        final Leadership leadership;
-        final AtomicBoolean finished = new AtomicBoolean();
-
-        Tenure(Leadership leadership) {
-            this.leadership = leadership;
-        }
     }
 }
