@@ -302,6 +302,11 @@ public final class CoordinationClient implements AutoCloseable {
         return LeadershipStatus.of(refresh(role, Duration.ZERO), coordinator);
     }
 
+    /** How many roles' describe folds this client keeps (bounded: at most 4 096). */
+    int describedFolds() {
+        return folds.describedFolds();
+    }
+
     /**
      * Reports many roles at once, each as {@link #describe(Role)} would: the transaction
      * coordinator is asked about all of them in one call

@@ -275,7 +275,7 @@ final class HolderPass {
      */
     private void armExpiryCheck(Tenure held) {
         owner.whileHolding(held, () -> {
-            Duration untilDeadline = Contender.max(Contender.MIN_WAIT, Duration.between(client.now(), held.leadership.deadline()));
+            Duration untilDeadline = Contender.max(Contender.MIN_WAIT, held.leadership.untilExpired());
             renewalWatch.armExpiry(untilDeadline, () -> {
                 if (!expire(held)) {
                     armExpiryCheck(held);

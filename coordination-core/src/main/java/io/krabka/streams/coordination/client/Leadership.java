@@ -84,6 +84,9 @@ public final class Leadership implements AutoCloseable {
     private volatile FencingToken published;
     // Volatile, not guarded by the lock: a watchdog asks expired() while a renewal blocks.
     private volatile long deadline;
+    // The same deadline on the runtime's monotonic ticker: a wall clock stepped back must
+    // not keep a holder believing past the lease it measured when it wrote it.
+    private volatile long deadlineNanos = Long.MAX_VALUE;
     // Changed without the lock, so a watchdog or a release can end a leadership whose
     // write blocks; the first end wins and later ones change nothing.
     private final AtomicReference<State> state = new AtomicReference<>(State.ACTIVE);
@@ -240,7 +243,23 @@ public final class Leadership implements AutoCloseable {
      * challenging). Never blocks, even while a write is in progress.
      */
     public boolean expired() {
-        return client.now().isAfter(Instant.ofEpochMilli(deadline));
+        // Whichever clock says so first: the wall clock the deadline was written in, or the
+        // ticker measured from the moment the lease was written (a step back of the wall
+        // clock cannot delay the end; a step forward ends it early, which is safe).
+        long due = deadlineNanos;
+        return client.now().isAfter(Instant.ofEpochMilli(deadline))
+                || due != Long.MAX_VALUE && client.runtime().nanoTime() - due > 0;
+    }
+
+    /** How long until {@link #expired()} turns true, by whichever clock says so first. */
+    Duration untilExpired() {
+        Duration byWall = Duration.between(client.now(), Instant.ofEpochMilli(deadline));
+        long due = deadlineNanos;
+        if (due == Long.MAX_VALUE) {
+            return byWall;
+        }
+        Duration byTicker = Duration.ofNanos(due - client.runtime().nanoTime());
+        return byTicker.compareTo(byWall) < 0 ? byTicker : byWall;
     }
 
     /** Whether the leadership has not ended and is not being released. */
@@ -418,6 +437,7 @@ public final class Leadership implements AutoCloseable {
                     LeadershipEndCause.RELEASED);
         }
         long now = client.now().toEpochMilli();
+        long nowNanos = client.runtime().nanoTime();
         EpochPrediction.Transaction predicted = epochs.begin(epoch.featureGeneration());
         long leaseDeadline = now + client.config().duration().toMillis();
         byte[] leaseValue = release ? null : CoordinationCodec.encodeValue(
@@ -444,6 +464,7 @@ public final class Leadership implements AutoCloseable {
             }
             lastLeaseAt = now;
             deadline = leaseDeadline;
+            deadlineNanos = nowNanos + client.config().duration().toNanos();
             publish();
             return written;
         } catch (FencedException fenced) {
@@ -463,6 +484,7 @@ public final class Leadership implements AutoCloseable {
         }
         lastLeaseAt = now;
         deadline = leaseDeadline;
+        deadlineNanos = nowNanos + client.config().duration().toNanos();
         leaseSearchFrom = written.get(0).offset() + 1;
         long end = epoch.featureGeneration();
         if (!epochs.committed(predicted, end)) {

@@ -13,6 +13,7 @@ import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.RoleRecords;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -42,7 +43,17 @@ final class RoleFolds {
     // The folds of describes of many roles, apart from the contenders': a contender holds
     // its fold's lock while its read queues for the member's one consumer, and a describe
     // of many roles must not wait for each of them in turn.
-    private final Map<Role, RoleStateBuilder> describedViews = new ConcurrentHashMap<>();
+    // At most MAX_DESCRIBED_FOLDS of them, least recently described first out: anyone who may
+    // ask the endpoint for role names must not make this member keep a fold per name.
+    private final Map<Role, RoleStateBuilder> describedViews = Collections.synchronizedMap(
+            new LinkedHashMap<>(16, 0.75f, true) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<Role, RoleStateBuilder> eldest) {
+                    return size() > MAX_DESCRIBED_FOLDS;
+                }
+            });
+    /** How many roles' describe folds are kept; a role described again after eviction is read from the start. */
+    static final int MAX_DESCRIBED_FOLDS = 4_096;
     private final AtomicLong malformed = new AtomicLong();
 
     RoleFolds(CoordinationTransport transport) {
@@ -50,6 +61,11 @@ final class RoleFolds {
     }
 
     /** How many malformed records were skipped so far. */
+    /** How many describe folds are kept now. */
+    int describedFolds() {
+        return describedViews.size();
+    }
+
     long malformedRecords() {
         return malformed.get();
     }
@@ -116,10 +132,13 @@ final class RoleFolds {
             byPartition.computeIfAbsent(RolePartitioner.partitionFor(role, partitions), p -> new ArrayList<>()).add(role);
         }
         Map<Role, Long> from = new LinkedHashMap<>();
+        // This describe's folds, held here: the bounded map may evict one meanwhile.
+        Map<Role, RoleStateBuilder> views = new HashMap<>();
         for (List<Role> sharing : byPartition.values()) {
             long oldest = Long.MAX_VALUE;
             for (Role role : sharing) {
                 RoleStateBuilder view = describedViews.computeIfAbsent(role, RoleState::builder);
+                views.put(role, view);
                 synchronized (view) {
                     oldest = Math.min(oldest, view.nextOffset());
                 }
@@ -134,7 +153,7 @@ final class RoleFolds {
                 throw new IllegalStateException("the transport read nothing for role " + sharing.get(0) + ": "
                         + transport.getClass().getName() + " breaks the contract of readAll");
             }
-            states.putAll(foldSharing(sharing, batch));
+            states.putAll(foldSharing(sharing, batch, views));
         }
         return states;
     }
@@ -143,7 +162,7 @@ final class RoleFolds {
      * Folds one read of a partition into the folds of the roles on it, each from its own
      * next offset, and returns their states.
      */
-    private Map<Role, RoleState> foldSharing(List<Role> sharing, RoleRecords batch) {
+    private Map<Role, RoleState> foldSharing(List<Role> sharing, RoleRecords batch, Map<Role, RoleStateBuilder> views) {
         Map<Role, List<RawRecord>> byRole = new HashMap<>();
         Set<Role> wanted = Set.copyOf(sharing);
         for (RawRecord raw : batch.records()) {
@@ -162,7 +181,7 @@ final class RoleFolds {
         }
         Map<Role, RoleState> states = new HashMap<>();
         for (Role role : sharing) {
-            RoleStateBuilder view = describedViews.get(role);
+            RoleStateBuilder view = views.get(role);
             synchronized (view) {
                 // A concurrent describe may have folded past some of the batch; skip those.
                 for (RawRecord raw : byRole.getOrDefault(role, List.of())) {

@@ -444,4 +444,16 @@ class CoordinationClientTest {
         public void close() {
         }
     }
+
+    @Test
+    void describingEverMoreRoleNamesKeepsABoundedNumberOfFolds() {
+        InMemoryCluster cluster = new InMemoryCluster();
+        try (InMemoryCoordinationTransport transport = cluster.transport(TopicSpec.DEFAULTS.withPartitions(3))) {
+            CoordinationClient client = new CoordinationClient(transport, LeaseConfig.DEFAULTS, java.time.InstantSource.system());
+            for (int i = 0; i < RoleFolds.MAX_DESCRIBED_FOLDS + 100; i++) {
+                client.describe(java.util.List.of(Role.of("asked-" + i)));
+            }
+            assertThat(client.describedFolds()).isEqualTo(RoleFolds.MAX_DESCRIBED_FOLDS);
+        }
+    }
 }

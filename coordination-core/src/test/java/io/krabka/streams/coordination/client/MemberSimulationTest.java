@@ -63,7 +63,7 @@ class MemberSimulationTest {
     private static final List<Role> ROLES = IntStream.range(0, 4).mapToObj(i -> Role.of("role-" + i)).toList();
     private static final List<String> MEMBERS = List.of("a", "b", "c");
     private static final Duration TICK = Duration.ofMillis(50);
-    private static final Duration FAULTS_FOR = Duration.ofSeconds(30);
+    private static final Duration FAULTS_FOR = Duration.ofSeconds(20);
     /**
      * After the faults stop: a lease (the last holder's deadline), the stagger of every
      * rank ahead (capped at a lease), and slack: up to 3 s for a call that a fault slowed

@@ -43,7 +43,7 @@ class ChallengeStormIT {
 
     private static final LeaseConfig LEASE = new LeaseConfig(Duration.ofSeconds(3), Duration.ofMillis(500), Duration.ofMillis(500));
     /** How long the open transaction holds the partition back. */
-    private static final Duration HELD_BACK = Duration.ofSeconds(15);
+    private static final Duration HELD_BACK = Duration.ofSeconds(10);
     /** Grants allowed while it does: the first challenge, and some slack for a renewal late on a busy machine. */
     private static final int MAX_GRANTS_HELD_BACK = 3;
 

@@ -31,6 +31,7 @@ import org.apache.kafka.clients.admin.NewPartitionReassignment;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -44,7 +45,9 @@ class SlowPartitionIT {
 
     private static final LeaseConfig LEASE = new LeaseConfig(Duration.ofSeconds(6), Duration.ofSeconds(2), Duration.ofSeconds(1));
 
+    /** One role per partition; the test below covers it with 24 roles on the dead partition, so this runs with -Plong. */
     @Test
+    @Tag("long")
     void rolesOnHealthyPartitionsKeepTheirLeadershipWhileAnotherPartitionIsOffline(@TempDir Path dir) throws Exception {
         try (KafkaProcessCluster cluster = KafkaProcessCluster.builder(dir).nodes(3).start()) {
             int doomed = cluster.nodes().get(2).id();

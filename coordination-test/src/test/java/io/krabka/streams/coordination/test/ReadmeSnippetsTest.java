@@ -38,6 +38,6 @@ class ReadmeSnippetsTest {
             checked.add(file);
         }
         assertThat(checked).as("the README's Java blocks").containsExactly("readme/Dispatcher.java", "readme/DispatcherTest.java",
-                "readme/GuardedSends.java");
+                "readme/GuardedSends.java", "readme/WorkRunnerExample.java");
     }
 }
