@@ -84,6 +84,7 @@ public final class ManualRuntime implements CoordinationRuntime {
     private final long hangTimeoutNanos;
     private final long maxEventsPerInstant;
     private final int renewalThreads;
+    private final boolean growsRenewals;
     private final Lane passes;
     private final Lane renewals;
     private final Lane callbacks;
@@ -125,6 +126,7 @@ public final class ManualRuntime implements CoordinationRuntime {
         this.hangTimeoutNanos = builder.hangTimeout.toNanos();
         this.maxEventsPerInstant = builder.maxEventsPerInstant;
         this.renewalThreads = builder.renewalThreads;
+        this.growsRenewals = builder.growsRenewals;
         this.passes = new Lane("passes", builder.passThreads);
         this.renewals = new Lane("renewals", builder.renewalThreads);
         this.callbacks = new Lane("callbacks", Integer.MAX_VALUE);
@@ -206,12 +208,18 @@ public final class ManualRuntime implements CoordinationRuntime {
 
     @Override
     public synchronized void renewalBlocked() {
+        if (!growsRenewals) {
+            return;
+        }
         renewals.limit++;
         renewals.pump();
     }
 
     @Override
     public synchronized void renewalUnblocked() {
+        if (!growsRenewals) {
+            return;
+        }
         // Never below the base, as a system runtime never runs renewals on fewer threads than it started with.
         renewals.limit = Math.max(renewalThreads, renewals.limit - 1);
     }
@@ -892,6 +900,7 @@ public final class ManualRuntime implements CoordinationRuntime {
         private int renewalThreads = SystemCoordinationRuntime.DEFAULT_RENEWAL_THREADS;
         private Duration hangTimeout = DEFAULT_HANG_TIMEOUT;
         private long maxEventsPerInstant = DEFAULT_MAX_EVENTS_PER_INSTANT;
+        private boolean growsRenewals = true;
 
         Builder() {
         }
@@ -911,6 +920,15 @@ public final class ManualRuntime implements CoordinationRuntime {
         /** How many renewals run at once, not counting blocked ones (16 by default). */
         public Builder renewalThreads(int threads) {
             this.renewalThreads = positive(threads, "renewal threads");
+            return this;
+        }
+
+        /**
+         * Keeps the renewals at their base count even while renewals are blocked (a thread
+         * pool that does not grow): shows what {@link #renewalBlocked()} buys.
+         */
+        public Builder fixedRenewalThreads() {
+            this.growsRenewals = false;
             return this;
         }
 

@@ -235,7 +235,10 @@ final class HolderPass {
                 reportedSuspiciousLease = offset;
                 client.suspicious(role, "a lease at offset " + offset + " of " + client.location() + " names "
                         + stepDown.newHolder() + " as the holder, but the transaction coordinator says " + member
-                        + " still holds the epoch: no holder wrote it; " + member + " keeps the role");
+                        + " still holds the epoch: no holder wrote it; " + member + " keeps the role and renews now");
+                // Until this member's next lease, observers read the forged one: make that now,
+                // not a renew interval later (as for a tombstone it did not write).
+                held.leadership.renew();
             }
             return false;
         } catch (FencedException ended) {
