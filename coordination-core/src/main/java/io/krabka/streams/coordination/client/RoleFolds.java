@@ -83,19 +83,7 @@ final class RoleFolds {
         }
         RoleRecords read = transport.read(role, from, maxWait);
         synchronized (view) {
-            if (view.nextOffset() == from) {
-                return fold(role, view, read);
-            }
-            if (view.nextOffset() < read.nextOffset()) {
-                for (RawRecord raw : read.records()) {
-                    if (raw.offset() >= view.nextOffset()) {
-                        fold(role, view, raw);
-                    }
-                }
-                view.advanceTo(read.nextOffset());
-                readUpTo.put(role, view.nextOffset());
-            }
-            return view.build();
+            return fold(role, view, read);
         }
     }
 
@@ -183,11 +171,8 @@ final class RoleFolds {
         for (Role role : sharing) {
             RoleStateBuilder view = views.get(role);
             synchronized (view) {
-                // A concurrent describe may have folded past some of the batch; skip those.
                 for (RawRecord raw : byRole.getOrDefault(role, List.of())) {
-                    if (raw.offset() >= view.nextOffset()) {
-                        fold(role, view, raw);
-                    }
+                    fold(role, view, raw);
                 }
                 view.advanceTo(batch.nextOffset());
                 states.put(role, view.build());
@@ -196,7 +181,7 @@ final class RoleFolds {
         return states;
     }
 
-    /** Folds a batch read from the view's next offset into it. Holds the view's lock. */
+    /** Folds a batch read from the view's next offset (or before it) into it. Holds the view's lock. */
     private RoleState fold(Role role, RoleStateBuilder view, RoleRecords batch) {
         for (RawRecord raw : batch.records()) {
             fold(role, view, raw);
@@ -206,7 +191,15 @@ final class RoleFolds {
         return view.build();
     }
 
+    /**
+     * Folds one record, unless the view is past it: a concurrent read (the reads run
+     * outside the fold's lock) already folded it, and decoding it again would count a
+     * malformed record twice.
+     */
     private void fold(Role role, RoleStateBuilder view, RawRecord raw) {
+        if (raw.offset() < view.nextOffset()) {
+            return;
+        }
         try {
             CoordinationKey key = CoordinationCodec.decodeKey(raw.key());
             if (!key.role().equals(role)) {
