@@ -246,9 +246,14 @@ public final class Leadership implements AutoCloseable {
         // Whichever clock says so first: the wall clock the deadline was written in, or the
         // ticker measured from the moment the lease was written (a step back of the wall
         // clock cannot delay the end; a step forward ends it early, which is safe).
-        long due = deadlineNanos;
-        return client.now().isAfter(Instant.ofEpochMilli(deadline))
-                || due != Long.MAX_VALUE && client.runtime().nanoTime() - due > 0;
+        return untilExpired().isNegative();
+    }
+
+    /** A lease written at {@code now} (wall clock) and {@code nowNanos} (ticker) lasts until {@code leaseDeadline}. */
+    private void leaseWritten(long now, long nowNanos, long leaseDeadline) {
+        lastLeaseAt = now;
+        deadline = leaseDeadline;
+        deadlineNanos = nowNanos + client.config().duration().toNanos();
     }
 
     /** How long until {@link #expired()} turns true, by whichever clock says so first. */
@@ -462,9 +467,7 @@ public final class Leadership implements AutoCloseable {
                 }
                 leaseSearchFrom = written.get(0).offset() + 1;
             }
-            lastLeaseAt = now;
-            deadline = leaseDeadline;
-            deadlineNanos = nowNanos + client.config().duration().toNanos();
+            leaseWritten(now, nowNanos, leaseDeadline);
             publish();
             return written;
         } catch (FencedException fenced) {
@@ -482,9 +485,7 @@ public final class Leadership implements AutoCloseable {
             }
             throw e;
         }
-        lastLeaseAt = now;
-        deadline = leaseDeadline;
-        deadlineNanos = nowNanos + client.config().duration().toNanos();
+        leaseWritten(now, nowNanos, leaseDeadline);
         leaseSearchFrom = written.get(0).offset() + 1;
         long end = epoch.featureGeneration();
         if (!epochs.committed(predicted, end)) {
