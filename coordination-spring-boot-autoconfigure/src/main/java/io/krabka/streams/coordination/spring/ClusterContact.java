@@ -1,9 +1,7 @@
 package io.krabka.streams.coordination.spring;
 
 import io.krabka.streams.coordination.transport.CoordinationTransport;
-import java.time.Instant;
 import java.util.Objects;
-import java.util.Optional;
 
 /**
  * Whether this member has had an answer from the cluster yet: the first cluster operation
@@ -20,7 +18,7 @@ import java.util.Optional;
 public final class ClusterContact {
 
     private volatile boolean tracking;
-    private volatile Instant first;
+    private volatile boolean made;
 
     /** {@code transport}, reporting here each operation that returned. Delegates everything else unchanged. */
     public CoordinationTransport track(CoordinationTransport transport) {
@@ -36,18 +34,13 @@ public final class ClusterContact {
 
     /** Whether a cluster operation of the tracked transport returned. */
     public boolean made() {
-        return first != null;
-    }
-
-    /** When the first cluster operation of the tracked transport returned. */
-    public Optional<Instant> first() {
-        return Optional.ofNullable(first);
+        return made;
     }
 
     /** Called after each operation that returned; only the first one writes. */
     void answered() {
-        if (first == null) {
-            first = Instant.now();
+        if (!made) {
+            made = true;
         }
     }
 }

@@ -149,7 +149,7 @@ class CoordinationHealthTests {
                 LeadershipLoop loop = context.getBean(LeadershipLoop.class);
                 await().atMost(Duration.ofSeconds(10)).until(() -> loop.state(Role.of("controller")) == MemberRoleState.LEADER);
                 assertThat(health(context).getStatus()).isEqualTo(Status.UP);
-                assertThat(context.getBean(ClusterContact.class).first()).isPresent();
+                assertThat(context.getBean(ClusterContact.class).made()).isTrue();
             } finally {
                 transport.answer.countDown();
             }
