@@ -10,7 +10,9 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.PriorityQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -279,6 +281,48 @@ public final class ManualRuntime implements CoordinationRuntime {
         }
         self.sleep(duration);
     }
+
+    /**
+     * In a task, suspends it (as {@link #sleep}) until {@code future} completes or
+     * {@code timeout} passes in simulated time; on the test's thread outside any advance,
+     * advances until one of them happens, so a test that stops a contender or a Spring
+     * context from its own thread runs what the stop waits for. On any other thread while
+     * the simulation runs it waits in real time.
+     */
+    @Override
+    public boolean await(Future<?> future, Duration timeout) throws InterruptedException {
+        Carrier self = carrierOf(Thread.currentThread());
+        if (self == null) {
+            boolean driven;
+            synchronized (this) {
+                driven = driver != null;
+            }
+            if (driven) {
+                return CoordinationRuntime.super.await(future, timeout);
+            }
+            if (Thread.interrupted()) {
+                throw new InterruptedException();
+            }
+            return advanceUntil(future::isDone, timeout);
+        }
+        Signal completed = new Signal();
+        if (future instanceof CompletableFuture<?> completable) {
+            completable.whenComplete((value, failure) -> completed.signalAll());
+        }
+        long deadline = saturatedAdd(now, timeout);
+        while (!future.isDone()) {
+            long left = deadline - now;
+            if (left <= 0) {
+                return false;
+            }
+            // Bounded, for a future that completes on a thread outside the simulation (no signal).
+            completed.await(Duration.ofNanos(Math.min(left, AWAIT_RECHECK.toNanos())));
+        }
+        return true;
+    }
+
+    /** How often a task awaiting a future looks again, for one that another thread completes without a signal. */
+    private static final Duration AWAIT_RECHECK = Duration.ofMillis(100);
 
     /** A new {@link Signal} on this runtime. */
     public Signal newSignal() {

@@ -58,6 +58,38 @@ class ManualRuntimeTest {
     }
 
     @Test
+    void aTaskAwaitingAFutureResumesWhenAnotherTaskCompletesItOrAtItsTimeout() {
+        ManualRuntime runtime = runtime();
+        java.util.concurrent.CompletableFuture<Void> stopped = new java.util.concurrent.CompletableFuture<>();
+        java.util.concurrent.CompletableFuture<Void> never = new java.util.concurrent.CompletableFuture<>();
+        runtime.workers().execute(() -> {
+            try {
+                mark(runtime, "stopped " + runtime.await(stopped, Duration.ofSeconds(30)));
+                mark(runtime, "never " + runtime.await(never, Duration.ofSeconds(2)));
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+        });
+        runtime.schedule(() -> stopped.complete(null), Duration.ofMillis(1234));
+
+        runtime.advance(Duration.ofSeconds(10));
+
+        assertThat(trace).containsExactly("stopped true@1234", "never false@3234");
+    }
+
+    @Test
+    void theTestsThreadAwaitingAFutureRunsTheSimulationUntilItCompletes() throws InterruptedException {
+        ManualRuntime runtime = runtime();
+        java.util.concurrent.CompletableFuture<Void> stopped = new java.util.concurrent.CompletableFuture<>();
+        runtime.schedule(() -> runtime.callbacks().execute(() -> stopped.complete(null)), Duration.ofSeconds(7));
+
+        assertThat(runtime.await(stopped, Duration.ofSeconds(5))).isFalse();
+        assertThat(runtime.elapsed()).isEqualTo(Duration.ofSeconds(5));
+        assertThat(runtime.await(stopped, Duration.ofSeconds(5))).isTrue();
+        assertThat(runtime.elapsed()).isEqualTo(Duration.ofSeconds(7));
+    }
+
+    @Test
     void advanceRunsOnlyWhatIsDueAndMovesBothClocks() {
         ManualRuntime runtime = runtime();
         Instant wallAtStart = runtime.clock().instant();

@@ -17,7 +17,6 @@ import java.util.Optional;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -172,7 +171,7 @@ public final class Contender implements AutoCloseable {
         this.role = Objects.requireNonNull(role, "role");
         this.member = Objects.requireNonNull(member, "member");
         this.listener = Objects.requireNonNull(listener, "listener");
-        this.callbacks = new OrderedCallbacks(role, callbacks != null ? callbacks : runtime.callbacks());
+        this.callbacks = new OrderedCallbacks(role, callbacks != null ? callbacks : runtime.callbacks(), runtime);
         this.failures = new FailureReport(role, member, runtime, client::location, this::isRunning);
         this.freshness = new ReadFreshness(client, role);
         this.holder = new HolderPass(client, role, member, this.listener, this.callbacks, failures, freshness,
@@ -605,15 +604,10 @@ public final class Contender implements AutoCloseable {
     /** Waits for {@code future} until {@code deadlineNanos}; whether it completed. */
     private boolean await(CompletableFuture<?> future, long deadlineNanos) {
         try {
-            future.get(Math.max(0, deadlineNanos - runtime.nanoTime()), TimeUnit.NANOSECONDS);
-            return true;
-        } catch (java.util.concurrent.TimeoutException e) {
-            return false;
+            return runtime.await(future, Duration.ofNanos(Math.max(0, deadlineNanos - runtime.nanoTime())));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return future.isDone();
-        } catch (java.util.concurrent.ExecutionException e) {
-            return true;
         }
     }
 

@@ -2,10 +2,8 @@ package io.krabka.streams.coordination.client;
 
 import java.time.Duration;
 import java.util.Objects;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,6 +22,8 @@ public final class LeaderWorkRunner {
     // The run under way, guarded by this: its thread (while it runs the work) and when it is done.
     private Thread thread;
     private CompletableFuture<Void> done = CompletableFuture.completedFuture(null);
+    // The runtime of the last start: stop waits on its ticker.
+    private CoordinationRuntime runtime;
 
     /**
      * @param name the name its thread carries while the work runs (it shows in logs and thread dumps)
@@ -38,6 +38,7 @@ public final class LeaderWorkRunner {
         CompletableFuture<Void> finished = new CompletableFuture<>();
         synchronized (this) {
             done = finished;
+            runtime = contender.runtime();
         }
         contender.runtime().workers().execute(() -> {
             Throwable failure = run(leadership);
@@ -76,25 +77,26 @@ public final class LeaderWorkRunner {
      */
     public boolean stop(Duration bound) {
         CompletableFuture<Void> finished;
+        CoordinationRuntime on;
         synchronized (this) {
             finished = done;
+            on = runtime;
             if (thread != null) {
                 thread.interrupt();
             }
         }
+        boolean returned;
         try {
-            finished.get(Math.max(0, bound.toMillis()) + 1, TimeUnit.MILLISECONDS);
-            return true;
+            returned = on == null || on.await(finished, bound);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return finished.isDone();
-        } catch (ExecutionException e) {
-            return true;
-        } catch (TimeoutException e) {
+        }
+        if (!returned) {
             log.warn("{} did not finish within {} of its interrupt; it keeps running, but its guarded writes are fenced",
                     name, bound);
-            return false;
         }
+        return returned;
     }
 
     @Override

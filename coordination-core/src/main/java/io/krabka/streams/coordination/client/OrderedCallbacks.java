@@ -1,10 +1,10 @@
 package io.krabka.streams.coordination.client;
 
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,12 +21,14 @@ final class OrderedCallbacks {
 
     private final Role role;
     private final Executor callbacks;
+    private final CoordinationRuntime runtime;
     // Completes when the last callback issued so far ran; guarded by this.
     private CompletableFuture<Void> last = CompletableFuture.completedFuture(null);
 
-    OrderedCallbacks(Role role, Executor callbacks) {
+    OrderedCallbacks(Role role, Executor callbacks, CoordinationRuntime runtime) {
         this.role = role;
         this.callbacks = callbacks;
+        this.runtime = runtime;
     }
 
     /** Runs {@code task} after every earlier callback. */
@@ -64,15 +66,10 @@ final class OrderedCallbacks {
             awaited = last;
         }
         try {
-            awaited.get(Math.max(0, timeout.toMillis()), TimeUnit.MILLISECONDS);
-            return true;
-        } catch (java.util.concurrent.TimeoutException e) {
-            return false;
+            return runtime.await(awaited, timeout);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return false;
-        } catch (java.util.concurrent.ExecutionException e) {
-            return true;
         }
     }
 }

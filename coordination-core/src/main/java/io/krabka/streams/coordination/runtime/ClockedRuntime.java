@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.InstantSource;
 import java.util.Objects;
 import java.util.concurrent.Executor;
+import java.util.concurrent.Future;
 
 /** A runtime on another wall clock (a member's skewed clock, a test's manual one); closes nothing. */
 final class ClockedRuntime implements CoordinationRuntime {
@@ -54,6 +55,11 @@ final class ClockedRuntime implements CoordinationRuntime {
     @Override
     public void sleep(Duration duration) throws InterruptedException {
         delegate.sleep(duration);
+    }
+
+    @Override
+    public boolean await(Future<?> future, Duration timeout) throws InterruptedException {
+        return delegate.await(future, timeout);
     }
 
     @Override

@@ -2,7 +2,12 @@ package io.krabka.streams.coordination.runtime;
 
 import java.time.Duration;
 import java.time.InstantSource;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Time and threads for the library: the wall clock leases are written in, a monotonic
@@ -55,6 +60,26 @@ public interface CoordinationRuntime extends AutoCloseable {
 
     /** Blocks the calling thread for {@code duration}: a paced retry, never a synchronisation. */
     void sleep(Duration duration) throws InterruptedException;
+
+    /**
+     * Blocks the calling thread until {@code future} completes (normally, exceptionally or
+     * by cancellation) or {@code timeout} passes on this runtime's ticker. Every wait of the
+     * library for another of its tasks (a stop, a listener, a role's work) goes through
+     * this, so a manual runtime can run what the wait depends on instead of blocking a
+     * thread its simulation needs.
+     *
+     * @return whether the future completed
+     */
+    default boolean await(Future<?> future, Duration timeout) throws InterruptedException {
+        try {
+            future.get(Math.max(0, TimeUnit.NANOSECONDS.convert(timeout)), TimeUnit.NANOSECONDS);
+            return true;
+        } catch (TimeoutException e) {
+            return false;
+        } catch (ExecutionException | CancellationException e) {
+            return true;
+        }
+    }
 
     /**
      * A renewal has been blocked for a while (a frozen coordinator, a partition without a

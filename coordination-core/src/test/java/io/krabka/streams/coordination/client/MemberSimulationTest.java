@@ -415,6 +415,11 @@ class MemberSimulationTest {
         }
 
         @Override
+        public boolean await(java.util.concurrent.Future<?> future, Duration timeout) throws InterruptedException {
+            return shared.await(future, timeout);
+        }
+
+        @Override
         public Scheduled schedule(Runnable task, Duration delay) {
             return shared.schedule(() -> runOrHold(task, () -> schedule(task, Duration.ZERO)), delay);
         }
