@@ -2,7 +2,6 @@ package io.krabka.streams.coordination.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
 
 import io.krabka.streams.coordination.ConsumedOffsets;
 import io.krabka.streams.coordination.CoordinationException;
@@ -11,6 +10,7 @@ import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.ManualClock;
+import io.krabka.streams.coordination.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.RankedMember;
@@ -21,6 +21,7 @@ import io.krabka.streams.coordination.actuate.CoordinationEndpointWebExtension;
 import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.spring.LeadershipAware;
 import io.krabka.streams.coordination.spring.LeadershipEndedEvent;
 import io.krabka.streams.coordination.spring.LeadershipGrantedEvent;
@@ -36,12 +37,14 @@ import java.time.Instant;
 import java.time.InstantSource;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.junit.jupiter.api.Test;
@@ -57,9 +60,11 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.event.EventListener;
 
 /**
- * The leadership loop inside a real application context, on the in-memory cluster
- * with a manual clock: grants start role-scoped work, a lease that expires without a
- * successful renewal stops it, and a release hands the role back.
+ * The leadership loop inside a real application context, on the in-memory cluster and a
+ * {@link ManualRuntime}: passes, renewals, expiry timers, listeners and the role's work all
+ * run on simulated time, so each step is driven by advancing it, never by polling. Grants
+ * start role-scoped work, a lease that expires without a successful renewal stops it, and
+ * a release hands the role back.
  */
 class LeadershipLoopTests {
 
@@ -76,12 +81,17 @@ class LeadershipLoopTests {
     @Configuration(proxyBeanMethods = false)
     static class Member {
 
-        final ManualClock clock = new ManualClock();
+        /** Closed with the context, after the loop stopped. */
+        final ManualRuntime runtime = new ManualRuntime();
+        final ManualClock clock = runtime.wallClock();
         /** Outlives the context, so a test can read the roster after shutdown. */
-        final InMemoryCluster cluster = new InMemoryCluster(clock::millis);
+        final InMemoryCluster cluster = new InMemoryCluster(runtime);
         final AtomicBoolean failWrites = new AtomicBoolean();
         final AtomicBoolean breakProducer = new AtomicBoolean();
-        final CountDownLatch hangWrites = new CountDownLatch(1);
+        /** Hanging transactions wait for it on simulated time (they run on the runtime's tasks). */
+        final CompletableFuture<Void> hangWrites = new CompletableFuture<>();
+        /** Hanging describes wait for it in real time: the endpoint describes on threads of its own. */
+        final CountDownLatch hangDescribes = new CountDownLatch(1);
         final AtomicBoolean hang = new AtomicBoolean();
         final List<Object> events = new CopyOnWriteArrayList<>();
         final AtomicInteger workStarted = new AtomicInteger();
@@ -95,13 +105,13 @@ class LeadershipLoopTests {
             workMode.set(environment.getProperty("test.work-mode", "forever"));
             failGrantListener.set(environment.getProperty("test.fail-grant-listener", Integer.class, 0));
             if (environment.getProperty("test.block-grant-listener", Boolean.class, false)) {
-                blockGrantListener.set(new CountDownLatch(1));
+                blockGrantListener.set(new CompletableFuture<>());
             }
         }
         /** How many more grant events the listener fails on. */
         final AtomicInteger failGrantListener = new AtomicInteger();
-        /** While set, the grant listener blocks until it is counted down. */
-        final AtomicReference<CountDownLatch> blockGrantListener = new AtomicReference<>();
+        /** While set, the grant listener blocks until it completes. */
+        final AtomicReference<CompletableFuture<Void>> blockGrantListener = new AtomicReference<>();
         /** Lets a hanging transaction go on to the cluster instead of failing. */
         final AtomicBoolean hangThenCommit = new AtomicBoolean();
         /** While set, describing a role's epoch hangs like an unresponsive coordinator. */
@@ -112,10 +122,26 @@ class LeadershipLoopTests {
             return clock;
         }
 
+        /** Replaces the starter's runtime, as an application's own bean would. */
+        @Bean
+        CoordinationRuntime coordinationRuntime() {
+            return runtime;
+        }
+
         @Bean(destroyMethod = "close")
         CoordinationTransport coordinationTransport() {
-            return new FailingTransport(cluster.transport(TOPIC), failWrites,
-                    breakProducer, hang, hangWrites, hangThenCommit, hangDescribe);
+            return new FailingTransport(cluster.transport(TOPIC), runtime, failWrites,
+                    breakProducer, hang, hangWrites, hangThenCommit, hangDescribe, hangDescribes);
+        }
+
+        /** Runs the simulation until {@code condition} holds, at most {@code limit} of simulated time. */
+        void until(BooleanSupplier condition, Duration limit) {
+            assertThat(runtime.advanceUntil(condition, limit)).as("within %s of simulated time", limit).isTrue();
+        }
+
+        /** As {@link #until(BooleanSupplier, Duration)} within a lease and a half: a grant, a start, an event. */
+        void until(BooleanSupplier condition) {
+            until(condition, LeaseConfig.DEFAULTS.duration().multipliedBy(3).dividedBy(2));
         }
 
         @Bean
@@ -131,9 +157,9 @@ class LeadershipLoopTests {
         @EventListener
         void on(LeadershipGrantedEvent event) throws InterruptedException {
             events.add(event);
-            CountDownLatch block = blockGrantListener.get();
+            CompletableFuture<Void> block = blockGrantListener.get();
             if (block != null) {
-                block.await(30, TimeUnit.SECONDS);
+                runtime.await(block, Duration.ofMinutes(10));
             }
             if (failGrantListener.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
                 throw new IllegalStateException("injected: a grant listener failed");
@@ -164,7 +190,7 @@ class LeadershipLoopTests {
             }
             try {
                 while (true) {
-                    Thread.sleep(10_000);
+                    member.runtime.sleep(Duration.ofSeconds(10));
                 }
             } catch (InterruptedException e) {
                 member.workInterrupted.incrementAndGet();
@@ -212,17 +238,18 @@ class LeadershipLoopTests {
             Member member = context.getBean(Member.class);
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
             Dispatcher dispatcher = context.getBean(Dispatcher.class);
-            await().atMost(Duration.ofSeconds(10)).until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
-            await().atMost(Duration.ofSeconds(10)).until(() -> member.workStarted.get() == 1 && dispatcher.isRunning());
+            member.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
+            member.until(() -> member.workStarted.get() == 1 && dispatcher.isRunning());
             assertThat(member.events.get(0)).isInstanceOf(LeadershipGrantedEvent.class);
             // A Lifecycle bean is handed its leadership before it starts.
             assertThat(dispatcher.leadership).isSameAs(loop.leadership(CONTROLLER).orElseThrow());
 
             // Every write now fails transiently; the renewal keeps retrying until the deadline.
             member.failWrites.set(true);
-            member.clock.advance(Duration.ofSeconds(10));
-            member.clock.advance(Duration.ofSeconds(21));
-            await().atMost(Duration.ofSeconds(10)).until(() -> member.events.size() >= 2);
+            Instant deadline = loop.leadership(CONTROLLER).orElseThrow().deadline();
+            member.until(() -> member.events.size() >= 2);
+            // At the deadline, give or take a pass (20 ms): not a renewal interval or a retry later.
+            assertThat(member.clock.instant()).as("ended at the lease deadline").isBetween(deadline, deadline.plusMillis(100));
             assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class, ended -> {
                 assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.EXPIRED);
                 assertThat(ended.getMember()).isEqualTo(MemberId.of("n1"));
@@ -232,8 +259,8 @@ class LeadershipLoopTests {
 
             // The cluster recovers: the member contends again and, alone, takes the role back.
             member.failWrites.set(false);
-            await().atMost(Duration.ofSeconds(10)).until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
-            await().atMost(Duration.ofSeconds(10)).until(() -> member.workStarted.get() == 2 && dispatcher.starts.get() == 2);
+            member.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
+            member.until(() -> member.workStarted.get() == 2 && dispatcher.starts.get() == 2);
             LeadershipGrantedEvent first = (LeadershipGrantedEvent) member.events.get(0);
             LeadershipGrantedEvent second = (LeadershipGrantedEvent) member.events.get(2);
             assertThat(second.getToken().supersedes(first.getToken())).isTrue();
@@ -246,14 +273,15 @@ class LeadershipLoopTests {
             Member member = context.getBean(Member.class);
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
             Dispatcher dispatcher = context.getBean(Dispatcher.class);
-            await().atMost(Duration.ofSeconds(10)).until(() -> member.workStarted.get() == 1 && dispatcher.isRunning());
+            member.until(() -> member.workStarted.get() == 1 && dispatcher.isRunning());
 
             // The next renewal blocks: the role's own thread is stuck inside it.
             member.hang.set(true);
-            member.clock.advance(Duration.ofSeconds(10));
-            member.clock.advance(Duration.ofSeconds(21));
+            Instant deadline = loop.leadership(CONTROLLER).orElseThrow().deadline();
             // The end is reported at the deadline, while the renewal still hangs.
-            await().atMost(Duration.ofSeconds(10)).until(() -> member.events.size() >= 2);
+            member.until(() -> member.events.size() >= 2);
+            // At the deadline, give or take a pass (20 ms): not a renewal interval or a retry later.
+            assertThat(member.clock.instant()).as("ended at the lease deadline").isBetween(deadline, deadline.plusMillis(100));
             assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
                     ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.EXPIRED));
             assertThat(member.workInterrupted).hasValue(1);
@@ -267,8 +295,8 @@ class LeadershipLoopTests {
             // back without its work. The member contends again and starts the work anew.
             member.hang.set(false);
             member.hangThenCommit.set(true);
-            member.hangWrites.countDown();
-            await().atMost(Duration.ofSeconds(10)).until(() -> member.workStarted.get() == 2 && dispatcher.isRunning());
+            member.hangWrites.complete(null);
+            member.until(() -> member.workStarted.get() == 2 && dispatcher.isRunning());
             assertThat(member.events).hasSize(3);
             assertThat(member.events.get(2)).isInstanceOf(LeadershipGrantedEvent.class);
             assertThat(loop.leadership(CONTROLLER).orElseThrow().term())
@@ -281,14 +309,14 @@ class LeadershipLoopTests {
         runner.withPropertyValues("test.work-mode=returns").run(context -> {
             Member member = context.getBean(Member.class);
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
-            await().atMost(Duration.ofSeconds(10)).until(() -> member.events.size() >= 2);
+            member.until(() -> member.events.size() >= 2);
             assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class, ended -> {
                 assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.RELEASED);
                 assertThat(ended.getFailure()).isEmpty();
             });
             assertThat(context.getBean(Dispatcher.class).isRunning()).isFalse();
             // Released with a tombstone: granted again with the lease clock standing still.
-            await().atMost(Duration.ofSeconds(10)).until(() -> member.workStarted.get() >= 2);
+            member.until(() -> member.workStarted.get() >= 2);
             assertThat(member.events.get(2)).isInstanceOf(LeadershipGrantedEvent.class);
             assertThat(loop.roles()).containsExactly(CONTROLLER);
         });
@@ -298,13 +326,13 @@ class LeadershipLoopTests {
     void anOnLeadershipMethodThatThrowsEndsTheLeadershipAsFailedAndTheMemberRejoins() {
         runner.withPropertyValues("test.work-mode=throws").run(context -> {
             Member member = context.getBean(Member.class);
-            await().atMost(Duration.ofSeconds(10)).until(() -> member.events.size() >= 2);
+            member.until(() -> member.events.size() >= 2);
             assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class, ended -> {
                 assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.FAILED);
                 assertThat(ended.getFailure()).get().extracting(Throwable::getMessage).isEqualTo("injected: the work failed");
             });
             member.workMode.set("forever");
-            await().atMost(Duration.ofSeconds(10)).until(() -> member.workStarted.get() == 2
+            member.until(() -> member.workStarted.get() == 2
                     && context.getBean(LeadershipLoop.class).state(CONTROLLER) == MemberRoleState.LEADER);
         });
     }
@@ -314,11 +342,11 @@ class LeadershipLoopTests {
         runner.withPropertyValues("test.fail-grant-listener=1").run(context -> {
             Member member = context.getBean(Member.class);
             Dispatcher dispatcher = context.getBean(Dispatcher.class);
-            await().atMost(Duration.ofSeconds(10)).until(() -> member.events.size() >= 2);
+            member.until(() -> member.events.size() >= 2);
             assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
                     ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.FAILED));
             // The failure came before any work started; the next grant starts it.
-            await().atMost(Duration.ofSeconds(10)).until(() -> member.workStarted.get() == 1 && dispatcher.isRunning());
+            member.until(() -> member.workStarted.get() == 1 && dispatcher.isRunning());
             assertThat(member.events.get(2)).isInstanceOf(LeadershipGrantedEvent.class);
         });
     }
@@ -327,20 +355,19 @@ class LeadershipLoopTests {
     void aListenerThatBlocksForTwoLeasesDoesNotStopTheRenewals() {
         runner.withPropertyValues("test.block-grant-listener=true").run(context -> {
             Member member = context.getBean(Member.class);
-            CountDownLatch block = member.blockGrantListener.get();
+            CompletableFuture<Void> block = member.blockGrantListener.get();
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
-            await().atMost(Duration.ofSeconds(10)).until(() -> member.events.size() == 1);
+            member.until(() -> member.events.size() == 1);
             Leadership held = loop.leadership(CONTROLLER).orElseThrow();
             // Two leases of renew intervals: each renewal must happen while the listener blocks.
             for (int renewal = 0; renewal < 6; renewal++) {
                 Instant previous = held.deadline();
-                member.clock.advance(LeaseConfig.DEFAULTS.renewInterval());
-                await().atMost(Duration.ofSeconds(10)).until(() -> held.deadline().isAfter(previous));
+                member.until(() -> held.deadline().isAfter(previous), LeaseConfig.DEFAULTS.renewInterval().plusSeconds(1));
             }
             assertThat(held.isActive()).isTrue();
             assertThat(member.events).hasSize(1);
-            block.countDown();
-            await().atMost(Duration.ofSeconds(10)).until(() -> member.workStarted.get() == 1);
+            block.complete(null);
+            member.until(() -> member.workStarted.get() == 1);
         });
     }
 
@@ -350,7 +377,7 @@ class LeadershipLoopTests {
             Member member = context.getBean(Member.class);
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
             Leadership first = breakTheProducerDuringAWriteOfTheWork(member, loop);
-            await().atMost(Duration.ofSeconds(10)).until(() -> member.events.size() >= 2);
+            member.until(() -> member.events.size() >= 2);
             assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
                     ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.FAILED));
             assertThat(member.workInterrupted).hasValue(1);
@@ -358,17 +385,16 @@ class LeadershipLoopTests {
             // Its own lease still stands in the log: like any standby, it takes the role back
             // once that passes its deadline.
             member.breakProducer.set(false);
-            member.clock.advance(LeaseConfig.DEFAULTS.duration().plusSeconds(1));
-            await().atMost(Duration.ofSeconds(10)).until(() -> member.workStarted.get() == 2);
+            member.until(() -> member.workStarted.get() == 2);
             Leadership second = loop.leadership(CONTROLLER).orElseThrow();
             assertThat(second.token().supersedes(first.token())).isTrue();
 
             // The work gives the role up itself.
             second.close();
-            await().atMost(Duration.ofSeconds(10)).until(() -> member.events.size() >= 4);
+            member.until(() -> member.events.size() >= 4);
             assertThat(member.events.get(3)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
                     ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.RELEASED));
-            await().atMost(Duration.ofSeconds(10)).until(() -> member.workStarted.get() == 3);
+            member.until(() -> member.workStarted.get() == 3);
         });
     }
 
@@ -398,7 +424,7 @@ class LeadershipLoopTests {
      * leadership on the work's thread, not on the loop's, and no renewal is due.
      */
     private static Leadership breakTheProducerDuringAWriteOfTheWork(Member member, LeadershipLoop loop) {
-        await().atMost(Duration.ofSeconds(10)).until(() -> member.workStarted.get() == 1);
+        member.until(() -> member.workStarted.get() == 1);
         Leadership held = loop.leadership(CONTROLLER).orElseThrow();
         member.breakProducer.set(true);
         assertThatThrownBy(() -> held.write(new ProducerRecord<>("commands", new byte[1])))
@@ -411,8 +437,9 @@ class LeadershipLoopTests {
     @Test
     void theEndpointReleasesAHeldRoleOnlyWhenEnabledAndAnswersWithTheHttpStatusThatSaysWhy() {
         runner.run(context -> {
+            Member member = context.getBean(Member.class);
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
-            await().atMost(Duration.ofSeconds(10)).until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
+            member.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
             WebEndpointResponse<CoordinationEndpointWebExtension.ReleaseResult> refused =
                     context.getBean(CoordinationEndpointWebExtension.class).release("controller");
             assertThat(refused.getStatus()).isEqualTo(403);
@@ -423,7 +450,7 @@ class LeadershipLoopTests {
             Member member = context.getBean(Member.class);
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
             CoordinationEndpointWebExtension endpoint = context.getBean(CoordinationEndpointWebExtension.class);
-            await().atMost(Duration.ofSeconds(10)).until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
+            member.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
             WebEndpointResponse<CoordinationEndpointWebExtension.ReleaseResult> released = endpoint.release("controller");
             assertThat(released.getStatus()).isEqualTo(200);
             assertThat(released.getBody().released()).isTrue();
@@ -434,8 +461,7 @@ class LeadershipLoopTests {
             assertThat(endpoint.release("scheduler").getStatus()).isEqualTo(404);
             // Not held: the lease runs out while every write fails, so it cannot be taken back.
             member.failWrites.set(true);
-            member.clock.advance(LeaseConfig.DEFAULTS.duration().plusSeconds(1));
-            await().atMost(Duration.ofSeconds(10)).until(() -> loop.state(CONTROLLER) == MemberRoleState.STANDBY);
+            member.until(() -> loop.state(CONTROLLER) == MemberRoleState.STANDBY);
             assertThat(endpoint.release("controller").getStatus()).isEqualTo(409);
         });
     }
@@ -446,7 +472,7 @@ class LeadershipLoopTests {
             Member member = context.getBean(Member.class);
             CoordinationEndpoint endpoint = context.getBean(CoordinationEndpoint.class);
             try (CoordinationClient elsewhere = new CoordinationClient(member.cluster.transport(TOPIC), LeaseConfig.DEFAULTS,
-                    member.clock)) {
+                    member.runtime)) {
                 Leadership scheduler = elsewhere.tryAcquire(Role.of("scheduler"), MemberId.of("n9")).orElseThrow();
                 assertThat(endpoint.role(SecurityContext.NONE, "scheduler").holder()).isEqualTo("n9");
                 // Released since: within its freshness the endpoint answers from the cache, not the topic.
@@ -466,7 +492,7 @@ class LeadershipLoopTests {
             Member member = context.getBean(Member.class);
             // Another member, elsewhere, holds a role this one does not contend for.
             try (CoordinationClient elsewhere = new CoordinationClient(member.cluster.transport(TOPIC), LeaseConfig.DEFAULTS,
-                    member.clock)) {
+                    member.runtime)) {
                 elsewhere.tryAcquire(Role.of("scheduler"), MemberId.of("n9")).orElseThrow();
                 CoordinationEndpoint endpoint = context.getBean(CoordinationEndpoint.class);
                 CoordinationEndpoint.RoleReport scheduler = endpoint.role(SecurityContext.NONE, "scheduler");
@@ -482,8 +508,9 @@ class LeadershipLoopTests {
     @Test
     void theEndpointShowsTheRosterAndEpochsOnlyPerShowDetails() {
         runner.run(context -> {
+            Member member = context.getBean(Member.class);
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
-            await().atMost(Duration.ofSeconds(10)).until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
+            member.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
             CoordinationEndpoint.RoleReport hidden = context.getBean(CoordinationEndpoint.class)
                     .coordination(SecurityContext.NONE).roles().get("controller");
             assertThat(hidden.holder()).isEqualTo("n1");
@@ -494,8 +521,9 @@ class LeadershipLoopTests {
             assertThat(hidden.transactionState()).isNull();
         });
         runner.withPropertyValues("krabka.coordination.endpoint.show-details=always").run(context -> {
+            Member member = context.getBean(Member.class);
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
-            await().atMost(Duration.ofSeconds(10)).until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
+            member.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
             CoordinationEndpoint.RoleReport shown = context.getBean(CoordinationEndpoint.class)
                     .role(SecurityContext.NONE, "controller");
             assertThat(shown.token().producerId()).isNotNull();
@@ -509,7 +537,7 @@ class LeadershipLoopTests {
         runner.run(context -> {
             Member member = context.getBean(Member.class);
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
-            await().atMost(Duration.ofSeconds(10)).until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
+            member.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
             member.hangDescribe.set(true);
             long start = System.nanoTime();
             CoordinationEndpoint.CoordinationReport report = context.getBean(CoordinationEndpoint.class)
@@ -527,7 +555,7 @@ class LeadershipLoopTests {
             assertThat(role.current()).isFalse();
             assertThat(role.problem()).contains("this member's own");
             member.hangDescribe.set(false);
-            member.hangWrites.countDown();
+            member.hangDescribes.countDown();
         });
     }
 
@@ -540,13 +568,18 @@ class LeadershipLoopTests {
         private final AtomicBoolean fail;
         private final AtomicBoolean broken;
         private final AtomicBoolean hang;
-        private final CountDownLatch released;
+        private final CoordinationRuntime runtime;
+        private final CompletableFuture<Void> released;
         private final AtomicBoolean commitAfterHang;
         private final AtomicBoolean hangDescribe;
+        private final CountDownLatch describesAnswer;
 
-        FailingTransport(CoordinationTransport delegate, AtomicBoolean fail, AtomicBoolean broken, AtomicBoolean hang,
-                CountDownLatch released, AtomicBoolean commitAfterHang, AtomicBoolean hangDescribe) {
+        FailingTransport(CoordinationTransport delegate, CoordinationRuntime runtime, AtomicBoolean fail, AtomicBoolean broken,
+                AtomicBoolean hang, CompletableFuture<Void> released, AtomicBoolean commitAfterHang, AtomicBoolean hangDescribe,
+                CountDownLatch describesAnswer) {
             this.delegate = delegate;
+            this.runtime = runtime;
+            this.describesAnswer = describesAnswer;
             this.fail = fail;
             this.broken = broken;
             this.hang = hang;
@@ -580,10 +613,13 @@ class LeadershipLoopTests {
             return delegate.read(role, fromOffset, maxWait);
         }
 
-        /** An unresponsive cluster: returns only when the test lets it (bounded, so a failing test cannot hang shutdown). */
+        /**
+         * An unresponsive cluster: returns only when the test lets it (bounded, so a failing
+         * test cannot hang shutdown), waiting on the runtime so the simulation goes on.
+         */
         private void awaitRelease() {
             try {
-                released.await(20, TimeUnit.SECONDS);
+                runtime.await(released, Duration.ofMinutes(10));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -635,7 +671,11 @@ class LeadershipLoopTests {
         @Override
         public Optional<ProducerState> describeEpoch(Role role) {
             if (hangDescribe.get()) {
-                awaitRelease();
+                try {
+                    describesAnswer.await(20, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
             }
             return delegate.describeEpoch(role);
         }
