@@ -36,9 +36,16 @@ public final class CoordinationTestAutoConfiguration {
         return coordinationTestCluster.transport(topic);
     }
 
+    /** Tells the support's waits when a role changes hands; the loop calls every observer bean. */
+    @Bean
+    RoleTransitions coordinationTestTransitions() {
+        return new RoleTransitions();
+    }
+
     @Bean
     CoordinationTestSupport coordinationTestSupport(InMemoryCluster coordinationTestCluster, ManualClock coordinationClock,
-            LeadershipLoop leadershipLoop, LeaseConfig leaseConfig, TopicSpec topic) {
-        return new CoordinationTestSupport(coordinationTestCluster, coordinationClock, leadershipLoop, leaseConfig, topic);
+            LeadershipLoop leadershipLoop, LeaseConfig leaseConfig, TopicSpec topic, RoleTransitions coordinationTestTransitions) {
+        return new CoordinationTestSupport(coordinationTestCluster, coordinationClock, leadershipLoop, leaseConfig, topic,
+                coordinationTestTransitions);
     }
 }

@@ -28,7 +28,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
  */
 public final class CoordinationTestSupport {
 
-    /** How long the await methods wait, by default: passes run on real threads. */
+    /** How long the await methods wait, by default: passes and the role's work run on real threads. */
     public static final Duration DEFAULT_WAIT = Duration.ofSeconds(10);
     private static final MemberId OTHER = MemberId.of("coordination-test-other-member");
 
@@ -37,9 +37,11 @@ public final class CoordinationTestSupport {
     private final LeadershipLoop loop;
     private final LeaseConfig lease;
     private final TopicSpec topic;
+    private final RoleTransitions transitions;
 
-    public CoordinationTestSupport(InMemoryCluster cluster, ManualClock clock, LeadershipLoop loop, LeaseConfig lease,
-            TopicSpec topic) {
+    CoordinationTestSupport(InMemoryCluster cluster, ManualClock clock, LeadershipLoop loop, LeaseConfig lease,
+            TopicSpec topic, RoleTransitions transitions) {
+        this.transitions = transitions;
         this.cluster = cluster;
         this.clock = clock;
         this.loop = loop;
@@ -125,18 +127,15 @@ public final class CoordinationTestSupport {
         return loop.release(Role.of(role));
     }
 
-    private static void await(BooleanSupplier condition, String what) {
-        long giveUpAt = System.nanoTime() + DEFAULT_WAIT.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - giveUpAt > 0) {
+    /** Waits, woken by the loop's grants and ends rather than polling, up to {@link #DEFAULT_WAIT}. */
+    private void await(BooleanSupplier condition, String what) {
+        try {
+            if (!transitions.await(condition, DEFAULT_WAIT)) {
                 throw new AssertionError("timed out after " + DEFAULT_WAIT + " waiting for " + what);
             }
-            try {
-                Thread.sleep(10);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError("interrupted while waiting for " + what, e);
-            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted while waiting for " + what, e);
         }
     }
 }
