@@ -5,7 +5,6 @@ import io.krabka.streams.coordination.CoordinationTimeoutException;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
-import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.SendBatching;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
@@ -17,13 +16,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.Collection;
-import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -56,11 +51,6 @@ public final class CoordinationClient implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(CoordinationClient.class);
 
-    /** The longest a waiting {@link #acquire} sleeps in one read before it looks again. */
-    static final Duration MAX_WAIT_PER_PASS = Duration.ofSeconds(1);
-    /** The shortest wait between passes, so a lost race never becomes a busy loop. */
-    static final Duration MIN_WAIT_PER_PASS = Duration.ofMillis(20);
-
     private final CoordinationTransport transport;
     private final LeaseConfig config;
     private final InstantSource clock;
@@ -69,10 +59,10 @@ public final class CoordinationClient implements AutoCloseable {
     private volatile CoordinationInstrumentation instrumentation = CoordinationInstrumentation.NONE;
     private final RoleFolds folds;
     private final Registrations registrations;
-    private final LeaseBounds leaseBounds;
-    private final ChallengeCheck challengeCheck;
     private final ElectionPass election;
-    private final Map<Role, Leadership> held = new ConcurrentHashMap<>();
+    private final BlockingAcquire blockingAcquire;
+    private final RoleReports reports;
+    private final HeldLeaderships held = new HeldLeaderships();
     private final AtomicLong suspicious = new AtomicLong();
     private volatile boolean closed;
 
@@ -134,9 +124,9 @@ public final class CoordinationClient implements AutoCloseable {
         this.sendBatching = Objects.requireNonNull(sendBatching, "sendBatching");
         this.folds = new RoleFolds(transport);
         this.registrations = new Registrations(transport, clock);
-        this.leaseBounds = new LeaseBounds(config, clock, transport, this::suspicious);
-        this.challengeCheck = new ChallengeCheck(transport, config, clock, folds);
-        this.election = new ElectionPass(this, transport, folds, registrations, leaseBounds, challengeCheck, held);
+        this.election = new ElectionPass(this, transport, folds, registrations, held);
+        this.blockingAcquire = new BlockingAcquire(runtime, (role, me) -> attempt(role, me, true), folds);
+        this.reports = new RoleReports(transport, folds);
     }
 
     /**
@@ -198,34 +188,7 @@ public final class CoordinationClient implements AutoCloseable {
      * @throws InterruptedException when the calling thread is interrupted while waiting
      */
     public Leadership acquire(Role role, MemberId me, Duration timeout) throws InterruptedException {
-        long deadline = runtime.nanoTime() + timeout.toNanos();
-        while (true) {
-            Attempt attempt = attempt(role, me);
-            if (attempt.leadership != null) {
-                return attempt.leadership;
-            }
-            long remaining = deadline - runtime.nanoTime();
-            if (remaining <= 0) {
-                throw new CoordinationTimeoutException(me + " did not win role " + role + " within " + timeout
-                        + "; last decision: " + attempt.decision);
-            }
-            Duration wait = MAX_WAIT_PER_PASS;
-            if (attempt.decision instanceof Decision.Wait pending) {
-                wait = min(wait, Duration.between(clock.instant(), pending.challengeAt()));
-            }
-            wait = max(MIN_WAIT_PER_PASS, min(wait, Duration.ofNanos(remaining)));
-            try {
-                refresh(role, wait);
-            } catch (CoordinationException e) {
-                if (Thread.interrupted()) {
-                    throw new InterruptedException(me + " was interrupted while waiting for role " + role);
-                }
-                throw e;
-            }
-            if (Thread.interrupted()) {
-                throw new InterruptedException(me + " was interrupted while waiting for role " + role);
-            }
-        }
+        return blockingAcquire.acquire(role, me, timeout);
     }
 
     /**
@@ -236,15 +199,11 @@ public final class CoordinationClient implements AutoCloseable {
      * @throws IllegalStateException when this client already holds {@code role}
      */
     public Optional<Leadership> tryAcquire(Role role, MemberId me) {
-        return Optional.ofNullable(attempt(role, me).leadership);
+        return Optional.ofNullable(attempt(role, me, true).leadership);
     }
 
     /** The outcome of one election pass: the leadership won in it, or what the rules said instead. */
     record Attempt(Leadership leadership, Decision decision) {
-    }
-
-    Attempt attempt(Role role, MemberId me) {
-        return attempt(role, me, true);
     }
 
     /**
@@ -282,12 +241,7 @@ public final class CoordinationClient implements AutoCloseable {
      */
     public boolean leave(Role role, MemberId me) {
         requireOpen();
-        if (!registrations.has(role)) {
-            return false;
-        }
-        transport.deregister(role, me);
-        registrations.forget(role);
-        return true;
+        return registrations.leave(role, me);
     }
 
     /**
@@ -296,10 +250,7 @@ public final class CoordinationClient implements AutoCloseable {
      */
     public LeadershipStatus describe(Role role) {
         requireOpen();
-        // The coordinator first: the topic, read after it, holds every lease written up to
-        // that moment, and a deposition before this call always shows as a mismatch.
-        Optional<ProducerState> coordinator = transport.describeEpoch(role);
-        return LeadershipStatus.of(refresh(role, Duration.ZERO), coordinator);
+        return reports.describe(role);
     }
 
     /** How many roles' describe folds this client keeps (bounded: at most 4 096). */
@@ -323,24 +274,7 @@ public final class CoordinationClient implements AutoCloseable {
      */
     public Map<Role, LeadershipStatus> describe(Collection<Role> roles) {
         requireOpen();
-        List<Role> distinct = List.copyOf(new LinkedHashSet<>(roles));
-        if (distinct.isEmpty()) {
-            return Map.of();
-        }
-        // The coordinator first, as for one role: the reads after it hold every lease
-        // written up to that moment.
-        Map<Role, Optional<ProducerState>> coordinator = transport.describeEpochs(distinct);
-        Map<Role, RoleState> states = folds.readMany(distinct);
-        Map<Role, LeadershipStatus> described = new LinkedHashMap<>();
-        for (Role role : distinct) {
-            Optional<ProducerState> reported = coordinator.get(role);
-            if (reported == null) {
-                throw new IllegalStateException("the transport described no epoch for role " + role + ": "
-                        + transport.getClass().getName() + " breaks the contract of describeEpochs");
-            }
-            described.put(role, LeadershipStatus.of(states.get(role), reported));
-        }
-        return described;
+        return reports.describe(roles);
     }
 
     /**
@@ -352,13 +286,13 @@ public final class CoordinationClient implements AutoCloseable {
      */
     public LeadershipStatus observe(Role role, Duration maxWait) {
         requireOpen();
-        return LeadershipStatus.of(refresh(role, maxWait), Optional.empty());
+        return reports.observe(role, maxWait);
     }
 
     /** The role's folded state, waiting up to {@code maxWait} for news: what a contender decides on. */
     RoleState awaitRoleState(Role role, Duration maxWait) {
         requireOpen();
-        return refresh(role, maxWait);
+        return folds.refresh(role, maxWait);
     }
 
     /**
@@ -371,22 +305,14 @@ public final class CoordinationClient implements AutoCloseable {
         return folds.quietSinceRead(role);
     }
 
-    /** Whether this client holds a registration of some member for {@code role}. */
-    boolean registered(Role role) {
-        return registrations.has(role);
-    }
-
-    RoleState refresh(Role role, Duration maxWait) {
-        return folds.refresh(role, maxWait);
-    }
-
+    /** A released leadership: its member left the roster, so its registration goes too. */
     void released(Leadership leadership) {
-        held.remove(leadership.role(), leadership);
+        held.ended(leadership);
         registrations.forget(leadership.role());
     }
 
     void ended(Leadership leadership) {
-        held.remove(leadership.role(), leadership);
+        held.ended(leadership);
     }
 
     Instant now() {
@@ -410,21 +336,7 @@ public final class CoordinationClient implements AutoCloseable {
         if (closed) {
             return;
         }
-        for (Leadership leadership : List.copyOf(held.values())) {
-            try {
-                leadership.close();
-            } catch (RuntimeException e) {
-                log.warn("Releasing role {} on close failed", leadership.role(), e);
-            }
-        }
+        held.releaseAll();
         closed = true;
-    }
-
-    private static Duration min(Duration a, Duration b) {
-        return a.compareTo(b) <= 0 ? a : b;
-    }
-
-    private static Duration max(Duration a, Duration b) {
-        return a.compareTo(b) >= 0 ? a : b;
     }
 }

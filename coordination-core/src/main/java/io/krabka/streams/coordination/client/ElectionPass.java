@@ -12,7 +12,6 @@ import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import java.time.Duration;
 import java.time.InstantSource;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,19 +34,19 @@ final class ElectionPass {
     private final Registrations registrations;
     private final LeaseBounds leaseBounds;
     private final ChallengeCheck challengeCheck;
-    // The client's live leaderships, by role: a grant adds its own.
-    private final Map<Role, Leadership> held;
+    // The client's live leaderships: a grant adds its own.
+    private final HeldLeaderships held;
 
     ElectionPass(CoordinationClient client, CoordinationTransport transport, RoleFolds folds, Registrations registrations,
-            LeaseBounds leaseBounds, ChallengeCheck challengeCheck, Map<Role, Leadership> held) {
+            HeldLeaderships held) {
         this.client = client;
         this.transport = transport;
         this.config = client.config();
         this.clock = client.clock();
         this.folds = folds;
         this.registrations = registrations;
-        this.leaseBounds = leaseBounds;
-        this.challengeCheck = challengeCheck;
+        this.leaseBounds = new LeaseBounds(config, clock, transport, client::suspicious);
+        this.challengeCheck = new ChallengeCheck(transport, config, clock, folds);
         this.held = held;
     }
 
@@ -59,8 +58,7 @@ final class ElectionPass {
      *     the grant on, to keep those writes off the handover's path
      */
     CoordinationClient.Attempt attempt(Role role, MemberId me, boolean confirm) {
-        Leadership current = held.get(role);
-        if (current != null && current.isActive()) {
+        if (held.holdsActive(role)) {
             throw new IllegalStateException(me + " already holds role " + role + " through this client");
         }
         Registrations.Registered registered = registrations.of(role);
@@ -117,7 +115,7 @@ final class ElectionPass {
             Leadership leadership = Leadership.grant(client, transport, epoch, me, confirm, state.nextOffset());
             challengeCheck.won(role, state, leadership);
             if (leadership.isActive()) {
-                held.put(role, leadership);
+                held.granted(leadership);
             } else {
                 // Its commit was found committed only after the lease deadline: a grant (its
                 // term is taken) whose producer cannot go on. The caller sees it ended.

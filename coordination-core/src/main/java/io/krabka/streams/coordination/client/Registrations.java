@@ -56,6 +56,16 @@ final class Registrations {
         registrations.remove(role);
     }
 
+    /** Removes {@code me} from the roster of {@code role}; false when this client has no registration to remove. */
+    boolean leave(Role role, MemberId me) {
+        if (!has(role)) {
+            return false;
+        }
+        transport.deregister(role, me);
+        forget(role);
+        return true;
+    }
+
     /**
      * The state with {@code me}'s own registration at the tail of the roster: committed
      * but not visible yet (behind an open transaction that read_committed cannot read past).

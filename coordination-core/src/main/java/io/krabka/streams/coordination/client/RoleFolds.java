@@ -60,12 +60,12 @@ final class RoleFolds {
         this.transport = transport;
     }
 
-    /** How many malformed records were skipped so far. */
     /** How many describe folds are kept now. */
     int describedFolds() {
         return describedViews.size();
     }
 
+    /** How many malformed records were skipped so far. */
     long malformedRecords() {
         return malformed.get();
     }

@@ -7,34 +7,19 @@ import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import java.time.Duration;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.Deque;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.FutureTask;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.ListOffsetsOptions;
-import org.apache.kafka.clients.admin.ListOffsetsResult;
-import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.IsolationLevel;
-import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -70,25 +55,16 @@ public final class LeaderPipeline implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(LeaderPipeline.class);
 
-    /** How long one poll waits when no batch is open: bounds how late a deposed holder notices. */
-    private static final Duration IDLE_POLL = Duration.ofMillis(200);
-    private static final Duration METADATA_TIMEOUT = Duration.ofSeconds(30);
-    /** A poll that returns within this found its records already waiting. */
-    private static final Duration AT_ONCE = Duration.ofMillis(2);
     /** Records per poll: a batch may span several polls, up to its own size. */
     private static final int MAX_POLL_RECORDS = 500;
-    private static final Duration CLOSE_WAIT = Duration.ofSeconds(30);
     private final PipelineSettings settings;
-    private final Supplier<Consumer<byte[], byte[]>> consumers;
+    private final PipelineConsumers consumers;
     private final BatchProcessor processor;
     /** Its ticker paces batches; its workers close consumers away from the interrupts that end runs. */
     private final CoordinationRuntime runtime;
     private final AtomicLong processedRecords = new AtomicLong();
     private final AtomicLong committedBatches = new AtomicLong();
     private volatile long lag = -1;
-    // A consumer between runs (connected, unassigned), and whether close() was called; guarded by this.
-    private Consumer<byte[], byte[]> idle;
-    private boolean closed;
 
     /**
      * A pipeline whose consumers come from {@code consumers}; each must be a byte-array
@@ -106,7 +82,7 @@ public final class LeaderPipeline implements AutoCloseable {
             CoordinationRuntime runtime) {
         this.runtime = Objects.requireNonNull(runtime, "runtime");
         this.settings = Objects.requireNonNull(settings, "settings");
-        this.consumers = Objects.requireNonNull(consumers, "consumers");
+        this.consumers = new PipelineConsumers(Objects.requireNonNull(consumers, "consumers"), runtime);
         this.processor = Objects.requireNonNull(processor, "processor");
     }
 
@@ -178,7 +154,7 @@ public final class LeaderPipeline implements AutoCloseable {
      * @throws Exception what the processor threw; its batch was not written
      */
     public void run(Leadership leadership) throws Exception {
-        Consumer<byte[], byte[]> consumer = take();
+        Consumer<byte[], byte[]> consumer = consumers.take();
         boolean reusable = false;
         // False while a fetch of the committed offsets is under way. A consumer left in one
         // (interrupted, or failed) is never kept: KafkaConsumer.committed() answers a later
@@ -187,17 +163,17 @@ public final class LeaderPipeline implements AutoCloseable {
         // (found by the fault harness: a holder frozen inside it, thawed after its lease).
         boolean rewound = false;
         try {
-            Set<TopicPartition> partitions = partitions(consumer);
+            Set<TopicPartition> partitions = PipelineOffsets.partitions(consumer, settings);
             consumer.assign(partitions);
             // Where the last holder's committed transactions end, whatever this consumer read before.
-            rewind(consumer, partitions);
+            PipelineOffsets.rewind(consumer, partitions);
             rewound = true;
             log.info("{} runs the pipeline of role {} over {} (group {}) under term {}", leadership.member(),
                     leadership.role(), partitions, settings.groupId(), leadership.term());
-            Deque<ConsumerRecord<byte[], byte[]>> buffer = new ArrayDeque<>();
+            BatchReader batches = new BatchReader(consumer, settings, runtime, behind -> lag = behind);
             long writeStarted = runtime.nanoTime();
             while (leadership.isActive() && !Thread.currentThread().isInterrupted()) {
-                List<ConsumerRecord<byte[], byte[]>> batch = nextBatch(consumer, buffer, writeStarted);
+                List<ConsumerRecord<byte[], byte[]>> batch = batches.next(writeStarted);
                 if (batch.isEmpty()) {
                     continue;
                 }
@@ -206,7 +182,7 @@ public final class LeaderPipeline implements AutoCloseable {
                 try {
                     // An assigned consumer's group metadata has no generation and no member: the
                     // pipeline commits offsets in its group without joining it.
-                    leadership.write(outputs, new ConsumedOffsets(consumer.groupMetadata(), nextOffsets(batch)));
+                    leadership.write(outputs, new ConsumedOffsets(consumer.groupMetadata(), PipelineOffsets.nextOffsets(batch)));
                 } catch (FencedException ended) {
                     throw ended;
                 } catch (CoordinationException failed) {
@@ -216,9 +192,9 @@ public final class LeaderPipeline implements AutoCloseable {
                     // Nothing of the batch is visible, or all of it is: the committed offsets say which.
                     log.warn("A pipeline transaction of role {} failed; resuming from the committed offsets: {}",
                             leadership.role(), failed.getMessage());
-                    buffer.clear();
+                    batches.clear();
                     rewound = false;
-                    rewind(consumer, partitions);
+                    PipelineOffsets.rewind(consumer, partitions);
                     rewound = true;
                     continue;
                 }
@@ -232,8 +208,10 @@ public final class LeaderPipeline implements AutoCloseable {
             reusable = true;
         } finally {
             lag = -1;
-            if (!reusable || !rewound || !keep(consumer)) {
-                close(consumer);
+            if (reusable && rewound) {
+                consumers.giveBack(consumer);
+            } else {
+                consumers.discard(consumer);
             }
         }
     }
@@ -245,94 +223,20 @@ public final class LeaderPipeline implements AutoCloseable {
      * @throws CoordinationConfigurationException when an input topic does not exist
      */
     public void prepare() {
-        Consumer<byte[], byte[]> consumer = take();
+        Consumer<byte[], byte[]> consumer = consumers.take();
         try {
-            partitions(consumer);
+            PipelineOffsets.partitions(consumer, settings);
         } catch (RuntimeException e) {
-            close(consumer);
+            consumers.discard(consumer);
             throw e;
         }
-        if (!keep(consumer)) {
-            close(consumer);
-        }
+        consumers.giveBack(consumer);
     }
 
     /** Closes the consumer kept between runs. */
     @Override
     public void close() {
-        Consumer<byte[], byte[]> kept;
-        synchronized (this) {
-            kept = idle;
-            idle = null;
-            closed = true;
-        }
-        if (kept != null) {
-            close(kept);
-        }
-    }
-
-    /** The consumer kept from an earlier run or {@link #prepare()}, or a new one. */
-    private Consumer<byte[], byte[]> take() {
-        synchronized (this) {
-            Consumer<byte[], byte[]> kept = idle;
-            idle = null;
-            if (kept != null) {
-                return kept;
-            }
-        }
-        return consumers.get();
-    }
-
-    /** Keeps a consumer for the next run, unassigned; false when one is kept already or the pipeline is closed. */
-    private boolean keep(Consumer<byte[], byte[]> consumer) {
-        boolean interrupted = Thread.interrupted();
-        try {
-            consumer.assign(List.of());
-        } catch (RuntimeException e) {
-            return false;
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-        synchronized (this) {
-            if (idle != null || closed) {
-                return false;
-            }
-            idle = consumer;
-            return true;
-        }
-    }
-
-    /**
-     * Closes the consumer on a thread of its own and waits for that: the interrupt that
-     * ends a run (one may also arrive while it closes) must not reach a closing consumer,
-     * which would then wait its whole timeout and log an error. The interrupt is kept.
-     */
-    private void close(Consumer<byte[], byte[]> consumer) {
-        FutureTask<Void> closing = new FutureTask<>(() -> {
-            try {
-                consumer.close();
-            } catch (RuntimeException e) {
-                log.warn("Closing a pipeline consumer failed", e);
-            }
-        }, null);
-        runtime.workers().execute(closing);
-        boolean interrupted = false;
-        long giveUpAt = runtime.nanoTime() + CLOSE_WAIT.toNanos();
-        while (true) {
-            try {
-                closing.get(Math.max(0, giveUpAt - runtime.nanoTime()), TimeUnit.NANOSECONDS);
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-            } catch (ExecutionException | TimeoutException e) {
-                break;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        consumers.close();
     }
 
     /**
@@ -343,118 +247,6 @@ public final class LeaderPipeline implements AutoCloseable {
      * @throws CoordinationException when the cluster does not answer within {@code timeout}
      */
     public static long measureLag(Admin admin, PipelineSettings settings, Duration timeout) {
-        try {
-            Map<TopicPartition, OffsetSpec> ends = new HashMap<>();
-            admin.describeTopics(settings.inputTopics()).allTopicNames().get(timeout.toMillis(), TimeUnit.MILLISECONDS)
-                    .forEach((topic, description) -> description.partitions().forEach(
-                            partition -> ends.put(new TopicPartition(topic, partition.partition()), OffsetSpec.latest())));
-            Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> stable = admin
-                    .listOffsets(ends, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
-                    .all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-            Map<TopicPartition, OffsetAndMetadata> committed = admin
-                    .listConsumerGroupOffsets(settings.groupId()).partitionsToOffsetAndMetadata()
-                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-            long lag = 0;
-            for (Map.Entry<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> end : stable.entrySet()) {
-                OffsetAndMetadata done = committed.get(end.getKey());
-                // Without committed offsets the pipeline starts at the log start, which retention may have moved.
-                lag += Math.max(0, end.getValue().offset() - (done == null ? 0 : done.offset()));
-            }
-            return lag;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CoordinationException("interrupted while measuring the lag of pipeline group " + settings.groupId(), e);
-        } catch (ExecutionException | TimeoutException e) {
-            throw new CoordinationException("could not measure the lag of pipeline group " + settings.groupId() + ": " + e, e);
-        }
-    }
-
-    /** Every partition of every input topic; fails naming the topics that do not exist. */
-    private Set<TopicPartition> partitions(Consumer<byte[], byte[]> consumer) {
-        Set<TopicPartition> partitions = new LinkedHashSet<>();
-        List<String> missing = new ArrayList<>();
-        for (String topic : settings.inputTopics()) {
-            List<PartitionInfo> infos = consumer.partitionsFor(topic, METADATA_TIMEOUT);
-            if (infos == null || infos.isEmpty()) {
-                missing.add(topic);
-                continue;
-            }
-            infos.forEach(info -> partitions.add(new TopicPartition(info.topic(), info.partition())));
-        }
-        if (!missing.isEmpty()) {
-            throw new CoordinationConfigurationException("the input topic(s) " + missing + " of pipeline group "
-                    + settings.groupId() + " do not exist: create them (the pipeline never auto-creates its input)");
-        }
-        return partitions;
-    }
-
-    /**
-     * The next batch: waits up to {@link #IDLE_POLL} for a first record, then up to the
-     * batch wait for more, and takes at most the batch size; the rest waits for the next.
-     */
-    private List<ConsumerRecord<byte[], byte[]>> nextBatch(Consumer<byte[], byte[]> consumer,
-            Deque<ConsumerRecord<byte[], byte[]>> buffer, long lastWriteStarted) {
-        // When was the batch's first record there? Records left over, or returned at once
-        // by the first poll after a write, arrived during that write: count their wait from
-        // its start, not from now, or they would wait a write and a whole batch wait more.
-        long opened = lastWriteStarted;
-        if (buffer.isEmpty()) {
-            long polling = runtime.nanoTime();
-            poll(consumer, buffer, IDLE_POLL);
-            if (buffer.isEmpty()) {
-                return List.of();
-            }
-            if (runtime.nanoTime() - polling > AT_ONCE.toNanos()) {
-                opened = polling;
-            }
-        }
-        long deadline = opened + settings.maxBatchWait().toNanos();
-        while (buffer.size() < settings.maxBatchRecords()) {
-            long left = deadline - runtime.nanoTime();
-            if (left <= 0) {
-                break;
-            }
-            poll(consumer, buffer, Duration.ofNanos(left));
-        }
-        List<ConsumerRecord<byte[], byte[]>> batch = new ArrayList<>(Math.min(buffer.size(), settings.maxBatchRecords()));
-        while (!buffer.isEmpty() && batch.size() < settings.maxBatchRecords()) {
-            batch.add(buffer.poll());
-        }
-        return batch;
-    }
-
-    private void poll(Consumer<byte[], byte[]> consumer, Deque<ConsumerRecord<byte[], byte[]>> buffer, Duration wait) {
-        consumer.poll(wait).forEach(buffer::add);
-        long behind = buffer.size();
-        for (TopicPartition partition : consumer.assignment()) {
-            behind += consumer.currentLag(partition).orElse(0);
-        }
-        lag = behind;
-    }
-
-    /** Per partition, the offset after the batch's last record of it: where the next holder resumes. */
-    private static Map<TopicPartition, OffsetAndMetadata> nextOffsets(List<ConsumerRecord<byte[], byte[]>> batch) {
-        Map<TopicPartition, OffsetAndMetadata> offsets = new LinkedHashMap<>();
-        for (ConsumerRecord<byte[], byte[]> record : batch) {
-            offsets.put(new TopicPartition(record.topic(), record.partition()), new OffsetAndMetadata(record.offset() + 1));
-        }
-        return offsets;
-    }
-
-    /** Moves the consumer back to the committed offsets (or the start, where none are). */
-    private void rewind(Consumer<byte[], byte[]> consumer, Set<TopicPartition> partitions) {
-        Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(partitions, METADATA_TIMEOUT);
-        List<TopicPartition> fromStart = new ArrayList<>();
-        for (TopicPartition partition : partitions) {
-            OffsetAndMetadata offset = committed.get(partition);
-            if (offset == null) {
-                fromStart.add(partition);
-            } else {
-                consumer.seek(partition, offset);
-            }
-        }
-        if (!fromStart.isEmpty()) {
-            consumer.seekToBeginning(fromStart);
-        }
+        return PipelineOffsets.measureLag(admin, settings, timeout);
     }
 }
