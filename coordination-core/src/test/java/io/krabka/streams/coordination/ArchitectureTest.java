@@ -101,6 +101,9 @@ class ArchitectureTest {
                         call -> call.getTargetOwner().isAssignableTo(Thread.class)
                                 || call.getTargetOwner().isAssignableTo(java.util.concurrent.ExecutorService.class)))
                 .orShould().dependOnClassesThat().belongToAnyOf(java.util.concurrent.Executors.class)
+                .orShould().callMethodWhere(describe("a timed wait for one of its own tasks (use the runtime's await)",
+                        call -> call.getTargetOwner().isAssignableTo(java.util.concurrent.CompletableFuture.class)
+                                && call.getName().equals("get") && call.getTarget().getRawParameterTypes().size() == 2))
                 .check(CORE);
     }
 }

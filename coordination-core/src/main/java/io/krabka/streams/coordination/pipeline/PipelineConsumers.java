@@ -3,10 +3,7 @@ package io.krabka.streams.coordination.pipeline;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.slf4j.Logger;
@@ -93,12 +90,10 @@ final class PipelineConsumers implements AutoCloseable {
         long giveUpAt = runtime.nanoTime() + CLOSE_WAIT.toNanos();
         while (true) {
             try {
-                closing.get(Math.max(0, giveUpAt - runtime.nanoTime()), TimeUnit.NANOSECONDS);
+                runtime.await(closing, Duration.ofNanos(Math.max(0, giveUpAt - runtime.nanoTime())));
                 break;
             } catch (InterruptedException e) {
                 interrupted = true;
-            } catch (ExecutionException | TimeoutException e) {
-                break;
             }
         }
         if (interrupted) {
