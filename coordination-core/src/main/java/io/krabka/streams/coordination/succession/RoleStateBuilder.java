@@ -10,7 +10,9 @@ import io.krabka.streams.coordination.record.MalformedRecordException;
 import io.krabka.streams.coordination.record.RecordKind;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -27,6 +29,12 @@ import java.util.OptionalLong;
  */
 public final class RoleStateBuilder {
 
+    /**
+     * How many recent leaderships' terms a fold remembers: a leadership whose lease records
+     * are interrupted by records of more leaderships than this gets a new term at its next.
+     */
+    public static final int REMEMBERED_LEADERSHIPS = 8;
+
     private final Role role;
     private final List<RosterEntry> roster = new ArrayList<>();
     private LeaseState lease;
@@ -37,6 +45,18 @@ public final class RoleStateBuilder {
     private final ArrayDeque<ProducerEpoch> carriedEpochs = new ArrayDeque<>();
     private OptionalLong leaseReleasedAt = OptionalLong.empty();
     private long nextOffset;
+    // The terms of the newest leaderships, by (member, granted_at): a leadership whose
+    // lease records another record interrupted (a forged lease, a tombstone it did not
+    // write) keeps its term when its holder renews, so observers see one term per leadership.
+    private final Map<Leader, Long> terms = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Leader, Long> eldest) {
+            return size() > REMEMBERED_LEADERSHIPS;
+        }
+    };
+
+    private record Leader(MemberId member, long grantedAt) {
+    }
 
     RoleStateBuilder(Role role) {
         this.role = Objects.requireNonNull(role, "role");
@@ -77,9 +97,12 @@ public final class RoleStateBuilder {
         } else if (value.isPresent()) {
             Lease written = (Lease) value.get();
             boolean renewal = lease != null && lease.sameLeadershipAs(written.member(), written.grantedAt());
-            long term = renewal ? lease.term() : offset;
-            if (!renewal) {
+            long term;
+            if (renewal) {
+                term = lease.term();
+            } else {
                 recentEpochs.clear();
+                term = terms.computeIfAbsent(new Leader(written.member(), written.grantedAt()), leader -> offset);
             }
             recentEpochs.addLast(new ProducerEpoch(written.producerId(), written.producerEpoch()));
             if (recentEpochs.size() > LeaseState.RECENT_EPOCHS) {

@@ -60,5 +60,7 @@ class ForgedLeaseHolderTest {
         assertThat(observer.observe(ROLE, Duration.ZERO).holder()).as("the newest lease half a second later")
                 .contains(MemberId.of("a"));
         assertThat(contender.leadership()).as("the holder keeps the role").isPresent();
+        // One term per leadership (issue 22 item 2): observers say the holder's own term, not the forged record's offset.
+        assertThat(observer.describe(ROLE).token().term()).isEqualTo(held.token().term());
     }
 }

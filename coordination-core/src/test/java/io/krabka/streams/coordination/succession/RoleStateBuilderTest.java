@@ -63,6 +63,37 @@ class RoleStateBuilderTest {
         assertThat(lease.term()).isEqualTo(4);
     }
 
+    /** Issue 22 item 2: observers keep the term of the grant whatever another writer appended between two renewals. */
+    @Test
+    void aLeadershipKeepsItsTermAcrossAForgedLeaseAndAForeignTombstone() {
+        RoleStateBuilder builder = RoleState.builder(ROLE)
+                .lease(3, A, 1001, (short) 0, 1_000, 31_000)
+                .lease(4, A, 1001, (short) 1, 1_000, 41_000)
+                // Anyone with Write on the topic: a lease naming mallory with the coordinator's epoch.
+                .lease(5, MemberId.of("mallory"), 1001, (short) 1, 42_000, 72_000);
+        assertThat(builder.build().lease().orElseThrow().term()).as("the forged record's own").isEqualTo(5);
+
+        builder.lease(6, A, 1001, (short) 2, 1_000, 51_000);
+        assertThat(builder.build().lease().orElseThrow().term()).as("A's renewal").isEqualTo(3);
+
+        builder.release(7, 52_000).lease(8, A, 1001, (short) 3, 1_000, 61_000);
+        assertThat(builder.build().lease().orElseThrow().term()).as("A's renewal after a tombstone").isEqualTo(3);
+
+        // A new grant of A has a new granted_at, so a term of its own, above the old one.
+        LeaseState regranted = builder.lease(12, A, 1001, (short) 5, 70_000, 100_000).build().lease().orElseThrow();
+        assertThat(regranted.term()).isEqualTo(12);
+    }
+
+    @Test
+    void aLeadershipInterruptedByMoreThanTheRememberedLeadershipsGetsANewTerm() {
+        RoleStateBuilder builder = RoleState.builder(ROLE).lease(0, A, 1, (short) 0, 1_000, 31_000);
+        for (int i = 1; i <= RoleStateBuilder.REMEMBERED_LEADERSHIPS; i++) {
+            builder.lease(i, MemberId.of("forger-" + i), 1, (short) 0, 1_000 + i, 31_000);
+        }
+        long next = RoleStateBuilder.REMEMBERED_LEADERSHIPS + 1;
+        assertThat(builder.lease(next, A, 1, (short) 1, 1_000, 41_000).build().lease().orElseThrow().term()).isEqualTo(next);
+    }
+
     @Test
     void leaseTombstoneClearsTheLeaseAndRemembersWhen() {
         RoleState state = RoleState.builder(ROLE)
