@@ -19,6 +19,7 @@ import java.util.Collection;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -64,6 +65,8 @@ public final class CoordinationClient implements AutoCloseable {
     private final RoleReports reports;
     private final HeldLeaderships held = new HeldLeaderships();
     private final AtomicLong suspicious = new AtomicLong();
+    // The granted_at of this client's last grant of each role: readers tell leaderships apart by (member, granted_at).
+    private final Map<Role, Long> lastGrantedAt = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
     /** A client with the default lease timings on the shared runtime (the system clock and the library's daemon threads). */
@@ -317,6 +320,16 @@ public final class CoordinationClient implements AutoCloseable {
 
     Instant now() {
         return clock.instant();
+    }
+
+    /**
+     * The {@code granted_at} of a new grant of {@code role}: now, or a millisecond past this
+     * client's last grant of the role when the clock has not moved past it (a clock that
+     * stands still or stepped back), so no two of its leaderships share the pair readers
+     * key a leadership's term by.
+     */
+    long grantTime(Role role) {
+        return lastGrantedAt.merge(role, clock.millis(), (last, now) -> Math.max(now, last + 1));
     }
 
     /** Where the transport reaches the cluster, for messages. */
