@@ -27,6 +27,11 @@ final class HolderPass {
 
     private static final Logger log = LoggerFactory.getLogger(Contender.class);
 
+    /** The longest a holder waits on the topic before it looks at its lease again. */
+    static final Duration MAX_HOLD_WAIT = Duration.ofSeconds(1);
+    /** How long a holder waits after a failed renewal before the next attempt. */
+    static final Duration RENEW_RETRY = Duration.ofMillis(250);
+
     /** What the holder's pass needs of its contender. */
     interface Owner {
 
@@ -137,7 +142,7 @@ final class HolderPass {
                 }
                 listener.renewFailed(leadership, failed);
                 failures.unreachable("renew", failed);
-                held.retryAt = client.now().plus(Contender.RENEW_RETRY);
+                held.retryAt = client.now().plus(RENEW_RETRY);
             }
         }
         if (freshness.holderShouldLook()) {
@@ -169,7 +174,7 @@ final class HolderPass {
         if (retryAt != null && retryAt.isAfter(next)) {
             next = retryAt;
         }
-        return Contender.max(Duration.ZERO, Contender.min(Contender.MAX_HOLD_WAIT, Duration.between(client.now(), next)));
+        return Contender.max(Duration.ZERO, Contender.min(MAX_HOLD_WAIT, Duration.between(client.now(), next)));
     }
 
     /**
