@@ -1,9 +1,7 @@
 package io.krabka.streams.coordination.client;
 
 import io.krabka.streams.coordination.CoordinationAuthorizationException;
-import io.krabka.streams.coordination.CoordinationConfigurationException;
 import io.krabka.streams.coordination.CoordinationException;
-import io.krabka.streams.coordination.CoordinationTimeoutException;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.MemberId;
@@ -14,8 +12,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Executor;
 import java.util.function.UnaryOperator;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Contends for one role on behalf of one member for as long as it runs: registers, waits
@@ -64,8 +60,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class Contender implements AutoCloseable {
 
-    private static final Logger log = LoggerFactory.getLogger(Contender.class);
-
     /** The shortest wait between passes, so a lost race never becomes a busy loop. */
     static final Duration MIN_WAIT = Duration.ofMillis(20);
     /** The pause after a failed operation, and before rejoining after the work failed. */
@@ -109,16 +103,13 @@ public final class Contender implements AutoCloseable {
         }
     }
 
-    private final CoordinationClient client;
     private final CoordinationRuntime runtime;
     private final Role role;
     private final MemberId member;
-    private final Listener listener;
     private final OrderedCallbacks callbacks;
     private final FailureReport failures;
-    private final HolderPass holder;
-    private final StandbyPass standby;
-    // When and where the passes run; it takes this contender's lock, the one of its state.
+    private final TenureEnd ending;
+    // What each pass does, when and where it runs; it takes this contender's lock, the one of its state.
     private final PassLoop loop;
     // Where this contender stands; changed only under this, by ContenderState's transitions.
     private volatile ContenderState state = ContenderState.STANDBY;
@@ -134,21 +125,17 @@ public final class Contender implements AutoCloseable {
      * order either way.
      */
     public Contender(CoordinationClient client, Role role, MemberId member, Listener listener, Executor callbacks) {
-        this.client = Objects.requireNonNull(client, "client");
-        this.runtime = client.runtime();
+        this.runtime = Objects.requireNonNull(client, "client").runtime();
         this.role = Objects.requireNonNull(role, "role");
         this.member = Objects.requireNonNull(member, "member");
-        this.listener = Objects.requireNonNull(listener, "listener");
+        Objects.requireNonNull(listener, "listener");
         this.callbacks = new OrderedCallbacks(role, callbacks != null ? callbacks : runtime.callbacks(), runtime);
         this.failures = new FailureReport(role, member, runtime, client::location, this::isRunning);
         ReadFreshness freshness = new ReadFreshness(client, role);
-        this.holder = new HolderPass(client, role, member, this.listener, this.callbacks, failures, freshness,
+        this.ending = new TenureEnd(runtime, role, member, listener, this.callbacks,
+                (held, rejoinAtNanos) -> transition(now -> now.ended(held, rejoinAtNanos)));
+        HolderPass holder = new HolderPass(client, role, member, listener, this.callbacks, failures, freshness, ending,
                 new HolderPass.Owner() {
-                    @Override
-                    public void ended(Tenure held, long rejoinAtNanos) {
-                        transition(now -> now.ended(held, rejoinAtNanos));
-                    }
-
                     @Override
                     public void granted(Tenure held) {
                         transition(now -> now.granted(held));
@@ -168,8 +155,8 @@ public final class Contender implements AutoCloseable {
                         loop.schedule(Duration.ZERO);
                     }
                 });
-        this.standby = new StandbyPass(client, role, member, failures, freshness, holder);
-        this.loop = new PassLoop(this, client, freshness, holder);
+        this.loop = new PassLoop(this, client, failures, freshness, ending, holder,
+                new StandbyPass(client, role, member, failures, freshness, holder));
     }
 
     /**
@@ -246,7 +233,7 @@ public final class Contender implements AutoCloseable {
      */
     public boolean release() {
         Tenure held = state.tenure();
-        return held != null && finish(held, LeadershipEndCause.RELEASED, null);
+        return held != null && ending.finish(held, LeadershipEndCause.RELEASED, null);
     }
 
     /**
@@ -259,22 +246,9 @@ public final class Contender implements AutoCloseable {
      */
     public void relinquish(Leadership leadership, Throwable failure) {
         Tenure held = state.tenure();
-        if (held == null || held.leadership != leadership) {
-            return;
+        if (held != null && held.leadership == leadership) {
+            ending.relinquish(held, failure);
         }
-        if (held.finished.get() || !held.leadership.isActive()) {
-            // Ended already (fenced, expired, released): the work stopped because of that.
-            finish(held, null, failure);
-            return;
-        }
-        if (failure == null) {
-            log.info("The work of role {} returned, so {} gives the role up", role, member);
-        } else {
-            log.error("The work of role {} failed, so {} gives the role up", role, member, failure);
-        }
-        // Work that ends at once would otherwise be granted again at once, over and over.
-        held.rejoinAtNanos = runtime.nanoTime() + ERROR_BACKOFF.toNanos();
-        finish(held, failure == null ? LeadershipEndCause.RELEASED : LeadershipEndCause.FAILED, failure);
     }
 
     /**
@@ -309,9 +283,7 @@ public final class Contender implements AutoCloseable {
         if (!done) {
             Tenure held = state.tenure();
             if (held != null) {
-                log.warn("Releasing role {} did not finish within {}; {} abandons it without a tombstone", role, timeout, member);
-                held.leadership.abandon();
-                finish(held, LeadershipEndCause.RELEASED, null);
+                ending.abandon(held, timeout);
             }
             loop.interruptPass();
         }
@@ -326,7 +298,10 @@ public final class Contender implements AutoCloseable {
         awaitStopped(DEFAULT_CLOSE_TIMEOUT);
     }
 
-    /** Applies {@code event} to the state: every change of {@link #state} goes through here, atomically. */
+    /**
+     * Applies {@code event} to the state: every change of {@link #state} goes through here,
+     * atomically, under this contender's lock (the one lock its pass loop takes as well).
+     */
     synchronized void transition(UnaryOperator<ContenderState> event) {
         state = event.apply(state);
     }
@@ -344,54 +319,7 @@ public final class Contender implements AutoCloseable {
      * @return how long to wait for news before the next pass
      */
     Duration step() {
-        return step(true);
-    }
-
-    /**
-     * @param readInline whether a holder's read runs in this pass (a simulation's step) or
-     *     on the pass threads (a renewal thread never waits for the member's one consumer)
-     */
-    Duration step(boolean readInline) {
-        ContenderState now = state;
-        Tenure held = now.tenure();
-        if (held != null) {
-            return held.finished.get() ? MIN_WAIT : holder.hold(held, readInline);
-        }
-        if (now instanceof ContenderState.Paused paused) {
-            long nowNanos = runtime.nanoTime();
-            if (nowNanos - paused.rejoinAtNanos() < 0) {
-                return Duration.ofNanos(paused.rejoinAtNanos() - nowNanos);
-            }
-            transition(current -> current.rejoined(nowNanos));
-        }
-        return standby.contend();
-    }
-
-    /** Ends {@code held} once; see {@link HolderPass#finish}. */
-    private boolean finish(Tenure held, LeadershipEndCause endAs, Throwable failure) {
-        return holder.finish(held, endAs, failure, false);
-    }
-
-    /** What a stop's leave does, once, on a pass thread: releases a held role and leaves the roster. */
-    void leave() {
-        Tenure held = state.tenure();
-        if (held != null) {
-            // Releasing leaves the roster too; a leadership that had already ended does not.
-            finish(held, LeadershipEndCause.RELEASED, null);
-        }
-        CoordinationException problem = failures.problem();
-        if (problem instanceof CoordinationTimeoutException || problem instanceof CoordinationConfigurationException) {
-            // Leaving would only wait for the cluster to time out again, or write into a
-            // topic that is not the one this member joined; the next member to win the
-            // role removes this registration as silent.
-            log.info("Member {} does not leave the roster of role {}: {}", member, role, problem.getMessage());
-            return;
-        }
-        try {
-            client.leave(role, member);
-        } catch (RuntimeException e) {
-            log.warn("Member {} could not leave the roster of role {}: {}", member, role, e.toString());
-        }
+        return loop.step(true);
     }
 
     static Duration min(Duration a, Duration b) {
