@@ -37,13 +37,13 @@ import java.util.function.UnaryOperator;
  * when the transport reports a committed record of the role (one watcher thread and
  * consumer per transport), so a release or a newer lease is acted on as soon as it is
  * committed. A holder's passes (its renewals) run apart, on the runtime's renewal threads,
- * and never read the topic there; a renewal blocked longer than {@link RenewalWatch#STUCK_RENEWAL} is
- * reported to the runtime, which runs the next role's renewal beside it: a stuck commit or
- * a slow read holds up no other role's renewal. Listener callbacks run one at a time per
- * contender, in order, on the runtime's callback threads: a listener that blocks never
- * delays a renewal. A timer at each lease's deadline ends a leadership whose renewal still
- * blocks on an unresponsive cluster, so {@link Listener#ended} comes at the deadline, not
- * when the blocked call returns.
+ * and never read the topic there; a renewal blocked longer than
+ * {@link RenewalWatch#STUCK_RENEWAL} is reported to the runtime, which runs the next role's
+ * renewal beside it: a stuck commit or a slow read holds up no other role's renewal.
+ * Listener callbacks run one at a time per contender, in order, on the runtime's callback
+ * threads: a listener that blocks never delays a renewal. A timer at each lease's deadline
+ * ends a leadership whose renewal still blocks on an unresponsive cluster, so
+ * {@link Listener#ended} comes at the deadline, not when the blocked call returns.
  *
  * <h2>The work ends, the leadership ends</h2>
  * A leadership never outlives the reason it was taken for. When the role's work is
