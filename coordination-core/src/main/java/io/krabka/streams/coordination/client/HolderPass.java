@@ -21,17 +21,19 @@ import org.slf4j.LoggerFactory;
 /**
  * A holder's side of a {@link Contender}: takes a grant, renews it when due, looks at the
  * topic for a newer holder, and ends the leadership at its deadline when a renewal still
- * blocks. Logs as the contender does.
+ * blocks ({@link TenureEnd} carries every end out). Logs as the contender does.
  */
 final class HolderPass {
 
     private static final Logger log = LoggerFactory.getLogger(Contender.class);
 
+    /** The longest a holder waits on the topic before it looks at its lease again. */
+    static final Duration MAX_HOLD_WAIT = Duration.ofSeconds(1);
+    /** How long a holder waits after a failed renewal before the next attempt. */
+    static final Duration RENEW_RETRY = Duration.ofMillis(250);
+
     /** What the holder's pass needs of its contender. */
     interface Owner {
-
-        /** {@code held} ended and was reported ended: leaves the Holding state, pausing until {@code rejoinAtNanos} unless 0. */
-        void ended(Tenure held, long rejoinAtNanos);
 
         /** Enters the Holding state with {@code held}. */
         void granted(Tenure held);
@@ -52,6 +54,7 @@ final class HolderPass {
     private final FailureReport failures;
     private final ReadFreshness freshness;
     private final RenewalWatch renewalWatch;
+    private final TenureEnd ending;
     private final Owner owner;
     // Whether a holder's read runs on the pass threads now: one at a time per contender.
     private final AtomicBoolean checking = new AtomicBoolean();
@@ -59,7 +62,7 @@ final class HolderPass {
     private long reportedSuspiciousLease = -1;
 
     HolderPass(CoordinationClient client, Role role, MemberId member, Contender.Listener listener, OrderedCallbacks callbacks,
-            FailureReport failures, ReadFreshness freshness, Owner owner) {
+            FailureReport failures, ReadFreshness freshness, TenureEnd ending, Owner owner) {
         this.client = client;
         this.runtime = client.runtime();
         this.role = role;
@@ -69,6 +72,7 @@ final class HolderPass {
         this.failures = failures;
         this.freshness = freshness;
         this.renewalWatch = new RenewalWatch(runtime);
+        this.ending = ending;
         this.owner = owner;
     }
 
@@ -83,14 +87,14 @@ final class HolderPass {
                 listener.granted(leadership);
             } catch (Throwable failure) {
                 log.error("The grant listener of role {} failed, so {} gives the role up", role, member, failure);
-                finish(held, LeadershipEndCause.FAILED, failure, false);
+                ending.finish(held, LeadershipEndCause.FAILED, failure);
             }
         });
         // After the grant is handed on, off the handover's path: the writes that make current() true.
         try {
             leadership.confirm();
         } catch (FencedException ended) {
-            finish(held, null, ended, false);
+            ending.finish(held, null, ended);
         } catch (CoordinationException failed) {
             // current() turns true with the next renewal instead.
             log.info("Role {} was granted to {}, but confirming its epoch failed: {}", role, member, failed.getMessage());
@@ -111,7 +115,7 @@ final class HolderPass {
         }
         if (!leadership.isActive()) {
             // Ended by a write of the work (fenced, or the producer failed) or by its close.
-            finish(held, null, null);
+            ending.finish(held, null, null);
             return Duration.ZERO;
         }
         Instant now = client.now();
@@ -128,16 +132,16 @@ final class HolderPass {
                 failures.reachable();
                 listener.renewed(leadership, Duration.ofNanos(runtime.nanoTime() - start));
             } catch (FencedException ended) {
-                finish(held, null, ended);
+                ending.finish(held, null, ended);
                 return Duration.ZERO;
             } catch (CoordinationException failed) {
                 if (!leadership.isActive()) {
-                    finish(held, null, failed);
+                    ending.finish(held, null, failed);
                     return Duration.ZERO;
                 }
                 listener.renewFailed(leadership, failed);
                 failures.unreachable("renew", failed);
-                held.retryAt = client.now().plus(Contender.RENEW_RETRY);
+                held.retryAt = client.now().plus(RENEW_RETRY);
             }
         }
         if (freshness.holderShouldLook()) {
@@ -169,7 +173,7 @@ final class HolderPass {
         if (retryAt != null && retryAt.isAfter(next)) {
             next = retryAt;
         }
-        return Contender.max(Duration.ZERO, Contender.min(Contender.MAX_HOLD_WAIT, Duration.between(client.now(), next)));
+        return Contender.max(Duration.ZERO, Contender.min(MAX_HOLD_WAIT, Duration.between(client.now(), next)));
     }
 
     /**
@@ -190,7 +194,7 @@ final class HolderPass {
                 }
             } catch (CoordinationConfigurationException changed) {
                 failures.refused(changed);
-                finish(held, LeadershipEndCause.FAILED, changed, true);
+                ending.finish(held, LeadershipEndCause.FAILED, changed, true);
                 return true;
             } catch (CoordinationException failed) {
                 // The read below reports it.
@@ -228,7 +232,7 @@ final class HolderPass {
             }
             if (held.leadership.confirmFenced()) {
                 log.info("Role {} was taken by {}", role, stepDown.newHolder());
-                finish(held, null, null);
+                ending.finish(held, null, null);
                 return true;
             }
             if (offset != reportedSuspiciousLease) {
@@ -242,12 +246,12 @@ final class HolderPass {
             }
             return false;
         } catch (FencedException ended) {
-            finish(held, null, ended);
+            ending.finish(held, null, ended);
             return true;
         } catch (CoordinationConfigurationException changed) {
             // The topic is not the one this leadership was granted on: stop, write nothing more.
             failures.refused(changed);
-            finish(held, LeadershipEndCause.FAILED, changed, true);
+            ending.finish(held, LeadershipEndCause.FAILED, changed, true);
             return true;
         } catch (CoordinationException failed) {
             failures.unreachable("read", failed);
@@ -266,7 +270,7 @@ final class HolderPass {
         // operation that succeeds clears it (after a pause of this process, at once).
         failures.show(new CoordinationTimeoutException("the renewals of role " + role + " got no answer from "
                 + client.location() + " before the lease deadline " + held.leadership.deadline()));
-        finish(held, null, null);
+        ending.finish(held, null, null);
         return true;
     }
 
@@ -290,52 +294,5 @@ final class HolderPass {
     /** No more expiry checks: the contender stops. Called under the contender's lock. */
     void cancelExpiryCheck() {
         renewalWatch.cancelExpiry();
-    }
-
-    private void finish(Tenure held, LeadershipEndCause endAs, Throwable failure) {
-        finish(held, endAs, failure, false);
-    }
-
-    /**
-     * Ends {@code held} once, however many threads try: a leadership still active is
-     * released with a tombstone (or abandoned if the release fails), then the listener is
-     * told how it ended and the member contends again.
-     *
-     * @param endAs the cause to end an active leadership with (RELEASED or FAILED), or
-     *     null when it already ended by itself
-     * @param topicChanged whether the coordination topic is not the one this leadership was
-     *     granted on: then it is given up without a tombstone, which would land in the wrong
-     *     topic. Any other failure, a configuration problem of the work's own included (an
-     *     input topic that does not exist), releases with a tombstone, so the next standby
-     *     takes over at once instead of after a whole lease.
-     * @return whether this call ended it
-     */
-    boolean finish(Tenure held, LeadershipEndCause endAs, Throwable failure, boolean topicChanged) {
-        if (!held.finished.compareAndSet(false, true)) {
-            return false;
-        }
-        Leadership leadership = held.leadership;
-        boolean endedHere = false;
-        if (leadership.state() == Leadership.State.ACTIVE && endAs != null) {
-            if (topicChanged) {
-                // No tombstone into a topic that is not the one this leadership began on.
-                leadership.abandon();
-            } else {
-                try {
-                    leadership.close();
-                } catch (RuntimeException e) {
-                    log.warn("Releasing role {} failed, so {} abandons it without a tombstone: {}", role, member, e.toString());
-                    leadership.abandon();
-                }
-            }
-            endedHere = leadership.state() == Leadership.State.RELEASED;
-        }
-        LeadershipEndCause cause = endedHere ? endAs
-                : leadership.state().endCause().orElse(LeadershipEndCause.RELEASED);
-        long rejoinAtNanos = cause == LeadershipEndCause.FAILED ? runtime.nanoTime() + Contender.ERROR_BACKOFF.toNanos() : held.rejoinAtNanos;
-        owner.ended(held, rejoinAtNanos);
-        log.info("Member {} no longer holds role {} ({}): {}", member, role, leadership.token(), cause);
-        callbacks.run(() -> listener.ended(leadership, cause, failure));
-        return true;
     }
 }

@@ -3,15 +3,28 @@ package io.krabka.streams.coordination.client;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
+import java.time.Duration;
 
 /**
  * Whether a contender's pass must read the topic: with news from the transport, only
  * after news for its role, or as a fallback for a missed wake-up now and then
- * ({@link Contender#QUIET_READ}, {@link Contender#QUIET_HOLD_READ}) unless the transport
+ * ({@link #QUIET_READ}, {@link #QUIET_HOLD_READ}) unless the transport
  * vouches that none was missed. A member with many roles would otherwise read every role
  * every second through its one consumer, and its holders would wait for those reads.
  */
 final class ReadFreshness {
+
+    /**
+     * With news from the transport, a standby's pass reads the topic only after news for
+     * its role, when it must decide on time (a challenge), or at least this often in case
+     * a wake-up was missed; a holder's only after another member's lease or a tombstone (a
+     * missed one costs nothing but time: its next renewal is fenced). A member with many
+     * roles would otherwise read every role every second through its one consumer, and its
+     * holders would wait for those reads.
+     */
+    static final Duration QUIET_READ = Duration.ofSeconds(5);
+    /** A holder's fallback read: a missed wake-up, and the topic's identity check, which rides on reads. */
+    static final Duration QUIET_HOLD_READ = Duration.ofSeconds(10);
 
     private final CoordinationClient client;
     private final CoordinationRuntime runtime;
@@ -51,7 +64,7 @@ final class ReadFreshness {
         if (!noNewsSinceRead()) {
             return false;
         }
-        if (runtime.nanoTime() - lastReadNanos < Contender.QUIET_READ.toNanos()) {
+        if (runtime.nanoTime() - lastReadNanos < QUIET_READ.toNanos()) {
             return true;
         }
         try {
@@ -64,7 +77,7 @@ final class ReadFreshness {
 
     /** Whether a holder should look at the topic now: after news, or its fallback read is due. */
     boolean holderShouldLook() {
-        return !noNewsSinceRead() || runtime.nanoTime() - lastReadNanos >= Contender.QUIET_HOLD_READ.toNanos();
+        return !noNewsSinceRead() || runtime.nanoTime() - lastReadNanos >= QUIET_HOLD_READ.toNanos();
     }
 
     /** The transport vouched for the role's news: that counts as a read. */

@@ -6,10 +6,13 @@ import java.time.Duration;
 /**
  * The two timers around a holder's renewals: the expiry check at the lease's deadline,
  * which ends a leadership whose renewal still blocks, and the report to the runtime of a
- * renewal blocked longer than {@link Contender#STUCK_RENEWAL}, so it runs other roles'
+ * renewal blocked longer than {@link #STUCK_RENEWAL}, so it runs other roles'
  * renewals beside it.
  */
 final class RenewalWatch {
+
+    /** A renewal that has not returned after this long is blocked: the runtime may run other roles' renewals beside it. */
+    static final Duration STUCK_RENEWAL = Duration.ofMillis(500);
 
     private final CoordinationRuntime runtime;
     // The check that ends a leadership at its deadline while a renewal blocks; guarded by this.
@@ -38,7 +41,7 @@ final class RenewalWatch {
         }
     }
 
-    /** A renewal begins: the runtime hears of it if it has not returned within {@link Contender#STUCK_RENEWAL}. */
+    /** A renewal begins: the runtime hears of it if it has not returned within {@link #STUCK_RENEWAL}. */
     Object renewalStarted() {
         Object renewal = new Object();
         synchronized (renewalLock) {
@@ -52,7 +55,7 @@ final class RenewalWatch {
                 renewalReportedBlocked = true;
             }
             runtime.renewalBlocked();
-        }, Contender.STUCK_RENEWAL);
+        }, STUCK_RENEWAL);
         return renewal;
     }
 

@@ -1,0 +1,304 @@
+package io.krabka.streams.coordination.client;
+
+import io.krabka.streams.coordination.CoordinationConfigurationException;
+import io.krabka.streams.coordination.CoordinationException;
+import io.krabka.streams.coordination.CoordinationTimeoutException;
+import io.krabka.streams.coordination.LeadershipEndCause;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
+import io.krabka.streams.coordination.transport.RoleNews;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The passes of a {@link Contender}: what one does for the state it is in (the holder's
+ * side renews, a paused member waits, a standby contends), when the next runs (its timer,
+ * or at once on news of the role), on which threads, one at a time, and after a stop the
+ * leave, once, on a pass thread.
+ *
+ * <p>Its fields are guarded by the contender's own lock, the one its state transitions
+ * take: a second lock would add an order in which the two must be taken, and with it a
+ * way to deadlock. Logs as the contender does.
+ */
+final class PassLoop {
+
+    // The contender's logger: operators filter and tests count its lines by that name.
+    private static final Logger log = LoggerFactory.getLogger(Contender.class);
+
+    private final Contender contender;
+    private final CoordinationClient client;
+    private final CoordinationRuntime runtime;
+    private final Role role;
+    private final MemberId member;
+    private final FailureReport failures;
+    private final ReadFreshness freshness;
+    private final TenureEnd ending;
+    private final HolderPass holder;
+    private final StandbyPass standby;
+    // Guarded by the contender: whether start() ran, the next pass's timer, whether a pass
+    // runs now and whether news came during it, and the news subscription.
+    private volatile boolean started;
+    private CoordinationRuntime.Scheduled nextPass;
+    private boolean inPass;
+    private boolean newsDuringPass;
+    private AutoCloseable news;
+    private volatile Thread passThread;
+    private final CompletableFuture<Void> stopped = new CompletableFuture<>();
+
+    PassLoop(Contender contender, CoordinationClient client, FailureReport failures, ReadFreshness freshness, TenureEnd ending,
+            HolderPass holder, StandbyPass standby) {
+        this.contender = contender;
+        this.client = client;
+        this.runtime = client.runtime();
+        this.role = contender.role();
+        this.member = contender.member();
+        this.failures = failures;
+        this.freshness = freshness;
+        this.ending = ending;
+        this.holder = holder;
+        this.standby = standby;
+    }
+
+    /** Whether {@link #start()} ran. */
+    boolean started() {
+        return started;
+    }
+
+    /** Subscribes to the role's news and runs the first pass. */
+    void start() {
+        synchronized (contender) {
+            if (started) {
+                throw new IllegalStateException("the contender for role " + role + " was already started");
+            }
+            started = true;
+            try {
+                news = client.watch(role, this::wake);
+                freshness.watching(news != null);
+            } catch (RuntimeException e) {
+                // Only a wake-up: the periodic passes find the news anyway.
+                log.debug("Role {} is not watched for news: {}", role, e.toString());
+            }
+            schedule(Duration.ZERO);
+        }
+    }
+
+    /**
+     * Stops the passes without waiting: no next pass, no expiry check, no news; the leave
+     * runs on a pass thread now, or when the pass under way ends.
+     */
+    void stop() {
+        boolean leaveNow;
+        synchronized (contender) {
+            ContenderState now = contender.state();
+            if (!started) {
+                leaveNow = false;
+            } else if (!now.contending()) {
+                leaveNow = !inPass && now instanceof ContenderState.Leaving leaving && !leaving.begun();
+            } else {
+                contender.transition(ContenderState::stopping);
+                // A pass under way leaves when it ends; otherwise leave now, on a pass thread.
+                leaveNow = !inPass;
+                if (nextPass != null) {
+                    nextPass.cancel();
+                }
+            }
+        }
+        synchronized (contender) {
+            holder.cancelExpiryCheck();
+        }
+        closeNews();
+        if (leaveNow) {
+            runtime.passes().execute(this::leaveOnce);
+        } else if (!started) {
+            stopped.complete(null);
+        }
+    }
+
+    /** Waits until {@code deadlineNanos} at most for the stop to finish: the leave ran, or nothing had started; whether it did. */
+    boolean awaitStopped(long deadlineNanos) {
+        try {
+            return runtime.await(stopped, Duration.ofNanos(Math.max(0, deadlineNanos - runtime.nanoTime())));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return stopped.isDone();
+        }
+    }
+
+    /** Interrupts this contender's pass, if one runs now: it is stuck past the stop's timeout. */
+    void interruptPass() {
+        synchronized (contender) {
+            // Only while this contender's pass runs on it: a pool thread runs other roles' passes too.
+            Thread stuck = passThread;
+            if (stuck != null) {
+                stuck.interrupt();
+            }
+        }
+    }
+
+    /** Arms the timer for the next pass; a pass that is due runs on the shared pass threads. */
+    void schedule(Duration wait) {
+        synchronized (contender) {
+            if (!contender.isRunning()) {
+                return;
+            }
+            if (nextPass != null) {
+                nextPass.cancel();
+            }
+            // A holder's pass (its renewal) never waits behind the passes of contending roles.
+            Executor passes = contender.state().tenure() != null ? runtime.renewals() : runtime.passes();
+            nextPass = runtime.schedule(() -> passes.execute(this::pass), wait);
+        }
+    }
+
+    /**
+     * A record of the role was committed: pass now rather than when the timer says. A
+     * holder ignores its own leases and every registration: only another member's lease,
+     * or a tombstone, can say it was deposed, and its renewals would otherwise make it read
+     * the topic after each one.
+     */
+    private void wake(RoleNews news) {
+        if (contender.state().tenure() != null && (!news.lease() || member.equals(news.member()))) {
+            return;
+        }
+        freshness.news();
+        synchronized (contender) {
+            if (!contender.isRunning()) {
+                return;
+            }
+            if (inPass) {
+                newsDuringPass = true;
+                return;
+            }
+            if (nextPass != null && nextPass.isDue()) {
+                return;
+            }
+        }
+        schedule(Duration.ZERO);
+    }
+
+    /** One pass, then the timer for the next; the pass after a stop leaves the roster. */
+    private void pass() {
+        synchronized (contender) {
+            if (!contender.isRunning() || inPass) {
+                return;
+            }
+            inPass = true;
+            newsDuringPass = false;
+        }
+        passThread = Thread.currentThread();
+        Duration wait;
+        try {
+            wait = step(false);
+        } catch (RuntimeException unexpected) {
+            log.error("The contender of role {} failed unexpectedly; trying again in {}", role, Contender.ERROR_BACKOFF, unexpected);
+            wait = Contender.ERROR_BACKOFF;
+        } finally {
+            releasePassThread();
+        }
+        boolean leaveNow;
+        synchronized (contender) {
+            inPass = false;
+            leaveNow = !contender.isRunning();
+            if (!leaveNow && newsDuringPass && contender.state() instanceof ContenderState.Standby) {
+                // News came while this pass read: look again soon, but never spin.
+                wait = Contender.min(wait, Contender.MIN_WAIT);
+            }
+        }
+        if (leaveNow) {
+            leaveOnce();
+        } else {
+            schedule(wait);
+        }
+    }
+
+    /**
+     * One pass of the state machine at the clock's current instant, never waiting for
+     * the topic (see {@link Contender#step()}): the holder's side renews, a paused member
+     * waits out its pause, a standby contends.
+     *
+     * @param readInline whether a holder's read runs in this pass (a simulation's step) or
+     *     on the pass threads (a renewal thread never waits for the member's one consumer)
+     * @return how long to wait for news before the next pass
+     */
+    Duration step(boolean readInline) {
+        ContenderState now = contender.state();
+        Tenure held = now.tenure();
+        if (held != null) {
+            return held.finished.get() ? Contender.MIN_WAIT : holder.hold(held, readInline);
+        }
+        if (now instanceof ContenderState.Paused paused) {
+            long nowNanos = runtime.nanoTime();
+            if (nowNanos - paused.rejoinAtNanos() < 0) {
+                return Duration.ofNanos(paused.rejoinAtNanos() - nowNanos);
+            }
+            contender.transition(current -> current.rejoined(nowNanos));
+        }
+        return standby.contend();
+    }
+
+    private void leaveOnce() {
+        synchronized (contender) {
+            if (!(contender.state() instanceof ContenderState.Leaving leaving) || leaving.begun()) {
+                return;
+            }
+            contender.transition(now -> leaving.leaveBegun());
+        }
+        passThread = Thread.currentThread();
+        try {
+            leave();
+        } finally {
+            releasePassThread();
+            contender.transition(now -> new ContenderState.Stopped());
+            stopped.complete(null);
+        }
+    }
+
+    /** The leave after a stop: releases a held role and leaves the roster. */
+    private void leave() {
+        Tenure held = contender.state().tenure();
+        if (held != null) {
+            // Releasing leaves the roster too; a leadership that had already ended does not.
+            ending.finish(held, LeadershipEndCause.RELEASED, null);
+        }
+        CoordinationException problem = failures.problem();
+        if (problem instanceof CoordinationTimeoutException || problem instanceof CoordinationConfigurationException) {
+            // Leaving would only wait for the cluster to time out again, or write into a
+            // topic that is not the one this member joined; the next member to win the
+            // role removes this registration as silent.
+            log.info("Member {} does not leave the roster of role {}: {}", member, role, problem.getMessage());
+            return;
+        }
+        try {
+            client.leave(role, member);
+        } catch (RuntimeException e) {
+            log.warn("Member {} could not leave the roster of role {}: {}", member, role, e.toString());
+        }
+    }
+
+    /** The pass is over: {@link Contender#awaitStopped} may no longer interrupt this thread, and an interrupt it sent stays here. */
+    private void releasePassThread() {
+        synchronized (contender) {
+            passThread = null;
+            Thread.interrupted();
+        }
+    }
+
+    private void closeNews() {
+        AutoCloseable subscription;
+        synchronized (contender) {
+            subscription = news;
+            news = null;
+        }
+        if (subscription != null) {
+            try {
+                subscription.close();
+            } catch (Exception e) {
+                log.debug("Closing the news of role {} failed: {}", role, e.toString());
+            }
+        }
+    }
+}

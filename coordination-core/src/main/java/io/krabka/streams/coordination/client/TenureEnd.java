@@ -1,0 +1,123 @@
+package io.krabka.streams.coordination.client;
+
+import io.krabka.streams.coordination.LeadershipEndCause;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
+import java.time.Duration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * How a {@link Contender}'s leaderships end: each once, whichever thread gets there first
+ * (the holder's pass, the expiry timer, a grant listener that threw, the work giving the
+ * role up, a release, the stop). A leadership still active is released with a tombstone,
+ * or abandoned, then the contender leaves the Holding state, the listener hears how it
+ * ended, and the member contends again. Logs as the contender does.
+ */
+final class TenureEnd {
+
+    // The contender's logger: operators filter and tests count its lines by that name.
+    private static final Logger log = LoggerFactory.getLogger(Contender.class);
+
+    /** What an end tells the contender. */
+    @FunctionalInterface
+    interface Owner {
+
+        /** {@code held} ended and was reported ended: leaves the Holding state, pausing until {@code rejoinAtNanos} unless 0. */
+        void ended(Tenure held, long rejoinAtNanos);
+    }
+
+    private final CoordinationRuntime runtime;
+    private final Role role;
+    private final MemberId member;
+    private final Contender.Listener listener;
+    private final OrderedCallbacks callbacks;
+    private final Owner owner;
+
+    TenureEnd(CoordinationRuntime runtime, Role role, MemberId member, Contender.Listener listener, OrderedCallbacks callbacks,
+            Owner owner) {
+        this.runtime = runtime;
+        this.role = role;
+        this.member = member;
+        this.listener = listener;
+        this.callbacks = callbacks;
+        this.owner = owner;
+    }
+
+    /**
+     * Gives {@code held} up because the work it was taken for ended ({@link Contender#relinquish}):
+     * released when {@code failure} is null, ended as FAILED otherwise, and the member
+     * contends again only after a pause. One that already ended is reported as it ended.
+     */
+    void relinquish(Tenure held, Throwable failure) {
+        if (held.finished.get() || !held.leadership.isActive()) {
+            // Ended already (fenced, expired, released): the work stopped because of that.
+            finish(held, null, failure);
+            return;
+        }
+        if (failure == null) {
+            log.info("The work of role {} returned, so {} gives the role up", role, member);
+        } else {
+            log.error("The work of role {} failed, so {} gives the role up", role, member, failure);
+        }
+        // Work that ends at once would otherwise be granted again at once, over and over.
+        held.rejoinAtNanos = runtime.nanoTime() + Contender.ERROR_BACKOFF.toNanos();
+        finish(held, failure == null ? LeadershipEndCause.RELEASED : LeadershipEndCause.FAILED, failure);
+    }
+
+    /** The stop's release of {@code held} did not finish within {@code timeout}: ends it without a tombstone. */
+    void abandon(Tenure held, Duration timeout) {
+        log.warn("Releasing role {} did not finish within {}; {} abandons it without a tombstone", role, timeout, member);
+        held.leadership.abandon();
+        finish(held, LeadershipEndCause.RELEASED, null);
+    }
+
+    /** Ends {@code held} once, on the topic it was granted on: see the method below. */
+    boolean finish(Tenure held, LeadershipEndCause endAs, Throwable failure) {
+        return finish(held, endAs, failure, false);
+    }
+
+    /**
+     * Ends {@code held} once, however many threads try: a leadership still active is
+     * released with a tombstone (or abandoned if the release fails), then the listener is
+     * told how it ended and the member contends again.
+     *
+     * @param endAs the cause to end an active leadership with (RELEASED or FAILED), or
+     *     null when it already ended by itself
+     * @param topicChanged whether the coordination topic is not the one this leadership was
+     *     granted on: then it is given up without a tombstone, which would land in the wrong
+     *     topic. Any other failure, a configuration problem of the work's own included (an
+     *     input topic that does not exist), releases with a tombstone, so the next standby
+     *     takes over at once instead of after a whole lease.
+     * @return whether this call ended it
+     */
+    boolean finish(Tenure held, LeadershipEndCause endAs, Throwable failure, boolean topicChanged) {
+        if (!held.finished.compareAndSet(false, true)) {
+            return false;
+        }
+        Leadership leadership = held.leadership;
+        boolean endedHere = false;
+        if (leadership.state() == Leadership.State.ACTIVE && endAs != null) {
+            if (topicChanged) {
+                // No tombstone into a topic that is not the one this leadership began on.
+                leadership.abandon();
+            } else {
+                try {
+                    leadership.close();
+                } catch (RuntimeException e) {
+                    log.warn("Releasing role {} failed, so {} abandons it without a tombstone: {}", role, member, e.toString());
+                    leadership.abandon();
+                }
+            }
+            endedHere = leadership.state() == Leadership.State.RELEASED;
+        }
+        LeadershipEndCause cause = endedHere ? endAs
+                : leadership.state().endCause().orElse(LeadershipEndCause.RELEASED);
+        long rejoinAtNanos = cause == LeadershipEndCause.FAILED ? runtime.nanoTime() + Contender.ERROR_BACKOFF.toNanos() : held.rejoinAtNanos;
+        owner.ended(held, rejoinAtNanos);
+        log.info("Member {} no longer holds role {} ({}): {}", member, role, leadership.token(), cause);
+        callbacks.run(() -> listener.ended(leadership, cause, failure));
+        return true;
+    }
+}
