@@ -36,9 +36,12 @@ final class Failures {
         }
         Throwable denied = find(failure, AuthorizationException.class, CoordinationAuthorizationException.class);
         if (denied != null) {
+            String reason = String.valueOf(denied.getMessage());
+            // Some of Kafka's texts end with a full stop of their own ("Topic authorization failed.").
             return new CliException(CoordinationCli.EXIT_FAILED, "the Kafka cluster at " + bootstrap + " refused " + operation
-                    + " (ACLs): " + denied.getMessage() + ". The tool needs Describe and Read on the coordination topic,"
-                    + " DescribeConfigs on it, and Describe on the roles' transactional ids", failure);
+                    + " (ACLs): " + (reason.endsWith(".") ? reason.substring(0, reason.length() - 1) : reason)
+                    + ". The tool needs Read and DescribeConfigs on the coordination topic, and Describe on the roles'"
+                    + " transactional ids", failure);
         }
         Throwable timedOut = find(failure, TimeoutException.class, java.util.concurrent.TimeoutException.class,
                 CoordinationTimeoutException.class);

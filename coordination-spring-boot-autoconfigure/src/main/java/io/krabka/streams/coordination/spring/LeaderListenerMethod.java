@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.spring;
 
+import io.krabka.streams.coordination.CoordinationAuthorizationException;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.pipeline.LeaderPipeline;
@@ -11,6 +12,7 @@ import java.util.List;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.AuthorizationException;
 import org.springframework.beans.factory.BeanInitializationException;
 import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.env.PropertyResolver;
@@ -90,7 +92,26 @@ final class LeaderListenerMethod {
     /** The work that runs the pipeline while the role is held. */
     RoleWork work() {
         return new RunnerRoleWork("krabka-pipeline-" + role + "-" + method.getDeclaringClass().getSimpleName() + "."
-                + method.getName(), leadership -> pipeline().run(leadership));
+                + method.getName(), this::run);
+    }
+
+    private void run(Leadership leadership) throws Exception {
+        try {
+            pipeline().run(leadership);
+        } catch (AuthorizationException refused) {
+            // Kafka's own text names the topic or group but not the pipeline, nor what it needs.
+            throw notAuthorized(refused);
+        }
+    }
+
+    /** A refusal of the pipeline's input consumer, named with the listener and the ACLs its pipeline needs. */
+    private CoordinationAuthorizationException notAuthorized(AuthorizationException refused) {
+        String reason = String.valueOf(refused.getMessage());
+        return new CoordinationAuthorizationException("@LeaderListener " + where + " of role " + role
+                + " was refused by the cluster's ACLs: " + (reason.endsWith(".") ? reason.substring(0, reason.length() - 1) : reason)
+                + ". Its pipeline needs Read on topic(s) " + settings.inputTopics() + ", Read on Group:" + settings.groupId()
+                + ", and Write on every topic it writes (its outputs, and <input>" + LeaderListenerProcessor.DEAD_LETTER_SUFFIX
+                + " for dead letters)", refused);
     }
 
     @Override
