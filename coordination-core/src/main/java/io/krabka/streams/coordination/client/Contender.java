@@ -132,7 +132,7 @@ public final class Contender implements AutoCloseable {
         this.callbacks = new OrderedCallbacks(role, callbacks != null ? callbacks : runtime.callbacks(), runtime);
         this.failures = new FailureReport(role, member, runtime, client::location, this::isRunning);
         ReadFreshness freshness = new ReadFreshness(client, role);
-        this.ending = new TenureEnd(runtime, role, member, listener, this.callbacks,
+        this.ending = new TenureEnd(runtime, role, member, listener, this.callbacks, failures,
                 (held, rejoinAtNanos) -> transition(now -> now.ended(held, rejoinAtNanos)));
         HolderPass holder = new HolderPass(client, role, member, listener, this.callbacks, failures, freshness, ending,
                 new HolderPass.Owner() {

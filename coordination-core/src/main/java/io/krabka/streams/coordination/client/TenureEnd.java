@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.client;
 
+import io.krabka.streams.coordination.CoordinationAuthorizationException;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
@@ -34,9 +35,11 @@ final class TenureEnd {
     private final Contender.Listener listener;
     private final OrderedCallbacks callbacks;
     private final Owner owner;
+    private final FailureReport failures;
 
     TenureEnd(CoordinationRuntime runtime, Role role, MemberId member, Contender.Listener listener, OrderedCallbacks callbacks,
-            Owner owner) {
+            FailureReport failures, Owner owner) {
+        this.failures = failures;
         this.runtime = runtime;
         this.role = role;
         this.member = member;
@@ -56,14 +59,33 @@ final class TenureEnd {
             finish(held, null, failure);
             return;
         }
+        CoordinationAuthorizationException refused = refusal(failure);
+        Duration pause = Contender.ERROR_BACKOFF;
         if (failure == null) {
             log.info("The work of role {} returned, so {} gives the role up", role, member);
+        } else if (refused != null) {
+            // The cluster refused the work (a pipeline's input, group or output): health says so,
+            // and the member takes the role again only after the refusal back-off, not every second.
+            pause = Contender.DENIAL_BACKOFF;
+            log.error("The work of role {} was refused by the cluster, so {} gives the role up and takes it again in {} s "
+                    + "at the earliest: {}", role, member, pause.toSeconds(), refused.getMessage());
+            failures.show(refused);
         } else {
             log.error("The work of role {} failed, so {} gives the role up", role, member, failure);
         }
         // Work that ends at once would otherwise be granted again at once, over and over.
-        held.rejoinAtNanos = runtime.nanoTime() + Contender.ERROR_BACKOFF.toNanos();
+        held.rejoinAtNanos = runtime.nanoTime() + pause.toNanos();
         finish(held, failure == null ? LeadershipEndCause.RELEASED : LeadershipEndCause.FAILED, failure);
+    }
+
+    /** The authorization failure among {@code failure} and its causes, if any. */
+    private static CoordinationAuthorizationException refusal(Throwable failure) {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+            if (cause instanceof CoordinationAuthorizationException refused) {
+                return refused;
+            }
+        }
+        return null;
     }
 
     /** The stop's release of {@code held} did not finish within {@code timeout}: ends it without a tombstone. */
@@ -114,7 +136,12 @@ final class TenureEnd {
         }
         LeadershipEndCause cause = endedHere ? endAs
                 : leadership.state().endCause().orElse(LeadershipEndCause.RELEASED);
-        long rejoinAtNanos = cause == LeadershipEndCause.FAILED ? runtime.nanoTime() + Contender.ERROR_BACKOFF.toNanos() : held.rejoinAtNanos;
+        long rejoinAtNanos = held.rejoinAtNanos;
+        if (cause == LeadershipEndCause.FAILED) {
+            long errorPause = runtime.nanoTime() + Contender.ERROR_BACKOFF.toNanos();
+            // The later of the error pause and one set already (a refused work's longer one).
+            rejoinAtNanos = rejoinAtNanos != 0 && rejoinAtNanos - errorPause > 0 ? rejoinAtNanos : errorPause;
+        }
         owner.ended(held, rejoinAtNanos);
         log.info("Member {} no longer holds role {} ({}): {}", member, role, leadership.token(), cause);
         callbacks.run(() -> listener.ended(leadership, cause, failure));

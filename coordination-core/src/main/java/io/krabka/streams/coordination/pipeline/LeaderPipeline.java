@@ -1,6 +1,7 @@
 package io.krabka.streams.coordination.pipeline;
 
 import io.krabka.streams.coordination.ConsumedOffsets;
+import io.krabka.streams.coordination.CoordinationAuthorizationException;
 import io.krabka.streams.coordination.CoordinationConfigurationException;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.FencedException;
@@ -185,6 +186,9 @@ public final class LeaderPipeline implements AutoCloseable {
                     leadership.write(outputs, new ConsumedOffsets(consumer.groupMetadata(), PipelineOffsets.nextOffsets(batch)));
                 } catch (FencedException ended) {
                     throw ended;
+                } catch (CoordinationAuthorizationException refused) {
+                    // A refused group or output is refused again on every retry: end the work, named.
+                    throw refused;
                 } catch (CoordinationException failed) {
                     if (Thread.currentThread().isInterrupted() || !leadership.isActive()) {
                         return;

@@ -89,6 +89,40 @@ class LeaderWorkRunnerTest {
         assertThat(failures).first().isSameAs(thrown);
     }
 
+    /**
+     * Work the cluster refuses (a pipeline without Read on its input or group) is refused
+     * again on every grant: the member says so through {@code problem()} (health) and takes
+     * the role again only after the refusal back-off, not every second (it crash-looped).
+     */
+    @Test
+    void workTheClusterRefusesEndsFailedNamesTheRefusalAndIsRetriedOnlyAfterTheDenialBackOff() {
+        io.krabka.streams.coordination.ManualRuntime runtime = new io.krabka.streams.coordination.ManualRuntime();
+        try {
+            InMemoryCluster simulated = new InMemoryCluster(runtime);
+            CoordinationClient onRuntime = new CoordinationClient(simulated.transport(TOPIC), LeaseConfig.DEFAULTS, runtime);
+            List<Long> grantedAfterMillis = new CopyOnWriteArrayList<>();
+            contender = Contender.running(onRuntime, ROLE, MemberId.of("n1"), leadership -> {
+                grantedAfterMillis.add(runtime.elapsed().toMillis());
+                throw new io.krabka.streams.coordination.CoordinationAuthorizationException(
+                        "injected: Not authorized to access group: pipeline-router", null);
+            }, events());
+            contender.start();
+
+            assertThat(runtime.advanceUntil(() -> ends.size() == 1, Duration.ofSeconds(5))).isTrue();
+            assertThat(ends.get(0)).isEqualTo(LeadershipEndCause.FAILED);
+            assertThat(contender.problem()).get()
+                    .isInstanceOf(io.krabka.streams.coordination.CoordinationAuthorizationException.class);
+            assertThat(runtime.advanceUntil(() -> grantedAfterMillis.size() == 2, Duration.ofSeconds(30))).isTrue();
+            assertThat(grantedAfterMillis.get(1) - grantedAfterMillis.get(0))
+                    .as("the second grant, not a second after the first").isGreaterThanOrEqualTo(Contender.DENIAL_BACKOFF.toMillis());
+            contender.stop();
+            assertThat(contender.awaitStopped(Duration.ofSeconds(30))).isTrue();
+            contender = null;
+        } finally {
+            runtime.close();
+        }
+    }
+
     @Test
     void theLeadershipsEndInterruptsTheWorkAndThePoolThreadGetsItsNameBack() throws Exception {
         CountDownLatch working = new CountDownLatch(1);
