@@ -5,6 +5,7 @@ import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.ProducerState;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.RoleRecords;
@@ -41,11 +42,13 @@ final class CommitOutcomeResolver {
     private static final Duration COMPLETION_LAST_WAIT = Duration.ofMillis(64);
 
     private final Leadership leadership;
+    private final CoordinationRuntime runtime;
     private final CoordinationTransport transport;
     private final int partition;
 
-    CommitOutcomeResolver(Leadership leadership, CoordinationTransport transport, int partition) {
+    CommitOutcomeResolver(Leadership leadership, CoordinationRuntime runtime, CoordinationTransport transport, int partition) {
         this.leadership = leadership;
+        this.runtime = runtime;
         this.transport = transport;
         this.partition = partition;
     }
@@ -175,7 +178,6 @@ final class CommitOutcomeResolver {
      * member shuts down). An interrupt ends the wait and stays set.
      */
     Optional<ProducerState> describeUntil(Predicate<ProducerState> settled) {
-        var runtime = leadership.client().runtime();
         long start = runtime.nanoTime();
         long wait = COMPLETION_FIRST_WAIT.toNanos();
         for (int describes = 1; ; describes++) {

@@ -16,6 +16,12 @@ import io.krabka.streams.coordination.ProducerState;
  * the lease carries the last known value: too small only makes {@code current()} briefly
  * false, too large is never written knowingly.
  *
+ * <p>A describe after a commit can also see a challenger: its InitProducerId may land
+ * between the commit and the describe. A report that this member's own transactions do not
+ * explain is therefore never taken for its own (the holder would no longer see that a newer
+ * epoch exists, and its token would carry the challenger's epoch); its next commit, if its
+ * producer has one, shows that no challenger fenced it.
+ *
  * <p>Not thread-safe: the leadership calls it under its lock.
  */
 final class EpochPrediction {
@@ -41,6 +47,12 @@ final class EpochPrediction {
     // transactions go: false after a failed transaction (its abort may have moved the
     // epoch) or a describe that failed.
     private boolean accurate = true;
+    // How many of its own transactions may have moved the epoch unseen since it was last
+    // known: each failed one (its abort) and each commit whose describe failed, one step each.
+    private int unseen;
+    // A report after a commit that its own transactions do not explain, most likely a
+    // challenger's InitProducerId; null when none was seen since the last commit it learned from.
+    private ProducerState unexplained;
 
     /** @param initial the coordinator's report right after InitProducerId */
     EpochPrediction(ProducerState initial, long featureGeneration) {
@@ -99,8 +111,9 @@ final class EpochPrediction {
 
     /**
      * What the coordinator reported after a commit whose epoch was not predicted: learns
-     * its value and the step of one commit. More than one step is another InitProducerId
-     * (then the next write fails) or a version upgrade's extra bump: either way, no step.
+     * its value and the step of one commit. More than one step is an abort this member did
+     * not see, or a version upgrade's extra bump: either way, no step. A report its own
+     * transactions do not explain is not taken ({@link #supersededBy} then holds).
      *
      * @param reported the report, or null when the coordinator knows no such id
      */
@@ -109,9 +122,26 @@ final class EpochPrediction {
             lost();
             return;
         }
-        accurate = true;
         boolean stable = transaction.previousStartGeneration() == generation;
         featureGeneration = generation;
+        if (unexplained != null) {
+            // This commit shows its producer was not fenced when it began: that report was its own.
+            producerId = unexplained.producerId();
+            epoch = unexplained.producerEpoch();
+            unexplained = null;
+        }
+        // This commit moved the epoch by its step (by one when the step is not known, or the
+        // features changed: a version upgrade's extra bump), each unseen transaction by one.
+        int ownSteps = unseen + (step >= 0 && stable ? step : 1);
+        unseen = 0;
+        if (!explains(reported, ownSteps)) {
+            // Not taken: the next lease carries the last value known as its own.
+            unexplained = reported;
+            exact = false;
+            accurate = false;
+            return;
+        }
+        accurate = true;
         if (reported.producerId() == producerId) {
             int moved = reported.producerEpoch() - epoch;
             epoch = reported.producerEpoch();
@@ -122,22 +152,43 @@ final class EpochPrediction {
             exact = oneCommit && stable;
             return;
         }
-        // A new producer id is a rollover of our own epoch, or a challenger's id; in the
-        // second case our next transaction fails, so adopting it is harmless.
+        // A new producer id that it explains: the rollover of its own epoch.
         producerId = reported.producerId();
         epoch = reported.producerEpoch();
         exact = step >= 0 && stable;
+    }
+
+    /**
+     * Whether {@code reported}, after a commit, is what this member's own transactions leave:
+     * the coordinator's last act its commit (a challenger's InitProducerId leaves Empty, and
+     * the challenger's grant another state or a larger epoch), and the epoch moved by at most
+     * {@code ownSteps}, or rolled over from near the top to a new producer id (kafka-facts 3).
+     */
+    private boolean explains(ProducerState reported, int ownSteps) {
+        if (!reported.state().equals("CompleteCommit") && !reported.state().equals("PrepareCommit")) {
+            return false;
+        }
+        if (reported.producerId() == producerId) {
+            int moved = reported.producerEpoch() - epoch;
+            return moved >= 0 && moved <= ownSteps;
+        }
+        return epoch + ownSteps >= ROLLOVER_GUARD && reported.producerEpoch() < ownSteps;
     }
 
     /** A transaction failed or its outcome is unknown (an abort moves the epoch under version 2), or a describe failed: learn again. */
     void lost() {
         exact = false;
         accurate = false;
+        unseen++;
     }
 
-    /** Whether the coordinator's report shows an epoch newer than this member's own commits explain. */
+    /**
+     * Whether the coordinator's report shows an epoch newer than this member's own commits
+     * explain, or a report after its last commit did.
+     */
     boolean supersededBy(ProducerState reported) {
-        return reported.producerId() != producerId || reported.producerEpoch() > epoch + Math.max(step, 1);
+        return unexplained != null || reported.producerId() != producerId
+                || reported.producerEpoch() > epoch + Math.max(step, 1);
     }
 
     /** Whether the coordinator reports an epoch that no transaction of this member explains. */

@@ -1,5 +1,7 @@
 package io.krabka.streams.coordination.client;
 
+import io.krabka.streams.coordination.ConsumedOffsets;
+import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.SendBatching;
 import io.krabka.streams.coordination.SendQueueFullException;
 import java.time.Duration;
@@ -23,7 +25,10 @@ final class GroupCommit {
             long queuedAtNanos) {
     }
 
-    private final Leadership leadership;
+    private final CoordinationClient client;
+    private final Role role;
+    private final LeadershipLifecycle life;
+    private final LeaseWriter lease;
     // Sends waiting for a transaction, whether a flush is under way and on which thread,
     // and how many records were accepted and not yet written (the bound of
     // SendBatching.maxQueuedRecords). Guarded by lock, always the innermost lock.
@@ -33,16 +38,19 @@ final class GroupCommit {
     private Thread flusher;
     private int unwritten;
 
-    GroupCommit(Leadership leadership) {
-        this.leadership = leadership;
+    GroupCommit(CoordinationClient client, Role role, LeadershipLifecycle life, LeaseWriter lease) {
+        this.client = client;
+        this.role = role;
+        this.life = life;
+        this.lease = lease;
     }
 
     private SendBatching batching() {
-        return leadership.client().sendBatching();
+        return client.sendBatching();
     }
 
     private long nanoTime() {
-        return leadership.client().runtime().nanoTime();
+        return client.runtime().nanoTime();
     }
 
     /** Queues {@code record} for the next batch, waiting for room as {@link Leadership#send} says. */
@@ -54,8 +62,8 @@ final class GroupCommit {
             long blockedSince = 0;
             boolean blocked = false;
             while (true) {
-                if (!leadership.acceptsSends()) {
-                    result.completeExceptionally(leadership.refusal());
+                if (!life.active()) {
+                    result.completeExceptionally(life.refusal());
                     return result;
                 }
                 if (unwritten < batching.maxQueuedRecords()) {
@@ -89,14 +97,14 @@ final class GroupCommit {
             }
         }
         if (start) {
-            leadership.client().runtime().workers().execute(this::flushQueued);
+            client.runtime().workers().execute(this::flushQueued);
         }
         return result;
     }
 
     private SendQueueFullException queueFull(SendBatching batching, InterruptedException interrupted) {
         return new SendQueueFullException((interrupted != null ? "interrupted while waiting: " : "")
-                + batching.maxQueuedRecords() + " records of role " + leadership.role() + " wait for their transactions"
+                + batching.maxQueuedRecords() + " records of role " + role + " wait for their transactions"
                 + (interrupted != null ? "" : (Thread.currentThread() == flusher
                         ? " and a send from a completion callback does not wait for room"
                         : " and none was written within " + batching.maxBlock()))
@@ -141,7 +149,7 @@ final class GroupCommit {
         int max = batching().maxRecords();
         long linger = batching().linger().toNanos();
         synchronized (lock) {
-            while (!queued.isEmpty() && queued.size() < max && !leadership.releasing()) {
+            while (!queued.isEmpty() && queued.size() < max && !life.releasing()) {
                 long left = queued.peek().queuedAtNanos() + linger - nanoTime();
                 if (left <= 0) {
                     break;
@@ -173,7 +181,8 @@ final class GroupCommit {
         batch.forEach(send -> records.add(send.record()));
         List<RecordMetadata> written;
         try {
-            written = leadership.writeAccepted(records);
+            // Sends accepted before a release began are still written, also during the release.
+            written = lease.write(records, ConsumedOffsets.NONE, true);
         } catch (RuntimeException failed) {
             madeRoom(batch.size());
             batch.forEach(send -> send.result().completeExceptionally(failed));

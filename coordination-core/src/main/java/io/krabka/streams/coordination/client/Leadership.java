@@ -13,25 +13,16 @@ import io.krabka.streams.coordination.RetriableCoordinationException;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.SendBatching;
 import io.krabka.streams.coordination.SendQueueFullException;
-import io.krabka.streams.coordination.record.CoordinationCodec;
-import io.krabka.streams.coordination.record.CoordinationKey;
-import io.krabka.streams.coordination.record.CoordinationRecord;
-import io.krabka.streams.coordination.record.RolePartitioner;
-import io.krabka.streams.coordination.succession.Succession;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * One member's hold on one role, from the grant until it is fenced or closed.
@@ -57,43 +48,16 @@ import org.slf4j.LoggerFactory;
  */
 public final class Leadership implements AutoCloseable {
 
-    private static final Logger log = LoggerFactory.getLogger(Leadership.class);
-
-    private static final int MAX_CONFIRMS = 3;
-    private static final Duration FIRST_RETRY = Duration.ofMillis(50);
-    private static final Duration LAST_RETRY = Duration.ofSeconds(1);
-
     private final CoordinationClient client;
-    private final CoordinationTransport transport;
     private final RoleEpoch epoch;
     private final Role role;
     private final MemberId member;
     private final long grantedAt;
-    private final int partition;
-    private long term = -1;
-    // Where a lease of this leadership could first be: after the last one committed (or,
-    // before the grant, after the role state the challenge decided on). Guarded by the lock.
-    private long leaseSearchFrom;
-    // Which epoch the next commit leaves the producer at. Guarded by the lock.
-    private final EpochPrediction epochs;
-
-    // Volatile, and the token published whole: renewAt() and token() never wait for the
-    // lock, which a write stuck on an unresponsive cluster may hold for a whole timeout
-    // (the expiry watchdog and the contender read them meanwhile).
-    private volatile long lastLeaseAt;
-    private volatile FencingToken published;
-    // Volatile, not guarded by the lock: a watchdog asks expired() while a renewal blocks.
-    private volatile long deadline;
-    // The same deadline on the runtime's monotonic ticker: a wall clock stepped back must
-    // not keep a holder believing past the lease it measured when it wrote it.
-    private volatile long deadlineNanos = Long.MAX_VALUE;
-    // Changed without the lock, so a watchdog or a release can end a leadership whose
-    // write blocks; the first end wins and later ones change nothing.
-    private final AtomicReference<State> state = new AtomicReference<>(State.ACTIVE);
-    // Set by close() before it waits for a write in flight: no new guarded write starts.
-    private volatile boolean releasing;
+    private final LeadershipLifecycle life;
+    private final LeaseClock clock;
+    private final LeaseTransaction transaction;
+    private final LeaseWriter lease;
     private final GroupCommit sends;
-    private final CommitOutcomeResolver outcomes;
 
     /** Where a leadership is in its life. Only {@link #ACTIVE} can write. */
     public enum State {
@@ -123,31 +87,20 @@ public final class Leadership implements AutoCloseable {
     private Leadership(CoordinationClient client, CoordinationTransport transport, RoleEpoch epoch, MemberId member,
             ProducerState initial, long leaseSearchFrom) {
         this.client = client;
-        this.transport = transport;
         this.epoch = epoch;
         this.role = epoch.role();
         this.member = member;
         this.grantedAt = client.now().toEpochMilli();
-        this.partition = RolePartitioner.partitionFor(role, transport.partitionCount());
-        this.epochs = new EpochPrediction(initial, epoch.featureGeneration());
-        this.published = FencingToken.NO_EPOCH;
-        this.leaseSearchFrom = leaseSearchFrom;
-        this.sends = new GroupCommit(this);
-        this.outcomes = new CommitOutcomeResolver(this, transport, partition);
+        this.life = new LeadershipLifecycle(member, role);
+        this.clock = new LeaseClock(client);
+        this.transaction = new LeaseTransaction(this, client, life, transport, epoch, clock, initial, leaseSearchFrom);
+        this.lease = new LeaseWriter(this, client, life, transport, clock, transaction);
+        this.sends = new GroupCommit(client, role, life, lease);
     }
 
     /**
-     * Writes the grant lease with the epoch described right after InitProducerId (a
-     * race there can only make this write fail), takes its offset as the term, and, with
-     * {@code confirm}, learns the step and writes a confirming lease so {@code current()}
-     * turns true (otherwise {@link #confirm()} does that later).
-     *
-     * <p>A grant whose commit got no answer until its lease deadline is resolved like any
-     * write ({@link #write(List)}): one that committed is a grant, with its lease record's
-     * offset as the term, even though its producer cannot go on (the leadership is then
-     * already {@link State#FAILED}); one that was aborted throws {@link FencedException};
-     * one that neither the coordinator nor the log decide throws
-     * {@link CommitOutcomeUnknownException}.
+     * Takes the role with {@code epoch}, fresh from InitProducerId: writes the grant lease
+     * and, with {@code confirm}, a confirming one, as {@link LeaseWriter#grant} says.
      *
      * @param leaseSearchFrom an offset of the role's partition at or before the grant's
      *     lease record: where the challenge's decision had read to
@@ -157,35 +110,13 @@ public final class Leadership implements AutoCloseable {
         ProducerState initial = transport.describeEpoch(epoch.role()).orElseThrow(() -> new RetriableCoordinationException(
                 "the coordinator reports no epoch for role " + epoch.role() + " right after InitProducerId", null));
         Leadership leadership = new Leadership(client, transport, epoch, member, initial, leaseSearchFrom);
-        List<RecordMetadata> grant = leadership.transact(List.of(), ConsumedOffsets.NONE, false);
-        synchronized (leadership) {
-            leadership.term = grant.get(0).offset();
-            leadership.publish();
-        }
-        if (confirm && leadership.isActive()) {
-            leadership.confirm();
-        }
-        log.info("{} was granted role {} with {}", member, leadership.role, leadership.token());
+        leadership.lease.grant(confirm);
         return leadership;
     }
 
-    /**
-     * Writes confirming leases until one carried a predicted epoch, so {@code current()}
-     * turns true; does nothing once one did (any guarded write may have). The first
-     * transactions of a new producer often open connections (to partition leaders), which
-     * make the step untrusted for one more transaction; on one broker one confirm suffices.
-     *
-     * @throws FencedException when the leadership ended meanwhile
-     */
+    /** Writes confirming leases until {@code current()} turns true, as {@link LeaseWriter#confirm()} says. */
     void confirm() {
-        for (int attempt = 0; attempt < MAX_CONFIRMS; attempt++) {
-            synchronized (this) {
-                if (epochs.lastLeasePredicted()) {
-                    return;
-                }
-                transact(List.of(), ConsumedOffsets.NONE, false);
-            }
-        }
+        lease.confirm();
     }
 
     /** The role. */
@@ -203,19 +134,12 @@ public final class Leadership implements AutoCloseable {
      * and the (producer id, epoch) the coordinator reported after the last commit.
      */
     public FencingToken token() {
-        return published;
-    }
-
-    /** Publishes the token after its parts changed; called with the lock held. */
-    private void publish() {
-        if (term >= 0) {
-            published = FencingToken.of(term, epochs.producerId(), epochs.epoch());
-        }
+        return transaction.token();
     }
 
     /** The term of this leadership: the same for every write of it, larger for every later grant. */
     public long term() {
-        return term;
+        return transaction.term();
     }
 
     /** When this leadership began, on this member's clock. */
@@ -225,12 +149,12 @@ public final class Leadership implements AutoCloseable {
 
     /** The deadline of the newest lease this member wrote. */
     public Instant deadline() {
-        return Instant.ofEpochMilli(deadline);
+        return clock.deadline();
     }
 
     /** When the next renewal is due: one renew interval after the newest lease. */
     public Instant renewAt() {
-        return Succession.renewAt(Instant.ofEpochMilli(lastLeaseAt), client.config());
+        return clock.renewAt();
     }
 
     /** Whether the renew interval has passed since the newest lease. */
@@ -243,33 +167,17 @@ public final class Leadership implements AutoCloseable {
      * challenging). Never blocks, even while a write is in progress.
      */
     public boolean expired() {
-        // Whichever clock says so first: the wall clock the deadline was written in, or the
-        // ticker measured from the moment the lease was written (a step back of the wall
-        // clock cannot delay the end; a step forward ends it early, which is safe).
-        return untilExpired().isNegative();
-    }
-
-    /** A lease written at {@code now} (wall clock) and {@code nowNanos} (ticker) lasts until {@code leaseDeadline}. */
-    private void leaseWritten(long now, long nowNanos, long leaseDeadline) {
-        lastLeaseAt = now;
-        deadline = leaseDeadline;
-        deadlineNanos = nowNanos + client.config().duration().toNanos();
+        return clock.expired();
     }
 
     /** How long until {@link #expired()} turns true, by whichever clock says so first. */
     Duration untilExpired() {
-        Duration byWall = Duration.between(client.now(), Instant.ofEpochMilli(deadline));
-        long due = deadlineNanos;
-        if (due == Long.MAX_VALUE) {
-            return byWall;
-        }
-        Duration byTicker = Duration.ofNanos(due - client.runtime().nanoTime());
-        return byTicker.compareTo(byWall) < 0 ? byTicker : byWall;
+        return clock.untilExpired();
     }
 
     /** Whether the leadership has not ended and is not being released. */
     public boolean isActive() {
-        return state.get() == State.ACTIVE && !releasing;
+        return life.active();
     }
 
     /**
@@ -278,7 +186,7 @@ public final class Leadership implements AutoCloseable {
      * the others how.
      */
     public State state() {
-        return state.get();
+        return life.state();
     }
 
     /**
@@ -287,8 +195,7 @@ public final class Leadership implements AutoCloseable {
      * @throws FencedException when the role has a newer epoch: the leadership is over
      */
     public void renew() {
-        client.instrumentation().around(CoordinationInstrumentation.Operation.RENEW, role, member, this::term, 0,
-                () -> writeNow(List.of(), ConsumedOffsets.NONE, false));
+        lease.renew();
     }
 
     /** A guarded write of one record. */
@@ -342,38 +249,9 @@ public final class Leadership implements AutoCloseable {
      * @return the metadata of each record, in order
      */
     public List<RecordMetadata> write(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed) {
-        return write(records, consumed, false);
-    }
-
-    /** @param accepted whether these are sends accepted before a release began: they are still written */
-    private List<RecordMetadata> write(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed, boolean accepted) {
         Objects.requireNonNull(records, "records");
         Objects.requireNonNull(consumed, "consumed");
-        return client.instrumentation().around(CoordinationInstrumentation.Operation.WRITE, role, member, this::term,
-                records.size(), () -> writeNow(records, consumed, accepted));
-    }
-
-    private List<RecordMetadata> writeNow(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed,
-            boolean accepted) {
-        Duration backoff = FIRST_RETRY;
-        while (true) {
-            try {
-                List<RecordMetadata> written = transact(records, consumed, false, accepted);
-                return written.subList(1, written.size());
-            } catch (RetriableCoordinationException e) {
-                if (expired()) {
-                    throw e;
-                }
-                log.info("A transaction of role {} failed transiently; retrying in {}: {}", role, backoff, e.getMessage());
-                try {
-                    client.runtime().sleep(backoff);
-                } catch (InterruptedException interrupted) {
-                    Thread.currentThread().interrupt();
-                    throw new CoordinationException("interrupted while retrying a write of role " + role, interrupted);
-                }
-                backoff = backoff.multipliedBy(2).compareTo(LAST_RETRY) > 0 ? LAST_RETRY : backoff.multipliedBy(2);
-            }
-        }
+        return lease.write(records, consumed, false);
     }
 
     /**
@@ -401,177 +279,14 @@ public final class Leadership implements AutoCloseable {
         return sends.send(record);
     }
 
-    /** Whether a send may be queued now: the leadership is active and not being released. */
-    boolean acceptsSends() {
-        return state.get() == State.ACTIVE && !releasing;
-    }
-
-    /** Why a send is refused now: the leadership ended, or it is being released. */
-    FencedException refusal() {
-        return state.get() != State.ACTIVE ? ended(null) : new FencedException("the leadership of " + member + " over role "
-                + role + " is being released", null, LeadershipEndCause.RELEASED);
-    }
-
-    /** Whether a release began: queued sends are written at once, no new guarded write starts. */
-    boolean releasing() {
-        return releasing;
-    }
-
-    /** Writes sends accepted before a release began: they are still written, also during the release. */
-    List<RecordMetadata> writeAccepted(List<ProducerRecord<byte[], byte[]>> records) {
-        return write(records, ConsumedOffsets.NONE, true);
-    }
-
-    CoordinationClient client() {
-        return client;
-    }
-
-    /** Runs one transaction: the lease record (or its tombstone) first, then {@code records}; returns all their metadata. */
-    private synchronized List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed,
-            boolean release) {
-        return transact(records, consumed, release, false);
-    }
-
-    private synchronized List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed,
-            boolean release, boolean accepted) {
-        if (state.get() != State.ACTIVE) {
-            throw ended(null);
-        }
-        if (releasing && !release && !accepted) {
-            throw new FencedException("the leadership of " + member + " over role " + role + " is being released", null,
-                    LeadershipEndCause.RELEASED);
-        }
-        long now = client.now().toEpochMilli();
-        long nowNanos = client.runtime().nanoTime();
-        EpochPrediction.Transaction predicted = epochs.begin(epoch.featureGeneration());
-        long leaseDeadline = now + client.config().duration().toMillis();
-        byte[] leaseValue = release ? null : CoordinationCodec.encodeValue(
-                new CoordinationRecord.Lease(member, epochs.producerId(), predicted.leaseEpoch(), grantedAt, leaseDeadline));
-        List<ProducerRecord<byte[], byte[]>> batch = new ArrayList<>(records.size() + 1);
-        // The timestamp is on the lease clock: after a release, standbys anchor on it.
-        batch.add(new ProducerRecord<>(transport.topic(), partition, now, CoordinationCodec.encodeKey(CoordinationKey.lease(role)),
-                leaseValue));
-        batch.addAll(records);
-        List<RecordMetadata> written;
-        // A commit that times out is sent again until the lease ends: until the current
-        // lease's deadline, or the new one's for the grant (nothing to outlast before it).
-        long retryUntil = deadline > 0 ? deadline : leaseDeadline;
-        try {
-            written = epoch.transact(batch, consumed, Duration.ofMillis(Math.max(0, retryUntil - now)));
-        } catch (CommitOutcomeUnknownException unknown) {
-            written = outcomes.resolve(unknown, batch, predicted.predicted() && epochs.step() == 1, epochs, leaseSearchFrom);
-            epochs.lost();
-            if (written.get(0).hasOffset()) {
-                if (term < 0) {
-                    term = written.get(0).offset();
-                }
-                leaseSearchFrom = written.get(0).offset() + 1;
-            }
-            leaseWritten(now, nowNanos, leaseDeadline);
-            publish();
-            return written;
-        } catch (FencedException fenced) {
-            end(State.FENCED);
-            throw fenced;
-        } catch (CoordinationException e) {
-            // An abort moves the epoch under transaction version 2: learn it again.
-            epochs.lost();
-            if (state.get() != State.ACTIVE) {
-                // Ended meanwhile by another thread (the watchdog closed the producer under it).
-                throw ended(e);
-            }
-            if (!epoch.usable()) {
-                throw unusable(e);
-            }
-            throw e;
-        }
-        leaseWritten(now, nowNanos, leaseDeadline);
-        leaseSearchFrom = written.get(0).offset() + 1;
-        long end = epoch.featureGeneration();
-        if (!epochs.committed(predicted, end)) {
-            learn(predicted, end);
-        }
-        publish();
-        return written;
-    }
-
-    /**
-     * Describes after a commit to learn the coordinator's value and the step of one
-     * commit. The step counts only if the producer's features did not change since the
-     * previous transaction began, since that is when this transaction's version was fixed.
-     */
-    private void learn(EpochPrediction.Transaction transaction, long generation) {
-        ProducerState reported;
-        try {
-            // Holding the lock: past the next renewal's time it would delay that renewal.
-            reported = transport.describeEpoch(role, timeUntil(renewAt())).orElse(null);
-        } catch (CoordinationException e) {
-            log.debug("Could not describe role {} after a commit; the next lease is conservative", role, e);
-            epochs.lost();
-            return;
-        }
-        epochs.learned(transaction, reported, generation);
-    }
-
-    /**
-     * The producer failed beyond recovery, so this leadership cannot write again. If the
-     * coordinator reports another epoch, a newer one fenced it; otherwise it ended on the
-     * failure alone. Either way the member must acquire anew. Only for a transaction that
-     * failed before its commit was sent (one sent and unanswered is {@link #resolve}d): so
-     * nothing of it was written, which the FencedException says.
-     */
-    private CoordinationException unusable(CoordinationException failure) {
-        boolean superseded;
-        try {
-            superseded = transport.describeEpoch(role, timeUntil(deadline())).map(epochs::supersededBy).orElse(true);
-        } catch (CoordinationException describeFailed) {
-            failure.addSuppressed(describeFailed);
-            superseded = false;
-        }
-        if (superseded) {
-            end(State.FENCED);
-            return new FencedException("the producer of role " + role + " failed and a newer epoch exists: " + failure.getMessage(),
-                    failure);
-        }
-        end(State.FAILED);
-        return new FencedException("the producer of role " + role + " failed beyond recovery, so the leadership of "
-                + member + " ended; acquire the role anew", failure, LeadershipEndCause.FAILED);
-    }
-
-    /**
-     * Asks the transaction coordinator whether a newer epoch exists for the role, and
-     * ends this leadership as {@link State#FENCED} if so. For a holder that saw a lease
-     * naming another member: the coordinator decides, not a record that any member with
-     * Write on the topic could have written. Holds the lock, so no own commit moves the
-     * epoch between the describe and the comparison.
-     *
-     * @return whether the leadership is fenced
-     * @throws CoordinationException when the coordinator could not be asked
-     */
-    synchronized boolean confirmFenced() {
-        if (state.get() == State.ACTIVE
-                && transport.describeEpoch(role, timeUntil(deadline())).map(epochs::newerThanOwn).orElse(true)) {
-            end(State.FENCED);
-        }
-        return state.get() == State.FENCED;
-    }
-
-    /** How long until {@code instant}, for bounding a describe by the lease; zero once it passed. */
-    private Duration timeUntil(Instant instant) {
-        Duration left = Duration.between(client.now(), instant);
-        return left.isNegative() ? Duration.ZERO : left;
-    }
-
-    /** The exception for a write or renewal after this leadership ended. */
-    private FencedException ended(Throwable cause) {
-        State ended = state.get();
-        return new FencedException("the leadership of " + member + " over role " + role + " ended (" + ended + ")", cause,
-                ended.endCause().orElse(LeadershipEndCause.RELEASED));
+    /** Ends this leadership as {@link State#FENCED} if the coordinator reports a newer epoch: {@link LeaseTransaction#confirmFenced}. */
+    boolean confirmFenced() {
+        return lease.confirmFenced();
     }
 
     /** Ends the leadership in {@code newState} unless it already ended; never blocks. */
     boolean end(State newState) {
-        if (!state.compareAndSet(State.ACTIVE, newState)) {
+        if (!life.end(newState)) {
             return false;
         }
         // Closing the producer also makes a transaction that blocks on it fail at once.
@@ -609,52 +324,18 @@ public final class Leadership implements AutoCloseable {
      */
     @Override
     public void close() {
-        if (state.get() != State.ACTIVE) {
+        if (life.state() != State.ACTIVE) {
             return;
         }
         // Refuse new guarded writes now, then wait for the one in flight (the lock): a
         // release never breaks a commit, and the tombstone follows the last write.
-        releasing = true;
+        life.beginRelease();
         sends.awaitWritten();
-        synchronized (this) {
-            if (state.get() != State.ACTIVE) {
-                return;
-            }
-            try {
-                // Leave the roster first, so the next standby ranks 0 when it sees the tombstone.
-                transport.deregister(role, member);
-                transact(List.of(), ConsumedOffsets.NONE, true);
-                log.info("{} released role {} ({})", member, role, token());
-                // The commit returns before the coordinator wrote its markers, and a marker
-                // need not wake a standby's read_committed fetch (it waits up to its
-                // fetch.max.wait); a plain append does. So once the coordinator completed
-                // the transaction, append the registration's tombstone once more (a no-op
-                // for every reader): a standby still waiting reads the release at once.
-                if (awaitComplete()) {
-                    transport.deregister(role, member);
-                }
-            } catch (FencedException alreadyDeposed) {
-                log.info("{} closed role {}, which had already ended: {}", member, role, alreadyDeposed.getMessage());
-            } finally {
-                end(State.RELEASED);
-                client.released(this);
-            }
-        }
-    }
-
-    /**
-     * Waits, briefly, until the coordinator completed this member's last transaction;
-     * gives up quietly after {@link CommitOutcomeResolver#COMPLETION_WAIT}: it only speeds the handover up.
-     *
-     * @return false when interrupted (the caller is stopping in a hurry), true otherwise
-     */
-    private boolean awaitComplete() {
-        Optional<ProducerState> last = outcomes.describeUntil(ProducerState::transactionComplete);
-        return last.isEmpty() || last.get().transactionComplete() || !Thread.currentThread().isInterrupted();
+        lease.release();
     }
 
     @Override
     public String toString() {
-        return "Leadership[" + member + " holds " + role + ", term " + term + ", " + state.get() + "]";
+        return "Leadership[" + member + " holds " + role + ", term " + term() + ", " + life.state() + "]";
     }
 }
