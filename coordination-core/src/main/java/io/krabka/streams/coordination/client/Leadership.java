@@ -90,7 +90,7 @@ public final class Leadership implements AutoCloseable {
         this.epoch = epoch;
         this.role = epoch.role();
         this.member = member;
-        this.grantedAt = client.now().toEpochMilli();
+        this.grantedAt = client.grantTime(epoch.role());
         this.life = new LeadershipLifecycle(member, role);
         this.clock = new LeaseClock(client);
         this.transaction = new LeaseTransaction(this, client, life, transport, epoch, clock, initial, leaseSearchFrom);

@@ -69,6 +69,17 @@ class CoordinationClientTest {
         assertThat(leadership.term()).isEqualTo(1);
     }
 
+    /** Readers key a leadership's term by (member, granted_at): a member never grants itself one role twice in one millisecond. */
+    @Test
+    void twoGrantsOfOneMemberOnAClockThatStandsStillHaveDistinctGrantTimesAndTerms() {
+        Member a = member("a");
+        Leadership first = a.tryAcquire().orElseThrow();
+        first.close();
+        Leadership second = a.tryAcquire().orElseThrow();
+        assertThat(second.grantedAt()).isAfter(first.grantedAt());
+        assertThat(a.client().describe(ROLE).token().term()).isEqualTo(second.term()).isGreaterThan(first.term());
+    }
+
     @Test
     void describeIsNeverCurrentForADeposedHolderWhetherTheChallengerWroteALeaseOrNot() {
         Member a = member("a");
