@@ -106,4 +106,28 @@ class ArchitectureTest {
                                 && call.getName().equals("get") && call.getTarget().getRawParameterTypes().size() == 2))
                 .check(CORE);
     }
+
+    /**
+     * No class of the core grows past about 350 lines (issue 21): a class that does must be
+     * split along a seam, not allowed to become the next 900-line state machine.
+     */
+    @Test
+    void noSourceFileOfTheCoreIsLongerThan350Lines() throws java.io.IOException {
+        java.nio.file.Path sources = java.nio.file.Path.of("src/main/java");
+        java.util.Map<String, Long> tooLong = new java.util.TreeMap<>();
+        try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.walk(sources)) {
+            for (java.nio.file.Path file : (Iterable<java.nio.file.Path>) files.filter(f -> f.toString().endsWith(".java"))::iterator) {
+                long lines;
+                try (java.util.stream.Stream<String> text = java.nio.file.Files.lines(file)) {
+                    lines = text.count();
+                }
+                if (lines > MAX_SOURCE_LINES) {
+                    tooLong.put(sources.relativize(file).toString(), lines);
+                }
+            }
+        }
+        org.assertj.core.api.Assertions.assertThat(tooLong).as("source files over %d lines", MAX_SOURCE_LINES).isEmpty();
+    }
+
+    private static final int MAX_SOURCE_LINES = 350;
 }

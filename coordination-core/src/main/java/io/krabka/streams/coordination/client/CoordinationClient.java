@@ -322,12 +322,7 @@ public final class CoordinationClient implements AutoCloseable {
         return clock.instant();
     }
 
-    /**
-     * The {@code granted_at} of a new grant of {@code role}: now, or a millisecond past this
-     * client's last grant of the role when the clock has not moved past it (a clock that
-     * stands still or stepped back), so no two of its leaderships share the pair readers
-     * key a leadership's term by.
-     */
+    /** A new grant's {@code granted_at}: now, or past this client's last grant of {@code role} on a clock that did not move. */
     long grantTime(Role role) {
         return lastGrantedAt.merge(role, clock.millis(), (last, now) -> Math.max(now, last + 1));
     }
