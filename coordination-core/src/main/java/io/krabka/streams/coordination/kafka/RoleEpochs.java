@@ -47,7 +47,8 @@ final class RoleEpochs {
             producer.close(Duration.ZERO);
             throw KafkaErrors.translate("initializing the epoch of role " + role, e);
         }
-        KafkaRoleEpoch epoch = new KafkaRoleEpoch(role, producer, timeout);
+        // Forgets only that epoch: by the time a tenure's close gets there, a challenge may have put the next one.
+        KafkaRoleEpoch epoch = new KafkaRoleEpoch(role, producer, timeout, closed -> epochs.remove(role, closed));
         epochs.put(role, epoch);
         return epoch;
     }
@@ -56,7 +57,8 @@ final class RoleEpochs {
      * Builds the role's producer and lets it fetch the coordination topic's metadata and
      * connect, without InitProducerId (which would be a challenge). A standby next in line
      * calls it, so its challenge pays only for InitProducerId, not for building and
-     * connecting a client. Does nothing when one is prepared or the epoch is held here.
+     * connecting a client. Does nothing when one is prepared or the epoch is held here;
+     * an epoch of this member's that was closed (its tenure ended) is no longer held.
      */
     void prepareEpoch(Role role) {
         if (epochs.containsKey(role) || prepared.containsKey(role)) {
