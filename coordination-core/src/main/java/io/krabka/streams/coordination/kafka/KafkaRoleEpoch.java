@@ -29,15 +29,19 @@ final class KafkaRoleEpoch implements RoleEpoch {
     private final Role role;
     private final Producer<byte[], byte[]> producer;
     private final Duration timeout;
+    // Lets the transport forget this epoch once it is closed, so the role can be prepared again.
+    private final java.util.function.Consumer<KafkaRoleEpoch> onClose;
     private volatile boolean closed;
     private volatile boolean broken;
     // Whether the running transaction's thread was interrupted; guarded by the lock.
     private boolean interrupted;
 
-    KafkaRoleEpoch(Role role, Producer<byte[], byte[]> producer, Duration timeout) {
+    KafkaRoleEpoch(Role role, Producer<byte[], byte[]> producer, Duration timeout,
+            java.util.function.Consumer<KafkaRoleEpoch> onClose) {
         this.role = role;
         this.producer = producer;
         this.timeout = timeout;
+        this.onClose = onClose;
     }
 
     @Override
@@ -246,6 +250,8 @@ final class KafkaRoleEpoch implements RoleEpoch {
             producer.close(Duration.ZERO);
         } catch (RuntimeException e) {
             log.warn("Closing the producer of role {} failed", role, e);
+        } finally {
+            onClose.accept(this);
         }
     }
 }

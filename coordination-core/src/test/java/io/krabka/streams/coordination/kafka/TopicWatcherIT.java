@@ -95,7 +95,7 @@ class TopicWatcherIT {
     /** The watcher's own consumer settings, its polls counted. */
     @SuppressWarnings("unchecked")
     private static Consumer<byte[], byte[]> counted(Map<String, Object> connection, AtomicInteger polls) {
-        Consumer<byte[], byte[]> real = new KafkaConsumer<>(KafkaCoordinationTransport.watcherSettings(connection));
+        Consumer<byte[], byte[]> real = new KafkaConsumer<>(ClientSettings.watcher(connection));
         return (Consumer<byte[], byte[]>) Proxy.newProxyInstance(Consumer.class.getClassLoader(), new Class<?>[] {Consumer.class},
                 (proxy, method, args) -> {
                     if (method.getName().equals("poll")) {

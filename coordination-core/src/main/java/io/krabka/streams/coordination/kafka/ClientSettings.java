@@ -1,0 +1,115 @@
+package io.krabka.streams.coordination.kafka;
+
+import io.krabka.streams.coordination.Role;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.kafka.clients.CommonClientConfigs;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * The settings each client of {@link KafkaCoordinationTransport} must have, added to the
+ * connection settings it is given. The transport's public static methods of the same
+ * names document them.
+ */
+final class ClientSettings {
+
+    private ClientSettings() {
+    }
+
+    /** Gives each client its own client.id (the application's, if any, as a prefix), so logs and metrics tell them apart. */
+    static Map<String, Object> named(Map<String, Object> settings, String suffix) {
+        Object base = settings.get(CommonClientConfigs.CLIENT_ID_CONFIG);
+        String prefix = base == null || base.toString().isBlank() ? "krabka" : base.toString();
+        settings.put(CommonClientConfigs.CLIENT_ID_CONFIG, prefix + "-coordination-" + suffix);
+        return settings;
+    }
+
+    /**
+     * Reconnect and metadata-recovery settings shared by every client (see
+     * {@link KafkaCoordinationTransport#RECONNECT_BACKOFF_MAX} and
+     * {@link KafkaCoordinationTransport#METADATA_RECOVERY_STRATEGY}).
+     */
+    private static Map<String, Object> backedOff(Map<String, Object> settings) {
+        settings.putIfAbsent(CommonClientConfigs.METADATA_RECOVERY_STRATEGY_CONFIG,
+                KafkaCoordinationTransport.METADATA_RECOVERY_STRATEGY);
+        settings.putIfAbsent(CommonClientConfigs.RECONNECT_BACKOFF_MAX_MS_CONFIG,
+                KafkaCoordinationTransport.RECONNECT_BACKOFF_MAX.toMillis());
+        return settings;
+    }
+
+    /** See {@link KafkaCoordinationTransport#adminSettings}. */
+    static Map<String, Object> admin(Map<String, Object> connection, Duration timeout) {
+        Map<String, Object> settings = backedOff(new HashMap<>(connection));
+        settings.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) timeout.toMillis());
+        settings.putIfAbsent(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) Math.min(timeout.toMillis(), 30_000));
+        return settings;
+    }
+
+    /** See {@link KafkaCoordinationTransport#registrarSettings}. */
+    static Map<String, Object> registrar(Map<String, Object> connection, Duration timeout) {
+        Map<String, Object> settings = producerBase(connection, timeout);
+        settings.remove(ProducerConfig.TRANSACTIONAL_ID_CONFIG);
+        return settings;
+    }
+
+    /** See {@link KafkaCoordinationTransport#transactionalSettings}. */
+    static Map<String, Object> transactional(Map<String, Object> connection, Role role, Duration timeout,
+            Duration transactionTimeout) {
+        Map<String, Object> settings = producerBase(connection, timeout);
+        settings.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, role.name());
+        settings.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, (int) transactionTimeout.toMillis());
+        // A challenger's InitProducerId often waits once for the coordinator to finish
+        // the previous holder's transaction (CONCURRENT_TRANSACTIONS, a few milliseconds);
+        // at the default 100 ms backoff that wait was most of a handover. The backoff still grows
+        // exponentially up to retry.backoff.max.ms, so a struggling broker is not hammered.
+        settings.putIfAbsent(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 5);
+        return settings;
+    }
+
+    /** See {@link KafkaCoordinationTransport#readerSettings}. */
+    static Map<String, Object> reader(Map<String, Object> connection) {
+        Map<String, Object> settings = backedOff(new HashMap<>(connection));
+        settings.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        settings.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, IsolationLevel.READ_COMMITTED.toString());
+        settings.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        settings.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        settings.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        settings.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+        // A standby waits in a long poll; a release is a transaction whose marker may not
+        // wake a held fetch, so bound each fetch's wait: it bounds how late a release is seen.
+        settings.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 100);
+        // A deleted coordination topic must stay deleted until an operator acts.
+        settings.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
+        return settings;
+    }
+
+    /**
+     * Watcher settings: a reader's, with Kafka's default fetch wait (500 ms): the watcher
+     * is woken by appends, so its wait only bounds how often an idle member asks.
+     */
+    static Map<String, Object> watcher(Map<String, Object> connection) {
+        Map<String, Object> settings = reader(connection);
+        settings.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 500);
+        return settings;
+    }
+
+    private static Map<String, Object> producerBase(Map<String, Object> connection, Duration timeout) {
+        Map<String, Object> settings = backedOff(new HashMap<>(connection));
+        settings.put(ProducerConfig.ACKS_CONFIG, "all");
+        settings.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        settings.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+        settings.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+        settings.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, (int) timeout.toMillis());
+        int requestTimeout = (int) Math.min(timeout.toMillis(), 30_000);
+        settings.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, requestTimeout);
+        settings.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) Math.max(timeout.toMillis(), requestTimeout + 1L));
+        settings.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 0);
+        return settings;
+    }
+}

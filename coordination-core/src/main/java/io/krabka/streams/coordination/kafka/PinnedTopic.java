@@ -1,0 +1,158 @@
+package io.krabka.streams.coordination.kafka;
+
+import io.krabka.streams.coordination.CoordinationAuthorizationException;
+import io.krabka.streams.coordination.CoordinationConfigurationException;
+import io.krabka.streams.coordination.CoordinationException;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.TopicConfigurationException;
+import io.krabka.streams.coordination.record.RolePartitioner;
+import io.krabka.streams.coordination.transport.TopicSpec;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The coordination topic as this member pinned it on first use: it ensures the topic
+ * then, and checks on later operations that it is still that topic.
+ */
+final class PinnedTopic {
+
+    // The transport's logger: operators and tests filter on its name.
+    private static final Logger log = LoggerFactory.getLogger(KafkaCoordinationTransport.class);
+
+    /** How often a member checks that the topic it pinned is still the same topic. */
+    static final Duration IDENTITY_CHECK_INTERVAL = Duration.ofSeconds(5);
+
+    private static final String TRANSACTION_MAX_TIMEOUT = "transaction.max.timeout.ms";
+
+    private final Admin admin;
+    private final TopicSpec topic;
+    private final Duration timeout;
+    // The role producers' transaction.timeout.ms, when the transport built them itself.
+    private final Duration transactionTimeout;
+    private volatile int partitionCount;
+    // The topic this member pinned on first use, when it last checked it is still that
+    // topic, and why it no longer is (then every operation refuses: sticky on purpose).
+    private volatile CoordinationTopic.Identity pinned;
+    private volatile long identityCheckedAt;
+    private volatile TopicConfigurationException changed;
+    private volatile boolean missingOnce;
+
+    PinnedTopic(Admin admin, TopicSpec topic, Duration timeout, Duration transactionTimeout) {
+        this.admin = admin;
+        this.topic = topic;
+        this.timeout = timeout;
+        this.transactionTimeout = transactionTimeout;
+    }
+
+    /** The partition count, ensuring and pinning the topic on first use. */
+    int partitionCount() {
+        TopicConfigurationException gone = changed;
+        if (gone != null) {
+            throw gone;
+        }
+        int count = partitionCount;
+        if (count == 0) {
+            synchronized (this) {
+                if (partitionCount == 0) {
+                    checkTransactionTimeout();
+                    pinned = CoordinationTopic.ensure(admin, topic, timeout);
+                    identityCheckedAt = System.nanoTime();
+                    partitionCount = pinned.partitions();
+                }
+                count = partitionCount;
+            }
+        }
+        return count;
+    }
+
+    /** The count pinned, or 0 before the first use and once the topic changed; never a lookup of its own. */
+    int pinnedCount() {
+        return changed == null ? partitionCount : 0;
+    }
+
+    TopicPartition partitionOf(Role role) {
+        return new TopicPartition(topic.name(), RolePartitioner.partitionFor(role, partitionCount()));
+    }
+
+    /**
+     * Refuses, on first use, a lease longer than the brokers let a transaction last:
+     * every InitProducerId would fail, but a standby would only learn it when it
+     * challenges. A member that may not describe the brokers' configuration (an ACL)
+     * skips the check and learns it from its first InitProducerId instead.
+     */
+    private void checkTransactionTimeout() {
+        Duration wanted = transactionTimeout;
+        if (wanted == null) {
+            return;
+        }
+        try {
+            Collection<Node> nodes = admin.describeCluster().nodes().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            List<ConfigResource> brokers = nodes.stream()
+                    .map(node -> new ConfigResource(ConfigResource.Type.BROKER, node.idString())).toList();
+            // One request for every broker's configuration.
+            Map<ConfigResource, Config> configs = admin.describeConfigs(brokers).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            for (Map.Entry<ConfigResource, Config> broker : configs.entrySet()) {
+                ConfigEntry maximum = broker.getValue().get(TRANSACTION_MAX_TIMEOUT);
+                if (maximum != null && maximum.value() != null && Long.parseLong(maximum.value()) < wanted.toMillis()) {
+                    throw new CoordinationConfigurationException("the lease duration " + wanted + " is longer than broker "
+                            + broker.getKey().name() + "'s " + TRANSACTION_MAX_TIMEOUT + " (" + maximum.value() + " ms): every"
+                            + " InitProducerId of a role would be refused. Lower krabka.coordination.lease.duration"
+                            + " (LeaseConfig.duration) or raise " + TRANSACTION_MAX_TIMEOUT + " on every broker");
+                }
+            }
+        } catch (CoordinationConfigurationException tooLong) {
+            throw tooLong;
+        } catch (Exception e) {
+            CoordinationException translated = KafkaErrors.translate("describing the brokers' configuration", e);
+            if (!(translated instanceof CoordinationAuthorizationException)) {
+                throw translated;
+            }
+            log.debug("Not allowed to describe the brokers' {}; the first InitProducerId will tell", TRANSACTION_MAX_TIMEOUT);
+        }
+    }
+
+    /**
+     * Checks, at most every {@link #IDENTITY_CHECK_INTERVAL}, that the topic is still the
+     * one pinned on first use. Offsets are terms and a role's partition follows from the
+     * count: a topic deleted and re-created (by an operator, or by auto-creation after a
+     * broker lost its data) restarts terms at 0, and altered partitions move roles. From
+     * then on every operation refuses, so this member challenges no one.
+     */
+    void checkIdentity() {
+        CoordinationTopic.Identity expected = pinned;
+        if (expected == null || System.nanoTime() - identityCheckedAt < IDENTITY_CHECK_INTERVAL.toNanos()) {
+            return;
+        }
+        identityCheckedAt = System.nanoTime();
+        CoordinationTopic.Identity now = CoordinationTopic.current(admin, topic, timeout);
+        if (expected.equals(now)) {
+            missingOnce = false;
+            return;
+        }
+        if (now == null && !missingOnce) {
+            // One broker's metadata may lag; a topic is gone when two checks say so.
+            missingOnce = true;
+            return;
+        }
+        String what = now == null ? "was deleted"
+                : !now.topicId().equals(expected.topicId()) ? "was deleted and created again (topic id " + expected.topicId()
+                        + " is now " + now.topicId() + ")"
+                : "changed its partition count from " + expected.partitions() + " to " + now.partitions();
+        changed = new TopicConfigurationException("the coordination topic " + topic.name() + " " + what + " while this member"
+                + " used it; its offsets are the terms devices compare, so this member stops contending. Stop every member,"
+                + " restore or recreate the topic as it was (or start all members afresh and tell the devices that terms"
+                + " restart), then restart the members");
+        throw changed;
+    }
+}

@@ -1,0 +1,140 @@
+package io.krabka.streams.coordination.kafka;
+
+import io.krabka.streams.coordination.transport.RawRecord;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * One read of some partitions, each from its own offset up to the end first found for it
+ * ({@code read_committed}: the last stable offset), a slice at a time: the one slice loop
+ * of {@link TopicReaders#read} (one partition) and {@link TopicReaders#readAll} (many).
+ * Between slices the consumer serves other reads; each slice seeks again.
+ */
+final class ReadToEnd {
+
+    static final Duration POLL_STEP = Duration.ofMillis(100);
+
+    private final Duration timeout;
+    private final Map<TopicPartition, Long> next;
+    private final Map<TopicPartition, List<RawRecord>> records = new HashMap<>();
+    private Map<TopicPartition, Long> ends;
+
+    ReadToEnd(Map<TopicPartition, Long> fromOffsets, Duration timeout) {
+        this.next = new HashMap<>(fromOffsets);
+        fromOffsets.keySet().forEach(partition -> records.put(partition, new ArrayList<>()));
+        this.timeout = timeout;
+    }
+
+    /**
+     * Runs one slice on {@code reader}, whose lock the caller holds: looks up the ends
+     * while they are unknown, then polls the partitions short of them until each reaches
+     * its end or {@code sliceEnd} (a {@link System#nanoTime()}) passes.
+     *
+     * @return whether every partition reached its end (false too while the ends are unknown)
+     */
+    boolean slice(Consumer<byte[], byte[]> reader, long sliceEnd) {
+        if (ends == null) {
+            // endOffsets updates the last stable offset of each assigned partition and
+            // logs a WARN for every other one it was asked about.
+            assign(reader, next.keySet());
+            Map<TopicPartition, Long> found;
+            try {
+                found = reader.endOffsets(next.keySet(), Duration.ofNanos(Math.max(1, sliceEnd - System.nanoTime())));
+            } catch (org.apache.kafka.common.errors.TimeoutException notYet) {
+                return false;
+            }
+            // With under a millisecond left, Kafka returns at once what it has, which may be
+            // nothing: a partition it did not answer for is not at its end.
+            for (TopicPartition partition : next.keySet()) {
+                if (found.get(partition) == null) {
+                    return false;
+                }
+            }
+            ends = found;
+        }
+        Set<TopicPartition> behind = behind();
+        if (behind.isEmpty()) {
+            return true;
+        }
+        assign(reader, behind);
+        behind.forEach(partition -> reader.seek(partition, next.get(partition)));
+        try {
+            while (!behind.isEmpty() && System.nanoTime() < sliceEnd) {
+                var polled = reader.poll(POLL_STEP);
+                for (TopicPartition partition : List.copyOf(behind)) {
+                    collect(polled.records(partition), records.get(partition));
+                    long position = reader.position(partition, timeout);
+                    next.put(partition, position);
+                    if (position >= ends.get(partition)) {
+                        behind.remove(partition);
+                        if (!behind.isEmpty()) {
+                            // Done: fetch only the others from now on.
+                            reader.pause(Set.of(partition));
+                        }
+                    }
+                }
+            }
+        } finally {
+            // Another read assigns its own partitions and polls them: none may stay paused.
+            reader.resume(reader.paused());
+        }
+        return behind.isEmpty();
+    }
+
+    /** Whether the ends are known: some slice got them in time. */
+    boolean endsKnown() {
+        return ends != null;
+    }
+
+    /** The end found for {@code partition}; only once {@link #endsKnown()}. */
+    long end(TopicPartition partition) {
+        return ends.get(partition);
+    }
+
+    /** Whether every partition reached its end. */
+    boolean done() {
+        return ends != null && behind().isEmpty();
+    }
+
+    /** The partitions whose next offset is short of their end; only once {@link #endsKnown()}. */
+    Set<TopicPartition> behind() {
+        Set<TopicPartition> behind = new HashSet<>();
+        ends.forEach((partition, end) -> {
+            if (next.get(partition) < end) {
+                behind.add(partition);
+            }
+        });
+        return behind;
+    }
+
+    /** The offset to read {@code partition} from next. */
+    long next(TopicPartition partition) {
+        return next.get(partition);
+    }
+
+    /** What was read of {@code partition} so far, in offset order; the list itself, to add to. */
+    List<RawRecord> records(TopicPartition partition) {
+        return records.get(partition);
+    }
+
+    /** Assigns {@code partitions} unless they are the assignment already: each assign logs a line at INFO. */
+    static void assign(Consumer<byte[], byte[]> reader, Set<TopicPartition> partitions) {
+        if (!reader.assignment().equals(partitions)) {
+            reader.assign(Set.copyOf(partitions));
+        }
+    }
+
+    static void collect(List<ConsumerRecord<byte[], byte[]>> polled, List<RawRecord> into) {
+        for (ConsumerRecord<byte[], byte[]> record : polled) {
+            into.add(new RawRecord(record.offset(), record.timestamp(), record.key(), record.value()));
+        }
+    }
+}

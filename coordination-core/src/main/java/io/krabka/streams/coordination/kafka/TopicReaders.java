@@ -1,0 +1,223 @@
+package io.krabka.streams.coordination.kafka;
+
+import io.krabka.streams.coordination.CoordinationTimeoutException;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.transport.RawRecord;
+import io.krabka.streams.coordination.transport.RoleRecords;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * The transport's {@code read_committed} consumers: the reader every role's reads share,
+ * and, when built with a supplier, one of its own for describes of many roles. Every read
+ * holds its consumer for one short slice at a time ({@link ReadToEnd}).
+ */
+final class TopicReaders {
+
+    /**
+     * The longest one read holds the member's one consumer before it lets another role's
+     * read go first: a partition whose leader is gone must not hold up the roles on the
+     * healthy ones for a whole operation timeout (their renewals wait behind their reads).
+     */
+    static final Duration READ_SLICE = Duration.ofMillis(500);
+    /** The slice of a read of a partition that did not answer the previous one in time. */
+    static final Duration SICK_SLICE = Duration.ofMillis(100);
+
+    private final PinnedTopic topic;
+    private final String topicName;
+    private final Duration timeout;
+    private final Consumer<byte[], byte[]> reader;
+    private final ReentrantLock readerLock = new ReentrantLock(true);
+    // Reads for describes of many roles (readAll), so they never queue behind the
+    // contenders' reads on the shared reader; built on first use, null without a supplier.
+    private volatile Supplier<Consumer<byte[], byte[]>> describeReaders;
+    private Consumer<byte[], byte[]> describeReader;
+    private final ReentrantLock describeReaderLock = new ReentrantLock();
+    // Partitions whose last read did not learn the end offset within a slice, until one
+    // does; while one is, a single read at a time probes it and the others fail at once.
+    private final Set<Integer> unanswering = ConcurrentHashMap.newKeySet();
+    private final Map<Integer, ReentrantLock> probes = new ConcurrentHashMap<>();
+
+    TopicReaders(PinnedTopic topic, String topicName, Consumer<byte[], byte[]> reader, Duration timeout) {
+        this.topic = topic;
+        this.topicName = topicName;
+        this.reader = reader;
+        this.timeout = timeout;
+    }
+
+    /** Lets {@link #readAll} read with a consumer of its own, built from {@code describeReaders} on first use. */
+    void describeWith(Supplier<Consumer<byte[], byte[]>> describeReaders) {
+        this.describeReaders = describeReaders;
+    }
+
+    /** {@link KafkaCoordinationTransport#read}. */
+    RoleRecords read(Role role, long fromOffset, Duration maxWait) {
+        TopicPartition partition = topic.partitionOf(role);
+        String operation = "reading role " + role + " from " + partition + " at offset " + fromOffset;
+        long started = System.nanoTime();
+        long waitUntil = started + maxWait.toNanos();
+        long giveUpAt = started + timeout.toNanos();
+        ReadToEnd toEnd = new ReadToEnd(Map.of(partition, fromOffset), timeout);
+        ReentrantLock probe = null;
+        try {
+            if (unanswering.contains(partition.partition())) {
+                // Every role on a partition without a leader would otherwise wait out its
+                // whole timeout on a shared pass thread, and queue for the reader between
+                // slices: one read finds out when it answers again, the others give up now.
+                probe = probes.computeIfAbsent(partition.partition(), p -> new ReentrantLock());
+                if (!probe.tryLock()) {
+                    probe = null;
+                    throw new CoordinationTimeoutException("the last read of " + partition + " got no answer within "
+                            + READ_SLICE.toMillis() + " ms, and another read waits for it now");
+                }
+            }
+            while (true) {
+                // Between slices too: a read of a partition that no longer exists would
+                // otherwise wait out the whole operation timeout before anyone noticed.
+                topic.checkIdentity();
+                if (System.nanoTime() - giveUpAt > 0 && !toEnd.done()) {
+                    throw new org.apache.kafka.common.errors.TimeoutException(!toEnd.endsKnown()
+                            ? "the partition's end offset was not known within " + timeout
+                            : "the partition's end " + toEnd.end(partition) + " was not reached within " + timeout);
+                }
+                // One consumer serves every role of this member: hold it for one short
+                // slice at a time, so a slow partition or a role waiting for news never
+                // blocks another's read for long.
+                readerLock.lock();
+                try {
+                    ReadToEnd.assign(reader, Set.of(partition));
+                    Duration slice = unanswering.contains(partition.partition()) ? SICK_SLICE : READ_SLICE;
+                    long sliceEnd = Math.min(System.nanoTime() + slice.toNanos(), giveUpAt);
+                    boolean knewEnd = toEnd.endsKnown();
+                    boolean reached = toEnd.slice(reader, sliceEnd);
+                    if (!toEnd.endsKnown()) {
+                        unanswering.add(partition.partition());
+                        continue;
+                    }
+                    if (!knewEnd) {
+                        unanswering.remove(partition.partition());
+                    }
+                    if (!reached) {
+                        continue;
+                    }
+                    long next = toEnd.next(partition);
+                    if (next != fromOffset) {
+                        // Caught up with the end it found: what it read is the answer.
+                        return new RoleRecords(toEnd.records(partition), next);
+                    }
+                    // At the end from the start: wait for news.
+                    List<RawRecord> records = toEnd.records(partition);
+                    reader.seek(partition, next);
+                    long remaining = waitUntil - System.nanoTime();
+                    if (remaining <= 0) {
+                        return new RoleRecords(records, next);
+                    }
+                    ReadToEnd.collect(reader.poll(Duration.ofNanos(Math.min(remaining, ReadToEnd.POLL_STEP.toNanos())))
+                            .records(partition), records);
+                    if (!records.isEmpty()) {
+                        return new RoleRecords(records, reader.position(partition, timeout));
+                    }
+                } finally {
+                    readerLock.unlock();
+                }
+            }
+        } catch (Exception e) {
+            throw KafkaErrors.translate(operation, e);
+        } finally {
+            if (probe != null) {
+                probe.unlock();
+            }
+        }
+    }
+
+    /**
+     * Reads every partition with the one consumer in one go: one end-offset lookup for
+     * all of them, then polls that fetch them together, instead of a lookup and a fetch
+     * per partition. Like {@link #read}, it holds the consumer for one short slice at a
+     * time and gives up after the operation timeout.
+     */
+    Map<Role, RoleRecords> readAll(Map<Role, Long> fromOffsets) {
+        if (fromOffsets.isEmpty()) {
+            return Map.of();
+        }
+        Map<TopicPartition, Role> roles = new LinkedHashMap<>();
+        Map<TopicPartition, Long> from = new LinkedHashMap<>();
+        fromOffsets.forEach((role, offset) -> {
+            TopicPartition partition = topic.partitionOf(role);
+            if (roles.putIfAbsent(partition, role) != null) {
+                throw new IllegalArgumentException("roles " + roles.get(partition) + " and " + role + " share " + partition
+                        + ": pass one role per partition");
+            }
+            from.put(partition, offset);
+        });
+        String operation = "reading " + roles.size() + " partitions of " + topicName;
+        boolean ownReader = describeReaders != null;
+        ReentrantLock lock = ownReader ? describeReaderLock : readerLock;
+        long giveUpAt = System.nanoTime() + timeout.toNanos();
+        ReadToEnd toEnd = new ReadToEnd(from, timeout);
+        try {
+            while (true) {
+                topic.checkIdentity();
+                if (System.nanoTime() - giveUpAt > 0) {
+                    throw new org.apache.kafka.common.errors.TimeoutException(!toEnd.endsKnown()
+                            ? "the partitions' end offsets were not known within " + timeout
+                            : toEnd.behind().size() + " partitions were not read to their ends within " + timeout);
+                }
+                // One slice at a time, as in read: the shared reader serves every role's reads.
+                lock.lock();
+                try {
+                    long sliceEnd = Math.min(System.nanoTime() + READ_SLICE.toNanos(), giveUpAt);
+                    if (toEnd.slice(ownReader ? describeReader() : reader, sliceEnd)) {
+                        Map<Role, RoleRecords> read = new LinkedHashMap<>();
+                        roles.forEach((partition, role) -> read.put(role,
+                                new RoleRecords(toEnd.records(partition), toEnd.next(partition))));
+                        return read;
+                    }
+                } finally {
+                    lock.unlock();
+                }
+            }
+        } catch (Exception e) {
+            throw KafkaErrors.translate(operation, e);
+        }
+    }
+
+    /** The consumer of {@link #readAll}; called with its lock held. */
+    private Consumer<byte[], byte[]> describeReader() {
+        if (describeReader == null) {
+            describeReader = describeReaders.get();
+        }
+        return describeReader;
+    }
+
+    /** Closes the shared reader once no read holds it, giving it {@code within} to finish. */
+    void closeReader(Duration within) {
+        readerLock.lock();
+        try {
+            reader.close(CloseOptions.timeout(within));
+        } finally {
+            readerLock.unlock();
+        }
+    }
+
+    /** Closes the describe reader, if one was built, once no read holds it. */
+    void closeDescribeReader(Duration within) {
+        describeReaderLock.lock();
+        try {
+            if (describeReader != null) {
+                describeReader.close(CloseOptions.timeout(within));
+            }
+        } finally {
+            describeReaderLock.unlock();
+        }
+    }
+}

@@ -1,0 +1,87 @@
+package io.krabka.streams.coordination.kafka;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.lang.reflect.Proxy;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+
+/** The slice loop of the Kafka transport's reads on a consumer the test scripts. */
+class ReadToEndTest {
+
+    private static final TopicPartition P0 = new TopicPartition("__coordination_state", 0);
+    private static final TopicPartition P1 = new TopicPartition("__coordination_state", 1);
+
+    /**
+     * A consumer that knows the end offsets in {@code answered} (and leaves the others out,
+     * as Kafka's does when under a millisecond is left), and whose poll reads any assigned
+     * partition to that end.
+     */
+    @SuppressWarnings("unchecked")
+    private static Consumer<byte[], byte[]> consumer(Map<TopicPartition, Long> answered) {
+        AtomicReference<Set<TopicPartition>> assignment = new AtomicReference<>(Set.of());
+        Map<TopicPartition, Long> positions = new ConcurrentHashMap<>();
+        return (Consumer<byte[], byte[]>) Proxy.newProxyInstance(Consumer.class.getClassLoader(),
+                new Class<?>[] {Consumer.class}, (proxy, method, args) -> switch (method.getName()) {
+                    case "assign" -> {
+                        assignment.set(Set.copyOf((Collection<TopicPartition>) args[0]));
+                        yield null;
+                    }
+                    case "assignment" -> assignment.get();
+                    case "endOffsets" -> {
+                        Map<TopicPartition, Long> ends = new HashMap<>();
+                        for (TopicPartition partition : (Collection<TopicPartition>) args[0]) {
+                            if (answered.containsKey(partition)) {
+                                ends.put(partition, answered.get(partition));
+                            }
+                        }
+                        yield ends;
+                    }
+                    case "seek" -> {
+                        positions.put((TopicPartition) args[0], (Long) args[1]);
+                        yield null;
+                    }
+                    case "poll" -> {
+                        assignment.get().forEach(partition -> positions.put(partition, answered.get(partition)));
+                        yield ConsumerRecords.empty();
+                    }
+                    case "position" -> positions.get((TopicPartition) args[0]);
+                    case "paused" -> Set.of();
+                    case "toString" -> "ScriptedConsumer";
+                    case "hashCode" -> System.identityHashCode(proxy);
+                    case "equals" -> proxy == args[0];
+                    default -> null;
+                });
+    }
+
+    private static long aSecondFromNow() {
+        return System.nanoTime() + Duration.ofSeconds(1).toNanos();
+    }
+
+    @Test
+    void aPartitionTheEndOffsetsLeaveOutIsNotReadToItsEnd() {
+        Map<TopicPartition, Long> answered = new ConcurrentHashMap<>();
+        Consumer<byte[], byte[]> consumer = consumer(answered);
+        ReadToEnd read = new ReadToEnd(Map.of(P0, 3L, P1, 5L), Duration.ofSeconds(1));
+
+        assertThat(read.slice(consumer, aSecondFromNow())).as("no end known").isFalse();
+        assertThat(read.endsKnown()).isFalse();
+        answered.put(P0, 3L);
+        assertThat(read.slice(consumer, aSecondFromNow())).as("the end of one partition of two known").isFalse();
+        assertThat(read.endsKnown()).isFalse();
+
+        answered.put(P1, 7L);
+        assertThat(read.slice(consumer, aSecondFromNow())).isTrue();
+        assertThat(read.next(P0)).isEqualTo(3);
+        assertThat(read.next(P1)).isEqualTo(7);
+    }
+}
