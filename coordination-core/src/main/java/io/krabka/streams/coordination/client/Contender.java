@@ -103,6 +103,7 @@ public final class Contender implements AutoCloseable {
         }
     }
 
+    private final CoordinationClient client;
     private final CoordinationRuntime runtime;
     private final Role role;
     private final MemberId member;
@@ -125,7 +126,8 @@ public final class Contender implements AutoCloseable {
      * order either way.
      */
     public Contender(CoordinationClient client, Role role, MemberId member, Listener listener, Executor callbacks) {
-        this.runtime = Objects.requireNonNull(client, "client").runtime();
+        this.client = Objects.requireNonNull(client, "client");
+        this.runtime = client.runtime();
         this.role = Objects.requireNonNull(role, "role");
         this.member = Objects.requireNonNull(member, "member");
         Objects.requireNonNull(listener, "listener");
@@ -212,7 +214,7 @@ public final class Contender implements AutoCloseable {
      * cluster does not answer. Empty once an operation succeeds again.
      */
     public Optional<CoordinationException> problem() {
-        return Optional.ofNullable(failures.problem());
+        return Optional.ofNullable(failures.problem()).or(() -> client.leaseDisagreement(role));
     }
 
     /**

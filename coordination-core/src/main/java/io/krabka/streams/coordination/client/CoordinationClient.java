@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.client;
 
+import io.krabka.streams.coordination.CoordinationConfigurationException;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.CoordinationTimeoutException;
 import io.krabka.streams.coordination.FencedException;
@@ -209,16 +210,15 @@ public final class CoordinationClient implements AutoCloseable {
     record Attempt(Leadership leadership, Decision decision) {
     }
 
-    /**
-     * One election pass.
-     *
-     * @param confirm whether a grant also writes the confirming leases that make
-     *     {@code current()} true before it returns; a contender confirms after it handed
-     *     the grant on, to keep those writes off the handover's path
-     */
+    /** One election pass; {@code confirm}: see {@link ElectionPass#attempt}. */
     Attempt attempt(Role role, MemberId me, boolean confirm) {
         requireOpen();
         return election.attempt(role, me, confirm);
+    }
+
+    /** Why this member's lease settings disagree with the holder's of {@code role}, while they do. */
+    Optional<CoordinationConfigurationException> leaseDisagreement(Role role) {
+        return election.leaseDisagreement(role);
     }
 
     /** Counts and logs a record that no honest member would have written. */

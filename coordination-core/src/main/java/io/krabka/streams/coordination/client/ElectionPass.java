@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.client;
 
+import io.krabka.streams.coordination.CoordinationConfigurationException;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
@@ -12,6 +13,7 @@ import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import java.time.Duration;
 import java.time.InstantSource;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -48,6 +50,10 @@ final class ElectionPass {
         this.leaseBounds = new LeaseBounds(config, clock, transport, client::suspicious);
         this.challengeCheck = new ChallengeCheck(transport, config, clock, folds);
         this.held = held;
+    }
+
+    Optional<CoordinationConfigurationException> leaseDisagreement(Role role) {
+        return leaseBounds.disagreement(role);
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.client;
 
+import io.krabka.streams.coordination.CoordinationConfigurationException;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.succession.LeaseState;
@@ -12,6 +13,8 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Bounds what a lease or a release record can make a standby believe. Any member with
@@ -21,6 +24,9 @@ import java.util.function.BiConsumer;
  * by when this member first saw the records.
  */
 final class LeaseBounds {
+
+    // The client's logger: operators filter its lines by that name.
+    private static final Logger log = LoggerFactory.getLogger(CoordinationClient.class);
 
     private final LeaseConfig config;
     private final CoordinationTransport transport;
@@ -32,6 +38,8 @@ final class LeaseBounds {
     // How long a standby waits for each role's lease: raised by new lease records, never
     // lowered; cleared by a tombstone.
     private final Map<Role, Long> bounds = new ConcurrentHashMap<>();
+    // Per role, the holder whose leases claim another duration than this member's, while they do.
+    private final Map<Role, CoordinationConfigurationException> disagreements = new ConcurrentHashMap<>();
 
     LeaseBounds(LeaseConfig config, InstantSource clock, CoordinationTransport transport, BiConsumer<Role, String> suspicious) {
         this.config = config;
@@ -55,6 +63,9 @@ final class LeaseBounds {
         LeaseState lease = state.lease().get();
         Sightings.Sighting seen = leases.sight(role, lease.offset());
         long cut = seen.seenAt() + config.duration().toMillis();
+        if (seen.fresh()) {
+            checkAgreement(role, lease);
+        }
         if (seen.fresh() && lease.deadline() > cut + config.duration().toMillis()) {
             // Further out than the clocks of two members can plausibly differ: a forged or broken record.
             suspicious.accept(role, "the lease at offset " + lease.offset() + " of " + transport.topic() + " names " + lease.member()
@@ -69,6 +80,36 @@ final class LeaseBounds {
         }
         return new RoleState(state.role(), state.roster(), Optional.of(lease.withDeadline(bound)), state.leaseReleasedAt(),
                 state.nextOffset());
+    }
+
+    /**
+     * Members of a role must agree on the lease duration: a standby waits at most its own
+     * duration after the holder's last lease, so with a shorter one it takes the role from a
+     * live holder that renews less often than that, and the two fence each other in turn.
+     * The holder's duration is its lease's deadline less the record's timestamp (its own
+     * clock, so no skew); more than a tenth (at least 1 s) apart is named, once per holder
+     * and duration, and stays the role's problem (health: misconfigured) until they agree.
+     */
+    private void checkAgreement(Role role, LeaseState lease) {
+        long declared = lease.declaredDurationMillis();
+        long own = config.duration().toMillis();
+        if (Math.abs(declared - own) <= Math.max(1_000, own / 10)) {
+            disagreements.remove(role);
+            return;
+        }
+        String message = "member " + lease.member() + " writes leases of role " + role + " for " + declared / 1000.0
+                + " s, but this member's lease duration (krabka.coordination.lease.duration, LeaseConfig.duration) is "
+                + own / 1000.0 + " s: members of one role must agree on the lease settings, or a standby takes the role"
+                + " from a live holder that renews less often than its own duration";
+        CoordinationConfigurationException before = disagreements.put(role, new CoordinationConfigurationException(message));
+        if (before == null || !before.getMessage().equals(message)) {
+            log.error("Role {}: {}", role, message);
+        }
+    }
+
+    /** Why this member's lease settings disagree with the holder's of {@code role}, while they do. */
+    Optional<CoordinationConfigurationException> disagreement(Role role) {
+        return Optional.ofNullable(disagreements.get(role));
     }
 
     /**

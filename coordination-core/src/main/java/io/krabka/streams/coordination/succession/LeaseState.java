@@ -24,9 +24,12 @@ import java.util.Objects;
  *     records, oldest first, at most {@link #RECENT_EPOCHS}: a busy holder moves the epoch
  *     on every commit, so a check that reads the coordinator and then the topic compares
  *     against these rather than only the newest
+ * @param writtenAt the newest lease record's Kafka timestamp, in epoch milliseconds: its
+ *     writer's clock when it wrote the record (the library's members write the deadline as
+ *     that instant plus their lease duration)
  */
 public record LeaseState(MemberId member, long producerId, short producerEpoch, long grantedAt, long deadline, long term,
-        long offset, List<ProducerEpoch> recentEpochs) {
+        long offset, List<ProducerEpoch> recentEpochs, long writtenAt) {
 
     /** How many of a leadership's newest lease epochs the fold remembers. */
     public static final int RECENT_EPOCHS = 256;
@@ -46,6 +49,11 @@ public record LeaseState(MemberId member, long producerId, short producerEpoch, 
         return FencingToken.of(term, producerId, producerEpoch);
     }
 
+    /** How long a lease its writer claims: the deadline less the record's timestamp (a member's lease duration). */
+    public long declaredDurationMillis() {
+        return deadline - writtenAt;
+    }
+
     /** The deadline as an instant. */
     public Instant deadlineInstant() {
         return Instant.ofEpochMilli(deadline);
@@ -56,7 +64,7 @@ public record LeaseState(MemberId member, long producerId, short producerEpoch, 
      * beyond what any holder can claim (a forged or absurd record).
      */
     public LeaseState withDeadline(long newDeadline) {
-        return new LeaseState(member, producerId, producerEpoch, grantedAt, newDeadline, term, offset, recentEpochs);
+        return new LeaseState(member, producerId, producerEpoch, grantedAt, newDeadline, term, offset, recentEpochs, writtenAt);
     }
 
     /** Whether {@code other} is a renewal of the same leadership: same holder, same grant time. */

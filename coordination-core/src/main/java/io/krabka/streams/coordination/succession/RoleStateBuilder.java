@@ -113,7 +113,7 @@ public final class RoleStateBuilder {
                 carriedEpochs.removeFirst();
             }
             lease = new LeaseState(written.member(), written.producerId(), written.producerEpoch(),
-                    written.grantedAt(), written.deadline(), term, offset, List.copyOf(recentEpochs));
+                    written.grantedAt(), written.deadline(), term, offset, List.copyOf(recentEpochs), timestamp);
             leaseReleasedAt = OptionalLong.empty();
         } else {
             lease = null;

@@ -80,6 +80,30 @@ class CoordinationClientTest {
         assertThat(a.client().describe(ROLE).token().term()).isEqualTo(second.term()).isGreaterThan(first.term());
     }
 
+    /** Issue 22 item 5: a standby with a shorter lease than the holder's would cut the live holder's lease; it is named. */
+    @Test
+    void aStandbyWhoseLeaseDurationDisagreesWithTheHoldersNamesBothAndSaysSoUntilTheyAgree() {
+        InMemoryCoordinationTransport longTransport = cluster.transport(TOPIC);
+        opened.add(longTransport);
+        LeaseConfig longer = LeaseConfig.DEFAULTS.withDuration(Duration.ofSeconds(60)).withRenewInterval(Duration.ofSeconds(40));
+        CoordinationClient holderClient = new CoordinationClient(longTransport, longer, clock);
+        Leadership held = holderClient.tryAcquire(ROLE, MemberId.of("b")).orElseThrow();
+        Member a = member("a");
+
+        assertThat(a.tryAcquire()).isEmpty();
+        assertThat(a.client().leaseDisagreement(ROLE)).get()
+                .isInstanceOf(io.krabka.streams.coordination.CoordinationConfigurationException.class)
+                .extracting(Throwable::getMessage).asString()
+                .contains("member b writes leases of role " + ROLE + " for 60.0 s", "krabka.coordination.lease.duration", "is 30.0 s");
+
+        // A holder on the same settings: no disagreement once its lease is seen.
+        held.close();
+        a.tryAcquire().orElseThrow().close();
+        member("c").tryAcquire().orElseThrow();
+        assertThat(a.tryAcquire()).isEmpty();
+        assertThat(a.client().leaseDisagreement(ROLE)).isEmpty();
+    }
+
     @Test
     void describeIsNeverCurrentForADeposedHolderWhetherTheChallengerWroteALeaseOrNot() {
         Member a = member("a");
