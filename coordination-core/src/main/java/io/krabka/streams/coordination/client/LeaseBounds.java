@@ -65,11 +65,12 @@ final class LeaseBounds {
         long cut = seen.seenAt() + config.duration().toMillis();
         if (seen.fresh()) {
             checkAgreement(role, lease);
-        }
-        if (seen.fresh() && lease.deadline() > cut + config.duration().toMillis()) {
-            // Further out than the clocks of two members can plausibly differ: a forged or broken record.
-            suspicious.accept(role, "the lease at offset " + lease.offset() + " of " + transport.topic() + " names " + lease.member()
-                    + " with deadline " + lease.deadlineInstant() + "; a standby waits at most until " + Instant.ofEpochMilli(cut));
+            if (lease.deadline() > cut + config.duration().toMillis()) {
+                // Further out than the clocks of two members can plausibly differ: a forged or broken record.
+                suspicious.accept(role, "the lease at offset " + lease.offset() + " of " + transport.topic() + " names "
+                        + lease.member() + " with deadline " + lease.deadlineInstant() + "; a standby waits at most until "
+                        + Instant.ofEpochMilli(cut));
+            }
         }
         // A new lease record may extend the wait, never shorten it: anyone with Write on the
         // topic can append one with a deadline already past (naming the live holder, whose
