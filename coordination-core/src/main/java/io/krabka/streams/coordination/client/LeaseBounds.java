@@ -64,12 +64,20 @@ final class LeaseBounds {
         Sightings.Sighting seen = leases.sight(role, lease.offset());
         long cut = seen.seenAt() + config.duration().toMillis();
         if (seen.fresh()) {
-            checkAgreement(role, lease);
             if (lease.deadline() > cut + config.duration().toMillis()) {
-                // Further out than the clocks of two members can plausibly differ: a forged or broken record.
+                // Further out than the clocks of two members can plausibly differ: a forged or
+                // broken record, so its duration is no member's setting and not checked against ours.
                 suspicious.accept(role, "the lease at offset " + lease.offset() + " of " + transport.topic() + " names "
-                        + lease.member() + " with deadline " + lease.deadlineInstant() + "; a standby waits at most until "
+                        + lease.member() + " with deadline " + lease.deadlineInstant() + " (" + lease.declaredDurationMillis() / 1000.0
+                        + " s after its timestamp, more than twice this member's lease duration); a standby waits at most until "
                         + Instant.ofEpochMilli(cut));
+            } else if (lease.declaredDurationMillis() <= 0) {
+                // A member's lease always ends one positive duration after its timestamp.
+                suspicious.accept(role, "the lease at offset " + lease.offset() + " of " + transport.topic() + " names "
+                        + lease.member() + " with deadline " + lease.deadlineInstant() + ", not after its own timestamp;"
+                        + " it shortens no standby's wait");
+            } else {
+                checkAgreement(role, lease);
             }
         }
         // A new lease record may extend the wait, never shorten it: anyone with Write on the

@@ -104,6 +104,25 @@ class CoordinationClientTest {
         assertThat(a.client().leaseDisagreement(ROLE)).isEmpty();
     }
 
+    /** A forged lease with an absurd deadline is suspicious; it is no member's lease setting, so no disagreement. */
+    @Test
+    void aForgedLeaseWithAFarDeadlineIsSuspiciousButNamesNoDisagreement() {
+        Member a = member("a");
+        Member b = member("b");
+        Leadership held = a.tryAcquire().orElseThrow();
+        assertThat(b.tryAcquire()).isEmpty();
+        a.transport().appendRaw(ROLE, CoordinationCodec.encodeKey(CoordinationKey.lease(ROLE)),
+                CoordinationCodec.encodeValue(new CoordinationRecord.Lease(MemberId.of("mallory"), held.token().producerId(),
+                        held.token().producerEpoch(), clock.millis(), clock.millis() + Duration.ofDays(365).toMillis())));
+
+        assertThat(b.tryAcquire()).isEmpty();
+        assertThat(b.client().suspiciousRecords()).isEqualTo(1);
+        assertThat(b.client().leaseDisagreement(ROLE)).isEmpty();
+        // The standby's wait stays cut to its own lease duration after it saw the forgery.
+        clock.advance(LeaseConfig.DEFAULTS.duration().plus(LeaseConfig.DEFAULTS.challengeStagger().multipliedBy(2)));
+        assertThat(b.tryAcquire()).isPresent();
+    }
+
     @Test
     void describeIsNeverCurrentForADeposedHolderWhetherTheChallengerWroteALeaseOrNot() {
         Member a = member("a");
@@ -171,6 +190,8 @@ class CoordinationClientTest {
                     held.token().producerId(), held.token().producerEpoch(), clock.millis(), clock.millis() - 1)));
             assertThat(b.tryAcquire()).as("after a lease naming %s that ended in the past", named).isEmpty();
         }
+        assertThat(b.client().suspiciousRecords()).as("no member writes a lease ending before its timestamp").isEqualTo(2);
+        assertThat(b.client().leaseDisagreement(ROLE)).as("a forgery is no member's lease setting").isEmpty();
         clock.advance(Duration.between(clock.instant(), held.deadline()).minusMillis(1));
         assertThat(b.tryAcquire()).as("just before the holder's own deadline").isEmpty();
         // The lease naming mallory leaves a in the roster ahead of b: one stagger more.
