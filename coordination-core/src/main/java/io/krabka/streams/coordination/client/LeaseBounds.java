@@ -64,21 +64,7 @@ final class LeaseBounds {
         Sightings.Sighting seen = leases.sight(role, lease.offset());
         long cut = seen.seenAt() + config.duration().toMillis();
         if (seen.fresh()) {
-            if (lease.deadline() > cut + config.duration().toMillis()) {
-                // Further out than the clocks of two members can plausibly differ: a forged or
-                // broken record, so its duration is no member's setting and not checked against ours.
-                suspicious.accept(role, "the lease at offset " + lease.offset() + " of " + transport.topic() + " names "
-                        + lease.member() + " with deadline " + lease.deadlineInstant() + " (" + lease.declaredDurationMillis() / 1000.0
-                        + " s after its timestamp, more than twice this member's lease duration); a standby waits at most until "
-                        + Instant.ofEpochMilli(cut));
-            } else if (lease.declaredDurationMillis() <= 0) {
-                // A member's lease always ends one positive duration after its timestamp.
-                suspicious.accept(role, "the lease at offset " + lease.offset() + " of " + transport.topic() + " names "
-                        + lease.member() + " with deadline " + lease.deadlineInstant() + ", not after its own timestamp;"
-                        + " it shortens no standby's wait");
-            } else {
-                checkAgreement(role, lease);
-            }
+            judge(role, lease, cut);
         }
         // A new lease record may extend the wait, never shorten it: anyone with Write on the
         // topic can append one with a deadline already past (naming the live holder, whose
@@ -89,6 +75,35 @@ final class LeaseBounds {
         }
         return new RoleState(state.role(), state.roster(), Optional.of(lease.withDeadline(bound)), state.leaseReleasedAt(),
                 state.nextOffset());
+    }
+
+    /**
+     * Names a lease no honest member on a sane clock writes, and checks the holder's lease
+     * duration against this member's unless the record cannot be a member's setting: a
+     * deadline not after its own timestamp, or far out and more than twice this member's
+     * duration after its timestamp (a forgery such as a deadline that never comes, or a
+     * holder configured far longer). A far deadline with a plausible duration is the
+     * writer's clock running ahead: its duration still counts.
+     */
+    private void judge(Role role, LeaseState lease, long cut) {
+        long own = config.duration().toMillis();
+        long declared = lease.declaredDurationMillis();
+        String named = "the lease at offset " + lease.offset() + " of " + transport.topic() + " names " + lease.member()
+                + " with deadline " + lease.deadlineInstant();
+        if (declared <= 0) {
+            // A member's lease always ends one positive duration after its timestamp.
+            suspicious.accept(role, named + ", not after its own timestamp; it shortens no standby's wait");
+            return;
+        }
+        if (lease.deadline() > cut + own) {
+            // Further out than the clocks of two members can plausibly differ.
+            suspicious.accept(role, named + " (" + declared / 1000.0 + " s after its timestamp); a standby waits at most until "
+                    + Instant.ofEpochMilli(cut));
+            if (declared > 2 * own) {
+                return;
+            }
+        }
+        checkAgreement(role, lease);
     }
 
     /**
