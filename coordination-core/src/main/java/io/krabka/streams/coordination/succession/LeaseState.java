@@ -23,7 +23,8 @@ import java.util.Objects;
  * @param recentEpochs the (producer id, epoch) pairs of this leadership's newest lease
  *     records, oldest first, at most {@link #RECENT_EPOCHS}: a busy holder moves the epoch
  *     on every commit, so a check that reads the coordinator and then the topic compares
- *     against these rather than only the newest
+ *     against these rather than only the newest. Only epochs this leadership carried first
+ *     count: a lease record copying another leadership's epoch adds none
  * @param writtenAt the newest lease record's Kafka timestamp, in epoch milliseconds: its
  *     writer's clock when it wrote the record (the library's members write the deadline as
  *     that instant plus their lease duration)

@@ -55,7 +55,19 @@ public final class RoleStateBuilder {
         }
     };
 
+    // Per producer id (the few newest), the newest epoch a lease carried and the leadership
+    // that carried it first: see ownsEpoch.
+    private final Map<Long, EpochOwner> epochOwners = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Long, EpochOwner> eldest) {
+            return size() > REMEMBERED_LEADERSHIPS;
+        }
+    };
+
     private record Leader(MemberId member, long grantedAt) {
+    }
+
+    private record EpochOwner(short epoch, Leader leader) {
     }
 
     RoleStateBuilder(Role role) {
@@ -104,9 +116,11 @@ public final class RoleStateBuilder {
                 recentEpochs.clear();
                 term = terms.computeIfAbsent(new Leader(written.member(), written.grantedAt()), leader -> offset);
             }
-            recentEpochs.addLast(new ProducerEpoch(written.producerId(), written.producerEpoch()));
-            if (recentEpochs.size() > LeaseState.RECENT_EPOCHS) {
-                recentEpochs.removeFirst();
+            if (ownsEpoch(new Leader(written.member(), written.grantedAt()), written)) {
+                recentEpochs.addLast(new ProducerEpoch(written.producerId(), written.producerEpoch()));
+                if (recentEpochs.size() > LeaseState.RECENT_EPOCHS) {
+                    recentEpochs.removeFirst();
+                }
             }
             carriedEpochs.addLast(new ProducerEpoch(written.producerId(), written.producerEpoch()));
             if (carriedEpochs.size() > LeaseState.RECENT_EPOCHS) {
@@ -122,6 +136,24 @@ public final class RoleStateBuilder {
         }
         nextOffset = offset + 1;
         return true;
+    }
+
+    /**
+     * Whether {@code leader} may count the epoch {@code written} carries, so that readers
+     * report it current while the coordinator reports that epoch. Only the leadership that
+     * first carried an epoch does: a grant follows InitProducerId, which mints an epoch
+     * newer than every one the producer id had (or a new producer id) after fencing every
+     * earlier holder, and a holder's leases never go back to a lower epoch. A lease that
+     * anyone with Write appends with an epoch copied from the topic, naming a stranger or
+     * a deposed member, so counts for no one; the holder's own leases still do.
+     */
+    private boolean ownsEpoch(Leader leader, Lease written) {
+        EpochOwner owner = epochOwners.get(written.producerId());
+        if (owner == null || written.producerEpoch() > owner.epoch()) {
+            epochOwners.put(written.producerId(), new EpochOwner(written.producerEpoch(), leader));
+            return true;
+        }
+        return written.producerEpoch() == owner.epoch() && owner.leader().equals(leader);
     }
 
     /** Folds a registration of {@code member} (for tests and the in-memory transport). */

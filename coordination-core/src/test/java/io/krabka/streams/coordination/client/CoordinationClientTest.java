@@ -11,6 +11,7 @@ import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.RankedMember;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
+import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.memory.InMemoryCoordinationTransport;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
@@ -140,6 +141,41 @@ class CoordinationClientTest {
         assertThat(held.isActive()).isFalse();
     }
 
+    /**
+     * Issue 22 item 1: anyone with Write can append a lease copying the coordinator's
+     * (producer id, epoch) from the topic. It names a member that never minted that epoch,
+     * so no reader reports it current: not for a stranger, not for a deposed holder.
+     */
+    @Test
+    void aForgedLeaseCopyingTheCoordinatorsEpochIsNeverCurrentForTheMemberItNames() {
+        Member a = member("a");
+        Member b = member("b");
+        Member c = member("c");
+        Leadership deposed = a.tryAcquire().orElseThrow();
+        deposed.close();
+        Leadership held = b.tryAcquire().orElseThrow();
+        held.renew();
+        assertThat(c.client().describe(ROLE).current()).isTrue();
+        ProducerState coordinator = c.client().describe(ROLE).coordinator().orElseThrow();
+        byte[] leaseKey = CoordinationCodec.encodeKey(CoordinationKey.lease(ROLE));
+        List<CoordinationRecord.Lease> forgeries = List.of(
+                new CoordinationRecord.Lease(MemberId.of("mallory"), coordinator.producerId(), coordinator.producerEpoch(),
+                        clock.millis(), clock.millis() + 30_000),
+                new CoordinationRecord.Lease(a.id(), coordinator.producerId(), coordinator.producerEpoch(),
+                        deposed.grantedAt().toEpochMilli(), clock.millis() + 30_000));
+        for (CoordinationRecord.Lease forged : forgeries) {
+            b.transport().appendRaw(ROLE, leaseKey, CoordinationCodec.encodeValue(forged));
+            LeadershipStatus status = c.client().describe(ROLE);
+            assertThat(status.holder()).contains(forged.member());
+            assertThat(status.coordinator()).contains(coordinator);
+            assertThat(status.current()).as("a lease naming %s with a copied epoch", forged.member()).isFalse();
+        }
+        // The holder's own next lease is current again.
+        held.renew();
+        assertThat(c.client().describe(ROLE).holder()).contains(b.id());
+        assertThat(c.client().describe(ROLE).current()).isTrue();
+    }
+
     @Test
     void holderRenewsWhenDueAndStandbyWaitsForTheDeadline() {
         Member a = member("a");
@@ -250,6 +286,24 @@ class CoordinationClientTest {
         // c crashes too: d is rank 0 now and takes over right at the deadline, not staggers later.
         clock.advance(lease);
         assertThat(d.tryAcquire()).isPresent();
+    }
+
+    /** The trust model (issue 22 item 7): anyone with Write can tombstone a standby's registration; it costs that standby its rank. */
+    @Test
+    void aForgedRegistrationTombstoneCostsTheStandbyItsRankNotItsPlace() {
+        Member a = member("a");
+        Member b = member("b");
+        Member c = member("c");
+        a.tryAcquire().orElseThrow();
+        assertThat(b.tryAcquire()).isEmpty();
+        assertThat(c.tryAcquire()).isEmpty();
+        a.transport().appendRaw(ROLE, CoordinationCodec.encodeKey(CoordinationKey.registration(ROLE, b.id())), null);
+        assertThat(c.client().observe(ROLE, Duration.ZERO).roster()).extracting(RankedMember::member)
+                .containsExactly(a.id(), c.id());
+
+        assertThat(b.tryAcquire()).isEmpty();
+        assertThat(c.client().observe(ROLE, Duration.ZERO).roster()).extracting(RankedMember::member)
+                .containsExactly(a.id(), c.id(), b.id());
     }
 
     @Test

@@ -291,6 +291,29 @@ public abstract class AbstractLeadershipIT {
         assertThatThrownBy(held::renew).isInstanceOf(FencedException.class);
     }
 
+    /** Issue 22 item 1 on a real coordinator: a lease copying its epoch, naming a stranger, is not current. */
+    @Test
+    void aForgedLeaseCopyingTheCoordinatorsEpochIsNotCurrent() throws Exception {
+        Member a = member("a");
+        Member b = member("b");
+        Leadership held = a.tryAcquire().orElseThrow();
+        await().atMost(Duration.ofSeconds(10)).until(() -> b.client.describe(role).current());
+        var coordinator = b.client.describe(role).coordinator().orElseThrow();
+        int partition = io.krabka.streams.coordination.record.RolePartitioner.partitionFor(role, b.transport.partitionCount());
+        try (KafkaProducer<byte[], byte[]> forger = new KafkaProducer<>(KafkaCoordinationTransport.registrarSettings(
+                cluster().connection(), Duration.ofSeconds(20)))) {
+            forger.send(forgedLease(b, partition, "mallory", coordinator.producerId(), coordinator.producerEpoch(),
+                    clock.millis() + 30_000)).get();
+        }
+        var forged = b.client.describe(role);
+        assertThat(forged.holder()).contains(MemberId.of("mallory"));
+        assertThat(forged.coordinator()).contains(coordinator);
+        assertThat(forged.current()).isFalse();
+        held.renew();
+        assertThat(b.client.describe(role).holder()).contains(a.id);
+        assertThat(b.client.describe(role).current()).isTrue();
+    }
+
     @Test
     void describeIsNotCurrentWhenTheChallengersFirstTransactionAborted() {
         Member a = member("a");

@@ -54,6 +54,31 @@ class RoleStateBuilderTest {
         assertThat(granted.token().supersedes(renewed.token())).isTrue();
     }
 
+    /** Issue 22 item 1: only the leadership that first carried an epoch counts it (what {@code current()} compares). */
+    @Test
+    void aLeaseCopyingAnotherLeadershipsEpochCountsThatEpochForNoOne() {
+        MemberId mallory = MemberId.of("mallory");
+        RoleStateBuilder builder = RoleState.builder(ROLE)
+                .lease(0, A, 1001, (short) 3, 1_000, 31_000)
+                .lease(1, B, 1001, (short) 4, 5_000, 35_000); // B's grant: a newer epoch, A is deposed
+        assertThat(builder.build().lease().orElseThrow().wrote(1001, (short) 4)).isTrue();
+
+        // Copies of B's epoch naming a stranger, then the deposed A with its own grant time.
+        assertThat(builder.lease(2, mallory, 1001, (short) 4, 6_000, 36_000).build().lease().orElseThrow()
+                .wrote(1001, (short) 4)).isFalse();
+        assertThat(builder.lease(3, A, 1001, (short) 4, 1_000, 36_000).build().lease().orElseThrow()
+                .wrote(1001, (short) 4)).isFalse();
+        // A stranger on a producer id no lease carried owns that epoch, but it does not take B's.
+        builder.lease(4, mallory, 0, (short) 0, 6_000, Long.MAX_VALUE);
+        // B answers on the same epoch (transaction version 1): still its own.
+        LeaseState answered = builder.lease(5, B, 1001, (short) 4, 5_000, 45_000).build().lease().orElseThrow();
+        assertThat(answered.wrote(1001, (short) 4)).isTrue();
+        assertThat(answered.term()).isEqualTo(1);
+        // A later epoch on that producer id is a newer grant's, whoever it names.
+        assertThat(builder.lease(6, C, 1001, (short) 5, 9_000, 39_000).build().lease().orElseThrow()
+                .wrote(1001, (short) 5)).isTrue();
+    }
+
     @Test
     void sameMemberGrantedAgainStartsANewTerm() {
         LeaseState lease = RoleState.builder(ROLE)
