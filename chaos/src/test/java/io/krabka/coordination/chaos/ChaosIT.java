@@ -95,6 +95,7 @@ class ChaosIT {
                 .contains(0, 1, 2);
         assertThat(report.coverage().compactedAway()).as("compaction removed records while members read the topic")
                 .isPositive();
+        assertThat(report.coverage().currentAnswers()).as("describe() answers the current-holder rule judged").isPositive();
         if (faults.contains(FaultKind.FORGE)) {
             assertThat(report.coverage().forgedInjected()).as("the hostile producer appended records").isPositive();
         }

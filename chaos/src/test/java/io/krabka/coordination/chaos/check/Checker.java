@@ -113,6 +113,7 @@ public final class Checker {
         }
         checkMalformed(history, violations);
         int processed = checkRequests(history, violations);
+        checkCurrentAnswers(history.currentAnswers(), tenures, violations);
         for (TailCheck tail : history.tailChecks()) {
             if (!tail.behind().isEmpty()) {
                 violations.add(new Violation(Kind.RESTART_NOT_AT_TAIL, tail.member() + " restarted but still ranks ahead of "
@@ -219,6 +220,30 @@ public final class Checker {
             if (!committed.contains(key(History.MAIN_ROLE, delivery.member(), delivery.term(), delivery.seq()))) {
                 violations.add(new Violation(Kind.DISPATCHED_BUT_NOT_COMMITTED, delivery.toString()));
             }
+        }
+    }
+
+    /**
+     * Each answer that called a member current names a leadership of that member with that
+     * term, which no later term's holder had fenced before the answer was asked for.
+     */
+    private static void checkCurrentAnswers(List<History.CurrentAnswer> answers, Map<String, TreeMap<Long, Tenure>> tenures,
+            List<Violation> violations) {
+        for (History.CurrentAnswer answer : answers) {
+            TreeMap<Long, Tenure> ofRole = tenures.getOrDefault(answer.role(), new TreeMap<>());
+            Tenure named = ofRole.get(answer.term());
+            if (named == null || !named.member().equals(answer.holder())) {
+                violations.add(new Violation(Kind.CURRENT_FOR_NON_HOLDER, "describe(" + answer.role() + ") at "
+                        + answer.startedAt() + " called " + answer.holder() + " current under term " + answer.term()
+                        + ", which no leadership of " + answer.holder() + " has"));
+                continue;
+            }
+            ofRole.tailMap(answer.term(), false).values().stream()
+                    .filter(later -> later.fencesFrom() < answer.startedAt()).findFirst()
+                    .ifPresent(later -> violations.add(new Violation(Kind.CURRENT_FOR_NON_HOLDER, "describe("
+                            + answer.role() + ") at " + answer.startedAt() + " called " + answer.holder() + " current under term "
+                            + answer.term() + ", but " + later.member() + " had fenced it by " + later.fencesFrom()
+                            + " with term " + later.term())));
         }
     }
 

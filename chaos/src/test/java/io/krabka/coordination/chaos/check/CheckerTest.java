@@ -59,10 +59,11 @@ class CheckerTest {
 
     private final List<History.ChallengerFence> fences = new ArrayList<>();
     private final List<Outage> outages = new ArrayList<>();
+    private final List<History.CurrentAnswer> currentAnswers = new ArrayList<>();
 
     private Checker.Result check() {
         return CHECKER.check(new History(commands, tenures, acks, deliveries, List.of(), tails, garbage, malformed,
-                new Requests(produced, acknowledged, inputs, committedOffsets), 12100, fences, outages));
+                new Requests(produced, acknowledged, inputs, committedOffsets), 12100, fences, outages, currentAnswers));
     }
 
     /** Another role, sharing the dispatcher's coordination partition: its terms are offsets of the same log. */
@@ -287,6 +288,28 @@ class CheckerTest {
         List<Violation> violations = check().violations();
         assertThat(violations).extracting(Violation::kind).containsExactly(Kind.REQUEST_NOT_PROCESSED);
         assertThat(violations.get(0).evidence()).startsWith("1 acknowledged requests").contains("r1@[p1@0]");
+    }
+
+    @Test
+    void describeMayCallEachHolderCurrentDuringItsLeadershipAndTheOldOneUntilTheNewFencedIt() {
+        currentAnswers.add(new History.CurrentAnswer(2000, 2010, History.MAIN_ROLE, "m1", 1));
+        // Asked before m2's grant fenced m1 at 7500, answered after: m1 may still be called current.
+        currentAnswers.add(new History.CurrentAnswer(7400, 7600, History.MAIN_ROLE, "m1", 1));
+        currentAnswers.add(new History.CurrentAnswer(8000, 8010, History.MAIN_ROLE, "m2", 10));
+        assertThat(kinds()).isEmpty();
+    }
+
+    @Test
+    void describeCallingAForgedOrDeposedHolderCurrentIsCaught() {
+        // A stranger a forged lease named, under the forged record's offset as its term.
+        currentAnswers.add(new History.CurrentAnswer(3000, 3010, History.MAIN_ROLE, "intruder", 3));
+        // m1, deposed at 7500 by m2's grant, called current at 9000 (a lease copying m2's epoch).
+        currentAnswers.add(new History.CurrentAnswer(9000, 9010, History.MAIN_ROLE, "m1", 1));
+        List<Violation> violations = check().violations();
+        assertThat(violations).extracting(Violation::kind)
+                .containsExactly(Kind.CURRENT_FOR_NON_HOLDER, Kind.CURRENT_FOR_NON_HOLDER);
+        assertThat(violations.get(0).evidence()).contains("intruder", "no leadership");
+        assertThat(violations.get(1).evidence()).contains("m1", "m2 had fenced it by 7500");
     }
 
     @Test

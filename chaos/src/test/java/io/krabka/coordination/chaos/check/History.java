@@ -33,7 +33,8 @@ public record History(
         Requests requests,
         long endedAt,
         List<ChallengerFence> fences,
-        List<Outage> outages) {
+        List<Outage> outages,
+        List<CurrentAnswer> currentAnswers) {
 
     /** The role of the leader pipeline, the device and the challenger. */
     public static final String MAIN_ROLE = "dispatcher";
@@ -44,6 +45,14 @@ public record History(
             Requests requests, long endedAt) {
         this(commands, tenures, acks, deliveries, faults, tailChecks, garbageInjected, malformedCounted, requests, endedAt,
                 List.of());
+    }
+
+    /** A run that asked no {@code describe()}. */
+    public History(List<CommittedCommand> commands, List<Tenure> tenures, List<Ack> acks, List<Delivery> deliveries,
+            List<Fault> faults, List<TailCheck> tailChecks, long garbageInjected, Map<String, Long> malformedCounted,
+            Requests requests, long endedAt, List<ChallengerFence> fences, List<Outage> outages) {
+        this(commands, tenures, acks, deliveries, faults, tailChecks, garbageInjected, malformedCounted, requests, endedAt,
+                fences, outages, List.of());
     }
 
     /** A run without outages. */
@@ -57,6 +66,7 @@ public record History(
     public History {
         fences = List.copyOf(fences);
         outages = List.copyOf(outages);
+        currentAnswers = List.copyOf(currentAnswers);
         commands = List.copyOf(commands);
         tenures = List.copyOf(tenures);
         acks = List.copyOf(acks);
@@ -220,6 +230,14 @@ public record History(
 
     /** A fault the harness injected (or healed). */
     public record Fault(long at, String kind, String target) {
+    }
+
+    /**
+     * An answer of {@code describe()} that called a member current: {@code holder} held
+     * {@code role} under {@code term}, as far as the coordinator's epoch and the topic told,
+     * asked between {@code startedAt} and {@code endedAt}.
+     */
+    public record CurrentAnswer(long startedAt, long endedAt, String role, String holder, long term) {
     }
 
     /**

@@ -48,7 +48,13 @@ public record Violation(Kind kind, String evidence) {
         /** A request with more than one command in the log. */
         REQUEST_DUPLICATED,
         /** A command carrying the id of a request the producer never sent. */
-        REQUEST_UNKNOWN
+        REQUEST_UNKNOWN,
+        /**
+         * {@code describe()} called a member current that did not hold the role: no
+         * leadership of it has that term, or a later term's holder had fenced it before
+         * the call began.
+         */
+        CURRENT_FOR_NON_HOLDER
     }
 
     @Override

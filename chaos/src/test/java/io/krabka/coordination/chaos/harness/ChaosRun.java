@@ -10,6 +10,7 @@ import io.krabka.coordination.chaos.springmember.SpringMember;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.LeaseSnapshot;
 import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.RankedMember;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.CoordinationClient;
@@ -109,7 +110,7 @@ public final class ChaosRun {
      * hostile producer forged and the most any member found suspicious.
      */
     public record Coverage(Map<String, Integer> partitionOfRole, int coordinationRecordsSeen, int compactedAway,
-            long forgedInjected, long mostSuspiciousCounted, int heldRoleReleases) {
+            long forgedInjected, long mostSuspiciousCounted, int heldRoleReleases, int currentAnswers) {
 
         /** Whether at least two roles share a coordination partition. */
         public boolean rolesSharePartitions() {
@@ -121,7 +122,8 @@ public final class ChaosRun {
                     + coordinationRecordsSeen + ", of which compaction removed " + compactedAway
                     + " before the run ended. Forged records appended: " + forgedInjected
                     + "; most found suspicious by one member: " + mostSuspiciousCounted
-                    + ". Releases through the starter that gave up a held role: " + heldRoleReleases + ".";
+                    + ". Releases through the starter that gave up a held role: " + heldRoleReleases
+                    + ". Answers of describe() that called someone current, each checked: " + currentAnswers + ".";
         }
     }
 
@@ -204,6 +206,7 @@ public final class ChaosRun {
     private final Map<String, MemberProcess> members = new LinkedHashMap<>();
     private final List<History.Fault> faults = Collections.synchronizedList(new ArrayList<>());
     private final List<History.TailCheck> tailChecks = Collections.synchronizedList(new ArrayList<>());
+    private final List<History.CurrentAnswer> currentAnswers = Collections.synchronizedList(new ArrayList<>());
     private final Random random;
     private final java.util.concurrent.ExecutorService tailChecker = java.util.concurrent.Executors.newSingleThreadExecutor();
     /** The tail checks of restarted members not yet registered again: the next fault waits for them. */
@@ -291,6 +294,7 @@ public final class ChaosRun {
                 }
                 apply(step);
                 awaitHolder(holder -> true, Duration.ofSeconds(60));
+                askWhoIsCurrent();
                 Thread.sleep(step.calmMillis()); // commands flow undisturbed for a while: part of the plan
             }
             long ended = System.currentTimeMillis();
@@ -570,6 +574,12 @@ public final class ChaosRun {
                 String holder = awaitHolder(h -> true, Duration.ofSeconds(60));
                 int appended = forge(holder);
                 fault("FORGE", appended + " forged records while " + holder + " holds " + role.name());
+                // While the forged leases are the newest records, and after the holder answered them.
+                long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+                while (System.nanoTime() < until) {
+                    askWhoIsCurrent();
+                    Thread.sleep(100); // sampling describe() at a steady rate: part of the fault
+                }
             }
             case EXPIRE_TRANSACTIONAL_ID -> expireTransactionalId(step);
             case GARBAGE -> {
@@ -679,9 +689,20 @@ public final class ChaosRun {
         String standby = members.keySet().stream().filter(m -> !m.equals(holder)).findFirst().orElse("m-unknown");
         long now = System.currentTimeMillis();
         long century = Duration.ofDays(36_500).toMillis();
+        // What anyone can read from the cluster: the coordinator's epoch and the holder's grant time.
+        LeadershipStatus status = observer.describe(role);
+        long producerId = status.coordinator().map(ProducerState::producerId).orElse(4240L);
+        short epoch = status.coordinator().map(ProducerState::producerEpoch).orElse((short) 0);
+        long holderGrantedAt = status.lease().map(lease -> lease.grantedAt().toEpochMilli()).orElse(now);
         List<ProducerRecord<byte[], byte[]>> records = List.of(
                 forged(partition, now, role, new CoordinationRecord.Lease(MemberId.of("intruder"), 4242, (short) 7, now,
                         now + century)),
+                // The live holder's own leadership with a deadline already past, and a member
+                // that does not hold the role with the coordinator's current epoch.
+                forged(partition, now, role, new CoordinationRecord.Lease(MemberId.of(holder), producerId, epoch,
+                        holderGrantedAt, now - 1)),
+                forged(partition, now, role, new CoordinationRecord.Lease(MemberId.of(standby), producerId, epoch,
+                        now - 60_000, now + settings.lease().toMillis())),
                 forged(partition, now, role, new CoordinationRecord.Lease(MemberId.of(standby), 4243, (short) 0, now,
                         now + settings.lease().toMillis())),
                 forged(partition, now + Duration.ofMinutes(30).toMillis(), role, null),
@@ -691,6 +712,20 @@ public final class ChaosRun {
         appendPlain(records).forEach(written -> forged.add(written.partition() + "/" + written.offset()));
         forgedInjected += records.size();
         return records.size();
+    }
+
+    /** Asks {@code describe()} who holds the main role and records the answer when it calls someone current. */
+    private void askWhoIsCurrent() {
+        long startedAt = System.currentTimeMillis();
+        try {
+            LeadershipStatus status = observer.describe(role);
+            if (status.current()) {
+                currentAnswers.add(new History.CurrentAnswer(startedAt, System.currentTimeMillis(), role.name(),
+                        status.holder().orElseThrow().value(), status.lease().orElseThrow().token().term()));
+            }
+        } catch (RuntimeException unanswered) {
+            // the cluster is moving (a fault): this sample has no answer, the next one may
+        }
     }
 
     private static ProducerRecord<byte[], byte[]> forged(int partition, long timestamp, Role role,
@@ -795,7 +830,7 @@ public final class ChaosRun {
                 .mapToLong(line -> line.number("count")).max().orElse(0);
         int released = (int) lines.stream().filter(line -> line.event() == MemberEvent.RELEASE)
                 .filter(line -> "true".equals(line.fields().get("released"))).count();
-        return new Coverage(placement, seen.size(), compacted, forgedInjected, suspicious, released);
+        return new Coverage(placement, seen.size(), compacted, forgedInjected, suspicious, released, currentAnswers.size());
     }
 
     private long mostMalformedReported() throws IOException {
@@ -1047,7 +1082,7 @@ public final class ChaosRun {
         List<History.Delivery> deliveries = device.history().stream()
                 .map(d -> new History.Delivery(d.at(), d.member(), d.term(), d.seq(), d.accepted())).toList();
         return new History(commands, tenures, acks, deliveries, List.copyOf(faults), List.copyOf(tailChecks), garbageInjected,
-                malformed, requestHistory(), ended, fences, outages());
+                malformed, requestHistory(), ended, fences, outages(), List.copyOf(currentAnswers));
     }
 
     /** The role a member's line is about: the dispatcher when it names none (the core-level CommandMember's lines). */
