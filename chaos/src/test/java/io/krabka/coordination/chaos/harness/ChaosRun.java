@@ -852,7 +852,6 @@ public final class ChaosRun {
         return lines;
     }
 
-    /** Waits until every partition the members use has its full ISR; returns the partitions that were the last to catch up. */
     /**
      * Waits until every replica is in sync before a broker fault: a follower that fell out of
      * the ISR on this busy machine (seen 1 s before a kill) turns the loss of another broker
@@ -867,6 +866,7 @@ public final class ChaosRun {
                 + " ms for " + behind + " to be in sync";
     }
 
+    /** Waits until every partition the members use has its full ISR; returns the partitions that were the last to catch up. */
     private String awaitFullIsr(Duration timeout) throws Exception {
         List<String> topics = List.of(CoordinationCodec.COORDINATION_STATE_TOPIC, "__transaction_state", COMMANDS, REQUESTS,
                 "__consumer_offsets");
@@ -919,12 +919,6 @@ public final class ChaosRun {
     private static final Duration REGISTER_AGAIN_WITHIN = Duration.ofSeconds(120);
 
     /**
-     * Once the restarted member's new registration shows, no member that registered before
-     * it may rank after it. Members of the old roster may legitimately rank after it when
-     * they registered again later (pruned as silent, or thawed): that is told apart by the
-     * offsets, not by who was in the roster, because this check can see the roster late.
-     */
-    /**
      * Waits until every restarted member registered again (or its check recorded STUCK).
      *
      * @return the nanoseconds waited
@@ -938,6 +932,12 @@ public final class ChaosRun {
         return System.nanoTime() - from;
     }
 
+    /**
+     * Once the restarted member's new registration shows, no member that registered before
+     * it may rank after it. Members of the old roster may legitimately rank after it when
+     * they registered again later (pruned as silent, or thawed): that is told apart by the
+     * offsets, not by who was in the roster, because this check can see the roster late.
+     */
     private void checkTail(String member, long registeredAfter) {
         // The wait includes starting the member's JVM, which took 45 s on a 2-core machine
         // running two builds (a default build failed at 30 s): not the library's time.
