@@ -108,15 +108,16 @@ public final class RoleStateBuilder {
                     new RosterEntry(member, offset, ((Registration) record).registeredAt())));
         } else if (value.isPresent()) {
             Lease written = (Lease) value.get();
+            Leader leader = new Leader(written.member(), written.grantedAt());
             boolean renewal = lease != null && lease.sameLeadershipAs(written.member(), written.grantedAt());
             long term;
             if (renewal) {
                 term = lease.term();
             } else {
                 recentEpochs.clear();
-                term = terms.computeIfAbsent(new Leader(written.member(), written.grantedAt()), leader -> offset);
+                term = terms.computeIfAbsent(leader, first -> offset);
             }
-            if (ownsEpoch(new Leader(written.member(), written.grantedAt()), written)) {
+            if (ownsEpoch(leader, written)) {
                 recentEpochs.addLast(new ProducerEpoch(written.producerId(), written.producerEpoch()));
                 if (recentEpochs.size() > LeaseState.RECENT_EPOCHS) {
                     recentEpochs.removeFirst();
