@@ -228,14 +228,23 @@ class SpringBoot41ApplicationIT {
                 fenced -> assertThat(fenced.getCause()).isEqualTo(LeadershipEndCause.FENCED));
 
         // Whoever holds the role after the lease deadline, a graceful shutdown hands it to the other.
-        await().atMost(Duration.ofSeconds(30)).until(() -> state(n1) == MemberRoleState.LEADER || state(n2) == MemberRoleState.LEADER);
-        ConfigurableApplicationContext holder = state(n1) == MemberRoleState.LEADER ? n1 : n2;
+        // The state turns LEADER before the grant event reaches the listener (events are
+        // delivered on the callback executor): wait for both.
+        await().atMost(Duration.ofSeconds(30)).until(() -> holdsWithItsGrantDelivered(n1) || holdsWithItsGrantDelivered(n2));
+        ConfigurableApplicationContext holder = holdsWithItsGrantDelivered(n1) ? n1 : n2;
         ConfigurableApplicationContext other = holder == n1 ? n2 : n1;
         LeadershipGrantedEvent held = lastGrant(appOf(holder).events);
         holder.close();
         await().atMost(Duration.ofSeconds(30)).until(() -> state(other) == MemberRoleState.LEADER);
         await().atMost(Duration.ofSeconds(10)).until(() -> lastGrant(appOf(other).events) != null
                 && lastGrant(appOf(other).events).getToken().supersedes(held.getToken()));
+    }
+
+    /** Whether {@code member} leads and the last event its app received is that leadership's grant. */
+    private boolean holdsWithItsGrantDelivered(ConfigurableApplicationContext member) {
+        List<Object> events = List.copyOf(appOf(member).events);
+        return state(member) == MemberRoleState.LEADER && !events.isEmpty()
+                && events.get(events.size() - 1) instanceof LeadershipGrantedEvent;
     }
 
     private static LeadershipGrantedEvent lastGrant(List<Object> events) {
