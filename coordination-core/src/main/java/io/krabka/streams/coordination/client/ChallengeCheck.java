@@ -99,7 +99,11 @@ final class ChallengeCheck {
         if (due.rank() == 0 && !again && state.lease().isEmpty()) {
             return due;
         }
-        Optional<ProducerState> reported = transport.describeEpoch(role);
+        // Within a lease, not the whole operation timeout: Kafka's Admin keeps a describe
+        // that began while the role's coordinator was dead on the dead broker until its own
+        // timeout, though one begun after the move is answered at once. Failing here costs
+        // this pass only; the next one asks again.
+        Optional<ProducerState> reported = transport.describeEpoch(role, config.duration());
         if (reported.isEmpty() || explained(state, reported.get(), again ? last : null) || carried(role, reported.get())) {
             epochSightings.forget(role);
             return due;
@@ -147,7 +151,7 @@ final class ChallengeCheck {
      */
     void failedOnItsOwn(Role role, RoleState state) {
         try {
-            challenged.put(role, Challenged.of(state, null, transport.describeEpoch(role).orElse(null)));
+            challenged.put(role, Challenged.of(state, null, transport.describeEpoch(role, config.duration()).orElse(null)));
         } catch (RuntimeException e) {
             log.debug("Could not describe role {} after a failed challenge: {}", role, e.toString());
         }

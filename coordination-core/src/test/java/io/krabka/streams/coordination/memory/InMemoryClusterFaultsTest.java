@@ -180,6 +180,33 @@ class InMemoryClusterFaultsTest {
     }
 
     @Test
+    void aDescribeBegunWhileTheCoordinatorMovesWaitsItsWholeTimeoutWhileLaterCallsAreAnsweredAtOnce() {
+        cluster.operationTimeout(Duration.ofSeconds(10));
+        transport.initEpoch(role);
+        Fault moving = cluster.moveCoordinator(role);
+        AtomicReference<Outcome> stranded = call(() -> transport.describeEpoch(role));
+        AtomicReference<Outcome> shortStranded = call(() -> transport.describeEpoch(role, Duration.ofSeconds(2)));
+        AtomicReference<Outcome> init = call(() -> transport.initEpoch(role));
+        AtomicReference<Outcome> elsewhere = call(() -> transport.describeEpoch(other));
+        runtime.advance(Duration.ofSeconds(3));
+        moving.close();
+        runtime.runDue();
+        AtomicReference<Outcome> afterTheMove = call(() -> transport.describeEpoch(role));
+        runtime.advance(Duration.ofSeconds(10));
+
+        assertThat(elsewhere.get().atMillis()).isZero();
+        assertThat(shortStranded.get().failure()).isInstanceOf(CoordinationTimeoutException.class)
+                .hasMessageContaining("dead transaction coordinator of alpha");
+        assertThat(shortStranded.get().atMillis()).isEqualTo(2000);
+        assertThat(init.get().failure()).isNull();
+        assertThat(init.get().atMillis()).isEqualTo(3000);
+        assertThat(afterTheMove.get().failure()).isNull();
+        assertThat(afterTheMove.get().atMillis()).isEqualTo(3000);
+        assertThat(stranded.get().failure()).isInstanceOf(CoordinationTimeoutException.class);
+        assertThat(stranded.get().atMillis()).isEqualTo(10_000);
+    }
+
+    @Test
     void aCallBlockedByAFrozenCoordinatorGoesThroughWhenItThaws() {
         Fault frozen = cluster.freezeCoordinator(role);
         AtomicReference<Outcome> init = call(() -> transport.initEpoch(role));

@@ -91,6 +91,7 @@ public final class InMemoryCluster {
     private final Map<String, Duration> initLatencies = new HashMap<>();
     private final Map<String, Boolean> initTimeouts = new HashMap<>();
     private final Set<String> frozenCoordinators = new HashSet<>();
+    private final Set<String> movingCoordinators = new HashSet<>();
     private final Set<TopicPartition> frozenPartitions = new HashSet<>();
     /** Per held partition, the offset at which its open transaction starts: readers see nothing from there. */
     private final Map<TopicPartition, Long> heldAt = new HashMap<>();
@@ -507,6 +508,20 @@ public final class InMemoryCluster {
     }
 
     /**
+     * Kills the broker that coordinates the transactions of {@code role}; a new coordinator
+     * answers once the returned fault is closed (the controller fenced the dead broker and
+     * another took over). Until then its InitProducerId, describes and transactions block as
+     * under {@link #freezeCoordinator}; a producer's blocked call then goes through, since the
+     * producer looks the coordinator up again. A describe that began while the coordinator was
+     * dead does not: Kafka's Admin keeps sending it to the broker it looked up, so it fails
+     * only at its own timeout, though a describe begun after the move is answered at once.
+     */
+    public synchronized Fault moveCoordinator(Role role) {
+        movingCoordinators.add(role.name());
+        return fault(() -> movingCoordinators.remove(role.name()));
+    }
+
+    /**
      * Kills the leader of {@code partition} (see {@link InMemoryCoordinationTransport#partition}):
      * reads of it, registrations on it and transactions that write to it block until the
      * fault ends or their timeout passes, then fail as timeouts; nothing of them is written.
@@ -577,12 +592,21 @@ public final class InMemoryCluster {
         }
         Duration latency;
         Duration limit;
+        String stranded = null;
         synchronized (this) {
             latency = latencies.get(operation);
             limit = timeout == null || timeout.compareTo(operationTimeout) > 0 ? operationTimeout : timeout;
+            if (operation == Operation.DESCRIBE) {
+                stranded = transactionalIds.stream().filter(movingCoordinators::contains).findFirst().orElse(null);
+            }
         }
         if (latency != null) {
             pause(latency, what);
+        }
+        if (stranded != null) {
+            pause(limit, what);
+            throw new CoordinationTimeoutException(what + " got no answer from the cluster in time: it was sent to the dead "
+                    + "transaction coordinator of " + stranded + " (injected) and waited " + limit);
         }
         long deadline = runtime.nanoTime() + limit.toNanos();
         for (;;) {
@@ -617,6 +641,9 @@ public final class InMemoryCluster {
             for (String id : transactionalIds) {
                 if (frozenCoordinators.contains(id)) {
                     return "the transaction coordinator of " + id + " is frozen";
+                }
+                if (movingCoordinators.contains(id)) {
+                    return "the transaction coordinator of " + id + " is dead and not replaced yet";
                 }
             }
         }
