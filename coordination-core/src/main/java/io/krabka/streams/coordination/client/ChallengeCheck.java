@@ -1,6 +1,8 @@
 package io.krabka.streams.coordination.client;
 
+import io.krabka.streams.coordination.CoordinationConfigurationException;
 import io.krabka.streams.coordination.LeaseConfig;
+import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.succession.Decision;
@@ -8,6 +10,7 @@ import io.krabka.streams.coordination.succession.LeaseState;
 import io.krabka.streams.coordination.succession.RoleState;
 import io.krabka.streams.coordination.succession.Succession;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.Map;
@@ -40,6 +43,11 @@ final class ChallengeCheck {
     private final Sightings epochSightings;
     // This client's last challenge of each role: what it saw when it challenged, and what it won.
     private final Map<Role, Challenged> challenged = new ConcurrentHashMap<>();
+    // When the current run of unexplained epochs of a role began (this member's clock, ms).
+    private final Map<Role, Long> unexplainedSince = new ConcurrentHashMap<>();
+    // Roles whose epoch has moved unexplained for so long that someone else writes with their
+    // transactional id: what this member says about it until the epochs are explained again.
+    private final Map<Role, CoordinationConfigurationException> foreignWriters = new ConcurrentHashMap<>();
 
     ChallengeCheck(CoordinationTransport transport, LeaseConfig config, InstantSource clock, RoleFolds folds) {
         this.transport = transport;
@@ -93,7 +101,7 @@ final class ChallengeCheck {
      * request shorter); it does ask after a lease's deadline, since a lease that shows late
      * (its records held back) may name a holder that renews out of sight.
      */
-    Decision unlessAlreadyChallenged(Role role, RoleState state, Decision.Challenge due) {
+    Decision unlessAlreadyChallenged(Role role, MemberId me, RoleState state, Decision.Challenge due) {
         Challenged last = challenged.get(role);
         boolean again = last != null && last.against(state);
         if (due.rank() == 0 && !again && state.lease().isEmpty()) {
@@ -105,7 +113,7 @@ final class ChallengeCheck {
         // this pass only; the next one asks again.
         Optional<ProducerState> reported = transport.describeEpoch(role, config.duration());
         if (reported.isEmpty() || explained(state, reported.get(), again ? last : null) || carried(role, reported.get())) {
-            epochSightings.forget(role);
+            explainedAgain(role);
             return due;
         }
         ProducerState epoch = reported.get();
@@ -114,6 +122,11 @@ final class ChallengeCheck {
         long key = Objects.hash(epoch.producerId(), epoch.producerEpoch(), epoch.state(), epoch.transactionStartedAt());
         boolean episodeBegins = !epochSightings.seenAny(role);
         Sightings.Sighting seen = epochSightings.sight(role, key);
+        if (episodeBegins) {
+            unexplainedSince.put(role, seen.seenAt());
+        } else {
+            checkForeignWriter(role, me, epoch);
+        }
         Instant challengeAt = Succession.challengeAfter(Instant.ofEpochMilli(seen.seenAt()), due.rank(), config);
         if (!clock.instant().isBefore(challengeAt)) {
             return due;
@@ -124,6 +137,77 @@ final class ChallengeCheck {
                     epoch.producerEpoch(), epoch.state(), challengeAt);
         }
         return new Decision.Wait(due.rank(), challengeAt);
+    }
+
+    /**
+     * What this member says about someone else writing with the role's transactional id
+     * (see {@link #checkForeignWriter}), until a visible lease explains the epoch again.
+     */
+    Optional<CoordinationConfigurationException> foreignWriter(Role role) {
+        return Optional.ofNullable(foreignWriters.get(role));
+    }
+
+    /**
+     * How long the epoch of a role may move without any lease this member sees explaining
+     * it before this member says someone else writes with the role's transactional id.
+     * Grants held back from {@code read_committed} explain a run of a few leases; a writer
+     * whose records go to another topic moves it for as long as it lives.
+     */
+    static Duration foreignWriterAfter(LeaseConfig config) {
+        Duration leases = config.duration().multipliedBy(5);
+        return leases.compareTo(FOREIGN_WRITER_AT_LEAST) > 0 ? leases : FOREIGN_WRITER_AT_LEAST;
+    }
+
+    private static final Duration FOREIGN_WRITER_AT_LEAST = Duration.ofMinutes(1);
+
+    private void explainedAgain(Role role) {
+        epochSightings.forget(role);
+        unexplainedSince.remove(role);
+        if (foreignWriters.remove(role) != null) {
+            log.info("The epoch of role {} is explained by a lease on topic {} again", role, transport.topic());
+        }
+    }
+
+    /**
+     * Says once, as an ERROR, that someone else writes with the role's transactional id
+     * when its epoch has moved for {@link #foreignWriterAfter} and no lease on this
+     * member's topic ever explained it: members of the role configured with another
+     * coordination topic (each fences the other once, then waits behind an epoch it cannot
+     * explain), or an application using the role's name as its {@code transactional.id}.
+     * It names the other topic when the cluster shows where that producer writes. This
+     * member goes on waiting: it never fences that writer again.
+     */
+    private void checkForeignWriter(Role role, MemberId me, ProducerState epoch) {
+        Long since = unexplainedSince.get(role);
+        if (since == null || foreignWriters.containsKey(role)) {
+            return;
+        }
+        Duration lasted = Duration.ofMillis(clock.millis() - since);
+        if (lasted.compareTo(foreignWriterAfter(config)) < 0) {
+            return;
+        }
+        String ours = transport.topic();
+        String other;
+        try {
+            other = transport.otherTopicWrittenBy(role, epoch.producerId()).orElse(null);
+        } catch (RuntimeException e) {
+            log.debug("Could not look for the topic producer {} writes role {} to: {}", epoch.producerId(), role, e.toString());
+            other = null;
+        }
+        String message = "for " + lasted.toSeconds() + " s another writer has kept moving the transactional id of role " + role
+                + " (producer " + epoch.producerId() + ", epoch " + epoch.producerEpoch() + "), yet none of its leases shows on"
+                + " the coordination topic " + ours + " that member " + me + " reads"
+                + (other != null
+                        ? ": producer " + epoch.producerId() + " writes the role's records to topic " + other + ", so members of"
+                                + " role " + role + " are configured with different coordination topics (" + ours + " here, "
+                                + other + " there)"
+                        : ": members of role " + role + " configured with another coordination topic, or an application that"
+                                + " uses \"" + role + "\" as its transactional.id")
+                + ". Every member of a role must use the same topic (krabka.coordination.topic.name, TopicSpec.withName): set"
+                + " it on every member and restart those that differ. Meanwhile " + me + " waits and does not fence that writer";
+        CoordinationConfigurationException problem = new CoordinationConfigurationException(message);
+        foreignWriters.put(role, problem);
+        log.error("Role {}: {}", role, message);
     }
 
     /**

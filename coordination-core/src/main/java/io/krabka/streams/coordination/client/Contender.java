@@ -211,10 +211,15 @@ public final class Contender implements AutoCloseable {
      * The failure of this contender's last cluster operation, while operations fail:
      * a {@link CoordinationAuthorizationException} when the ACLs refuse this member the
      * role, a {@link io.krabka.streams.coordination.CoordinationTimeoutException} when the
-     * cluster does not answer. Empty once an operation succeeds again.
+     * cluster does not answer. Empty once an operation succeeds again. Between failures, a
+     * standing misconfiguration: members that disagree on the lease, members of the role
+     * on another coordination topic (someone else moves the role's epoch), or a topic
+     * altered to break the guarantees
+     * ({@link io.krabka.streams.coordination.transport.CoordinationTransport#topicProblem}).
      */
     public Optional<CoordinationException> problem() {
-        return Optional.ofNullable(failures.problem()).or(() -> client.leaseDisagreement(role));
+        return Optional.ofNullable(failures.problem()).or(() -> client.leaseDisagreement(role))
+                .or(() -> client.foreignWriter(role)).or(() -> client.topicProblem());
     }
 
     /**

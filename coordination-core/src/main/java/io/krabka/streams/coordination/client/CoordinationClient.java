@@ -217,6 +217,15 @@ public final class CoordinationClient implements AutoCloseable {
     }
 
     /** Why this member's lease settings disagree with the holder's of {@code role}, while they do. */
+    /** See {@link CoordinationTransport#topicProblem}. */
+    Optional<? extends CoordinationConfigurationException> topicProblem() {
+        return transport.topicProblem();
+    }
+
+    Optional<CoordinationConfigurationException> foreignWriter(Role role) {
+        return election.foreignWriter(role);
+    }
+
     Optional<CoordinationConfigurationException> leaseDisagreement(Role role) {
         return election.leaseDisagreement(role);
     }

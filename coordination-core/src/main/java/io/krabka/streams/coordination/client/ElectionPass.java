@@ -56,6 +56,11 @@ final class ElectionPass {
         return leaseBounds.disagreement(role);
     }
 
+    /** See {@code ChallengeCheck.foreignWriter}. */
+    Optional<CoordinationConfigurationException> foreignWriter(Role role) {
+        return challengeCheck.foreignWriter(role);
+    }
+
     /**
      * One election pass.
      *
@@ -90,7 +95,7 @@ final class ElectionPass {
         state = leaseBounds.bounded(role, state);
         Decision decision = Succession.evaluate(state, me, false, config, clock.instant());
         if (decision instanceof Decision.Challenge due) {
-            decision = challengeCheck.unlessAlreadyChallenged(role, state, due);
+            decision = challengeCheck.unlessAlreadyChallenged(role, me, state, due);
         }
         if (decision instanceof Decision.Challenge) {
             return new CoordinationClient.Attempt(challenge(role, me, state, confirm), decision);

@@ -159,24 +159,7 @@ final class CoordinationTopic {
     }
 
     private static void check(TopicSpec spec, TopicDescription description, Config config) {
-        List<String> problems = new ArrayList<>();
-        String cleanup = value(config, TopicConfig.CLEANUP_POLICY_CONFIG);
-        if (!TopicConfig.CLEANUP_POLICY_COMPACT.equals(cleanup)) {
-            problems.add(TopicConfig.CLEANUP_POLICY_CONFIG + "=" + cleanup + " (must be compact)");
-        }
-        String unclean = value(config, TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG);
-        if (!"false".equals(unclean)) {
-            problems.add(TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG + "=" + unclean + " (must be false)");
-        }
-        int replicas = description.partitions().stream().mapToInt(p -> p.replicas().size()).min().orElse(0);
-        if (replicas < spec.replicationFactor()) {
-            problems.add("replication factor " + replicas + " (must be at least " + spec.replicationFactor() + ")");
-        }
-        String minInsync = value(config, TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG);
-        if (minInsync != null && Integer.parseInt(minInsync) < spec.requiredMinInsyncReplicas()) {
-            problems.add(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG + "=" + minInsync + " (must be at least "
-                    + spec.requiredMinInsyncReplicas() + ")");
-        }
+        List<String> problems = safetyProblems(spec, description, config);
         if (!problems.isEmpty()) {
             String message = "the coordination topic " + spec.name() + " breaks the fencing guarantees: "
                     + String.join("; ", problems);
@@ -195,6 +178,38 @@ final class CoordinationTopic {
                     + ".partitions). Every member must use the topic's count: set it to " + partitions + " on every member"
                     + " (never alter the partition count of a coordination topic in use)");
         }
+    }
+
+    /**
+     * What the topic's settings break of the guarantees now, as {@code setting=value (must
+     * be ...)}; empty when it is safe, or when the topic is gone (the identity check says so).
+     */
+    static List<String> safetyProblems(Admin admin, TopicSpec spec, Duration timeout) {
+        TopicDescription description = describe(admin, spec, timeout);
+        Config config = description == null ? null : describeConfig(admin, spec, timeout);
+        return config == null ? List.of() : safetyProblems(spec, description, config);
+    }
+
+    private static List<String> safetyProblems(TopicSpec spec, TopicDescription description, Config config) {
+        List<String> problems = new ArrayList<>();
+        String cleanup = value(config, TopicConfig.CLEANUP_POLICY_CONFIG);
+        if (!TopicConfig.CLEANUP_POLICY_COMPACT.equals(cleanup)) {
+            problems.add(TopicConfig.CLEANUP_POLICY_CONFIG + "=" + cleanup + " (must be compact)");
+        }
+        String unclean = value(config, TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG);
+        if (!"false".equals(unclean)) {
+            problems.add(TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG + "=" + unclean + " (must be false)");
+        }
+        int replicas = description.partitions().stream().mapToInt(p -> p.replicas().size()).min().orElse(0);
+        if (replicas < spec.replicationFactor()) {
+            problems.add("replication factor " + replicas + " (must be at least " + spec.replicationFactor() + ")");
+        }
+        String minInsync = value(config, TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG);
+        if (minInsync != null && Integer.parseInt(minInsync) < spec.requiredMinInsyncReplicas()) {
+            problems.add(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG + "=" + minInsync + " (must be at least "
+                    + spec.requiredMinInsyncReplicas() + ")");
+        }
+        return problems;
     }
 
     private static String value(Config config, String name) {

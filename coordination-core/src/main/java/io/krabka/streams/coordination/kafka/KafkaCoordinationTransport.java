@@ -295,6 +295,22 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         return current.covers(partition.partition(), fromOffset);
     }
 
+    /** See {@code OtherTopics}: the topic whose partition for {@code role} has the producer among its active producers. */
+    @Override
+    public Optional<String> otherTopicWrittenBy(Role role, long producerId) {
+        try {
+            return OtherTopics.writtenBy(admin, topic.name(), role, producerId, timeout);
+        } catch (Exception e) {
+            throw KafkaErrors.translate("looking for the topic producer " + producerId + " writes role " + role + " to", e);
+        }
+    }
+
+    /** See {@code PinnedTopic.unsafe}: settings altered while running, re-checked every 15 s. */
+    @Override
+    public Optional<io.krabka.streams.coordination.TopicConfigurationException> topicProblem() {
+        return pinned.unsafe();
+    }
+
     @Override
     public Optional<ProducerState> describeEpoch(Role role) {
         return describeEpoch(role, timeout);

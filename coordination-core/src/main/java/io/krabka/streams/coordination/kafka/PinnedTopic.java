@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
@@ -33,6 +34,13 @@ final class PinnedTopic {
     /** How often a member checks that the topic it pinned is still the same topic. */
     static final Duration IDENTITY_CHECK_INTERVAL = Duration.ofSeconds(5);
 
+    /**
+     * How often a member checks that the topic still keeps the guarantees it was accepted
+     * for (cleanup policy, unclean election, replicas, min.insync.replicas): an operator can
+     * alter them while members run.
+     */
+    static final Duration SAFETY_CHECK_INTERVAL = Duration.ofSeconds(15);
+
     private static final String TRANSACTION_MAX_TIMEOUT = "transaction.max.timeout.ms";
 
     private final Admin admin;
@@ -47,6 +55,9 @@ final class PinnedTopic {
     private volatile long identityCheckedAt;
     private volatile TopicConfigurationException changed;
     private volatile boolean missingOnce;
+    private volatile long safetyCheckedAt;
+    // What the topic's settings break now, found while running; null while it is safe.
+    private volatile TopicConfigurationException unsafe;
 
     PinnedTopic(Admin admin, TopicSpec topic, Duration timeout, Duration transactionTimeout) {
         this.admin = admin;
@@ -68,6 +79,7 @@ final class PinnedTopic {
                     checkTransactionTimeout();
                     pinned = CoordinationTopic.ensure(admin, topic, timeout);
                     identityCheckedAt = System.nanoTime();
+                    safetyCheckedAt = identityCheckedAt;
                     partitionCount = pinned.partitions();
                 }
                 count = partitionCount;
@@ -138,6 +150,7 @@ final class PinnedTopic {
         CoordinationTopic.Identity now = CoordinationTopic.current(admin, topic, timeout);
         if (expected.equals(now)) {
             missingOnce = false;
+            checkSafety();
             return;
         }
         if (now == null && !missingOnce) {
@@ -154,5 +167,48 @@ final class PinnedTopic {
                 + " restore or recreate the topic as it was (or start all members afresh and tell the devices that terms"
                 + " restart), then restart the members");
         throw changed;
+    }
+
+    /**
+     * What the topic's settings break of the guarantees, when an operator altered them
+     * since this member accepted the topic; empty while it is safe (or allowed unsafe).
+     * Unlike a changed identity this does not stop the member: the brokers still fence every
+     * deposed writer, and a member that stopped would leave its roles without a holder. What
+     * is at stake is what the settings protect (registrations under a delete policy, terms
+     * after an unclean election), so it is an ERROR and the health says misconfigured.
+     */
+    Optional<TopicConfigurationException> unsafe() {
+        return Optional.ofNullable(unsafe);
+    }
+
+    private void checkSafety() {
+        if (topic.allowUnsafe() || System.nanoTime() - safetyCheckedAt < SAFETY_CHECK_INTERVAL.toNanos()) {
+            return;
+        }
+        safetyCheckedAt = System.nanoTime();
+        List<String> problems;
+        try {
+            problems = CoordinationTopic.safetyProblems(admin, topic, timeout);
+        } catch (RuntimeException e) {
+            // The next operation, or the next check, says whether the cluster answers.
+            log.debug("Could not check the settings of the coordination topic {}: {}", topic.name(), e.toString());
+            return;
+        }
+        TopicConfigurationException before = unsafe;
+        if (problems.isEmpty()) {
+            if (before != null) {
+                log.info("The coordination topic {} keeps the fencing guarantees again", topic.name());
+            }
+            unsafe = null;
+            return;
+        }
+        String message = "the coordination topic " + topic.name() + " was altered while this member used it and no longer"
+                + " keeps the fencing guarantees: " + String.join("; ", problems) + ". This member goes on contending (the"
+                + " brokers still fence every deposed writer), but restore the setting" + (problems.size() > 1 ? "s" : "")
+                + " on the topic now";
+        if (before == null || !before.getMessage().equals(message)) {
+            log.error("{}", message);
+        }
+        unsafe = new TopicConfigurationException(message);
     }
 }

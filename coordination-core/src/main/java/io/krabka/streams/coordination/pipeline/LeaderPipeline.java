@@ -9,6 +9,7 @@ import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -58,6 +59,12 @@ public final class LeaderPipeline implements AutoCloseable {
 
     /** Records per poll: a batch may span several polls, up to its own size. */
     private static final int MAX_POLL_RECORDS = 500;
+    /**
+     * How often a running pipeline looks for partitions added to its input topics, and the
+     * age at which its consumer refreshes their metadata: a partition added while a member
+     * leads is read within about twice this, not at the next grant.
+     */
+    static final Duration PARTITION_CHECK_INTERVAL = Duration.ofSeconds(10);
     private final PipelineSettings settings;
     private final PipelineConsumers consumers;
     private final BatchProcessor processor;
@@ -105,7 +112,9 @@ public final class LeaderPipeline implements AutoCloseable {
      * {@code read_committed}, no auto-commit, the pipeline's group (for its committed
      * offsets only), byte-array deserializers, no topic auto-creation, at most 500
      * records per poll (a batch may span polls), and {@code earliest} when the group has
-     * no offsets yet, so no input written before the first leader is skipped.
+     * no offsets yet, so no input written before the first leader is skipped. Unless the
+     * connection sets it, metadata is refreshed every 10 s, so partitions added to an input
+     * topic are read without waiting for the next grant.
      */
     public static Map<String, Object> consumerSettings(Map<String, Object> connection, PipelineSettings settings) {
         Map<String, Object> consumer = new HashMap<>(connection);
@@ -119,6 +128,7 @@ public final class LeaderPipeline implements AutoCloseable {
         consumer.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
         consumer.remove(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG);
         consumer.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "krabka-pipeline-" + settings.groupId());
+        consumer.putIfAbsent(ConsumerConfig.METADATA_MAX_AGE_CONFIG, (int) PARTITION_CHECK_INTERVAL.toMillis());
         return consumer;
     }
 
@@ -173,7 +183,25 @@ public final class LeaderPipeline implements AutoCloseable {
                     leadership.role(), partitions, settings.groupId(), leadership.term());
             BatchReader batches = new BatchReader(consumer, settings, runtime, behind -> lag = behind);
             long writeStarted = runtime.nanoTime();
+            long partitionsCheckedAt = runtime.nanoTime();
             while (leadership.isActive() && !Thread.currentThread().isInterrupted()) {
+                if (runtime.nanoTime() - partitionsCheckedAt >= PARTITION_CHECK_INTERVAL.toNanos()) {
+                    partitionsCheckedAt = runtime.nanoTime();
+                    Set<TopicPartition> added = new LinkedHashSet<>(PipelineOffsets.partitions(consumer, settings));
+                    added.removeAll(partitions);
+                    if (!added.isEmpty()) {
+                        // Assigning a superset keeps the positions of the partitions read so
+                        // far; the new ones start where the group committed, or at their start.
+                        partitions = new LinkedHashSet<>(partitions);
+                        partitions.addAll(added);
+                        consumer.assign(partitions);
+                        rewound = false;
+                        PipelineOffsets.rewind(consumer, added);
+                        rewound = true;
+                        log.info("{} reads partitions {} added to the input of the pipeline of role {} under term {}",
+                                leadership.member(), added, leadership.role(), leadership.term());
+                    }
+                }
                 List<ConsumerRecord<byte[], byte[]>> batch = batches.next(writeStarted);
                 if (batch.isEmpty()) {
                     continue;

@@ -118,6 +118,27 @@ public interface CoordinationTransport extends AutoCloseable {
         return false;
     }
 
+    /**
+     * A problem with the coordination topic found while running that does not stop this
+     * member: on Kafka, an operator altered a setting the guarantees rest on (cleanup
+     * policy, unclean leader election, replicas, min.insync.replicas) after this member
+     * accepted the topic. Contenders report it as their problem (health: misconfigured)
+     * until it is fixed. The default finds none.
+     */
+    default Optional<io.krabka.streams.coordination.TopicConfigurationException> topicProblem() {
+        return Optional.empty();
+    }
+
+    /**
+     * A topic other than this transport's where producer {@code producerId} wrote to the
+     * partition {@code role} maps to there: the coordination topic of members configured
+     * with another name, when a member finds its role's epoch moved by a writer it never
+     * sees. Best effort, for the message that names the mistake; the default finds none.
+     */
+    default Optional<String> otherTopicWrittenBy(Role role, long producerId) {
+        return Optional.empty();
+    }
+
     /** What the transaction coordinator reports for the role, or empty when it knows no such id. */
     Optional<ProducerState> describeEpoch(Role role);
 

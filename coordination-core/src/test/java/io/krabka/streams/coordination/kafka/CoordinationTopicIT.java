@@ -220,6 +220,76 @@ class CoordinationTopicIT {
         }
     }
 
+    /**
+     * An operator alters a setting the guarantees rest on while members run: each member
+     * names the setting (health: misconfigured) and goes on, since the brokers still fence
+     * every deposed writer; restoring it clears the problem.
+     */
+    @Test
+    void aTopicAlteredToBreakTheGuaranteesWhileMembersRunIsNamedAndNobodyLosesTheRole() throws Exception {
+        TopicSpec spec = TopicSpec.DEFAULTS.withName(freshTopic()).withReplicationFactor(1).withPartitions(2);
+        Role role = Role.of("altered-settings");
+        List<String> grants = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<Throwable> ends = new java.util.concurrent.CopyOnWriteArrayList<>();
+        try (KafkaCoordinationTransport ta = cluster.transport(spec);
+             KafkaCoordinationTransport tb = cluster.transport(spec);
+             CoordinationClient a = new CoordinationClient(ta);
+             CoordinationClient b = new CoordinationClient(tb);
+             Contender holder = new Contender(a, role, MemberId.of("a"), recording(grants, ends));
+             Contender standby = new Contender(b, role, MemberId.of("b"), recording(grants, ends))) {
+            holder.start();
+            await().atMost(Duration.ofSeconds(30)).until(() -> holder.leadership().isPresent());
+            standby.start();
+            await().atMost(Duration.ofSeconds(30)).until(() -> b.observe(role, Duration.ZERO).roster().size() == 2);
+            long term = holder.leadership().orElseThrow().term();
+
+            alter(spec, Map.of("cleanup.policy", "delete", "unclean.leader.election.enable", "true"));
+            Duration within = PinnedTopic.SAFETY_CHECK_INTERVAL.multipliedBy(4);
+            await().atMost(within).until(() -> holder.problem().orElse(null) instanceof TopicConfigurationException
+                    && standby.problem().orElse(null) instanceof TopicConfigurationException);
+            assertThat(standby.problem().orElseThrow().getMessage()).contains(spec.name(), "cleanup.policy=delete",
+                    "unclean.leader.election.enable=true");
+            assertThat(holder.leadership()).as("the holder keeps its role").hasValueSatisfying(
+                    held -> assertThat(held.term()).isEqualTo(term));
+
+            alter(spec, Map.of("cleanup.policy", "compact", "unclean.leader.election.enable", "false"));
+            await().atMost(within).until(() -> holder.problem().isEmpty() && standby.problem().isEmpty());
+            assertThat(grants).as("nobody challenged").containsExactly("a");
+            assertThat(ends).isEmpty();
+        }
+    }
+
+    /**
+     * Members of one role on another coordination topic: a member of this topic that finds
+     * the role's epoch moved by a writer it never sees can name where that writer writes.
+     */
+    @Test
+    void theOtherCoordinationTopicOfARoleIsFoundFromTheProducerThatMovesItsEpoch() throws Exception {
+        TopicSpec here = TopicSpec.DEFAULTS.withName(freshTopic()).withReplicationFactor(1).withPartitions(2);
+        TopicSpec there = TopicSpec.DEFAULTS.withName(freshTopic()).withReplicationFactor(1).withPartitions(3);
+        Role role = Role.of("two-topics");
+        try (KafkaCoordinationTransport ours = cluster.transport(here);
+             KafkaCoordinationTransport theirs = cluster.transport(there);
+             CoordinationClient elsewhere = new CoordinationClient(theirs)) {
+            Leadership held = elsewhere.acquire(role, MemberId.of("elsewhere"), Duration.ofSeconds(30));
+            long producerId = ours.describeEpoch(role).orElseThrow().producerId();
+            assertThat(producerId).isEqualTo(held.token().producerId());
+
+            assertThat(ours.otherTopicWrittenBy(role, producerId)).contains(there.name());
+            assertThat(ours.otherTopicWrittenBy(role, producerId + 1_000_000)).isEmpty();
+        }
+    }
+
+    private static void alter(TopicSpec spec, Map<String, String> settings) throws Exception {
+        ConfigResource topic = new ConfigResource(ConfigResource.Type.TOPIC, spec.name());
+        List<org.apache.kafka.clients.admin.AlterConfigOp> ops = settings.entrySet().stream()
+                .map(e -> new org.apache.kafka.clients.admin.AlterConfigOp(
+                        new org.apache.kafka.clients.admin.ConfigEntry(e.getKey(), e.getValue()),
+                        org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET))
+                .toList();
+        cluster.admin().incrementalAlterConfigs(Map.of(topic, ops)).all().get(20, TimeUnit.SECONDS);
+    }
+
     private static Contender.Listener recording(List<String> grants, List<Throwable> ends) {
         return new Contender.Listener() {
             @Override

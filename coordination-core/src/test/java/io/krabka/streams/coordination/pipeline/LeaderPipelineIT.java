@@ -31,6 +31,7 @@ import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -193,6 +194,38 @@ class LeaderPipelineIT {
         second.join(10_000);
         assertThat(built).as("the second run built a consumer of its own").hasSize(2);
         assertThat(PipelineLog.committedCommands(cluster.bootstrapServers(), commands)).hasSize(20);
+    }
+
+    /** Partitions added to an input topic while a member leads are read under the same grant, each record once. */
+    @Test
+    void partitionsAddedToTheInputWhileAMemberLeadsAreReadWithoutANewGrant() throws Exception {
+        cluster.setTransactionVersion((short) 2);
+        cluster.createTopic(requests, 1);
+        cluster.createTopic(commands, 1);
+        PipelineLog.produceRequests(cluster.bootstrapServers(), requests, "r", 0, 10);
+        Leadership held = acquire("a");
+        LeaderPipeline pipeline = pipeline(PipelineLog.oneCommandPerRequest(commands));
+        Thread running = new Thread(() -> run(pipeline, held));
+        running.start();
+        await().atMost(Duration.ofSeconds(30)).until(() -> pipeline.processedRecords() == 10);
+
+        cluster.admin().createPartitions(Map.of(requests, org.apache.kafka.clients.admin.NewPartitions.increaseTo(3))).all()
+                .get(20, TimeUnit.SECONDS);
+        try (var producer = PipelineLog.requestProducer(cluster.bootstrapServers())) {
+            for (int i = 10; i < 20; i++) {
+                // Only to the new partitions: the old one's position must not move back.
+                producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(requests, 1 + i % 2, "r" + i, "r" + i));
+            }
+            producer.flush();
+        }
+        await().atMost(LeaderPipeline.PARTITION_CHECK_INTERVAL.multipliedBy(6)).until(() -> pipeline.processedRecords() == 20);
+        running.interrupt();
+        running.join(10_000);
+
+        assertThat(held.isActive()).as("under the same grant").isTrue();
+        Map<String, Long> perRequest = PipelineLog.committedCommands(cluster.bootstrapServers(), commands).stream()
+                .collect(Collectors.groupingBy(PipelineLog.Command::requestId, Collectors.counting()));
+        assertThat(perRequest).hasSize(20).allSatisfy((request, count) -> assertThat(count).as(request).isEqualTo(1));
     }
 
     private static void run(LeaderPipeline pipeline, Leadership leadership) {

@@ -64,6 +64,8 @@ public final class InMemoryCluster {
 
     private final Map<TopicPartition, List<RawRecord>> logs = new HashMap<>();
     private final Map<String, Coordinator> coordinators = new HashMap<>();
+    // The producer ids whose transactions wrote to each partition (Kafka's active producers).
+    private final Map<TopicPartition, Set<Long>> producersOf = new HashMap<>();
     private final Map<String, Map<TopicPartition, OffsetAndMetadata>> groupOffsets = new HashMap<>();
     private final List<AppendListener> appendListeners = new CopyOnWriteArrayList<>();
 
@@ -238,6 +240,13 @@ public final class InMemoryCluster {
         }
     }
 
+    /** A topic other than {@code excluded} that a transaction of {@code producerId} wrote to, as DescribeProducers would show. */
+    synchronized Optional<String> topicWrittenBy(long producerId, String excluded) {
+        return producersOf.entrySet().stream()
+                .filter(written -> !written.getKey().topic().equals(excluded) && written.getValue().contains(producerId))
+                .map(written -> written.getKey().topic()).sorted().findFirst();
+    }
+
     synchronized Optional<ProducerState> describe(String transactionalId) {
         Coordinator coordinator = coordinators.get(transactionalId);
         return coordinator == null ? Optional.empty()
@@ -319,6 +328,7 @@ public final class InMemoryCluster {
         for (TopicPartition partition : touched) {
             // The commit marker takes an offset and no record, as in Kafka.
             logs.get(partition).add(null);
+            producersOf.computeIfAbsent(partition, p -> new HashSet<>()).add(epoch.producerId);
         }
         if (!consumed.isEmpty()) {
             groupOffsets.computeIfAbsent(consumed.group().groupId(), g -> new HashMap<>()).putAll(consumed.offsets());

@@ -118,6 +118,13 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
         return cluster.describe(List.of(role.name()), timeout).get(role.name());
     }
 
+    /** Any other topic the producer's transactions wrote to: the in-memory cluster does not pin roles to partitions per topic. */
+    @Override
+    public Optional<String> otherTopicWrittenBy(Role role, long producerId) {
+        requireOpen();
+        return cluster.topicWrittenBy(producerId, topic.name());
+    }
+
     /** One DescribeTransactions for all of them, as on Kafka: one latency, and one frozen coordinator fails it all. */
     @Override
     public Map<Role, Optional<ProducerState>> describeEpochs(Collection<Role> roles) {
