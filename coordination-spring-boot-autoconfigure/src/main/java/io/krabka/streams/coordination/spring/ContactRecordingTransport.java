@@ -102,6 +102,16 @@ final class ContactRecordingTransport implements CoordinationTransport {
     }
 
     @Override
+    public Optional<io.krabka.streams.coordination.TopicConfigurationException> topicProblem() {
+        return delegate.topicProblem();
+    }
+
+    @Override
+    public Optional<String> otherTopicWrittenBy(Role role, long producerId) {
+        return answered(delegate.otherTopicWrittenBy(role, producerId));
+    }
+
+    @Override
     public Optional<ProducerState> describeEpoch(Role role, Duration timeout) {
         return answered(delegate.describeEpoch(role, timeout));
     }
