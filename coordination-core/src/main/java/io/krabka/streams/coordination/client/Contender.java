@@ -218,8 +218,8 @@ public final class Contender implements AutoCloseable {
      * ({@link io.krabka.streams.coordination.transport.CoordinationTransport#topicProblem}).
      */
     public Optional<CoordinationException> problem() {
-        return Optional.ofNullable(failures.problem()).or(() -> client.leaseDisagreement(role))
-                .or(() -> client.foreignWriter(role)).or(() -> client.topicProblem());
+        return Optional.<CoordinationException>ofNullable(failures.problem())
+                .or(() -> client.configurationProblem(role));
     }
 
     /**

@@ -86,14 +86,7 @@ public final class CoordinationClient implements AutoCloseable {
         this(transport, config, clock, SendBatching.DEFAULTS);
     }
 
-    /**
-     * A client on the shared runtime's threads with {@code clock} as its wall clock.
-     *
-     * @param transport the cluster operations; the caller closes it after the client
-     * @param config the lease timings
-     * @param clock the wall clock that lease deadlines are written and compared in
-     * @param sendBatching how {@link Leadership#send} groups sends into transactions
-     */
+    /** As {@link #CoordinationClient(CoordinationTransport, LeaseConfig, InstantSource)}; {@code sendBatching}: how {@link Leadership#send} groups sends. */
     public CoordinationClient(CoordinationTransport transport, LeaseConfig config, InstantSource clock,
             SendBatching sendBatching) {
         this(transport, config, CoordinationRuntime.shared().withClock(Objects.requireNonNull(clock, "clock")), sendBatching);
@@ -216,18 +209,14 @@ public final class CoordinationClient implements AutoCloseable {
         return election.attempt(role, me, confirm);
     }
 
-    /** Why this member's lease settings disagree with the holder's of {@code role}, while they do. */
-    /** See {@link CoordinationTransport#topicProblem}. */
-    Optional<? extends CoordinationConfigurationException> topicProblem() {
-        return transport.topicProblem();
-    }
-
-    Optional<CoordinationConfigurationException> foreignWriter(Role role) {
-        return election.foreignWriter(role);
-    }
-
-    Optional<CoordinationConfigurationException> leaseDisagreement(Role role) {
-        return election.leaseDisagreement(role);
+    /**
+     * A standing misconfiguration of {@code role}: lease settings that disagree with the
+     * holder's, members of the role on another coordination topic, then a topic altered to
+     * break the guarantees ({@link CoordinationTransport#topicProblem}).
+     */
+    Optional<CoordinationConfigurationException> configurationProblem(Role role) {
+        return election.leaseDisagreement(role).or(() -> election.foreignWriter(role))
+                .or(() -> transport.topicProblem());
     }
 
     /** Counts and logs a record that no honest member would have written. */

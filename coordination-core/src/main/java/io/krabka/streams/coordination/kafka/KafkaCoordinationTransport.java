@@ -4,6 +4,7 @@ import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.TopicConfigurationException;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
@@ -287,9 +288,7 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         TopicPartition partition = pinned.partitionOf(role);
         try {
             pinned.checkIdentity();
-        } catch (CoordinationException e) {
-            throw e;
-        } catch (Exception e) {
+        } catch (RuntimeException e) {
             throw KafkaErrors.translate("checking the coordination topic " + topic.name(), e);
         }
         return current.covers(partition.partition(), fromOffset);
@@ -298,16 +297,12 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     /** See {@code OtherTopics}: the topic whose partition for {@code role} has the producer among its active producers. */
     @Override
     public Optional<String> otherTopicWrittenBy(Role role, long producerId) {
-        try {
-            return OtherTopics.writtenBy(admin, topic.name(), role, producerId, timeout);
-        } catch (Exception e) {
-            throw KafkaErrors.translate("looking for the topic producer " + producerId + " writes role " + role + " to", e);
-        }
+        return OtherTopics.writtenBy(admin, topic.name(), role, producerId, timeout);
     }
 
     /** See {@code PinnedTopic.unsafe}: settings altered while running, re-checked every 15 s. */
     @Override
-    public Optional<io.krabka.streams.coordination.TopicConfigurationException> topicProblem() {
+    public Optional<TopicConfigurationException> topicProblem() {
         return pinned.unsafe();
     }
 

@@ -30,17 +30,25 @@ final class OtherTopics {
     private OtherTopics() {
     }
 
-    static Optional<String> writtenBy(Admin admin, String ownTopic, Role role, long producerId, Duration timeout)
+    /** The other topic, if found within {@code timeout} in all (not per request). */
+    static Optional<String> writtenBy(Admin admin, String ownTopic, Role role, long producerId, Duration timeout) {
+        try {
+            return search(admin, ownTopic, role, producerId, System.nanoTime() + timeout.toNanos());
+        } catch (Exception e) {
+            throw KafkaErrors.translate("looking for the topic producer " + producerId + " writes role " + role + " to", e);
+        }
+    }
+
+    private static Optional<String> search(Admin admin, String ownTopic, Role role, long producerId, long deadline)
             throws ExecutionException, InterruptedException, java.util.concurrent.TimeoutException {
-        long millis = timeout.toMillis();
-        List<String> names = admin.listTopics().names().get(millis, TimeUnit.MILLISECONDS).stream()
+        List<String> names = admin.listTopics().names().get(left(deadline), TimeUnit.NANOSECONDS).stream()
                 .filter(name -> !name.equals(ownTopic)).sorted().limit(MAX_TOPICS).toList();
         if (names.isEmpty()) {
             return Optional.empty();
         }
         List<TopicPartition> candidates = new ArrayList<>();
         for (Map.Entry<String, KafkaFuture<TopicDescription>> topic : admin.describeTopics(names).topicNameValues().entrySet()) {
-            TopicDescription description = answer(topic.getValue(), millis);
+            TopicDescription description = answer(topic.getValue(), deadline);
             if (description != null && !description.partitions().isEmpty()) {
                 candidates.add(new TopicPartition(topic.getKey(),
                         RolePartitioner.partitionFor(role, description.partitions().size())));
@@ -48,7 +56,7 @@ final class OtherTopics {
         }
         DescribeProducersResult producers = admin.describeProducers(candidates);
         for (TopicPartition candidate : candidates) {
-            DescribeProducersResult.PartitionProducerState state = answer(producers.partitionResult(candidate), millis);
+            DescribeProducersResult.PartitionProducerState state = answer(producers.partitionResult(candidate), deadline);
             if (state != null && state.activeProducers().stream().anyMatch(p -> p.producerId() == producerId)) {
                 return Optional.of(candidate.topic());
             }
@@ -56,11 +64,15 @@ final class OtherTopics {
         return Optional.empty();
     }
 
+    private static long left(long deadline) {
+        return Math.max(0, deadline - System.nanoTime());
+    }
+
     /** The answer, or null when the cluster refused this one (an ACL, a topic just deleted). */
-    private static <T> T answer(KafkaFuture<T> future, long millis)
+    private static <T> T answer(KafkaFuture<T> future, long deadline)
             throws InterruptedException, java.util.concurrent.TimeoutException {
         try {
-            return future.get(millis, TimeUnit.MILLISECONDS);
+            return future.get(left(deadline), TimeUnit.NANOSECONDS);
         } catch (ExecutionException refused) {
             return null;
         }

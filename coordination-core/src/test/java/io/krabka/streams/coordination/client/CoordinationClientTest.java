@@ -92,7 +92,7 @@ class CoordinationClientTest {
         Member a = member("a");
 
         assertThat(a.tryAcquire()).isEmpty();
-        assertThat(a.client().leaseDisagreement(ROLE)).get()
+        assertThat(a.client().configurationProblem(ROLE)).get()
                 .isInstanceOf(io.krabka.streams.coordination.CoordinationConfigurationException.class)
                 .extracting(Throwable::getMessage).asString()
                 .contains("member b writes leases of role " + ROLE + " for 60.0 s", "krabka.coordination.lease.duration", "is 30.0 s");
@@ -102,7 +102,7 @@ class CoordinationClientTest {
         a.tryAcquire().orElseThrow().close();
         member("c").tryAcquire().orElseThrow();
         assertThat(a.tryAcquire()).isEmpty();
-        assertThat(a.client().leaseDisagreement(ROLE)).isEmpty();
+        assertThat(a.client().configurationProblem(ROLE)).isEmpty();
     }
 
     /** A forged lease with an absurd deadline is suspicious; it is no member's lease setting, so no disagreement. */
@@ -118,7 +118,7 @@ class CoordinationClientTest {
 
         assertThat(b.tryAcquire()).isEmpty();
         assertThat(b.client().suspiciousRecords()).isEqualTo(1);
-        assertThat(b.client().leaseDisagreement(ROLE)).isEmpty();
+        assertThat(b.client().configurationProblem(ROLE)).isEmpty();
         // The standby's wait stays cut to its own lease duration after it saw the forgery.
         clock.advance(LeaseConfig.DEFAULTS.duration().plus(LeaseConfig.DEFAULTS.challengeStagger().multipliedBy(2)));
         assertThat(b.tryAcquire()).isPresent();
@@ -227,7 +227,7 @@ class CoordinationClientTest {
             assertThat(b.tryAcquire()).as("after a lease naming %s that ended in the past", named).isEmpty();
         }
         assertThat(b.client().suspiciousRecords()).as("no member writes a lease ending before its timestamp").isEqualTo(2);
-        assertThat(b.client().leaseDisagreement(ROLE)).as("a forgery is no member's lease setting").isEmpty();
+        assertThat(b.client().configurationProblem(ROLE)).as("a forgery is no member's lease setting").isEmpty();
         clock.advance(Duration.between(clock.instant(), held.deadline()).minusMillis(1));
         assertThat(b.tryAcquire()).as("just before the holder's own deadline").isEmpty();
         // The lease naming mallory leaves a in the roster ahead of b: one stagger more.
