@@ -1,5 +1,7 @@
 package io.krabka.coordination.sample;
 
+import io.krabka.streams.coordination.fencing.TermGate;
+import io.krabka.streams.coordination.fencing.TermStore;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
@@ -15,6 +17,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,9 +31,10 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * A device that takes its commands from the log, the way a fenced resource should: it
  * reads {@code sample-commands} with {@code isolation.level=read_committed} (so a
- * deposed leader's writes, which the broker aborted, never reach it), keeps the highest
- * term it has seen, accepts a command whose term is at least that, and rejects a lower
- * one. It counts both per member and keeps the last {@value #KEPT} commands, and the
+ * deposed leader's writes, which the broker aborted, never reach it) and passes every
+ * record through a {@link TermGate}: a command is accepted when the term its guarded
+ * write stamped on it is at least the highest the gate has admitted, and rejected
+ * otherwise (and so is a record no guarded write stamped). It counts both per member and keeps the last {@value #KEPT} commands, and the
  * role's history from the commands it accepted ({@link RoleHistory}: who held the role
  * under which term, and the gaps between holders).
  *
@@ -55,6 +59,8 @@ public class SimulatedDevice implements SmartLifecycle {
     private final Set<String> answered = new HashSet<>();
     private final Deque<Received> lastAnswers = new ArrayDeque<>();
     private long answeredTwice;
+    // The device keeps its high-water term in memory: it re-reads the log from the start.
+    private final TermGate gate = new TermGate(TermStore.inMemory());
     private long highestTerm = -1;
     private long malformed;
     private long readUpTo;
@@ -93,7 +99,7 @@ public class SimulatedDevice implements SmartLifecycle {
         return history.window(now, length);
     }
 
-    synchronized void receive(long offset, byte[] value) {
+    synchronized void receive(long offset, Headers headers, byte[] value) {
         readUpTo = offset + 1;
         Command command;
         try {
@@ -103,18 +109,18 @@ public class SimulatedDevice implements SmartLifecycle {
             log.warn("Device skips the malformed command at offset {}: {}", offset, e.getOriginalMessage());
             return;
         }
-        boolean accept = command.term() >= highestTerm;
+        TermGate.Verdict verdict = gate.check(headers);
+        boolean accept = verdict.admitted();
         if (accept) {
-            if (command.term() > highestTerm && highestTerm >= 0) {
-                log.info("Device now obeys term {} ({}); it refuses every lower term", command.term(), command.member());
+            if (verdict.term() > highestTerm && highestTerm >= 0) {
+                log.info("Device now obeys term {} ({}); it refuses every lower term", verdict.term(), command.member());
             }
-            highestTerm = command.term();
+            highestTerm = verdict.term();
             accepted.merge(command.member(), 1L, Long::sum);
-            history.record(command.member(), command.term(), command.sentAt());
+            history.record(command.member(), verdict.term(), command.sentAt());
         } else {
             rejected.merge(command.member(), 1L, Long::sum);
-            log.warn("Device rejected command {} of term {} from {}: it already obeys term {}", command.seq(),
-                    command.term(), command.member(), highestTerm);
+            log.warn("Device rejected command {} from {}: {}", command.seq(), command.member(), verdict.reason());
         }
         Received received = new Received(offset, command.member(), command.term(), command.seq(), command.producerId(),
                 command.producerEpoch(), command.sentAt(), accept ? "accepted" : "rejected", command.requestId());
@@ -142,7 +148,7 @@ public class SimulatedDevice implements SmartLifecycle {
             while (running) {
                 try {
                     for (ConsumerRecord<byte[], byte[]> record : reader.poll(Duration.ofMillis(500))) {
-                        receive(record.offset(), record.value());
+                        receive(record.offset(), record.headers(), record.value());
                     }
                 } catch (WakeupException e) {
                     break;

@@ -10,6 +10,7 @@ import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.Leadership.State;
+import io.krabka.streams.coordination.fencing.TokenHeaders;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
@@ -127,7 +128,12 @@ final class LeaseTransaction {
         // The timestamp is on the lease clock: after a release, standbys anchor on it.
         batch.add(new ProducerRecord<>(transport.topic(), partition, now,
                 CoordinationCodec.encodeKey(CoordinationKey.lease(role)), leaseValue));
-        batch.addAll(records);
+        if (!records.isEmpty() && term < 0) {
+            throw new IllegalStateException("records of role " + role + " before its grant committed");
+        }
+        // Stamped with the lease's own token, so a consumer can refuse a deposed leader's records.
+        FencingToken stamp = records.isEmpty() ? null : FencingToken.of(term, epochs.producerId(), predicted.leaseEpoch());
+        records.forEach(record -> batch.add(TokenHeaders.stamp(record, role, stamp)));
         List<RecordMetadata> written;
         // A commit that times out is sent again until the lease ends: until the current
         // lease's deadline, or the new one's for the grant (nothing to outlast before it).

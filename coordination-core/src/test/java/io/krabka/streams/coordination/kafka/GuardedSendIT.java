@@ -3,6 +3,7 @@ package io.krabka.streams.coordination.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.FencedException;
+import io.krabka.streams.coordination.FencingToken;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.ManualClock;
 import io.krabka.streams.coordination.MemberId;
@@ -10,6 +11,9 @@ import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.SendBatching;
 import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.client.Leadership;
+import io.krabka.streams.coordination.fencing.TermGate;
+import io.krabka.streams.coordination.fencing.TermStore;
+import io.krabka.streams.coordination.fencing.TokenHeaders;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -29,6 +33,8 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -116,6 +122,70 @@ class GuardedSendIT {
         assertThat(fenced).as("the challenge fenced some sends").isNotEmpty();
         assertThat(held.isActive()).isFalse();
         assertThat(readCommitted()).as("exactly the committed sends are visible").containsExactlyInAnyOrderElementsOf(committed);
+    }
+
+    @ParameterizedTest(name = "transaction version {0}")
+    @ValueSource(shorts = {2, 1})
+    void everyGuardedWriteCarriesItsLeadershipsTokenAndAGateRefusesADeposedLeadersRecordsThatArriveLate(
+            short transactionVersion) throws Exception {
+        cluster.setTransactionVersion(transactionVersion);
+        cluster.createTopic(commands, 1);
+        CoordinationClient a = client();
+        CoordinationClient b = client();
+        Leadership first = a.acquire(role, MemberId.of("a"), Duration.ofSeconds(30));
+        FencingToken granted = first.token();
+        assertThat(b.tryAcquire(role, MemberId.of("b"))).isEmpty();
+        ProducerRecord<byte[], byte[]> traced = command("a-write");
+        traced.headers().add("trace", "t-1".getBytes(StandardCharsets.UTF_8));
+        traced.headers().add(TokenHeaders.TERM, "999999".getBytes(StandardCharsets.UTF_8));
+        first.write(traced);
+        first.send(command("a-send")).get(30, TimeUnit.SECONDS);
+        FencingToken firstAfter = first.token();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> b.describe(role).current());
+        clock.advance(LeaseConfig.DEFAULTS.duration());
+        Leadership second = b.tryAcquire(role, MemberId.of("b")).orElseThrow();
+        second.write(command("b-write"));
+
+        Map<String, Headers> stamped = new HashMap<>();
+        readCommittedRecords().forEach(record -> stamped.put(new String(record.value(), StandardCharsets.UTF_8), record.headers()));
+
+        assertThat(stamped).containsOnlyKeys("a-write", "a-send", "b-write");
+        for (String value : List.of("a-write", "a-send")) {
+            TokenHeaders.Stamp stamp = TokenHeaders.read(stamped.get(value)).orElseThrow();
+            assertThat(stamp.role()).isEqualTo(role);
+            assertThat(stamp.token().term()).as(value).isEqualTo(first.term());
+            assertThat(stamp.token().producerId()).isEqualTo(granted.producerId());
+            assertThat(stamp.token().producerEpoch()).as("the epoch of the transaction that wrote it")
+                    .isBetween(granted.producerEpoch(), firstAfter.producerEpoch());
+        }
+        assertThat(stamped.get("a-write").headers(TokenHeaders.TERM)).as("the application's own term header was replaced")
+                .hasSize(1);
+        assertThat(stamped.get("a-write").lastHeader("trace").value()).isEqualTo("t-1".getBytes(StandardCharsets.UTF_8));
+        assertThat(TokenHeaders.read(stamped.get("b-write")).orElseThrow().token().term()).isEqualTo(second.term());
+
+        // The device heard the new leader first; the deposed leader's records reach it late.
+        TermGate gate = TermGate.only(role, TermStore.inMemory());
+        assertThat(gate.check(stamped.get("b-write")).outcome()).isEqualTo(TermGate.Outcome.ADMITTED);
+        assertThat(gate.check(stamped.get("a-write")).outcome()).isEqualTo(TermGate.Outcome.STALE);
+        assertThat(gate.check(stamped.get("a-send")).outcome()).isEqualTo(TermGate.Outcome.STALE);
+        assertThat(gate.check(stamped.get("b-write")).admitted()).isTrue();
+    }
+
+    private List<ConsumerRecord<byte[], byte[]>> readCommittedRecords() {
+        Map<String, Object> settings = new HashMap<>(cluster.connection());
+        settings.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(settings, new ByteArrayDeserializer(),
+                new ByteArrayDeserializer())) {
+            TopicPartition partition = new TopicPartition(commands, 0);
+            consumer.assign(List.of(partition));
+            consumer.seekToBeginning(List.of(partition));
+            long end = consumer.endOffsets(List.of(partition)).get(partition);
+            while (consumer.position(partition) < end) {
+                consumer.poll(Duration.ofMillis(200)).forEach(records::add);
+            }
+        }
+        return records;
     }
 
     private ProducerRecord<byte[], byte[]> command(String text) {

@@ -127,6 +127,8 @@ class LeaderPipelineIT {
         assertThat(perRequest).hasSize(100).allSatisfy((request, count) -> assertThat(count).as(request).isEqualTo(1));
         assertThat(log.stream().filter(c -> c.member().equals("a")).count()).isEqualTo(10);
         assertThat(log).extracting(PipelineLog.Command::term).isSortedAccordingTo(Long::compare);
+        assertThat(log).as("every output carries the term of the leadership that wrote it in its headers")
+                .allSatisfy(command -> assertThat(command.stampedTerm()).isEqualTo(command.term()));
         assertThat(LeaderPipeline.measureLag(cluster.admin(), next.settings(), Duration.ofSeconds(10))).isZero();
     }
 

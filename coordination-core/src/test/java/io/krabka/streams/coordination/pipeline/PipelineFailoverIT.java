@@ -572,7 +572,7 @@ class PipelineFailoverIT {
 
         void catchUp() {
             for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(20))) {
-                PipelineLog.Command command = PipelineLog.Command.parse(record.offset(), record.value());
+                PipelineLog.Command command = PipelineLog.Command.parse(record);
                 terms.add(command.term());
                 requestIds.add(command.requestId());
             }

@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.pipeline;
 
+import io.krabka.streams.coordination.fencing.TokenHeaders;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,11 +27,15 @@ public final class PipelineLog {
     private PipelineLog() {
     }
 
-    /** One committed command, in log order. */
-    public record Command(long offset, String requestId, String member, long term) {
-        static Command parse(long offset, String value) {
-            String[] fields = value.split(",", -1);
-            return new Command(offset, fields[0], fields[1], Long.parseLong(fields[2]));
+    /**
+     * One committed command, in log order. {@code stampedTerm}: the term in the record's
+     * {@link TokenHeaders}, -1 without them.
+     */
+    public record Command(long offset, String requestId, String member, long term, long stampedTerm) {
+        static Command parse(ConsumerRecord<String, String> record) {
+            String[] fields = record.value().split(",", -1);
+            long stamped = TokenHeaders.read(record.headers()).map(stamp -> stamp.token().term()).orElse(-1L);
+            return new Command(record.offset(), fields[0], fields[1], Long.parseLong(fields[2]), stamped);
         }
     }
 
@@ -99,7 +104,7 @@ public final class PipelineLog {
             long end = consumer.endOffsets(List.of(partition)).get(partition);
             while (consumer.position(partition) < end) {
                 for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(200))) {
-                    commands.add(Command.parse(record.offset(), record.value()));
+                    commands.add(Command.parse(record));
                 }
             }
         }
