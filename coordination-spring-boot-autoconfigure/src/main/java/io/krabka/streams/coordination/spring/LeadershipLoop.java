@@ -28,8 +28,13 @@ public final class LeadershipLoop implements SmartLifecycle {
 
     private static final Logger log = LoggerFactory.getLogger(LeadershipLoop.class);
 
-    /** Beyond stopping the work: time for the release, the listener and leaving the roster. */
-    private static final Duration STOP_SLACK = Duration.ofSeconds(5);
+    /**
+     * Beyond stopping the work: time for the release, the listener and leaving the roster.
+     * The transport's clients then close within about 1 s more, so a member is gone within
+     * work-stop-timeout + 5 s even when the cluster does not answer (and inside
+     * Kubernetes' 30 s grace with the defaults).
+     */
+    private static final Duration STOP_SLACK = Duration.ofMillis(2_500);
 
     private final CoordinationClient client;
     private final MemberId member;
