@@ -90,7 +90,8 @@ public final class Contender implements AutoCloseable {
          *
          * @param leadership the leadership that ended; its token is the last one it had
          * @param cause how it ended
-         * @param failure what ended it, when something failed or was refused; null otherwise
+         * @param failure what ended it when it ended {@code FENCED} or {@code FAILED} (when known);
+         *     always null for {@code RELEASED} and {@code EXPIRED}, which are no failure
          */
         void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure);
 

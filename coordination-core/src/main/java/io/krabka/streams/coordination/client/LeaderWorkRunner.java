@@ -94,7 +94,7 @@ public final class LeaderWorkRunner {
         }
         if (!returned) {
             log.warn("{} did not finish within {} of its interrupt; it keeps running, but its guarded writes are fenced",
-                    name, bound);
+                    name, DurationText.of(bound));
         }
         return returned;
     }

@@ -124,7 +124,8 @@ final class LeaseWriter {
                 if (clock.expired()) {
                     throw e;
                 }
-                log.info("A transaction of role {} failed transiently; retrying in {}: {}", role, backoff, e.getMessage());
+                log.info("A transaction of role {} failed transiently; retrying in {}: {}", role, DurationText.of(backoff),
+                        e.getMessage());
                 try {
                     client.runtime().sleep(backoff);
                 } catch (InterruptedException interrupted) {

@@ -194,7 +194,8 @@ final class PassLoop {
         try {
             wait = step(false);
         } catch (RuntimeException unexpected) {
-            log.error("The contender of role {} failed unexpectedly; trying again in {}", role, Contender.ERROR_BACKOFF, unexpected);
+            log.error("The contender of role {} failed unexpectedly; trying again in {}", role,
+                    DurationText.of(Contender.ERROR_BACKOFF), unexpected);
             wait = Contender.ERROR_BACKOFF;
         } finally {
             releasePassThread();

@@ -90,7 +90,8 @@ final class TenureEnd {
 
     /** The stop's release of {@code held} did not finish within {@code timeout}: ends it without a tombstone. */
     void abandon(Tenure held, Duration timeout) {
-        log.warn("Releasing role {} did not finish within {}; {} abandons it without a tombstone", role, timeout, member);
+        log.warn("Releasing role {} did not finish within {}; {} abandons it without a tombstone", role, DurationText.of(timeout),
+                member);
         held.leadership.abandon();
         finish(held, LeadershipEndCause.RELEASED, null);
     }
@@ -144,7 +145,10 @@ final class TenureEnd {
         }
         owner.ended(held, rejoinAtNanos);
         log.info("Member {} no longer holds role {} ({}): {}", member, role, leadership.token(), cause);
-        callbacks.run(() -> listener.ended(leadership, cause, failure));
+        // A cause exception only where something failed: a release or an expiry is no failure,
+        // and the FencedException a write threw after the lease ran out would read like split brain.
+        Throwable told = cause == LeadershipEndCause.FENCED || cause == LeadershipEndCause.FAILED ? failure : null;
+        callbacks.run(() -> listener.ended(leadership, cause, told));
         return true;
     }
 }

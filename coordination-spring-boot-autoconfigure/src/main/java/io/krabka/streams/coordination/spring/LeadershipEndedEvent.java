@@ -51,7 +51,7 @@ public class LeadershipEndedEvent extends ApplicationEvent {
         return cause;
     }
 
-    /** What ended the leadership, when something failed or was refused. */
+    /** What ended the leadership when it ended {@code FENCED} or {@code FAILED}; empty for {@code RELEASED} and {@code EXPIRED}. */
     public Optional<Throwable> getFailure() {
         return Optional.ofNullable(failure);
     }
