@@ -64,8 +64,9 @@ final class ReadToEnd {
         if (behind.isEmpty()) {
             return true;
         }
+        Set<TopicPartition> assigned = reader.assignment();
         assign(reader, behind);
-        behind.forEach(partition -> reader.seek(partition, next.get(partition)));
+        behind.forEach(partition -> seek(reader, partition, next.get(partition), assigned.contains(partition)));
         try {
             while (!behind.isEmpty() && System.nanoTime() < sliceEnd) {
                 var polled = reader.poll(POLL_STEP);
@@ -130,6 +131,29 @@ final class ReadToEnd {
         if (!reader.assignment().equals(partitions)) {
             reader.assign(Set.copyOf(partitions));
         }
+    }
+
+    /**
+     * Seeks {@code partition} to {@code offset} unless the reader is there already. Kafka's
+     * consumer logs every seek at INFO, and a standby reads its role's partition from
+     * where it stopped after every record of the holder: 118 lines a minute of "Seeking to
+     * offset" from a standby whose holder sent twice a second. Only a partition that was
+     * assigned before is asked for its position (without waiting, so no request is sent
+     * for one whose position is known); any doubt seeks.
+     */
+    static void seek(Consumer<byte[], byte[]> reader, TopicPartition partition, long offset, boolean wasAssigned) {
+        if (wasAssigned) {
+            try {
+                if (reader.position(partition, Duration.ZERO) == offset) {
+                    return;
+                }
+            } catch (org.apache.kafka.common.errors.InterruptException e) {
+                throw e;
+            } catch (RuntimeException unknown) {
+                // No valid position right now (being reset or validated): seeking sets one.
+            }
+        }
+        reader.seek(partition, offset);
     }
 
     static void collect(List<ConsumerRecord<byte[], byte[]>> polled, List<RawRecord> into) {

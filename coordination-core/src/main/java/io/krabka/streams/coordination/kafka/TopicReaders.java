@@ -116,7 +116,8 @@ final class TopicReaders {
                     }
                     // At the end from the start: wait for news.
                     List<RawRecord> records = toEnd.records(partition);
-                    reader.seek(partition, next);
+                    // slice() just read this partition, so it stays assigned.
+                    ReadToEnd.seek(reader, partition, next, true);
                     long remaining = waitUntil - System.nanoTime();
                     if (remaining <= 0) {
                         return new RoleRecords(records, next);

@@ -4,14 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.lang.reflect.Proxy;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.MockConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
@@ -83,5 +86,28 @@ class ReadToEndTest {
         assertThat(read.slice(consumer, aSecondFromNow())).isTrue();
         assertThat(read.next(P0)).isEqualTo(3);
         assertThat(read.next(P1)).isEqualTo(7);
+    }
+
+    /** Kafka's consumer logs every seek at INFO: a reader already where it is to read from must not seek. */
+    @Test
+    void aReaderAlreadyAtTheOffsetIsNotSoughtAgainAndEveryOtherOneIs() {
+        List<Long> seeks = new ArrayList<>();
+        MockConsumer<byte[], byte[]> reader = new MockConsumer<>("earliest") {
+            @Override
+            public synchronized void seek(TopicPartition partition, long offset) {
+                seeks.add(offset);
+                super.seek(partition, offset);
+            }
+        };
+        reader.updateBeginningOffsets(Map.of(P0, 0L));
+        reader.assign(Set.of(P0));
+
+        ReadToEnd.seek(reader, P0, 5, false);
+        assertThat(seeks).as("just assigned: sought whatever its position").containsExactly(5L);
+        ReadToEnd.seek(reader, P0, 5, true);
+        assertThat(seeks).as("already at 5").containsExactly(5L);
+        ReadToEnd.seek(reader, P0, 9, true);
+        assertThat(seeks).as("elsewhere").containsExactly(5L, 9L);
+        assertThat(reader.position(P0)).isEqualTo(9);
     }
 }
