@@ -111,10 +111,13 @@ class DashboardIT {
             assertThat(text(browser, "send-result")).isEqualTo("Sent 200 requests");
             assertThat(text(browser, "requests-twice")).isEqualTo("0");
             assertThat(text(browser, "requests-here")).isEqualTo("200");
-            // The table is redrawn every poll: read it within one redraw, retrying a stale read.
-            await("the last 20 answers name their requests").atMost(Duration.ofSeconds(10)).ignoreExceptions()
-                    .untilAsserted(() -> assertThat(browser.findElements(By.cssSelector("#answers tr td:nth-child(2)")))
-                            .hasSize(20).allSatisfy(requestId -> assertThat(requestId.getText()).startsWith("req-")));
+            // The table is redrawn every poll: read it in one script, inside the page, so no
+            // redraw comes between its rows (20 WebDriver reads, one per cell, outlasted a
+            // redraw on a loaded machine and went stale for 10 s).
+            await("the last 20 answers name their requests").atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(250)).ignoreExceptions()
+                    .untilAsserted(() -> assertThat(answeredRequestIds(browser))
+                            .hasSize(20).allSatisfy(requestId -> assertThat(requestId).startsWith("req-")));
 
             // The role's history: one live tenure bar of the holder, labeled with its term, and no gap yet.
             await("the timeline shows a live bar of " + MEMBER + " under term " + term)
@@ -188,6 +191,13 @@ class DashboardIT {
     /** What the timeline shows at one moment. */
     private record Timeline(List<String> tenures, List<String> tenureLabels, List<String> gaps, List<String> gapLabels,
             List<String> ticks, String summary) {
+    }
+
+    /** The request ids of the answers table, read in one script (the table is redrawn every poll). */
+    @SuppressWarnings("unchecked")
+    private static List<String> answeredRequestIds(WebDriver browser) {
+        return (List<String>) ((JavascriptExecutor) browser).executeScript(
+                "return [...document.querySelectorAll('#answers tr td:nth-child(2)')].map((cell) => cell.textContent.trim())");
     }
 
     /**
