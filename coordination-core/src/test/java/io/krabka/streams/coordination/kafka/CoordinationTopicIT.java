@@ -26,6 +26,7 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.config.ConfigResource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The coordination topic is created safe, an unsafe one is refused by name, and a dead cluster times out cleanly. */
@@ -226,6 +227,7 @@ class CoordinationTopicIT {
      * every deposed writer; restoring it clears the problem.
      */
     @Test
+    @Tag("long") // two safety-check intervals (15 s each) of waiting, about 45 s: -Plong
     void aTopicAlteredToBreakTheGuaranteesWhileMembersRunIsNamedAndNobodyLosesTheRole() throws Exception {
         TopicSpec spec = TopicSpec.DEFAULTS.withName(freshTopic()).withReplicationFactor(1).withPartitions(2);
         Role role = Role.of("altered-settings");
