@@ -8,6 +8,8 @@ import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.DisposableBean;
@@ -24,6 +26,7 @@ public final class LeaderPipelines implements DisposableBean {
     private final ConsumerFactory<?, ?> consumers;
     private final ProducerFactory<?, ?> producers;
     private final CoordinationRuntime runtime;
+    private final InputConsumers inputs;
     // Built with the first pipeline: an application without listeners needs no serializers.
     private PipelineSerdes serdes;
     private final List<Entry> entries = new ArrayList<>();
@@ -34,15 +37,36 @@ public final class LeaderPipelines implements DisposableBean {
     public record Entry(Role role, String listener, LeaderPipeline pipeline) {
     }
 
+    /**
+     * Where a pipeline's input consumers come from: byte-array consumers configured as
+     * {@link LeaderPipeline#consumerSettings} says. Kafka consumers by default; the test
+     * kit's read an in-memory cluster.
+     */
+    @FunctionalInterface
+    public interface InputConsumers {
+        Consumer<byte[], byte[]> create(PipelineSettings settings);
+    }
+
     public LeaderPipelines(ConsumerFactory<?, ?> consumers, ProducerFactory<?, ?> producers) {
         this(consumers, producers, CoordinationRuntime.shared());
     }
 
-    /** Pipelines whose consumers are prepared and closed on {@code runtime}'s workers. */
+    /** Pipelines reading with Kafka consumers, prepared and closed on {@code runtime}'s workers. */
     public LeaderPipelines(ConsumerFactory<?, ?> consumers, ProducerFactory<?, ?> producers, CoordinationRuntime runtime) {
+        this(consumers, producers, runtime, settings -> new KafkaConsumer<>(
+                LeaderPipeline.consumerSettings(consumers.getConfigurationProperties(), settings)));
+    }
+
+    /**
+     * Pipelines reading with the consumers of {@code inputs}, and with the deserializers and
+     * serializers of Spring Kafka's factories.
+     */
+    public LeaderPipelines(ConsumerFactory<?, ?> consumers, ProducerFactory<?, ?> producers, CoordinationRuntime runtime,
+            InputConsumers inputs) {
         this.consumers = consumers;
         this.producers = producers;
         this.runtime = runtime;
+        this.inputs = inputs;
     }
 
     /**
@@ -59,11 +83,8 @@ public final class LeaderPipelines implements DisposableBean {
                         + " with group " + settings.groupId() + ": give one of them its own groupId");
             }
         }
-        if (serdes == null) {
-            serdes = PipelineSerdes.of(consumers, producers);
-        }
-        LeaderPipeline pipeline = LeaderPipeline.create(consumers.getConfigurationProperties(), settings,
-                processor.apply(serdes), runtime);
+        LeaderPipeline pipeline = new LeaderPipeline(settings, () -> inputs.create(settings), processor.apply(serdes()),
+                runtime);
         entries.add(new Entry(role, listener, pipeline));
         // A standby gets its consumer connected now, so a grant waits for neither; only a head start.
         runtime.workers().execute(() -> {
@@ -75,6 +96,17 @@ public final class LeaderPipelines implements DisposableBean {
             }
         });
         return pipeline;
+    }
+
+    /**
+     * The deserializers and serializers the listener methods read and write with: those of
+     * Spring Kafka's factories, built the first time they are asked for.
+     */
+    public synchronized PipelineSerdes serdes() {
+        if (serdes == null) {
+            serdes = PipelineSerdes.of(consumers, producers);
+        }
+        return serdes;
     }
 
     /** Closes every pipeline's consumer. */

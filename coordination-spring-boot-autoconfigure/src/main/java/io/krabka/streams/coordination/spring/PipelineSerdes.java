@@ -19,11 +19,12 @@ import org.springframework.kafka.core.ProducerFactory;
  * Kafka's consumer and producer factories (instances given to the factories, else the
  * classes of {@code spring.kafka.consumer.*} and {@code spring.kafka.producer.*}).
  */
-record PipelineSerdes(Deserializer<Object> keyDeserializer, Deserializer<Object> valueDeserializer,
+public record PipelineSerdes(Deserializer<Object> keyDeserializer, Deserializer<Object> valueDeserializer,
         Serializer<Object> keySerializer, Serializer<Object> valueSerializer) {
 
+    /** The (de)serializers of Spring Kafka's factories, each configured with its factory's settings. */
     @SuppressWarnings("unchecked")
-    static PipelineSerdes of(ConsumerFactory<?, ?> consumers, ProducerFactory<?, ?> producers) {
+    public static PipelineSerdes of(ConsumerFactory<?, ?> consumers, ProducerFactory<?, ?> producers) {
         Map<String, Object> consumerSettings = consumers.getConfigurationProperties();
         return new PipelineSerdes(
                 Optional.ofNullable((Deserializer<Object>) consumers.getKeyDeserializer()).orElseGet(() ->
@@ -72,7 +73,8 @@ record PipelineSerdes(Deserializer<Object> keyDeserializer, Deserializer<Object>
         }
     }
 
-    ConsumerRecord<Object, Object> deserialize(ConsumerRecord<byte[], byte[]> record) {
+    /** The record with its key and value deserialized; all else as it was. */
+    public ConsumerRecord<Object, Object> deserialize(ConsumerRecord<byte[], byte[]> record) {
         Object key = keyDeserializer.deserialize(record.topic(), record.headers(), record.key());
         Object value = valueDeserializer.deserialize(record.topic(), record.headers(), record.value());
         return new ConsumerRecord<>(record.topic(), record.partition(), record.offset(), record.timestamp(),
@@ -80,8 +82,9 @@ record PipelineSerdes(Deserializer<Object> keyDeserializer, Deserializer<Object>
                 record.leaderEpoch());
     }
 
+    /** The record with its key and value serialized; all else as it was. */
     @SuppressWarnings("unchecked")
-    ProducerRecord<byte[], byte[]> serialize(ProducerRecord<?, ?> record) {
+    public ProducerRecord<byte[], byte[]> serialize(ProducerRecord<?, ?> record) {
         ProducerRecord<Object, Object> typed = (ProducerRecord<Object, Object>) record;
         byte[] key = keySerializer.serialize(typed.topic(), typed.headers(), typed.key());
         byte[] value = valueSerializer.serialize(typed.topic(), typed.headers(), typed.value());

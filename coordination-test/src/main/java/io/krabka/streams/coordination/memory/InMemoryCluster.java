@@ -23,11 +23,19 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.utils.Utils;
 
 /**
  * A model of the parts of a Kafka cluster the coordination module uses, for fast
@@ -67,6 +75,10 @@ public final class InMemoryCluster {
     // The producer ids whose transactions wrote to each partition (Kafka's active producers).
     private final Map<TopicPartition, Set<Long>> producersOf = new HashMap<>();
     private final Map<String, Map<TopicPartition, OffsetAndMetadata>> groupOffsets = new HashMap<>();
+    // Partition counts of the topics created or written so far; the coordination topic's come from its TopicSpec.
+    private final Map<String, Integer> topicPartitions = new HashMap<>();
+    // The headers of the records that had any, per partition and offset: coordination records have none.
+    private final Map<TopicPartition, Map<Long, Headers>> headersOf = new HashMap<>();
     private final List<AppendListener> appendListeners = new CopyOnWriteArrayList<>();
 
     /** Hears every appended record. */
@@ -319,6 +331,7 @@ public final class InMemoryCluster {
                         .add(new long[] {endOffset(partition), timestamps.getAsLong() + visibilityDelayMillis});
             }
             long offset = append(partition, timestamp, record.key(), record.value());
+            keepHeaders(partition, offset, record.headers());
             written.add(new RecordMetadata(partition, offset, 0, timestamp,
                     record.key() == null ? -1 : record.key().length, record.value() == null ? -1 : record.value().length));
             if (!touched.contains(partition)) {
@@ -368,6 +381,139 @@ public final class InMemoryCluster {
     AutoCloseable onAppend(AppendListener listener) {
         appendListeners.add(listener);
         return () -> appendListeners.remove(listener);
+    }
+
+    /**
+     * Creates {@code topic} with {@code partitions} partitions, or adds partitions to it, as
+     * Kafka's CreateTopics and CreatePartitions do. A topic nobody created has one partition
+     * from the first time it is written or asked about, as on a broker with
+     * {@code auto.create.topics.enable} and {@code num.partitions=1}.
+     *
+     * @throws IllegalArgumentException when {@code partitions} is below 1 or below the topic's count
+     */
+    public synchronized void createTopic(String topic, int partitions) {
+        int existing = topicPartitions.getOrDefault(topic, 0);
+        if (partitions < 1 || partitions < existing) {
+            throw new IllegalArgumentException("topic " + topic + " cannot have " + partitions + " partitions"
+                    + (existing > 0 ? ": it has " + existing + " and partitions are never removed" : ""));
+        }
+        topicPartitions.put(topic, partitions);
+        wakeReaders();
+    }
+
+    /** The partitions of {@code topic}, as a consumer's metadata shows them; one for a topic nobody created. */
+    public synchronized List<PartitionInfo> partitionsFor(String topic) {
+        int count = partitionCount(topic);
+        List<PartitionInfo> infos = new ArrayList<>(count);
+        for (int partition = 0; partition < count; partition++) {
+            infos.add(new PartitionInfo(topic, partition, null, null, null));
+        }
+        return infos;
+    }
+
+    private int partitionCount(String topic) {
+        return topicPartitions.computeIfAbsent(topic, t -> 1);
+    }
+
+    /** Where a record goes: its own partition, else Kafka's default for a key (murmur2), else partition 0. */
+    synchronized TopicPartition partitionOf(ProducerRecord<byte[], byte[]> record) {
+        if (record.partition() != null) {
+            return new TopicPartition(record.topic(), record.partition());
+        }
+        int count = partitionCount(record.topic());
+        int partition = record.key() == null ? 0 : Utils.toPositive(Utils.murmur2(record.key())) % count;
+        return new TopicPartition(record.topic(), partition);
+    }
+
+    /**
+     * Writes {@code record} as a producer outside any transaction does: visible at once,
+     * headers kept, partitioned as {@link #partitionOf} says.
+     */
+    public synchronized RecordMetadata produce(ProducerRecord<byte[], byte[]> record) {
+        TopicPartition partition = partitionOf(record);
+        long timestamp = record.timestamp() != null ? record.timestamp() : timestamps.getAsLong();
+        long offset = append(partition, timestamp, record.key(), record.value());
+        keepHeaders(partition, offset, record.headers());
+        return new RecordMetadata(partition, offset, 0, timestamp, record.key() == null ? -1 : record.key().length,
+                record.value() == null ? -1 : record.value().length);
+    }
+
+    private void keepHeaders(TopicPartition partition, long offset, Headers headers) {
+        if (headers.toArray().length > 0) {
+            headersOf.computeIfAbsent(partition, p -> new HashMap<>()).put(offset, new RecordHeaders(headers.toArray()));
+        }
+    }
+
+    /**
+     * A consumer of this cluster in group {@code groupId}, as a {@code read_committed}
+     * consumer with manual assignment sees it: it reads what committed transactions and
+     * plain writes left, and the offsets transactions committed for the group.
+     */
+    public InMemoryConsumer consumer(String groupId) {
+        return new InMemoryConsumer(this, groupId);
+    }
+
+    /** What one fetch got: the records, and the offset the reader goes on from (past commit markers at the end). */
+    record Fetch(List<ConsumerRecord<byte[], byte[]>> records, long next) {
+    }
+
+    /** The committed records of {@code partition} from {@code fromOffset}, at most {@code max}, as a consumer gets them. */
+    synchronized Fetch fetch(TopicPartition partition, long fromOffset, int max) {
+        List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+        List<RawRecord> log = logs.getOrDefault(partition, List.of());
+        Map<Long, Headers> headers = headersOf.getOrDefault(partition, Map.of());
+        long end = visibleEnd(partition);
+        long offset = Math.max(0, fromOffset);
+        for (; offset < end && out.size() < max; offset++) {
+            RawRecord record = log.get((int) offset);
+            if (record != null) {
+                out.add(new ConsumerRecord<>(partition.topic(), partition.partition(), offset, record.timestamp(),
+                        TimestampType.CREATE_TIME, record.key() == null ? -1 : record.key().length,
+                        record.value() == null ? -1 : record.value().length, record.key(), record.value(),
+                        headers.getOrDefault(offset, new RecordHeaders()), Optional.empty()));
+            }
+        }
+        return new Fetch(out, Math.max(offset, fromOffset));
+    }
+
+    /** Where {@code read_committed} readers of {@code partition} stop now. */
+    synchronized long visibleEndOffset(TopicPartition partition) {
+        return visibleEnd(partition);
+    }
+
+    /**
+     * Waits until {@code condition} holds, checked under the cluster's lock after every
+     * write, commit and topic change, at most {@code timeout}; whether it holds. On a
+     * {@link ManualRuntime} the wait takes simulated time.
+     */
+    public boolean await(BooleanSupplier condition, Duration timeout) throws InterruptedException {
+        if (news == null) {
+            synchronized (this) {
+                long deadline = System.nanoTime() + timeout.toNanos();
+                while (!condition.getAsBoolean()) {
+                    long remaining = deadline - System.nanoTime();
+                    if (remaining <= 0) {
+                        return false;
+                    }
+                    TimeUnit.NANOSECONDS.timedWait(this, remaining);
+                }
+                return true;
+            }
+        }
+        long deadline = runtime.nanoTime() + timeout.toNanos();
+        for (;;) {
+            long remaining;
+            synchronized (this) {
+                if (condition.getAsBoolean()) {
+                    return true;
+                }
+                remaining = deadline - runtime.nanoTime();
+                if (remaining <= 0) {
+                    return false;
+                }
+            }
+            news.await(Duration.ofNanos(remaining));
+        }
     }
 
     /** The input offsets that committed transactions stored for consumer group {@code groupId}. */

@@ -202,8 +202,7 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
                 throw new CoordinationException("the epoch of role " + role + " is " + (broken ? "broken" : "closed"));
             }
             try {
-                return cluster.transact(epoch, records, consumed, record -> new TopicPartition(record.topic(),
-                        record.partition() != null ? record.partition() : 0));
+                return cluster.transact(epoch, records, consumed, cluster::partitionOf);
             } catch (CommitOutcomeUnknownException lost) {
                 broken = true;
                 throw lost;

@@ -4,17 +4,30 @@ import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.ManualClock;
 import io.krabka.streams.coordination.autoconfigure.CoordinationAutoConfiguration;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
+import io.krabka.streams.coordination.spring.LeaderPipelines;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.kafka.core.ConsumerFactory;
+import org.springframework.kafka.core.KafkaAdmin;
+import org.springframework.kafka.core.ProducerFactory;
 
 /**
  * What {@link AutoConfigureCoordinationTest} imports: runs before the starter's
- * auto-configuration, whose transport and lease clock then back off.
+ * auto-configuration, whose transport, lease clock and pipelines then back off. No Kafka
+ * client is built: the pipelines read the in-memory cluster, and Spring Kafka's
+ * {@link KafkaAdmin} creates the {@link NewTopic} beans there instead of on a broker.
  */
-@AutoConfiguration(before = CoordinationAutoConfiguration.class)
+@AutoConfiguration(after = KafkaAutoConfiguration.class, before = CoordinationAutoConfiguration.class)
 public final class CoordinationTestAutoConfiguration {
 
     CoordinationTestAutoConfiguration() {
@@ -26,9 +39,41 @@ public final class CoordinationTestAutoConfiguration {
         return new ManualClock();
     }
 
+    /** The cluster, with the topics of the application's {@link NewTopic} beans. */
     @Bean
-    InMemoryCluster coordinationTestCluster(ManualClock coordinationClock) {
-        return new InMemoryCluster(coordinationClock::millis);
+    InMemoryCluster coordinationTestCluster(ManualClock coordinationClock, ObjectProvider<NewTopic> topics) {
+        InMemoryCluster cluster = new InMemoryCluster(coordinationClock::millis);
+        topics.orderedStream().forEach(topic -> cluster.createTopic(topic.name(),
+                topic.numPartitions() > 0 ? topic.numPartitions() : 1));
+        return cluster;
+    }
+
+    /** Spring Kafka's admin would connect to create the {@link NewTopic} beans: the cluster has them already. */
+    @Bean
+    static BeanPostProcessor coordinationTestKafkaAdmin() {
+        return new BeanPostProcessor() {
+            @Override
+            public Object postProcessBeforeInitialization(Object bean, String beanName) {
+                if (bean instanceof KafkaAdmin admin) {
+                    admin.setAutoCreate(false);
+                }
+                return bean;
+            }
+        };
+    }
+
+    /** {@code @LeaderListener} pipelines that read the in-memory cluster, with Spring Kafka's (de)serializers. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnSingleCandidate(ConsumerFactory.class)
+    static class PipelineConfiguration {
+
+        @Bean
+        @ConditionalOnSingleCandidate(ProducerFactory.class)
+        LeaderPipelines leaderPipelines(ConsumerFactory<?, ?> consumerFactory, ProducerFactory<?, ?> producerFactory,
+                CoordinationRuntime coordinationRuntime, InMemoryCluster coordinationTestCluster) {
+            return new LeaderPipelines(consumerFactory, producerFactory, coordinationRuntime,
+                    settings -> coordinationTestCluster.consumer(settings.groupId()));
+        }
     }
 
     @Bean(destroyMethod = "close")
@@ -44,8 +89,9 @@ public final class CoordinationTestAutoConfiguration {
 
     @Bean
     CoordinationTestSupport coordinationTestSupport(InMemoryCluster coordinationTestCluster, ManualClock coordinationClock,
-            LeadershipLoop leadershipLoop, LeaseConfig leaseConfig, TopicSpec topic, RoleTransitions coordinationTestTransitions) {
+            LeadershipLoop leadershipLoop, LeaseConfig leaseConfig, TopicSpec topic, RoleTransitions coordinationTestTransitions,
+            ObjectProvider<LeaderPipelines> leaderPipelines) {
         return new CoordinationTestSupport(coordinationTestCluster, coordinationClock, leadershipLoop, leaseConfig, topic,
-                coordinationTestTransitions);
+                coordinationTestTransitions, leaderPipelines);
     }
 }

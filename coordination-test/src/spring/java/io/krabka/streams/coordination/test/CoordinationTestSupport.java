@@ -11,20 +11,39 @@ import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.RolePartitioner;
+import io.krabka.streams.coordination.memory.InMemoryConsumer;
+import io.krabka.streams.coordination.pipeline.PipelineSettings;
+import io.krabka.streams.coordination.spring.LeaderPipelines;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.spring.MemberRoleState;
+import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.function.BooleanSupplier;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.springframework.beans.factory.ObjectProvider;
 
 /**
  * Moves this member's roles on demand in a test with {@link AutoConfigureCoordinationTest}:
  * the starter's real leadership loop runs, on an in-memory cluster and a manual lease
  * clock, so what happens next (work started or stopped, events, health) is what happens
  * in production.
+ *
+ * <p>It also feeds {@code @LeaderListener} methods and reads what they wrote:
+ * {@link #send} writes input, {@link #awaitProcessed} waits until a role's listeners
+ * committed all of it, and {@link #records} reads an output or dead-letter topic as a
+ * {@code read_committed} consumer does. The pipelines are the production ones, on the
+ * in-memory cluster: outputs and input offsets commit in one guarded transaction, which a
+ * {@link #fence} refuses whole.
  */
 public final class CoordinationTestSupport {
 
@@ -38,10 +57,12 @@ public final class CoordinationTestSupport {
     private final LeaseConfig lease;
     private final TopicSpec topic;
     private final RoleTransitions transitions;
+    private final ObjectProvider<LeaderPipelines> pipelines;
 
     CoordinationTestSupport(InMemoryCluster cluster, ManualClock clock, LeadershipLoop loop, LeaseConfig lease,
-            TopicSpec topic, RoleTransitions transitions) {
+            TopicSpec topic, RoleTransitions transitions, ObjectProvider<LeaderPipelines> pipelines) {
         this.transitions = transitions;
+        this.pipelines = pipelines;
         this.cluster = cluster;
         this.clock = clock;
         this.loop = loop;
@@ -125,6 +146,87 @@ public final class CoordinationTestSupport {
     /** This member releases {@code role} (a lease tombstone), as on shutdown or the endpoint's release. */
     public boolean release(String role) {
         return loop.release(Role.of(role));
+    }
+
+    /**
+     * Writes a record to {@code topic} as a producer outside any transaction does, visible
+     * at once: key and value serialized with {@code spring.kafka.producer.*}'s serializers,
+     * as {@code KafkaTemplate} would, and partitioned as Kafka's default partitioner does.
+     * A topic no {@code NewTopic} bean declared has one partition.
+     */
+    public void send(String topic, Object key, Object value) {
+        cluster.produce(pipelines().serdes().serialize(new ProducerRecord<>(topic, key, value)));
+    }
+
+    /**
+     * The records of {@code topic} a {@code read_committed} consumer reads, partition by
+     * partition, keys and values deserialized with {@code spring.kafka.consumer.*}'s
+     * deserializers; the fencing headers of guarded writes are among their headers.
+     */
+    public List<ConsumerRecord<Object, Object>> records(String topic) {
+        return rawRecords(topic).stream().map(pipelines().serdes()::deserialize).toList();
+    }
+
+    /** The records of {@code topic} as written, bytes and headers: a dead-letter topic's records, say. */
+    public List<ConsumerRecord<byte[], byte[]>> rawRecords(String topic) {
+        List<ConsumerRecord<byte[], byte[]>> read = new ArrayList<>();
+        try (InMemoryConsumer consumer = cluster.consumer("coordination-test-reader")) {
+            List<TopicPartition> partitions = cluster.partitionsFor(topic).stream()
+                    .map(info -> new TopicPartition(info.topic(), info.partition())).toList();
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
+            for (ConsumerRecords<byte[], byte[]> polled = consumer.poll(Duration.ZERO); !polled.isEmpty();
+                    polled = consumer.poll(Duration.ZERO)) {
+                polled.forEach(read::add);
+            }
+        }
+        return read;
+    }
+
+    /**
+     * Waits until the {@code @LeaderListener} methods of {@code role} committed every input
+     * record written so far: this member must hold the role ({@link #awaitLeader}).
+     */
+    public void awaitProcessed(String role) {
+        List<PipelineSettings> listeners = pipelines().entries(Role.of(role)).stream()
+                .map(entry -> entry.pipeline().settings()).toList();
+        if (listeners.isEmpty()) {
+            throw new IllegalArgumentException("no @LeaderListener runs under role " + role);
+        }
+        try {
+            if (!cluster.await(() -> listeners.stream().allMatch(this::committedAll), DEFAULT_WAIT)) {
+                throw new AssertionError("timed out after " + DEFAULT_WAIT + " waiting for the listeners of " + role
+                        + " to commit their input; " + state(role) + " here");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted while waiting for the listeners of " + role, e);
+        }
+    }
+
+    /** Whether the group of {@code listener} committed past every record of its input topics. */
+    private boolean committedAll(PipelineSettings listener) {
+        Map<TopicPartition, OffsetAndMetadata> committed = cluster.committedOffsets(listener.groupId());
+        for (String topic : listener.inputTopics()) {
+            for (PartitionInfo info : cluster.partitionsFor(topic)) {
+                TopicPartition partition = new TopicPartition(topic, info.partition());
+                OffsetAndMetadata done = committed.get(partition);
+                long from = done == null ? 0 : done.offset();
+                if (cluster.records(partition).stream().mapToLong(RawRecord::offset).anyMatch(offset -> offset >= from)) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    private LeaderPipelines pipelines() {
+        LeaderPipelines available = pipelines.getIfAvailable();
+        if (available == null) {
+            throw new IllegalStateException("no @LeaderListener pipelines here: they need one Spring Kafka ConsumerFactory "
+                    + "and ProducerFactory (or a @Primary one of each)");
+        }
+        return available;
     }
 
     /** Waits, woken by the loop's grants and ends rather than polling, up to {@link #DEFAULT_WAIT}. */

@@ -1,0 +1,21 @@
+package io.krabka.streams.coordination.test.guide;
+
+import org.apache.kafka.clients.admin.NewTopic;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.context.annotation.Bean;
+import org.springframework.kafka.config.TopicBuilder;
+
+/** The application of the USER-GUIDE's pipeline test: its topics and its RequestDispatcher. */
+@SpringBootApplication
+class GuideApp {
+
+    @Bean
+    NewTopic requests() {
+        return TopicBuilder.name("requests").partitions(3).build();
+    }
+
+    @Bean
+    NewTopic commands() {
+        return TopicBuilder.name("commands").partitions(1).build();
+    }
+}
