@@ -27,7 +27,7 @@ import org.awaitility.Awaitility;
  * in-process broker, with the library's default lease timings. Not a test: it asserts
  * nothing and runs only by hand:
  *
- * <pre>./mvnw -B -q -pl coordination-core test-compile exec:java -Dexec.classpathScope=test \
+ * <pre>./mvnw -B -q -pl coordination-core-tests test-compile exec:java -Dexec.classpathScope=test \
  *     -Dexec.mainClass=io.krabka.streams.coordination.kafka.IdleRequestRate</pre>
  */
 public final class IdleRequestRate {

@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * {@code release()} to the standby's {@code granted}. Not a test: it asserts nothing and
  * runs only by hand, to find what is on the handover's path:
  *
- * <pre>./mvnw -B -q -pl coordination-core test-compile exec:java -Dexec.classpathScope=test \
+ * <pre>./mvnw -B -q -pl coordination-core-tests test-compile exec:java -Dexec.classpathScope=test \
  *     -Dexec.mainClass=io.krabka.streams.coordination.kafka.HandoverProbe</pre>
  */
 public final class HandoverProbe {

@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
  * graceful handover, failover overshoot past the deadline, and one describe next to
  * one raw DescribeTransactions. Not a test: it asserts nothing and runs only by hand:
  *
- * <pre>./mvnw -B -q -pl coordination-core test-compile exec:java -Dexec.classpathScope=test \
+ * <pre>./mvnw -B -q -pl coordination-core-tests test-compile exec:java -Dexec.classpathScope=test \
  *     -Dexec.mainClass=io.krabka.streams.coordination.kafka.LeadershipTimings</pre>
  */
 public final class LeadershipTimings {
