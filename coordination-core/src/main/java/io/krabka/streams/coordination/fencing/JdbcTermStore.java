@@ -36,6 +36,8 @@ public final class JdbcTermStore implements TermStore {
 
     // A plain or schema-qualified identifier: the table name goes into SQL text.
     private static final Pattern TABLE = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)?");
+    /** Conditional updates one check tries while the row's term stays no higher than its own. */
+    private static final int UPDATE_ROUNDS = 3;
 
     private final DataSource dataSource;
     private final String table;
@@ -125,17 +127,30 @@ public final class JdbcTermStore implements TermStore {
         if (term < 0) {
             throw new IllegalArgumentException("term must not be negative, but is " + term);
         }
-        try (PreparedStatement update = connection.prepareStatement(
-                "UPDATE " + table + " SET last_term = ? WHERE role = ? AND last_term <= ?")) {
-            update.setLong(1, term);
-            update.setString(2, role.name());
-            update.setLong(3, term);
-            if (update.executeUpdate() == 1) {
-                return true;
+        // The row may appear or rise between the update and the select (another gate's
+        // first insert, or its raise): a term the select finds no lower than is updated again.
+        for (int round = 1; ; round++) {
+            try (PreparedStatement update = connection.prepareStatement(
+                    "UPDATE " + table + " SET last_term = ? WHERE role = ? AND last_term <= ?")) {
+                update.setLong(1, term);
+                update.setString(2, role.name());
+                update.setLong(3, term);
+                if (update.executeUpdate() == 1) {
+                    return true;
+                }
             }
-        }
-        if (select(connection, role).isPresent()) {
-            return false;
+            OptionalLong highest = select(connection, role);
+            if (highest.isEmpty()) {
+                break;
+            }
+            if (highest.getAsLong() > term) {
+                return false;
+            }
+            if (round == UPDATE_ROUNDS) {
+                throw new SQLException("the row of role " + role + " holds " + highest.getAsLong() + ", no more than term "
+                        + term + ", yet " + UPDATE_ROUNDS + " conditional updates changed nothing: is the isolation level "
+                        + "above READ COMMITTED?");
+            }
         }
         try (PreparedStatement insert = connection.prepareStatement(
                 "INSERT INTO " + table + " (role, last_term) VALUES (?, ?)")) {

@@ -5,7 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.Role;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,6 +19,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import javax.sql.DataSource;
 import org.h2.jdbcx.JdbcDataSource;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -85,6 +92,54 @@ class JdbcTermStoreTest {
         }
         assertThat(store.highest(CONTROLLER)).hasValue(103);
         assertThat(store.admit(CONTROLLER, 102)).isFalse();
+    }
+
+    @Test
+    void aRowAnotherGateInsertsRightAfterTheUpdateMissedItDoesNotRefuseAHigherTerm() {
+        // The window of a first-insert race, made certain: the conditional update finds no
+        // row, then another gate inserts term 102 before this check looks for the row.
+        JdbcTermStore other = new JdbcTermStore(dataSource);
+        JdbcTermStore checked = new JdbcTermStore(afterFirstUpdate(dataSource, () -> other.admit(CONTROLLER, 102)));
+
+        assertThat(checked.admit(CONTROLLER, 103)).isTrue();
+        assertThat(store.highest(CONTROLLER)).hasValue(103);
+    }
+
+    /** {@code source}, whose connections run {@code meanwhile} once, right after the first UPDATE that changed nothing. */
+    private static DataSource afterFirstUpdate(DataSource source, Runnable meanwhile) {
+        AtomicBoolean ran = new AtomicBoolean();
+        InvocationHandler connections = (proxy, method, args) -> {
+            Object result = invoke(source, method, args);
+            if (!(result instanceof Connection connection)) {
+                return result;
+            }
+            return Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
+                    (c, m, a) -> {
+                        Object made = invoke(connection, m, a);
+                        if (!(made instanceof PreparedStatement statement) || !((String) a[0]).startsWith("UPDATE")) {
+                            return made;
+                        }
+                        return Proxy.newProxyInstance(PreparedStatement.class.getClassLoader(),
+                                new Class<?>[] {PreparedStatement.class}, (st, sm, sa) -> {
+                                    Object out = invoke(statement, sm, sa);
+                                    if (sm.getName().equals("executeUpdate") && Integer.valueOf(0).equals(out)
+                                            && ran.compareAndSet(false, true)) {
+                                        meanwhile.run();
+                                    }
+                                    return out;
+                                });
+                    });
+        };
+        return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class},
+                connections);
+    }
+
+    private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
+        try {
+            return method.invoke(target, args);
+        } catch (InvocationTargetException e) {
+            throw e.getCause();
+        }
     }
 
     @Test
