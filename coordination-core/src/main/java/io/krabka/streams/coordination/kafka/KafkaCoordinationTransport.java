@@ -22,6 +22,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
@@ -117,7 +118,8 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     /**
      * Reads for {@link #readAll} with a consumer of its own, built from
      * {@code describeReaders} on first use, so a describe of many roles (the endpoint)
-     * never waits behind the contenders' reads. Without it, readAll shares their reader.
+     * never waits behind the contenders' reads; and the roles' reads with up to three more
+     * when they queue for the shared reader. Without it, all reads share one reader.
      */
     public KafkaCoordinationTransport withDescribeReader(Supplier<Consumer<byte[], byte[]>> describeReaders) {
         readers.describeWith(Objects.requireNonNull(describeReaders, "describeReaders"));
@@ -153,8 +155,10 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
                 role -> new KafkaProducer<>(ClientSettings.named(transactionalSettings(producerConnection, role, timeout,
                         transactionTimeout), "role-" + role.name())),
                 reader, topic, timeout, transactionTimeout, bootstrapServers).withWatcher(() -> new KafkaConsumer<>(watcherSettings));
-        Map<String, Object> describeReaderSettings = ClientSettings.named(readerSettings(consumerConnection), "describe-reader");
-        return transport.withDescribeReader(() -> new KafkaConsumer<>(describeReaderSettings));
+        // The describe reader and the readers of busy lanes, numbered in the order they are built.
+        AtomicInteger built = new AtomicInteger();
+        return transport.withDescribeReader(() -> new KafkaConsumer<>(ClientSettings.named(readerSettings(consumerConnection),
+                "reader-" + built.incrementAndGet())));
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.kafka;
 
+import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.CoordinationTimeoutException;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.transport.RawRecord;
@@ -17,9 +18,10 @@ import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * The transport's {@code read_committed} consumers: the reader every role's reads share,
- * and, when built with a supplier, one of its own for describes of many roles. Every read
- * holds its consumer for one short slice at a time ({@link ReadToEnd}).
+ * The transport's {@code read_committed} consumers: the reader every role's reads share
+ * (and up to three more while those reads queue), and, when built with a supplier, one of
+ * its own for describes of many roles. Every read holds its consumer for one short slice
+ * at a time ({@link ReadToEnd}).
  */
 final class TopicReaders {
 
@@ -37,6 +39,27 @@ final class TopicReaders {
     private final Duration timeout;
     private final Consumer<byte[], byte[]> reader;
     private final ReentrantLock readerLock = new ReentrantLock(true);
+    /**
+     * The readers of the roles' reads: partition p goes to lane p % {@value #READER_LANES}.
+     * Lane 0 is the shared reader; another lane's consumer is built from the describe
+     * readers' supplier the first time a read of its partitions finds the shared reader
+     * busy. A member whose reads do not queue keeps one reader; one whose reads do (many
+     * roles starting at once: each read holds its reader for an end-offset lookup and a
+     * fetch) reads up to this many partitions at a time.
+     */
+    static final int READER_LANES = 4;
+    private final Lane[] lanes = new Lane[READER_LANES];
+
+    /** One reader and its lock; the consumer of a lane other than 0 is null until built. */
+    private static final class Lane {
+        final ReentrantLock lock;
+        volatile Consumer<byte[], byte[]> consumer;
+
+        Lane(ReentrantLock lock, Consumer<byte[], byte[]> consumer) {
+            this.lock = lock;
+            this.consumer = consumer;
+        }
+    }
     // Reads for describes of many roles (readAll), so they never queue behind the
     // contenders' reads on the shared reader; built on first use, null without a supplier.
     private volatile Supplier<Consumer<byte[], byte[]>> describeReaders;
@@ -51,6 +74,10 @@ final class TopicReaders {
         this.topic = topic;
         this.topicName = topicName;
         this.reader = reader;
+        lanes[0] = new Lane(readerLock, reader);
+        for (int lane = 1; lane < READER_LANES; lane++) {
+            lanes[lane] = new Lane(new ReentrantLock(true), null);
+        }
         this.timeout = timeout;
     }
 
@@ -92,7 +119,9 @@ final class TopicReaders {
                 // One consumer serves every role of this member: hold it for one short
                 // slice at a time, so a slow partition or a role waiting for news never
                 // blocks another's read for long.
-                readerLock.lock();
+                Lane lane = laneOf(partition);
+                Consumer<byte[], byte[]> reader = lane.consumer;
+                lane.lock.lock();
                 try {
                     ReadToEnd.assign(reader, Set.of(partition));
                     Duration slice = unanswering.contains(partition.partition()) ? SICK_SLICE : READ_SLICE;
@@ -128,7 +157,7 @@ final class TopicReaders {
                         return new RoleRecords(records, reader.position(partition, timeout));
                     }
                 } finally {
-                    readerLock.unlock();
+                    lane.lock.unlock();
                 }
             }
         } catch (Exception e) {
@@ -138,6 +167,21 @@ final class TopicReaders {
                 probe.unlock();
             }
         }
+    }
+
+    /** The lane of {@code partition}: its own once built, or built now when the shared reader is busy, else lane 0. */
+    private Lane laneOf(TopicPartition partition) {
+        Lane lane = lanes[partition.partition() % READER_LANES];
+        Supplier<Consumer<byte[], byte[]>> more = describeReaders;
+        if (lane.consumer != null || more == null || !readerLock.isLocked()) {
+            return lane.consumer != null ? lane : lanes[0];
+        }
+        synchronized (lane) {
+            if (lane.consumer == null) {
+                lane.consumer = more.get();
+            }
+        }
+        return lane;
     }
 
     /**
@@ -200,13 +244,25 @@ final class TopicReaders {
         return describeReader;
     }
 
-    /** Closes the shared reader once no read holds it, giving it {@code within} to finish. */
+    /** Closes the readers of the roles' reads side by side, each once no read holds it, giving each {@code within} to finish. */
     void closeReader(Duration within) {
-        readerLock.lock();
-        try {
-            reader.close(CloseOptions.timeout(within));
-        } finally {
-            readerLock.unlock();
+        Map<String, Runnable> closes = new LinkedHashMap<>();
+        for (int index = 0; index < READER_LANES; index++) {
+            Lane lane = lanes[index];
+            closes.put("reader-" + index, () -> {
+                lane.lock.lock();
+                try {
+                    if (lane.consumer != null) {
+                        lane.consumer.close(CloseOptions.timeout(within));
+                    }
+                } finally {
+                    lane.lock.unlock();
+                }
+            });
+        }
+        CoordinationException failed = ClientClose.inParallel(closes, within.plusMillis(250));
+        if (failed != null) {
+            throw failed;
         }
     }
 
