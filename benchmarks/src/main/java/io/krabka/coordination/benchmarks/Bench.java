@@ -78,7 +78,10 @@ public final class Bench {
         OursBench.Throughput throughput = null;
         // "crash" alone: only the crash failovers of the three systems (goal 4 wants n >= 30 each).
         boolean crashOnly = only.equals(java.util.Set.of("crash"));
-        if (only.contains("ours") || only.contains("scale") || only.contains("fold") || only.contains("spring-scale") || crashOnly) {
+        // "batched" alone: only guarded against plain 100-record transactions (goal 2).
+        boolean batchedOnly = only.equals(java.util.Set.of("batched"));
+        if (only.contains("ours") || only.contains("scale") || only.contains("fold") || only.contains("spring-scale") || crashOnly
+                || batchedOnly) {
         System.err.println("benchmarks: Kafka (this library)");
         try (OursBench ours = new OursBench()) {
             if (only.contains("spring-scale")) { // first: before any Contender in this JVM started the shared pass threads
@@ -89,6 +92,11 @@ public final class Bench {
                     rows.add(new Samples("5s Spring starter " + springRoles + " roles: renewal (Contender pass)", OursBench.SYSTEM,
                             SPRING_SCALE.renewTook()));
                 }
+            }
+            if (batchedOnly) {
+                BATCHED = ours.batched(batchedRounds, batchedTx, 100);
+                rows.add(new Samples("3b 100-record transaction", OursBench.SYSTEM + " guarded write", BATCHED.guardedTx()));
+                rows.add(new Samples("3b 100-record transaction", "plain transactional KafkaProducer", BATCHED.plainTx()));
             }
             if (crashOnly) {
                 List<long[]> crash = ours.crashContender(1, crashes);
