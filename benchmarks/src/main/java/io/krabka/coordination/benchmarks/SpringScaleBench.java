@@ -1,7 +1,9 @@
 package io.krabka.coordination.benchmarks;
 
 import io.krabka.streams.coordination.LeadershipEndCause;
+import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.kafka.KafkaTestCluster;
 import io.krabka.streams.coordination.spring.CoordinationObserver;
@@ -206,6 +208,7 @@ final class SpringScaleBench {
                 byPrefix.put("(threads of before that ended)", -gone);
             }
             int stillHeld = (int) all.stream().filter(r -> loop.state(r) == MemberRoleState.LEADER).count();
+            standbyJoins(props, all, context.getBean(CoordinationClient.class));
             System.err.printf("  spring starter: %d threads before, %d holding (%d roles still held after %.0f s); %d renewals,"
                             + " %d after their deadline, %d lapses seen, ends %s%n", threadsBefore, threadsHeld, stillHeld,
                     holdSeconds, WATCH.renewals.get(), WATCH.late.get(), lapsed.get(), WATCH.ends);
@@ -221,6 +224,62 @@ final class SpringScaleBench {
             context.close();
             sampler.interrupt();
             System.err.printf("  spring starter: context closed in %.1f s%n", (System.nanoTime() - c0) / 1e9);
+        }
+    }
+
+    /** The second member of the bench: the same roles, no observer. */
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    static class StandbyApp {
+    }
+
+    /**
+     * Issue 23, goal 3's second half: a standby joins the member that holds every role. Prints
+     * when every role's roster names it (read by the holder's describe) and when it has
+     * prepared a producer for each role it is next in line for (its producers' I/O threads,
+     * named after its client id), then closes it.
+     */
+    private static void standbyJoins(Map<String, Object> props, List<Role> all, CoordinationClient holder) {
+        Map<String, Object> standby = new HashMap<>(props);
+        standby.put("krabka.coordination.member-id", "spring-standby");
+        standby.put("spring.kafka.client-id", "bench-standby");
+        MemberId member = MemberId.of("spring-standby");
+        long s0 = System.nanoTime();
+        long registeredAt = -1;
+        long preparedAt = -1;
+        int registered = 0;
+        int prepared = 0;
+        ConfigurableApplicationContext context = new SpringApplicationBuilder(StandbyApp.class).properties(standby).run();
+        try {
+            long giveUp = s0 + Duration.ofSeconds(90).toNanos();
+            while (System.nanoTime() < giveUp && (registeredAt < 0 || preparedAt < 0)) {
+                if (registeredAt < 0) {
+                    registered = (int) holder.describe(all).values().stream()
+                            .filter(status -> status.roster().stream().anyMatch(ranked -> ranked.member().equals(member))).count();
+                    if (registered == all.size()) {
+                        registeredAt = System.nanoTime() - s0;
+                    }
+                }
+                if (preparedAt < 0) {
+                    prepared = (int) Thread.getAllStackTraces().keySet().stream()
+                            .filter(t -> t.getName().startsWith("kafka-producer-network-thread | bench-standby-coordination-role-"))
+                            .count();
+                    if (prepared >= all.size()) {
+                        preparedAt = System.nanoTime() - s0;
+                    }
+                }
+                Thread.sleep(100);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            long c0 = System.nanoTime();
+            context.close();
+            System.err.printf("  spring starter: a standby joining %d held roles: in every roster after %s, producers prepared"
+                            + " for %s; %d rosters and %d producers at the end; its context closed in %.1f s%n", all.size(),
+                    registeredAt < 0 ? "never (90 s)" : String.format("%.1f s", registeredAt / 1e9),
+                    preparedAt < 0 ? "not all (90 s)" : String.format("all after %.1f s", preparedAt / 1e9), registered, prepared,
+                    (System.nanoTime() - c0) / 1e9);
         }
     }
 
