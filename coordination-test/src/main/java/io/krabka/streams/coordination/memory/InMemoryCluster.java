@@ -32,6 +32,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.record.TimestampType;
@@ -325,15 +326,11 @@ public final class InMemoryCluster {
         List<TopicPartition> touched = new ArrayList<>();
         for (ProducerRecord<byte[], byte[]> record : records) {
             TopicPartition partition = partitioner.apply(record);
-            long timestamp = record.timestamp() != null ? record.timestamp() : timestamps.getAsLong();
             if (visibilityDelayMillis > 0 && !touched.contains(partition)) {
                 invisible.computeIfAbsent(partition, p -> new ArrayList<>())
                         .add(new long[] {endOffset(partition), timestamps.getAsLong() + visibilityDelayMillis});
             }
-            long offset = append(partition, timestamp, record.key(), record.value());
-            keepHeaders(partition, offset, record.headers());
-            written.add(new RecordMetadata(partition, offset, 0, timestamp,
-                    record.key() == null ? -1 : record.key().length, record.value() == null ? -1 : record.value().length));
+            written.add(appendRecord(partition, record));
             if (!touched.contains(partition)) {
                 touched.add(partition);
             }
@@ -430,18 +427,19 @@ public final class InMemoryCluster {
      * headers kept, partitioned as {@link #partitionOf} says.
      */
     public synchronized RecordMetadata produce(ProducerRecord<byte[], byte[]> record) {
-        TopicPartition partition = partitionOf(record);
-        long timestamp = record.timestamp() != null ? record.timestamp() : timestamps.getAsLong();
-        long offset = append(partition, timestamp, record.key(), record.value());
-        keepHeaders(partition, offset, record.headers());
-        return new RecordMetadata(partition, offset, 0, timestamp, record.key() == null ? -1 : record.key().length,
-                record.value() == null ? -1 : record.value().length);
+        return appendRecord(partitionOf(record), record);
     }
 
-    private void keepHeaders(TopicPartition partition, long offset, Headers headers) {
-        if (headers.toArray().length > 0) {
-            headersOf.computeIfAbsent(partition, p -> new HashMap<>()).put(offset, new RecordHeaders(headers.toArray()));
+    /** Appends {@code record} to {@code partition} with its headers, stamped now unless it has a timestamp; holds the lock. */
+    private RecordMetadata appendRecord(TopicPartition partition, ProducerRecord<byte[], byte[]> record) {
+        long timestamp = record.timestamp() != null ? record.timestamp() : timestamps.getAsLong();
+        long offset = append(partition, timestamp, record.key(), record.value());
+        Header[] headers = record.headers().toArray();
+        if (headers.length > 0) {
+            headersOf.computeIfAbsent(partition, p -> new HashMap<>()).put(offset, new RecordHeaders(headers));
         }
+        return new RecordMetadata(partition, offset, 0, timestamp, record.key() == null ? -1 : record.key().length,
+                record.value() == null ? -1 : record.value().length);
     }
 
     /**
