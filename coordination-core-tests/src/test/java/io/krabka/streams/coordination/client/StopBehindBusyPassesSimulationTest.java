@@ -5,14 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.ManualRuntime;
-import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
@@ -35,21 +32,7 @@ class StopBehindBusyPassesSimulationTest {
             InMemoryCluster cluster = new InMemoryCluster(runtime);
             CoordinationClient client = new CoordinationClient(cluster.transport(TopicSpec.DEFAULTS.withPartitions(3)), CONFIG,
                     runtime);
-            Map<Role, LeadershipEndCause> ends = new ConcurrentHashMap<>();
-            List<Contender> contenders = ROLES.stream().map(role -> new Contender(client, role, MemberId.of("a"),
-                    new Contender.Listener() {
-                        @Override
-                        public void granted(Leadership leadership) {
-                        }
-
-                        @Override
-                        public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-                            ends.putIfAbsent(leadership.role(), cause);
-                        }
-                    })).toList();
-            contenders.forEach(Contender::start);
-            assertThat(runtime.advanceUntil(() -> contenders.stream().allMatch(c -> c.leadership().isPresent()),
-                    Duration.ofSeconds(10))).as("all six held").isTrue();
+            HoldingMember member = HoldingMember.holdingAll(runtime, client, ROLES);
 
             // The only pass thread is taken for a minute, as a queue of slow passes would take it.
             runtime.passes().execute(() -> {
@@ -60,11 +43,11 @@ class StopBehindBusyPassesSimulationTest {
                 }
             });
             runtime.advance(Duration.ofMillis(1));
-            contenders.forEach(Contender::stop);
+            member.contenders().forEach(Contender::stop);
 
-            assertThat(runtime.advanceUntil(() -> ends.size() == ROLES.size(), Duration.ofSeconds(5)))
-                    .as("every role's leadership ended within 5 s of the stop: %s", ends).isTrue();
-            assertThat(ends.values()).containsOnly(LeadershipEndCause.RELEASED);
+            assertThat(runtime.advanceUntil(() -> member.ends().size() == ROLES.size(), Duration.ofSeconds(5)))
+                    .as("every role's leadership ended within 5 s of the stop: %s", member.ends()).isTrue();
+            assertThat(member.ends().values()).containsOnly(LeadershipEndCause.RELEASED);
         }
     }
 }

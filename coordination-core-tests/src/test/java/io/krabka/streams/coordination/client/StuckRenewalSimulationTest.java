@@ -5,14 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.ManualRuntime;
-import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
@@ -51,25 +49,11 @@ class StuckRenewalSimulationTest {
             InMemoryCluster cluster = new InMemoryCluster(runtime).operationTimeout(Duration.ofSeconds(30));
             CoordinationClient client = new CoordinationClient(cluster.transport(TopicSpec.DEFAULTS.withPartitions(2)), CONFIG,
                     runtime);
-            Map<Role, LeadershipEndCause> ends = new ConcurrentHashMap<>();
-            List<Contender> contenders = ROLES.stream().map(role -> new Contender(client, role, MemberId.of("a"),
-                    new Contender.Listener() {
-                        @Override
-                        public void granted(Leadership leadership) {
-                        }
-
-                        @Override
-                        public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-                            ends.putIfAbsent(leadership.role(), cause);
-                        }
-                    })).toList();
-            contenders.forEach(Contender::start);
-            assertThat(runtime.advanceUntil(() -> contenders.stream().allMatch(c -> c.leadership().isPresent()),
-                    Duration.ofSeconds(10))).as("all twelve held").isTrue();
+            HoldingMember member = HoldingMember.holdingAll(runtime, client, ROLES);
 
             FROZEN.forEach(cluster::freezeCoordinator);
             runtime.advance(CONFIG.duration().multipliedBy(4));
-            return Map.copyOf(ends);
+            return Map.copyOf(member.ends());
         }
     }
 }
