@@ -120,14 +120,14 @@ final class TopicReaders {
                 // slice at a time, so a slow partition or a role waiting for news never
                 // blocks another's read for long.
                 Lane lane = laneOf(partition);
-                Consumer<byte[], byte[]> reader = lane.consumer;
+                Consumer<byte[], byte[]> laneReader = lane.consumer;
                 lane.lock.lock();
                 try {
-                    ReadToEnd.assign(reader, Set.of(partition));
+                    ReadToEnd.assign(laneReader, Set.of(partition));
                     Duration slice = unanswering.contains(partition.partition()) ? SICK_SLICE : READ_SLICE;
                     long sliceEnd = Math.min(System.nanoTime() + slice.toNanos(), giveUpAt);
                     boolean knewEnd = toEnd.endsKnown();
-                    boolean reached = toEnd.slice(reader, sliceEnd);
+                    boolean reached = toEnd.slice(laneReader, sliceEnd);
                     if (!toEnd.endsKnown()) {
                         unanswering.add(partition.partition());
                         continue;
@@ -146,15 +146,15 @@ final class TopicReaders {
                     // At the end from the start: wait for news.
                     List<RawRecord> records = toEnd.records(partition);
                     // slice() just read this partition, so it stays assigned.
-                    ReadToEnd.seek(reader, partition, next, true);
+                    ReadToEnd.seek(laneReader, partition, next, true);
                     long remaining = waitUntil - System.nanoTime();
                     if (remaining <= 0) {
                         return new RoleRecords(records, next);
                     }
-                    ReadToEnd.collect(reader.poll(Duration.ofNanos(Math.min(remaining, ReadToEnd.POLL_STEP.toNanos())))
+                    ReadToEnd.collect(laneReader.poll(Duration.ofNanos(Math.min(remaining, ReadToEnd.POLL_STEP.toNanos())))
                             .records(partition), records);
                     if (!records.isEmpty()) {
-                        return new RoleRecords(records, reader.position(partition, timeout));
+                        return new RoleRecords(records, laneReader.position(partition, timeout));
                     }
                 } finally {
                     lane.lock.unlock();

@@ -27,7 +27,7 @@ public final class LeaderPipelines implements DisposableBean {
     private final ProducerFactory<?, ?> producers;
     private final CoordinationRuntime runtime;
     private final InputConsumers inputs;
-    // Built with the first pipeline: an application without listeners needs no serializers.
+    // Built when first asked for (serdes()): an application without listeners needs no serializers.
     private PipelineSerdes serdes;
     private final List<Entry> entries = new ArrayList<>();
 
