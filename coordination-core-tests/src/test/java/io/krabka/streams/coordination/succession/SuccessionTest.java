@@ -6,8 +6,10 @@ import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.ManualClock;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.record.CoordinationKey;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /** The rules at explicit instants. Whole failovers are in {@link FailoverTest}. */
@@ -117,10 +119,12 @@ class SuccessionTest {
 
     @Test
     void afterAGracefulReleaseRankZeroChallengesAtOnceAndRankOneOneStaggerLater() {
-        RoleState state = RoleState.builder(ROLE).register(0, A, T0).register(1, B, T0).register(2, C, T0)
-                .lease(3, A, 7, (short) 0, T0, T0 + 30_000)
-                .deregister(4, A)
-                .release(5, T0 + 12_000).build();
+        // The release begins with the holder leaving the roster (a plain append, seen first),
+        // then its lease tombstone: the standbys anchor on the first.
+        RoleStateBuilder builder = RoleState.builder(ROLE).register(0, A, T0).register(1, B, T0).register(2, C, T0)
+                .lease(3, A, 7, (short) 0, T0, T0 + 30_000);
+        builder.apply(4, T0 + 12_000, CoordinationKey.registration(ROLE, A), Optional.empty());
+        RoleState state = builder.release(5, T0 + 12_004).build();
         Instant released = Instant.ofEpochMilli(T0 + 12_000);
         assertThat(Succession.evaluate(state, B, false, CONFIG, released)).isEqualTo(new Decision.Challenge(0, released));
         assertThat(Succession.evaluate(state, C, false, CONFIG, released))

@@ -106,6 +106,13 @@ public final class RoleStateBuilder {
             roster.removeIf(entry -> entry.member().equals(member));
             value.ifPresent(record -> roster.add(
                     new RosterEntry(member, offset, ((Registration) record).registeredAt())));
+            if (value.isEmpty() && lease != null && lease.member().equals(member)) {
+                // The holder left the roster after its newest lease: the first act of its
+                // release, a plain append that readers see before the lease tombstone's
+                // transaction completes. The lease ends here (a holder that renews after
+                // it holds again, under the same term).
+                release(timestamp);
+            }
         } else if (value.isPresent()) {
             Lease written = (Lease) value.get();
             Leader leader = new Leader(written.member(), written.grantedAt());
@@ -131,12 +138,19 @@ public final class RoleStateBuilder {
                     written.grantedAt(), written.deadline(), term, offset, List.copyOf(recentEpochs), timestamp);
             leaseReleasedAt = OptionalLong.empty();
         } else {
-            lease = null;
-            recentEpochs.clear();
-            leaseReleasedAt = OptionalLong.of(timestamp);
+            release(timestamp);
         }
         nextOffset = offset + 1;
         return true;
+    }
+
+    /** Clears the lease; a release already under way (its holder left the roster) keeps its instant. */
+    private void release(long timestamp) {
+        if (lease != null || leaseReleasedAt.isEmpty()) {
+            leaseReleasedAt = OptionalLong.of(timestamp);
+        }
+        lease = null;
+        recentEpochs.clear();
     }
 
     /**

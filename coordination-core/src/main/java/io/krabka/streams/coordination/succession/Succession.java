@@ -23,6 +23,9 @@ import java.util.OptionalInt;
  *       the stagger capped at one lease duration.
  *       The anchor is the current lease's deadline; with no lease, it is the later of
  *       the member's own registration time and the release of the last lease.</li>
+ *   <li>A release ends the lease when its holder leaves the roster: the holder's
+ *       registration tombstone after its newest lease, a plain append that readers see
+ *       before the lease tombstone's transaction completes ({@link RoleStateBuilder}).</li>
  *   <li>The anchor always comes from the role state, never from {@code now}: an anchor
  *       of "now plus n staggers" would move on every evaluation, and a standby of rank
  *       1 or more would wait forever while rank 0 is dead.</li>

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.krabka.streams.coordination.FencingToken;
+import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.record.CoordinationKey;
@@ -132,6 +133,51 @@ class RoleStateBuilderTest {
                 .lease(2, B, 7, (short) 2, 6_000, 36_000).build();
         assertThat(regranted.leaseReleasedAt()).isEmpty();
         assertThat(regranted.lease().orElseThrow().term()).isEqualTo(2);
+    }
+
+    /**
+     * Issue 23 goal 1: a release's first act is the holder's registration tombstone, a plain
+     * append that read_committed readers see before the lease tombstone's transaction
+     * completes; the next standby takes its turn on it.
+     */
+    @Test
+    void theHolderLeavingTheRosterAfterItsLeaseReleasesTheLease() {
+        RoleStateBuilder builder = RoleState.builder(ROLE).register(0, A, 1).register(1, B, 2)
+                .lease(2, A, 7, (short) 3, 1_000, 31_000);
+        builder.apply(3, 5_000, CoordinationKey.registration(ROLE, A), Optional.empty());
+        RoleState left = builder.build();
+        assertThat(left.lease()).isEmpty();
+        assertThat(left.leaseReleasedAt()).hasValue(5_000);
+        assertThat(left.rankOf(B)).hasValue(0);
+        assertThat(Succession.evaluate(left, B, false, LeaseConfig.DEFAULTS, java.time.Instant.ofEpochMilli(5_000)))
+                .isInstanceOf(Decision.Challenge.class);
+
+        // The lease tombstone that follows keeps the instant the release began at.
+        RoleState tombstoned = builder.release(4, 5_040).build();
+        assertThat(tombstoned.leaseReleasedAt()).hasValue(5_000);
+        // A later lease tombstone of no lease (another release, or a forged one) does not move it either.
+        assertThat(builder.release(5, 90_000).build().leaseReleasedAt()).hasValue(5_000);
+    }
+
+    @Test
+    void onlyTheHoldersOwnTombstoneAfterItsLeaseEndsTheLease() {
+        // Another member leaving changes nothing for the lease.
+        RoleState otherLeft = RoleState.builder(ROLE).register(0, A, 1).register(1, B, 2)
+                .lease(2, A, 7, (short) 3, 1_000, 31_000).deregister(3, B).build();
+        assertThat(otherLeft.lease()).map(LeaseState::member).contains(A);
+
+        // A member pruned as silent that then wins: its lease comes after its tombstone, so it holds.
+        RoleState prunedThenGranted = RoleState.builder(ROLE).register(0, A, 1).register(1, B, 2)
+                .deregister(2, A).lease(3, A, 7, (short) 4, 1_000, 31_000).build();
+        assertThat(prunedThenGranted.lease()).map(LeaseState::member).contains(A);
+        assertThat(prunedThenGranted.leaseReleasedAt()).isEmpty();
+
+        // A holder that renews after leaving holds again, under the same term.
+        RoleState renewedAfterLeaving = RoleState.builder(ROLE).register(0, A, 1)
+                .lease(1, A, 7, (short) 3, 1_000, 31_000).deregister(2, A)
+                .lease(3, A, 7, (short) 4, 1_000, 41_000).build();
+        assertThat(renewedAfterLeaving.lease()).map(LeaseState::term).contains(1L);
+        assertThat(renewedAfterLeaving.leaseReleasedAt()).isEmpty();
     }
 
     @Test
