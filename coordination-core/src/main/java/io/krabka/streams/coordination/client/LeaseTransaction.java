@@ -63,6 +63,12 @@ final class LeaseTransaction {
     // Volatile, and published whole: token() never waits for the lock, which a write stuck
     // on an unresponsive cluster may hold for a whole timeout (the contender reads it meanwhile).
     private volatile FencingToken published = FencingToken.NO_EPOCH;
+    // Whether the grant's commit is learned from a describe only before the next use of
+    // the epoch (a contender's grant: the describe then stays off the handover's path),
+    // and the learn still owed for it. Guarded by the lock.
+    private boolean learnGrantLater;
+    private EpochPrediction.Transaction owedLearn;
+    private long owedGeneration;
 
     /**
      * @param initial the coordinator's report right after InitProducerId
@@ -83,6 +89,26 @@ final class LeaseTransaction {
         this.epochs = new EpochPrediction(initial, epoch.featureGeneration());
         this.leaseSearchFrom = leaseSearchFrom;
         this.outcomes = new CommitOutcomeResolver(leadership, client.runtime(), transport, partition);
+    }
+
+    /**
+     * The grant's commit is learned (a describe) only before this leadership's next
+     * transaction or epoch check, not before the grant returns: {@link LeaseWriter#confirm}
+     * pays for it, off the handover's path. Until then the token carries the epoch reported
+     * right after InitProducerId.
+     */
+    void learnGrantLater() {
+        learnGrantLater = true;
+    }
+
+    /** Learns what the coordinator reported after the grant's commit, if that is still owed. */
+    private void payOwedLearn() {
+        if (owedLearn != null) {
+            EpochPrediction.Transaction owed = owedLearn;
+            owedLearn = null;
+            learn(owed, owedGeneration);
+            publish();
+        }
     }
 
     /** The token: the term and the (producer id, epoch) the coordinator reported after the last commit. */
@@ -118,6 +144,7 @@ final class LeaseTransaction {
         if (life.state() != State.ACTIVE || (life.releasing() && !release && !accepted)) {
             throw life.refusal();
         }
+        payOwedLearn();
         long now = client.now().toEpochMilli();
         long nowNanos = client.runtime().nanoTime();
         EpochPrediction.Transaction predicted = epochs.begin(epoch.featureGeneration());
@@ -170,13 +197,19 @@ final class LeaseTransaction {
         }
         clock.written(now, nowNanos, leaseDeadline);
         leaseSearchFrom = written.get(0).offset() + 1;
-        if (term < 0) {
+        boolean grant = term < 0;
+        if (grant) {
             // The grant's lease: its offset is the term.
             term = written.get(0).offset();
         }
         long end = epoch.featureGeneration();
         if (!epochs.committed(predicted, end)) {
-            learn(predicted, end);
+            if (grant && learnGrantLater) {
+                owedLearn = predicted;
+                owedGeneration = end;
+            } else {
+                learn(predicted, end);
+            }
         }
         publish();
         return written;
@@ -237,6 +270,9 @@ final class LeaseTransaction {
      * @throws CoordinationException when the coordinator could not be asked
      */
     boolean confirmFenced() {
+        if (life.state() == State.ACTIVE) {
+            payOwedLearn();
+        }
         if (life.state() == State.ACTIVE
                 && transport.describeEpoch(role, timeUntil(clock.deadline())).map(epochs::newerThanOwn).orElse(true)) {
             leadership.end(State.FENCED);

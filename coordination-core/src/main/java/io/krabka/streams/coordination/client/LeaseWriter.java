@@ -70,6 +70,9 @@ final class LeaseWriter {
      * {@link CommitOutcomeUnknownException}.
      */
     void grant(boolean confirm) {
+        if (!confirm) {
+            transaction.learnGrantLater();
+        }
         transact(List.of(), ConsumedOffsets.NONE, false, false);
         if (confirm && life.active()) {
             confirm();
