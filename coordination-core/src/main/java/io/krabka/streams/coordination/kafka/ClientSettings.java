@@ -64,10 +64,12 @@ final class ClientSettings {
         Map<String, Object> settings = producerBase(connection, timeout);
         settings.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, role.name());
         settings.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, (int) transactionTimeout.toMillis());
-        // A challenger's InitProducerId often waits once for the coordinator to finish
-        // the previous holder's transaction (CONCURRENT_TRANSACTIONS, a few milliseconds);
-        // at the default 100 ms backoff that wait was most of a handover. The backoff still grows
-        // exponentially up to retry.backoff.max.ms, so a struggling broker is not hammered.
+        // A challenger's InitProducerId is retried at least once (after FindCoordinator, and
+        // while the coordinator finishes the previous holder's transaction: CONCURRENT_TRANSACTIONS);
+        // at the default 100 ms backoff that wait was most of a handover. Transactional requests
+        // retry at this fixed backoff (kafka-clients 4.1: no exponential growth for them), so
+        // lower would multiply the requests of a challenger behind a transaction that cannot
+        // complete (a partition without a leader); 5 ms is at most 200 a second.
         settings.putIfAbsent(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 5);
         return settings;
     }
