@@ -80,8 +80,10 @@ public final class Bench {
         boolean crashOnly = only.equals(java.util.Set.of("crash"));
         // "batched" alone: only guarded against plain 100-record transactions (goal 2).
         boolean batchedOnly = only.equals(java.util.Set.of("batched"));
+        // "handover" alone: only the three systems' graceful handovers (goal 1).
+        boolean handoverOnly = only.equals(java.util.Set.of("handover"));
         if (only.contains("ours") || only.contains("scale") || only.contains("fold") || only.contains("spring-scale") || crashOnly
-                || batchedOnly) {
+                || batchedOnly || handoverOnly) {
         System.err.println("benchmarks: Kafka (this library)");
         try (OursBench ours = new OursBench()) {
             if (only.contains("spring-scale")) { // first: before any Contender in this JVM started the shared pass threads
@@ -98,14 +100,19 @@ public final class Bench {
                 rows.add(new Samples("3b 100-record transaction", OursBench.SYSTEM + " guarded write", BATCHED.guardedTx()));
                 rows.add(new Samples("3b 100-record transaction", "plain transactional KafkaProducer", BATCHED.plainTx()));
             }
+            if (handoverOnly) {
+                rows.add(new Samples(HANDOVER, OursBench.SYSTEM, ours.handoverContender(HANDOVER_WARMUPS, handovers)));
+                handoverFloors(ours, handovers, rows);
+            }
             if (crashOnly) {
                 List<long[]> crash = ours.crashContender(1, crashes);
                 rows.add(new Samples("2 crash failover: overshoot past deadline", OursBench.SYSTEM, column(crash, 0)));
                 rows.add(new Samples("2 crash failover: kill -> granted", OursBench.SYSTEM, column(crash, 1)));
             }
             if (only.contains("ours")) {
-            rows.add(new Samples(HANDOVER, OursBench.SYSTEM, ours.handoverContender(2, handovers)));
+            rows.add(new Samples(HANDOVER, OursBench.SYSTEM, ours.handoverContender(HANDOVER_WARMUPS, handovers)));
             rows.add(new Samples(HANDOVER_ACQUIRE, OursBench.SYSTEM, ours.handover(2, handovers)));
+            handoverFloors(ours, handovers, rows);
             List<long[]> crash = ours.crashContender(1, crashes);
             rows.add(new Samples("2 crash failover: overshoot past deadline", OursBench.SYSTEM, column(crash, 0)));
             rows.add(new Samples("2 crash failover: kill -> granted", OursBench.SYSTEM, column(crash, 1)));
@@ -162,30 +169,34 @@ public final class Bench {
             }
         }
         }
-        if (only.contains("curator") || crashOnly) {
+        if (only.contains("curator") || crashOnly || handoverOnly) {
         System.err.println("benchmarks: Curator");
         try (CuratorBench curator = new CuratorBench()) {
             if (!crashOnly) {
-                rows.add(new Samples("1 graceful handover", CuratorBench.SYSTEM, curator.handover(2, handovers)));
+                rows.add(new Samples("1 graceful handover", CuratorBench.SYSTEM, curator.handover(HANDOVER_WARMUPS, handovers)));
             }
-            List<long[]> crash = curator.crash(1, crashes);
-            rows.add(new Samples("2 crash failover: overshoot past deadline", CuratorBench.SYSTEM, column(crash, 0)));
-            rows.add(new Samples("2 crash failover: kill -> granted", CuratorBench.SYSTEM, column(crash, 1)));
-            if (!crashOnly) {
+            if (!handoverOnly) {
+                List<long[]> crash = curator.crash(1, crashes);
+                rows.add(new Samples("2 crash failover: overshoot past deadline", CuratorBench.SYSTEM, column(crash, 0)));
+                rows.add(new Samples("2 crash failover: kill -> granted", CuratorBench.SYSTEM, column(crash, 1)));
+            }
+            if (!crashOnly && !handoverOnly) {
                 rows.add(new Samples("7 cold start to first grant", CuratorBench.SYSTEM, curator.coldStart(1, cold)));
             }
         }
         }
-        if (only.contains("spring") || crashOnly) {
+        if (only.contains("spring") || crashOnly || handoverOnly) {
         System.err.println("benchmarks: Spring Integration");
         try (SpringBench spring = new SpringBench()) {
             if (!crashOnly) {
-                rows.add(new Samples("1 graceful handover", SpringBench.SYSTEM, spring.handover(2, handovers)));
+                rows.add(new Samples("1 graceful handover", SpringBench.SYSTEM, spring.handover(HANDOVER_WARMUPS, handovers)));
             }
-            List<long[]> crash = spring.crash(1, crashes);
-            rows.add(new Samples("2 crash failover: overshoot past deadline", SpringBench.SYSTEM, column(crash, 0)));
-            rows.add(new Samples("2 crash failover: kill -> granted", SpringBench.SYSTEM, column(crash, 1)));
-            if (!crashOnly) {
+            if (!handoverOnly) {
+                List<long[]> crash = spring.crash(1, crashes);
+                rows.add(new Samples("2 crash failover: overshoot past deadline", SpringBench.SYSTEM, column(crash, 0)));
+                rows.add(new Samples("2 crash failover: kill -> granted", SpringBench.SYSTEM, column(crash, 1)));
+            }
+            if (!crashOnly && !handoverOnly) {
                 rows.add(new Samples("7 cold start to first grant", SpringBench.SYSTEM, spring.coldStart(1, cold)));
             }
         }
@@ -209,6 +220,21 @@ public final class Bench {
     }
 
     private static int RENEW_AFTER_SECONDS = 20;
+    /** Seconds with one decimal, or "never" for a negative (not reached) time. */
+    private static String seconds(long nanos) {
+        return nanos < 0 ? "never (90 s)" : String.format(Locale.ROOT, "%.1f s", nanos / 1e9);
+    }
+
+    /** The floor of each step of a handover on this broker ({@link HandoverFloors}), as experiment rows. */
+    private static void handoverFloors(OursBench ours, int runs, List<Samples> rows) throws Exception {
+        for (java.util.Map.Entry<String, List<Long>> step : new HandoverFloors(ours.cluster()).measure(HANDOVER_WARMUPS, runs).entrySet()) {
+            rows.add(new Samples("x handover step floor: " + step.getKey(), OursBench.SYSTEM + " (experiment)", step.getValue()));
+        }
+    }
+
+    /** Handovers discarded before the recorded ones, per system: the first few run on a JVM that has not compiled their path yet. */
+    static final int HANDOVER_WARMUPS = 5;
+
     static final String HANDOVER = "1 graceful handover: Contender.release() -> standby Listener.granted";
     static final String HANDOVER_ACQUIRE = "1 graceful handover: Leadership.close() -> standby acquire() returns";
     static final String CROSS_HANDOVER = "1 graceful handover";
@@ -357,13 +383,16 @@ public final class Bench {
             b.append(String.format(Locale.ROOT, "%nSpring Boot starter, %d roles on one member (lease %d s, renew %d s): %s;"
                             + " then %.0f s more; live threads %d before the context, %d while holding"
                             + " (+%d); %d renewals, %d completed after the deadline they renewed (worst %s ms %s it), %d lapses seen by"
-                            + " the 50 ms sampler, %d failed; ends %s. New threads by name prefix: %s.%n", r.roles(),
+                            + " the 50 ms sampler, %d failed; ends %s; heap used after a GC %d MiB before the context, %d MiB holding;"
+                            + " a standby joining it was in every roster after %s and had a producer prepared for every role after %s."
+                            + " New threads by name prefix: %s.%n", r.roles(),
                     SpringScaleBench.LEASE.toSeconds(), SpringScaleBench.RENEW.toSeconds(), r.acquireAllNanos() >= 0
                             ? String.format(Locale.ROOT, "held all %.1f s after the context started", r.acquireAllNanos() / 1e9)
                             : String.format(Locale.ROOT, "never held all at once (at most %d) within the 90 s wait", r.heldMax()),
                     r.holdSeconds(), r.threadsBefore(), r.threadsHeld(), r.memberThreads(), r.renewals(), r.lateRenewals(),
                     ms(Math.abs(r.worstLateNanos())), r.worstLateNanos() > 0 ? "after" : "before", r.lapsedSeen(),
-                    r.renewFailures(), r.ends().isEmpty() ? "none" : r.ends().toString(), r.newByPrefix().entrySet().stream()
+                    r.renewFailures(), r.ends().isEmpty() ? "none" : r.ends().toString(), r.heapBefore() >> 20, r.heapHeld() >> 20,
+                    seconds(r.standbyRosterNanos()), seconds(r.standbyPreparedNanos()), r.newByPrefix().entrySet().stream()
                             .sorted((x, y) -> y.getValue() - x.getValue()).map(e -> "`" + e.getKey() + "` " + e.getValue())
                             .collect(Collectors.joining(", "))));
         }
@@ -371,7 +400,8 @@ public final class Bench {
             b.append("\nScale (5) and election-pass cost (6), ours only:\n\n");
             notes.forEach(n -> b.append(n).append('\n'));
         }
-        // Issue 14's goals.
+        // Issue 14's goals, then issue 23's; measures without a goal after them.
+        List<String> measuredOnly = new ArrayList<>();
         Samples handover = find(rows, HANDOVER, OursBench.SYSTEM);
         Samples curatorHandover = find(rows, CROSS_HANDOVER, CuratorBench.SYSTEM);
         if (handover != null) {
@@ -382,6 +412,29 @@ public final class Bench {
             }
             goals.add(new Goal("1b", "graceful handover (Contender) p99 <= 60 ms", ms(handover.percentile(99)) + " ms",
                     handover.percentile(99) <= 60_000_000L, ""));
+            if (curatorHandover != null) {
+                double x = (double) handover.percentile(50) / curatorHandover.percentile(50);
+                goals.add(new Goal("23-1a", "graceful handover (Contender) p50 <= 2x Curator's p50", String.format(Locale.ROOT,
+                        "%s ms = %.1fx Curator's %s ms", ms(handover.percentile(50)), x, ms(curatorHandover.percentile(50))), x <= 2, ""));
+            }
+            goals.add(new Goal("23-1b", "graceful handover (Contender) p99 <= 30 ms", ms(handover.percentile(99)) + " ms",
+                    handover.percentile(99) <= 30_000_000L, ""));
+            long floor = 0;
+            List<String> parts = new ArrayList<>();
+            for (String step : HandoverFloors.PATH) {
+                Samples s = find(rows, "x handover step floor: " + step, OursBench.SYSTEM + " (experiment)");
+                if (s == null) {
+                    floor = -1;
+                    break;
+                }
+                floor += s.percentile(50);
+                parts.add(ms(s.percentile(50)));
+            }
+            if (floor > 0) {
+                measuredOnly.add(String.format(Locale.ROOT, "- 23-1c the handover path's floor on this broker, the p50s of its"
+                        + " steps added (the x rows): %s ms (%s), against the measured p50 of %s ms (no goal)%n", ms(floor),
+                        String.join(" + ", parts), ms(handover.percentile(50))));
+            }
             Samples crash = find(rows, "2 crash failover: overshoot past deadline", OursBench.SYSTEM);
             Samples cc = find(rows, "2 crash failover: overshoot past deadline", CuratorBench.SYSTEM);
             Samples sc = find(rows, "2 crash failover: overshoot past deadline", SpringBench.SYSTEM);
@@ -416,6 +469,12 @@ public final class Bench {
             goals.add(new Goal("5b", "Spring starter: 0 renewals after their deadline", String.format(Locale.ROOT,
                     "%d late of %d renewals, %d lapses seen, %d EXPIRED ends", r.lateRenewals(), r.renewals(), r.lapsedSeen(),
                     expired), r.acquireAllNanos() > 0 && r.lateRenewals() == 0 && r.lapsedSeen() == 0 && expired == 0, ""));
+            goals.add(new Goal("23-3a", "Spring starter holds " + r.roles() + " roles within 10 s of its context starting",
+                    seconds(r.acquireAllNanos()), r.acquireAllNanos() > 0 && r.acquireAllNanos() <= 10_000_000_000L, ""));
+            long ready = r.standbyRosterNanos() < 0 || r.standbyPreparedNanos() < 0 ? -1
+                    : Math.max(r.standbyRosterNanos(), r.standbyPreparedNanos());
+            goals.add(new Goal("23-3b", "a standby joining it is ready (in every roster, producers prepared) within 10 s",
+                    seconds(ready), ready > 0 && ready <= 10_000_000_000L, ""));
         }
         Samples describeOurs = find(rows, "4 describe(role)", OursBench.SYSTEM);
         if (describeOurs != null) {
@@ -426,10 +485,11 @@ public final class Bench {
             long cold = find(rows, "7 cold start to first grant", OursBench.SYSTEM).percentile(50);
             goals.add(new Goal("earlier-7", "cold start p50 <= 1500 ms", ms(cold) + " ms", cold <= 1_500_000_000L, ""));
         }
-        b.append("\nGoals (issue 14, ours; the earlier goals last):\n\n");
+        b.append("\nGoals (issues 14 and 23, ours; the earlier goals last):\n\n");
         for (Goal g : goals) {
             b.append(String.format(Locale.ROOT, "- %s %s: %s, %s%n", g.id(), g.goal(), g.value(), g.met() ? "met" : "MISSED"));
         }
+        measuredOnly.forEach(b::append);
         boolean scaled = rows.stream().anyMatch(r -> r.measure().startsWith("5 "));
         boolean folded = rows.stream().anyMatch(r -> r.measure().startsWith("6 "));
         b.append(scaled ? "- 5 core-level scale: measured above (no numeric goal; see the notes)\n"
@@ -446,6 +506,11 @@ public final class Bench {
 
     private static String jsonString(String v) {
         return "\"" + v.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
+    }
+
+    /** Seconds, or null for a time that was not reached (negative). */
+    private static String jsonSeconds(long nanos) {
+        return nanos < 0 ? "null" : num(nanos / 1e9);
     }
 
     private static String num(double v) {
@@ -486,9 +551,12 @@ public final class Bench {
             SpringScaleBench.Result r = SPRING_SCALE;
             rates.add(String.format(Locale.ROOT, "    {\"measure\": \"5 Spring starter scale\", \"roles\": %d, \"acquireAllSeconds\": %s,"
                             + " \"threadsBefore\": %d, \"threadsHeld\": %d, \"memberThreads\": %d, \"renewals\": %d,"
-                            + " \"lateRenewals\": %d, \"lapsesSeen\": %d, \"renewFailures\": %d, \"ends\": {%s}, \"threadsByPrefix\": {%s}}",
-                    r.roles(), num(r.acquireAllNanos() / 1e9), r.threadsBefore(), r.threadsHeld(), r.memberThreads(), r.renewals(),
-                    r.lateRenewals(), r.lapsedSeen(), r.renewFailures(),
+                            + " \"lateRenewals\": %d, \"lapsesSeen\": %d, \"renewFailures\": %d, \"heapBeforeMiB\": %d,"
+                            + " \"heapHeldMiB\": %d, \"standbyInEveryRosterSeconds\": %s, \"standbyPreparedSeconds\": %s,"
+                            + " \"ends\": {%s}, \"threadsByPrefix\": {%s}}",
+                    r.roles(), jsonSeconds(r.acquireAllNanos()), r.threadsBefore(), r.threadsHeld(), r.memberThreads(), r.renewals(),
+                    r.lateRenewals(), r.lapsedSeen(), r.renewFailures(), r.heapBefore() >> 20, r.heapHeld() >> 20,
+                    jsonSeconds(r.standbyRosterNanos()), jsonSeconds(r.standbyPreparedNanos()),
                     r.ends().entrySet().stream().map(e -> jsonString(e.getKey()) + ": " + e.getValue()).collect(Collectors.joining(", ")),
                     r.newByPrefix().entrySet().stream().map(e -> jsonString(e.getKey()) + ": " + e.getValue())
                             .collect(Collectors.joining(", "))));

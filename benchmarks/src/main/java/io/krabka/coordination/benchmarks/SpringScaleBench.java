@@ -44,10 +44,15 @@ final class SpringScaleBench {
     static Duration LEASE = Duration.ofSeconds(6);
     static Duration RENEW = Duration.ofSeconds(2);
 
-    /** acquireAllNanos is -1 when the member never held every role at once; heldMax says how many it held at most. */
+    /**
+     * acquireAllNanos is -1 when the member never held every role at once; heldMax says how many it held at most. Heap:
+     * used after a GC. The standby's times (from its context's start: every roster names it, it prepared a producer for
+     * every role) are -1 when not reached within 90 s.
+     */
     record Result(int roles, int heldMax, long acquireAllNanos, int threadsBefore, int threadsHeld, Map<String, Integer> newByPrefix,
                   List<Long> renewTook, int renewals, int lateRenewals, int lapsedSeen, int renewFailures,
-                  Map<String, Integer> ends, double holdSeconds, long worstLateNanos) {
+                  Map<String, Integer> ends, double holdSeconds, long worstLateNanos, long heapBefore, long heapHeld,
+                  long standbyRosterNanos, long standbyPreparedNanos) {
         int memberThreads() {
             return threadsHeld - threadsBefore;
         }
@@ -208,7 +213,7 @@ final class SpringScaleBench {
                 byPrefix.put("(threads of before that ended)", -gone);
             }
             int stillHeld = (int) all.stream().filter(r -> loop.state(r) == MemberRoleState.LEADER).count();
-            standbyJoins(props, all, context.getBean(CoordinationClient.class));
+            long[] standby = standbyJoins(props, all, context.getBean(CoordinationClient.class));
             System.err.printf("  spring starter: %d threads before, %d holding (%d roles still held after %.0f s); %d renewals,"
                             + " %d after their deadline, %d lapses seen, ends %s%n", threadsBefore, threadsHeld, stillHeld,
                     holdSeconds, WATCH.renewals.get(), WATCH.late.get(), lapsed.get(), WATCH.ends);
@@ -218,7 +223,8 @@ final class SpringScaleBench {
             return new Result(roles, heldMax, held == roles ? acquireAll : -1, threadsBefore, threadsHeld, byPrefix,
                     new ArrayList<>(WATCH.renewTook), WATCH.renewals.get(), WATCH.late.get(), lapsed.get(),
                     WATCH.failures.get(), WATCH.ends.entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey,
-                            e -> e.getValue().get(), (a, b) -> a, TreeMap::new)), holdSeconds, WATCH.worstLate.get());
+                            e -> e.getValue().get(), (a, b) -> a, TreeMap::new)), holdSeconds, WATCH.worstLate.get(),
+                    heapBefore, heapHeld, standby[0], standby[1]);
         } finally {
             long c0 = System.nanoTime();
             context.close();
@@ -239,7 +245,7 @@ final class SpringScaleBench {
      * prepared a producer for each role it is next in line for (its producers' I/O threads,
      * named after its client id), then closes it.
      */
-    private static void standbyJoins(Map<String, Object> props, List<Role> all, CoordinationClient holder) {
+    private static long[] standbyJoins(Map<String, Object> props, List<Role> all, CoordinationClient holder) {
         Map<String, Object> standby = new HashMap<>(props);
         standby.put("krabka.coordination.member-id", "spring-standby");
         standby.put("spring.kafka.client-id", "bench-standby");
@@ -281,6 +287,7 @@ final class SpringScaleBench {
                     preparedAt < 0 ? "not all (90 s)" : String.format("all after %.1f s", preparedAt / 1e9), registered, prepared,
                     (System.nanoTime() - c0) / 1e9);
         }
+        return new long[] {registeredAt, preparedAt};
     }
 
     private static long heapAfterGc() {
