@@ -220,6 +220,30 @@ public final class Bench {
     }
 
     private static int RENEW_AFTER_SECONDS = 20;
+    /** Where a phase's CPU went ({@link CpuSplit}): the process, the JIT and GC, the thread groups that took most. */
+    private static String cpuLine(String what, CpuSplit.Split cpu) {
+        if (cpu == null) {
+            return "";
+        }
+        String top = cpu.byPrefix().entrySet().stream().limit(8)
+                .map(e -> String.format(Locale.ROOT, "`%s` %.1f s", e.getKey(), e.getValue())).collect(Collectors.joining(", "));
+        return String.format(Locale.ROOT, "%n%s: %.1f s of process CPU in %.1f s (%.2f cores busy); JIT compilation %.1f s,"
+                        + " GC %.1f s; by thread: %s; in no thread live at both ends (compiler and GC threads, threads that"
+                        + " ended) %.1f s.%n", what, cpu.processSeconds(), cpu.wallSeconds(),
+                cpu.processSeconds() / cpu.wallSeconds(), cpu.compileSeconds(), cpu.gcSeconds(), top, cpu.unattributedSeconds());
+    }
+
+    private static String cpuJson(CpuSplit.Split cpu) {
+        if (cpu == null) {
+            return "null";
+        }
+        return String.format(Locale.ROOT, "{\"wallSeconds\": %s, \"processSeconds\": %s, \"compileSeconds\": %s, \"gcSeconds\": %s,"
+                        + " \"unattributedSeconds\": %s, \"byThreadPrefix\": {%s}}", num(cpu.wallSeconds()), num(cpu.processSeconds()),
+                num(cpu.compileSeconds()), num(cpu.gcSeconds()), num(cpu.unattributedSeconds()),
+                cpu.byPrefix().entrySet().stream().map(e -> jsonString(e.getKey()) + ": " + num(e.getValue()))
+                        .collect(Collectors.joining(", ")));
+    }
+
     /** Seconds with one decimal, or "never" for a negative (not reached) time. */
     private static String seconds(long nanos) {
         return nanos < 0 ? "never (90 s)" : String.format(Locale.ROOT, "%.1f s", nanos / 1e9);
@@ -395,6 +419,8 @@ public final class Bench {
                     seconds(r.standbyRosterNanos()), seconds(r.standbyPreparedNanos()), r.newByPrefix().entrySet().stream()
                             .sorted((x, y) -> y.getValue() - x.getValue()).map(e -> "`" + e.getKey() + "` " + e.getValue())
                             .collect(Collectors.joining(", "))));
+            b.append(cpuLine("CPU while the starter took its roles", r.startCpu()));
+            b.append(cpuLine("CPU while the standby joined, until it was ready", r.standbyCpu()));
         }
         if (!notes.isEmpty()) {
             b.append("\nScale (5) and election-pass cost (6), ours only:\n\n");
@@ -553,10 +579,10 @@ public final class Bench {
                             + " \"threadsBefore\": %d, \"threadsHeld\": %d, \"memberThreads\": %d, \"renewals\": %d,"
                             + " \"lateRenewals\": %d, \"lapsesSeen\": %d, \"renewFailures\": %d, \"heapBeforeMiB\": %d,"
                             + " \"heapHeldMiB\": %d, \"standbyInEveryRosterSeconds\": %s, \"standbyPreparedSeconds\": %s,"
-                            + " \"ends\": {%s}, \"threadsByPrefix\": {%s}}",
+                            + " \"startCpu\": %s, \"standbyCpu\": %s, \"ends\": {%s}, \"threadsByPrefix\": {%s}}",
                     r.roles(), jsonSeconds(r.acquireAllNanos()), r.threadsBefore(), r.threadsHeld(), r.memberThreads(), r.renewals(),
                     r.lateRenewals(), r.lapsedSeen(), r.renewFailures(), r.heapBefore() >> 20, r.heapHeld() >> 20,
-                    jsonSeconds(r.standbyRosterNanos()), jsonSeconds(r.standbyPreparedNanos()),
+                    jsonSeconds(r.standbyRosterNanos()), jsonSeconds(r.standbyPreparedNanos()), cpuJson(r.startCpu()), cpuJson(r.standbyCpu()),
                     r.ends().entrySet().stream().map(e -> jsonString(e.getKey()) + ": " + e.getValue()).collect(Collectors.joining(", ")),
                     r.newByPrefix().entrySet().stream().map(e -> jsonString(e.getKey()) + ": " + e.getValue())
                             .collect(Collectors.joining(", "))));

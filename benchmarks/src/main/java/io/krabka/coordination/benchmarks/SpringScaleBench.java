@@ -52,7 +52,7 @@ final class SpringScaleBench {
     record Result(int roles, int heldMax, long acquireAllNanos, int threadsBefore, int threadsHeld, Map<String, Integer> newByPrefix,
                   List<Long> renewTook, int renewals, int lateRenewals, int lapsedSeen, int renewFailures,
                   Map<String, Integer> ends, double holdSeconds, long worstLateNanos, long heapBefore, long heapHeld,
-                  long standbyRosterNanos, long standbyPreparedNanos) {
+                  long standbyRosterNanos, long standbyPreparedNanos, CpuSplit.Split startCpu, CpuSplit.Split standbyCpu) {
         int memberThreads() {
             return threadsHeld - threadsBefore;
         }
@@ -172,6 +172,7 @@ final class SpringScaleBench {
         Map<Long, String> before = threads();
         long heapBefore = heapAfterGc();
         int threadsBefore = ManagementFactory.getThreadMXBean().getThreadCount();
+        CpuSplit cpu = new CpuSplit();
         long t0 = System.nanoTime();
         ConfigurableApplicationContext context = new SpringApplicationBuilder(App.class).properties(props).run();
         try {
@@ -192,6 +193,7 @@ final class SpringScaleBench {
                 Thread.sleep(20);
             }
             long acquireAll = System.nanoTime() - t0;
+            CpuSplit.Split startCpu = cpu.since();
             System.err.printf("  spring starter: holds %d of %d roles after %.1f s%n", held, roles, acquireAll / 1e9);
             long h0 = System.nanoTime();
             Thread.sleep(hold.toMillis());
@@ -213,7 +215,7 @@ final class SpringScaleBench {
                 byPrefix.put("(threads of before that ended)", -gone);
             }
             int stillHeld = (int) all.stream().filter(r -> loop.state(r) == MemberRoleState.LEADER).count();
-            long[] standby = standbyJoins(props, all, context.getBean(CoordinationClient.class));
+            StandbyJoin standby = standbyJoins(props, all, context.getBean(CoordinationClient.class));
             System.err.printf("  spring starter: %d threads before, %d holding (%d roles still held after %.0f s); %d renewals,"
                             + " %d after their deadline, %d lapses seen, ends %s%n", threadsBefore, threadsHeld, stillHeld,
                     holdSeconds, WATCH.renewals.get(), WATCH.late.get(), lapsed.get(), WATCH.ends);
@@ -224,7 +226,7 @@ final class SpringScaleBench {
                     new ArrayList<>(WATCH.renewTook), WATCH.renewals.get(), WATCH.late.get(), lapsed.get(),
                     WATCH.failures.get(), WATCH.ends.entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey,
                             e -> e.getValue().get(), (a, b) -> a, TreeMap::new)), holdSeconds, WATCH.worstLate.get(),
-                    heapBefore, heapHeld, standby[0], standby[1]);
+                    heapBefore, heapHeld, standby.rosterNanos(), standby.preparedNanos(), startCpu, standby.cpu());
         } finally {
             long c0 = System.nanoTime();
             context.close();
@@ -245,7 +247,11 @@ final class SpringScaleBench {
      * prepared a producer for each role it is next in line for (its producers' I/O threads,
      * named after its client id), then closes it.
      */
-    private static long[] standbyJoins(Map<String, Object> props, List<Role> all, CoordinationClient holder) {
+    /** When a joining standby was in every roster and had every producer prepared (-1: not within 90 s), and the CPU until then. */
+    record StandbyJoin(long rosterNanos, long preparedNanos, CpuSplit.Split cpu) {
+    }
+
+    private static StandbyJoin standbyJoins(Map<String, Object> props, List<Role> all, CoordinationClient holder) {
         Map<String, Object> standby = new HashMap<>(props);
         standby.put("krabka.coordination.member-id", "spring-standby");
         standby.put("spring.kafka.client-id", "bench-standby");
@@ -255,6 +261,8 @@ final class SpringScaleBench {
         long preparedAt = -1;
         int registered = 0;
         int prepared = 0;
+        CpuSplit.Split cpu = null;
+        CpuSplit cpuFromStart = new CpuSplit();
         ConfigurableApplicationContext context = new SpringApplicationBuilder(StandbyApp.class).properties(standby).run();
         try {
             long giveUp = s0 + Duration.ofSeconds(90).toNanos();
@@ -276,6 +284,7 @@ final class SpringScaleBench {
                 }
                 Thread.sleep(100);
             }
+            cpu = cpuFromStart.since();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
@@ -287,7 +296,7 @@ final class SpringScaleBench {
                     preparedAt < 0 ? "not all (90 s)" : String.format("all after %.1f s", preparedAt / 1e9), registered, prepared,
                     (System.nanoTime() - c0) / 1e9);
         }
-        return new long[] {registeredAt, preparedAt};
+        return new StandbyJoin(registeredAt, preparedAt, cpu);
     }
 
     private static long heapAfterGc() {

@@ -181,7 +181,7 @@ final class LeaseTransaction {
             publish();
             return written;
         } catch (FencedException fenced) {
-            leadership.end(State.FENCED);
+            leadership.end(supersededAs(release));
             throw fenced;
         } catch (CoordinationException e) {
             // An abort moves the epoch under transaction version 2: learn it again.
@@ -191,7 +191,7 @@ final class LeaseTransaction {
                 throw life.ended(e);
             }
             if (!epoch.usable()) {
-                throw unusable(e);
+                throw unusable(e, release);
             }
             throw e;
         }
@@ -234,6 +234,17 @@ final class LeaseTransaction {
     }
 
     /**
+     * How a leadership ends that a newer epoch superseded. During its own release, before
+     * its lease ran out, that is the next standby taking over: the holder left the roster
+     * first, which standbys act on while the tombstone commits, so the handover is the
+     * release (RELEASED). Otherwise, and for a release begun after the lease ran out (a
+     * standby may have taken over on expiry), the leadership was deposed (FENCED).
+     */
+    private State supersededAs(boolean release) {
+        return release && !clock.expired() ? State.RELEASED : State.FENCED;
+    }
+
+    /**
      * The producer failed beyond recovery, so this leadership cannot write again. If the
      * coordinator reports another epoch, a newer one fenced it; otherwise it ended on the
      * failure alone. Either way the member must acquire anew. Only for a transaction that
@@ -241,7 +252,7 @@ final class LeaseTransaction {
      * {@link CommitOutcomeResolver#resolve}): so nothing of it was written, which the
      * FencedException says.
      */
-    private CoordinationException unusable(CoordinationException failure) {
+    private CoordinationException unusable(CoordinationException failure, boolean release) {
         boolean superseded;
         try {
             superseded = transport.describeEpoch(role, timeUntil(clock.deadline())).map(epochs::supersededBy).orElse(true);
@@ -250,7 +261,7 @@ final class LeaseTransaction {
             superseded = false;
         }
         if (superseded) {
-            leadership.end(State.FENCED);
+            leadership.end(supersededAs(release));
             return new FencedException("the producer of role " + role + " failed and a newer epoch exists: " + failure.getMessage(),
                     failure);
         }

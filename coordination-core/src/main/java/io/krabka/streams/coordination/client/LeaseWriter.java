@@ -163,8 +163,13 @@ final class LeaseWriter {
                 if (transaction.awaitComplete()) {
                     transport.deregister(role, member);
                 }
-            } catch (FencedException alreadyDeposed) {
-                log.info("{} closed role {}, which had already ended: {}", member, role, alreadyDeposed.getMessage());
+            } catch (FencedException superseded) {
+                if (life.state() == State.RELEASED) {
+                    log.info("{} released role {}: the next standby took it over before the lease tombstone committed", member,
+                            role);
+                } else {
+                    log.info("{} closed role {}, which had already ended: {}", member, role, superseded.getMessage());
+                }
             } finally {
                 leadership.end(State.RELEASED);
                 client.released(leadership);
