@@ -170,36 +170,10 @@ public final class Bench {
         }
         }
         if (only.contains("curator") || crashOnly || handoverOnly) {
-        System.err.println("benchmarks: Curator");
-        try (CuratorBench curator = new CuratorBench()) {
-            if (!crashOnly) {
-                rows.add(new Samples("1 graceful handover", CuratorBench.SYSTEM, curator.handover(HANDOVER_WARMUPS, handovers)));
-            }
-            if (!handoverOnly) {
-                List<long[]> crash = curator.crash(1, crashes);
-                rows.add(new Samples("2 crash failover: overshoot past deadline", CuratorBench.SYSTEM, column(crash, 0)));
-                rows.add(new Samples("2 crash failover: kill -> granted", CuratorBench.SYSTEM, column(crash, 1)));
-            }
-            if (!crashOnly && !handoverOnly) {
-                rows.add(new Samples("7 cold start to first grant", CuratorBench.SYSTEM, curator.coldStart(1, cold)));
-            }
-        }
+            peer("Curator", CuratorBench.SYSTEM, CuratorBench::new, !crashOnly, !handoverOnly, handovers, crashes, cold, rows);
         }
         if (only.contains("spring") || crashOnly || handoverOnly) {
-        System.err.println("benchmarks: Spring Integration");
-        try (SpringBench spring = new SpringBench()) {
-            if (!crashOnly) {
-                rows.add(new Samples("1 graceful handover", SpringBench.SYSTEM, spring.handover(HANDOVER_WARMUPS, handovers)));
-            }
-            if (!handoverOnly) {
-                List<long[]> crash = spring.crash(1, crashes);
-                rows.add(new Samples("2 crash failover: overshoot past deadline", SpringBench.SYSTEM, column(crash, 0)));
-                rows.add(new Samples("2 crash failover: kill -> granted", SpringBench.SYSTEM, column(crash, 1)));
-            }
-            if (!crashOnly && !handoverOnly) {
-                rows.add(new Samples("7 cold start to first grant", SpringBench.SYSTEM, spring.coldStart(1, cold)));
-            }
-        }
+            peer("Spring Integration", SpringBench.SYSTEM, SpringBench::new, !crashOnly, !handoverOnly, handovers, crashes, cold, rows);
         }
         double minutes = (System.nanoTime() - began) / 60e9;
         List<Goal> goals = new ArrayList<>();
@@ -247,6 +221,33 @@ public final class Bench {
     /** Seconds with one decimal, or "never" for a negative (not reached) time. */
     private static String seconds(long nanos) {
         return nanos < 0 ? "never (90 s)" : String.format(Locale.ROOT, "%.1f s", nanos / 1e9);
+    }
+
+    /** Opens a {@link PeerBench}; its constructor starts the peer's store. */
+    private interface PeerStart {
+        PeerBench start() throws Exception;
+    }
+
+    /**
+     * A peer's measures, as for ours: its handovers (unless only crashes run), its crash failovers (unless only
+     * handovers run) and its cold starts (only when both run).
+     */
+    private static void peer(String name, String system, PeerStart start, boolean handover, boolean crash, int handovers,
+            int crashes, int cold, List<Samples> rows) throws Exception {
+        System.err.println("benchmarks: " + name);
+        try (PeerBench peer = start.start()) {
+            if (handover) {
+                rows.add(new Samples(CROSS_HANDOVER, system, peer.handover(HANDOVER_WARMUPS, handovers)));
+            }
+            if (crash) {
+                List<long[]> crashed = peer.crash(1, crashes);
+                rows.add(new Samples("2 crash failover: overshoot past deadline", system, column(crashed, 0)));
+                rows.add(new Samples("2 crash failover: kill -> granted", system, column(crashed, 1)));
+            }
+            if (handover && crash) {
+                rows.add(new Samples("7 cold start to first grant", system, peer.coldStart(1, cold)));
+            }
+        }
     }
 
     /** The floor of each step of a handover on this broker ({@link HandoverFloors}), as experiment rows. */

@@ -17,7 +17,7 @@ import org.apache.curator.test.InstanceSpec;
 import org.apache.curator.test.TestingServer;
 
 /** Apache Curator's LeaderLatch on an in-process standalone ZooKeeper (curator-test's TestingServer). */
-final class CuratorBench implements AutoCloseable {
+final class CuratorBench implements PeerBench {
 
     static final String SYSTEM = "Curator LeaderLatch (ZooKeeper)";
 
@@ -71,7 +71,8 @@ final class CuratorBench implements AutoCloseable {
     }
 
     /** Holder latch.close() -> standby's isLeader() fires. */
-    List<Long> handover(int warmups, int runs) throws Exception {
+    @Override
+    public List<Long> handover(int warmups, int runs) throws Exception {
         try (CuratorFramework a = client(server.getConnectString()); CuratorFramework b = client(server.getConnectString())) {
             return Timing.measure("curator handover", warmups, runs, () -> {
                 String path = newPath("handover");
@@ -96,7 +97,8 @@ final class CuratorBench implements AutoCloseable {
      * Crash: the holder's connection is reset through a proxy and cannot come back; its session expires on the
      * server after the session timeout. Returns [overshoot past (last contact + negotiated timeout), kill -> grant].
      */
-    List<long[]> crash(int warmups, int runs) throws Exception {
+    @Override
+    public List<long[]> crash(int warmups, int runs) throws Exception {
         List<long[]> out = new ArrayList<>();
         try (CuratorFramework b = client(server.getConnectString())) {
             Timing.measure("curator crash failover", warmups, runs, () -> {
@@ -130,7 +132,8 @@ final class CuratorBench implements AutoCloseable {
     }
 
     /** A new client (connect, session) and a latch on an empty path: build -> isLeader(). */
-    List<Long> coldStart(int warmups, int runs) throws Exception {
+    @Override
+    public List<Long> coldStart(int warmups, int runs) throws Exception {
         return Timing.measure("curator cold start", warmups, runs, () -> {
             String path = newPath("cold");
             long start = System.nanoTime();

@@ -23,7 +23,7 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
 
 /** Spring Integration's LockRegistryLeaderInitiator on a JdbcLockRegistry, in-memory H2 shared by the members. */
-final class SpringBench implements AutoCloseable {
+final class SpringBench implements PeerBench {
 
     static final String SYSTEM = "Spring Integration (JDBC lock, H2)";
 
@@ -108,7 +108,8 @@ final class SpringBench implements AutoCloseable {
     }
 
     /** Holder initiator.stop() (it unlocks: deletes its row) -> standby's onGranted. */
-    List<Long> handover(int warmups, int runs) throws Exception {
+    @Override
+    public List<Long> handover(int warmups, int runs) throws Exception {
         return Timing.measure("spring handover", warmups, runs, () -> {
             String role = newRole("handover");
             Member a = new Member("a", role);
@@ -126,7 +127,8 @@ final class SpringBench implements AutoCloseable {
     }
 
     /** Crash: the holder's database connections fail from now on; returns [overshoot past EXPIRED_AFTER, kill -> grant]. */
-    List<long[]> crash(int warmups, int runs) throws Exception {
+    @Override
+    public List<long[]> crash(int warmups, int runs) throws Exception {
         List<long[]> out = new ArrayList<>();
         Timing.measure("spring crash failover", warmups, runs, () -> {
             String role = newRole("failover");
@@ -156,7 +158,8 @@ final class SpringBench implements AutoCloseable {
     }
 
     /** A new member (repository, registry, initiator) on an empty role: build -> onGranted. */
-    List<Long> coldStart(int warmups, int runs) throws Exception {
+    @Override
+    public List<Long> coldStart(int warmups, int runs) throws Exception {
         return Timing.measure("spring cold start", warmups, runs, () -> {
             String role = newRole("cold");
             long start = System.nanoTime();
