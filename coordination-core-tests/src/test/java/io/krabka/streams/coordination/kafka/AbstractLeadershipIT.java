@@ -508,8 +508,12 @@ public abstract class AbstractLeadershipIT {
             // it as suspicious, and keeps its role.
             forger.send(forgedLease(b, partition, "ghost", 0, (short) 0, Long.MAX_VALUE)).get();
             await().atMost(Duration.ofSeconds(30)).until(() -> a.client.suspiciousRecords() == 1);
+            // The holder renews at once after each report; a forgery sent before that renewal
+            // lands would sit behind the holder's own lease and never be read as the newest.
+            awaitRenewedOverTheForgery(b);
             forger.send(forgedLease(b, partition, "b", coordinator.producerId(), (short) 0, clock.millis() + 60_000)).get();
             await().atMost(Duration.ofSeconds(30)).until(() -> a.client.suspiciousRecords() == 2);
+            awaitRenewedOverTheForgery(b);
             // The holder's own name with a lower epoch and a deadline that never comes.
             forger.send(forgedLease(b, partition, "a", coordinator.producerId(), (short) 0, Long.MAX_VALUE)).get();
             await().atMost(Duration.ofSeconds(30)).until(() -> b.client.observe(role, Duration.ZERO).lease().orElseThrow()
@@ -545,6 +549,15 @@ public abstract class AbstractLeadershipIT {
         clock.advance(LeaseConfig.DEFAULTS.duration().plus(LeaseConfig.DEFAULTS.challengeStagger()).plusSeconds(1));
         await().atMost(Duration.ofSeconds(30)).until(() -> survivor.leadership().isPresent());
         assertThat(survivor.leadership().orElseThrow().term()).isGreaterThan(term);
+    }
+
+    /**
+     * Waits until {@code reader}, reading to the end of the role's partition, finds the
+     * holder "a"'s own renewal newer than the last forgery (which named another member).
+     */
+    private void awaitRenewedOverTheForgery(Member reader) {
+        await().atMost(Duration.ofSeconds(30)).until(() -> reader.client.observe(role, Duration.ZERO).lease()
+                .filter(lease -> lease.holder().value().equals("a")).isPresent());
     }
 
     /** The contender that is still running. */
