@@ -2,6 +2,7 @@ package io.krabka.streams.coordination.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.krabka.streams.coordination.Balance;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.ManualClock;
@@ -67,6 +68,9 @@ class MemberSimulationTest {
      * one more handover), a standby's one-second pass, and the one-second rejoin pause.
      */
     private static final Duration SETTLE_SLACK = Duration.ofSeconds(5);
+    /** Under spread, after the settle: two renew intervals, a probe's timeout, half a second per role's move. */
+    private static final Duration SPREAD_SLACK = CONFIG.renewInterval().multipliedBy(2).plus(Handover.PROBE_TIMEOUT)
+            .plus(Duration.ofMillis(500).multipliedBy(ROLES.size()));
     private static final Duration OPERATION_TIMEOUT = Duration.ofSeconds(2);
     /**
      * Grants of one role within any one lease, faults included: each member at most twice
@@ -84,6 +88,7 @@ class MemberSimulationTest {
     private final List<String> ends = new CopyOnWriteArrayList<>();
     /** Per role, since when two running members have believed they hold it at once. */
     private final Map<Role, Long> overlapSince = new HashMap<>();
+    private Balance balance = Balance.NONE;
     /** Whether a violation is only recorded (the control test), not thrown at once. */
     private boolean failSlowly;
 
@@ -104,6 +109,8 @@ class MemberSimulationTest {
     void startedMembersUnderFaultsKeepOneWriterAndSettleToOneLastingHolderPerRole(long seed) {
         SplittableRandom random = new SplittableRandom(seed);
         cluster.setTransactionVersion(seed % 3 == 0 ? (short) 1 : (short) 2);
+        // Every other seed spreads the roles: moves by handover join the faults, and every check holds the same.
+        balance = seed % 2 == 1 ? Balance.SPREAD : Balance.NONE;
         MEMBERS.forEach(this::startMember);
         List<InMemoryCluster.Fault> faults = new ArrayList<>();
         long faultsEnd = runtime.nanoTime() + FAULTS_FOR.toNanos();
@@ -122,6 +129,11 @@ class MemberSimulationTest {
 
         long healed = runtime.nanoTime();
         Duration bound = CONFIG.duration().plus(CONFIG.duration()).plus(SETTLE_SLACK);
+        if (balance == Balance.SPREAD) {
+            // Then the moves that even the shares out: the balancer's settle, one probe of a
+            // member that may be gone, and a handover per role.
+            bound = bound.plus(SPREAD_SLACK);
+        }
         long settleBy = healed + bound.toNanos();
         long until = settleBy + CONFIG.duration().multipliedBy(3).toNanos();
         while (runtime.nanoTime() < until) {
@@ -292,7 +304,7 @@ class MemberSimulationTest {
         final String id;
         final MemberRuntime runtime = new MemberRuntime(MemberSimulationTest.this.runtime);
         final InMemoryCoordinationTransport transport = cluster.transport(TOPIC);
-        final CoordinationClient client = new CoordinationClient(transport, CONFIG, runtime);
+        final CoordinationClient client = new CoordinationClient(transport, CONFIG, runtime).balance(balance);
         final Map<Role, Contender> contenders = new LinkedHashMap<>();
         boolean crashed;
         boolean pretendRunning;

@@ -69,6 +69,40 @@ class SuccessionTest {
     }
 
     @Test
+    void underSpreadAStandbyBelowItsShareTakesARoleThatRanOutBeforeOneAtItsShareAheadOfIt() {
+        MemberId d = MemberId.of("d");
+        // a held the role and crashed; b is first in the roster but holds its share already.
+        RoleState state = RoleState.builder(ROLE).register(0, A, T0).lease(1, A, 7, (short) 0, T0, T0 + 30_000)
+                .register(2, B, T0).register(3, C, T0).register(4, d, T0).build();
+        Shares shares = new Shares(8, java.util.Map.of(B, 4, C, 1, d, 1), java.util.Set.of(A, B, C, d));
+        Instant deadline = Instant.ofEpochMilli(T0 + 30_000);
+        Decision b = Succession.evaluate(state, B, false, CONFIG, deadline, shares);
+        Decision c = Succession.evaluate(state, C, false, CONFIG, deadline, shares);
+        Decision dd = Succession.evaluate(state, d, false, CONFIG, deadline, shares);
+        // c and d, below their share, go first, in an order hashed from the role and the member; b after both,
+        // but never more than one stagger after its roster rank (0) says.
+        assertThat(java.util.List.of(c, dd)).extracting(Object::getClass).containsExactlyInAnyOrder(
+                Decision.Challenge.class, Decision.Wait.class);
+        assertThat(b).isEqualTo(new Decision.Wait(2, deadline.plus(CONFIG.challengeStagger())));
+        MemberId first = c instanceof Decision.Challenge ? C : d;
+        assertThat(Succession.dueBefore(state, first, CONFIG, shares)).isEmpty();
+        assertThat(Succession.dueBefore(state, B, CONFIG, shares)).containsExactly(first);
+        // Without shares, the roster order: b first.
+        assertThat(Succession.evaluate(state, B, false, CONFIG, deadline)).isEqualTo(new Decision.Challenge(0, deadline));
+    }
+
+    @Test
+    void underSpreadAReleaseKeepsTheRosterOrderThatAHandoverArranged() {
+        RoleState state = RoleState.builder(ROLE).register(0, A, T0).lease(1, A, 7, (short) 0, T0, T0 + 30_000)
+                .register(2, B, T0).register(3, C, T0).deregister(4, A).release(5, T0 + 1_000).build();
+        Shares shares = new Shares(8, java.util.Map.of(B, 4, C, 0), java.util.Set.of(B, C));
+        Instant released = Instant.ofEpochMilli(Math.max(T0, state.leaseReleasedAt().orElseThrow()));
+        assertThat(Succession.evaluate(state, B, false, CONFIG, released, shares)).isEqualTo(new Decision.Challenge(0, released));
+        assertThat(Succession.evaluate(state, C, false, CONFIG, released, shares))
+                .isEqualTo(new Decision.Wait(1, released.plus(CONFIG.challengeStagger())));
+    }
+
+    @Test
     void aChallengeInFlightSeenAtSomeInstantIsWaitedForLikeALeaseFirstSeenThen() {
         Instant seen = Instant.ofEpochMilli(T0);
         assertThat(Succession.challengeAfter(seen, 0, CONFIG)).isEqualTo(seen.plus(CONFIG.duration()));

@@ -32,11 +32,8 @@ import java.util.function.UnaryOperator;
  *
  * <h2>Threads and callbacks</h2>
  * No thread per contender: everything runs on the client's {@link CoordinationRuntime}.
- * The passes of its contenders run on the runtime's few pass threads, each when its timer
- * says (the next renewal, the instant to challenge, at most a second away) or at once
- * when the transport reports a committed record of the role (one watcher thread and
- * consumer per transport), so a release or a newer lease is acted on as soon as it is
- * committed. A holder's passes (its renewals) run apart, on the runtime's renewal threads,
+ * Passes run on its few pass threads when their timer says (at most a second away) or at
+ * once when the transport reports a committed record of the role. A holder's passes (its renewals) run apart, on the runtime's renewal threads,
  * and never read the topic there; a renewal blocked longer than
  * {@link RenewalWatch#STUCK_RENEWAL} is reported to the runtime, which runs the next role's
  * renewal beside it: a stuck commit or a slow read holds up no other role's renewal.
@@ -115,6 +112,7 @@ public final class Contender implements AutoCloseable {
     private final PassLoop loop;
     // Where this contender stands; changed only under this, by ContenderState's transitions.
     private volatile ContenderState state = ContenderState.STANDBY;
+    private final Handover handover;
 
     /** A contender whose listener runs on the shared callback threads, one callback at a time. */
     public Contender(CoordinationClient client, Role role, MemberId member, Listener listener) {
@@ -158,8 +156,9 @@ public final class Contender implements AutoCloseable {
                         loop.schedule(Duration.ZERO);
                     }
                 });
+        this.handover = new Handover(client, role, member, () -> state.tenure(), ending, () -> Contender.this.loop.schedule(Duration.ZERO));
         this.loop = new PassLoop(this, client, failures, freshness, ending, holder,
-                new StandbyPass(client, role, member, failures, freshness, holder));
+                new StandbyPass(client, role, member, failures, freshness, holder), handover);
     }
 
     /**
@@ -182,12 +181,10 @@ public final class Contender implements AutoCloseable {
         return listener.bind(new Contender(client, role, member, listener));
     }
 
-    /** The role. */
     public Role role() {
         return role;
     }
 
-    /** The member this contender acts for. */
     public MemberId member() {
         return member;
     }
@@ -242,6 +239,14 @@ public final class Contender implements AutoCloseable {
     public boolean release() {
         Tenure held = state.tenure();
         return held != null && ending.finish(held, LeadershipEndCause.RELEASED, null);
+    }
+
+    /**
+     * Hands the held role to {@code to}, a live standby of it: makes it next in line, then
+     * releases ({@link Handover}); blocks up to about 5 s for {@code to} to show it is alive.
+     */
+    public HandoverResult handOver(MemberId to) {
+        return handover.to(Objects.requireNonNull(to, "to"), true);
     }
 
     /**

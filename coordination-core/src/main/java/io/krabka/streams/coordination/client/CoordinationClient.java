@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.client;
 
+import io.krabka.streams.coordination.Balance;
 import io.krabka.streams.coordination.CoordinationConfigurationException;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.CoordinationTimeoutException;
@@ -65,6 +66,7 @@ public final class CoordinationClient implements AutoCloseable {
     private final BlockingAcquire blockingAcquire;
     private final RoleReports reports;
     private final HeldLeaderships held = new HeldLeaderships();
+    private final Balancer balancer;
     private final AtomicLong suspicious = new AtomicLong();
     // The granted_at of this client's last grant of each role: readers tell leaderships apart by (member, granted_at).
     private final Map<Role, Long> lastGrantedAt = new ConcurrentHashMap<>();
@@ -75,13 +77,7 @@ public final class CoordinationClient implements AutoCloseable {
         this(transport, LeaseConfig.DEFAULTS, CoordinationRuntime.shared());
     }
 
-    /**
-     * A client on the shared runtime's threads with {@code clock} as its wall clock.
-     *
-     * @param transport the cluster operations; the caller closes it after the client
-     * @param config the lease timings
-     * @param clock the wall clock that lease deadlines are written and compared in
-     */
+    /** A client on the shared runtime's threads with {@code clock} as the wall clock leases are written in; the caller closes {@code transport} after it. */
     public CoordinationClient(CoordinationTransport transport, LeaseConfig config, InstantSource clock) {
         this(transport, config, clock, SendBatching.DEFAULTS);
     }
@@ -92,26 +88,12 @@ public final class CoordinationClient implements AutoCloseable {
         this(transport, config, CoordinationRuntime.shared().withClock(Objects.requireNonNull(clock, "clock")), sendBatching);
     }
 
-    /**
-     * A client whose contenders, leaderships and pipelines run on {@code runtime}: its
-     * wall clock, ticker, timer and executors. The caller closes the runtime after the client.
-     *
-     * @param transport the cluster operations; the caller closes it after the client
-     * @param config the lease timings
-     * @param runtime time and threads
-     */
+    /** A client whose contenders, leaderships and pipelines run on {@code runtime} (its clock, ticker, timer, executors); the caller closes {@code transport} and {@code runtime} after it. */
     public CoordinationClient(CoordinationTransport transport, LeaseConfig config, CoordinationRuntime runtime) {
         this(transport, config, runtime, SendBatching.DEFAULTS);
     }
 
-    /**
-     * A client whose contenders, leaderships and pipelines run on {@code runtime}.
-     *
-     * @param transport the cluster operations; the caller closes it after the client
-     * @param config the lease timings
-     * @param runtime time and threads; the caller closes it after the client
-     * @param sendBatching how {@link Leadership#send} groups sends into transactions
-     */
+    /** As {@link #CoordinationClient(CoordinationTransport, LeaseConfig, CoordinationRuntime)}; {@code sendBatching}: how {@link Leadership#send} groups sends. */
     public CoordinationClient(CoordinationTransport transport, LeaseConfig config, CoordinationRuntime runtime,
             SendBatching sendBatching) {
         this.transport = Objects.requireNonNull(transport, "transport");
@@ -120,6 +102,7 @@ public final class CoordinationClient implements AutoCloseable {
         this.clock = runtime.clock();
         this.sendBatching = Objects.requireNonNull(sendBatching, "sendBatching");
         this.folds = new RoleFolds(transport);
+        this.balancer = new Balancer(this, transport, folds);
         this.registrations = new Registrations(transport, clock);
         this.election = new ElectionPass(this, transport, folds, registrations, held);
         this.blockingAcquire = new BlockingAcquire(runtime, (role, me) -> attempt(role, me, true), folds);
@@ -139,6 +122,26 @@ public final class CoordinationClient implements AutoCloseable {
 
     CoordinationInstrumentation instrumentation() {
         return instrumentation;
+    }
+
+    /**
+     * How this client's contenders share their roles with the other members' ({@link Balance});
+     * set it before contending. {@link Balance#NONE} by default.
+     *
+     * @return this client
+     */
+    public CoordinationClient balance(Balance balance) {
+        balancer.balance(Objects.requireNonNull(balance, "balance"));
+        return this;
+    }
+
+    /** How the roles {@code member} contends for through this client are shared out, as its own reads show them. */
+    public RoleShare share(MemberId member) {
+        return balancer.share(member);
+    }
+
+    Balancer balancer() {
+        return balancer;
     }
 
     /** How {@link Leadership#send} groups sends into transactions. */
@@ -296,12 +299,7 @@ public final class CoordinationClient implements AutoCloseable {
         return folds.refresh(role, maxWait);
     }
 
-    /**
-     * Whether a read of {@code role} now could find nothing that a watcher of the role
-     * registered before this client's last read of it was not (or will not soon be) woken
-     * for: the transport vouches that it tells every record committed since. A contender
-     * then skips its fallback read instead of queueing for the member's one consumer.
-     */
+    /** Whether a read of {@code role} now could find nothing its watchers were not told of: see {@link RoleFolds#quietSinceRead}. */
     boolean quietSinceRead(Role role) {
         return folds.quietSinceRead(role);
     }

@@ -8,6 +8,7 @@ import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.succession.Decision;
 import io.krabka.streams.coordination.succession.RoleState;
+import io.krabka.streams.coordination.succession.Shares;
 import io.krabka.streams.coordination.succession.Succession;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RoleEpoch;
@@ -93,12 +94,13 @@ final class ElectionPass {
             state = Registrations.withPending(state, me, registered);
         }
         state = leaseBounds.bounded(role, state);
-        Decision decision = Succession.evaluate(state, me, false, config, clock.instant());
+        Shares shares = client.balancer().spreadShares();
+        Decision decision = Succession.evaluate(state, me, false, config, clock.instant(), shares);
         if (decision instanceof Decision.Challenge due) {
             decision = challengeCheck.unlessAlreadyChallenged(role, me, state, due);
         }
         if (decision instanceof Decision.Challenge) {
-            return new CoordinationClient.Attempt(challenge(role, me, state, confirm), decision);
+            return new CoordinationClient.Attempt(challenge(role, me, state, confirm, shares), decision);
         }
         if (decision instanceof Decision.Wait next && next.rank() == 0) {
             // Next in line: build and connect the role's producer now, not at the challenge.
@@ -107,10 +109,10 @@ final class ElectionPass {
         return new CoordinationClient.Attempt(null, decision);
     }
 
-    private Leadership challenge(Role role, MemberId me, RoleState state, boolean confirm) {
+    private Leadership challenge(Role role, MemberId me, RoleState state, boolean confirm, Shares shares) {
         AtomicLong term = new AtomicLong(-1);
         return client.instrumentation().around(CoordinationInstrumentation.Operation.GRANT, role, me, term::get, 0, () -> {
-            Leadership won = challengeNow(role, me, state, confirm);
+            Leadership won = challengeNow(role, me, state, confirm, shares);
             if (won != null) {
                 term.set(won.term());
             }
@@ -118,7 +120,7 @@ final class ElectionPass {
         });
     }
 
-    private Leadership challengeNow(Role role, MemberId me, RoleState state, boolean confirm) {
+    private Leadership challengeNow(Role role, MemberId me, RoleState state, boolean confirm, Shares shares) {
         // Recorded before InitProducerId: a challenge that fails after it still moved the epoch.
         challengeCheck.challenging(role, state);
         RoleEpoch epoch = transport.initEpoch(role);
@@ -133,7 +135,7 @@ final class ElectionPass {
                 log.warn("{} was granted role {} with term {}, but the leadership ended at once ({})", me, role,
                         leadership.term(), leadership.state());
             }
-            registrations.prune(role, me, state);
+            registrations.prune(role, me, state, Succession.dueBefore(state, me, config, shares));
             return leadership;
         } catch (FencedException lostTheRace) {
             if (lostTheRace.endCause() == LeadershipEndCause.FENCED) {

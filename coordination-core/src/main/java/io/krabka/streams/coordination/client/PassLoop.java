@@ -39,6 +39,7 @@ final class PassLoop {
     private final TenureEnd ending;
     private final HolderPass holder;
     private final StandbyPass standby;
+    private final Handover handover;
     // Guarded by the contender: whether start() ran, the next pass's timer, whether a pass
     // runs now and whether news came during it, and the news subscription.
     private volatile boolean started;
@@ -50,7 +51,7 @@ final class PassLoop {
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
 
     PassLoop(Contender contender, CoordinationClient client, FailureReport failures, ReadFreshness freshness, TenureEnd ending,
-            HolderPass holder, StandbyPass standby) {
+            HolderPass holder, StandbyPass standby, Handover handover) {
         this.contender = contender;
         this.client = client;
         this.runtime = client.runtime();
@@ -61,6 +62,7 @@ final class PassLoop {
         this.ending = ending;
         this.holder = holder;
         this.standby = standby;
+        this.handover = handover;
     }
 
     /** Whether {@link #start()} ran. */
@@ -75,6 +77,7 @@ final class PassLoop {
                 throw new IllegalStateException("the contender for role " + role + " was already started");
             }
             started = true;
+            client.balancer().enlist(contender);
             try {
                 news = client.watch(role, this::wake);
                 freshness.watching(news != null);
@@ -235,7 +238,7 @@ final class PassLoop {
         ContenderState now = contender.state();
         Tenure held = now.tenure();
         if (held != null) {
-            return held.finished.get() ? Contender.MIN_WAIT : holder.hold(held, readInline);
+            return held.finished.get() || handover.runAsked() ? Contender.MIN_WAIT : holder.hold(held, readInline);
         }
         if (now instanceof ContenderState.Paused paused) {
             long nowNanos = runtime.nanoTime();
@@ -259,6 +262,7 @@ final class PassLoop {
             leave();
         } finally {
             releasePassThread();
+            client.balancer().delist(contender);
             contender.transition(now -> new ContenderState.Stopped());
             stopped.complete(null);
         }
@@ -268,8 +272,12 @@ final class PassLoop {
     private void leave() {
         Tenure held = contender.state().tenure();
         if (held != null) {
-            // Releasing leaves the roster too; a leadership that had already ended does not.
-            ending.finish(held, LeadershipEndCause.RELEASED, null);
+            // Under spread, a drain: to the live standby with the fewest roles, made next in line.
+            MemberId to = client.balancer().drainTarget(role, member);
+            if (to == null || handover.release(held, to) != HandoverResult.HANDED_OVER) {
+                // Releasing leaves the roster too; a leadership that had already ended does not.
+                ending.finish(held, LeadershipEndCause.RELEASED, null);
+            }
         }
         CoordinationException problem = failures.problem();
         if (problem instanceof CoordinationTimeoutException || problem instanceof CoordinationConfigurationException) {

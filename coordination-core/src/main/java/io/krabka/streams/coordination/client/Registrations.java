@@ -78,21 +78,15 @@ final class Registrations {
 
     /**
      * Removes from the roster the members that should have taken the role before
-     * {@code me} and did not: the previous holder and every standby ranked ahead. A
-     * dead registration would otherwise add a stagger to every later failover. A member
-     * pruned while merely slow sees itself missing and registers again, at the tail.
+     * {@code me} and did not: the previous holder and every standby due before it
+     * ({@link io.krabka.streams.coordination.succession.Succession#dueBefore}). A dead
+     * registration would otherwise add a stagger to every later failover. A member pruned
+     * while merely slow sees itself missing and registers again, at the tail.
      */
-    void prune(Role role, MemberId me, RoleState state) {
+    void prune(Role role, MemberId me, RoleState state, List<MemberId> dueBefore) {
         List<MemberId> silent = new ArrayList<>();
         state.lease().map(LeaseState::member).filter(holder -> !holder.equals(me)).ifPresent(silent::add);
-        for (RosterEntry entry : state.roster()) {
-            if (entry.member().equals(me)) {
-                break;
-            }
-            if (!silent.contains(entry.member())) {
-                silent.add(entry.member());
-            }
-        }
+        dueBefore.stream().filter(member -> !silent.contains(member)).forEach(silent::add);
         for (MemberId member : silent) {
             try {
                 transport.deregister(role, member);

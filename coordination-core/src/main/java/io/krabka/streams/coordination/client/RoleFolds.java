@@ -55,6 +55,9 @@ final class RoleFolds {
     /** How many roles' describe folds are kept; a role described again after eviction is read from the start. */
     static final int MAX_DESCRIBED_FOLDS = 4_096;
     private final AtomicLong malformed = new AtomicLong();
+    // The newest state of each contender's fold, readable without the folds' locks: what a
+    // member's shares of its roles are counted from.
+    private final Map<Role, RoleState> latest = new ConcurrentHashMap<>();
 
     RoleFolds(CoordinationTransport transport) {
         this.transport = transport;
@@ -83,8 +86,15 @@ final class RoleFolds {
         }
         RoleRecords read = transport.read(role, from, maxWait);
         synchronized (view) {
-            return fold(role, view, read);
+            RoleState state = fold(role, view, read);
+            latest.put(role, state);
+            return state;
         }
+    }
+
+    /** The newest state each contender's fold reached, without reading. */
+    Map<Role, RoleState> latestStates() {
+        return Collections.unmodifiableMap(latest);
     }
 
     /**

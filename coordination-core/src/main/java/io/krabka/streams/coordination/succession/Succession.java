@@ -2,10 +2,15 @@ package io.krabka.streams.coordination.succession;
 
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Objects;
 import java.util.OptionalInt;
+import org.apache.kafka.common.utils.Utils;
 
 /**
  * The succession rules: pure functions of a role's state, a member, the lease timings
@@ -26,6 +31,12 @@ import java.util.OptionalInt;
  *   <li>A release ends the lease when its holder leaves the roster: the holder's
  *       registration tombstone after its newest lease, a plain append that readers see
  *       before the lease tombstone's transaction completes ({@link RoleStateBuilder}).</li>
+ *   <li>Under {@link io.krabka.streams.coordination.Balance#SPREAD}, a lease that runs out
+ *       (a crash) is taken in the spread order instead: standbys below their share first,
+ *       then those at or above it, each group in an order hashed from the role and the
+ *       member (so one crash's roles fall to different members), one stagger apart, and
+ *       never more than one stagger later than the roster rank would say. A release keeps
+ *       the roster order: that is what a handover arranges.</li>
  *   <li>The anchor always comes from the role state, never from {@code now}: an anchor
  *       of "now plus n staggers" would move on every evaluation, and a standby of rank
  *       1 or more would wait forever while rank 0 is dead.</li>
@@ -48,6 +59,17 @@ public final class Succession {
      * @param now the instant to decide at
      */
     public static Decision evaluate(RoleState state, MemberId me, boolean holding, LeaseConfig config, Instant now) {
+        return evaluate(state, me, holding, config, now, null);
+    }
+
+    /**
+     * Decides as {@link #evaluate(RoleState, MemberId, boolean, LeaseConfig, Instant)}, a
+     * standby after a lease that runs out in the spread order of {@code shares}.
+     *
+     * @param shares how the roles {@code me} reads are shared out; null for the roster order alone
+     */
+    public static Decision evaluate(RoleState state, MemberId me, boolean holding, LeaseConfig config, Instant now,
+            Shares shares) {
         Objects.requireNonNull(state, "state");
         Objects.requireNonNull(me, "me");
         Objects.requireNonNull(config, "config");
@@ -59,10 +81,74 @@ public final class Succession {
         if (rank.isEmpty()) {
             return new Decision.Register();
         }
-        Instant challengeAt = anchor(state, me).plus(stagger(rank.getAsInt(), config));
+        int place = rank.getAsInt();
+        Duration wait = stagger(place, config);
+        if (spreads(state, shares)) {
+            place = spreadOrder(state, me, shares).indexOf(me);
+            wait = spreadWait(place, rank.getAsInt(), config);
+        }
+        Instant challengeAt = anchor(state, me).plus(wait);
         return now.isBefore(challengeAt)
-                ? new Decision.Wait(rank.getAsInt(), challengeAt)
-                : new Decision.Challenge(rank.getAsInt(), challengeAt);
+                ? new Decision.Wait(place, challengeAt)
+                : new Decision.Challenge(place, challengeAt);
+    }
+
+    /**
+     * The standbys that were due to challenge before {@code me} and did not, when
+     * {@code me} won the role: the roster ranks ahead of it, or under the spread order the
+     * standbys whose turn came strictly earlier. A winner removes them as silent.
+     */
+    public static List<MemberId> dueBefore(RoleState state, MemberId me, LeaseConfig config, Shares shares) {
+        List<MemberId> ahead = new ArrayList<>();
+        List<MemberId> standbys = standbys(state, me);
+        if (!spreads(state, shares)) {
+            for (MemberId standby : standbys) {
+                if (standby.equals(me)) {
+                    break;
+                }
+                ahead.add(standby);
+            }
+            return ahead;
+        }
+        List<MemberId> order = spreadOrder(state, me, shares);
+        Duration mine = spreadWait(order.indexOf(me), standbys.indexOf(me), config);
+        for (MemberId standby : order) {
+            if (!standby.equals(me) && spreadWait(order.indexOf(standby), standbys.indexOf(standby), config).compareTo(mine) < 0) {
+                ahead.add(standby);
+            }
+        }
+        return ahead;
+    }
+
+    private static boolean spreads(RoleState state, Shares shares) {
+        return shares != null && state.lease().isPresent();
+    }
+
+    /** A place in the spread order waits its stagger, but at most one stagger more than its roster rank. */
+    private static Duration spreadWait(int place, int rank, LeaseConfig config) {
+        Duration byRank = stagger(rank, config).plus(config.challengeStagger());
+        Duration byPlace = stagger(place, config);
+        return byPlace.compareTo(byRank) <= 0 ? byPlace : byRank;
+    }
+
+    /** The standbys in roster order: every registered member but the one the lease names (unless that is {@code me}). */
+    private static List<MemberId> standbys(RoleState state, MemberId me) {
+        MemberId holder = state.lease().map(LeaseState::member).filter(h -> !h.equals(me)).orElse(null);
+        return state.roster().stream().map(RosterEntry::member).filter(m -> !m.equals(holder)).toList();
+    }
+
+    /**
+     * The standbys below their share first, then those at or above it, each group ordered
+     * by a hash of the role and the member: every reader with the same shares computes the
+     * same order, and the roles of one crashed member fall to different standbys.
+     */
+    static List<MemberId> spreadOrder(RoleState state, MemberId me, Shares shares) {
+        List<MemberId> order = new ArrayList<>(standbys(state, me));
+        String role = state.role().name();
+        order.sort(Comparator.<MemberId>comparingInt(m -> shares.full(m) ? 1 : 0)
+                .thenComparingInt(m -> Utils.toPositive(Utils.murmur2((role + "\n" + m.value()).getBytes(StandardCharsets.UTF_8))))
+                .thenComparing(MemberId::value));
+        return order;
     }
 
     private static Decision evaluateHolder(RoleState state, MemberId me, LeaseConfig config, Instant now) {

@@ -1,0 +1,285 @@
+package io.krabka.streams.coordination.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.krabka.streams.coordination.Balance;
+import io.krabka.streams.coordination.LeadershipEndCause;
+import io.krabka.streams.coordination.LeaseConfig;
+import io.krabka.streams.coordination.ManualClock;
+import io.krabka.streams.coordination.ManualRuntime;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.memory.InMemoryCluster;
+import io.krabka.streams.coordination.memory.InMemoryCoordinationTransport;
+import io.krabka.streams.coordination.transport.TopicSpec;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BooleanSupplier;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link Balance#SPREAD} on whole members, started as an application starts them, on one
+ * {@link ManualRuntime} (as {@link MemberSimulationTest} runs them): joins, a crash, a
+ * restart, a targeted handover and a member on {@link Balance#NONE} in the roster.
+ *
+ * <p>Checked after every tick: never two running members believing they hold one role;
+ * while the members are steady (no crash being recovered from), no role is without a
+ * holder for longer than {@link #HANDOVER_GAP}: a move is a graceful handover, never a
+ * lease.
+ */
+class SpreadSimulationTest {
+
+    private static final LeaseConfig CONFIG = new LeaseConfig(Duration.ofSeconds(2), Duration.ofMillis(500),
+            Duration.ofMillis(500));
+    private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withPartitions(3);
+    private static final List<Role> ROLES = IntStream.range(0, 12).mapToObj(i -> Role.of("role-" + i)).toList();
+    private static final Duration TICK = Duration.ofMillis(50);
+    /** A move's gap: the release, the target's wake-up and its InitProducerId, on simulated time; less than a stagger. */
+    private static final Duration HANDOVER_GAP = Duration.ofMillis(400);
+    /**
+     * Once the members are steady: the settle (two renew intervals, 1 s), then one move
+     * after another per holder, each a probe and a handover of a few ticks (eight moves
+     * took 2.65 s in all when this was written).
+     */
+    private static final Duration CONVERGE_WITHIN = Duration.ofSeconds(6);
+
+    private final ManualRuntime runtime = ManualRuntime.builder().clock(new ManualClock(Instant.ofEpochMilli(1_700_000_000_000L)))
+            .build();
+    private final InMemoryCluster cluster = new InMemoryCluster(runtime).operationTimeout(Duration.ofSeconds(2));
+    private final Map<String, Member> members = new LinkedHashMap<>();
+    private final List<String> violations = new CopyOnWriteArrayList<>();
+    private final List<String> ends = new CopyOnWriteArrayList<>();
+    private final Map<Role, Long> leaderlessSince = new HashMap<>();
+    /** Whether a leaderless role is a violation past {@link #HANDOVER_GAP} now (not while a crash is recovered from). */
+    private boolean steady = true;
+
+    @AfterEach
+    void close() {
+        runtime.close();
+    }
+
+    @Test
+    void membersThatJoinOneAfterAnotherConvergeToAnEvenShareByHandoversAlone() {
+        start("a", Balance.SPREAD);
+        runUntil(() -> held("a") == ROLES.size(), Duration.ofSeconds(10));
+        start("b", Balance.SPREAD);
+        start("c", Balance.SPREAD);
+        long joined = runtime.nanoTime();
+        Duration took = runUntil(this::even, CONVERGE_WITHIN);
+        assertThat(shares()).as("after %s", took).allSatisfy((member, held) -> assertThat(held).isBetween(3, 5));
+        // Moves: a gives eight roles; allow a few more for concurrent holders overshooting.
+        long moves = members.values().stream().mapToLong(m -> m.client.share(MemberId.of(m.id)).movesOut()).sum();
+        assertThat(moves).as("moves after the joins").isBetween(7L, 12L);
+        assertThat(ends).as("every end while spreading is a release").allMatch(end -> end.contains(" RELEASED"));
+        // And they stay there: no move in three leases more.
+        runFor(CONFIG.duration().multipliedBy(3));
+        long later = members.values().stream().mapToLong(m -> m.client.share(MemberId.of(m.id)).movesOut()).sum();
+        assertThat(later).as("moves once even").isEqualTo(moves);
+        assertThat(violations).isEmpty();
+        assertThat(runtime.nanoTime() - joined).isPositive();
+    }
+
+    @Test
+    void aCrashedMembersRolesSpreadOverTheOthersAndItGetsItsShareBackByHandoversAfterItRestarts() {
+        start("a", Balance.SPREAD);
+        start("b", Balance.SPREAD);
+        start("c", Balance.SPREAD);
+        runUntil(this::even, Duration.ofSeconds(30));
+        int orphans = held("c");
+        steady = false;
+        members.get("c").runtime.freeze();
+        members.get("c").crashed = true;
+        // Each orphaned role is taken within a lease and a stagger, or one more (a full standby waits one later).
+        Duration failover = CONFIG.duration().plus(CONFIG.challengeStagger().multipliedBy(2)).plus(TICK.multipliedBy(4));
+        runUntil(() -> held("a") + held("b") == ROLES.size(), failover);
+        assertThat(orphans).isPositive();
+        runUntil(this::even, CONVERGE_WITHIN);
+        assertThat(shares()).containsOnlyKeys("a", "b").allSatisfy((member, held) -> assertThat(held).isBetween(5, 7));
+
+        steady = true;
+        ends.clear();
+        start("c2", Balance.SPREAD);
+        runUntil(this::even, CONVERGE_WITHIN);
+        assertThat(held("c2")).isBetween(3, 5);
+        assertThat(ends).as("the restarted member got its share by handovers only").allMatch(end -> end.contains(" RELEASED"));
+        assertThat(violations).isEmpty();
+    }
+
+    @Test
+    void handOverMovesTheRoleToTheNamedStandbyEvenWhenItIsLastInLine() {
+        start("a", Balance.NONE);
+        runUntil(() -> held("a") == ROLES.size(), Duration.ofSeconds(10));
+        start("b", Balance.NONE);
+        runFor(Duration.ofSeconds(1));
+        start("c", Balance.NONE);
+        runFor(Duration.ofSeconds(1));
+        Role role = ROLES.get(0);
+        Contender holder = members.get("a").contenders.get(role);
+        List<HandoverResult> result = new ArrayList<>();
+        members.get("a").runtime.workers().execute(() -> result.add(holder.handOver(MemberId.of("c"))));
+        runUntil(() -> !result.isEmpty(), Duration.ofSeconds(6));
+        assertThat(result).containsExactly(HandoverResult.HANDED_OVER);
+        runUntil(() -> members.get("c").contenders.get(role).leadership().isPresent(), HANDOVER_GAP);
+        assertThat(members.get("b").contenders.get(role).leadership()).isEmpty();
+        // b, moved behind c, registered again: it is still in line for the role.
+        runFor(Duration.ofSeconds(1));
+        assertThat(new CoordinationClient(cluster.transport(TOPIC), CONFIG, runtime).observe(role, Duration.ZERO).roster())
+                .extracting(ranked -> ranked.member().value()).contains("b", "c", "a");
+        // Not a standby: answered at once, the role stays.
+        List<HandoverResult> refused = new ArrayList<>();
+        members.get("c").runtime.workers().execute(() -> refused.add(members.get("c").contenders.get(role)
+                .handOver(MemberId.of("nobody"))));
+        runUntil(() -> !refused.isEmpty(), Duration.ofSeconds(1));
+        assertThat(refused).containsExactly(HandoverResult.NOT_A_STANDBY);
+        assertThat(members.get("c").contenders.get(role).leadership()).isPresent();
+        assertThat(violations).isEmpty();
+    }
+
+    /**
+     * A member on NONE (or an older version) reads every move as a release and a grant,
+     * takes what is handed to it, and never gives a role away: the spread members even
+     * out between themselves and hand it roles while it holds two fewer than the giver.
+     */
+    @Test
+    void aMemberOnNoneInTheRosterTakesHandoversAndTheSpreadMembersEvenOutAroundIt() {
+        start("a", Balance.SPREAD);
+        runUntil(() -> held("a") == ROLES.size(), Duration.ofSeconds(10));
+        start("old", Balance.NONE);
+        start("b", Balance.SPREAD);
+        runUntil(() -> held("old") > 0 && Math.abs(held("a") - held("b")) <= 1 && held("a") < ROLES.size() / 2,
+                CONVERGE_WITHIN);
+        runFor(CONFIG.duration().multipliedBy(2));
+        assertThat(held("a") + held("b") + held("old")).isEqualTo(ROLES.size());
+        assertThat(Math.abs(held("a") - held("b"))).as("%s", shares()).isLessThanOrEqualTo(1);
+        assertThat(held("old")).as("%s", shares()).isLessThanOrEqualTo(held("a") + held("b"));
+        assertThat(ends).allMatch(end -> end.contains(" RELEASED"));
+        assertThat(violations).isEmpty();
+    }
+
+    @Test
+    void aDrainHandsEachRoleToAMemberThatStays() {
+        start("a", Balance.SPREAD);
+        start("b", Balance.SPREAD);
+        start("c", Balance.SPREAD);
+        runUntil(this::even, Duration.ofSeconds(30));
+        Member leaving = members.get("a");
+        int had = held("a");
+        leaving.runtime.workers().execute(() -> leaving.contenders.values().forEach(Contender::stop));
+        runUntil(() -> leaving.contenders.values().stream().noneMatch(Contender::isRunning), Duration.ofSeconds(5));
+        leaving.stopped = true;
+        runUntil(() -> held("b") + held("c") == ROLES.size(), HANDOVER_GAP.multipliedBy(4));
+        assertThat(had).isPositive();
+        assertThat(Math.abs(held("b") - held("c"))).as("the drained roles went to both: %s", shares()).isLessThanOrEqualTo(2);
+        assertThat(violations).isEmpty();
+    }
+
+    private boolean even() {
+        Map<String, Integer> shares = shares();
+        int total = shares.values().stream().mapToInt(Integer::intValue).sum();
+        if (total != ROLES.size()) {
+            return false;
+        }
+        int min = shares.values().stream().mapToInt(Integer::intValue).min().orElse(0);
+        int max = shares.values().stream().mapToInt(Integer::intValue).max().orElse(0);
+        return max - min <= 1;
+    }
+
+    /** Per running member, how many roles it believes it holds. */
+    private Map<String, Integer> shares() {
+        Map<String, Integer> shares = new LinkedHashMap<>();
+        members.values().stream().filter(Member::running).forEach(m -> shares.put(m.id, held(m.id)));
+        return shares;
+    }
+
+    private int held(String member) {
+        Member m = members.get(member);
+        return (int) m.contenders.values().stream().filter(c -> c.leadership().isPresent()).count();
+    }
+
+    private Duration runUntil(BooleanSupplier condition, Duration within) {
+        long start = runtime.nanoTime();
+        while (!condition.getAsBoolean()) {
+            assertThat(Duration.ofNanos(runtime.nanoTime() - start)).as("waiting; shares %s, ends %s", shares(), ends)
+                    .isLessThanOrEqualTo(within);
+            tick();
+        }
+        return Duration.ofNanos(runtime.nanoTime() - start);
+    }
+
+    private void runFor(Duration duration) {
+        long until = runtime.nanoTime() + duration.toNanos();
+        while (runtime.nanoTime() < until) {
+            tick();
+        }
+    }
+
+    private void tick() {
+        runtime.advance(TICK);
+        for (Role role : ROLES) {
+            List<String> holding = members.values().stream().filter(Member::running)
+                    .filter(m -> m.contenders.get(role).leadership().isPresent()).map(m -> m.id).toList();
+            if (holding.size() > 1) {
+                violations.add("+" + runtime.elapsed() + " " + holding + " each believe they hold " + role);
+            }
+            if (!holding.isEmpty()) {
+                Long since = leaderlessSince.remove(role);
+                if (since != null && steady && runtime.nanoTime() - since > HANDOVER_GAP.toNanos()) {
+                    violations.add("+" + runtime.elapsed() + " " + role + " had no holder for "
+                            + Duration.ofNanos(runtime.nanoTime() - since));
+                }
+            } else if (members.values().stream().anyMatch(m -> m.running() && m.everHeld)) {
+                leaderlessSince.putIfAbsent(role, runtime.nanoTime());
+            }
+        }
+        if (!violations.isEmpty()) {
+            throw new AssertionError(violations + "; ends " + ends);
+        }
+    }
+
+    private void start(String id, Balance balance) {
+        Member member = new Member(id, balance);
+        members.put(id, member);
+        member.contenders.values().forEach(Contender::start);
+    }
+
+    private final class Member {
+        final String id;
+        final MemberRuntime runtime = new MemberRuntime(SpreadSimulationTest.this.runtime);
+        final InMemoryCoordinationTransport transport = cluster.transport(TOPIC);
+        final CoordinationClient client;
+        final Map<Role, Contender> contenders = new LinkedHashMap<>();
+        boolean crashed;
+        boolean stopped;
+        volatile boolean everHeld;
+
+        Member(String id, Balance balance) {
+            this.id = id;
+            this.client = new CoordinationClient(transport, CONFIG, runtime).balance(balance);
+            for (Role role : ROLES) {
+                contenders.put(role, new Contender(client, role, MemberId.of(id), new Contender.Listener() {
+                    @Override
+                    public void granted(Leadership leadership) {
+                        everHeld = true;
+                    }
+
+                    @Override
+                    public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
+                        ends.add("+" + SpreadSimulationTest.this.runtime.elapsed() + " " + id + " " + role + " " + cause);
+                    }
+                }));
+            }
+        }
+
+        boolean running() {
+            return !crashed && !stopped && !runtime.frozen;
+        }
+    }
+}

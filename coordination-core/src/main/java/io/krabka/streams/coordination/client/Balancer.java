@@ -1,0 +1,319 @@
+package io.krabka.streams.coordination.client;
+
+import io.krabka.streams.coordination.Balance;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
+import io.krabka.streams.coordination.succession.LeaseState;
+import io.krabka.streams.coordination.succession.RoleState;
+import io.krabka.streams.coordination.succession.RosterEntry;
+import io.krabka.streams.coordination.succession.Shares;
+import io.krabka.streams.coordination.transport.CoordinationTransport;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@link Balance#SPREAD} side of a client: counts how the roles its contenders read
+ * are shared out ({@link Shares}, from the folds they already keep), and once the set of
+ * live members has been steady for {@link #settle()}, hands one role at a time from a
+ * member that holds two or more above a live standby of the role to that standby. The
+ * two-role gap is the hysteresis: a move never leaves the two further apart than before,
+ * so moves stop once every member is within one of the others, and one member arriving
+ * or leaving costs about as many moves as the roles that must change hands.
+ */
+final class Balancer {
+
+    // The client's logger: operators filter and tests count its lines by that name.
+    private static final Logger log = LoggerFactory.getLogger(CoordinationClient.class);
+
+    /** How often a member looks for a move. */
+    static final Duration TICK = Duration.ofSeconds(1);
+    /** How soon it looks again after a move: whether it landed, and the next one. */
+    static final Duration AFTER_MOVE = Duration.ofMillis(100);
+
+    private final CoordinationClient client;
+    private final CoordinationTransport transport;
+    private final RoleFolds folds;
+    private final CoordinationRuntime runtime;
+    private final Map<Role, Contender> contenders = new ConcurrentHashMap<>();
+    // Members a handover found silent, with the wall-clock instant: out until they register after it.
+    private final Map<MemberId, Long> silentSince = new ConcurrentHashMap<>();
+    // Roles given to each member while draining, so a stop spreads them rather than giving all to one.
+    private final Map<MemberId, Integer> drained = new ConcurrentHashMap<>();
+    private final AtomicLong movesOut = new AtomicLong();
+    // What the balancer's own reads of the roles found: a holder's fold reads nothing
+    // between its renewals, so it would not see a standby arrive.
+    private final Map<Role, RoleState> viewed = new ConcurrentHashMap<>();
+    private volatile Balance balance = Balance.NONE;
+    // Guarded by this.
+    private Set<MemberId> lastLive = Set.of();
+    private long steadySinceNanos;
+    private Move inFlight;
+    private CoordinationRuntime.Scheduled tick;
+    private Duration nextTick = TICK;
+
+    private record Move(Contender contender, MemberId to, long startedNanos) {
+    }
+
+    Balancer(CoordinationClient client, CoordinationTransport transport, RoleFolds folds) {
+        this.client = client;
+        this.transport = transport;
+        this.folds = folds;
+        this.runtime = client.runtime();
+    }
+
+    void balance(Balance balance) {
+        this.balance = balance;
+        schedule();
+    }
+
+    Balance balance() {
+        return balance;
+    }
+
+    /** How long the live members must stay the same before a member moves a role: two renew intervals. */
+    Duration settle() {
+        return client.config().renewInterval().multipliedBy(2);
+    }
+
+    RoleShare share(MemberId member) {
+        Shares shares = shares();
+        return new RoleShare(balance, shares.roles(), shares.held(member), shares.fairShare(), shares.live().size(),
+                movesOut.get());
+    }
+
+    /** Removes {@code member}'s registration for {@code role}: a handover puts its target first this way. */
+    void evict(Role role, MemberId member) {
+        transport.deregister(role, member);
+    }
+
+    void enlist(Contender contender) {
+        contenders.put(contender.role(), contender);
+        drained.clear();
+        schedule();
+    }
+
+    void delist(Contender contender) {
+        contenders.remove(contender.role(), contender);
+    }
+
+    /** A handover found {@code member} silent: not counted live until it registers again. */
+    void silent(MemberId member) {
+        silentSince.put(member, client.clock().millis());
+    }
+
+    /** The shares the spread order decides on, or null under {@link Balance#NONE}. */
+    Shares spreadShares() {
+        return balance == Balance.SPREAD ? shares() : null;
+    }
+
+    /** How the roles of this client's contenders are shared out, as its folds show them now. */
+    Shares shares() {
+        long now = client.clock().millis();
+        Map<Role, RoleState> states = states();
+        Map<MemberId, Integer> held = new HashMap<>();
+        Set<MemberId> running = new HashSet<>();
+        Set<MemberId> ranOut = new HashSet<>();
+        Map<MemberId, Long> registeredAt = new HashMap<>();
+        int roles = 0;
+        for (Map.Entry<Role, RoleState> entry : states.entrySet()) {
+            if (!contenders.isEmpty() && !contenders.containsKey(entry.getKey())) {
+                continue;
+            }
+            roles++;
+            RoleState state = entry.getValue();
+            if (state.lease().isPresent()) {
+                LeaseState lease = state.lease().get();
+                held.merge(lease.member(), 1, Integer::sum);
+                (lease.deadline() >= now ? running : ranOut).add(lease.member());
+            }
+            for (RosterEntry registered : state.roster()) {
+                registeredAt.merge(registered.member(), registered.registeredAt(), Math::max);
+            }
+        }
+        Set<MemberId> live = new HashSet<>(running);
+        contenders.values().forEach(contender -> live.add(contender.member()));
+        for (Map.Entry<MemberId, Long> registered : registeredAt.entrySet()) {
+            MemberId member = registered.getKey();
+            // A member whose leases all ran out crashed; one a handover found silent is out
+            // until it registers again.
+            boolean crashed = ranOut.contains(member) && !running.contains(member);
+            Long silent = silentSince.get(member);
+            if (silent != null && registered.getValue() > silent) {
+                silentSince.remove(member, silent);
+                silent = null;
+            }
+            if (!crashed && silent == null) {
+                live.add(member);
+            }
+        }
+        return new Shares(roles, held, live);
+    }
+
+    /**
+     * The live standby of {@code role} to drain it to when {@code me} stops: the one with
+     * the fewest roles, counting those this stop already gave it; null for none.
+     */
+    MemberId drainTarget(Role role, MemberId me) {
+        if (balance != Balance.SPREAD) {
+            return null;
+        }
+        RoleState state = states().get(role);
+        if (state == null) {
+            return null;
+        }
+        Shares shares = shares();
+        MemberId target = state.roster().stream().map(RosterEntry::member)
+                .filter(m -> !m.equals(me) && shares.live().contains(m))
+                .min(Comparator.<MemberId>comparingInt(m -> shares.held(m) + drained.getOrDefault(m, 0))
+                        .thenComparing(MemberId::value))
+                .orElse(null);
+        if (target != null) {
+            drained.merge(target, 1, Integer::sum);
+        }
+        return target;
+    }
+
+    /** The newest state of each role: the contenders' folds, or the balancer's own read where that is newer. */
+    private Map<Role, RoleState> states() {
+        Map<Role, RoleState> states = new HashMap<>(folds.latestStates());
+        viewed.forEach((role, state) -> states.merge(role, state, (a, b) -> a.nextOffset() >= b.nextOffset() ? a : b));
+        return states;
+    }
+
+    /**
+     * Reads every role of this client's contenders, all partitions in one read, when this
+     * member holds two or more (only then can it have a role to give): what is new since
+     * the last such read.
+     */
+    private void readRoles() {
+        long holding = contenders.values().stream().filter(c -> c.leadership().isPresent()).count();
+        if (holding >= 2) {
+            viewed.putAll(folds.readMany(contenders.keySet().stream().sorted(Comparator.comparing(Role::name)).toList()));
+        }
+    }
+
+    private void schedule() {
+        synchronized (this) {
+            if (tick != null || balance != Balance.SPREAD || contenders.isEmpty()) {
+                return;
+            }
+            tick = runtime.schedule(() -> runtime.workers().execute(this::tick), nextTick);
+        }
+    }
+
+    /** One look for a move; then the next, while any contender of this client runs. */
+    private void tick() {
+        Duration next = TICK;
+        try {
+            if (balance == Balance.SPREAD) {
+                readRoles();
+            }
+            Move move = nextMove();
+            if (move != null || inFlight() != null) {
+                next = AFTER_MOVE;
+            }
+            if (move != null) {
+                HandoverResult result = move.contender().handOver(move.to());
+                if (result == HandoverResult.HANDED_OVER) {
+                    movesOut.incrementAndGet();
+                } else {
+                    synchronized (this) {
+                        inFlight = null;
+                    }
+                }
+            }
+        } catch (RuntimeException e) {
+            log.warn("Balancing the roles of this member failed; it looks again in {}: {}", DurationText.of(TICK), e.toString());
+            synchronized (this) {
+                inFlight = null;
+            }
+        } finally {
+            synchronized (this) {
+                tick = null;
+                nextTick = next;
+            }
+            schedule();
+        }
+    }
+
+    private synchronized Move inFlight() {
+        return inFlight;
+    }
+
+    /** The move to make now, or null: none in flight, the live members steady, and a gap of two. */
+    private Move nextMove() {
+        if (balance != Balance.SPREAD) {
+            return null;
+        }
+        Shares shares = shares();
+        long nowNanos = runtime.nanoTime();
+        synchronized (this) {
+            if (!shares.live().equals(lastLive)) {
+                lastLive = shares.live();
+                steadySinceNanos = nowNanos;
+            }
+            if (inFlight != null && !landed(inFlight, nowNanos)) {
+                return null;
+            }
+            inFlight = null;
+            if (nowNanos - steadySinceNanos < settle().toNanos()) {
+                return null;
+            }
+            List<Contender> holding = contenders.values().stream().filter(c -> c.isRunning() && c.leadership().isPresent())
+                    .sorted(Comparator.comparing(c -> c.role().name())).toList();
+            // Members that hold a lease first: one only registered must first prove it is alive (a probe).
+            Set<MemberId> holdersNow = holdersNow();
+            Move best = null;
+            int widest = 1;
+            boolean bestAlive = false;
+            Map<Role, RoleState> states = states();
+            for (Contender contender : holding) {
+                RoleState state = states.get(contender.role());
+                if (state == null) {
+                    continue;
+                }
+                int mine = shares.held(contender.member());
+                for (RosterEntry standby : state.roster()) {
+                    MemberId to = standby.member();
+                    int gap = mine - shares.held(to);
+                    boolean alive = holdersNow.contains(to);
+                    boolean better = alive != bestAlive ? alive : gap > widest;
+                    if (!to.equals(contender.member()) && shares.live().contains(to) && gap >= 2 && (best == null || better)) {
+                        widest = gap;
+                        bestAlive = alive;
+                        best = new Move(contender, to, nowNanos);
+                    }
+                }
+            }
+            inFlight = best;
+            return best;
+        }
+    }
+
+    /** The members whose lease has not run out: alive without a probe. */
+    private Set<MemberId> holdersNow() {
+        long now = client.clock().millis();
+        Set<MemberId> holders = new HashSet<>();
+        for (RoleState state : states().values()) {
+            state.lease().filter(lease -> lease.deadline() >= now).ifPresent(lease -> holders.add(lease.member()));
+        }
+        return holders;
+    }
+
+    /** Whether the move's role shows another holder now, or has had a lease to get one. */
+    private boolean landed(Move move, long nowNanos) {
+        RoleState state = states().get(move.contender().role());
+        boolean taken = state != null && state.lease().filter(l -> !l.member().equals(move.contender().member())).isPresent();
+        return taken || nowNanos - move.startedNanos() > client.config().duration().toNanos();
+    }
+}

@@ -1,0 +1,162 @@
+package io.krabka.streams.coordination.client;
+
+import io.krabka.streams.coordination.LeadershipEndCause;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
+import io.krabka.streams.coordination.succession.RoleState;
+import io.krabka.streams.coordination.succession.RosterEntry;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A graceful handover of one role to a chosen standby, within the frozen record format.
+ * Ranks are registration offsets, so the holder makes the target next in line before it
+ * releases:
+ * <ol>
+ *   <li>Unless the target is known to be alive, the holder removes the target's
+ *       registration and waits for it to register again. A live member does so within a
+ *       pass (a member missing from a roster always registers again), which proves it
+ *       alive and puts it at the tail; a silent one is left out of the roster.</li>
+ *   <li>It removes the registration of every standby ahead of the target. Each sees
+ *       itself missing and registers again, behind the target: no member is stranded, and
+ *       a member on another balance setting or an older version does the same.</li>
+ *   <li>It releases as usual. Any reader that sees the release sees the removals before
+ *       it (one partition, one order), so the target is rank 0 to every standby and
+ *       challenges at once; the gap is a graceful handover's, not a lease.</li>
+ * </ol>
+ * The release is an ordinary one: the broker's epoch still decides who writes, so a
+ * handover that goes wrong costs a stagger, never a second writer.
+ */
+final class Handover {
+
+    // The contender's logger: operators filter and tests count its lines by that name.
+    private static final Logger log = LoggerFactory.getLogger(Contender.class);
+
+    /** How long the holder waits for the target to register again before it calls it silent. */
+    static final Duration PROBE_TIMEOUT = Duration.ofSeconds(5);
+    private static final Duration PROBE_READ = Duration.ofMillis(200);
+
+    /** How long a handover waits for the holder's pass to release, before it gives up (the role stays). */
+    static final Duration RELEASE_WAIT = Duration.ofSeconds(10);
+
+    private final CoordinationClient client;
+    private final Role role;
+    private final MemberId me;
+    private final Supplier<Tenure> tenure;
+    private final TenureEnd ending;
+    private final Runnable passNow;
+    private final AtomicBoolean underWay = new AtomicBoolean();
+    // The release a handover asks the holder's pass for: it runs there, between renewals,
+    // never beside a transaction of the role (one producer per role, one at a time).
+    private final AtomicReference<Asked> asked = new AtomicReference<>();
+
+    private record Asked(Tenure held, MemberId to, CompletableFuture<HandoverResult> done) {
+    }
+
+    Handover(CoordinationClient client, Role role, MemberId me, Supplier<Tenure> tenure, TenureEnd ending, Runnable passNow) {
+        this.client = client;
+        this.role = role;
+        this.me = me;
+        this.tenure = tenure;
+        this.ending = ending;
+        this.passNow = passNow;
+    }
+
+    /**
+     * Hands the role over to {@code to}, one handover at a time: proves it alive unless
+     * {@code probe} is false, then has the holder's pass put it first and release.
+     */
+    HandoverResult to(MemberId to, boolean probe) {
+        Tenure held = tenure.get();
+        if (held == null || held.finished.get()) {
+            return HandoverResult.NOT_HOLDING;
+        }
+        if (!underWay.compareAndSet(false, true)) {
+            return HandoverResult.BUSY;
+        }
+        try {
+            RoleState state = client.awaitRoleState(role, Duration.ZERO);
+            Optional<RosterEntry> target = state.entryOf(to);
+            if (to.equals(me) || target.isEmpty()) {
+                return HandoverResult.NOT_A_STANDBY;
+            }
+            if (probe && registeredAgain(to, target.get()) == null) {
+                log.info("{} keeps role {}: {} did not register again within {} after its registration was removed, so it "
+                        + "is out of the roster until it does", me, role, to, DurationText.of(PROBE_TIMEOUT));
+                client.balancer().silent(to);
+                return HandoverResult.TARGET_SILENT;
+            }
+            CompletableFuture<HandoverResult> done = new CompletableFuture<>();
+            asked.set(new Asked(held, to, done));
+            passNow.run();
+            try {
+                client.runtime().await(done, RELEASE_WAIT);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            // Not run by now (the member stopped, the role ended): it never will be.
+            done.complete(HandoverResult.NOT_HOLDING);
+            return done.join();
+        } finally {
+            underWay.set(false);
+        }
+    }
+
+    /** Runs the release a handover asked for, on the holder's pass; whether there was one. */
+    boolean runAsked() {
+        Asked ask = asked.getAndSet(null);
+        if (ask == null || ask.done().isDone()) {
+            return false;
+        }
+        ask.done().complete(release(ask.held(), ask.to()));
+        return true;
+    }
+
+    /**
+     * Puts {@code to} first in line and releases (steps 2 and 3 above), on the calling
+     * thread: the holder's pass, or the stop's leave (a drain).
+     */
+    HandoverResult release(Tenure held, MemberId to) {
+        RoleState state = client.awaitRoleState(role, Duration.ZERO);
+        if (state.entryOf(to).isEmpty()) {
+            return HandoverResult.NOT_A_STANDBY;
+        }
+        for (RosterEntry entry : state.roster()) {
+            if (entry.member().equals(to)) {
+                break;
+            }
+            if (!entry.member().equals(me)) {
+                client.balancer().evict(role, entry.member());
+            }
+        }
+        if (!ending.finish(held, LeadershipEndCause.RELEASED, null)) {
+            return HandoverResult.NOT_HOLDING;
+        }
+        log.info("{} handed role {} over to {}", me, role, to);
+        return HandoverResult.HANDED_OVER;
+    }
+
+    /** Removes {@code to}'s registration and waits for a newer one; the state that shows it, or null. */
+    private RoleState registeredAgain(MemberId to, RosterEntry before) {
+        CoordinationRuntime runtime = client.runtime();
+        client.balancer().evict(role, to);
+        long deadline = runtime.nanoTime() + PROBE_TIMEOUT.toNanos();
+        for (;;) {
+            long left = deadline - runtime.nanoTime();
+            if (left <= 0) {
+                return null;
+            }
+            RoleState state = client.awaitRoleState(role, Contender.min(PROBE_READ, Duration.ofNanos(left)));
+            if (state.entryOf(to).filter(entry -> entry.offset() > before.offset()).isPresent()) {
+                return state;
+            }
+        }
+    }
+}

@@ -1,0 +1,43 @@
+package io.krabka.streams.coordination.succession;
+
+import io.krabka.streams.coordination.MemberId;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * How the roles one member reads are shared out, as its own folds show them: what the
+ * {@link io.krabka.streams.coordination.Balance#SPREAD} rules decide on.
+ *
+ * @param roles how many roles the member reads
+ * @param held per member, how many of those roles its newest lease names
+ * @param live the members the reader counts as alive: itself, every member whose lease
+ *     has not run out, every member that registered within the last lease, less those a
+ *     handover found silent
+ */
+public record Shares(int roles, Map<MemberId, Integer> held, Set<MemberId> live) {
+
+    public Shares {
+        held = Map.copyOf(held);
+        live = Set.copyOf(live);
+        if (roles < 0) {
+            throw new IllegalArgumentException("roles must not be negative, but is " + roles);
+        }
+    }
+
+    /** How many of the roles {@code member} holds. */
+    public int held(MemberId member) {
+        return held.getOrDefault(Objects.requireNonNull(member, "member"), 0);
+    }
+
+    /** The most roles one live member holds in an even share: {@code ceil(roles / live)}. */
+    public int fairShare() {
+        int members = Math.max(1, live.size());
+        return (roles + members - 1) / members;
+    }
+
+    /** Whether {@code member} holds its share already: one role more would put it over. */
+    public boolean full(MemberId member) {
+        return held(member) >= fairShare();
+    }
+}
