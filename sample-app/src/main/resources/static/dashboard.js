@@ -45,6 +45,9 @@
 
   function renderRole(report) {
     text('member', report.member);
+    const share = report.share;
+    text('share', share ? share.held + ' of ' + Object.keys(report.roles).length + ' (fair ' + share.fairShare + ', '
+      + share.balance + ', ' + share.moves + ' moves)' : null);
     const role = report.roles[ROLE];
     if (!role) return;
     badge('my-state', role.state, role.state);

@@ -95,6 +95,8 @@ class DashboardIT {
 
             assertThat(text(browser, "member")).isEqualTo(MEMBER);
             assertThat(text(browser, "my-state")).isEqualTo("leader");
+            // Its share: the one role it contends for, held, on the default balance.
+            assertThat(text(browser, "share")).isEqualTo("1 of 1 (fair 1, none, 0 moves)");
             assertThat(text(browser, "current")).isEqualTo("yes");
             String term = text(browser, "term");
             assertThat(term).matches("\\d+");

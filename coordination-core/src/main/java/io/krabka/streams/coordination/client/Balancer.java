@@ -300,6 +300,11 @@ final class Balancer {
         }
     }
 
+    /** Whether {@code member} holds a lease that has not run out, in what this client read: it is alive. */
+    boolean holdsALease(MemberId member) {
+        return holdersNow().contains(member);
+    }
+
     /** The members whose lease has not run out: alive without a probe. */
     private Set<MemberId> holdersNow() {
         long now = client.clock().millis();

@@ -87,7 +87,8 @@ final class Handover {
             if (to.equals(me) || target.isEmpty()) {
                 return HandoverResult.NOT_A_STANDBY;
             }
-            if (probe && registeredAgain(to, target.get()) == null) {
+            // A member whose lease has not run out is alive: no probe.
+            if (probe && !client.balancer().holdsALease(to) && registeredAgain(to, target.get()) == null) {
                 log.info("{} keeps role {}: {} did not register again within {} after its registration was removed, so it "
                         + "is out of the roster until it does", me, role, to, DurationText.of(PROBE_TIMEOUT));
                 client.balancer().silent(to);

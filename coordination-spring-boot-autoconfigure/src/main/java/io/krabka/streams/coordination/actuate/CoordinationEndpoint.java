@@ -6,6 +6,7 @@ import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.client.LeadershipStatus;
+import io.krabka.streams.coordination.client.RoleShare;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import java.time.Duration;
 import java.time.Instant;
@@ -127,7 +128,7 @@ public class CoordinationEndpoint implements DisposableBean {
             reports.put(role.name(), status != null ? report(role, status, details)
                     : withoutCluster(role, problem != null ? problem : "the cluster did not describe the role", details));
         }
-        return new CoordinationReport(loop.member().value(), reports);
+        return new CoordinationReport(loop.member().value(), ShareReport.of(loop.share()), reports);
     }
 
     /**
@@ -298,8 +299,29 @@ public class CoordinationEndpoint implements DisposableBean {
                 null);
     }
 
-    /** The whole report. */
-    public record CoordinationReport(String member, Map<String, RoleReport> roles) {
+    /**
+     * The whole report.
+     *
+     * @param share how this member's roles are shared out with the other members'
+     */
+    public record CoordinationReport(String member, ShareReport share, Map<String, RoleReport> roles) {
+    }
+
+    /**
+     * This member's share of its roles, as its own reads show them.
+     *
+     * @param balance none or spread
+     * @param held how many of its roles it holds
+     * @param fairShare the most one live member holds in an even share
+     * @param liveMembers how many members it counts as alive among those contending for its roles
+     * @param moves how many roles it handed over on its own to even out the shares
+     */
+    public record ShareReport(String balance, int held, int fairShare, int liveMembers, long moves) {
+
+        static ShareReport of(RoleShare share) {
+            return new ShareReport(share.balance().name().toLowerCase(Locale.ROOT), share.held(), share.fairShare(),
+                    share.liveMembers(), share.movesOut());
+        }
     }
 
     /**

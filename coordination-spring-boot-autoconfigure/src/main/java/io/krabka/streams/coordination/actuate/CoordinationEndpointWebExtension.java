@@ -1,7 +1,10 @@
 package io.krabka.streams.coordination.actuate;
 
+import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.HandoverResult;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
@@ -9,9 +12,11 @@ import org.springframework.boot.actuate.endpoint.web.annotation.EndpointWebExten
 
 /**
  * {@code POST /actuator/coordination/{role}}: releases a role this member holds, so the
- * next standby takes over at once. Answers 200 when it released the role, 403 while
- * {@code krabka.coordination.endpoint.release-enabled} is false, 404 for a role this
- * member does not contend for, and 409 when it contends but does not hold the role.
+ * next standby takes over at once; with {@code to=<member>}, hands it to that standby
+ * instead ({@link LeadershipLoop#handOver}). Answers 200 when it released or handed the
+ * role over, 403 while {@code krabka.coordination.endpoint.release-enabled} is false, 404
+ * for a role this member does not contend for, and 409 when it contends but does not hold
+ * the role, or {@code to} is not a live standby of it.
  */
 @EndpointWebExtension(endpoint = CoordinationEndpoint.class)
 public class CoordinationEndpointWebExtension {
@@ -29,7 +34,7 @@ public class CoordinationEndpointWebExtension {
     }
 
     @WriteOperation
-    public WebEndpointResponse<ReleaseResult> release(@Selector String role) {
+    public WebEndpointResponse<ReleaseResult> release(@Selector String role, @Nullable String to) {
         if (!releaseEnabled) {
             return answer(STATUS_FORBIDDEN, role, false,
                     "releasing is disabled: set krabka.coordination.endpoint.release-enabled=true");
@@ -39,17 +44,38 @@ public class CoordinationEndpointWebExtension {
             return answer(WebEndpointResponse.STATUS_NOT_FOUND, role, false,
                     "role is not configured on this member; configured: " + loop.roles());
         }
+        if (to != null && !to.isBlank()) {
+            return handOver(target, to);
+        }
         if (!loop.release(target)) {
             return answer(STATUS_CONFLICT, role, false, "this member does not hold the role");
         }
         return answer(WebEndpointResponse.STATUS_OK, role, true, "released");
     }
 
+    private WebEndpointResponse<ReleaseResult> handOver(Role role, String to) {
+        MemberId member;
+        try {
+            member = MemberId.of(to);
+        } catch (IllegalArgumentException invalid) {
+            return answer(STATUS_CONFLICT, role.name(), false, "to is not a member id: " + invalid.getMessage());
+        }
+        HandoverResult result = loop.handOver(role, member);
+        return switch (result) {
+            case HANDED_OVER -> answer(WebEndpointResponse.STATUS_OK, role.name(), true, "handed over to " + member);
+            case NOT_HOLDING -> answer(STATUS_CONFLICT, role.name(), false, "this member does not hold the role");
+            case NOT_A_STANDBY -> answer(STATUS_CONFLICT, role.name(), false, member + " is not a standby of the role");
+            case TARGET_SILENT -> answer(STATUS_CONFLICT, role.name(), false, member
+                    + " did not answer (it did not register again after its registration was removed); this member keeps the role");
+            case BUSY -> answer(STATUS_CONFLICT, role.name(), false, "another handover of the role is under way");
+        };
+    }
+
     private static WebEndpointResponse<ReleaseResult> answer(int status, String role, boolean released, String detail) {
         return new WebEndpointResponse<>(new ReleaseResult(role, released, detail), status);
     }
 
-    /** The answer to a release request. */
+    /** The answer to a release or handover request. */
     public record ReleaseResult(String role, boolean released, String detail) {
     }
 }

@@ -28,7 +28,11 @@ import java.util.Locale;
  *   <li>{@code krabka.coordination.records.malformed} and {@code krabka.coordination.records.suspicious}
  *       (counters): records skipped as undecodable, and lease records no holder wrote;</li>
  *   <li>{@code krabka.coordination.renew} (timer, tags {@code role}, {@code outcome}:
- *       success); {@code krabka.coordination.renew.failures} (counter, tag {@code role}).</li>
+ *       success); {@code krabka.coordination.renew.failures} (counter, tag {@code role});</li>
+ *   <li>{@code krabka.coordination.share.held} and {@code krabka.coordination.share.fair}
+ *       (gauges): how many of its roles this member holds, and the most one member holds
+ *       in an even share; {@code krabka.coordination.moves} (counter): roles it handed over
+ *       on its own to even the shares out ({@code krabka.coordination.balance=spread}).</li>
  * </ul>
  */
 public class CoordinationMetrics implements MeterBinder, CoordinationObserver {
@@ -50,6 +54,12 @@ public class CoordinationMetrics implements MeterBinder, CoordinationObserver {
         FunctionCounter.builder("krabka.coordination.records.suspicious", client, CoordinationClient::suspiciousRecords)
                 .description("Lease records that no holder wrote: absurd deadlines or tombstone times, or leases the "
                         + "transaction coordinator contradicts").register(meterRegistry);
+        Gauge.builder("krabka.coordination.share.held", loop, l -> l.share().held())
+                .description("How many of its roles this member holds").register(meterRegistry);
+        Gauge.builder("krabka.coordination.share.fair", loop, l -> l.share().fairShare())
+                .description("The most roles one live member holds in an even share").register(meterRegistry);
+        FunctionCounter.builder("krabka.coordination.moves", loop, l -> l.share().movesOut())
+                .description("Roles this member handed over on its own to even out the shares").register(meterRegistry);
         for (Role role : loop.roles()) {
             Gauge.builder("krabka.coordination.leader", loop, l -> l.state(role) == MemberRoleState.LEADER ? 1 : 0)
                     .description("1 while this member holds the role")

@@ -112,7 +112,7 @@ public final class CoordinationAutoConfiguration {
         CoordinationClient client = new CoordinationClient(coordinationClusterContact.track(transport), leaseConfig,
                 coordinationRuntime, CoordinationSettings.sendBatching(properties));
         instrumentation.ifAvailable(client::instrument);
-        return client;
+        return client.balance(properties.getBalance());
     }
 
     /** Grants, renewals and guarded writes as Micrometer observations, when an observation registry exists. */

@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.autoconfigure;
 
+import io.krabka.streams.coordination.Balance;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -50,6 +51,13 @@ public class CoordinationProperties {
      */
     private boolean requireWork = false;
 
+    /**
+     * How members that contend for the same roles share them: "none" (the member that
+     * registered first takes every role and keeps it) or "spread" (each member converges
+     * to within one of roles / live members, moving roles only by graceful handover).
+     */
+    private Balance balance = Balance.NONE;
+
     private final Lease lease = new Lease();
 
     private final Topic topic = new Topic();
@@ -96,6 +104,14 @@ public class CoordinationProperties {
 
     public void setWorkStopTimeout(Duration workStopTimeout) {
         this.workStopTimeout = workStopTimeout;
+    }
+
+    public Balance getBalance() {
+        return balance;
+    }
+
+    public void setBalance(Balance balance) {
+        this.balance = balance;
     }
 
     public boolean isRequireWork() {
@@ -308,7 +324,8 @@ public class CoordinationProperties {
     public static class Endpoint {
 
         /**
-         * Whether the endpoint's write operation may release a role this member holds.
+         * Whether the endpoint's write operation may release a role this member holds, or
+         * hand it over to a chosen standby.
          */
         private boolean releaseEnabled = false;
 

@@ -6,7 +6,9 @@ import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.Contender;
 import io.krabka.streams.coordination.client.CoordinationClient;
+import io.krabka.streams.coordination.client.HandoverResult;
 import io.krabka.streams.coordination.client.Leadership;
+import io.krabka.streams.coordination.client.RoleShare;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -119,6 +121,28 @@ public final class LeadershipLoop implements SmartLifecycle {
         boolean released = contender.release();
         contender.awaitListener(workStopTimeout.plus(STOP_SLACK));
         return released;
+    }
+
+    /**
+     * Hands {@code role}, which this member holds, to {@code to}, a live standby of it: it
+     * is made next in line, then the role is released, so it takes over within a graceful
+     * handover's gap. The work stops and the ended event is published before this returns.
+     *
+     * @throws IllegalArgumentException when the role is not configured here
+     */
+    public HandoverResult handOver(Role role, MemberId to) {
+        Contender contender = contenders.get(role);
+        if (contender == null) {
+            throw new IllegalArgumentException("role " + role + " is not configured here; configured: " + roles);
+        }
+        HandoverResult result = contender.handOver(to);
+        contender.awaitListener(workStopTimeout.plus(STOP_SLACK));
+        return result;
+    }
+
+    /** How this member's roles are shared out with the other members', as its own reads show them. */
+    public RoleShare share() {
+        return client.share(member);
     }
 
     @Override
