@@ -64,6 +64,10 @@ public final class Bench {
             PipelineBench.main(args); // its own block in the output file; exits
             return;
         }
+        if (only.equals(java.util.Set.of("spread"))) {
+            SpreadBench.main(args); // issue 24: four member JVMs against one; prints its report
+            return;
+        }
         List<Integer> scaleSizes = ints(arg(args, "scale", "100,500,1000"));
         int scaleSeconds = Integer.parseInt(arg(args, "scale-seconds", "20"));
         RENEW_AFTER_SECONDS = scaleSeconds;
@@ -339,7 +343,7 @@ public final class Bench {
         return pairs.stream().map(p -> p[index]).collect(Collectors.toList());
     }
 
-    private static String arg(String[] args, String name, String fallback) {
+    static String arg(String[] args, String name, String fallback) {
         for (String a : args) {
             if (a.startsWith("--" + name + "=")) {
                 return a.substring(name.length() + 3);

@@ -44,6 +44,8 @@ final class MemberProcess {
         process = ChildJvm.start((spring ? SpringMember.class : CommandMember.class).getName(), List.of(
                 "-Xms64m", "-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                 "-Dorg.springframework.boot.logging.LoggingSystem=none",
+                // -Dchaos.balance=spread runs a plan with the Spring members spreading their roles.
+                "-Dkrabka.coordination.balance=" + System.getProperty("chaos.balance", "none"),
                 "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
                 "-Dorg.slf4j.simpleLogger.log.io.krabka=" + System.getProperty("chaos.member.log", "info"),
                 "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.producer.internals.TransactionManager="

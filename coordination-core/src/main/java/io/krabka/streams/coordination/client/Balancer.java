@@ -60,6 +60,7 @@ final class Balancer {
     private Move inFlight;
     private CoordinationRuntime.Scheduled tick;
     private Duration nextTick = TICK;
+    private volatile long lastWarnNanos;
 
     private record Move(Contender contender, MemberId to, long startedNanos) {
     }
@@ -233,7 +234,15 @@ final class Balancer {
                 }
             }
         } catch (RuntimeException e) {
-            log.warn("Balancing the roles of this member failed; it looks again in {}: {}", DurationText.of(TICK), e.toString());
+            // The contenders report an unreachable cluster; this says it at most once a minute.
+            long now = runtime.nanoTime();
+            if (lastWarnNanos == 0 || now - lastWarnNanos > Contender.WARN_INTERVAL.toNanos()) {
+                lastWarnNanos = now;
+                log.warn("Balancing the roles of this member failed; it looks again every {}: {}", DurationText.of(TICK),
+                        e.toString());
+            } else {
+                log.debug("Balancing the roles of this member failed: {}", e.toString());
+            }
             synchronized (this) {
                 inFlight = null;
             }

@@ -4,7 +4,6 @@ import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.HandoverResult;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
-import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
@@ -12,11 +11,14 @@ import org.springframework.boot.actuate.endpoint.web.annotation.EndpointWebExten
 
 /**
  * {@code POST /actuator/coordination/{role}}: releases a role this member holds, so the
- * next standby takes over at once; with {@code to=<member>}, hands it to that standby
- * instead ({@link LeadershipLoop#handOver}). Answers 200 when it released or handed the
- * role over, 403 while {@code krabka.coordination.endpoint.release-enabled} is false, 404
- * for a role this member does not contend for, and 409 when it contends but does not hold
- * the role, or {@code to} is not a live standby of it.
+ * next standby takes over at once; {@code POST /actuator/coordination/{role}/{member}}
+ * hands it to that standby instead ({@link LeadershipLoop#handOver}). The member is a path
+ * segment, not a parameter: Boot takes a write operation's other parameters from a JSON
+ * body only, and the plain release must keep working without one. Answers 200 when it
+ * released or handed the role over, 403 while
+ * {@code krabka.coordination.endpoint.release-enabled} is false, 404 for a role this member
+ * does not contend for, and 409 when it contends but does not hold the role, or the member
+ * is not a live standby of it.
  */
 @EndpointWebExtension(endpoint = CoordinationEndpoint.class)
 public class CoordinationEndpointWebExtension {
@@ -34,23 +36,38 @@ public class CoordinationEndpointWebExtension {
     }
 
     @WriteOperation
-    public WebEndpointResponse<ReleaseResult> release(@Selector String role, @Nullable String to) {
-        if (!releaseEnabled) {
-            return answer(STATUS_FORBIDDEN, role, false,
-                    "releasing is disabled: set krabka.coordination.endpoint.release-enabled=true");
-        }
-        Role target = loop.roles().stream().filter(r -> r.name().equals(role)).findFirst().orElse(null);
-        if (target == null) {
-            return answer(WebEndpointResponse.STATUS_NOT_FOUND, role, false,
-                    "role is not configured on this member; configured: " + loop.roles());
-        }
-        if (to != null && !to.isBlank()) {
-            return handOver(target, to);
+    public WebEndpointResponse<ReleaseResult> release(@Selector String role) {
+        Role target = configured(role);
+        if (!releaseEnabled || target == null) {
+            return refused(role);
         }
         if (!loop.release(target)) {
             return answer(STATUS_CONFLICT, role, false, "this member does not hold the role");
         }
         return answer(WebEndpointResponse.STATUS_OK, role, true, "released");
+    }
+
+    @WriteOperation
+    public WebEndpointResponse<ReleaseResult> handOver(@Selector String role, @Selector String to) {
+        Role target = configured(role);
+        if (!releaseEnabled || target == null) {
+            return refused(role);
+        }
+        return handOver(target, to);
+    }
+
+    private Role configured(String role) {
+        return loop.roles().stream().filter(r -> r.name().equals(role)).findFirst().orElse(null);
+    }
+
+    /** 403 while releasing is disabled, else 404: the role is not configured here. */
+    private WebEndpointResponse<ReleaseResult> refused(String role) {
+        if (!releaseEnabled) {
+            return answer(STATUS_FORBIDDEN, role, false,
+                    "releasing is disabled: set krabka.coordination.endpoint.release-enabled=true");
+        }
+        return answer(WebEndpointResponse.STATUS_NOT_FOUND, role, false,
+                "role is not configured on this member; configured: " + loop.roles());
     }
 
     private WebEndpointResponse<ReleaseResult> handOver(Role role, String to) {

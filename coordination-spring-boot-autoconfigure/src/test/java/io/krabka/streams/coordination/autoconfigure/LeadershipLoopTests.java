@@ -441,7 +441,7 @@ class LeadershipLoopTests {
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
             member.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
             WebEndpointResponse<CoordinationEndpointWebExtension.ReleaseResult> refused =
-                    context.getBean(CoordinationEndpointWebExtension.class).release("controller", null);
+                    context.getBean(CoordinationEndpointWebExtension.class).release("controller");
             assertThat(refused.getStatus()).isEqualTo(403);
             assertThat(refused.getBody().detail()).contains("krabka.coordination.endpoint.release-enabled=true");
             assertThat(loop.state(CONTROLLER)).isEqualTo(MemberRoleState.LEADER);
@@ -451,22 +451,23 @@ class LeadershipLoopTests {
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
             CoordinationEndpointWebExtension endpoint = context.getBean(CoordinationEndpointWebExtension.class);
             member.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
-            WebEndpointResponse<CoordinationEndpointWebExtension.ReleaseResult> released = endpoint.release("controller", null);
+            WebEndpointResponse<CoordinationEndpointWebExtension.ReleaseResult> released = endpoint.release("controller");
             assertThat(released.getStatus()).isEqualTo(200);
             assertThat(released.getBody().released()).isTrue();
             // Published before release() returns; the member, still contending and alone,
             // may already have been granted the role again afterwards.
             assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
                     ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.RELEASED));
-            assertThat(endpoint.release("scheduler", null).getStatus()).isEqualTo(404);
+            assertThat(endpoint.release("scheduler").getStatus()).isEqualTo(404);
             // A handover to a member that is no standby of the role is refused, whether or not it is held again.
-            WebEndpointResponse<CoordinationEndpointWebExtension.ReleaseResult> nobody = endpoint.release("controller", "nobody");
+            WebEndpointResponse<CoordinationEndpointWebExtension.ReleaseResult> nobody = endpoint.handOver("controller", "nobody");
             assertThat(nobody.getStatus()).isEqualTo(409);
             assertThat(nobody.getBody().released()).isFalse();
+            assertThat(endpoint.handOver("scheduler", "nobody").getStatus()).isEqualTo(404);
             // Not held: the lease runs out while every write fails, so it cannot be taken back.
             member.failWrites.set(true);
             member.until(() -> loop.state(CONTROLLER) == MemberRoleState.STANDBY);
-            assertThat(endpoint.release("controller", null).getStatus()).isEqualTo(409);
+            assertThat(endpoint.release("controller").getStatus()).isEqualTo(409);
         });
     }
 
