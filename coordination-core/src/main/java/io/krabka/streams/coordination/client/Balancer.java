@@ -119,8 +119,11 @@ final class Balancer {
 
     /** How the roles of this client's contenders are shared out, as its folds show them now. */
     Shares shares() {
+        return shares(states());
+    }
+
+    private Shares shares(Map<Role, RoleState> states) {
         long now = client.clock().millis();
-        Map<Role, RoleState> states = states();
         Map<MemberId, Integer> held = new HashMap<>();
         Set<MemberId> running = new HashSet<>();
         Set<MemberId> ranOut = new HashSet<>();
@@ -264,14 +267,16 @@ final class Balancer {
         if (balance != Balance.SPREAD) {
             return null;
         }
-        Shares shares = shares();
+        // One snapshot of the roles for the whole decision: the shares, who is alive, the rosters.
+        Map<Role, RoleState> states = states();
+        Shares shares = shares(states);
         long nowNanos = runtime.nanoTime();
         synchronized (this) {
             if (!shares.live().equals(lastLive)) {
                 lastLive = shares.live();
                 steadySinceNanos = nowNanos;
             }
-            if (inFlight != null && !landed(inFlight, nowNanos)) {
+            if (inFlight != null && !landed(inFlight, states, nowNanos)) {
                 return null;
             }
             inFlight = null;
@@ -281,11 +286,10 @@ final class Balancer {
             List<Contender> holding = contenders.values().stream().filter(c -> c.isRunning() && c.leadership().isPresent())
                     .sorted(Comparator.comparing(c -> c.role().name())).toList();
             // Members that hold a lease first: one only registered must first prove it is alive (a probe).
-            Set<MemberId> holdersNow = holdersNow();
+            Set<MemberId> holdersNow = holdersNow(states);
             Move best = null;
             int widest = 1;
             boolean bestAlive = false;
-            Map<Role, RoleState> states = states();
             for (Contender contender : holding) {
                 RoleState state = states.get(contender.role());
                 if (state == null) {
@@ -311,22 +315,22 @@ final class Balancer {
 
     /** Whether {@code member} holds a lease that has not run out, in what this client read: it is alive. */
     boolean holdsALease(MemberId member) {
-        return holdersNow().contains(member);
+        return holdersNow(states()).contains(member);
     }
 
     /** The members whose lease has not run out: alive without a probe. */
-    private Set<MemberId> holdersNow() {
+    private Set<MemberId> holdersNow(Map<Role, RoleState> states) {
         long now = client.clock().millis();
         Set<MemberId> holders = new HashSet<>();
-        for (RoleState state : states().values()) {
+        for (RoleState state : states.values()) {
             state.lease().filter(lease -> lease.deadline() >= now).ifPresent(lease -> holders.add(lease.member()));
         }
         return holders;
     }
 
     /** Whether the move's role shows another holder now, or has had a lease to get one. */
-    private boolean landed(Move move, long nowNanos) {
-        RoleState state = states().get(move.contender().role());
+    private boolean landed(Move move, Map<Role, RoleState> states, long nowNanos) {
+        RoleState state = states.get(move.contender().role());
         boolean taken = state != null && state.lease().filter(l -> !l.member().equals(move.contender().member())).isPresent();
         return taken || nowNanos - move.startedNanos() > client.config().duration().toNanos();
     }
