@@ -83,6 +83,8 @@ class SpreadSimulationTest {
         runFor(CONFIG.duration().multipliedBy(3));
         long later = members.values().stream().mapToLong(m -> m.client.share(MemberId.of(m.id)).movesOut()).sum();
         assertThat(later).as("moves once even").isEqualTo(moves);
+        // A member pays for the roles it holds, not for those it is next in line for.
+        assertThat(members.values()).allSatisfy(m -> assertThat(m.transport.preparedRoles()).as("prepared by %s", m.id).isEmpty());
         assertThat(violations).isEmpty();
         assertThat(runtime.nanoTime() - joined).isPositive();
     }
@@ -97,9 +99,21 @@ class SpreadSimulationTest {
         steady = false;
         members.get("c").runtime.freeze();
         members.get("c").crashed = true;
+        // Once c is late with its renewals, the next in line for its roles build their producers, before the leases run out.
+        // (Not necessarily for all of them: the spread order moves with the shares, and a standby whose place moved up
+        // without news of the role builds its producer at its challenge.)
+        long frozenAt = runtime.nanoTime();
+        runUntil(() -> prepared("a") + prepared("b") > 0, CONFIG.duration());
+        assertThat(held("a") + held("b")).as("prepared before any orphan was taken").isEqualTo(ROLES.size() - orphans);
+        assertThat(Duration.ofNanos(runtime.nanoTime() - frozenAt)).as("not before c missed a renewal")
+                .isGreaterThan(CONFIG.renewInterval());
         // Each orphaned role is taken within a lease and a stagger, or one more (a full standby waits one later).
         Duration failover = CONFIG.duration().plus(CONFIG.challengeStagger().multipliedBy(2)).plus(TICK.multipliedBy(4));
         runUntil(() -> held("a") + held("b") == ROLES.size(), failover);
+        assertThat(prepared("a") + prepared("b")).as("the producers built ahead became the new holders'").isZero();
+        // No lease names c any more, but it is not counted alive from its registrations: a move to it would wait out a probe.
+        assertThat(List.of("a", "b")).allSatisfy(id -> assertThat(members.get(id).client.share(MemberId.of(id)).liveMembers())
+                .as("members %s counts alive", id).isEqualTo(2));
         assertThat(orphans).isPositive();
         runUntil(this::even, CONVERGE_WITHIN);
         assertThat(shares()).containsOnlyKeys("a", "b").allSatisfy((member, held) -> assertThat(held).isBetween(5, 7));
@@ -121,6 +135,9 @@ class SpreadSimulationTest {
         runFor(Duration.ofSeconds(1));
         start("c", Balance.NONE);
         runFor(Duration.ofSeconds(1));
+        // Under NONE the next in line keeps every role's producer ready; the one behind it keeps none.
+        assertThat(members.get("b").transport.preparedRoles()).containsExactlyInAnyOrderElementsOf(ROLES);
+        assertThat(members.get("c").transport.preparedRoles()).isEmpty();
         Role role = ROLES.get(0);
         Contender holder = members.get("a").contenders.get(role);
         List<HandoverResult> result = new ArrayList<>();
@@ -129,6 +146,8 @@ class SpreadSimulationTest {
         assertThat(result).containsExactly(HandoverResult.HANDED_OVER);
         runUntil(() -> members.get("c").contenders.get(role).leadership().isPresent(), HANDOVER_GAP);
         assertThat(members.get("b").contenders.get(role).leadership()).isEmpty();
+        // c holds this role and is behind b for every other: it keeps no producer ready.
+        assertThat(members.get("c").transport.preparedRoles()).isEmpty();
         // b, moved behind c, registered again: it is still in line for the role.
         runFor(Duration.ofSeconds(1));
         assertThat(new CoordinationClient(cluster.transport(TOPIC), CONFIG, runtime).observe(role, Duration.ZERO).roster())
@@ -197,6 +216,11 @@ class SpreadSimulationTest {
         Map<String, Integer> shares = new LinkedHashMap<>();
         members.values().stream().filter(Member::running).forEach(m -> shares.put(m.id, held(m.id)));
         return shares;
+    }
+
+    /** How many roles {@code member} keeps a producer ready for without holding them. */
+    private int prepared(String member) {
+        return members.get(member).transport.preparedRoles().size();
     }
 
     private int held(String member) {

@@ -149,14 +149,18 @@ final class Balancer {
         for (Map.Entry<MemberId, Long> registered : registeredAt.entrySet()) {
             MemberId member = registered.getKey();
             // A member whose leases all ran out crashed; one a handover found silent is out
-            // until it registers again.
-            boolean crashed = ranOut.contains(member) && !running.contains(member);
+            // until it registers again. A crash is remembered as silence: once the others
+            // took its roles over, no lease names it any more, and its registrations alone
+            // would count it alive again (a move to it would wait out a probe).
+            if (ranOut.contains(member) && !running.contains(member)) {
+                silentSince.putIfAbsent(member, now);
+            }
             Long silent = silentSince.get(member);
             if (silent != null && registered.getValue() > silent) {
                 silentSince.remove(member, silent);
                 silent = null;
             }
-            if (!crashed && silent == null) {
+            if (silent == null) {
                 live.add(member);
             }
         }

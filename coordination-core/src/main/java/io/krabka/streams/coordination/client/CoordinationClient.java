@@ -202,8 +202,8 @@ public final class CoordinationClient implements AutoCloseable {
         return Optional.ofNullable(attempt(role, me, true).leadership);
     }
 
-    /** The outcome of one election pass: the leadership won in it, or what the rules said instead. */
-    record Attempt(Leadership leadership, Decision decision) {
+    /** One election pass's outcome: the leadership won, or the rules' decision and when to prepare (null: not to come). */
+    record Attempt(Leadership leadership, Decision decision, Instant prepareAt) {
     }
 
     /** One election pass; {@code confirm}: see {@link ElectionPass#attempt}. */
@@ -245,6 +245,7 @@ public final class CoordinationClient implements AutoCloseable {
      */
     public boolean leave(Role role, MemberId me) {
         requireOpen();
+        transport.discardPrepared(role);
         return registrations.leave(role, me);
     }
 

@@ -13,6 +13,7 @@ import io.krabka.streams.coordination.succession.Succession;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.InstantSource;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
@@ -100,13 +101,41 @@ final class ElectionPass {
             decision = challengeCheck.unlessAlreadyChallenged(role, me, state, due);
         }
         if (decision instanceof Decision.Challenge) {
-            return new CoordinationClient.Attempt(challenge(role, me, state, confirm, shares), decision);
+            return new CoordinationClient.Attempt(challenge(role, me, state, confirm, shares), decision, null);
         }
         if (decision instanceof Decision.Wait next && next.rank() == 0) {
+            Instant prepareAt = prepareAt(state, shares);
+            if (clock.instant().isBefore(prepareAt)) {
+                transport.discardPrepared(role);
+                return new CoordinationClient.Attempt(null, decision, prepareAt);
+            }
             // Next in line: build and connect the role's producer now, not at the challenge.
             transport.prepareEpoch(role);
+        } else {
+            // Not next: a producer built ahead of a turn that moved to another member costs
+            // as much as a held role's, so a member pays only for the roles it holds or is
+            // about to take.
+            transport.discardPrepared(role);
         }
-        return new CoordinationClient.Attempt(null, decision);
+        return new CoordinationClient.Attempt(null, decision, null);
+    }
+
+    /**
+     * When the standby next in line builds the role's producer ahead of its challenge.
+     * Under {@link io.krabka.streams.coordination.Balance#NONE} at once: the same member is
+     * next for every role it does not hold, and its takeover then pays only for
+     * InitProducerId. Under {@code SPREAD} the next in line moves with the shares and every
+     * member is next for about as many roles as it holds, so it prepares only once the
+     * holder is late: halfway between the renewal it missed and the deadline, which still
+     * leaves a third of a lease or more to build the producer before a crash's challenge.
+     * A handover's target builds it on the handover's path (tens of milliseconds).
+     */
+    private Instant prepareAt(RoleState state, Shares shares) {
+        if (shares == null || state.lease().isEmpty()) {
+            return Instant.MIN;
+        }
+        Duration margin = config.duration().minus(config.renewInterval()).dividedBy(2);
+        return state.lease().get().deadlineInstant().minus(margin);
     }
 
     private Leadership challenge(Role role, MemberId me, RoleState state, boolean confirm, Shares shares) {

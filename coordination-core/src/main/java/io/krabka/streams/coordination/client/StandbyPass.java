@@ -7,6 +7,7 @@ import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.succession.Decision;
 import java.time.Duration;
+import java.time.Instant;
 
 /**
  * A standby's side of a {@link Contender}: reads the role (unless nothing is new and it
@@ -24,8 +25,10 @@ final class StandbyPass {
     private final FailureReport failures;
     private final ReadFreshness freshness;
     private final HolderPass holder;
-    // What the last read decided; owned by the pass that runs.
+    // What the last read decided, and when to build the role's producer if that is still
+    // to come (null otherwise); owned by the pass that runs.
     private Decision lastDecision;
+    private Instant prepareAt;
 
     StandbyPass(CoordinationClient client, Role role, MemberId member, FailureReport failures, ReadFreshness freshness,
             HolderPass holder) {
@@ -43,15 +46,19 @@ final class StandbyPass {
      * @return how long to wait before the next pass; zero once the role was granted
      */
     Duration contend() {
-        if (freshness.standbyMaySkip() && lastDecision instanceof Decision.Wait waiting && client.now().isBefore(waiting.challengeAt())) {
-            // Nothing new for this role, and not yet its turn: the last pass's decision stands.
-            return Contender.max(Contender.MIN_WAIT, Contender.min(MAX_STANDBY_WAIT, Duration.between(client.now(), waiting.challengeAt())));
+        Instant now = client.now();
+        if (freshness.standbyMaySkip() && lastDecision instanceof Decision.Wait waiting && now.isBefore(waiting.challengeAt())
+                && (prepareAt == null || now.isBefore(prepareAt))) {
+            // Nothing new for this role, and neither its turn nor the time to prepare for it:
+            // the last pass's decision stands.
+            return untilNext(now, waiting.challengeAt());
         }
         CoordinationClient.Attempt attempt;
         try {
             freshness.reading();
             attempt = client.attempt(role, member, false);
             lastDecision = attempt.decision();
+            prepareAt = attempt.prepareAt();
             failures.reachable();
         } catch (CoordinationAuthorizationException | CoordinationConfigurationException refusedForGood) {
             // Neither heals by itself: say it once, look again now and then.
@@ -66,9 +73,17 @@ final class StandbyPass {
             holder.grant(attempt.leadership());
             return Duration.ZERO;
         }
-        Duration wait = MAX_STANDBY_WAIT;
         if (attempt.decision() instanceof Decision.Wait pending) {
-            wait = Contender.min(wait, Duration.between(client.now(), pending.challengeAt()));
+            return untilNext(client.now(), pending.challengeAt());
+        }
+        return Contender.max(Contender.MIN_WAIT, MAX_STANDBY_WAIT);
+    }
+
+    /** The wait before the next pass: at most a second, and no later than the turn or the time to prepare for it. */
+    private Duration untilNext(Instant now, Instant challengeAt) {
+        Duration wait = Contender.min(MAX_STANDBY_WAIT, Duration.between(now, challengeAt));
+        if (prepareAt != null) {
+            wait = Contender.min(wait, Duration.between(now, prepareAt));
         }
         return Contender.max(Contender.MIN_WAIT, wait);
     }

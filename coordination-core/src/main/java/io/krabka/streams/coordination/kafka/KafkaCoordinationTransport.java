@@ -39,15 +39,13 @@ import org.apache.kafka.common.TopicPartition;
  *   <li>an {@link Admin} for the topic and for DescribeTransactions;</li>
  *   <li>a plain idempotent producer ({@code acks=all}) that appends registrations: a
  *       candidate holds no epoch to open a transaction with;</li>
- *   <li>one transactional producer per role, {@code transactional.id} = the role name
- *       exactly, built on demand by the factory; it writes the role's leases and
- *       guarded records;</li>
- *   <li>a {@code read_committed} consumer with manual assignment and no group, so an
- *       aborted lease write stays invisible.</li>
+ *   <li>a transactional producer ({@code transactional.id} = the role name exactly) for each
+ *       role it holds or is about to challenge, from the factory: leases and guarded records;</li>
+ *   <li>a {@code read_committed} consumer, manually assigned, no group: aborted leases stay unseen.</li>
  * </ul>
  * Both writers pin a role's records to one partition with {@link RolePartitioner}.
- * The topic's pinning and checks are {@code PinnedTopic}'s, the reads {@code TopicReaders}',
- * the role producers {@code RoleEpochs}', the describes {@code TransactionDescriptions}'.
+ * Pinning and checks: {@code PinnedTopic}; reads: {@code TopicReaders}; role producers:
+ * {@code RoleEpochs}; describes: {@code TransactionDescriptions}.
  */
 public final class KafkaCoordinationTransport implements CoordinationTransport {
 
@@ -173,12 +171,9 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
 
     /**
      * {@code metadata.recovery.strategy} of every client, unless the connection settings say
-     * otherwise: {@code none}, Kafka 3.x's behaviour. Kafka 4's default, {@code rebootstrap},
-     * falls back to the bootstrap servers whenever no known broker can be reached right now
-     * (every one in its reconnect backoff), without any backoff of its own and with an INFO
-     * line each time: an admin client did so thousands of times a second while the cluster
-     * was down (docs/OPERATIONS.md). What it buys, a client that finds its cluster again after
-     * every broker changed its advertised host name, a member gets by restarting.
+     * otherwise: {@code none}, Kafka 3.x's behaviour. Kafka 4's {@code rebootstrap} retried the
+     * bootstrap servers thousands of times a second, an INFO line each, while the cluster was
+     * down (docs/OPERATIONS.md); a member whose brokers all changed their names restarts.
      */
     public static final String METADATA_RECOVERY_STRATEGY = "none";
 
@@ -265,6 +260,11 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     @Override
     public void prepareEpoch(Role role) {
         epochs.prepareEpoch(role);
+    }
+
+    @Override
+    public void discardPrepared(Role role) {
+        epochs.discardPrepared(role);
     }
 
     @Override

@@ -79,6 +79,14 @@ final class RoleEpochs {
         }
     }
 
+    /** Closes the producer prepared for {@code role}, if any: its challenge is no longer near. */
+    void discardPrepared(Role role) {
+        Producer<byte[], byte[]> producer = prepared.remove(role);
+        if (producer != null) {
+            producer.close(Duration.ZERO);
+        }
+    }
+
     /** Closes every epoch held here. */
     void closeEpochs() {
         for (KafkaRoleEpoch epoch : epochs.values()) {

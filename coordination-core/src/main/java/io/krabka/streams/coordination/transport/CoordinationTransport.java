@@ -88,6 +88,15 @@ public interface CoordinationTransport extends AutoCloseable {
     }
 
     /**
+     * Lets go of what {@link #prepareEpoch} built for {@code role}: this member is no longer
+     * about to challenge it, and a member pays for a prepared role as for a held one (on
+     * Kafka, a producer with its thread, buffers and connection). Never touches an epoch
+     * this transport holds. Optional; the default does nothing.
+     */
+    default void discardPrepared(Role role) {
+    }
+
+    /**
      * Calls {@code onNews} soon after a record of {@code role} was committed, until the
      * returned handle is closed: a wake-up for a contender waiting between passes, not a
      * delivery (read the records as usual). It must not block. Optional; the default never

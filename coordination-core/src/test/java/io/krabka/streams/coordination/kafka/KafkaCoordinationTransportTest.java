@@ -70,6 +70,23 @@ class KafkaCoordinationTransportTest {
         }
     }
 
+    @Test
+    void aDiscardedPreparationClosesItsProducerAndLeavesAHeldEpochAlone() {
+        try (KafkaCoordinationTransport transport = transport(KafkaCoordinationTransportTest::producer)) {
+            transport.prepareEpoch(ROLE);
+            assertThat(built).hasSize(1);
+
+            transport.discardPrepared(ROLE);
+
+            assertThat(built.get(0).closed()).as("the producer built ahead is closed").isTrue();
+            RoleEpoch held = transport.initEpoch(ROLE);
+            assertThat(built).as("the challenge built a producer of its own").hasSize(2);
+            transport.discardPrepared(ROLE);
+            assertThat(held.usable()).as("a held epoch is not a preparation").isTrue();
+            assertThat(built.get(1).closed()).isFalse();
+        }
+    }
+
     /**
      * A tenure that ends while the member challenges again (the leadership closes its
      * epoch as the next InitProducerId runs) must not take the new epoch's place with it:

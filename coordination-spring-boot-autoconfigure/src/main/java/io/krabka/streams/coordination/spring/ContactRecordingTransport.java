@@ -82,6 +82,11 @@ final class ContactRecordingTransport implements CoordinationTransport {
     }
 
     @Override
+    public void discardPrepared(Role role) {
+        delegate.discardPrepared(role);
+    }
+
+    @Override
     public AutoCloseable watch(Role role, Consumer<RoleNews> onNews) {
         return delegate.watch(role, onNews);
     }

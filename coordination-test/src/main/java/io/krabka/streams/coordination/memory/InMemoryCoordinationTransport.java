@@ -21,6 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -37,6 +38,7 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
     private final InMemoryCluster cluster;
     private final TopicSpec topic;
     private final Map<Role, MemoryEpoch> epochs = new ConcurrentHashMap<>();
+    private final Set<Role> prepared = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
     InMemoryCoordinationTransport(InMemoryCluster cluster, TopicSpec topic) {
@@ -100,9 +102,33 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
         if (previous != null) {
             previous.close();
         }
+        prepared.remove(role);
         MemoryEpoch epoch = new MemoryEpoch(role, cluster.initProducerId(role.name()));
         epochs.put(role, epoch);
         return epoch;
+    }
+
+    /** Notes the role as prepared, as a Kafka transport would build its producer; nothing while its epoch is held here. */
+    @Override
+    public void prepareEpoch(Role role) {
+        requireOpen();
+        if (!epochs.containsKey(role)) {
+            prepared.add(role);
+        }
+    }
+
+    @Override
+    public void discardPrepared(Role role) {
+        prepared.remove(role);
+    }
+
+    /**
+     * The roles prepared for a challenge and not yet challenged or discarded: what a Kafka
+     * transport would keep a producer (a thread, buffers, a connection) for, beside the
+     * roles it holds.
+     */
+    public Set<Role> preparedRoles() {
+        return Set.copyOf(prepared);
     }
 
     @Override
@@ -164,6 +190,7 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
         closed = true;
         epochs.values().forEach(MemoryEpoch::close);
         epochs.clear();
+        prepared.clear();
     }
 
     private void requireOpen() {
@@ -219,9 +246,11 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
             return !epochClosed && !broken;
         }
 
+        /** Forgets only this epoch, as a Kafka transport does: a challenge may have put the next one already. */
         @Override
         public void close() {
             epochClosed = true;
+            epochs.remove(role, this);
         }
     }
 }
