@@ -20,6 +20,8 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -32,6 +34,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * SIGSTOP: no pass for a while, then they go on as if nothing happened), restart and
  * release, as a seeded random plan says.
  */
+@Execution(ExecutionMode.CONCURRENT)
 class ContenderSimulationTest {
 
     private static final Role ROLE = Role.of("controller");

@@ -31,6 +31,8 @@ import java.util.stream.IntStream;
 import java.util.stream.LongStream;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -52,6 +54,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * per lease bounded). Once the faults stop: every role has one holder within a lease plus
  * the capped stagger plus a stated slack, and keeps it for three leases.
  */
+@Execution(ExecutionMode.CONCURRENT)
 class MemberSimulationTest {
 
     private static final LeaseConfig CONFIG = new LeaseConfig(Duration.ofSeconds(2), Duration.ofMillis(500),

@@ -540,9 +540,13 @@ public abstract class AbstractLeadershipIT {
             Member otherMember = now == holder ? b : a;
             nowMember.crash();
             now.stop();
+            long suspicious = otherMember.client.suspiciousRecords();
             forger.send(forgedLease(b, partition, "ghost", 0, (short) 0, Long.MAX_VALUE)).get();
             await().atMost(Duration.ofSeconds(30)).until(() -> otherMember.client.observe(role, Duration.ZERO).holder()
                     .map(MemberId::value).orElse("").equals("ghost"));
+            // The survivor's own pass bounded the lease (and counted it): it saw it at this clock reading, not after
+            // the advance below, which would move its bound out of the test's reach.
+            await().atMost(Duration.ofSeconds(30)).until(() -> otherMember.client.suspiciousRecords() > suspicious);
         }
         // One lease after the standby first saw it (plus its stagger), not at Long.MAX_VALUE.
         Contender survivor = now(holder, standby);

@@ -39,6 +39,8 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -49,7 +51,24 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class CommitOutcomeIT {
 
-    private static final String TOPIC = "commands";
+    /**
+     * One broker JVM for the class: each test has its own output topic, coordination topic
+     * and transactional id, and resumes the broker before it ends.
+     */
+    private static KafkaProcessCluster cluster;
+
+    @BeforeAll
+    static void startBroker(@TempDir Path dir) {
+        // Timed-out transactions aborted within half a second of their timeout, not ten.
+        cluster = KafkaProcessCluster.builder(dir).nodes(1).settings(AbstractLeadershipIT.BROKER_SETTINGS).start();
+    }
+
+    @AfterAll
+    static void stopBroker() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
 
     /**
      * kafka-clients 4.1: {@code commitTransaction()} that timed out leaves the commit
@@ -57,32 +76,31 @@ class CommitOutcomeIT {
      * {@code commitTransaction()} again returns the pending result once the broker answers.
      */
     @Test
-    void aCommitThatTimedOutIsRetriedNotAbortedAndCommitsOnce(@TempDir Path dir) throws Exception {
-        try (KafkaProcessCluster cluster = KafkaProcessCluster.builder(dir).nodes(1).start()) {
-            createTopic(cluster);
-            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
-                    ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
-                    ProducerConfig.TRANSACTIONAL_ID_CONFIG, "commit-retry",
-                    ProducerConfig.MAX_BLOCK_MS_CONFIG, 1500,
-                    ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
-                    ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
-                producer.initTransactions();
-                producer.beginTransaction();
-                producer.send(new ProducerRecord<>(TOPIC, 0, null, "once".getBytes())).get(30, TimeUnit.SECONDS);
-                cluster.pause(1);
-                try {
-                    assertThatThrownBy(producer::commitTransaction).isInstanceOf(TimeoutException.class);
-                    // What KafkaRoleEpoch did before: the client refuses to abort a pending commit.
-                    assertThatThrownBy(producer::abortTransaction).hasMessageContaining("commitTransaction")
-                            .hasMessageContaining("must be retried");
-                } finally {
-                    cluster.resume(1);
-                }
-                // The pending commit's result: no new transaction, no duplicate.
-                retryCommit(producer);
+    void aCommitThatTimedOutIsRetriedNotAbortedAndCommitsOnce() throws Exception {
+        String topic = "commands-retried";
+        createTopic(cluster, topic);
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
+                ProducerConfig.TRANSACTIONAL_ID_CONFIG, "commit-retry",
+                ProducerConfig.MAX_BLOCK_MS_CONFIG, 1500,
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
+            producer.initTransactions();
+            producer.beginTransaction();
+            producer.send(new ProducerRecord<>(topic, 0, null, "once".getBytes())).get(30, TimeUnit.SECONDS);
+            cluster.pause(1);
+            try {
+                assertThatThrownBy(producer::commitTransaction).isInstanceOf(TimeoutException.class);
+                // What KafkaRoleEpoch did before: the client refuses to abort a pending commit.
+                assertThatThrownBy(producer::abortTransaction).hasMessageContaining("commitTransaction")
+                        .hasMessageContaining("must be retried");
+            } finally {
+                cluster.resume(1);
             }
-            assertThat(committedValues(cluster)).containsExactly("once");
+            // The pending commit's result: no new transaction, no duplicate.
+            retryCommit(producer);
         }
+        assertThat(committedValues(cluster, topic)).containsExactly("once");
     }
 
     /**
@@ -93,13 +111,14 @@ class CommitOutcomeIT {
      * Kafka refused, and the write threw FencedException although it committed.
      */
     @Test
-    void aWriteWhoseCommitIsAnsweredAfterAPauseShorterThanTheLeaseReturnsAndCommitsOnce(@TempDir Path dir) throws Exception {
+    void aWriteWhoseCommitIsAnsweredAfterAPauseShorterThanTheLeaseReturnsAndCommitsOnce() throws Exception {
         LeaseConfig lease = new LeaseConfig(Duration.ofSeconds(30), Duration.ofSeconds(10), Duration.ofSeconds(1));
+        String topic = "commands-answered";
         ScheduledExecutorService resumer = Executors.newSingleThreadScheduledExecutor();
-        try (KafkaProcessCluster cluster = KafkaProcessCluster.builder(dir).nodes(1).start()) {
-            createTopic(cluster);
+        try {
+            createTopic(cluster, topic);
             AtomicReference<Runnable> beforeCommit = new AtomicReference<>();
-            try (KafkaCoordinationTransport transport = transport(cluster, lease, beforeCommit);
+            try (KafkaCoordinationTransport transport = transport(cluster, "coordination-answered", lease, beforeCommit);
                  CoordinationClient client = new CoordinationClient(transport, lease, InstantSource.system())) {
                 Leadership held = client.acquire(Role.of("paused-commit"), MemberId.of("a"), Duration.ofSeconds(60));
                 beforeCommit.set(() -> {
@@ -108,13 +127,13 @@ class CommitOutcomeIT {
                     resumer.schedule(() -> cluster.resume(1), 6, TimeUnit.SECONDS);
                 });
 
-                RecordMetadata written = held.write(new ProducerRecord<>(TOPIC, 0, null, "once".getBytes()));
+                RecordMetadata written = held.write(new ProducerRecord<>(topic, 0, null, "once".getBytes()));
 
                 assertThat(written.hasOffset()).isTrue();
                 assertThat(held.isActive()).isTrue();
-                held.write(new ProducerRecord<>(TOPIC, 0, null, "next".getBytes()));
+                held.write(new ProducerRecord<>(topic, 0, null, "next".getBytes()));
             }
-            assertThat(committedValues(cluster)).containsExactly("once", "next");
+            assertThat(committedValues(cluster, topic)).containsExactly("once", "next");
         } finally {
             resumer.shutdownNow();
         }
@@ -127,35 +146,34 @@ class CommitOutcomeIT {
      * there at most once.
      */
     @Test
-    void aWriteWhoseCommitIsUnansweredPastTheLeaseDeadlineHasAnUnknownOutcomeNotAFence(@TempDir Path dir) throws Exception {
+    void aWriteWhoseCommitIsUnansweredPastTheLeaseDeadlineHasAnUnknownOutcomeNotAFence() throws Exception {
         LeaseConfig lease = new LeaseConfig(Duration.ofSeconds(8), Duration.ofSeconds(3), Duration.ofSeconds(1));
-        try (KafkaProcessCluster cluster = KafkaProcessCluster.builder(dir).nodes(1).start()) {
-            createTopic(cluster);
-            AtomicReference<Runnable> beforeCommit = new AtomicReference<>();
-            Throwable thrown;
-            try (KafkaCoordinationTransport transport = transport(cluster, lease, beforeCommit);
-                 CoordinationClient client = new CoordinationClient(transport, lease, InstantSource.system())) {
-                Leadership held = client.acquire(Role.of("paused-commit"), MemberId.of("a"), Duration.ofSeconds(60));
-                beforeCommit.set(() -> cluster.pause(1));
-                try {
-                    thrown = org.assertj.core.api.Assertions.catchThrowable(
-                            () -> held.write(new ProducerRecord<>(TOPIC, 0, null, "maybe".getBytes())));
-                } finally {
-                    cluster.resume(1);
-                }
-                assertThat(thrown).isInstanceOf(CommitOutcomeUnknownException.class).isNotInstanceOf(FencedException.class);
-                assertThat(held.state()).isEqualTo(Leadership.State.FAILED);
+        String topic = "commands-unanswered";
+        createTopic(cluster, topic);
+        AtomicReference<Runnable> beforeCommit = new AtomicReference<>();
+        Throwable thrown;
+        try (KafkaCoordinationTransport transport = transport(cluster, "coordination-unanswered", lease, beforeCommit);
+             CoordinationClient client = new CoordinationClient(transport, lease, InstantSource.system())) {
+            Leadership held = client.acquire(Role.of("unanswered-commit"), MemberId.of("a"), Duration.ofSeconds(60));
+            beforeCommit.set(() -> cluster.pause(1));
+            try {
+                thrown = org.assertj.core.api.Assertions.catchThrowable(
+                        () -> held.write(new ProducerRecord<>(topic, 0, null, "maybe".getBytes())));
+            } finally {
+                cluster.resume(1);
             }
-            // Whatever the coordinator decides once it runs again (commit, or its timeout's abort), never twice.
-            await().atMost(Duration.ofSeconds(60)).ignoreExceptions()
-                    .until(() -> committedValues(cluster).size() <= 1 && transactionsComplete(cluster));
-            assertThat(committedValues(cluster)).hasSizeLessThanOrEqualTo(1);
+            assertThat(thrown).isInstanceOf(CommitOutcomeUnknownException.class).isNotInstanceOf(FencedException.class);
+            assertThat(held.state()).isEqualTo(Leadership.State.FAILED);
         }
+        // Whatever the coordinator decides once it runs again (commit, or its timeout's abort), never twice.
+        await().atMost(Duration.ofSeconds(60)).ignoreExceptions()
+                .until(() -> committedValues(cluster, topic).size() <= 1 && transactionsComplete(cluster, "unanswered-commit"));
+        assertThat(committedValues(cluster, topic)).hasSizeLessThanOrEqualTo(1);
     }
 
-    private static boolean transactionsComplete(KafkaProcessCluster cluster) throws Exception {
+    private static boolean transactionsComplete(KafkaProcessCluster cluster, String transactionalId) throws Exception {
         try (Admin admin = cluster.admin()) {
-            String state = admin.describeTransactions(List.of("paused-commit")).description("paused-commit")
+            String state = admin.describeTransactions(List.of(transactionalId)).description(transactionalId)
                     .get(10, TimeUnit.SECONDS).state().toString();
             return state.equals("CompleteCommit") || state.equals("CompleteAbort");
         }
@@ -166,11 +184,11 @@ class CommitOutcomeIT {
      * run {@code beforeCommit} (once) after their records were acknowledged and before the
      * commit is sent: the pause then falls on the commit itself.
      */
-    private static KafkaCoordinationTransport transport(KafkaProcessCluster cluster, LeaseConfig lease,
+    private static KafkaCoordinationTransport transport(KafkaProcessCluster cluster, String coordinationTopic, LeaseConfig lease,
             AtomicReference<Runnable> beforeCommit) {
         Duration timeout = Duration.ofSeconds(2);
         Map<String, Object> connection = Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers());
-        TopicSpec topic = TopicSpec.DEFAULTS.withPartitions(1).withReplicationFactor(1);
+        TopicSpec topic = TopicSpec.DEFAULTS.withName(coordinationTopic).withPartitions(1).withReplicationFactor(1);
         return new KafkaCoordinationTransport(Admin.create(KafkaCoordinationTransport.adminSettings(connection, timeout)),
                 new KafkaProducer<>(KafkaCoordinationTransport.registrarSettings(connection, timeout)),
                 role -> new KafkaProducer<byte[], byte[]>(KafkaCoordinationTransport.transactionalSettings(connection, role, timeout,
@@ -202,16 +220,16 @@ class CommitOutcomeIT {
         }
     }
 
-    static void createTopic(KafkaProcessCluster cluster) throws Exception {
+    static void createTopic(KafkaProcessCluster cluster, String topic) throws Exception {
         try (Admin admin = cluster.admin()) {
-            admin.createTopics(List.of(new NewTopic(TOPIC, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
         }
     }
 
-    /** Every committed value of the commands topic, read to its last stable offset. */
-    static List<String> committedValues(KafkaProcessCluster cluster) {
+    /** Every committed value of {@code topic}, read to its last stable offset. */
+    static List<String> committedValues(KafkaProcessCluster cluster, String topic) {
         List<String> values = new ArrayList<>();
-        TopicPartition partition = new TopicPartition(TOPIC, 0);
+        TopicPartition partition = new TopicPartition(topic, 0);
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
                 ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",

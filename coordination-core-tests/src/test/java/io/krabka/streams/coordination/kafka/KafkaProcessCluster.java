@@ -177,10 +177,14 @@ public final class KafkaProcessCluster implements AutoCloseable {
         String voters = all.stream()
                 .map(n -> n.id + "@127.0.0.1:" + n.port("CONTROLLER"))
                 .collect(Collectors.joining(","));
+        // Every node's storage formatted side by side: a format is a JVM of its own, a few seconds each.
+        Map<Node, Process> formats = new LinkedHashMap<>();
         for (Node node : all) {
             writeProperties(node, voters);
-            format(node);
+            formats.put(node, startJvm(node, node.home.resolve("format.out"), "kafka.tools.StorageTool",
+                    "format", "-t", clusterId, "-c", node.home.resolve("server.properties").toString()));
         }
+        formats.forEach(this::awaitFormatted);
         all.forEach(this::launch);
         awaitBrokers(all.size(), Duration.ofSeconds(90));
     }
@@ -243,9 +247,7 @@ public final class KafkaProcessCluster implements AutoCloseable {
         }
     }
 
-    private void format(Node node) {
-        Process format = startJvm(node, node.home.resolve("format.out"), "kafka.tools.StorageTool",
-                "format", "-t", clusterId, "-c", node.home.resolve("server.properties").toString());
+    private void awaitFormatted(Node node, Process format) {
         try {
             if (!format.waitFor(60, TimeUnit.SECONDS) || format.exitValue() != 0) {
                 format.destroyForcibly();

@@ -11,13 +11,16 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The broker-JVM cluster the fault tests rely on: it starts, survives a SIGKILL of a node, and takes it back. */
 class KafkaProcessClusterIT {
 
+    /** With -Plong: the fault harness's smoke plan (a broker killed and restarted) and SlowPartitionIT use the same cluster. */
     @Test
+    @Tag("long")
     void aThreeNodeClusterKeepsGrantingLeadershipWhileOneNodeIsDown(@TempDir Path dir) throws Exception {
         try (KafkaProcessCluster cluster = KafkaProcessCluster.builder(dir).nodes(3).start();
              KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(

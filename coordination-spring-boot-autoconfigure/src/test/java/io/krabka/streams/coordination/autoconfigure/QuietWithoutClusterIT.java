@@ -37,7 +37,8 @@ class QuietWithoutClusterIT {
     private static final long LINES_PER_MINUTE_BOUND = 1_000;
     /** After the broker stops: the clients notice, the contenders report once per role. */
     private static final Duration SETTLE = Duration.ofSeconds(10);
-    private static final Duration WINDOW = Duration.ofSeconds(20);
+    /** Longer than the clients' longest reconnect backoff (10 s, plus 20% jitter): every client's retry cycle is in it. */
+    private static final Duration WINDOW = Duration.ofSeconds(12);
 
     @SpringBootConfiguration
     @EnableAutoConfiguration
