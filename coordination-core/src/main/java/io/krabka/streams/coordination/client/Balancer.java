@@ -107,7 +107,12 @@ final class Balancer {
         contenders.remove(contender.role(), contender);
     }
 
-    /** A handover found {@code member} silent: not counted live until it registers again. */
+    /**
+     * A handover found {@code member} silent, or this member took over a lease of its that
+     * had run out: not counted live until it registers again. Remembered, because once its
+     * roles were taken over no lease names it any more, and its registrations alone would
+     * count it alive again (a move to it would then wait out a probe).
+     */
     void silent(MemberId member) {
         silentSince.put(member, client.clock().millis());
     }
@@ -148,19 +153,15 @@ final class Balancer {
         contenders.values().forEach(contender -> live.add(contender.member()));
         for (Map.Entry<MemberId, Long> registered : registeredAt.entrySet()) {
             MemberId member = registered.getKey();
-            // A member whose leases all ran out crashed; one a handover found silent is out
-            // until it registers again. A crash is remembered as silence: once the others
-            // took its roles over, no lease names it any more, and its registrations alone
-            // would count it alive again (a move to it would wait out a probe).
-            if (ranOut.contains(member) && !running.contains(member)) {
-                silentSince.putIfAbsent(member, now);
-            }
+            // A member whose leases all ran out crashed; one a handover found silent, or whose
+            // expired lease this member took over, is out until it registers again.
+            boolean crashed = ranOut.contains(member) && !running.contains(member);
             Long silent = silentSince.get(member);
             if (silent != null && registered.getValue() > silent) {
                 silentSince.remove(member, silent);
                 silent = null;
             }
-            if (silent == null) {
+            if (!crashed && silent == null) {
                 live.add(member);
             }
         }

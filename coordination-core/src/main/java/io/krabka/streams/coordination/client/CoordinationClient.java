@@ -109,12 +109,7 @@ public final class CoordinationClient implements AutoCloseable {
         this.reports = new RoleReports(transport, folds);
     }
 
-    /**
-     * Wraps grants, renewals and guarded writes of this client's leaderships from now on
-     * (tracing, for one); set it before contending.
-     *
-     * @return this client
-     */
+    /** Wraps grants, renewals and guarded writes of this client's leaderships from now on (tracing, for one); set it before contending. */
     public CoordinationClient instrument(CoordinationInstrumentation instrumentation) {
         this.instrumentation = Objects.requireNonNull(instrumentation, "instrumentation");
         return this;
@@ -298,6 +293,12 @@ public final class CoordinationClient implements AutoCloseable {
     RoleState awaitRoleState(Role role, Duration maxWait) {
         requireOpen();
         return folds.refresh(role, maxWait);
+    }
+
+    /** The member the newest lease of {@code role} that this client read names, or null; no read. */
+    MemberId knownHolder(Role role) {
+        RoleState state = folds.latestStates().get(role);
+        return state == null ? null : state.lease().map(lease -> lease.member()).orElse(null);
     }
 
     /** Whether a read of {@code role} now could find nothing its watchers were not told of: see {@link RoleFolds#quietSinceRead}. */

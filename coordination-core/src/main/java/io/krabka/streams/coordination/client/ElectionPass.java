@@ -165,6 +165,8 @@ final class ElectionPass {
                         leadership.term(), leadership.state());
             }
             registrations.prune(role, me, state, Succession.dueBefore(state, me, config, shares));
+            state.lease().filter(lease -> !lease.member().equals(me) && lease.deadline() <= clock.millis())
+                    .ifPresent(expired -> client.balancer().silent(expired.member()));
             return leadership;
         } catch (FencedException lostTheRace) {
             if (lostTheRace.endCause() == LeadershipEndCause.FENCED) {
