@@ -46,9 +46,8 @@ import org.slf4j.LoggerFactory;
  * skipped with a warning and counted ({@link #malformedRecords()}); they never stop
  * the member and never change a roster or a lease.
  *
- * <p>One client serves one member per role: the transport holds one transactional
- * producer per role, and a second member of the same role in the same transport
- * would fence the first. Thread-safe.
+ * <p>One client serves one member per role: the transport holds one transactional producer
+ * per role, and a second member of the role in the same transport would fence the first. Thread-safe.
  */
 public final class CoordinationClient implements AutoCloseable {
 
@@ -137,6 +136,10 @@ public final class CoordinationClient implements AutoCloseable {
 
     Balancer balancer() {
         return balancer;
+    }
+
+    RoleFolds folds() {
+        return folds;
     }
 
     /** How {@link Leadership#send} groups sends into transactions. */
@@ -295,10 +298,9 @@ public final class CoordinationClient implements AutoCloseable {
         return folds.refresh(role, maxWait);
     }
 
-    /** The member the newest lease of {@code role} that this client read names, or null; no read. */
-    MemberId knownHolder(Role role) {
-        RoleState state = folds.latestStates().get(role);
-        return state == null ? null : state.lease().map(lease -> lease.member()).orElse(null);
+    /** See {@link RoleFolds#renewedInNews}; {@link RoleFolds#knownDeadline} is where it shows. */
+    boolean renewedInNews(Role role, RoleNews news) {
+        return folds.renewedInNews(role, news, clock.millis() + config.duration().toMillis());
     }
 
     /** Whether a read of {@code role} now could find nothing its watchers were not told of: see {@link RoleFolds#quietSinceRead}. */

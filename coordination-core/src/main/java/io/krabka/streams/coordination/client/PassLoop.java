@@ -167,17 +167,17 @@ final class PassLoop {
      * A record of the role was committed: pass now rather than when the timer says. A
      * holder ignores its own leases and every registration: only another member's lease,
      * or a tombstone, can say it was deposed, and its renewals would otherwise make it read
-     * the topic after each one. A standby ignores the renewals of the holder it knows: a
-     * renewal only moves its turn later, and the pass at the turn it knows reads first, so
-     * every standby of a role does not read the partition at every renewal (at a few
-     * hundred roles per member those reads queued a handover's challenge for seconds).
+     * the topic after each one. A standby takes a renewal of the leadership it knows from
+     * the news itself (its turn moves later, {@link StandbyPass}) and does not read: every
+     * standby of every role reading its partition at every renewal queued a handover's
+     * challenge for seconds at a few hundred roles per member.
      */
     private void wake(RoleNews news) {
         boolean holding = contender.state().tenure() != null;
         if (holding && (!news.lease() || member.equals(news.member()))) {
             return;
         }
-        if (!holding && news.lease() && news.member() != null && news.member().equals(client.knownHolder(role))) {
+        if (!holding && client.renewedInNews(role, news)) {
             return;
         }
         freshness.news();

@@ -25,10 +25,12 @@ final class StandbyPass {
     private final FailureReport failures;
     private final ReadFreshness freshness;
     private final HolderPass holder;
-    // What the last read decided, and when to build the role's producer if that is still
-    // to come (null otherwise); owned by the pass that runs.
+    // What the last read decided, when to build the role's producer if that is still to
+    // come (null otherwise), and the deadline of the lease both were anchored on; owned by
+    // the pass that runs.
     private Decision lastDecision;
     private Instant prepareAt;
+    private long anchoredDeadline;
 
     StandbyPass(CoordinationClient client, Role role, MemberId member, FailureReport failures, ReadFreshness freshness,
             HolderPass holder) {
@@ -47,11 +49,16 @@ final class StandbyPass {
      */
     Duration contend() {
         Instant now = client.now();
-        if (freshness.standbyMaySkip() && lastDecision instanceof Decision.Wait waiting && now.isBefore(waiting.challengeAt())
-                && (prepareAt == null || now.isBefore(prepareAt))) {
-            // Nothing new for this role, and neither its turn nor the time to prepare for it:
-            // the last pass's decision stands.
-            return untilNext(now, waiting.challengeAt());
+        if (freshness.standbyMaySkip() && lastDecision instanceof Decision.Wait waiting) {
+            // Renewals seen in the news since the last read move the turn later by as much as they moved the deadline.
+            Duration renewed = Duration.ofMillis(Math.max(0, client.folds().knownDeadline(role) - anchoredDeadline));
+            Instant turn = waiting.challengeAt().plus(renewed);
+            Instant prepare = prepareAt == null ? null : prepareAt.plus(renewed);
+            if (now.isBefore(turn) && (prepare == null || now.isBefore(prepare))) {
+                // Nothing else new for this role, and neither its turn nor the time to prepare
+                // for it: the last pass's decision stands.
+                return untilNext(now, turn, prepare);
+            }
         }
         CoordinationClient.Attempt attempt;
         try {
@@ -59,6 +66,7 @@ final class StandbyPass {
             attempt = client.attempt(role, member, false);
             lastDecision = attempt.decision();
             prepareAt = attempt.prepareAt();
+            anchoredDeadline = client.folds().knownDeadline(role);
             failures.reachable();
         } catch (CoordinationAuthorizationException | CoordinationConfigurationException refusedForGood) {
             // Neither heals by itself: say it once, look again now and then.
@@ -74,16 +82,16 @@ final class StandbyPass {
             return Duration.ZERO;
         }
         if (attempt.decision() instanceof Decision.Wait pending) {
-            return untilNext(client.now(), pending.challengeAt());
+            return untilNext(client.now(), pending.challengeAt(), prepareAt);
         }
         return Contender.max(Contender.MIN_WAIT, MAX_STANDBY_WAIT);
     }
 
     /** The wait before the next pass: at most a second, and no later than the turn or the time to prepare for it. */
-    private Duration untilNext(Instant now, Instant challengeAt) {
-        Duration wait = Contender.min(MAX_STANDBY_WAIT, Duration.between(now, challengeAt));
-        if (prepareAt != null) {
-            wait = Contender.min(wait, Duration.between(now, prepareAt));
+    private static Duration untilNext(Instant now, Instant turn, Instant prepare) {
+        Duration wait = Contender.min(MAX_STANDBY_WAIT, Duration.between(now, turn));
+        if (prepare != null) {
+            wait = Contender.min(wait, Duration.between(now, prepare));
         }
         return Contender.max(Contender.MIN_WAIT, wait);
     }

@@ -13,8 +13,20 @@ import io.krabka.streams.coordination.record.RecordKind;
  *     its tombstone)
  * @param member the member it names (the lease's holder, the registrant), or null for a
  *     lease tombstone, which names nobody
+ * @param grantedAt a lease record's grant time, {@link #UNKNOWN} for every other record
+ * @param deadline a lease record's deadline, {@link #UNKNOWN} for every other record: a
+ *     standby that knows this leadership already learns from it that its turn moved later,
+ *     without reading the partition
  */
-public record RoleNews(boolean lease, MemberId member) {
+public record RoleNews(boolean lease, MemberId member, long grantedAt, long deadline) {
+
+    /** The grant time and deadline of a record that is not a readable lease. */
+    public static final long UNKNOWN = Long.MIN_VALUE;
+
+    /** News that carries no lease times: a registration, a tombstone, an undecodable lease. */
+    public RoleNews(boolean lease, MemberId member) {
+        this(lease, member, UNKNOWN, UNKNOWN);
+    }
 
     /** What a record of a role says, for a wake-up; an undecodable value names nobody. */
     public static RoleNews of(CoordinationKey key, byte[] value) {
@@ -27,7 +39,8 @@ public record RoleNews(boolean lease, MemberId member) {
         try {
             return CoordinationCodec.decodeValue(RecordKind.LEASE, value)
                     .filter(CoordinationRecord.Lease.class::isInstance)
-                    .map(lease -> new RoleNews(true, ((CoordinationRecord.Lease) lease).member()))
+                    .map(CoordinationRecord.Lease.class::cast)
+                    .map(lease -> new RoleNews(true, lease.member(), lease.grantedAt(), lease.deadline()))
                     .orElse(new RoleNews(true, null));
         } catch (RuntimeException malformed) {
             return new RoleNews(true, null);
