@@ -318,11 +318,6 @@ final class Balancer {
         }
     }
 
-    /** Whether {@code member} holds a lease that has not run out, in what this client read: it is alive. */
-    boolean holdsALease(MemberId member) {
-        return holdersNow(states()).contains(member);
-    }
-
     /** The members whose lease has not run out: alive without a probe. */
     private Set<MemberId> holdersNow(Map<Role, RoleState> states) {
         long now = client.clock().millis();

@@ -20,10 +20,11 @@ import org.slf4j.LoggerFactory;
  * Ranks are registration offsets, so the holder makes the target next in line before it
  * releases:
  * <ol>
- *   <li>Unless the target is known to be alive, the holder removes the target's
- *       registration and waits for it to register again. A live member does so within a
- *       pass (a member missing from a roster always registers again), which proves it
- *       alive and puts it at the tail; a silent one is left out of the roster.</li>
+ *   <li>The holder removes the target's registration and waits for it to register again.
+ *       A live member does so within a pass (a member missing from a roster always
+ *       registers again), which proves it alive and answering now, and puts it at the
+ *       tail; a silent or overloaded one is left out of the roster, and the holder keeps
+ *       the role.</li>
  *   <li>It removes the registration of every standby ahead of the target. Each sees
  *       itself missing and registers again, behind the target: no member is stranded, and
  *       a member on another balance setting or an older version does the same.</li>
@@ -87,8 +88,11 @@ final class Handover {
             if (to.equals(me) || target.isEmpty()) {
                 return HandoverResult.NOT_A_STANDBY;
             }
-            // A member whose lease has not run out is alive: no probe.
-            if (probe && !client.balancer().holdsALease(to) && registeredAgain(to, target.get()) == null) {
+            // Even a member whose lease has not run out is probed: one still busy with its
+            // first passes (a thousand roles at its start) took tens of seconds to act on a
+            // release, and the role had no holder all that time. A target that answers
+            // within the probe takes the role at once; one that does not is left alone.
+            if (probe && registeredAgain(to, target.get()) == null) {
                 log.info("{} keeps role {}: {} did not register again within {} after its registration was removed, so it "
                         + "is out of the roster until it does", me, role, to, DurationText.of(PROBE_TIMEOUT));
                 client.balancer().silent(to);
