@@ -11,6 +11,7 @@ import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.SendBatching;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.succession.Decision;
+import io.krabka.streams.coordination.succession.LeaseState;
 import io.krabka.streams.coordination.succession.RoleState;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RoleNews;
@@ -200,8 +201,8 @@ public final class CoordinationClient implements AutoCloseable {
         return Optional.ofNullable(attempt(role, me, true).leadership);
     }
 
-    /** One election pass's outcome: the leadership won, or the rules' decision and when to prepare (null: not to come). */
-    record Attempt(Leadership leadership, Decision decision, Instant prepareAt) {
+    /** One pass's outcome: the leadership won, or the decision, when to prepare (null: not to come) and the lease decided on. */
+    record Attempt(Leadership leadership, Decision decision, Instant prepareAt, LeaseState lease) {
     }
 
     /** One election pass; {@code confirm}: see {@link ElectionPass#attempt}. */
@@ -296,11 +297,6 @@ public final class CoordinationClient implements AutoCloseable {
     RoleState awaitRoleState(Role role, Duration maxWait) {
         requireOpen();
         return folds.refresh(role, maxWait);
-    }
-
-    /** See {@link RoleFolds#renewedInNews}; {@link RoleFolds#knownDeadline} is where it shows. */
-    boolean renewedInNews(Role role, RoleNews news) {
-        return folds.renewedInNews(role, news, clock.millis() + config.duration().toMillis());
     }
 
     /** Whether a read of {@code role} now could find nothing its watchers were not told of: see {@link RoleFolds#quietSinceRead}. */

@@ -101,13 +101,13 @@ final class ElectionPass {
             decision = challengeCheck.unlessAlreadyChallenged(role, me, state, due);
         }
         if (decision instanceof Decision.Challenge) {
-            return new CoordinationClient.Attempt(challenge(role, me, state, confirm, shares), decision, null);
+            return new CoordinationClient.Attempt(challenge(role, me, state, confirm, shares), decision, null, null);
         }
         if (decision instanceof Decision.Wait next && next.rank() == 0) {
             Instant prepareAt = prepareAt(state, shares);
             if (clock.instant().isBefore(prepareAt)) {
                 transport.discardPrepared(role);
-                return new CoordinationClient.Attempt(null, decision, prepareAt);
+                return new CoordinationClient.Attempt(null, decision, prepareAt, state.lease().orElse(null));
             }
             // Next in line: build and connect the role's producer now, not at the challenge.
             transport.prepareEpoch(role);
@@ -117,7 +117,7 @@ final class ElectionPass {
             // about to take.
             transport.discardPrepared(role);
         }
-        return new CoordinationClient.Attempt(null, decision, null);
+        return new CoordinationClient.Attempt(null, decision, null, state.lease().orElse(null));
     }
 
     /**

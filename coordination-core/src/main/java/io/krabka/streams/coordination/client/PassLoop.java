@@ -177,8 +177,11 @@ final class PassLoop {
         if (holding && (!news.lease() || member.equals(news.member()))) {
             return;
         }
-        if (!holding && client.renewedInNews(role, news)) {
-            return;
+        if (!holding) {
+            client.folds().renewedInNews(role, news, client.clock().millis() + client.config().duration().toMillis());
+            if (standby.renewedInNews(news)) {
+                return;
+            }
         }
         freshness.news();
         synchronized (contender) {

@@ -6,7 +6,6 @@ import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.MalformedRecordException;
 import io.krabka.streams.coordination.record.RolePartitioner;
-import io.krabka.streams.coordination.succession.LeaseState;
 import io.krabka.streams.coordination.succession.RoleState;
 import io.krabka.streams.coordination.succession.RoleStateBuilder;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
@@ -98,32 +97,19 @@ final class RoleFolds {
      * A renewal seen in the news, without reading: when the newest state of {@code role}
      * names the news's leadership (holder and grant time) with an earlier deadline, that
      * state's lease now runs until the news's deadline, but never past {@code bound} (one
-     * lease from now, as for a lease read from the topic). The next read folds the record.
-     *
-     * @return whether the news names the leadership this member knows: nothing else in it is new
+     * lease from now, as for a lease read from the topic), so what the balancer counts as
+     * running stays current. The next read folds the record itself.
      */
-    boolean renewedInNews(Role role, RoleNews news, long bound) {
+    void renewedInNews(Role role, RoleNews news, long bound) {
         if (!news.lease() || news.member() == null || news.deadline() == RoleNews.UNKNOWN) {
-            return false;
+            return;
         }
-        boolean[] known = new boolean[1];
         latest.computeIfPresent(role, (r, state) -> {
-            if (state.lease().filter(lease -> lease.member().equals(news.member()) && lease.grantedAt() == news.grantedAt())
-                    .isEmpty()) {
-                return state;
-            }
-            known[0] = true;
             long until = Math.min(news.deadline(), bound);
-            return until <= state.lease().get().deadline() ? state : new RoleState(r, state.roster(),
+            return state.lease().filter(lease -> lease.member().equals(news.member()) && lease.grantedAt() == news.grantedAt()
+                    && lease.deadline() < until).isEmpty() ? state : new RoleState(r, state.roster(),
                     state.lease().map(lease -> lease.withDeadline(until)), state.leaseReleasedAt(), state.nextOffset());
         });
-        return known[0];
-    }
-
-    /** The deadline of the newest lease of {@code role} known here (read, or renewed in the news), or {@link RoleNews#UNKNOWN}. */
-    long knownDeadline(Role role) {
-        RoleState state = latest.get(role);
-        return state == null ? RoleNews.UNKNOWN : state.lease().map(LeaseState::deadline).orElse(RoleNews.UNKNOWN);
     }
 
     /** The newest state each contender's fold reached, without reading. */

@@ -6,8 +6,11 @@ import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.succession.Decision;
+import io.krabka.streams.coordination.succession.LeaseState;
+import io.krabka.streams.coordination.transport.RoleNews;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A standby's side of a {@link Contender}: reads the role (unless nothing is new and it
@@ -25,12 +28,14 @@ final class StandbyPass {
     private final FailureReport failures;
     private final ReadFreshness freshness;
     private final HolderPass holder;
-    // What the last read decided, when to build the role's producer if that is still to
-    // come (null otherwise), and the deadline of the lease both were anchored on; owned by
-    // the pass that runs.
+    // What the last read decided and when to build the role's producer if that is still to
+    // come (null otherwise); owned by the pass that runs.
     private Decision lastDecision;
     private Instant prepareAt;
-    private long anchoredDeadline;
+    // The lease that decision was anchored on (null for none), and how far renewals of that
+    // leadership seen in the news (on the watcher's thread) have moved its deadline since.
+    private volatile LeaseState anchor;
+    private final AtomicLong renewedUntil = new AtomicLong(RoleNews.UNKNOWN);
 
     StandbyPass(CoordinationClient client, Role role, MemberId member, FailureReport failures, ReadFreshness freshness,
             HolderPass holder) {
@@ -49,9 +54,12 @@ final class StandbyPass {
      */
     Duration contend() {
         Instant now = client.now();
+        LeaseState decidedOn = anchor;
         if (freshness.standbyMaySkip() && lastDecision instanceof Decision.Wait waiting) {
             // Renewals seen in the news since the last read move the turn later by as much as they moved the deadline.
-            Duration renewed = Duration.ofMillis(Math.max(0, client.folds().knownDeadline(role) - anchoredDeadline));
+            long renewedTo = renewedUntil.get();
+            Duration renewed = Duration.ofMillis(decidedOn != null && renewedTo > decidedOn.deadline()
+                    ? renewedTo - decidedOn.deadline() : 0);
             Instant turn = waiting.challengeAt().plus(renewed);
             Instant prepare = prepareAt == null ? null : prepareAt.plus(renewed);
             if (now.isBefore(turn) && (prepare == null || now.isBefore(prepare))) {
@@ -66,7 +74,8 @@ final class StandbyPass {
             attempt = client.attempt(role, member, false);
             lastDecision = attempt.decision();
             prepareAt = attempt.prepareAt();
-            anchoredDeadline = client.folds().knownDeadline(role);
+            anchor = attempt.lease();
+            renewedUntil.set(attempt.lease() == null ? RoleNews.UNKNOWN : attempt.lease().deadline());
             failures.reachable();
         } catch (CoordinationAuthorizationException | CoordinationConfigurationException refusedForGood) {
             // Neither heals by itself: say it once, look again now and then.
@@ -85,6 +94,22 @@ final class StandbyPass {
             return untilNext(client.now(), pending.challengeAt(), prepareAt);
         }
         return Contender.max(Contender.MIN_WAIT, MAX_STANDBY_WAIT);
+    }
+
+    /**
+     * A lease record of the role in the news: whether it renews the leadership this standby's
+     * last decision was anchored on (holder and grant time). Its deadline then moves this
+     * standby's turn later, bounded by one lease from now as a lease read from the topic is,
+     * and nothing else in it is new: no read is needed. Runs on the watcher's thread.
+     */
+    boolean renewedInNews(RoleNews news) {
+        LeaseState decidedOn = anchor;
+        if (decidedOn == null || !news.lease() || news.deadline() == RoleNews.UNKNOWN || !decidedOn.member().equals(news.member())
+                || decidedOn.grantedAt() != news.grantedAt()) {
+            return false;
+        }
+        renewedUntil.accumulateAndGet(Math.min(news.deadline(), client.clock().millis() + client.config().duration().toMillis()), Math::max);
+        return true;
     }
 
     /** The wait before the next pass: at most a second, and no later than the turn or the time to prepare for it. */
