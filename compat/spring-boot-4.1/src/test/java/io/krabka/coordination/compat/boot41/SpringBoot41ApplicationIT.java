@@ -22,6 +22,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -29,6 +30,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -78,7 +80,17 @@ class SpringBoot41ApplicationIT {
     @BeforeAll
     static void startBroker() throws Exception {
         String classPath = Files.readString(Path.of(System.getProperty("broker.classpath.file"))).trim();
-        broker = KafkaProcessCluster.builder(Path.of("target", "broker").toAbsolutePath()).classPath(classPath).start();
+        // Kept after the run for the broker's log, so emptied first: a node formatted by an
+        // earlier run refuses the new run's cluster id.
+        Path dir = Path.of("target", "broker").toAbsolutePath();
+        if (Files.exists(dir)) {
+            try (Stream<Path> paths = Files.walk(dir)) {
+                for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+                    Files.delete(path);
+                }
+            }
+        }
+        broker = KafkaProcessCluster.builder(dir).classPath(classPath).start();
         admin = broker.admin();
     }
 
