@@ -167,6 +167,32 @@ class SpreadSimulationTest {
     }
 
     /**
+     * Under spread an operator's handover puts the target above its share, and the balancer
+     * evens it out again, but with the roles the target held longest: the role just handed
+     * to it stays there.
+     */
+    @Test
+    void aRoleHandedOverUnderSpreadStaysWithItsTargetWhileTheSharesEvenOutAgain() {
+        start("a", Balance.SPREAD);
+        start("b", Balance.SPREAD);
+        start("c", Balance.SPREAD);
+        runUntil(this::even, Duration.ofSeconds(30));
+        runFor(CONFIG.renewInterval().multipliedBy(3));
+        Role moved = ROLES.stream().filter(role -> members.get("a").contenders.get(role).leadership().isPresent()).findFirst()
+                .orElseThrow();
+        long before = members.values().stream().mapToLong(m -> m.client.share(MemberId.of(m.id)).movesOut()).sum();
+        List<HandoverResult> result = new ArrayList<>();
+        members.get("a").runtime.workers().execute(() -> result.add(members.get("a").contenders.get(moved).handOver(MemberId.of("b"))));
+        runUntil(() -> !result.isEmpty() && members.get("b").contenders.get(moved).leadership().isPresent(), Duration.ofSeconds(6));
+        assertThat(result).containsExactly(HandoverResult.HANDED_OVER);
+
+        runUntil(() -> even() && members.values().stream().mapToLong(m -> m.client.share(MemberId.of(m.id)).movesOut()).sum()
+                > before, CONVERGE_WITHIN);
+        assertThat(members.get("b").contenders.get(moved).leadership()).as("%s stays with b: %s", moved, shares()).isPresent();
+        assertThat(violations).isEmpty();
+    }
+
+    /**
      * A member on NONE (or an older version) reads every move as a release and a grant,
      * takes what is handed to it, and never gives a role away: the spread members even
      * out between themselves and hand it roles while it holds two fewer than the giver.

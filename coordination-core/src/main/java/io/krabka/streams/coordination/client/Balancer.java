@@ -10,6 +10,7 @@ import io.krabka.streams.coordination.succession.RosterEntry;
 import io.krabka.streams.coordination.succession.Shares;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -288,8 +289,11 @@ final class Balancer {
             if (nowNanos - steadySinceNanos < settle().toNanos()) {
                 return null;
             }
+            // The roles held longest first: a role just handed here (by an operator's handOver,
+            // say) is the last to move on when this member is above its share.
             List<Contender> holding = contenders.values().stream().filter(c -> c.isRunning() && c.leadership().isPresent())
-                    .sorted(Comparator.comparing(c -> c.role().name())).toList();
+                    .sorted(Comparator.<Contender, Instant>comparing(c -> c.leadership().map(Leadership::grantedAt).orElse(Instant.MAX))
+                            .thenComparing(c -> c.role().name())).toList();
             // Members that hold a lease first: one only registered must first prove it is alive (a probe).
             Set<MemberId> holdersNow = holdersNow(states);
             Move best = null;
