@@ -13,6 +13,7 @@ import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.memory.InMemoryCoordinationTransport;
+import io.krabka.streams.coordination.testing.ForwardingTransport;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
@@ -497,33 +498,12 @@ class CoordinationClientTest {
     }
 
     /** A transport whose reads stop before {@code hidden}'s registration, as an open transaction in front of it would. */
-    private static final class HidingTransport implements io.krabka.streams.coordination.transport.CoordinationTransport {
-        private final InMemoryCoordinationTransport delegate;
+    private static final class HidingTransport extends ForwardingTransport {
         private final byte[] hiddenKey;
 
         HidingTransport(InMemoryCoordinationTransport delegate, MemberId hidden) {
-            this.delegate = delegate;
+            super(delegate);
             this.hiddenKey = CoordinationCodec.encodeKey(CoordinationKey.registration(ROLE, hidden));
-        }
-
-        @Override
-        public String topic() {
-            return delegate.topic();
-        }
-
-        @Override
-        public int partitionCount() {
-            return delegate.partitionCount();
-        }
-
-        @Override
-        public long register(Role role, MemberId member, long registeredAt) {
-            return delegate.register(role, member, registeredAt);
-        }
-
-        @Override
-        public void deregister(Role role, MemberId member) {
-            delegate.deregister(role, member);
         }
 
         @Override
@@ -541,13 +521,8 @@ class CoordinationClientTest {
         }
 
         @Override
-        public io.krabka.streams.coordination.transport.RoleEpoch initEpoch(Role role) {
-            return delegate.initEpoch(role);
-        }
-
-        @Override
-        public Optional<io.krabka.streams.coordination.ProducerState> describeEpoch(Role role) {
-            return delegate.describeEpoch(role);
+        public boolean watches() {
+            return false;
         }
 
         @Override

@@ -14,10 +14,10 @@ import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.SendBatching;
 import io.krabka.streams.coordination.SendQueueFullException;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
+import io.krabka.streams.coordination.testing.ForwardingTransport;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.RoleEpoch;
-import io.krabka.streams.coordination.transport.RoleRecords;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -217,16 +217,21 @@ class SendBackPressureTest {
      * Delegates to the in-memory transport; while held, every transaction waits until the
      * test releases it (one at a time, or all), and describes are counted.
      */
-    static final class GatedTransport implements CoordinationTransport {
+    static final class GatedTransport extends ForwardingTransport {
 
-        private final CoordinationTransport delegate;
         private final java.util.concurrent.Semaphore permits = new java.util.concurrent.Semaphore(Integer.MAX_VALUE / 2);
         private volatile boolean held;
         final AtomicInteger describes = new AtomicInteger();
         volatile boolean completesTransactions = true;
 
         GatedTransport(CoordinationTransport delegate) {
-            this.delegate = delegate;
+            super(delegate);
+        }
+
+        /** No news: the leaderships here are driven by the test, not by contenders. */
+        @Override
+        public boolean watches() {
+            return false;
         }
 
         void hold() {
@@ -241,31 +246,6 @@ class SendBackPressureTest {
         void open() {
             held = false;
             permits.release(Integer.MAX_VALUE / 2);
-        }
-
-        @Override
-        public String topic() {
-            return delegate.topic();
-        }
-
-        @Override
-        public int partitionCount() {
-            return delegate.partitionCount();
-        }
-
-        @Override
-        public long register(Role role, MemberId member, long registeredAt) {
-            return delegate.register(role, member, registeredAt);
-        }
-
-        @Override
-        public void deregister(Role role, MemberId member) {
-            delegate.deregister(role, member);
-        }
-
-        @Override
-        public RoleRecords read(Role role, long fromOffset, Duration maxWait) {
-            return delegate.read(role, fromOffset, maxWait);
         }
 
         @Override
@@ -309,11 +289,6 @@ class SendBackPressureTest {
             // A coordinator that never gets to write the markers of the last transaction.
             return completesTransactions ? reported
                     : reported.map(state -> new ProducerState(state.producerId(), state.producerEpoch(), "PrepareCommit"));
-        }
-
-        @Override
-        public void close() {
-            delegate.close();
         }
     }
 }

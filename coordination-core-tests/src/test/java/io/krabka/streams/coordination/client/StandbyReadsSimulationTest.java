@@ -7,19 +7,15 @@ import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.ManualClock;
 import io.krabka.streams.coordination.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
-import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
+import io.krabka.streams.coordination.testing.ForwardingTransport;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
-import io.krabka.streams.coordination.transport.RoleEpoch;
-import io.krabka.streams.coordination.transport.RoleNews;
 import io.krabka.streams.coordination.transport.RoleRecords;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -122,64 +118,18 @@ class StandbyReadsSimulationTest {
     }
 
     /** The in-memory transport, counting the reads of the role's partition. */
-    private static final class CountingReads implements CoordinationTransport {
+    private static final class CountingReads extends ForwardingTransport {
 
-        private final CoordinationTransport delegate;
         final AtomicInteger reads = new AtomicInteger();
 
         CountingReads(CoordinationTransport delegate) {
-            this.delegate = delegate;
-        }
-
-        @Override
-        public String topic() {
-            return delegate.topic();
-        }
-
-        @Override
-        public int partitionCount() {
-            return delegate.partitionCount();
-        }
-
-        @Override
-        public long register(Role role, MemberId member, long registeredAt) {
-            return delegate.register(role, member, registeredAt);
-        }
-
-        @Override
-        public void deregister(Role role, MemberId member) {
-            delegate.deregister(role, member);
+            super(delegate);
         }
 
         @Override
         public RoleRecords read(Role role, long fromOffset, Duration maxWait) {
             reads.incrementAndGet();
             return delegate.read(role, fromOffset, maxWait);
-        }
-
-        @Override
-        public RoleEpoch initEpoch(Role role) {
-            return delegate.initEpoch(role);
-        }
-
-        @Override
-        public AutoCloseable watch(Role role, Consumer<RoleNews> onNews) {
-            return delegate.watch(role, onNews);
-        }
-
-        @Override
-        public boolean watches() {
-            return delegate.watches();
-        }
-
-        @Override
-        public Optional<ProducerState> describeEpoch(Role role) {
-            return delegate.describeEpoch(role);
-        }
-
-        @Override
-        public void close() {
-            delegate.close();
         }
     }
 }
