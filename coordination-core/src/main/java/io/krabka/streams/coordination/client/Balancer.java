@@ -294,7 +294,7 @@ final class Balancer {
             List<Contender> holding = contenders.values().stream().filter(c -> c.isRunning() && c.leadership().isPresent())
                     .sorted(Comparator.<Contender, Instant>comparing(c -> c.leadership().map(Leadership::grantedAt).orElse(Instant.MAX))
                             .thenComparing(c -> c.role().name())).toList();
-            // Members that hold a lease first: one only registered must first prove it is alive (a probe).
+            // Members that hold a lease first: the likelier to answer the probe every move begins with.
             Set<MemberId> holdersNow = holdersNow(states);
             Move best = null;
             int widest = 1;

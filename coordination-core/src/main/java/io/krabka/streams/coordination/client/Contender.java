@@ -246,7 +246,7 @@ public final class Contender implements AutoCloseable {
      * releases ({@link Handover}); blocks up to about 5 s for {@code to} to show it is alive.
      */
     public HandoverResult handOver(MemberId to) {
-        return handover.to(Objects.requireNonNull(to, "to"), true);
+        return handover.to(Objects.requireNonNull(to, "to"));
     }
 
     /**

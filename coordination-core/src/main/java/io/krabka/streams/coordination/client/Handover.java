@@ -71,10 +71,10 @@ final class Handover {
     }
 
     /**
-     * Hands the role over to {@code to}, one handover at a time: proves it alive unless
-     * {@code probe} is false, then has the holder's pass put it first and release.
+     * Hands the role over to {@code to}, one handover at a time: proves it alive and
+     * answering, then has the holder's pass put it first and release.
      */
-    HandoverResult to(MemberId to, boolean probe) {
+    HandoverResult to(MemberId to) {
         Tenure held = tenure.get();
         if (held == null || held.finished.get()) {
             return HandoverResult.NOT_HOLDING;
@@ -92,7 +92,7 @@ final class Handover {
             // first passes (a thousand roles at its start) took tens of seconds to act on a
             // release, and the role had no holder all that time. A target that answers
             // within the probe takes the role at once; one that does not is left alone.
-            if (probe && registeredAgain(to, target.get()) == null) {
+            if (registeredAgain(to, target.get()) == null) {
                 log.info("{} keeps role {}: {} did not register again within {} after its registration was removed, so it "
                         + "is out of the roster until it does", me, role, to, DurationText.of(PROBE_TIMEOUT));
                 client.balancer().silent(to);

@@ -178,8 +178,10 @@ final class PassLoop {
             return;
         }
         if (!holding) {
-            client.folds().renewedInNews(role, news, client.clock().millis() + client.config().duration().toMillis());
-            if (standby.renewedInNews(news)) {
+            // Believed at most one lease from now, as a lease read from the topic.
+            long bound = client.clock().millis() + client.config().duration().toMillis();
+            client.folds().renewedInNews(role, news, bound);
+            if (standby.renewedInNews(news, bound)) {
                 return;
             }
         }

@@ -98,17 +98,17 @@ final class StandbyPass {
 
     /**
      * A lease record of the role in the news: whether it renews the leadership this standby's
-     * last decision was anchored on (holder and grant time). Its deadline then moves this
-     * standby's turn later, bounded by one lease from now as a lease read from the topic is,
-     * and nothing else in it is new: no read is needed. Runs on the watcher's thread.
+     * last decision was anchored on (holder and grant time). Its deadline, never past
+     * {@code bound}, then moves this standby's turn later, and nothing else in it is new: no
+     * read is needed. Runs on the watcher's thread.
      */
-    boolean renewedInNews(RoleNews news) {
+    boolean renewedInNews(RoleNews news, long bound) {
         LeaseState decidedOn = anchor;
         if (decidedOn == null || !news.lease() || news.deadline() == RoleNews.UNKNOWN || !decidedOn.member().equals(news.member())
                 || decidedOn.grantedAt() != news.grantedAt()) {
             return false;
         }
-        renewedUntil.accumulateAndGet(Math.min(news.deadline(), client.clock().millis() + client.config().duration().toMillis()), Math::max);
+        renewedUntil.accumulateAndGet(Math.min(news.deadline(), bound), Math::max);
         return true;
     }
 
