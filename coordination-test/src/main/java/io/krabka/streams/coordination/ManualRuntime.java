@@ -165,6 +165,12 @@ public final class ManualRuntime implements CoordinationRuntime {
         return passes;
     }
 
+    /** Hands a pass to {@link #passes()}'s workers ahead of the passes waiting there, as {@link SystemCoordinationRuntime} does. */
+    @Override
+    public Executor urgentPasses() {
+        return passes::executeFirst;
+    }
+
     @Override
     public Executor renewals() {
         return renewals;
@@ -238,7 +244,8 @@ public final class ManualRuntime implements CoordinationRuntime {
 
     /** How many tasks of {@code executor} (one of this runtime's) wait for a worker. */
     public synchronized int waiting(Executor executor) {
-        return lane(executor).waiting.size();
+        Lane lane = lane(executor);
+        return lane.first.size() + lane.waiting.size();
     }
 
     /** How many events (task starts, timers, resumes) are queued, cancelled ones excluded. */
@@ -702,6 +709,8 @@ public final class ManualRuntime implements CoordinationRuntime {
         int limit;
         int busy;
         final ArrayDeque<Runnable> waiting = new ArrayDeque<>();
+        // Tasks handed in ahead of those waiting (urgent passes), in their own order.
+        final ArrayDeque<Runnable> first = new ArrayDeque<>();
 
         Lane(String name, int limit) {
             this.name = name;
@@ -718,11 +727,20 @@ public final class ManualRuntime implements CoordinationRuntime {
             }
         }
 
-        /** Starts waiting tasks while workers are free. Holds the runtime. */
+        void executeFirst(Runnable task) {
+            Objects.requireNonNull(task, "task");
+            synchronized (ManualRuntime.this) {
+                requireOpen();
+                first.add(task);
+                pump();
+            }
+        }
+
+        /** Starts waiting tasks, those handed in first before the others, while workers are free. Holds the runtime. */
         void pump() {
-            while (busy < limit && !waiting.isEmpty()) {
+            while (busy < limit && !(first.isEmpty() && waiting.isEmpty())) {
                 busy++;
-                enqueue(START, now, waiting.poll(), this, null);
+                enqueue(START, now, first.isEmpty() ? waiting.poll() : first.poll(), this, null);
             }
         }
 

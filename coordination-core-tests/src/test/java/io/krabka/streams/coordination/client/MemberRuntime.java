@@ -20,6 +20,7 @@ final class MemberRuntime implements CoordinationRuntime {
     final Queue<Runnable> held = new ArrayDeque<>();
     boolean frozen;
     private final Executor passes;
+    private final Executor urgentPasses;
     private final Executor renewals;
     private final Executor callbacks;
     private final Executor workers;
@@ -27,6 +28,7 @@ final class MemberRuntime implements CoordinationRuntime {
     MemberRuntime(ManualRuntime shared) {
         this.shared = shared;
         this.passes = held(shared.passes());
+        this.urgentPasses = held(shared.urgentPasses());
         this.renewals = held(shared.renewals());
         this.callbacks = held(shared.callbacks());
         this.workers = held(shared.workers());
@@ -80,6 +82,11 @@ final class MemberRuntime implements CoordinationRuntime {
     @Override
     public Executor passes() {
         return passes;
+    }
+
+    @Override
+    public Executor urgentPasses() {
+        return urgentPasses;
     }
 
     @Override

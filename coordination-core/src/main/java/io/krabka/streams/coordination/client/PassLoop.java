@@ -46,6 +46,8 @@ final class PassLoop {
     private CoordinationRuntime.Scheduled nextPass;
     private boolean inPass;
     private boolean newsDuringPass;
+    // Whether that news may let this standby take the role now (StandbyPass.mayTakeRoleOn).
+    private boolean urgentNewsDuringPass;
     private AutoCloseable news;
     private volatile Thread passThread;
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
@@ -150,6 +152,11 @@ final class PassLoop {
 
     /** Arms the timer for the next pass; a pass that is due runs on the shared pass threads. */
     void schedule(Duration wait) {
+        schedule(wait, false);
+    }
+
+    /** {@link #schedule(Duration)}, ahead of the other roles' queued passes when {@code urgent} and standing by. */
+    private void schedule(Duration wait, boolean urgent) {
         synchronized (contender) {
             if (!contender.isRunning()) {
                 return;
@@ -158,7 +165,8 @@ final class PassLoop {
                 nextPass.cancel();
             }
             // A holder's pass (its renewal) never waits behind the passes of contending roles.
-            Executor passes = contender.state().tenure() != null ? runtime.renewals() : runtime.passes();
+            Executor passes = contender.state().tenure() != null ? runtime.renewals()
+                    : urgent ? runtime.urgentPasses() : runtime.passes();
             nextPass = runtime.schedule(() -> passes.execute(this::pass), wait);
         }
     }
@@ -185,6 +193,8 @@ final class PassLoop {
                 return;
             }
         }
+        // A release or a handover's probe: this pass goes ahead of other roles' queued passes.
+        boolean urgent = !holding && standby.mayTakeRoleOn(news);
         freshness.news();
         synchronized (contender) {
             if (!contender.isRunning()) {
@@ -192,13 +202,16 @@ final class PassLoop {
             }
             if (inPass) {
                 newsDuringPass = true;
+                urgentNewsDuringPass |= urgent;
                 return;
             }
-            if (nextPass != null && nextPass.isDue()) {
+            // A pass already due waits in the queue in turn; an urgent one goes ahead of it
+            // (the later of the two finds nothing new, at the cost of one read).
+            if (nextPass != null && nextPass.isDue() && !urgent) {
                 return;
             }
         }
-        schedule(Duration.ZERO);
+        schedule(Duration.ZERO, urgent);
     }
 
     /** One pass, then the timer for the next; the pass after a stop leaves the roster. */
@@ -209,9 +222,11 @@ final class PassLoop {
             }
             inPass = true;
             newsDuringPass = false;
+            urgentNewsDuringPass = false;
         }
         passThread = Thread.currentThread();
         Duration wait;
+        boolean urgent = false;
         try {
             wait = step(false);
         } catch (RuntimeException unexpected) {
@@ -228,12 +243,13 @@ final class PassLoop {
             if (!leaveNow && newsDuringPass && contender.state() instanceof ContenderState.Standby) {
                 // News came while this pass read: look again soon, but never spin.
                 wait = Contender.min(wait, Contender.MIN_WAIT);
+                urgent = urgentNewsDuringPass;
             }
         }
         if (leaveNow) {
             leaveOnce();
         } else {
-            schedule(wait);
+            schedule(wait, urgent);
         }
     }
 

@@ -112,6 +112,21 @@ final class StandbyPass {
         return true;
     }
 
+    /**
+     * Whether {@code news} may let this standby take the role now, so its pass should not
+     * wait behind other roles' passes: a lease tombstone (a release or an abdication), the
+     * holder its last decision was anchored on leaving the roster (a release's first act),
+     * or this member's own registration removed (a handover's probe, which waits for it to
+     * register again). Runs on the watcher's thread.
+     */
+    boolean mayTakeRoleOn(RoleNews news) {
+        if (news.lease()) {
+            return news.member() == null;
+        }
+        LeaseState decidedOn = anchor;
+        return news.member() != null && (news.member().equals(member) || decidedOn != null && decidedOn.member().equals(news.member()));
+    }
+
     /** The wait before the next pass: at most a second, and no later than the turn or the time to prepare for it. */
     private static Duration untilNext(Instant now, Instant turn, Instant prepare) {
         Duration wait = Contender.min(MAX_STANDBY_WAIT, Duration.between(now, turn));

@@ -33,6 +33,11 @@ final class ClockedRuntime implements CoordinationRuntime {
     }
 
     @Override
+    public Executor urgentPasses() {
+        return delegate.urgentPasses();
+    }
+
+    @Override
     public Executor renewals() {
         return delegate.renewals();
     }

@@ -40,6 +40,16 @@ public interface CoordinationRuntime extends AutoCloseable {
     Executor passes();
 
     /**
+     * Runs a standby's pass that news says may take the role now (a release, a handover's
+     * probe) ahead of the passes queued on {@link #passes()}, on the same threads: a member
+     * contending for many roles queues their passes, and a handed-over role waited behind
+     * them for tens of seconds. The default is {@link #passes()} itself.
+     */
+    default Executor urgentPasses() {
+        return passes();
+    }
+
+    /**
      * Runs holders' passes, their renewals, in the order their timers fire. A renewal that
      * blocks is reported through {@link #renewalBlocked()}, so a runtime can run the next
      * role's renewal on another thread.

@@ -9,12 +9,14 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.PriorityBlockingQueue;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The runtime on real time and threads: the system clock (or the one given),
@@ -33,7 +35,11 @@ public final class SystemCoordinationRuntime implements CoordinationRuntime {
 
     private final String name;
     private final InstantSource clock;
-    private final ThreadPoolExecutor passes;
+    private final ThreadPoolExecutor passPool;
+    // The pass pool's two doors: in turn, and ahead of every pass queued in turn.
+    private final Executor passes;
+    private final Executor urgentPasses;
+    private final AtomicLong passesHandedIn = new AtomicLong();
     private final ThreadPoolExecutor renewals;
     private final int renewalThreads;
     private final AtomicInteger blockedRenewals = new AtomicInteger();
@@ -47,7 +53,11 @@ public final class SystemCoordinationRuntime implements CoordinationRuntime {
         this.name = builder.name;
         this.clock = builder.clock;
         this.renewalThreads = builder.renewalThreads;
-        this.passes = own(pool(builder.passThreads, name + "-pass"));
+        this.passPool = own(new ThreadPoolExecutor(builder.passThreads, Integer.MAX_VALUE, 30, TimeUnit.SECONDS,
+                new PriorityBlockingQueue<>(), daemon(name + "-pass")));
+        passPool.allowCoreThreadTimeOut(true);
+        this.passes = task -> passPool.execute(new QueuedPass(task, false, passesHandedIn.incrementAndGet()));
+        this.urgentPasses = task -> passPool.execute(new QueuedPass(task, true, passesHandedIn.incrementAndGet()));
         this.renewals = own(pool(builder.renewalThreads, name + "-renew"));
         this.callbacks = builder.callbacks != null ? builder.callbacks
                 : own(Executors.newCachedThreadPool(daemon(name + "-events")));
@@ -76,6 +86,11 @@ public final class SystemCoordinationRuntime implements CoordinationRuntime {
     @Override
     public Executor passes() {
         return passes;
+    }
+
+    @Override
+    public Executor urgentPasses() {
+        return urgentPasses;
     }
 
     @Override
@@ -149,6 +164,24 @@ public final class SystemCoordinationRuntime implements CoordinationRuntime {
             return duration.toNanos();
         } catch (ArithmeticException tooLong) {
             return duration.isNegative() ? 0 : Long.MAX_VALUE;
+        }
+    }
+
+    /** A pass in the pass pool's queue: urgent ones first, each kind in the order handed in. */
+    private record QueuedPass(Runnable task, boolean urgent, long handedIn) implements Runnable, Comparable<QueuedPass> {
+
+        QueuedPass {
+            Objects.requireNonNull(task, "task");
+        }
+
+        @Override
+        public void run() {
+            task.run();
+        }
+
+        @Override
+        public int compareTo(QueuedPass other) {
+            return urgent != other.urgent ? (urgent ? -1 : 1) : Long.compare(handedIn, other.handedIn);
         }
     }
 
