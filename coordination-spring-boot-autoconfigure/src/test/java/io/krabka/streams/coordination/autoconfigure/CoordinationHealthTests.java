@@ -227,8 +227,16 @@ class CoordinationHealthTests {
             await().atMost(Duration.ofSeconds(10)).until(() -> loop.state(Role.of("controller")) == MemberRoleState.LEADER);
             assertThat(controller.health().getStatus()).isEqualTo(Status.UP);
             assertThat(controller.health().getDetails()).containsEntry("state", "leader").containsKey("term");
+            Object releasedTerm = controller.health().getDetails().get("term");
             loop.release(Role.of("controller"));
-            assertThat(controller.health().getStatus()).isEqualTo(CoordinationLeadershipHealth.STANDBY);
+            // The only member takes the role again right after its release, and its pass may
+            // already have: UP then names a later term, never the released one.
+            Health afterRelease = controller.health();
+            if (afterRelease.getStatus().equals(Status.UP)) {
+                assertThat(afterRelease.getDetails().get("term")).isNotNull().isNotEqualTo(releasedTerm);
+            } else {
+                assertThat(afterRelease.getStatus()).isEqualTo(CoordinationLeadershipHealth.STANDBY);
+            }
             assertThat(leadership.getContributor("scheduler")).isNotNull();
         });
     }
