@@ -719,19 +719,18 @@ public final class ManualRuntime implements CoordinationRuntime {
 
         @Override
         public void execute(Runnable task) {
-            Objects.requireNonNull(task, "task");
-            synchronized (ManualRuntime.this) {
-                requireOpen();
-                waiting.add(task);
-                pump();
-            }
+            handIn(task, waiting);
         }
 
         void executeFirst(Runnable task) {
+            handIn(task, first);
+        }
+
+        private void handIn(Runnable task, ArrayDeque<Runnable> queue) {
             Objects.requireNonNull(task, "task");
             synchronized (ManualRuntime.this) {
                 requireOpen();
-                first.add(task);
+                queue.add(task);
                 pump();
             }
         }

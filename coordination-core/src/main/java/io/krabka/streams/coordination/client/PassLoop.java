@@ -185,6 +185,7 @@ final class PassLoop {
         if (holding && (!news.lease() || member.equals(news.member()))) {
             return;
         }
+        boolean urgent = false;
         if (!holding) {
             // Believed at most one lease from now, as a lease read from the topic.
             long bound = client.clock().millis() + client.config().duration().toMillis();
@@ -192,9 +193,9 @@ final class PassLoop {
             if (standby.renewedInNews(news, bound)) {
                 return;
             }
+            // A release or a handover's probe: this pass goes ahead of other roles' queued passes.
+            urgent = standby.mayTakeRoleOn(news);
         }
-        // A release or a handover's probe: this pass goes ahead of other roles' queued passes.
-        boolean urgent = !holding && standby.mayTakeRoleOn(news);
         freshness.news();
         synchronized (contender) {
             if (!contender.isRunning()) {

@@ -5,6 +5,7 @@ import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -53,12 +54,10 @@ public final class SystemCoordinationRuntime implements CoordinationRuntime {
         this.name = builder.name;
         this.clock = builder.clock;
         this.renewalThreads = builder.renewalThreads;
-        this.passPool = own(new ThreadPoolExecutor(builder.passThreads, Integer.MAX_VALUE, 30, TimeUnit.SECONDS,
-                new PriorityBlockingQueue<>(), daemon(name + "-pass")));
-        passPool.allowCoreThreadTimeOut(true);
+        this.passPool = own(pool(builder.passThreads, name + "-pass", new PriorityBlockingQueue<>()));
         this.passes = task -> passPool.execute(new QueuedPass(task, false, passesHandedIn.incrementAndGet()));
         this.urgentPasses = task -> passPool.execute(new QueuedPass(task, true, passesHandedIn.incrementAndGet()));
-        this.renewals = own(pool(builder.renewalThreads, name + "-renew"));
+        this.renewals = own(pool(builder.renewalThreads, name + "-renew", new LinkedBlockingQueue<>()));
         this.callbacks = builder.callbacks != null ? builder.callbacks
                 : own(Executors.newCachedThreadPool(daemon(name + "-events")));
         this.workers = builder.workers != null ? builder.workers
@@ -185,11 +184,11 @@ public final class SystemCoordinationRuntime implements CoordinationRuntime {
         }
     }
 
-    private static ThreadPoolExecutor pool(int threads, String name) {
+    private static ThreadPoolExecutor pool(int threads, String name, BlockingQueue<Runnable> queue) {
         // With an unbounded queue a pool never runs more threads than its core size; the
         // maximum only bounds the core size renewalBlocked() may set.
         ThreadPoolExecutor pool = new ThreadPoolExecutor(threads, Integer.MAX_VALUE, 30, TimeUnit.SECONDS,
-                new LinkedBlockingQueue<>(), daemon(name));
+                queue, daemon(name));
         pool.allowCoreThreadTimeOut(true);
         return pool;
     }
