@@ -248,6 +248,11 @@ public final class CoordinationClient implements AutoCloseable {
         return registrations.leave(role, me);
     }
 
+    /** Closes the producer built ahead of a challenge of {@code role}, if any; asks nothing of the cluster. */
+    void discardPrepared(Role role) {
+        transport.discardPrepared(role);
+    }
+
     /**
      * Reads the role's partition and the transaction coordinator and reports the role.
      * Joins no group and takes no epoch.

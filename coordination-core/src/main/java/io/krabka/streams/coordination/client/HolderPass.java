@@ -101,6 +101,15 @@ final class HolderPass {
         }
     }
 
+    /** Runs a listener callback of the pass; whatever it throws, an Error included, is logged and the pass goes on. */
+    private void tell(Runnable callback) {
+        try {
+            callback.run();
+        } catch (Throwable failure) {
+            log.error("A listener of role {} failed", role, failure);
+        }
+    }
+
     /**
      * One pass of the holder: renews when due, looks at the topic when it should.
      *
@@ -130,7 +139,8 @@ final class HolderPass {
                     renewalWatch.renewalEnded(renewal);
                 }
                 failures.reachable();
-                listener.renewed(leadership, Duration.ofNanos(runtime.nanoTime() - start));
+                Duration took = Duration.ofNanos(runtime.nanoTime() - start);
+                tell(() -> listener.renewed(leadership, took));
             } catch (FencedException ended) {
                 ending.finish(held, null, ended);
                 return Duration.ZERO;
@@ -139,7 +149,7 @@ final class HolderPass {
                     ending.finish(held, null, failed);
                     return Duration.ZERO;
                 }
-                listener.renewFailed(leadership, failed);
+                tell(() -> listener.renewFailed(leadership, failed));
                 failures.unreachable("renew", failed);
                 held.retryAt = client.now().plus(RENEW_RETRY);
             }

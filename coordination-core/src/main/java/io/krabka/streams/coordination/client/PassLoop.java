@@ -230,9 +230,13 @@ final class PassLoop {
         boolean urgent = false;
         try {
             wait = step(false);
-        } catch (RuntimeException unexpected) {
+        } catch (Throwable unexpected) {
+            // Any throwable, an Error from a listener included: a pass that ends without
+            // clearing inPass would stop this member renewing and contending for good.
             log.error("The contender of role {} failed unexpectedly; trying again in {}", role,
                     DurationText.of(Contender.ERROR_BACKOFF), unexpected);
+            failures.show(new CoordinationException("the contender of role " + role + " failed unexpectedly ("
+                    + unexpected + "); it tries again in " + DurationText.of(Contender.ERROR_BACKOFF), unexpected));
             wait = Contender.ERROR_BACKOFF;
         } finally {
             releasePassThread();
@@ -310,6 +314,8 @@ final class PassLoop {
         }
         CoordinationException problem = failures.problem();
         if (problem instanceof CoordinationTimeoutException || problem instanceof CoordinationConfigurationException) {
+            // A producer built ahead of a challenge is local: close it even when the cluster is not asked.
+            client.discardPrepared(role);
             // Leaving would only wait for the cluster to time out again, or write into a
             // topic that is not the one this member joined; the next member to win the
             // role removes this registration as silent.
