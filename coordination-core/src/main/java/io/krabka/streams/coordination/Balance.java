@@ -7,7 +7,9 @@ package io.krabka.streams.coordination;
  *   <li>{@link #NONE}: the seed's no-failback rule. The member that registered first takes
  *       every role it contends for and keeps it; the others wait as standbys.</li>
  *   <li>{@link #SPREAD}: members converge to an even share, each within one of
- *       {@code roles / live members}. Roles move only by graceful handover (the holder
+ *       {@code roles / live members} when all contend for the same roles; on different
+ *       role sets, each role's live contenders within one of each other over the roles
+ *       all of them contend for. Roles move only by graceful handover (the holder
  *       releases to a chosen standby; never by preemption), at most one move per member at
  *       a time, and only once the set of members has been steady for a lease. After a
  *       crash, a standby at or above its share challenges after the ones below it, at

@@ -25,11 +25,23 @@ import org.slf4j.LoggerFactory;
 /**
  * The {@link Balance#SPREAD} side of a client: counts how the roles its contenders read
  * are shared out ({@link Shares}, from the folds they already keep), and once the set of
- * live members has been steady for {@link #settle()}, hands one role at a time from a
- * member that holds two or more above a live standby of the role to that standby. The
- * two-role gap is the hysteresis: a move never leaves the two further apart than before,
- * so moves stop once every member is within one of the others, and one member arriving
- * or leaving costs about as many moves as the roles that must change hands.
+ * live members has been steady for {@link #settle()}, hands one role at a time to a live
+ * standby of it that holds two or more fewer of the role's group: the roles that each
+ * live contender of this role contends for too (with equal role sets, all of them). The
+ * two-role gap is the hysteresis: moves stop once, in every group, each member is within
+ * one of the others, and one member arriving or leaving costs about as many moves as the
+ * roles that must change hands.
+ *
+ * <p>Why the group and not this member's roles: members on different role sets count
+ * different roles, and one that sees fewer (a on four roles, b on those and four more)
+ * hands b roles that b, counting its own, hands back, for ever. Every contender of a role
+ * reads all of the role's group, so giver and taker count it alike, and moves end. For
+ * each set T of members take the sum, over members, of the square of what each holds of
+ * the roles all of T contend for, and order these sums by the size of T, largest first.
+ * A move of role r over a gap g &ge; 2 lowers the sum for r's contenders by 2(g - 1) and
+ * changes only the sums for subsets of them, later in the order: the sequence falls
+ * lexicographically with every move, so there are finitely many moves, and the taker,
+ * now at most g - 2 above the giver in that group, never moves r back.
  */
 final class Balancer {
 
@@ -268,7 +280,7 @@ final class Balancer {
         return inFlight;
     }
 
-    /** The move to make now, or null: none in flight, the live members steady, and a gap of two. */
+    /** The move to make now, or null: none in flight, the live members steady, and a gap of two in the role's group. */
     private Move nextMove() {
         if (balance != Balance.SPREAD) {
             return null;
@@ -296,18 +308,22 @@ final class Balancer {
                             .thenComparing(c -> c.role().name())).toList();
             // Members that hold a lease first: the likelier to answer the probe every move begins with.
             Set<MemberId> holdersNow = holdersNow(states);
+            Map<Role, Set<MemberId>> contending = contending(states, shares);
+            Map<Set<MemberId>, Map<MemberId, Integer>> groups = new HashMap<>();
             Move best = null;
             int widest = 1;
             boolean bestAlive = false;
             for (Contender contender : holding) {
                 RoleState state = states.get(contender.role());
-                if (state == null) {
+                Set<MemberId> rivals = contending.get(contender.role());
+                if (state == null || rivals == null) {
                     continue;
                 }
-                int mine = shares.held(contender.member());
+                Map<MemberId, Integer> group = groups.computeIfAbsent(rivals, members -> heldOfGroup(members, contending, states));
+                int mine = group.getOrDefault(contender.member(), 0);
                 for (RosterEntry standby : state.roster()) {
                     MemberId to = standby.member();
-                    int gap = mine - shares.held(to);
+                    int gap = mine - group.getOrDefault(to, 0);
                     boolean alive = holdersNow.contains(to);
                     boolean better = alive != bestAlive ? alive : gap > widest;
                     if (!to.equals(contender.member()) && shares.live().contains(to) && gap >= 2 && (best == null || better)) {
@@ -320,6 +336,33 @@ final class Balancer {
             inFlight = best;
             return best;
         }
+    }
+
+    /** Per role counted in the shares, its live contenders: its live registered members and its holder. */
+    private Map<Role, Set<MemberId>> contending(Map<Role, RoleState> states, Shares shares) {
+        Map<Role, Set<MemberId>> contending = new HashMap<>();
+        states.forEach((role, state) -> {
+            if (!contenders.isEmpty() && !contenders.containsKey(role)) {
+                return;
+            }
+            Set<MemberId> members = new HashSet<>();
+            state.roster().stream().map(RosterEntry::member).filter(shares.live()::contains).forEach(members::add);
+            state.lease().ifPresent(lease -> members.add(lease.member()));
+            contending.put(role, Set.copyOf(members));
+        });
+        return contending;
+    }
+
+    /** How many roles each member holds of the group of {@code members}: the roles all of them contend for. */
+    private static Map<MemberId, Integer> heldOfGroup(Set<MemberId> members, Map<Role, Set<MemberId>> contending,
+            Map<Role, RoleState> states) {
+        Map<MemberId, Integer> held = new HashMap<>();
+        contending.forEach((role, of) -> {
+            if (of.containsAll(members)) {
+                states.get(role).lease().ifPresent(lease -> held.merge(lease.member(), 1, Integer::sum));
+            }
+        });
+        return held;
     }
 
     /** The members whose lease has not run out: alive without a probe. */
