@@ -112,6 +112,73 @@ class CommitOutcomeTest {
         assertThat(held.state()).isEqualTo(Leadership.State.FAILED);
     }
 
+    /**
+     * Issue 36, finding 1, on version 2: another role's transaction left open on the
+     * partition holds the read back before the lease, and the coordinator shows this
+     * transaction's own commit (CompleteCommit at the epoch after it ran). The write
+     * committed: it returns, never "nothing of it was written".
+     */
+    @Test
+    void aCommittedWriteWhoseLeaseIsHeldBackBehindAnOpenTransactionReturns() throws Exception {
+        Leadership held = client().acquire(role, MemberId.of("a"), Duration.ofSeconds(5));
+        InMemoryCluster.Fault openTransaction = cluster.holdVisibility(rolePartition());
+        try {
+            cluster.loseNextCommit(role, LostCommit.APPLIED);
+
+            List<RecordMetadata> written = held.write(List.of(command("x")));
+
+            assertThat(written).hasSize(1);
+            assertThat(committedCommands()).containsExactly("x");
+            assertThat(held.state()).isEqualTo(Leadership.State.FAILED);
+        } finally {
+            openTransaction.close();
+        }
+    }
+
+    /**
+     * Issue 36, finding 1, on version 1: the commit landed, a challenger's InitProducerId
+     * followed it (Empty at the next epoch, which a commit under version 1 never leaves),
+     * and the read is held back. Nothing tells the outcome: unknown, never fenced.
+     */
+    @Test
+    void aCommittedWriteFollowedByAChallengerWhileTheReadIsHeldBackIsUnknownNotFenced() throws Exception {
+        cluster.setTransactionVersion((short) 1);
+        CoordinationTransport memory = cluster.transport(TOPIC);
+        CoordinationTransport challenger = cluster.transport(TOPIC);
+        AtomicBoolean challengeAtNextDescribe = new AtomicBoolean();
+        CoordinationTransport transport = (CoordinationTransport) Proxy.newProxyInstance(getClass().getClassLoader(),
+                new Class<?>[] {CoordinationTransport.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("describeEpoch") && challengeAtNextDescribe.getAndSet(false)) {
+                        // The challenger's InitProducerId lands after the lost commit, before the holder looks.
+                        challenger.initEpoch(role);
+                    }
+                    try {
+                        return method.invoke(memory, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        Leadership held = new CoordinationClient(transport, LeaseConfig.DEFAULTS, clock)
+                .acquire(role, MemberId.of("a"), Duration.ofSeconds(5));
+        held.renew();
+        InMemoryCluster.Fault openTransaction = cluster.holdVisibility(rolePartition());
+        try {
+            cluster.loseNextCommit(role, LostCommit.APPLIED);
+            challengeAtNextDescribe.set(true);
+
+            assertThatThrownBy(() -> held.write(command("x"))).isInstanceOf(CommitOutcomeUnknownException.class)
+                    .isNotInstanceOf(FencedException.class).hasMessageContaining("Empty");
+            assertThat(challengeAtNextDescribe).as("the challenger ran").isFalse();
+            assertThat(committedCommands()).containsExactly("x");
+        } finally {
+            openTransaction.close();
+        }
+    }
+
+    private TopicPartition rolePartition() {
+        return new TopicPartition(TOPIC.name(), RolePartitioner.partitionFor(role, TOPIC.partitions()));
+    }
+
     @Test
     void aWriteTheCoordinatorAbortedIsFencedWithNothingWritten() throws Exception {
         Leadership held = client().acquire(role, MemberId.of("a"), Duration.ofSeconds(5));

@@ -14,7 +14,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.function.Predicate;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
@@ -55,93 +54,111 @@ final class CommitOutcomeResolver {
 
     /**
      * Resolves the unknown outcome and ends the leadership, whose producer cannot run
-     * another transaction. The log decides "committed": the transaction's own lease record
-     * (its bytes name this member and the new deadline) is visible to {@code read_committed}.
-     * The coordinator decides "aborted": with no such record, the transaction can no longer
-     * commit once the coordinator reports this producer id at a later epoch than the
-     * transaction's, with nothing open (kafka-facts 2, 5, 6: under version 2 our own commit
-     * or abort ends at the epoch after it, a challenger's InitProducerId later still; under
-     * version 1 a commit keeps the epoch, so there only the log can decide). Where the log
-     * cannot be read, the coordinator alone decides "committed" when this transaction ran
-     * under version 2 (it predicted a step of one) and the coordinator reports
-     * CompleteCommit at exactly the next epoch: no other transaction ends there. Anything
-     * else, a coordinator that does not answer included, leaves it unknown.
+     * another transaction. Gathers the evidence, a describe that waits for the coordinator
+     * to settle, then a {@code read_committed} read from where the lease could be, and lets
+     * {@link CommitOutcome} decide: committed and aborted only on evidence, anything else
+     * unknown.
      *
+     * @param version the transaction version the transaction ran under, as far as known
      * @param epochs what this member knew of its epoch when the transaction ran
      * @param leaseSearchFrom where the transaction's lease record could first be
      * @return the metadata of the batch, lease first, when it committed; a record whose
      *     metadata the producer never received has no offset ({@link RecordMetadata#hasOffset()}
      *     false) and, if it named none, {@link RecordMetadata#UNKNOWN_PARTITION}
      * @throws FencedException when it was aborted: nothing of it was written
-     * @throws CommitOutcomeUnknownException when neither the coordinator nor the log decide
+     * @throws CommitOutcomeUnknownException when the evidence decides neither
      */
     List<RecordMetadata> resolve(CommitOutcomeUnknownException unknown, List<ProducerRecord<byte[], byte[]>> batch,
-            boolean versionTwo, EpochPrediction epochs, long leaseSearchFrom) {
+            CommitOutcome.Version version, EpochPrediction epochs, long leaseSearchFrom) {
         ProducerRecord<byte[], byte[]> lease = batch.get(0);
-        // The epoch the transaction ran at, if this member knew it exactly.
-        boolean epochKnown = epochs.accurate();
-        short ranAt = epochs.epoch();
-        long producerId = epochs.producerId();
-        Optional<ProducerState> reported = Optional.empty();
+        ProducerState reported = null;
         try {
-            reported = describeUntil(report -> !report.state().startsWith("Prepare"));
+            reported = describeUntil(report -> !report.state().startsWith("Prepare")).orElse(null);
         } catch (CoordinationException unanswered) {
             unknown.addSuppressed(unanswered);
         }
+        // Where the lease was appended, if its partition leader acknowledged it before the answer was lost.
+        long leaseOffset = unknown.acknowledged().map(all -> all.get(0)).filter(RecordMetadata::hasOffset)
+                .map(RecordMetadata::offset).orElse(-1L);
         // Read after the describe: once that reported the transaction decided, the log shows its outcome.
-        OptionalLong found = OptionalLong.empty();
-        boolean logRead = false;
+        LeaseSearch search = null;
         try {
-            found = findLease(lease, leaseSearchFrom);
-            logRead = true;
+            search = findLease(lease, leaseOffset >= 0 ? Math.min(leaseSearchFrom, leaseOffset) : leaseSearchFrom, leaseOffset);
         } catch (CoordinationException unanswered) {
             unknown.addSuppressed(unanswered);
         }
-        if (!logRead && versionTwo && epochKnown && reported.isPresent() && reported.get().state().equals("CompleteCommit")
-                && reported.get().producerId() == producerId && reported.get().producerEpoch() == ranAt + 1) {
-            leadership.end(Leadership.State.FAILED);
-            log.warn("The commit of a transaction of role {} got no answer until the lease deadline, but the coordinator reports"
-                    + " it committed ({}); the producer cannot go on, so the leadership of {} ended", leadership.role(),
-                    reported.get(), leadership.member());
-            return committedMetadata(unknown, batch, -1);
+        CommitOutcome.LogEvidence logEvidence = search == null ? CommitOutcome.LogEvidence.UNREAD : search.evidence(leaseOffset);
+        CommitOutcome.Evidence evidence = new CommitOutcome.Evidence(version, epochs.accurate(), epochs.producerId(),
+                epochs.epoch(), reported, logEvidence);
+        String known = "the coordinator reports " + (reported == null ? "nothing" : reported) + "; "
+                + describeRead(search, leaseOffset);
+        switch (CommitOutcome.decide(evidence)) {
+            case COMMITTED -> {
+                leadership.end(Leadership.State.FAILED);
+                log.warn("The commit of a transaction of role {} got no answer until the lease deadline, but it committed ({});"
+                        + " the producer cannot go on, so the leadership of {} ended", leadership.role(), known,
+                        leadership.member());
+                long found = search != null && search.found() >= 0 ? search.found() : leaseOffset;
+                return committedMetadata(unknown, batch, found);
+            }
+            case ABORTED -> {
+                boolean superseded = reported != null && epochs.supersededBy(reported);
+                leadership.end(superseded ? Leadership.State.FENCED : Leadership.State.FAILED);
+                Leadership.State ended = leadership.state();
+                throw new FencedException("the commit of a transaction of role " + leadership.role() + " got no answer until"
+                        + " the lease deadline, and it was aborted (" + known + "): nothing of it was written; the"
+                        + " leadership of " + leadership.member() + " ended (" + ended + ")", unknown,
+                        ended.endCause().orElse(LeadershipEndCause.FAILED));
+            }
+            default -> {
+                leadership.end(Leadership.State.FAILED);
+                List<RecordMetadata> acknowledged = unknown.acknowledged().map(all -> all.subList(1, all.size())).orElse(null);
+                throw new CommitOutcomeUnknownException("the commit of a transaction of role " + leadership.role() + " got no"
+                        + " answer until the lease deadline, and neither the coordinator nor " + transport.location()
+                        + " tell whether it committed (" + known + "); the leadership of " + leadership.member() + " ended ("
+                        + leadership.state() + ")", unknown, acknowledged);
+            }
         }
-        if (found.isPresent()) {
-            leadership.end(Leadership.State.FAILED);
-            log.warn("The commit of a transaction of role {} got no answer until the lease deadline, but its lease is at offset {}"
-                    + " of {}: it committed; the producer cannot go on, so the leadership of {} ended", leadership.role(),
-                    found.getAsLong(), transport.topic(), leadership.member());
-            return committedMetadata(unknown, batch, found.getAsLong());
-        }
-        boolean decided = epochKnown && reported.isPresent() && reported.get().transactionComplete()
-                && reported.get().producerId() == producerId && reported.get().producerEpoch() > ranAt;
-        if (decided) {
-            boolean superseded = reported.get().producerEpoch() > ranAt + Math.max(epochs.step(), 1);
-            leadership.end(superseded ? Leadership.State.FENCED : Leadership.State.FAILED);
-            Leadership.State ended = leadership.state();
-            throw new FencedException("the commit of a transaction of role " + leadership.role() + " got no answer until the"
-                    + " lease deadline, and the coordinator aborted it (" + reported.get() + "): nothing of it was written; the"
-                    + " leadership of " + leadership.member() + " ended (" + ended + ")", unknown,
-                    ended.endCause().orElse(LeadershipEndCause.FAILED));
-        }
-        leadership.end(Leadership.State.FAILED);
-        List<RecordMetadata> acknowledged = unknown.acknowledged().map(all -> all.subList(1, all.size())).orElse(null);
-        throw new CommitOutcomeUnknownException("the commit of a transaction of role " + leadership.role() + " got no answer"
-                + " until the lease deadline, and neither the coordinator (" + reported.map(String::valueOf).orElse("no answer")
-                + ") nor " + transport.location() + " tell whether it committed; the leadership of " + leadership.member()
-                + " ended (" + leadership.state() + ")", unknown, acknowledged);
     }
 
-    /** Where {@code lease} (these exact bytes) is in the committed log from {@code from}, if anywhere. */
-    private OptionalLong findLease(ProducerRecord<byte[], byte[]> lease, long from) {
+    /** What a search of the log found: the lease's offset (-1: absent) and how far the read got. */
+    private record LeaseSearch(long found, long readTo) {
+
+        CommitOutcome.LogEvidence evidence(long leaseOffset) {
+            if (found >= 0) {
+                return CommitOutcome.LogEvidence.FOUND;
+            }
+            // Absent is evidence only past the lease's known place.
+            return leaseOffset >= 0 && readTo > leaseOffset ? CommitOutcome.LogEvidence.ABSENT
+                    : CommitOutcome.LogEvidence.NOT_REACHED;
+        }
+    }
+
+    private static String describeRead(LeaseSearch search, long leaseOffset) {
+        String where = leaseOffset >= 0 ? "its lease was appended at offset " + leaseOffset : "where its lease was appended is not known";
+        if (search == null) {
+            return "the partition could not be read, and " + where;
+        }
+        if (search.found() >= 0) {
+            return "its lease is in the log at offset " + search.found();
+        }
+        return "a read_committed read reached offset " + search.readTo() + " without it, and " + where;
+    }
+
+    /** Where {@code lease} is in the committed log from {@code from} (-1: absent), and how far the read got. */
+    private LeaseSearch findLease(ProducerRecord<byte[], byte[]> lease, long from, long leaseOffset) {
         while (true) {
             RoleRecords read = transport.read(leadership.role(), from, Duration.ZERO);
             for (RawRecord record : read.records()) {
-                if (Arrays.equals(record.key(), lease.key()) && Arrays.equals(record.value(), lease.value())) {
-                    return OptionalLong.of(record.offset());
+                // A lease's bytes are this transaction's alone; a tombstone is anyone's, so only its place tells.
+                boolean ours = Arrays.equals(record.key(), lease.key()) && (lease.value() != null
+                        ? Arrays.equals(record.value(), lease.value()) : record.value() == null && record.offset() == leaseOffset);
+                if (ours) {
+                    return new LeaseSearch(record.offset(), read.nextOffset());
                 }
             }
             if (read.records().isEmpty() || read.nextOffset() <= from) {
-                return OptionalLong.empty();
+                return new LeaseSearch(-1, Math.max(from, read.nextOffset()));
             }
             from = read.nextOffset();
         }

@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.client;
 
+import io.krabka.streams.coordination.CommitOutcomeUnknownException;
 import io.krabka.streams.coordination.CoordinationConfigurationException;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeadershipEndCause;
@@ -155,6 +156,16 @@ final class ElectionPass {
         RoleEpoch epoch = transport.initEpoch(role);
         try {
             Leadership leadership = Leadership.grant(client, transport, epoch, me, confirm, state.nextOffset());
+            if (leadership.term() < 0) {
+                // Committed by the coordinator's word, with its lease record not yet visible (or
+                // not readable), and its producer cannot go on: no term to hand on, so no grant.
+                // Standbys wait out its lease, as after a holder that crashed.
+                log.warn("{} challenged role {} and the coordinator reports the grant committed, but its lease record is not"
+                        + " visible, so its term is not known; the leadership ended at once ({})", me, role,
+                        leadership.state());
+                challengeCheck.failedOnItsOwn(role, state);
+                return null;
+            }
             challengeCheck.won(role, state, leadership);
             if (leadership.isActive()) {
                 held.granted(leadership);
@@ -168,6 +179,14 @@ final class ElectionPass {
             state.lease().filter(lease -> !lease.member().equals(me) && lease.deadline() <= clock.millis())
                     .ifPresent(expired -> client.balancer().silent(expired.member()));
             return leadership;
+        } catch (CommitOutcomeUnknownException undecided) {
+            // The grant's lease may have committed or not, and its producer cannot go on. A new
+            // challenge decides: its InitProducerId supersedes this epoch whatever became of it.
+            log.info("{} challenged role {}, but whether its grant committed is not known, so it challenges again: {}", me,
+                    role, undecided.getMessage());
+            challengeCheck.failedOnItsOwn(role, state);
+            epoch.close();
+            return null;
         } catch (FencedException lostTheRace) {
             if (lostTheRace.endCause() == LeadershipEndCause.FENCED) {
                 log.info("{} lost the challenge for role {} to a later InitProducerId", me, role);

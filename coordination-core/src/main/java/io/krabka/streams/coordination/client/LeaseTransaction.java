@@ -169,7 +169,7 @@ final class LeaseTransaction {
         try {
             written = epoch.transact(batch, consumed, Duration.ofMillis(Math.max(0, retryUntil - now)));
         } catch (CommitOutcomeUnknownException unknown) {
-            written = outcomes.resolve(unknown, batch, predicted.predicted() && epochs.step() == 1, epochs, leaseSearchFrom);
+            written = outcomes.resolve(unknown, batch, versionOf(predicted), epochs, leaseSearchFrom);
             epochs.lost();
             if (written.get(0).hasOffset()) {
                 if (term < 0) {
@@ -213,6 +213,20 @@ final class LeaseTransaction {
         }
         publish();
         return written;
+    }
+
+    /**
+     * The transaction version {@code transaction} ran under, as far as this member knows: the
+     * step of its own last commit, trusted only when the producer's features did not change
+     * since (a prediction) and after a commit that succeeded, so after the epoch read right
+     * after InitProducerId proved its own.
+     */
+    private CommitOutcome.Version versionOf(EpochPrediction.Transaction transaction) {
+        if (!transaction.predicted()) {
+            return CommitOutcome.Version.UNKNOWN;
+        }
+        return epochs.step() == 1 ? CommitOutcome.Version.TWO
+                : epochs.step() == 0 ? CommitOutcome.Version.ONE : CommitOutcome.Version.UNKNOWN;
     }
 
     /**

@@ -108,9 +108,12 @@ final class KafkaRoleEpoch implements RoleEpoch {
      * Commits, sending the commit again while it times out and {@code commitRetry} lasts
      * (kafka-clients 4.1 refuses to abort a commit that timed out, and a second
      * {@code commitTransaction()} returns the pending result: CommitOutcomeIT). The first
-     * attempt fails as Kafka says (commitTransaction flushes, and fails if any send failed,
-     * before it sends EndTxn); once one timed out, the EndTxn may have reached the
-     * coordinator, so every later failure, a fence included, leaves the outcome unknown.
+     * attempt fails as Kafka says when a send failed (commitTransaction flushes, and fails
+     * then, before it sends EndTxn). Once EndTxn was sent, the outcome is unknown on a fence
+     * too: the client resends EndTxn by itself after a disconnect, and a challenger's
+     * InitProducerId between a commit that landed and its resend fences the resend. So a
+     * fence after every send was acknowledged, and every failure after a timeout, leave the
+     * outcome unknown, for the caller to resolve.
      */
     private void commit(String operation, List<Future<RecordMetadata>> sent, Duration commitRetry) {
         long giveUpAt = System.nanoTime() + commitRetry.toNanos();
@@ -143,6 +146,11 @@ final class KafkaRoleEpoch implements RoleEpoch {
                 if (closed) {
                     // Closed under the commit (the expiry watchdog): the EndTxn may be on its way.
                     throw unknown(operation, "was cut short when the epoch closed", e, sent);
+                }
+                if (KafkaErrors.translate(operation, e) instanceof FencedException && acknowledged(sent) != null) {
+                    // Every send was acknowledged, so the client did send EndTxn, and resends it by
+                    // itself after a disconnect: a fence may answer the resend of a commit that landed.
+                    throw unknown(operation, "was refused as fenced after every record was acknowledged", e, sent);
                 }
                 throw e;
             }
