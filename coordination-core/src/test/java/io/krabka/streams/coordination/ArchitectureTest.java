@@ -108,25 +108,24 @@ class ArchitectureTest {
     }
 
     /**
-     * No class of the core grows past about 350 lines (issue 21): a class that does must be
-     * split along a seam, not allowed to become the next 900-line state machine.
+     * A class of the core past about 350 lines says why it is one class: its javadoc has a
+     * paragraph that begins "Size:". Size follows cohesion; a class that grows without a
+     * reason should be split along a seam, not become the next 900-line state machine.
      */
     @Test
-    void noSourceFileOfTheCoreIsLongerThan350Lines() throws java.io.IOException {
+    void aSourceFileOfTheCoreLongerThan350LinesSaysWhyItIsOneClass() throws java.io.IOException {
         java.nio.file.Path sources = java.nio.file.Path.of("src/main/java");
-        java.util.Map<String, Long> tooLong = new java.util.TreeMap<>();
+        java.util.Map<String, Integer> unexplained = new java.util.TreeMap<>();
         try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.walk(sources)) {
             for (java.nio.file.Path file : (Iterable<java.nio.file.Path>) files.filter(f -> f.toString().endsWith(".java"))::iterator) {
-                long lines;
-                try (java.util.stream.Stream<String> text = java.nio.file.Files.lines(file)) {
-                    lines = text.count();
-                }
-                if (lines > MAX_SOURCE_LINES) {
-                    tooLong.put(sources.relativize(file).toString(), lines);
+                java.util.List<String> lines = java.nio.file.Files.readAllLines(file);
+                if (lines.size() > MAX_SOURCE_LINES && lines.stream().noneMatch(line -> line.trim().startsWith("* <p>Size: "))) {
+                    unexplained.put(sources.relativize(file).toString(), lines.size());
                 }
             }
         }
-        org.assertj.core.api.Assertions.assertThat(tooLong).as("source files over %d lines", MAX_SOURCE_LINES).isEmpty();
+        org.assertj.core.api.Assertions.assertThat(unexplained).as("source files over %d lines that do not say why",
+                MAX_SOURCE_LINES).isEmpty();
     }
 
     private static final int MAX_SOURCE_LINES = 350;

@@ -42,6 +42,9 @@ import org.slf4j.LoggerFactory;
  * changes only the sums for subsets of them, later in the order: the sequence falls
  * lexicographically with every move, so there are finitely many moves, and the taker,
  * now at most g - 2 above the giver in that group, never moves r back.
+ *
+ * <p>Size: one class, since the shares, the groups, the settle and the move rule all read
+ * one view of the rosters and leases; split, each part would need the whole view again.
  */
 final class Balancer {
 

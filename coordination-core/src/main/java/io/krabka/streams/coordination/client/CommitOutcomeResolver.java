@@ -23,8 +23,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Finds out what became of a leadership's transaction whose commit got no answer until
- * the lease deadline, from the coordinator and the log; and the bounded, paced describes
+ * Finds out what became of a leadership's transaction whose commit left its outcome unknown
+ * (no answer until the lease deadline, or a fence on a resent EndTxn), from the coordinator
+ * and the log ({@link CommitOutcome} decides); and the bounded, paced describes
  * that wait for the coordinator to settle a transaction (also a release's wait).
  */
 final class CommitOutcomeResolver {
@@ -95,9 +96,8 @@ final class CommitOutcomeResolver {
         switch (CommitOutcome.decide(evidence)) {
             case COMMITTED -> {
                 leadership.end(Leadership.State.FAILED);
-                log.warn("The commit of a transaction of role {} got no answer until the lease deadline, but it committed ({});"
-                        + " the producer cannot go on, so the leadership of {} ended", leadership.role(), known,
-                        leadership.member());
+                log.warn("{}; yet it committed ({}): the producer cannot go on, so the leadership of {} of role {} ended",
+                        unknown.getMessage(), known, leadership.member(), leadership.role());
                 long found = search != null && search.found() >= 0 ? search.found() : leaseOffset;
                 return committedMetadata(unknown, batch, found);
             }
@@ -105,18 +105,18 @@ final class CommitOutcomeResolver {
                 boolean superseded = reported != null && epochs.supersededBy(reported);
                 leadership.end(superseded ? Leadership.State.FENCED : Leadership.State.FAILED);
                 Leadership.State ended = leadership.state();
-                throw new FencedException("the commit of a transaction of role " + leadership.role() + " got no answer until"
-                        + " the lease deadline, and it was aborted (" + known + "): nothing of it was written; the"
-                        + " leadership of " + leadership.member() + " ended (" + ended + ")", unknown,
+                throw new FencedException(unknown.getMessage() + "; it was aborted (" + known + "): nothing of it was written;"
+                        + " the leadership of " + leadership.member() + " of role " + leadership.role() + " ended (" + ended + ")",
+                        unknown,
                         ended.endCause().orElse(LeadershipEndCause.FAILED));
             }
             default -> {
                 leadership.end(Leadership.State.FAILED);
                 List<RecordMetadata> acknowledged = unknown.acknowledged().map(all -> all.subList(1, all.size())).orElse(null);
-                throw new CommitOutcomeUnknownException("the commit of a transaction of role " + leadership.role() + " got no"
-                        + " answer until the lease deadline, and neither the coordinator nor " + transport.location()
-                        + " tell whether it committed (" + known + "); the leadership of " + leadership.member() + " ended ("
-                        + leadership.state() + ")", unknown, acknowledged);
+                throw new CommitOutcomeUnknownException(unknown.getMessage() + "; neither the coordinator nor "
+                        + transport.location() + " tell whether it committed (" + known + "); the leadership of "
+                        + leadership.member() + " of role " + leadership.role() + " ended (" + leadership.state() + ")", unknown,
+                        acknowledged);
             }
         }
     }

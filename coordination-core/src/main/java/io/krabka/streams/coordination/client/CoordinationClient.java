@@ -49,6 +49,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>One client serves one member per role: the transport holds one transactional producer
  * per role, and a second member of the role in the same transport would fence the first. Thread-safe.
+ *
+ * <p>Size: the client's whole public face, each method a short delegation to the part
+ * that does the work (elections, reports, registrations, folds).
  */
 public final class CoordinationClient implements AutoCloseable {
 

@@ -103,6 +103,28 @@ final class LeaseWriter {
     void renew() {
         client.instrumentation().around(CoordinationInstrumentation.Operation.RENEW, role, member, transaction::term, 0,
                 () -> retrying(List.of(), ConsumedOffsets.NONE, false));
+        confirmIfBehind();
+    }
+
+    /**
+     * After a lease that carried the last epoch this member knew rather than a prediction
+     * (a transaction failed, a describe failed, the producer reconnected), writes the
+     * confirming leases now rather than over the next renewals: a lease behind the
+     * coordinator's epoch shows standbys an epoch that no lease explains, so a crash in
+     * that window would cost them a whole extra lease. Only a fence ends the renewal: the
+     * renewal itself committed, so any other failure here waits for the next renewal.
+     */
+    private void confirmIfBehind() {
+        if (!life.active() || life.releasing() || transaction.lastLeasePredicted()) {
+            return;
+        }
+        try {
+            confirm();
+        } catch (FencedException ended) {
+            throw ended;
+        } catch (CoordinationException failed) {
+            log.debug("Role {} renewed, but the leases that carry its epoch again failed: {}", role, failed.getMessage());
+        }
     }
 
     /**
@@ -112,8 +134,10 @@ final class LeaseWriter {
      * @param accepted whether these are sends accepted before a release began: they are still written
      */
     List<RecordMetadata> write(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed, boolean accepted) {
-        return client.instrumentation().around(CoordinationInstrumentation.Operation.WRITE, role, member, transaction::term,
-                records.size(), () -> retrying(records, consumed, accepted));
+        List<RecordMetadata> written = client.instrumentation().around(CoordinationInstrumentation.Operation.WRITE, role,
+                member, transaction::term, records.size(), () -> retrying(records, consumed, accepted));
+        confirmIfBehind();
+        return written;
     }
 
     private List<RecordMetadata> retrying(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed,

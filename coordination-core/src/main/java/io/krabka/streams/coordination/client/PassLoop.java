@@ -23,6 +23,9 @@ import org.slf4j.LoggerFactory;
  * <p>Its fields are guarded by the contender's own lock, the one its state transitions
  * take: a second lock would add an order in which the two must be taken, and with it a
  * way to deadlock. Logs as the contender does.
+ *
+ * <p>Size: one class, since the pass, its timer, the news that wakes it and the leave
+ * after a stop share the loop's state under that one lock.
  */
 final class PassLoop {
 
