@@ -156,7 +156,8 @@ public final class Contender implements AutoCloseable {
                         loop.schedule(Duration.ZERO);
                     }
                 });
-        this.handover = new Handover(client, role, member, () -> state.tenure(), ending, () -> Contender.this.loop.schedule(Duration.ZERO));
+        this.handover = new Handover(client, role, member, () -> state.tenure(), ending,
+                () -> Contender.this.loop.schedule(Duration.ZERO), holder::renewalBlocked);
         this.loop = new PassLoop(this, client, failures, freshness, ending, holder,
                 new StandbyPass(client, role, member, failures, freshness, holder), handover);
     }
@@ -243,7 +244,11 @@ public final class Contender implements AutoCloseable {
 
     /**
      * Hands the held role to {@code to}, a live standby of it: makes it next in line, then
-     * releases ({@link Handover}); blocks up to about 5 s for {@code to} to show it is alive.
+     * releases ({@link Handover}). Blocks up to about 5 s for {@code to} to show it is
+     * alive, up to 10 s more for this member's pass to begin the release, then while the
+     * release writes. A renewal of the role blocked on the cluster holds that pass up: the
+     * member then keeps the role and this answers {@link HandoverResult#BUSY}, at once if
+     * the renewal was blocked already (leaving {@code to} where it stood in line).
      */
     public HandoverResult handOver(MemberId to) {
         return handover.to(Objects.requireNonNull(to, "to"));

@@ -9,8 +9,10 @@ import io.krabka.streams.coordination.succession.RosterEntry;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,6 +36,11 @@ import org.slf4j.LoggerFactory;
  * </ol>
  * The release is an ordinary one: the broker's epoch still decides who writes, so a
  * handover that goes wrong costs a stagger, never a second writer.
+ *
+ * <p>The release runs on the holder's pass, so a renewal blocked on the cluster holds it
+ * up: the handover then answers {@link HandoverResult#BUSY} and the holder keeps the role.
+ * Blocked before step 1, nothing is changed; blocked after it, the target is left at the
+ * tail where step 1 put it.
  */
 final class Handover {
 
@@ -44,7 +51,7 @@ final class Handover {
     static final Duration PROBE_TIMEOUT = Duration.ofSeconds(5);
     private static final Duration PROBE_READ = Duration.ofMillis(200);
 
-    /** How long a handover waits for the holder's pass to release, before it gives up (the role stays). */
+    /** How long a handover waits for the holder's pass to take the release up, before it gives up (the role stays). */
     static final Duration RELEASE_WAIT = Duration.ofSeconds(10);
 
     private final CoordinationClient client;
@@ -53,6 +60,7 @@ final class Handover {
     private final Supplier<Tenure> tenure;
     private final TenureEnd ending;
     private final Runnable passNow;
+    private final BooleanSupplier renewalBlocked;
     private final AtomicBoolean underWay = new AtomicBoolean();
     // The release a handover asks the holder's pass for: it runs there, between renewals,
     // never beside a transaction of the role (one producer per role, one at a time).
@@ -61,13 +69,15 @@ final class Handover {
     private record Asked(Tenure held, MemberId to, CompletableFuture<HandoverResult> done) {
     }
 
-    Handover(CoordinationClient client, Role role, MemberId me, Supplier<Tenure> tenure, TenureEnd ending, Runnable passNow) {
+    Handover(CoordinationClient client, Role role, MemberId me, Supplier<Tenure> tenure, TenureEnd ending, Runnable passNow,
+            BooleanSupplier renewalBlocked) {
         this.client = client;
         this.role = role;
         this.me = me;
         this.tenure = tenure;
         this.ending = ending;
         this.passNow = passNow;
+        this.renewalBlocked = renewalBlocked;
     }
 
     /**
@@ -88,6 +98,12 @@ final class Handover {
             if (to.equals(me) || target.isEmpty()) {
                 return HandoverResult.NOT_A_STANDBY;
             }
+            // The pass that must release is stuck in that renewal: a probe now would only cost
+            // the target its place in line, and the caller would wait for nothing.
+            if (renewalBlocked.getAsBoolean()) {
+                log.info("{} keeps role {}: a renewal of it is blocked on the cluster, so it cannot hand it to {} now", me, role, to);
+                return HandoverResult.BUSY;
+            }
             // Even a member whose lease has not run out is probed: one still busy with its
             // first passes (a thousand roles at its start) took tens of seconds to act on a
             // release, and the role had no holder all that time. A target that answers
@@ -98,29 +114,75 @@ final class Handover {
                 client.balancer().silent(to);
                 return HandoverResult.TARGET_SILENT;
             }
-            CompletableFuture<HandoverResult> done = new CompletableFuture<>();
-            asked.set(new Asked(held, to, done));
+            Asked ask = new Asked(held, to, new CompletableFuture<>());
+            asked.set(ask);
             passNow.run();
-            try {
-                client.runtime().await(done, RELEASE_WAIT);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            // Not run by now (the member stopped, the role ended): it never will be.
-            done.complete(HandoverResult.NOT_HOLDING);
-            return done.join();
+            return released(ask);
         } finally {
             underWay.set(false);
+        }
+    }
+
+    /**
+     * Waits for the holder's pass to take {@code ask} up and release: up to
+     * {@link #RELEASE_WAIT}, less once a renewal blocks (the pass is stuck in it) or the
+     * leadership ends. An ask not taken by then is withdrawn, so it never runs late.
+     */
+    private HandoverResult released(Asked ask) {
+        CoordinationRuntime runtime = client.runtime();
+        long deadline = runtime.nanoTime() + RELEASE_WAIT.toNanos();
+        try {
+            for (;;) {
+                long left = deadline - runtime.nanoTime();
+                if (ask.done().isDone() || left <= 0 || ask.held().finished.get() || renewalBlocked.getAsBoolean()) {
+                    break;
+                }
+                runtime.await(ask.done(), Contender.min(PROBE_READ, Duration.ofNanos(left)));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (asked.compareAndSet(ask, null)) {
+            // Not taken up, and now it never will be: answer what is true now.
+            boolean holding = tenure.get() == ask.held() && !ask.held().finished.get();
+            if (holding) {
+                log.info("{} keeps role {}: its pass did not get to the handover to {} (a renewal blocked, or {} passed)", me,
+                        role, ask.to(), DurationText.of(RELEASE_WAIT));
+            }
+            return holding ? HandoverResult.BUSY : HandoverResult.NOT_HOLDING;
+        }
+        // The pass took it up: the release is under way, and ends when its writes do.
+        boolean interrupted = false;
+        while (!ask.done().isDone()) {
+            try {
+                runtime.await(ask.done(), RELEASE_WAIT);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        try {
+            return ask.done().join();
+        } catch (CompletionException e) {
+            throw e.getCause() instanceof RuntimeException failure ? failure : e;
         }
     }
 
     /** Runs the release a handover asked for, on the holder's pass; whether there was one. */
     boolean runAsked() {
         Asked ask = asked.getAndSet(null);
-        if (ask == null || ask.done().isDone()) {
+        if (ask == null) {
             return false;
         }
-        ask.done().complete(release(ask.held(), ask.to()));
+        try {
+            ask.done().complete(release(ask.held(), ask.to()));
+        } catch (RuntimeException e) {
+            // The handover waits for this answer: it must never wait forever.
+            ask.done().completeExceptionally(e);
+            throw e;
+        }
         return true;
     }
 

@@ -14,6 +14,10 @@ public enum HandoverResult {
      * the role; the silent member is out of the roster until it registers again.
      */
     TARGET_SILENT,
-    /** Another handover of the role is under way. */
+    /**
+     * Another handover of the role is under way, or a renewal of the role is blocked on the
+     * cluster (the pass that would release is stuck in it). This member keeps the role;
+     * asking again later may succeed.
+     */
     BUSY
 }

@@ -301,6 +301,11 @@ final class HolderPass {
         });
     }
 
+    /** Whether a renewal blocks now (past {@link RenewalWatch#STUCK_RENEWAL}): the holder's pass is stuck in it. */
+    boolean renewalBlocked() {
+        return renewalWatch.blocked();
+    }
+
     /** No more expiry checks: the contender stops. Called under the contender's lock. */
     void cancelExpiryCheck() {
         renewalWatch.cancelExpiry();

@@ -59,6 +59,13 @@ final class RenewalWatch {
         return renewal;
     }
 
+    /** Whether a renewal has been under way for longer than {@link #STUCK_RENEWAL} and still is. */
+    boolean blocked() {
+        synchronized (renewalLock) {
+            return renewing != null && renewalReportedBlocked;
+        }
+    }
+
     void renewalEnded(Object renewal) {
         boolean unblock;
         synchronized (renewalLock) {

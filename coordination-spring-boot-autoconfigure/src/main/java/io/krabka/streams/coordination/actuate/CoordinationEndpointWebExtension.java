@@ -84,7 +84,8 @@ public class CoordinationEndpointWebExtension {
             case NOT_A_STANDBY -> answer(STATUS_CONFLICT, role.name(), false, member + " is not a standby of the role");
             case TARGET_SILENT -> answer(STATUS_CONFLICT, role.name(), false, member
                     + " did not answer (it did not register again after its registration was removed); this member keeps the role");
-            case BUSY -> answer(STATUS_CONFLICT, role.name(), false, "another handover of the role is under way");
+            case BUSY -> answer(STATUS_CONFLICT, role.name(), false,
+                    "another handover of the role is under way, or its renewal is blocked on the cluster; this member keeps the role");
         };
     }
 
