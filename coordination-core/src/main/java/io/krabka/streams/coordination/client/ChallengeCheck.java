@@ -82,6 +82,24 @@ final class ChallengeCheck {
         }
     }
 
+    /**
+     * Drops what it remembers of the role: nothing of this client uses it any more. A later
+     * challenge of it may take this member's own last epoch for one in flight: a wait, at worst.
+     */
+    void forget(Role role) {
+        epochSightings.forget(role);
+        challenged.remove(role);
+        unexplainedSince.remove(role);
+        foreignWriters.remove(role);
+    }
+
+    void sizes(Map<String, Integer> into) {
+        into.put("challengeCheck.epochSightings", epochSightings.size());
+        into.put("challengeCheck.challenged", challenged.size());
+        into.put("challengeCheck.unexplainedSince", unexplainedSince.size());
+        into.put("challengeCheck.foreignWriters", foreignWriters.size());
+    }
+
     /** A challenge of {@code state} begins: recorded before InitProducerId, since one that fails after it still moved the epoch. */
     void challenging(Role role, RoleState state) {
         challenged.put(role, Challenged.of(state, null, null));

@@ -226,7 +226,13 @@ public final class Contender implements AutoCloseable {
      * of the role is committed.
      */
     public void start() {
-        loop.start();
+        client.using(role);
+        try {
+            loop.start();
+        } catch (RuntimeException e) {
+            client.doneWith(role, false);
+            throw e;
+        }
     }
 
     /**
@@ -320,8 +326,17 @@ public final class Contender implements AutoCloseable {
      * Applies {@code event} to the state: every change of {@link #state} goes through here,
      * atomically, under this contender's lock (the one lock its pass loop takes as well).
      */
-    synchronized void transition(UnaryOperator<ContenderState> event) {
-        state = event.apply(state);
+    void transition(UnaryOperator<ContenderState> event) {
+        boolean stoppedNow;
+        synchronized (this) {
+            boolean before = state instanceof ContenderState.Stopped;
+            state = event.apply(state);
+            stoppedNow = !before && state instanceof ContenderState.Stopped;
+        }
+        if (stoppedNow) {
+            // Released and left: the client may forget the role, unless something else of it uses it.
+            client.doneWith(role, true);
+        }
     }
 
     /** Where this contender stands now. */

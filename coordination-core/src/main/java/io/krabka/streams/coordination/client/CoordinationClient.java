@@ -22,6 +22,7 @@ import java.util.Collection;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
@@ -43,8 +44,10 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>The client keeps one incremental fold per role: each election pass reads only
- * what was committed since the last one. Malformed records in the partition are
- * skipped with a warning and counted ({@link #malformedRecords()}); they never stop
+ * what was committed since the last one. It forgets a role (its fold and all else it kept
+ * of it) once no contender, call or leadership of this client uses it and its member left
+ * the roster; the next use reads the partition from the start. Malformed records in the
+ * partition are skipped with a warning and counted ({@link #malformedRecords()}); they never stop
  * the member and never change a roster or a lease.
  *
  * <p>One client serves one member per role: the transport holds one transactional producer
@@ -73,6 +76,12 @@ public final class CoordinationClient implements AutoCloseable {
     private final AtomicLong suspicious = new AtomicLong();
     // The granted_at of this client's last grant of each role: readers tell leaderships apart by (member, granted_at).
     private final Map<Role, Long> lastGrantedAt = new ConcurrentHashMap<>();
+    // The latest granted_at of the roles forgotten since: a role granted again after it was
+    // forgotten still gets a later one, though the clock stood still or stepped back.
+    private final AtomicLong forgottenGrantedAt = new AtomicLong(Long.MIN_VALUE);
+    // How many of this client's running contenders and calls use each role: what the client
+    // keeps of a role goes when the last one ends and nothing holds or is registered for it.
+    private final Map<Role, Integer> users = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
     /** A client with the default lease timings on the shared runtime (the system clock and the library's daemon threads). */
@@ -190,7 +199,12 @@ public final class CoordinationClient implements AutoCloseable {
      * @throws InterruptedException when the calling thread is interrupted while waiting
      */
     public Leadership acquire(Role role, MemberId me, Duration timeout) throws InterruptedException {
-        return blockingAcquire.acquire(role, me, timeout);
+        using(role);
+        try {
+            return blockingAcquire.acquire(role, me, timeout);
+        } finally {
+            doneWith(role, false);
+        }
     }
 
     /**
@@ -201,7 +215,12 @@ public final class CoordinationClient implements AutoCloseable {
      * @throws IllegalStateException when this client already holds {@code role}
      */
     public Optional<Leadership> tryAcquire(Role role, MemberId me) {
-        return Optional.ofNullable(attempt(role, me, true).leadership);
+        using(role);
+        try {
+            return Optional.ofNullable(attempt(role, me, true).leadership);
+        } finally {
+            doneWith(role, false);
+        }
     }
 
     /** One pass's outcome: the leadership won, or the decision, when to prepare (null: not to come) and the lease decided on. */
@@ -248,7 +267,9 @@ public final class CoordinationClient implements AutoCloseable {
     public boolean leave(Role role, MemberId me) {
         requireOpen();
         transport.discardPrepared(role);
-        return registrations.leave(role, me);
+        boolean left = registrations.leave(role, me);
+        forgetIfUnused(role);
+        return left;
     }
 
     /** Closes the producer built ahead of a challenge of {@code role}, if any; asks nothing of the cluster. */
@@ -263,6 +284,18 @@ public final class CoordinationClient implements AutoCloseable {
     public LeadershipStatus describe(Role role) {
         requireOpen();
         return reports.describe(role);
+    }
+
+    /** How many entries each per-role map of this client holds, by name; describe folds and the balancer's apart. */
+    Map<String, Integer> roleEntries() {
+        Map<String, Integer> sizes = new TreeMap<>();
+        folds.sizes(sizes);
+        election.sizes(sizes);
+        sizes.put("registrations", registrations.size());
+        sizes.put("held", held.size());
+        sizes.put("lastGrantedAt", lastGrantedAt.size());
+        sizes.put("users", users.size());
+        return sizes;
     }
 
     /** How many roles' describe folds this client keeps (bounded: at most 4 096). */
@@ -316,6 +349,7 @@ public final class CoordinationClient implements AutoCloseable {
     void released(Leadership leadership) {
         held.ended(leadership);
         registrations.forget(leadership.role());
+        forgetIfUnused(leadership.role());
     }
 
     void ended(Leadership leadership) {
@@ -328,7 +362,64 @@ public final class CoordinationClient implements AutoCloseable {
 
     /** A new grant's {@code granted_at}: now, or past this client's last grant of {@code role} on a clock that did not move. */
     long grantTime(Role role) {
-        return lastGrantedAt.merge(role, clock.millis(), (last, now) -> Math.max(now, last + 1));
+        long now = Math.max(clock.millis(), forgottenGrantedAt.get() + 1);
+        return lastGrantedAt.merge(role, now, (last, at) -> Math.max(at, last + 1));
+    }
+
+    /** A contender of {@code role} starts, or a call on it begins: what the client keeps of the role stays until {@link #doneWith}. */
+    void using(Role role) {
+        users.merge(role, 1, Integer::sum);
+    }
+
+    /**
+     * A use of {@code role} ended. After the last, with no leadership or registration of the
+     * role left, the client forgets the role. {@code stopped}: a contender's stop, which also
+     * forgets a registration its leave could not remove (the next winner prunes it as silent).
+     */
+    void doneWith(Role role, boolean stopped) {
+        boolean[] forgot = {false};
+        users.compute(role, (r, count) -> {
+            if (count != null && count > 1) {
+                return count - 1;
+            }
+            if (stopped) {
+                registrations.forget(role);
+            }
+            forgot[0] = forgetUnlessHeld(role);
+            return null;
+        });
+        if (forgot[0] && stopped) {
+            // A producer built for a challenge that will not come (a leave that was skipped did not close it).
+            try {
+                transport.discardPrepared(role);
+            } catch (RuntimeException e) {
+                log.debug("Could not close the producer prepared for role {}: {}", role, e.toString());
+            }
+        }
+    }
+
+    /** After a release or a leave: forgets the role unless some contender or call of this client still uses it. */
+    private void forgetIfUnused(Role role) {
+        users.compute(role, (r, count) -> {
+            if (count == null) {
+                forgetUnlessHeld(role);
+            }
+            return count;
+        });
+    }
+
+    /** Forgets the role unless a leadership or a registration of it is left; under the role's lock in {@link #users}. */
+    private boolean forgetUnlessHeld(Role role) {
+        if (held.holds(role) || registrations.has(role)) {
+            return false;
+        }
+        folds.forget(role);
+        election.forget(role);
+        Long granted = lastGrantedAt.remove(role);
+        if (granted != null) {
+            forgottenGrantedAt.accumulateAndGet(granted, Math::max);
+        }
+        return true;
     }
 
     /** Where the transport reaches the cluster, for messages. */

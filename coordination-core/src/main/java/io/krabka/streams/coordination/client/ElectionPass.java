@@ -16,6 +16,7 @@ import io.krabka.streams.coordination.transport.RoleEpoch;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -53,6 +54,17 @@ final class ElectionPass {
         this.leaseBounds = new LeaseBounds(config, clock, transport, client::suspicious);
         this.challengeCheck = new ChallengeCheck(transport, config, clock, folds);
         this.held = held;
+    }
+
+    /** Drops what the bounds and the challenge checks remember of the role. */
+    void forget(Role role) {
+        leaseBounds.forget(role);
+        challengeCheck.forget(role);
+    }
+
+    void sizes(Map<String, Integer> into) {
+        leaseBounds.sizes(into);
+        challengeCheck.sizes(into);
     }
 
     Optional<CoordinationConfigurationException> leaseDisagreement(Role role) {

@@ -25,6 +25,15 @@ final class HeldLeaderships {
         return current != null && current.isActive();
     }
 
+    /** Whether some leadership of {@code role}, active or not yet taken out, is here. */
+    boolean holds(Role role) {
+        return held.containsKey(role);
+    }
+
+    int size() {
+        return held.size();
+    }
+
     void granted(Leadership leadership) {
         held.put(leadership.role(), leadership);
     }

@@ -131,6 +131,21 @@ final class LeaseBounds {
         }
     }
 
+    /** Drops what it remembers of the role: nothing of this client uses it any more. */
+    void forget(Role role) {
+        leases.forget(role);
+        releases.forget(role);
+        bounds.remove(role);
+        disagreements.remove(role);
+    }
+
+    void sizes(Map<String, Integer> into) {
+        into.put("leaseBounds.leases", leases.size());
+        into.put("leaseBounds.releases", releases.size());
+        into.put("leaseBounds.bounds", bounds.size());
+        into.put("leaseBounds.disagreements", disagreements.size());
+    }
+
     /** Why this member's lease settings disagree with the holder's of {@code role}, while they do. */
     Optional<CoordinationConfigurationException> disagreement(Role role) {
         return Optional.ofNullable(disagreements.get(role));

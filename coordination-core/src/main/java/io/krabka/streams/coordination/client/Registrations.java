@@ -39,6 +39,10 @@ final class Registrations {
         return registrations.get(role);
     }
 
+    int size() {
+        return registrations.size();
+    }
+
     boolean has(Role role) {
         return registrations.containsKey(role);
     }

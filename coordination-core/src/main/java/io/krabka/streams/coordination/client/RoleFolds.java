@@ -69,6 +69,13 @@ final class RoleFolds {
         return describedViews.size();
     }
 
+    /** How many entries each per-role map of the contenders' folds holds (describe folds apart: they are bounded). */
+    void sizes(Map<String, Integer> into) {
+        into.put("folds.views", views.size());
+        into.put("folds.readUpTo", readUpTo.size());
+        into.put("folds.latest", latest.size());
+    }
+
     /** How many malformed records were skipped so far. */
     long malformedRecords() {
         return malformed.get();
@@ -76,7 +83,36 @@ final class RoleFolds {
 
     /** The role's folded state after reading what is new, waiting up to {@code maxWait} for news when nothing is. */
     RoleState refresh(Role role, Duration maxWait) {
-        RoleStateBuilder view = views.computeIfAbsent(role, RoleState::builder);
+        return refresh(role, views.computeIfAbsent(role, RoleState::builder), maxWait);
+    }
+
+    /**
+     * As {@link #refresh} for a describe or an observe: from the contender's fold when this
+     * client keeps one, else from a describe fold, so asking about a role keeps no fold for ever.
+     */
+    RoleState report(Role role, Duration maxWait) {
+        RoleStateBuilder view = views.get(role);
+        return refresh(role, view != null ? view : describedViews.computeIfAbsent(role, RoleState::builder), maxWait);
+    }
+
+    /**
+     * Drops the role's folds (the describe fold too, which the balancer's reads of the role
+     * filled): nothing of this client uses the role any more. The next use reads it from the start.
+     */
+    void forget(Role role) {
+        describedViews.remove(role);
+        RoleStateBuilder view = views.remove(role);
+        if (view == null) {
+            return;
+        }
+        // Under the fold's lock: a read in flight then sees it gone and puts nothing back.
+        synchronized (view) {
+            latest.remove(role);
+            readUpTo.remove(role);
+        }
+    }
+
+    private RoleState refresh(Role role, RoleStateBuilder view, Duration maxWait) {
         // Read without the fold's lock: a read of a partition without a leader blocks for a
         // whole timeout, and a describe (the endpoint, health) or the contender's next pass
         // must not wait for it on the lock. What one read brings is folded once: records a
@@ -88,7 +124,11 @@ final class RoleFolds {
         RoleRecords read = transport.read(role, from, maxWait);
         synchronized (view) {
             RoleState state = fold(role, view, read);
-            latest.put(role, state);
+            // Only for a contender's fold still kept: a describe fold, or one forgotten meanwhile, is not.
+            if (views.get(role) == view) {
+                latest.put(role, state);
+                readUpTo.put(role, view.nextOffset());
+            }
             return state;
         }
     }
@@ -217,7 +257,6 @@ final class RoleFolds {
             fold(role, view, raw);
         }
         view.advanceTo(batch.nextOffset());
-        readUpTo.put(role, view.nextOffset());
         return view.build();
     }
 

@@ -32,7 +32,7 @@ final class RoleReports {
         // The coordinator first: the topic, read after it, holds every lease written up to
         // that moment, and a deposition before this call always shows as a mismatch.
         Optional<ProducerState> coordinator = transport.describeEpoch(role);
-        return LeadershipStatus.of(folds.refresh(role, Duration.ZERO), coordinator);
+        return LeadershipStatus.of(folds.report(role, Duration.ZERO), coordinator);
     }
 
     /** The status of every distinct role of {@code roles}, in their order, from the describe folds. */
@@ -59,6 +59,6 @@ final class RoleReports {
 
     /** The role as the topic shows it, waiting up to {@code maxWait} for news; no coordinator asked. */
     LeadershipStatus observe(Role role, Duration maxWait) {
-        return LeadershipStatus.of(folds.refresh(role, maxWait), Optional.empty());
+        return LeadershipStatus.of(folds.report(role, maxWait), Optional.empty());
     }
 }

@@ -45,4 +45,8 @@ final class Sightings {
     void forget(Role role) {
         seen.remove(role);
     }
+
+    int size() {
+        return seen.size();
+    }
 }
