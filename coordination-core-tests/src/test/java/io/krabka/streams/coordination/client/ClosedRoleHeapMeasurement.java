@@ -17,36 +17,29 @@ import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 /**
- * Not a check: prints the heap a client keeps after 2 000 roles were opened and closed
- * (issue 36, finding 6). Run with {@code -Dkrabka.measureHeap=true -Dtest=ClosedRoleHeapMeasurement}.
+ * Not a test: prints the heap a client keeps after 2 000 roles were opened and closed
+ * (ClosedRoleStateTest checks the entries). Run it with
+ * {@code ./mvnw -q -pl coordination-core,coordination-test,coordination-core-tests test-compile exec:java
+ * -Dexec.classpathScope=test -Dexec.mainClass=io.krabka.streams.coordination.client.ClosedRoleHeapMeasurement}.
  * "retained by the client" is the heap freed by dropping the client once the roles are
  * closed (the cluster, which keeps every record, stays).
  */
-@EnabledIfSystemProperty(named = "krabka.measureHeap", matches = "true")
-class ClosedRoleHeapMeasurement {
+final class ClosedRoleHeapMeasurement {
+
+    private ClosedRoleHeapMeasurement() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        measure("contenders, Balance.NONE", Balance.NONE, false);
+        measure("contenders, Balance.SPREAD", Balance.SPREAD, false);
+        measure("tryAcquire + close", Balance.NONE, true);
+    }
 
     private static final LeaseConfig CONFIG = new LeaseConfig(Duration.ofSeconds(10), Duration.ofSeconds(3),
             Duration.ofMillis(500));
     private static final int ROLES = 2_000;
-
-    @Test
-    void contendersOnNone() throws Exception {
-        measure("contenders, Balance.NONE", Balance.NONE, false);
-    }
-
-    @Test
-    void contendersOnSpread() throws Exception {
-        measure("contenders, Balance.SPREAD", Balance.SPREAD, false);
-    }
-
-    @Test
-    void tryAcquireAndClose() throws Exception {
-        measure("tryAcquire + close", Balance.NONE, true);
-    }
 
     private static void measure(String what, Balance balance, boolean tryAcquire) throws Exception {
         try (ManualRuntime runtime = ManualRuntime.builder().clock(new ManualClock(Instant.ofEpochMilli(1_700_000_000_000L)))

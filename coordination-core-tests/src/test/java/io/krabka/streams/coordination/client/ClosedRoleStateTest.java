@@ -2,6 +2,7 @@ package io.krabka.streams.coordination.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.krabka.streams.coordination.Balance;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.ManualClock;
@@ -38,6 +39,22 @@ class ClosedRoleStateTest {
     @AfterEach
     void close() {
         runtime.close();
+    }
+
+    @Test
+    void underSpreadTheBalancerKeepsNothingOfTheStoppedRolesEither() {
+        CoordinationClient client = client().balance(Balance.SPREAD);
+        Members a = new Members(client, "a", roles("spread-", 200));
+        a.startAll();
+        assertThat(runtime.advanceUntil(() -> a.granted.get() == 200, Duration.ofSeconds(30))).as("all roles held").isTrue();
+        // Balancer ticks read every role while they are held.
+        runtime.advance(CONFIG.renewInterval().multipliedBy(2));
+        assertThat(client.roleEntries().get("balancer.viewed")).isEqualTo(200);
+
+        a.stopAll();
+        runtime.advance(CONFIG.renewInterval().multipliedBy(2));
+
+        assertThat(client.roleEntries()).allSatisfy((map, entries) -> assertThat(entries).as(map).isZero());
     }
 
     @Test

@@ -119,8 +119,16 @@ final class Balancer {
         schedule();
     }
 
+    /** How many roles' states the last reads of this balancer keep. */
+    int viewedRoles() {
+        return viewed.size();
+    }
+
     void delist(Contender contender) {
-        contenders.remove(contender.role(), contender);
+        if (contenders.remove(contender.role(), contender)) {
+            // A closed role leaves nothing behind (issue 36, finding 6).
+            viewed.remove(contender.role());
+        }
     }
 
     /**
@@ -224,6 +232,8 @@ final class Balancer {
         long holding = contenders.values().stream().filter(c -> c.leadership().isPresent()).count();
         if (holding >= 2) {
             viewed.putAll(folds.readMany(contenders.keySet().stream().sorted(Comparator.comparing(Role::name)).toList()));
+            // A role delisted while this read ran must not come back.
+            viewed.keySet().retainAll(contenders.keySet());
         }
     }
 

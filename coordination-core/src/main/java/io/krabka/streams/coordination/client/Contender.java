@@ -54,6 +54,9 @@ import java.util.function.UnaryOperator;
  * the work gives the leadership up.
  *
  * <p>Thread-safe.
+ *
+ * <p>Size: the contender's whole public face and the contract of each call, which
+ * delegate to the pass loop, the holder's and standby's passes and the handover.
  */
 public final class Contender implements AutoCloseable {
 

@@ -295,6 +295,7 @@ public final class CoordinationClient implements AutoCloseable {
         sizes.put("held", held.size());
         sizes.put("lastGrantedAt", lastGrantedAt.size());
         sizes.put("users", users.size());
+        sizes.put("balancer.viewed", balancer.viewedRoles());
         return sizes;
     }
 
