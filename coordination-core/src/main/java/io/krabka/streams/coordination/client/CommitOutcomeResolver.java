@@ -102,7 +102,10 @@ final class CommitOutcomeResolver {
                 return committedMetadata(unknown, batch, found);
             }
             case ABORTED -> {
-                boolean superseded = reported != null && epochs.supersededBy(reported);
+                // Fenced as a plain fence would be when the broker answered the commit so (the
+                // coordinator's own timeout abort bumps the epoch too), or a newer epoch shows.
+                boolean superseded = unknown.getCause() instanceof FencedException
+                        || reported != null && epochs.supersededBy(reported);
                 leadership.end(superseded ? Leadership.State.FENCED : Leadership.State.FAILED);
                 Leadership.State ended = leadership.state();
                 throw new FencedException(unknown.getMessage() + "; it was aborted (" + known + "): nothing of it was written;"

@@ -147,10 +147,10 @@ final class KafkaRoleEpoch implements RoleEpoch {
                     // Closed under the commit (the expiry watchdog): the EndTxn may be on its way.
                     throw unknown(operation, "was cut short when the epoch closed", e, sent);
                 }
-                if (KafkaErrors.translate(operation, e) instanceof FencedException && acknowledged(sent) != null) {
+                if (KafkaErrors.translate(operation, e) instanceof FencedException fenced && acknowledged(sent) != null) {
                     // Every send was acknowledged, so the client did send EndTxn, and resends it by
                     // itself after a disconnect: a fence may answer the resend of a commit that landed.
-                    throw unknown(operation, "was refused as fenced after every record was acknowledged", e, sent);
+                    throw unknown(operation, "was refused as fenced after every record was acknowledged", fenced, sent);
                 }
                 throw e;
             }
