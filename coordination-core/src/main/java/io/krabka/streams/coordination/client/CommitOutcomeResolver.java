@@ -124,15 +124,23 @@ final class CommitOutcomeResolver {
         }
     }
 
-    /** What a search of the log found: the lease's offset (-1: absent) and how far the read got. */
-    private record LeaseSearch(long found, long readTo) {
+    /** The reads a search makes at most: a partition other roles keep writing to must not hold the writer for ever. */
+    private static final int MAX_READS = 64;
+
+    /**
+     * What a search of the log found: the lease's offset (-1: absent), how far the read got,
+     * and whether a later record of the role's lease key followed the lease's place.
+     */
+    private record LeaseSearch(long found, long readTo, boolean laterLease) {
 
         CommitOutcome.LogEvidence evidence(long leaseOffset) {
             if (found >= 0) {
                 return CommitOutcome.LogEvidence.FOUND;
             }
-            // Absent is evidence only past the lease's known place.
-            return leaseOffset >= 0 && readTo > leaseOffset ? CommitOutcome.LogEvidence.ABSENT
+            // Absent is evidence only past the lease's known place, and only where compaction
+            // cannot have removed it: the cleaner drops a record only for a later one of its key,
+            // below the last stable offset, so within what this read saw.
+            return leaseOffset >= 0 && readTo > leaseOffset && !laterLease ? CommitOutcome.LogEvidence.ABSENT
                     : CommitOutcome.LogEvidence.NOT_REACHED;
         }
     }
@@ -145,26 +153,38 @@ final class CommitOutcomeResolver {
         if (search.found() >= 0) {
             return "its lease is in the log at offset " + search.found();
         }
-        return "a read_committed read reached offset " + search.readTo() + " without it, and " + where;
+        return "a read_committed read reached offset " + search.readTo() + " without it, and " + where
+                + (search.laterLease() ? ", before a later lease of the role that compaction may have kept instead" : "");
     }
 
-    /** Where {@code lease} is in the committed log from {@code from} (-1: absent), and how far the read got. */
+    /**
+     * Where {@code lease} is in the committed log from {@code from} (-1: absent), how far the
+     * read got, and whether a later lease of the role followed {@code leaseOffset}. Reads to
+     * the end, at most {@link #MAX_READS} times; a search cut short counts as if a later lease
+     * followed, since it did not see all that compaction could have used.
+     */
     private LeaseSearch findLease(ProducerRecord<byte[], byte[]> lease, long from, long leaseOffset) {
-        while (true) {
+        boolean laterLease = false;
+        for (int reads = 0; reads < MAX_READS; reads++) {
             RoleRecords read = transport.read(leadership.role(), from, Duration.ZERO);
             for (RawRecord record : read.records()) {
-                // A lease's bytes are this transaction's alone; a tombstone is anyone's, so only its place tells.
-                boolean ours = Arrays.equals(record.key(), lease.key()) && (lease.value() != null
-                        ? Arrays.equals(record.value(), lease.value()) : record.value() == null && record.offset() == leaseOffset);
-                if (ours) {
-                    return new LeaseSearch(record.offset(), read.nextOffset());
+                if (!Arrays.equals(record.key(), lease.key())) {
+                    continue;
                 }
+                // A lease's bytes are this transaction's alone; a tombstone is anyone's, so only its place tells.
+                boolean ours = lease.value() != null ? Arrays.equals(record.value(), lease.value())
+                        : record.value() == null && record.offset() == leaseOffset;
+                if (ours) {
+                    return new LeaseSearch(record.offset(), read.nextOffset(), laterLease);
+                }
+                laterLease |= leaseOffset >= 0 && record.offset() > leaseOffset;
             }
             if (read.records().isEmpty() || read.nextOffset() <= from) {
-                return new LeaseSearch(-1, Math.max(from, read.nextOffset()));
+                return new LeaseSearch(-1, Math.max(from, read.nextOffset()), laterLease);
             }
             from = read.nextOffset();
         }
+        return new LeaseSearch(-1, from, true);
     }
 
     /** The batch's metadata once its transaction is known to have committed, the lease's at {@code leaseOffset} (-1: not known). */

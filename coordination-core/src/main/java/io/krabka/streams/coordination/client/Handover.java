@@ -178,8 +178,8 @@ final class Handover {
         }
         try {
             ask.done().complete(release(ask.held(), ask.to()));
-        } catch (RuntimeException e) {
-            // The handover waits for this answer: it must never wait forever.
+        } catch (RuntimeException | Error e) {
+            // The handover waits for this answer: it must never wait forever, an Error included.
             ask.done().completeExceptionally(e);
             throw e;
         }

@@ -169,6 +169,16 @@ final class LeaseTransaction {
         try {
             written = epoch.transact(batch, consumed, Duration.ofMillis(Math.max(0, retryUntil - now)));
         } catch (CommitOutcomeUnknownException unknown) {
+            if (release) {
+                // A tombstone's outcome changes nothing for the release: a standby whose
+                // InitProducerId fenced it took the role over, and one that did not land leaves
+                // a lease that runs out. The release ends as a fence during a release does.
+                epochs.lost();
+                leadership.end(supersededAs(true));
+                throw new FencedException("the tombstone of role " + role + " may not have committed ("
+                        + unknown.getMessage() + "); the release of " + member + " is done", unknown,
+                        leadership.state().endCause().orElse(LeadershipEndCause.RELEASED));
+            }
             written = outcomes.resolve(unknown, batch, versionOf(predicted), epochs, leaseSearchFrom);
             epochs.lost();
             if (written.get(0).hasOffset()) {

@@ -91,7 +91,7 @@ final class LeaseWriter {
     void confirm() {
         for (int attempt = 0; attempt < MAX_CONFIRMS; attempt++) {
             synchronized (lock) {
-                if (transaction.lastLeasePredicted()) {
+                if (transaction.lastLeasePredicted() || attempt > 0 && !life.active()) {
                     return;
                 }
                 transact(List.of(), ConsumedOffsets.NONE, false, false);
@@ -120,10 +120,11 @@ final class LeaseWriter {
         }
         try {
             confirm();
-        } catch (FencedException ended) {
-            throw ended;
         } catch (CoordinationException failed) {
-            log.debug("Role {} renewed, but the leases that carry its epoch again failed: {}", role, failed.getMessage());
+            // Never the caller's: its own transaction committed, and a write that returns must
+            // say so. A confirm that was fenced ended the leadership, which the next call sees.
+            log.debug("Role {} wrote a lease behind its epoch, and the leases that carry it again failed: {}", role,
+                    failed.getMessage());
         }
     }
 
