@@ -12,11 +12,11 @@ import java.util.Objects;
  * <ol>
  *   <li>The log shows the transaction's lease record (its exact bytes): {@code COMMITTED}.
  *       A {@code read_committed} read never shows an aborted record.</li>
- *   <li>The read passed the place where the lease record was appended and found it absent:
- *       {@code ABORTED}, unless the coordinator shows the commit (then the two disagree:
- *       {@code UNKNOWN}). This assumes the record was not compacted away within the lease
- *       it was resolved in: the cleaner never touches the active segment, and the
- *       coordination topic's segments roll after days (Kafka's defaults), not seconds.</li>
+ *   <li>The read passed the place where the lease record was appended, found it absent, and
+ *       saw no later record of the role's lease key: {@code ABORTED}, unless the coordinator
+ *       shows the commit (then the two disagree: {@code UNKNOWN}). The cleaner removes a
+ *       record only for a later one of its key below the last stable offset, so within
+ *       what the read saw; with one there, compaction may explain the absence.</li>
  *   <li>Under transaction version 2, with the epoch the transaction ran at ({@code ranAt})
  *       known and the coordinator reporting the same producer id at {@code ranAt + 1}:
  *       {@code PrepareCommit} or {@code CompleteCommit} there is this transaction's commit
@@ -58,7 +58,7 @@ final class CommitOutcome {
     enum LogEvidence {
         /** The lease record is in the committed log. */
         FOUND,
-        /** The read passed the lease record's offset, and it is absent. */
+        /** The read passed the lease record's offset, it is absent, and no later lease of the role was read. */
         ABSENT,
         /** The read did not provably pass the lease record's place (or its place is unknown). */
         NOT_REACHED,
