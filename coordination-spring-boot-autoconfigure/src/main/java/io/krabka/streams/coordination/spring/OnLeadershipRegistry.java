@@ -3,6 +3,7 @@ package io.krabka.streams.coordination.spring;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.Contender;
 import io.krabka.streams.coordination.client.Leadership;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.time.Duration;
@@ -65,7 +66,8 @@ public final class OnLeadershipRegistry implements BeanPostProcessor {
                 throw new BeanInitializationException("@OnLeadership bean '" + beanName + "' (" + type.getName()
                         + ") would start with the application context, before any leadership: return false from isAutoStartup()");
             }
-            add(checkedRole("@OnLeadership", onType.role(), beanName, type.getName()), new LifecycleRoleWork(lifecycle));
+            add(checkedRole("@OnLeadership", onType.role(), beanName, type.getName()), new LifecycleRoleWork(lifecycle,
+                    "@OnLeadership bean '" + beanName + "' (" + type.getName() + ")"));
         }
         Map<Method, OnLeadership> methods = MethodIntrospector.selectMethods(type,
                 (MethodIntrospector.MetadataLookup<OnLeadership>) m -> AnnotatedElementUtils.findMergedAnnotation(m, OnLeadership.class));
@@ -83,6 +85,7 @@ public final class OnLeadershipRegistry implements BeanPostProcessor {
             Method invocable = AopUtils.selectInvocableMethod(method, bean.getClass());
             ReflectionUtils.makeAccessible(invocable);
             add(role, new RunnerRoleWork("krabka-work-" + role + "-" + type.getSimpleName() + "." + method.getName(),
+                    "@OnLeadership method " + where + " of bean '" + beanName + "'",
                     leadership -> invoke(bean, invocable, arguments(parameters, leadership, where))));
         }
         Map<Method, LeaderListener> listeners = MethodIntrospector.selectMethods(type,
@@ -171,11 +174,18 @@ public final class OnLeadershipRegistry implements BeanPostProcessor {
         }
     }
 
-    /** Stops every piece of work of {@code role}, each bounded by {@code bound}. */
-    void stop(Role role, Duration bound) {
+    /**
+     * Stops every piece of work of {@code role} together: interrupts them all, then waits
+     * for each within what is left of {@code bound}, so the role's end takes at most
+     * {@code bound} however many works it has (one after another, the second was
+     * interrupted only once the first returned).
+     */
+    void stop(Role role, Duration bound, CoordinationRuntime runtime) {
         List<RoleWork> all = new ArrayList<>(workFor(role));
+        all.forEach(RoleWork::interrupt);
+        long deadline = runtime.nanoTime() + bound.toNanos();
         for (RoleWork roleWork : all) {
-            roleWork.stop(bound);
+            roleWork.awaitStopped(Duration.ofNanos(Math.max(0, deadline - runtime.nanoTime())), runtime);
         }
     }
 }
