@@ -13,7 +13,9 @@ import org.springframework.context.SmartLifecycle;
 /**
  * A {@link Lifecycle} bean annotated with {@link OnLeadership}: started on grant (after
  * {@link LeadershipAware#setLeadership}, if it implements that), stopped on loss. A
- * {@code start()} that throws ends the leadership as FAILED. A {@link SmartLifecycle} is stopped through {@link SmartLifecycle#stop(Runnable)} and
+ * {@code start()} that throws ends the leadership as FAILED. Only this starts it: the
+ * bean's other callers are refused by {@link OnLeadershipLifecycleGuard}. A
+ * {@link SmartLifecycle} is stopped through {@link SmartLifecycle#stop(Runnable)} and
  * waited for within the role's stop bound, as the context waits for it on shutdown.
  */
 final class LifecycleRoleWork implements RoleWork {
@@ -36,7 +38,7 @@ final class LifecycleRoleWork implements RoleWork {
         if (bean instanceof LeadershipAware aware) {
             aware.setLeadership(leadership);
         }
-        bean.start();
+        OnLeadershipLifecycleGuard.startForTheLoop(bean);
     }
 
     /** Nothing: a Lifecycle bean is stopped by {@link #awaitStopped}, after the role's runs were all interrupted. */

@@ -2,13 +2,17 @@ package io.krabka.streams.coordination.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.ManualRuntime;
+import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.spring.LeadershipEndedEvent;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
+import io.krabka.streams.coordination.spring.MemberRoleState;
 import io.krabka.streams.coordination.spring.OnLeadership;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
@@ -28,14 +32,17 @@ import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.Lifecycle;
+import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.event.EventListener;
 
 /**
  * Issue 41, "work stops when its leadership stops": each leadership's {@code @OnLeadership}
- * work is its own and is interrupted at its end, all of a role's work together. On the
- * in-memory cluster and a {@link ManualRuntime}, as {@link LeadershipLoopTests}.
+ * work is its own, is interrupted at its end (all of a role's work together), and starts
+ * only when the loop starts it. On the in-memory cluster and a {@link ManualRuntime}, as
+ * {@link LeadershipLoopTests}.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class OnLeadershipWorkTests {
@@ -221,5 +228,87 @@ class OnLeadershipWorkTests {
                     // Both wound down side by side: the end waited about 4 s, not 8.
                     assertThat(cluster.elapsed().minus(endedAt)).isLessThan(Duration.ofSeconds(6));
                 });
+    }
+
+    // ---- Finding 4: only the loop starts a Lifecycle work, whatever else calls start().
+
+    @Configuration(proxyBeanMethods = false)
+    static class LifecycleWorks {
+        @Bean
+        Smart smart() {
+            return new Smart();
+        }
+
+        @Bean
+        Plain plain() {
+            return new Plain();
+        }
+    }
+
+    /** A Lifecycle that counts its starts; read through methods, as the bean may be a proxy. */
+    abstract static class Switch implements Lifecycle {
+        private final AtomicInteger starts = new AtomicInteger();
+        private volatile boolean running;
+
+        int starts() {
+            return starts.get();
+        }
+
+        @Override
+        public void start() {
+            starts.incrementAndGet();
+            running = true;
+        }
+
+        @Override
+        public void stop() {
+            running = false;
+        }
+
+        @Override
+        public boolean isRunning() {
+            return running;
+        }
+    }
+
+    @OnLeadership(role = "controller")
+    static class Smart extends Switch implements SmartLifecycle {
+        @Override
+        public boolean isAutoStartup() {
+            return false;
+        }
+    }
+
+    @OnLeadership(role = "controller")
+    static class Plain extends Switch {
+    }
+
+    @Test
+    void startingTheContextOnAStandbyDoesNotStartItsLifecycleWorkOnlyTheGrantDoes() {
+        runner.withUserConfiguration(LifecycleWorks.class).run(context -> {
+            Cluster cluster = context.getBean(Cluster.class);
+            LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+            Smart smart = context.getBean(Smart.class);
+            Plain plain = context.getBean(Plain.class);
+            try (CoordinationClient elsewhere = new CoordinationClient(cluster.cluster.transport(TOPIC), LeaseConfig.DEFAULTS,
+                    cluster.runtime)) {
+                Leadership held = elsewhere.tryAcquire(CONTROLLER, MemberId.of("n9")).orElseThrow();
+                cluster.runtime.advance(Duration.ofSeconds(2));
+                assertThat(loop.state(CONTROLLER)).isEqualTo(MemberRoleState.STANDBY);
+
+                // Spring Cloud's /actuator/resume, a CRaC restore: the context starts its Lifecycle beans.
+                context.start();
+                assertThat(smart.isRunning()).as("a SmartLifecycle work on a standby").isFalse();
+                assertThat(plain.isRunning()).as("a Lifecycle work on a standby").isFalse();
+                assertThat(smart.starts()).isZero();
+                assertThat(plain.starts()).isZero();
+
+                // The other member lets go: the grant starts both.
+                held.close();
+                cluster.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER && smart.isRunning() && plain.isRunning());
+                assertThat(smart.starts()).isEqualTo(1);
+                assertThat(plain.starts()).isEqualTo(1);
+            }
+        });
     }
 }
