@@ -27,8 +27,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
@@ -36,13 +38,16 @@ import org.springframework.context.Lifecycle;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Scope;
 import org.springframework.context.event.EventListener;
+import org.springframework.scheduling.annotation.Async;
+import org.springframework.scheduling.annotation.EnableAsync;
 
 /**
  * Issue 41, "work stops when its leadership stops": each leadership's {@code @OnLeadership}
  * work is its own, is interrupted at its end (all of a role's work together), and starts
- * only when the loop starts it. On the in-memory cluster and a {@link ManualRuntime}, as
- * {@link LeadershipLoopTests}.
+ * only when the loop starts it; work the loop cannot run as such fails startup. On the
+ * in-memory cluster and a {@link ManualRuntime}, as {@link LeadershipLoopTests}.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class OnLeadershipWorkTests {
@@ -310,5 +315,133 @@ class OnLeadershipWorkTests {
                 assertThat(plain.starts()).isEqualTo(1);
             }
         });
+    }
+
+    // ---- Finding 5: @Async work would return at once and run where nothing interrupts it.
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableAsync
+    static class AsyncWork {
+        @Bean
+        Work work() {
+            return new Work();
+        }
+
+        static class Work {
+            @Async
+            @OnLeadership(role = "controller")
+            public void run() throws InterruptedException {
+                new CountDownLatch(1).await();
+            }
+        }
+    }
+
+    @Test
+    void anAsyncOnLeadershipMethodFailsStartupSayingWhy() {
+        runner.withUserConfiguration(AsyncWork.class).run(context -> assertThat(failure(context))
+                .contains("@OnLeadership method " + AsyncWork.Work.class.getName() + ".run()")
+                .contains("@Async")
+                .contains("interrupt"));
+    }
+
+    // ---- Finding 6: a non-singleton bean would add the work once per instance, for good.
+
+    @Configuration(proxyBeanMethods = false)
+    static class PrototypeWork {
+        @Bean
+        @Scope("prototype")
+        Work work() {
+            return new Work();
+        }
+
+        /** Creates five instances, as injection points or getObject() calls would. */
+        @Bean
+        Object fiveWorks(ObjectProvider<Work> works) {
+            for (int i = 0; i < 5; i++) {
+                works.getObject();
+            }
+            return new Object();
+        }
+
+        static class Work {
+            @OnLeadership(role = "controller")
+            void run() throws InterruptedException {
+                new CountDownLatch(1).await();
+            }
+        }
+    }
+
+    /** Declared only: refused at startup too, not when something first asks for an instance. */
+    @Configuration(proxyBeanMethods = false)
+    static class UnusedPrototypeWork {
+        @Bean
+        @Scope("prototype")
+        PrototypeWork.Work work() {
+            return new PrototypeWork.Work();
+        }
+    }
+
+    @Test
+    void aNonSingletonOnLeadershipBeanFailsStartupSayingWhy() {
+        runner.withUserConfiguration(PrototypeWork.class).run(context -> assertThat(failure(context))
+                .contains("bean 'work'").contains("prototype").contains("singleton"));
+        runner.withUserConfiguration(UnusedPrototypeWork.class).run(context -> assertThat(failure(context))
+                .contains("bean 'work'").contains("prototype").contains("singleton"));
+    }
+
+    // ---- Finding 13: the role of @OnLeadership takes a ${...} placeholder, as @LeaderListener's does.
+
+    @Configuration(proxyBeanMethods = false)
+    static class PlaceholderWorks {
+        @Bean
+        PlaceholderMethod placeholderMethod(Cluster cluster) {
+            return new PlaceholderMethod(cluster.runtime);
+        }
+
+        @Bean
+        PlaceholderLifecycle placeholderLifecycle() {
+            return new PlaceholderLifecycle();
+        }
+    }
+
+    static class PlaceholderMethod {
+        final ManualRuntime runtime;
+        final AtomicBoolean ran = new AtomicBoolean();
+
+        PlaceholderMethod(ManualRuntime runtime) {
+            this.runtime = runtime;
+        }
+
+        @OnLeadership(role = "${app.role}")
+        void run() throws InterruptedException {
+            ran.set(true);
+            while (true) {
+                runtime.sleep(Duration.ofSeconds(10));
+            }
+        }
+    }
+
+    @OnLeadership(role = "${app.role}")
+    static class PlaceholderLifecycle extends Switch {
+    }
+
+    @Test
+    void theRoleOfOnLeadershipMayBeAPlaceholder() {
+        runner.withUserConfiguration(PlaceholderWorks.class).withPropertyValues("app.role=controller").run(context -> {
+            assertThat(context).hasNotFailed();
+            Cluster cluster = context.getBean(Cluster.class);
+            PlaceholderMethod method = context.getBean(PlaceholderMethod.class);
+            PlaceholderLifecycle lifecycle = context.getBean(PlaceholderLifecycle.class);
+            cluster.until(() -> method.ran.get() && lifecycle.isRunning());
+        });
+    }
+
+    private static String failure(AssertableApplicationContext context) {
+        assertThat(context).hasFailed();
+        StringBuilder messages = new StringBuilder();
+        for (Throwable t = context.getStartupFailure(); t != null; t = t.getCause()) {
+            messages.append(t.getMessage()).append('\n');
+        }
+        return messages.toString();
     }
 }
