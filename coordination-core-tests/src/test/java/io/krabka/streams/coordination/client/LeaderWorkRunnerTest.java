@@ -123,6 +123,71 @@ class LeaderWorkRunnerTest {
         }
     }
 
+    /**
+     * Issue 41, finding 1: a run that outlives its stop bound must not take the next
+     * leadership's run down with it. The first run ignores its interrupt past the 30 s the
+     * end waits; the member is granted the role again and the second run starts; then the
+     * first returns at last. The second leadership's end must still interrupt the second
+     * run at once (it shared the runner's thread field with the first, whose end cleared
+     * it, so the second run went on, never interrupted, while the member was a standby).
+     */
+    @Test
+    void aRunThatOutlivesItsStopBoundDoesNotKeepTheNextLeadershipsRunFromBeingInterrupted() {
+        io.krabka.streams.coordination.ManualRuntime runtime = new io.krabka.streams.coordination.ManualRuntime();
+        try {
+            InMemoryCluster simulated = new InMemoryCluster(runtime);
+            CoordinationClient onRuntime = new CoordinationClient(simulated.transport(TOPIC), LeaseConfig.DEFAULTS, runtime);
+            java.util.concurrent.atomic.AtomicBoolean letTheFirstGo = new java.util.concurrent.atomic.AtomicBoolean();
+            java.util.concurrent.atomic.AtomicBoolean firstReturned = new java.util.concurrent.atomic.AtomicBoolean();
+            List<Leadership> leaderships = new CopyOnWriteArrayList<>();
+            AtomicReference<Duration> secondInterruptedAt = new AtomicReference<>();
+            contender = Contender.running(onRuntime, ROLE, MemberId.of("n1"), leadership -> {
+                leaderships.add(leadership);
+                if (leaderships.size() == 1) {
+                    // Gives the role up itself, then ignores the interrupt until the test lets it go.
+                    leadership.close();
+                    while (!letTheFirstGo.get()) {
+                        try {
+                            runtime.sleep(Duration.ofSeconds(1));
+                        } catch (InterruptedException ignored) {
+                            // stubborn
+                        }
+                    }
+                    firstReturned.set(true);
+                    return;
+                }
+                try {
+                    while (true) {
+                        runtime.sleep(Duration.ofSeconds(10));
+                    }
+                } catch (InterruptedException e) {
+                    secondInterruptedAt.set(runtime.elapsed());
+                }
+            }, events());
+            contender.start();
+
+            // The end waits 30 s for the first run, gives up on it, and the member takes the role again.
+            assertThat(runtime.advanceUntil(() -> leaderships.size() == 2, Duration.ofMinutes(2))).isTrue();
+            assertThat(ends).containsExactly(LeadershipEndCause.RELEASED);
+            letTheFirstGo.set(true);
+            assertThat(runtime.advanceUntil(firstReturned::get, Duration.ofSeconds(5))).isTrue();
+            runtime.advance(Duration.ofSeconds(1));
+            assertThat(secondInterruptedAt.get()).as("the second run, still in its leadership").isNull();
+
+            Duration endedAt = runtime.elapsed();
+            leaderships.get(1).close();
+            assertThat(runtime.advanceUntil(() -> ends.size() == 2, Duration.ofMinutes(2))).isTrue();
+            assertThat(secondInterruptedAt.get()).as("the second leadership's end interrupted its run").isNotNull();
+            assertThat(runtime.elapsed().minus(endedAt)).as("its end did not wait out the stop bound")
+                    .isLessThan(Duration.ofSeconds(5));
+            contender.stop();
+            assertThat(contender.awaitStopped(Duration.ofSeconds(30))).isTrue();
+            contender = null;
+        } finally {
+            runtime.close();
+        }
+    }
+
     @Test
     void theLeadershipsEndInterruptsTheWorkAndThePoolThreadGetsItsNameBack() throws Exception {
         CountDownLatch working = new CountDownLatch(1);

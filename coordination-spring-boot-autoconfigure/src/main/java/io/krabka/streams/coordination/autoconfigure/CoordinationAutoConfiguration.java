@@ -13,6 +13,7 @@ import io.krabka.streams.coordination.spring.CoordinationObserver;
 import io.krabka.streams.coordination.spring.GuardedSenders;
 import io.krabka.streams.coordination.spring.LeaderPipelines;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
+import io.krabka.streams.coordination.spring.OnLeadershipLifecycleGuard;
 import io.krabka.streams.coordination.spring.OnLeadershipRegistry;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
@@ -177,6 +178,15 @@ public final class CoordinationAutoConfiguration {
         List<String> roles = Binder.get(environment).bind("krabka.coordination.roles", Bindable.listOf(String.class))
                 .orElse(List.of());
         return new OnLeadershipRegistry(roles, environment, pipelines, senders);
+    }
+
+    /**
+     * Static, as every post-processor: proxies each {@code @OnLeadership} {@code Lifecycle}
+     * bean so that only the leadership loop starts it, not the context's {@code start()}.
+     */
+    @Bean
+    static OnLeadershipLifecycleGuard onLeadershipLifecycleGuard() {
+        return new OnLeadershipLifecycleGuard();
     }
 
     @Bean

@@ -226,7 +226,7 @@ public final class LeadershipLoop implements SmartLifecycle {
 
         @Override
         public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-            work.stop(role, workStopTimeout);
+            work.stop(role, workStopTimeout, client.runtime());
             contendingSince = client.runtime().nanoTime();
             observer.ended(role, cause);
             events.publishEvent(new LeadershipEndedEvent(LeadershipLoop.this, role, member, leadership.token(), cause, failure));

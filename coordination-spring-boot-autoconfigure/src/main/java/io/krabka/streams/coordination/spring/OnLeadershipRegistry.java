@@ -3,6 +3,9 @@ package io.krabka.streams.coordination.spring;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.Contender;
 import io.krabka.streams.coordination.client.Leadership;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
+import java.lang.annotation.Annotation;
+import java.lang.reflect.AnnotatedElement;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.time.Duration;
@@ -15,21 +18,30 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.BeansException;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.BeanInitializationException;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.context.Lifecycle;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.core.MethodIntrospector;
 import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.core.env.PropertyResolver;
+import org.springframework.scheduling.annotation.Async;
+import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
 /**
  * Finds {@link OnLeadership} methods and beans and {@link LeaderListener} methods as the context creates them, checks
- * them, and keeps them per role for the leadership loop.
+ * them, and keeps them per role for the leadership loop. Their beans must be singletons, and their methods must not be
+ * {@code @Async}: both fail startup.
  */
-public final class OnLeadershipRegistry implements BeanPostProcessor {
+public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactoryAware, SmartInitializingSingleton {
 
     private final Set<String> configuredRoles;
     private final Map<Role, List<RoleWork>> work = new ConcurrentHashMap<>();
@@ -37,10 +49,11 @@ public final class OnLeadershipRegistry implements BeanPostProcessor {
     private final PropertyResolver placeholders;
     private final ObjectProvider<LeaderPipelines> pipelines;
     private final ObjectProvider<GuardedSenders> senders;
+    private ConfigurableListableBeanFactory beanFactory;
 
     /**
      * @param configuredRoles {@code krabka.coordination.roles}
-     * @param placeholders resolves {@code ${...}} in {@link LeaderListener} attributes
+     * @param placeholders resolves {@code ${...}} in the roles of {@link OnLeadership} and in {@link LeaderListener} attributes
      * @param pipelines builds the listeners' pipelines; asked only when the loop starts
      * @param senders makes the {@link GuardedSender}s that {@link OnLeadership} methods take
      */
@@ -53,9 +66,20 @@ public final class OnLeadershipRegistry implements BeanPostProcessor {
     }
 
     @Override
+    public void setBeanFactory(BeanFactory beanFactory) {
+        this.beanFactory = beanFactory instanceof ConfigurableListableBeanFactory listable ? listable : null;
+    }
+
+    @Override
     public Object postProcessAfterInitialization(Object bean, String beanName) throws BeansException {
         Class<?> type = AopUtils.getTargetClass(bean);
         OnLeadership onType = AnnotatedElementUtils.findMergedAnnotation(type, OnLeadership.class);
+        Map<Method, OnLeadership> methods = annotated(type, OnLeadership.class);
+        Map<Method, LeaderListener> listeners = annotated(type, LeaderListener.class);
+        if (onType == null && methods.isEmpty() && listeners.isEmpty()) {
+            return bean;
+        }
+        refuseNonSingleton(beanName, type);
         if (onType != null) {
             if (!(bean instanceof Lifecycle lifecycle)) {
                 throw new BeanInitializationException("@OnLeadership on bean '" + beanName + "' (" + type.getName()
@@ -65,10 +89,17 @@ public final class OnLeadershipRegistry implements BeanPostProcessor {
                 throw new BeanInitializationException("@OnLeadership bean '" + beanName + "' (" + type.getName()
                         + ") would start with the application context, before any leadership: return false from isAutoStartup()");
             }
-            add(checkedRole("@OnLeadership", onType.role(), beanName, type.getName()), new LifecycleRoleWork(lifecycle));
+            Method start = ReflectionUtils.findMethod(type, "start");
+            if (isAsync(type) || (start != null && isAsync(start))) {
+                throw new BeanInitializationException("@OnLeadership bean '" + beanName + "' (" + type.getName()
+                        + ") is @Async: its start() would return before it started, and the loop would take it for "
+                        + "started; remove @Async (start() runs on the leadership's callback thread, and may hand work "
+                        + "to threads it stops in stop())");
+            }
+            add(checkedRole("@OnLeadership", placeholders.resolveRequiredPlaceholders(onType.role()), beanName,
+                    type.getName()), new LifecycleRoleWork(lifecycle, "@OnLeadership bean '" + beanName + "' ("
+                            + type.getName() + ")"));
         }
-        Map<Method, OnLeadership> methods = MethodIntrospector.selectMethods(type,
-                (MethodIntrospector.MetadataLookup<OnLeadership>) m -> AnnotatedElementUtils.findMergedAnnotation(m, OnLeadership.class));
         for (Map.Entry<Method, OnLeadership> entry : methods.entrySet()) {
             Method method = entry.getKey();
             String where = type.getName() + "." + method.getName() + "()";
@@ -79,15 +110,21 @@ public final class OnLeadershipRegistry implements BeanPostProcessor {
                             + " may take only a Leadership and a GuardedSender, not a " + parameter.getName());
                 }
             }
-            Role role = checkedRole("@OnLeadership", entry.getValue().role(), beanName, where);
+            if (isAsync(method) || isAsync(type)) {
+                throw new BeanInitializationException("@OnLeadership method " + where + " (bean '" + beanName
+                        + "') is @Async: it must run on the leadership's own thread, where the leadership's end can "
+                        + "interrupt it and where its return ends the leadership. Through the @Async proxy it would "
+                        + "return at once (giving the role up every time) and run on an executor nothing interrupts; "
+                        + "remove @Async, the method already runs on a thread of its own");
+            }
+            Role role = checkedRole("@OnLeadership", placeholders.resolveRequiredPlaceholders(entry.getValue().role()),
+                    beanName, where);
             Method invocable = AopUtils.selectInvocableMethod(method, bean.getClass());
             ReflectionUtils.makeAccessible(invocable);
             add(role, new RunnerRoleWork("krabka-work-" + role + "-" + type.getSimpleName() + "." + method.getName(),
+                    "@OnLeadership method " + where + " of bean '" + beanName + "'",
                     leadership -> invoke(bean, invocable, arguments(parameters, leadership, where))));
         }
-        Map<Method, LeaderListener> listeners = MethodIntrospector.selectMethods(type,
-                (MethodIntrospector.MetadataLookup<LeaderListener>) m -> AnnotatedElementUtils.findMergedAnnotation(m,
-                        LeaderListener.class));
         for (Map.Entry<Method, LeaderListener> entry : listeners.entrySet()) {
             Method method = entry.getKey();
             String where = type.getName() + "." + method.getName() + "()";
@@ -100,6 +137,73 @@ public final class OnLeadershipRegistry implements BeanPostProcessor {
             add(role, listener.work());
         }
         return bean;
+    }
+
+    private static <A extends Annotation> Map<Method, A> annotated(Class<?> type, Class<A> annotation) {
+        return MethodIntrospector.selectMethods(type,
+                (MethodIntrospector.MetadataLookup<A>) m -> AnnotatedElementUtils.findMergedAnnotation(m, annotation));
+    }
+
+    /** Whether a type or method is asynchronous for Spring: {@code @Async}, or EJB's {@code @Asynchronous}, which Spring honours too. */
+    private static boolean isAsync(AnnotatedElement element) {
+        MergedAnnotations annotations = MergedAnnotations.from(element, MergedAnnotations.SearchStrategy.TYPE_HIERARCHY);
+        return annotations.isPresent(Async.class) || annotations.isPresent("jakarta.ejb.Asynchronous");
+    }
+
+    /**
+     * Work runs once per leadership for one bean: a bean of another scope would add its
+     * work again with every instance the context creates (five prototypes, five copies of
+     * the work per grant, each kept alive by this registry), or, in a scope that renews
+     * its instance, keep running the old one.
+     */
+    private void refuseNonSingleton(String beanName, Class<?> type) {
+        if (beanFactory == null || !beanFactory.containsBeanDefinition(beanName)) {
+            return;
+        }
+        BeanDefinition definition = beanFactory.getMergedBeanDefinition(beanName);
+        if (!definition.isSingleton()) {
+            throw nonSingleton(beanName, type, definition);
+        }
+    }
+
+    private static BeanInitializationException nonSingleton(String beanName, Class<?> type, BeanDefinition definition) {
+        String scope = definition.getScope() == null || definition.getScope().isEmpty() ? "prototype" : definition.getScope();
+        return new BeanInitializationException("The @OnLeadership or @LeaderListener work of bean '" + beanName + "' ("
+                + type.getName() + ") cannot run: the bean is of scope '" + scope + "', but the work runs once per "
+                + "leadership, for one bean, so its bean must be a singleton (each instance would add its work again, for "
+                + "good); remove its @Scope, or move the work to a singleton bean");
+    }
+
+    /**
+     * Refuses, at startup, a non-singleton bean with work that nothing created yet: it
+     * would otherwise be refused (or, before, registered again) only when something first
+     * asks for an instance.
+     */
+    @Override
+    public void afterSingletonsInstantiated() {
+        if (beanFactory == null) {
+            return;
+        }
+        for (String name : beanFactory.getBeanDefinitionNames()) {
+            BeanDefinition definition = beanFactory.getMergedBeanDefinition(name);
+            if (definition.isSingleton() || definition.isAbstract()) {
+                continue;
+            }
+            Class<?> type;
+            try {
+                type = beanFactory.getType(name, false);
+            } catch (BeansException unknown) {
+                continue;
+            }
+            if (type == null) {
+                continue;
+            }
+            Class<?> user = ClassUtils.getUserClass(type);
+            if (AnnotatedElementUtils.hasAnnotation(user, OnLeadership.class) || !annotated(user, OnLeadership.class).isEmpty()
+                    || !annotated(user, LeaderListener.class).isEmpty()) {
+                throw nonSingleton(name, user, definition);
+            }
+        }
     }
 
     /** The arguments of an {@link OnLeadership} method for one leadership. */
@@ -171,11 +275,18 @@ public final class OnLeadershipRegistry implements BeanPostProcessor {
         }
     }
 
-    /** Stops every piece of work of {@code role}, each bounded by {@code bound}. */
-    void stop(Role role, Duration bound) {
+    /**
+     * Stops every piece of work of {@code role} together: interrupts them all, then waits
+     * for each within what is left of {@code bound}, so the role's end takes at most
+     * {@code bound} however many works it has (one after another, the second was
+     * interrupted only once the first returned).
+     */
+    void stop(Role role, Duration bound, CoordinationRuntime runtime) {
         List<RoleWork> all = new ArrayList<>(workFor(role));
+        all.forEach(RoleWork::interrupt);
+        long deadline = runtime.nanoTime() + bound.toNanos();
         for (RoleWork roleWork : all) {
-            roleWork.stop(bound);
+            roleWork.awaitStopped(Duration.ofNanos(Math.max(0, deadline - runtime.nanoTime())), runtime);
         }
     }
 }

@@ -200,12 +200,23 @@ class LeadershipLoopTests {
         }
     }
 
-    /** A role-scoped lifecycle bean: it must not start with the context, only on grant. */
+    /**
+     * A role-scoped lifecycle bean: it must not start with the context, only on grant. Read
+     * through its methods: the bean the context hands out is a proxy that guards its start().
+     */
     @OnLeadership(role = "controller")
     static class Dispatcher implements SmartLifecycle, LeadershipAware {
-        final AtomicInteger starts = new AtomicInteger();
-        volatile Leadership leadership;
+        private final AtomicInteger starts = new AtomicInteger();
+        private volatile Leadership leadership;
         private volatile boolean running;
+
+        int starts() {
+            return starts.get();
+        }
+
+        Leadership leadership() {
+            return leadership;
+        }
 
         @Override
         public void setLeadership(Leadership leadership) {
@@ -244,7 +255,7 @@ class LeadershipLoopTests {
             member.until(() -> member.workStarted.get() == 1 && dispatcher.isRunning());
             assertThat(member.events.get(0)).isInstanceOf(LeadershipGrantedEvent.class);
             // A Lifecycle bean is handed its leadership before it starts.
-            assertThat(dispatcher.leadership).isSameAs(loop.leadership(CONTROLLER).orElseThrow());
+            assertThat(dispatcher.leadership()).isSameAs(loop.leadership(CONTROLLER).orElseThrow());
 
             // Every write now fails transiently; the renewal keeps retrying until the deadline.
             member.failWrites.set(true);
@@ -262,7 +273,7 @@ class LeadershipLoopTests {
             // The cluster recovers: the member contends again and, alone, takes the role back.
             member.failWrites.set(false);
             member.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
-            member.until(() -> member.workStarted.get() == 2 && dispatcher.starts.get() == 2);
+            member.until(() -> member.workStarted.get() == 2 && dispatcher.starts() == 2);
             LeadershipGrantedEvent first = (LeadershipGrantedEvent) member.events.get(0);
             LeadershipGrantedEvent second = (LeadershipGrantedEvent) member.events.get(2);
             assertThat(second.getToken().supersedes(first.getToken())).isTrue();

@@ -1,0 +1,447 @@
+package io.krabka.streams.coordination.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.krabka.streams.coordination.LeaseConfig;
+import io.krabka.streams.coordination.ManualRuntime;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.CoordinationClient;
+import io.krabka.streams.coordination.client.Leadership;
+import io.krabka.streams.coordination.memory.InMemoryCluster;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
+import io.krabka.streams.coordination.spring.LeadershipEndedEvent;
+import io.krabka.streams.coordination.spring.LeadershipLoop;
+import io.krabka.streams.coordination.spring.MemberRoleState;
+import io.krabka.streams.coordination.spring.OnLeadership;
+import io.krabka.streams.coordination.transport.CoordinationTransport;
+import io.krabka.streams.coordination.transport.TopicSpec;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.Lifecycle;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Scope;
+import org.springframework.context.event.EventListener;
+import org.springframework.scheduling.annotation.Async;
+import org.springframework.scheduling.annotation.EnableAsync;
+
+/**
+ * Issue 41, "work stops when its leadership stops": each leadership's {@code @OnLeadership}
+ * work is its own, is interrupted at its end (all of a role's work together), and starts
+ * only when the loop starts it; work the loop cannot run as such fails startup. On the
+ * in-memory cluster and a {@link ManualRuntime}, as {@link LeadershipLoopTests}.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class OnLeadershipWorkTests {
+
+    private static final Role CONTROLLER = Role.of("controller");
+    private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withPartitions(3);
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class, CoordinationAutoConfiguration.class))
+            .withUserConfiguration(Cluster.class)
+            .withPropertyValues("krabka.coordination.roles=controller", "krabka.coordination.member-id=n1");
+
+    /** Simulated time and an in-memory cluster; the ended events, in order. */
+    @Configuration(proxyBeanMethods = false)
+    static class Cluster {
+        final ManualRuntime runtime = new ManualRuntime();
+        final InMemoryCluster cluster = new InMemoryCluster(runtime);
+        final List<LeadershipEndedEvent> ends = new CopyOnWriteArrayList<>();
+
+        @Bean
+        InstantSource coordinationClock() {
+            return runtime.wallClock();
+        }
+
+        @Bean
+        CoordinationRuntime coordinationRuntime() {
+            return runtime;
+        }
+
+        @Bean(destroyMethod = "close")
+        CoordinationTransport coordinationTransport() {
+            // Never failing; it only turns the watcher off, so every pass runs on the manual clock.
+            return new LeadershipLoopTests.FailingTransport(cluster.transport(TOPIC), runtime, new AtomicBoolean(),
+                    new AtomicBoolean(), new AtomicBoolean(), new CompletableFuture<>(), new AtomicBoolean(),
+                    new AtomicBoolean(), new CountDownLatch(0));
+        }
+
+        @EventListener
+        void on(LeadershipEndedEvent event) {
+            ends.add(event);
+        }
+
+        void until(BooleanSupplier condition, Duration limit) {
+            assertThat(runtime.advanceUntil(condition, limit)).as("within %s of simulated time", limit).isTrue();
+        }
+
+        void until(BooleanSupplier condition) {
+            until(condition, Duration.ofSeconds(30));
+        }
+
+        Duration elapsed() {
+            return runtime.elapsed();
+        }
+    }
+
+    // ---- Finding 1: one run per leadership; a run that outlives its stop is named, and the next is still interrupted.
+
+    @Configuration(proxyBeanMethods = false)
+    static class StubbornWork {
+        @Bean
+        Stubborn stubborn(Cluster cluster) {
+            return new Stubborn(cluster.runtime);
+        }
+    }
+
+    /** The first run gives its role up and ignores the interrupt until let go; every later run stops when interrupted. */
+    static class Stubborn {
+        final ManualRuntime runtime;
+        final List<Leadership> leaderships = new CopyOnWriteArrayList<>();
+        final AtomicBoolean letTheFirstGo = new AtomicBoolean();
+        final AtomicBoolean firstReturned = new AtomicBoolean();
+        final AtomicInteger laterRunsInterrupted = new AtomicInteger();
+
+        Stubborn(ManualRuntime runtime) {
+            this.runtime = runtime;
+        }
+
+        @OnLeadership(role = "controller")
+        void work(Leadership leadership) {
+            leaderships.add(leadership);
+            if (leaderships.size() == 1) {
+                leadership.close();
+                while (!letTheFirstGo.get()) {
+                    try {
+                        runtime.sleep(Duration.ofSeconds(1));
+                    } catch (InterruptedException ignored) {
+                        // It does not stop when told to.
+                    }
+                }
+                firstReturned.set(true);
+                return;
+            }
+            try {
+                while (true) {
+                    runtime.sleep(Duration.ofSeconds(10));
+                }
+            } catch (InterruptedException e) {
+                laterRunsInterrupted.incrementAndGet();
+            }
+        }
+    }
+
+    @Test
+    void aRunThatOutlivesTheStopTimeoutIsReportedByNameAndTheNextLeadershipsRunIsStillInterrupted(CapturedOutput output) {
+        runner.withUserConfiguration(StubbornWork.class).withPropertyValues("krabka.coordination.work-stop-timeout=1s")
+                .run(context -> {
+                    Cluster cluster = context.getBean(Cluster.class);
+                    Stubborn stubborn = context.getBean(Stubborn.class);
+                    LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+                    // The first run outlives its stop; the member takes the role again and the second run starts.
+                    cluster.until(() -> stubborn.leaderships.size() == 2);
+                    assertThat(output).contains("ERROR").contains("role controller").contains("bean 'stubborn'")
+                            .contains(Stubborn.class.getName() + ".work()")
+                            .contains("thread 'krabka-work-controller-Stubborn.work'");
+                    stubborn.letTheFirstGo.set(true);
+                    cluster.until(stubborn.firstReturned::get);
+
+                    // The second leadership ends: its run is interrupted and returns, long before the stop timeout.
+                    Duration endedAt = cluster.elapsed();
+                    loop.leadership(CONTROLLER).orElseThrow().close();
+                    cluster.until(() -> cluster.ends.size() == 2);
+                    assertThat(stubborn.laterRunsInterrupted).as("the second run was interrupted at its leadership's end")
+                            .hasValue(1);
+                    assertThat(cluster.elapsed().minus(endedAt)).isLessThan(Duration.ofSeconds(1));
+                });
+    }
+
+    // ---- Finding 3: a role's works are interrupted together and waited for within one bound.
+
+    @Configuration(proxyBeanMethods = false)
+    static class TwoSlowWorks {
+        @Bean
+        SlowToStop first(Cluster cluster) {
+            return new SlowToStop(cluster.runtime);
+        }
+
+        @Bean
+        SlowToStop second(Cluster cluster) {
+            return new SlowToStop(cluster.runtime);
+        }
+    }
+
+    /** Takes 4 s to wind down once interrupted. */
+    static class SlowToStop {
+        final ManualRuntime runtime;
+        final AtomicBoolean started = new AtomicBoolean();
+        volatile Duration interruptedAt;
+
+        SlowToStop(ManualRuntime runtime) {
+            this.runtime = runtime;
+        }
+
+        @OnLeadership(role = "controller")
+        void work() throws InterruptedException {
+            started.set(true);
+            try {
+                while (true) {
+                    runtime.sleep(Duration.ofSeconds(10));
+                }
+            } catch (InterruptedException e) {
+                interruptedAt = runtime.elapsed();
+                runtime.sleep(Duration.ofSeconds(4));
+            }
+        }
+    }
+
+    @Test
+    void aRolesWorksAreInterruptedTogetherAndWaitedForWithinOneBound() {
+        runner.withUserConfiguration(TwoSlowWorks.class).withPropertyValues("krabka.coordination.work-stop-timeout=10s")
+                .run(context -> {
+                    Cluster cluster = context.getBean(Cluster.class);
+                    SlowToStop first = context.getBean("first", SlowToStop.class);
+                    SlowToStop second = context.getBean("second", SlowToStop.class);
+                    LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+                    cluster.until(() -> first.started.get() && second.started.get());
+
+                    Duration endedAt = cluster.elapsed();
+                    loop.leadership(CONTROLLER).orElseThrow().close();
+                    cluster.until(() -> cluster.ends.size() == 1);
+                    assertThat(first.interruptedAt).isNotNull();
+                    assertThat(second.interruptedAt).as("interrupted with the first, not after it returned")
+                            .isEqualTo(first.interruptedAt);
+                    // Both wound down side by side: the end waited about 4 s, not 8.
+                    assertThat(cluster.elapsed().minus(endedAt)).isLessThan(Duration.ofSeconds(6));
+                });
+    }
+
+    // ---- Finding 4: only the loop starts a Lifecycle work, whatever else calls start().
+
+    @Configuration(proxyBeanMethods = false)
+    static class LifecycleWorks {
+        @Bean
+        Smart smart() {
+            return new Smart();
+        }
+
+        @Bean
+        Plain plain() {
+            return new Plain();
+        }
+    }
+
+    /** A Lifecycle that counts its starts; read through methods, as the bean may be a proxy. */
+    abstract static class Switch implements Lifecycle {
+        private final AtomicInteger starts = new AtomicInteger();
+        private volatile boolean running;
+
+        int starts() {
+            return starts.get();
+        }
+
+        @Override
+        public void start() {
+            starts.incrementAndGet();
+            running = true;
+        }
+
+        @Override
+        public void stop() {
+            running = false;
+        }
+
+        @Override
+        public boolean isRunning() {
+            return running;
+        }
+    }
+
+    @OnLeadership(role = "controller")
+    static class Smart extends Switch implements SmartLifecycle {
+        @Override
+        public boolean isAutoStartup() {
+            return false;
+        }
+    }
+
+    @OnLeadership(role = "controller")
+    static class Plain extends Switch {
+    }
+
+    @Test
+    void startingTheContextOnAStandbyDoesNotStartItsLifecycleWorkOnlyTheGrantDoes() {
+        runner.withUserConfiguration(LifecycleWorks.class).run(context -> {
+            Cluster cluster = context.getBean(Cluster.class);
+            LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+            Smart smart = context.getBean(Smart.class);
+            Plain plain = context.getBean(Plain.class);
+            try (CoordinationClient elsewhere = new CoordinationClient(cluster.cluster.transport(TOPIC), LeaseConfig.DEFAULTS,
+                    cluster.runtime)) {
+                Leadership held = elsewhere.tryAcquire(CONTROLLER, MemberId.of("n9")).orElseThrow();
+                cluster.runtime.advance(Duration.ofSeconds(2));
+                assertThat(loop.state(CONTROLLER)).isEqualTo(MemberRoleState.STANDBY);
+
+                // Spring Cloud's /actuator/resume, a CRaC restore: the context starts its Lifecycle beans.
+                context.start();
+                assertThat(smart.isRunning()).as("a SmartLifecycle work on a standby").isFalse();
+                assertThat(plain.isRunning()).as("a Lifecycle work on a standby").isFalse();
+                assertThat(smart.starts()).isZero();
+                assertThat(plain.starts()).isZero();
+
+                // The other member lets go: the grant starts both.
+                held.close();
+                cluster.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER && smart.isRunning() && plain.isRunning());
+                assertThat(smart.starts()).isEqualTo(1);
+                assertThat(plain.starts()).isEqualTo(1);
+            }
+        });
+    }
+
+    // ---- Finding 5: @Async work would return at once and run where nothing interrupts it.
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableAsync
+    static class AsyncWork {
+        @Bean
+        Work work() {
+            return new Work();
+        }
+
+        static class Work {
+            @Async
+            @OnLeadership(role = "controller")
+            public void run() throws InterruptedException {
+                new CountDownLatch(1).await();
+            }
+        }
+    }
+
+    @Test
+    void anAsyncOnLeadershipMethodFailsStartupSayingWhy() {
+        runner.withUserConfiguration(AsyncWork.class).run(context -> assertThat(failure(context))
+                .contains("@OnLeadership method " + AsyncWork.Work.class.getName() + ".run()")
+                .contains("@Async")
+                .contains("interrupt"));
+    }
+
+    // ---- Finding 6: a non-singleton bean would add the work once per instance, for good.
+
+    @Configuration(proxyBeanMethods = false)
+    static class PrototypeWork {
+        @Bean
+        @Scope("prototype")
+        Work work() {
+            return new Work();
+        }
+
+        /** Creates five instances, as injection points or getObject() calls would. */
+        @Bean
+        Object fiveWorks(ObjectProvider<Work> works) {
+            for (int i = 0; i < 5; i++) {
+                works.getObject();
+            }
+            return new Object();
+        }
+
+        static class Work {
+            @OnLeadership(role = "controller")
+            void run() throws InterruptedException {
+                new CountDownLatch(1).await();
+            }
+        }
+    }
+
+    /** Declared only: refused at startup too, not when something first asks for an instance. */
+    @Configuration(proxyBeanMethods = false)
+    static class UnusedPrototypeWork {
+        @Bean
+        @Scope("prototype")
+        PrototypeWork.Work work() {
+            return new PrototypeWork.Work();
+        }
+    }
+
+    @Test
+    void aNonSingletonOnLeadershipBeanFailsStartupSayingWhy() {
+        runner.withUserConfiguration(PrototypeWork.class).run(context -> assertThat(failure(context))
+                .contains("bean 'work'").contains("prototype").contains("singleton"));
+        runner.withUserConfiguration(UnusedPrototypeWork.class).run(context -> assertThat(failure(context))
+                .contains("bean 'work'").contains("prototype").contains("singleton"));
+    }
+
+    // ---- Finding 13: the role of @OnLeadership takes a ${...} placeholder, as @LeaderListener's does.
+
+    @Configuration(proxyBeanMethods = false)
+    static class PlaceholderWorks {
+        @Bean
+        PlaceholderMethod placeholderMethod(Cluster cluster) {
+            return new PlaceholderMethod(cluster.runtime);
+        }
+
+        @Bean
+        PlaceholderLifecycle placeholderLifecycle() {
+            return new PlaceholderLifecycle();
+        }
+    }
+
+    static class PlaceholderMethod {
+        final ManualRuntime runtime;
+        final AtomicBoolean ran = new AtomicBoolean();
+
+        PlaceholderMethod(ManualRuntime runtime) {
+            this.runtime = runtime;
+        }
+
+        @OnLeadership(role = "${app.role}")
+        void run() throws InterruptedException {
+            ran.set(true);
+            while (true) {
+                runtime.sleep(Duration.ofSeconds(10));
+            }
+        }
+    }
+
+    @OnLeadership(role = "${app.role}")
+    static class PlaceholderLifecycle extends Switch {
+    }
+
+    @Test
+    void theRoleOfOnLeadershipMayBeAPlaceholder() {
+        runner.withUserConfiguration(PlaceholderWorks.class).withPropertyValues("app.role=controller").run(context -> {
+            assertThat(context).hasNotFailed();
+            Cluster cluster = context.getBean(Cluster.class);
+            PlaceholderMethod method = context.getBean(PlaceholderMethod.class);
+            PlaceholderLifecycle lifecycle = context.getBean(PlaceholderLifecycle.class);
+            cluster.until(() -> method.ran.get() && lifecycle.isRunning());
+        });
+    }
+
+    private static String failure(AssertableApplicationContext context) {
+        assertThat(context).hasFailed();
+        StringBuilder messages = new StringBuilder();
+        for (Throwable t = context.getStartupFailure(); t != null; t = t.getCause()) {
+            messages.append(t.getMessage()).append('\n');
+        }
+        return messages.toString();
+    }
+}
