@@ -40,8 +40,9 @@ public class CoordinationProperties {
     private Duration operationTimeout = Duration.ofSeconds(30);
 
     /**
-     * How long the loop waits for @OnLeadership work to finish after interrupting it when
-     * a leadership ends.
+     * How long the loop waits for a role's work (@OnLeadership methods and Lifecycle beans,
+     * @LeaderListener pipelines) to finish after interrupting all of it together when a
+     * leadership ends. A run still going then is abandoned and reported at ERROR by name.
      */
     private Duration workStopTimeout = Duration.ofSeconds(10);
 
