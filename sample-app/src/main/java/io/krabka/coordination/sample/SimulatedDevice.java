@@ -17,7 +17,6 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,8 +32,9 @@ import tools.jackson.databind.json.JsonMapper;
  * reads {@code sample-commands} with {@code isolation.level=read_committed} (so a
  * deposed leader's writes, which the broker aborted, never reach it) and passes every
  * record through a {@link TermGate}: a command is accepted when the term its guarded
- * write stamped on it is at least the highest the gate has admitted, and rejected
- * otherwise (and so is a record no guarded write stamped). It counts both per member and keeps the last {@value #KEPT} commands, and the
+ * write stamped on it is at least the highest the gate has admitted on its partition, and
+ * rejected otherwise (and so is a record no guarded write stamped). The topic has one
+ * partition; a device reading several keeps a term per device key ({@link TermGate#perKey}). It counts both per member and keeps the last {@value #KEPT} commands, and the
  * role's history from the commands it accepted ({@link RoleHistory}: who held the role
  * under which term, and the gaps between holders).
  *
@@ -60,7 +60,8 @@ public class SimulatedDevice implements SmartLifecycle {
     private final Deque<Received> lastAnswers = new ArrayDeque<>();
     private long answeredTwice;
     // The device keeps its high-water term in memory: it re-reads the log from the start.
-    private final TermGate gate = new TermGate(TermStore.inMemory());
+    // One term per partition, as Kafka orders records per partition (it reads one).
+    private final TermGate gate = TermGate.perPartition(TermStore.inMemory());
     private long highestTerm = -1;
     private long malformed;
     private long readUpTo;
@@ -99,7 +100,9 @@ public class SimulatedDevice implements SmartLifecycle {
         return history.window(now, length);
     }
 
-    synchronized void receive(long offset, Headers headers, byte[] value) {
+    synchronized void receive(ConsumerRecord<byte[], byte[]> record) {
+        long offset = record.offset();
+        byte[] value = record.value();
         readUpTo = offset + 1;
         Command command;
         try {
@@ -109,7 +112,7 @@ public class SimulatedDevice implements SmartLifecycle {
             log.warn("Device skips the malformed command at offset {}: {}", offset, e.getOriginalMessage());
             return;
         }
-        TermGate.Verdict verdict = gate.check(headers);
+        TermGate.Verdict verdict = gate.check(record);
         boolean accept = verdict.admitted();
         if (accept) {
             if (verdict.term() > highestTerm && highestTerm >= 0) {
@@ -148,7 +151,7 @@ public class SimulatedDevice implements SmartLifecycle {
             while (running) {
                 try {
                     for (ConsumerRecord<byte[], byte[]> record : reader.poll(Duration.ofMillis(500))) {
-                        receive(record.offset(), record.headers(), record.value());
+                        receive(record);
                     }
                 } catch (WakeupException e) {
                     break;
