@@ -76,8 +76,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * is read: {@link WriteOutcomes#violations()} must be empty, no task may have thrown, and
  * per role and producer id lease epochs never go back.
  *
- * <p>Not checked: the per-role state a client keeps after its contenders stopped (no
- * accessor exposes its size yet).
+ * <p>After the stop, no client keeps any per-role state ({@code CoordinationClient.roleEntries}).
  *
  * <p>A failing seed prints the command that replays it ({@code -Dsim.outcome.seed=N});
  * {@code -Dsim.outcome.seeds=N} sets how many run (120 by default: about 20 s on two cores).
@@ -297,6 +296,8 @@ class WriteOutcomeSimulationTest {
         runUntil(runtime.nanoTime() + Duration.ofSeconds(1).toNanos());
         for (Member member : live) {
             assertThat(member.flaky.memory().preparedRoles()).as("producers %s keeps after its stop; %s", member.id, context).isEmpty();
+            assertThat(member.client.roleEntries()).as("per-role state %s keeps after its stop; %s", member.id, context)
+                    .allSatisfy((map, entries) -> assertThat(entries).as(map).isZero());
         }
         CoordinationClient observer = new CoordinationClient(cluster.transport(TOPIC), CONFIG, runtime);
         for (Role role : ROLES) {
