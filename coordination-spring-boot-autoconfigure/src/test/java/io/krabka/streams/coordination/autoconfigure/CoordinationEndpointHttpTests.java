@@ -1,0 +1,173 @@
+package io.krabka.streams.coordination.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.actuate.CoordinationEndpoint;
+import io.krabka.streams.coordination.memory.InMemoryCluster;
+import io.krabka.streams.coordination.spring.LeadershipLoop;
+import io.krabka.streams.coordination.spring.MemberRoleState;
+import io.krabka.streams.coordination.transport.CoordinationTransport;
+import io.krabka.streams.coordination.transport.TopicSpec;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * {@code /actuator/coordination} over HTTP, on members of an in-memory cluster: what any
+ * client that can reach the port can make the member do.
+ */
+class CoordinationEndpointHttpTests {
+
+    private static final Role CONTROLLER = Role.of("controller");
+    private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withPartitions(3);
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
+    private final InMemoryCluster cluster = new InMemoryCluster();
+    private final HttpClient http = HttpClient.newHttpClient();
+    private final List<ConfigurableApplicationContext> apps = new ArrayList<>();
+
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    static class MemberApp {
+
+        @Bean(destroyMethod = "close")
+        CoordinationTransport coordinationTransport(InMemoryCluster coordinationTestCluster) {
+            return coordinationTestCluster.transport(TOPIC);
+        }
+    }
+
+    @AfterEach
+    void stop() {
+        for (int i = apps.size() - 1; i >= 0; i--) {
+            apps.get(i).close();
+        }
+    }
+
+    private ConfigurableApplicationContext start(String member, String... more) {
+        ConfigurableApplicationContext app = new SpringApplicationBuilder(MemberApp.class)
+                .initializers(context -> context.getBeanFactory().registerSingleton("coordinationTestCluster", cluster))
+                .properties("server.port=0", "management.endpoints.web.exposure.include=coordination",
+                        "krabka.coordination.member-id=" + member, "krabka.coordination.roles=controller",
+                        "krabka.coordination.endpoint.show-details=always")
+                .properties(more)
+                .run();
+        apps.add(app);
+        return app;
+    }
+
+    private static String base(ConfigurableApplicationContext app) {
+        return "http://127.0.0.1:" + app.getEnvironment().getProperty("local.server.port") + "/actuator/coordination/";
+    }
+
+    private static MemberRoleState state(ConfigurableApplicationContext app) {
+        return app.getBean(LeadershipLoop.class).state(CONTROLLER);
+    }
+
+    private CompletableFuture<HttpResponse<String>> getAsync(ConfigurableApplicationContext app, String role) {
+        return http.sendAsync(HttpRequest.newBuilder(URI.create(base(app) + role)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private HttpResponse<String> get(ConfigurableApplicationContext app, String role) {
+        return getAsync(app, role).join();
+    }
+
+    private static JsonNode json(HttpResponse<String> response) {
+        return JsonMapper.builder().build().readTree(response.body());
+    }
+
+    /** Fires every GET at once and waits for all answers. */
+    private List<HttpResponse<String>> flood(ConfigurableApplicationContext app, List<String> names) {
+        List<CompletableFuture<HttpResponse<String>>> sent = names.stream().map(name -> getAsync(app, name)).toList();
+        return sent.stream().map(CompletableFuture::join).toList();
+    }
+
+    private static List<String> strangers(String prefix, int count) {
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            names.add(prefix + i);
+        }
+        return names;
+    }
+
+    /** The member's own role, described afresh: the holder, current, no problem. */
+    private void assertOwnRoleAnswersInFull(ConfigurableApplicationContext app) {
+        HttpResponse<String> own = get(app, "controller");
+        assertThat(own.statusCode()).as(own.body()).isEqualTo(200);
+        JsonNode report = json(own);
+        assertThat(report.get("problem").isNull()).as("problem in %s", report).isTrue();
+        assertThat(report.get("holder").asString()).isEqualTo("n1");
+        assertThat(report.get("current").asBoolean()).as("current in %s", report).isTrue();
+    }
+
+    /**
+     * While the cluster is slow, a burst of GETs for names nobody uses fills the endpoint's
+     * queue and some are refused: once the burst is over, nothing of it is left behind,
+     * and the member's own role (asked during the burst too) answers in full again.
+     */
+    @Test
+    void aFloodOfNamesOnASlowClusterLeavesNothingBehind() {
+        ConfigurableApplicationContext n1 = start("n1");
+        await().atMost(WAIT).until(() -> state(n1) == MemberRoleState.LEADER);
+        List<String> names = strangers("slow-", 60);
+        InMemoryCluster.Fault slow = cluster.latency(InMemoryCluster.Operation.DESCRIBE, Duration.ofSeconds(1));
+        try {
+            List<CompletableFuture<HttpResponse<String>>> burst = names.stream().map(name -> getAsync(n1, name)).toList();
+            // The first answer is a refusal: the queue is full, and stays so for a second.
+            Object first = CompletableFuture.anyOf(burst.toArray(CompletableFuture[]::new)).join();
+            assertThat(((HttpResponse<?>) first).body().toString()).contains("ask again later");
+            // The member's own roles are described apart: never refused for the others' sake.
+            HttpResponse<String> ownDuringBurst = get(n1, "controller");
+            assertThat(ownDuringBurst.statusCode()).isEqualTo(200);
+            assertThat(ownDuringBurst.body()).doesNotContain("ask again later");
+            burst.forEach(CompletableFuture::join);
+        } finally {
+            slow.close();
+        }
+        assertOwnRoleAnswersInFull(n1);
+        assertNothingLeftBehind(n1, names);
+    }
+
+    /** The same on a healthy cluster: a few hundred GETs at once, then every answer is whole again. */
+    @Test
+    void aFloodOfNamesOnAHealthyClusterLeavesNothingBehind() {
+        ConfigurableApplicationContext n1 = start("n1");
+        await().atMost(WAIT).until(() -> state(n1) == MemberRoleState.LEADER);
+        List<String> names = new ArrayList<>(strangers("healthy-", 300));
+        for (int i = 0; i < 300; i += 15) {
+            names.add(i, "controller");
+        }
+        flood(n1, names);
+        assertOwnRoleAnswersInFull(n1);
+        assertNothingLeftBehind(n1, names);
+    }
+
+    /**
+     * Once the describes the flood queued are done, none is kept, the cache is within its
+     * bound, and the last name (refused during the flood, as a rule) is described again,
+     * not refused from memory.
+     */
+    private void assertNothingLeftBehind(ConfigurableApplicationContext app, List<String> names) {
+        CoordinationEndpoint endpoint = app.getBean(CoordinationEndpoint.class);
+        await().atMost(WAIT).until(() -> endpoint.describesUnderway() == 0);
+        assertThat(endpoint.cachedOtherRoles()).isLessThanOrEqualTo(CoordinationEndpoint.OTHER_ROLES_CACHED);
+        HttpResponse<String> refused = get(app, names.get(names.size() - 1));
+        assertThat(refused.statusCode()).as(refused.body()).isEqualTo(404);
+        assertThat(endpoint.describesUnderway()).isZero();
+    }
+}
