@@ -170,4 +170,56 @@ class CoordinationEndpointHttpTests {
         assertThat(refused.statusCode()).as(refused.body()).isEqualTo(404);
         assertThat(endpoint.describesUnderway()).isZero();
     }
+
+    private HttpResponse<String> post(ConfigurableApplicationContext app, String path, String contentType, String body) {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base(app) + path))
+                .POST(body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+        if (contentType != null) {
+            request.header("Content-Type", contentType);
+        }
+        return http.sendAsync(request.build(), HttpResponse.BodyHandlers.ofString()).join();
+    }
+
+    /**
+     * A POST a page in the operator's browser could send to a member on 127.0.0.1 without
+     * a CORS preflight (a "simple" request: no body, or a text, form or multipart body)
+     * moves no role: release and handover take JSON only, which a cross-site page can send
+     * only after a preflight that the actuator refuses unless CORS is configured for it.
+     */
+    @Test
+    void rolesMoveOnlyOnAJsonPost() {
+        ConfigurableApplicationContext n1 = start("n1", "krabka.coordination.endpoint.release-enabled=true");
+        await().atMost(WAIT).until(() -> state(n1) == MemberRoleState.LEADER);
+        ConfigurableApplicationContext n2 = start("n2", "krabka.coordination.endpoint.release-enabled=true");
+        await().atMost(WAIT).until(() -> state(n2) == MemberRoleState.STANDBY
+                && json(get(n1, "controller")).get("roster").size() == 2);
+
+        List<HttpResponse<String>> simple = List.of(
+                post(n1, "controller", null, null),
+                post(n1, "controller", "text/plain", "{}"),
+                post(n1, "controller", "text/plain;charset=UTF-8", "{\"to\":\"n2\"}"),
+                post(n1, "controller", "application/x-www-form-urlencoded", "to=n2"),
+                post(n1, "controller", "multipart/form-data; boundary=x", "--x\r\nContent-Disposition: form-data; name=\"to\"\r\n\r\nn2\r\n--x--\r\n"),
+                post(n1, "controller/n2", null, null),
+                post(n1, "controller/n2", "text/plain", ""));
+        assertThat(simple).allSatisfy(refused -> assertThat(refused.statusCode()).as(refused.body()).isIn(404, 405, 415));
+        assertThat(state(n1)).isEqualTo(MemberRoleState.LEADER);
+        assertThat(state(n2)).isEqualTo(MemberRoleState.STANDBY);
+
+        HttpResponse<String> handedOver = post(n1, "controller", "application/json", "{\"to\":\"n2\"}");
+        assertThat(handedOver.statusCode()).as(handedOver.body()).isEqualTo(200);
+        assertThat(json(handedOver).get("detail").asString()).isEqualTo("handed over to n2");
+        await().atMost(WAIT).until(() -> state(n2) == MemberRoleState.LEADER);
+
+        HttpResponse<String> notAStandby = post(n2, "controller", "application/json", "{\"to\":\"nobody\"}");
+        assertThat(notAStandby.statusCode()).as(notAStandby.body()).isEqualTo(409);
+        // No body at all, as curl -X POST -H 'Content-Type: application/json' sends: a release.
+        HttpResponse<String> released = post(n2, "controller", "application/json", null);
+        assertThat(released.statusCode()).as(released.body()).isEqualTo(200);
+        assertThat(json(released).get("detail").asString()).isEqualTo("released");
+        // {} is a release too: answered by the operation (200 or 409, whoever holds the role now), not refused.
+        HttpResponse<String> empty = post(n2, "controller", "application/json", "{}");
+        assertThat(empty.statusCode()).as(empty.body()).isIn(200, 409);
+        assertThat(json(empty).get("role").asString()).isEqualTo("controller");
+    }
 }
