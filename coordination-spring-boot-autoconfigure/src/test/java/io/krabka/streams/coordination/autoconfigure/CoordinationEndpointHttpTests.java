@@ -3,9 +3,14 @@ package io.krabka.streams.coordination.autoconfigure;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.actuate.CoordinationEndpoint;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
+import io.krabka.streams.coordination.record.CoordinationCodec;
+import io.krabka.streams.coordination.record.CoordinationKey;
+import io.krabka.streams.coordination.record.CoordinationRecord;
+import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.spring.MemberRoleState;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
@@ -15,9 +20,11 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.SpringBootConfiguration;
@@ -221,5 +228,34 @@ class CoordinationEndpointHttpTests {
         HttpResponse<String> empty = post(n2, "controller", "application/json", "{}");
         assertThat(empty.statusCode()).as(empty.body()).isIn(200, 409);
         assertThat(json(empty).get("role").asString()).isEqualTo("controller");
+    }
+
+    /**
+     * Lease records with extreme times (anyone who may write to the topic can write one):
+     * the endpoint shows each such role as it is, and its own role is unaffected.
+     */
+    @Test
+    void extremeLeaseTimesShowOnTheEndpoint() {
+        ConfigurableApplicationContext n1 = start("n1");
+        await().atMost(WAIT).until(() -> state(n1) == MemberRoleState.LEADER);
+        long[][] extremes = {{0, Long.MIN_VALUE}, {0, Long.MAX_VALUE}, {Long.MIN_VALUE, Long.MIN_VALUE},
+            {Long.MAX_VALUE, Long.MAX_VALUE}};
+        for (int i = 0; i < extremes.length; i++) {
+            Role role = Role.of("extreme-" + i);
+            CoordinationRecord.Lease lease = new CoordinationRecord.Lease(MemberId.of("forger"), 7, (short) 0, extremes[i][0],
+                    extremes[i][1]);
+            cluster.produce(new ProducerRecord<>(TOPIC.name(), RolePartitioner.partitionFor(role, TOPIC.partitions()),
+                    CoordinationCodec.encodeKey(CoordinationKey.lease(role)), CoordinationCodec.encodeValue(lease)));
+        }
+        for (int i = 0; i < extremes.length; i++) {
+            HttpResponse<String> answer = get(n1, "extreme-" + i);
+            assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
+            JsonNode report = json(answer);
+            assertThat(report.get("holder").asString()).isEqualTo("forger");
+            assertThat(report.get("problem").isNull()).as(answer.body()).isTrue();
+            assertThat(Instant.parse(report.get("deadline").asString())).isEqualTo(Instant.ofEpochMilli(extremes[i][1]));
+            assertThat(Instant.parse(report.get("grantedAt").asString())).isEqualTo(Instant.ofEpochMilli(extremes[i][0]));
+        }
+        assertOwnRoleAnswersInFull(n1);
     }
 }
