@@ -403,7 +403,9 @@
   $('release').addEventListener('click', async () => {
     $('release').disabled = true;
     try {
-      const response = await fetch('actuator/coordination/' + ROLE, { method: 'POST' });
+      // JSON only: the endpoint refuses other POSTs, which any site's page could send here.
+      const response = await fetch('actuator/coordination/' + ROLE,
+        { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
       const result = await response.json();
       text('release-result', result.detail);
     } catch (e) {

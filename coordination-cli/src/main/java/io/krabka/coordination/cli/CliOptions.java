@@ -41,7 +41,7 @@ import picocli.CommandLine.UnmatchedArgumentException;
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
             "0:done",
-            "1:the cluster or the topic failed (unreachable, missing topic, partition count%nmismatch, refused by ACLs)",
+            "1:the cluster or the topic failed (unreachable, missing topic, partition count%nmismatch, refused by ACLs), or describe could not show the role",
             "2:bad command line",
             "3:describe found no record of the role"})
 final class CliOptions {

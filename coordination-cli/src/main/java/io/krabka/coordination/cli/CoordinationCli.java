@@ -6,7 +6,9 @@ import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
@@ -30,7 +32,10 @@ public final class CoordinationCli {
 
     /** Done. */
     static final int EXIT_OK = 0;
-    /** The cluster or the topic failed: unreachable, missing topic, partition count mismatch, ACLs. */
+    /**
+     * The cluster or the topic failed: unreachable, missing topic, partition count mismatch,
+     * ACLs; or {@code describe} could not show its role.
+     */
     static final int EXIT_FAILED = 1;
     /** A bad command line. */
     static final int EXIT_USAGE = 2;
@@ -73,13 +78,23 @@ public final class CoordinationCli {
                 report = options.command() == CliOptions.Command.LIST ? inspection.list() : inspection.describe(options.role());
             }
             boolean json = options.output() == CliOptions.Output.JSON;
+            // Each role is rendered on its own: one that cannot be shown is reported, and the others still are.
+            List<String> unreadable = new ArrayList<>();
             if (json) {
-                out.print(JsonOutput.write(report));
+                out.print(JsonOutput.write(report, unreadable));
             } else {
-                out.print(options.command() == CliOptions.Command.LIST ? TextOutput.list(report) : TextOutput.describe(report));
+                out.print(options.command() == CliOptions.Command.LIST ? TextOutput.list(report, unreadable)
+                        : TextOutput.describe(report, unreadable));
             }
             for (String warning : report.warnings()) {
                 err.println("warning: " + warning);
+            }
+            for (String problem : unreadable) {
+                err.println("warning: " + problem);
+            }
+            if (options.command() == CliOptions.Command.DESCRIBE && !unreadable.isEmpty()) {
+                err.println("error: role " + options.role().name() + " cannot be shown; please report it with the warning above");
+                return EXIT_FAILED;
             }
             if (options.command() == CliOptions.Command.DESCRIBE && !report.roles().get(0).found()) {
                 Report.RoleView view = report.roles().get(0);

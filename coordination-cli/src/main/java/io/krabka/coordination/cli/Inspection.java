@@ -1,6 +1,7 @@
 package io.krabka.coordination.cli;
 
 import io.krabka.streams.coordination.CoordinationAuthorizationException;
+import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.client.LeadershipStatus;
@@ -11,6 +12,8 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.IntStream;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.InterruptException;
 
 /**
  * The two commands. The topic and every role are read through the core: the role names
@@ -115,8 +118,14 @@ final class Inspection {
                 LeadershipStatus observed = client.observe(role, Duration.ZERO);
                 return new Report.RoleView(observed, partition, false, found, Instant.now());
             }
-        } catch (RuntimeException e) {
+        } catch (CoordinationException | KafkaException e) {
             throw Failures.of(operation, e, bootstrap, cluster.timeout());
+        } catch (RuntimeException e) {
+            if (Failures.find(e, InterruptedException.class, InterruptException.class) != null) {
+                throw Failures.of(operation, e, bootstrap, cluster.timeout());
+            }
+            // Not the cluster failing but this role's records (or a bug): the other roles are still shown.
+            return Report.RoleView.unreadable(role, partition, found, Instant.now(), operation + " failed: " + e);
         }
     }
 }

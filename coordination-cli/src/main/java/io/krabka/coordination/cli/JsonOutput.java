@@ -4,7 +4,8 @@ import io.krabka.streams.coordination.LeaseSnapshot;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.RankedMember;
 import io.krabka.streams.coordination.client.LeadershipStatus;
-import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import tools.jackson.core.SerializableString;
 import tools.jackson.core.io.CharacterEscapes;
 import tools.jackson.core.io.SerializedString;
@@ -37,6 +38,15 @@ final class JsonOutput {
     }
 
     static String write(Report report) {
+        return write(report, new ArrayList<>());
+    }
+
+    /**
+     * The document, each role rendered on its own: a role that cannot be shown keeps its
+     * name, {@code found} and partition, with {@code null} elsewhere and an empty roster,
+     * and a line in {@code problems} and in the document's {@code warnings}.
+     */
+    static String write(Report report, List<String> problems) {
         ObjectNode document = MAPPER.createObjectNode();
         document.put("bootstrapServers", report.bootstrapServers());
         document.put("topic", report.topic());
@@ -44,8 +54,9 @@ final class JsonOutput {
         document.put("replicationFactor", report.replicationFactor());
         document.put("readAt", TextOutput.instant(report.readAt()));
         ArrayNode roles = document.putArray("roles");
+        List<String> unreadable = new ArrayList<>();
         for (Report.RoleView view : report.roles()) {
-            roles.add(role(view));
+            roles.add(shown(view, unreadable));
         }
         ObjectNode malformed = document.putObject("malformedRecords");
         ArrayNode partitionsRead = malformed.putArray("partitionsRead");
@@ -61,7 +72,33 @@ final class JsonOutput {
         }
         ArrayNode warnings = document.putArray("warnings");
         report.warnings().forEach(warnings::add);
+        unreadable.forEach(warnings::add);
+        problems.addAll(unreadable);
         return WRITER.writeValueAsString(document) + "\n";
+    }
+
+    private static ObjectNode shown(Report.RoleView view, List<String> problems) {
+        String problem = view.problem();
+        if (view.status() != null) {
+            try {
+                return role(view);
+            } catch (RuntimeException e) {
+                problem = "showing it failed: " + e;
+            }
+        }
+        problems.add(TextOutput.unreadable(view, problem));
+        ObjectNode role = MAPPER.createObjectNode();
+        role.put("role", view.role().name());
+        role.put("found", view.found());
+        role.put("partition", view.partition());
+        for (String field : List.of("readUpTo", "holder", "term", "current", "grantedAt", "deadline", "deadlineInMs",
+                "leaseEpoch")) {
+            role.putNull(field);
+        }
+        role.put("coordinatorAsked", view.coordinatorAsked());
+        role.putNull("coordinator");
+        role.putArray("roster");
+        return role;
     }
 
     private static ObjectNode role(Report.RoleView view) {
@@ -78,7 +115,8 @@ final class JsonOutput {
         role.put("current", view.coordinatorAsked() ? status.current() : null);
         role.put("grantedAt", lease == null ? null : TextOutput.instant(lease.grantedAt()));
         role.put("deadline", lease == null ? null : TextOutput.instant(lease.deadline()));
-        role.put("deadlineInMs", lease == null ? null : Duration.between(view.observedAt(), lease.deadline()).toMillis());
+        // Saturated: a lease record may carry any deadline, Long.MIN_VALUE and Long.MAX_VALUE included.
+        role.put("deadlineInMs", lease == null ? null : TextOutput.millisBetween(view.observedAt(), lease.deadline()));
         if (lease == null) {
             role.putNull("leaseEpoch");
         } else {

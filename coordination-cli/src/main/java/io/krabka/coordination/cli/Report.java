@@ -1,5 +1,6 @@
 package io.krabka.coordination.cli;
 
+import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.LeadershipStatus;
 import java.time.Instant;
 import java.util.List;
@@ -32,14 +33,27 @@ record Report(String bootstrapServers, String topic, int partitions, int replica
     /**
      * One role as the core's {@code CoordinationClient} describes it.
      *
-     * @param status the core's view: the topic's fold plus the transaction coordinator's answer
+     * @param role the role
+     * @param status the core's view: the topic's fold plus the transaction coordinator's
+     *     answer; null when the role could not be described ({@code problem} says why)
      * @param partition the role's partition, murmur2(role) % partitions
      * @param coordinatorAsked false when the cluster refused DescribeTransactions for the role:
      *     then {@code current} is unknown, not false
      * @param found whether the topic holds any record of the role
      * @param observedAt when the core's describe returned, on this machine's clock: the time
      *     left until the lease's deadline is counted from it
+     * @param problem why the role could not be described, or null
      */
-    record RoleView(LeadershipStatus status, int partition, boolean coordinatorAsked, boolean found, Instant observedAt) {
+    record RoleView(Role role, LeadershipStatus status, int partition, boolean coordinatorAsked, boolean found,
+            Instant observedAt, String problem) {
+
+        RoleView(LeadershipStatus status, int partition, boolean coordinatorAsked, boolean found, Instant observedAt) {
+            this(status.role(), status, partition, coordinatorAsked, found, observedAt, null);
+        }
+
+        /** A role the tool could not describe, for a reason of its own (not the cluster's): shown with the reason. */
+        static RoleView unreadable(Role role, int partition, boolean found, Instant observedAt, String problem) {
+            return new RoleView(role, null, partition, false, found, observedAt, problem);
+        }
     }
 }

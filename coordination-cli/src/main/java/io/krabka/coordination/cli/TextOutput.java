@@ -7,6 +7,7 @@ import io.krabka.streams.coordination.client.LeadershipStatus;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.stream.Collectors;
@@ -15,21 +16,29 @@ import java.util.stream.Collectors;
 final class TextOutput {
 
     private static final String NONE = "-";
+    /** The cells of a role that cannot be shown. */
+    static final String UNREADABLE = "?";
 
     private TextOutput() {
     }
 
     /** {@code list}: one line per role, then the malformed records. */
     static String list(Report report) {
+        return list(report, new ArrayList<>());
+    }
+
+    /**
+     * {@code list}, each role rendered on its own: a role that cannot be shown gets a row
+     * of {@value #UNREADABLE} and a line in {@code problems}, and the others are shown.
+     */
+    static String list(Report report, List<String> problems) {
         StringBuilder out = new StringBuilder();
         if (report.roles().isEmpty()) {
             out.append("No roles in topic ").append(report.topic()).append(".\n");
         } else {
             TextTable table = new TextTable("ROLE", "PARTITION", "HOLDER", "TERM", "CURRENT", "DEADLINE", "ROSTER (RANK)");
             for (Report.RoleView view : report.roles()) {
-                LeadershipStatus status = view.status();
-                table.row(status.role().name(), Integer.toString(view.partition()), holder(status), term(status), current(view),
-                        deadline(status, view.observedAt()), roster(status.roster()));
+                table.row(listRow(view, problems));
             }
             out.append(table.render());
         }
@@ -38,9 +47,56 @@ final class TextOutput {
         return out.toString();
     }
 
+    private static String[] listRow(Report.RoleView view, List<String> problems) {
+        String problem = view.problem();
+        LeadershipStatus status = view.status();
+        if (status != null) {
+            try {
+                return new String[] {status.role().name(), Integer.toString(view.partition()), holder(status), term(status),
+                    current(view), deadline(status, view.observedAt()), roster(status.roster())};
+            } catch (RuntimeException e) {
+                problem = "showing it failed: " + e;
+            }
+        }
+        problems.add(unreadable(view, problem));
+        return new String[] {view.role().name(), Integer.toString(view.partition()), UNREADABLE, UNREADABLE, UNREADABLE,
+            UNREADABLE, UNREADABLE};
+    }
+
+    /** The line {@code problems} gets for a role that cannot be shown. */
+    static String unreadable(Report.RoleView view, String problem) {
+        return "role " + view.role().name() + " (partition " + view.partition() + ") cannot be shown: " + problem;
+    }
+
     /** {@code describe}: the role's fields, its roster, then the malformed records of its partition. */
     static String describe(Report report) {
+        return describe(report, new ArrayList<>());
+    }
+
+    /** {@code describe}; a role that cannot be shown is shown with why, and a line in {@code problems}. */
+    static String describe(Report report, List<String> problems) {
         Report.RoleView view = report.roles().get(0);
+        String problem = view.problem();
+        if (view.status() != null) {
+            try {
+                return describe(report, view);
+            } catch (RuntimeException e) {
+                problem = "showing it failed: " + e;
+            }
+        }
+        problems.add(unreadable(view, problem));
+        TextTable fields = new TextTable();
+        fields.row("Role:", view.role().name());
+        fields.row("Topic:", report.topic() + ", partition " + view.partition() + " of " + report.partitions());
+        fields.row("Problem:", problem);
+        StringBuilder out = new StringBuilder(fields.render()).append('\n');
+        out.append("Malformed records in partition ").append(view.partition()).append(": ").append(report.malformedCount())
+                .append('\n');
+        malformed(report, out);
+        return out.toString();
+    }
+
+    private static String describe(Report report, Report.RoleView view) {
         LeadershipStatus status = view.status();
         TextTable fields = new TextTable();
         fields.row("Role:", status.role().name());
@@ -145,11 +201,32 @@ final class TextOutput {
         return status.deadline().map(deadline -> instant(deadline) + " (" + remaining(deadline, now) + ")").orElse(NONE);
     }
 
-    /** {@code in 4.8s} or {@code passed 2.0s ago}: the holder's clock against this machine's. */
+    /**
+     * {@code in 4.8s} or {@code passed 2.0s ago}: the holder's clock against this machine's.
+     * Any deadline a lease record can carry, {@code Long.MIN_VALUE} or {@code Long.MAX_VALUE}
+     * milliseconds included, reads without overflow.
+     */
     static String remaining(Instant deadline, Instant now) {
         Duration left = Duration.between(now, deadline);
-        String amount = String.format(Locale.ROOT, "%.1fs", Math.abs(left.toMillis()) / 1000.0);
+        long millis = millisBetween(now, deadline);
+        double seconds = millis == Long.MIN_VALUE || millis == Long.MAX_VALUE ? Math.abs((double) left.getSeconds())
+                : Math.abs(millis) / 1000.0;
+        String amount = String.format(Locale.ROOT, "%.1fs", seconds);
         return left.isNegative() ? "passed " + amount + " ago" : "in " + amount;
+    }
+
+    /**
+     * The milliseconds from {@code from} to {@code to}, saturated at {@code Long.MIN_VALUE}
+     * and {@code Long.MAX_VALUE}: a lease's times are whatever its writer put there, and
+     * {@link Duration#toMillis()} overflows for two instants that far apart.
+     */
+    static long millisBetween(Instant from, Instant to) {
+        Duration between = Duration.between(from, to);
+        try {
+            return between.toMillis();
+        } catch (ArithmeticException overflow) {
+            return between.isNegative() ? Long.MIN_VALUE : Long.MAX_VALUE;
+        }
     }
 
     static String roster(List<RankedMember> roster) {

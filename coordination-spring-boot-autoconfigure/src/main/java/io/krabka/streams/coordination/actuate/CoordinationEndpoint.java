@@ -19,6 +19,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -46,6 +48,17 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
  * holds with what its own leadership knows (holder, term, lease times) and the others
  * with this member's state alone; the describe still running is reused by the next
  * request rather than started again.
+ *
+ * <p>Anyone who can reach it may ask for any role name, so what a flood of names can make
+ * the member do is bounded, and leaves nothing behind once answered: at most
+ * {@value #DESCRIBE_THREADS} describes of names it does not contend for run at once (each
+ * one DescribeTransactions and a read of the name's partition, from the start for a name
+ * not described lately) and {@value #DESCRIBES_QUEUED} more wait; further names are
+ * answered at once with a {@code problem} ("ask again later"). The answers are kept for
+ * {@link #OTHER_ROLE_FRESH}, {@value #OTHER_ROLES_CACHED} at most, and the client keeps a
+ * describe fold for at most 4 096 names, least recently described first out. This
+ * member's own roles are described on threads of their own, one describe per role at a
+ * time, so no flood of other names delays or refuses them.
  */
 @Endpoint(id = "coordination")
 public class CoordinationEndpoint implements DisposableBean {
@@ -65,21 +78,23 @@ public class CoordinationEndpoint implements DisposableBean {
     // OTHER_ROLES_CACHED of them, each reused for OTHER_ROLE_FRESH. Guarded by itself.
     private final LinkedHashMap<Role, Answer> otherRoles = new LinkedHashMap<>(16, 0.75f, true);
     /**
-     * A few threads and a short queue: a flood of requests for role names (each new one
-     * scans its partition) is refused with a problem, never a thread or a fold per name.
+     * Describes of roles this member does not contend for: a few threads and a short
+     * queue, so a flood of requests for role names (each new one reads its partition) is
+     * refused with a problem, never a thread or a fold per name.
      */
-    private final ThreadPoolExecutor describer = new ThreadPoolExecutor(DESCRIBE_THREADS, DESCRIBE_THREADS, 30,
-            TimeUnit.SECONDS, new ArrayBlockingQueue<>(DESCRIBES_QUEUED), task -> {
-                Thread thread = new Thread(task, "krabka-coordination-endpoint");
-                thread.setDaemon(true);
-                return thread;
-            });
+    private final ThreadPoolExecutor describer = describer(new ArrayBlockingQueue<>(DESCRIBES_QUEUED));
+    /**
+     * Describes of this member's own roles, apart from the others: a flood of names
+     * cannot delay them. Its queue needs no bound of its own: at most one describe of each
+     * configured role, and one of all of them, is under way at a time.
+     */
+    private final ThreadPoolExecutor ownDescriber = describer(new LinkedBlockingQueue<>());
     /** When the answers' ages are measured. */
     private final LongSupplier ticker;
 
-    /** How many describes run at once, and how many more may wait. */
-    static final int DESCRIBE_THREADS = 2;
-    static final int DESCRIBES_QUEUED = 16;
+    /** How many describes of roles this member does not contend for run at once, and how many more may wait. */
+    public static final int DESCRIBE_THREADS = 2;
+    public static final int DESCRIBES_QUEUED = 16;
     /** How many answers for roles this member does not contend for are kept, and for how long. */
     public static final int OTHER_ROLES_CACHED = 256;
     static final Duration OTHER_ROLE_FRESH = Duration.ofSeconds(5);
@@ -102,7 +117,17 @@ public class CoordinationEndpoint implements DisposableBean {
         this.showDetails = showDetails;
         this.roles = Set.copyOf(roles);
         this.ticker = client.runtime()::nanoTime;
-        describer.allowCoreThreadTimeOut(true);
+    }
+
+    private static ThreadPoolExecutor describer(BlockingQueue<Runnable> queue) {
+        ThreadPoolExecutor executor = new ThreadPoolExecutor(DESCRIBE_THREADS, DESCRIBE_THREADS, 30, TimeUnit.SECONDS, queue,
+                task -> {
+                    Thread thread = new Thread(task, "krabka-coordination-endpoint");
+                    thread.setDaemon(true);
+                    return thread;
+                });
+        executor.allowCoreThreadTimeOut(true);
+        return executor;
     }
 
     @ReadOperation
@@ -168,7 +193,7 @@ public class CoordinationEndpoint implements DisposableBean {
             if (describingAll.compareAndSet(null, call)) {
                 call.whenComplete((statuses, failure) -> describingAll.compareAndSet(call, null));
                 try {
-                    describer.execute(() -> {
+                    ownDescriber.execute(() -> {
                         try {
                             call.complete(client.describe(loop.roles()));
                         } catch (Throwable failure) {
@@ -216,28 +241,33 @@ public class CoordinationEndpoint implements DisposableBean {
                 }
             }
         }
-        return describing.computeIfAbsent(role, r -> {
-            CompletableFuture<LeadershipStatus> call = new CompletableFuture<>();
-            call.whenComplete((status, failure) -> {
-                describing.remove(r, call);
-                if (status != null && !configured) {
-                    remember(r, status);
+        // Not computeIfAbsent: completing the call removes it from the map, and a call
+        // refused at once completes on this thread, which must not be inside the map then.
+        CompletableFuture<LeadershipStatus> call = new CompletableFuture<>();
+        CompletableFuture<LeadershipStatus> running = describing.putIfAbsent(role, call);
+        if (running != null) {
+            return running;
+        }
+        call.whenComplete((status, failure) -> {
+            describing.remove(role, call);
+            if (status != null && !configured) {
+                remember(role, status);
+            }
+        });
+        try {
+            (configured ? ownDescriber : describer).execute(() -> {
+                try {
+                    call.complete(configured ? client.describe(role) : client.describe(List.of(role)).get(role));
+                } catch (Throwable failure) {
+                    call.completeExceptionally(failure);
                 }
             });
-            try {
-                describer.execute(() -> {
-                    try {
-                        call.complete(configured ? client.describe(r) : client.describe(List.of(r)).get(r));
-                    } catch (Throwable failure) {
-                        call.completeExceptionally(failure);
-                    }
-                });
-            } catch (RejectedExecutionException busy) {
-                call.completeExceptionally(new IllegalStateException("this member is describing " + DESCRIBE_THREADS
-                        + " roles and " + DESCRIBES_QUEUED + " more wait; ask again later"));
-            }
-            return call;
-        });
+        } catch (RejectedExecutionException busy) {
+            call.completeExceptionally(new IllegalStateException(describer.isShutdown() ? "the endpoint is closed"
+                    : "this member is describing " + DESCRIBE_THREADS + " roles it does not contend for and "
+                            + DESCRIBES_QUEUED + " more wait; ask again later"));
+        }
+        return call;
     }
 
     private void remember(Role role, LeadershipStatus status) {
@@ -248,6 +278,15 @@ public class CoordinationEndpoint implements DisposableBean {
                 otherRoles.remove(eldest);
             }
         }
+    }
+
+    /**
+     * How many single-role describes are under way or waiting now: at most one per
+     * configured role plus {@value #DESCRIBE_THREADS} + {@value #DESCRIBES_QUEUED} for other
+     * names, and none once they are answered.
+     */
+    public int describesUnderway() {
+        return describing.size();
     }
 
     /** How many answers for roles this member does not contend for are kept now (at most {@value #OTHER_ROLES_CACHED}). */
@@ -278,6 +317,7 @@ public class CoordinationEndpoint implements DisposableBean {
     @Override
     public void destroy() {
         describer.shutdownNow();
+        ownDescriber.shutdownNow();
     }
 
     private RoleReport report(Role role, LeadershipStatus status, boolean details) {

@@ -4,21 +4,28 @@ import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.HandoverResult;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.boot.actuate.endpoint.web.annotation.EndpointWebExtension;
 
 /**
- * {@code POST /actuator/coordination/{role}}: releases a role this member holds, so the
- * next standby takes over at once; {@code POST /actuator/coordination/{role}/{member}}
- * hands it to that standby instead ({@link LeadershipLoop#handOver}). The member is a path
- * segment, not a parameter: Boot takes a write operation's other parameters from a JSON
- * body only, and the plain release must keep working without one. Answers 200 when it
- * released or handed the role over, 403 while
+ * {@code POST /actuator/coordination/{role}} with a JSON body: {@code {}} (or no body)
+ * releases a role this member holds, so the next standby takes over at once;
+ * {@code {"to": "member"}} hands it to that standby instead ({@link LeadershipLoop#handOver}).
+ * Answers 200 when it released or handed the role over, 403 while
  * {@code krabka.coordination.endpoint.release-enabled} is false, 404 for a role this member
  * does not contend for, and 409 when it contends but does not hold the role, or the member
  * is not a live standby of it.
+ *
+ * <p>Only {@code Content-Type: application/json} is accepted (Boot answers 415 to anything
+ * else, a POST without a content type included), as for Boot's own write operations: a web
+ * page can send a cross-site POST without asking first only with no body or a text, form or
+ * multipart one, and must ask the member (a CORS preflight) before it sends JSON, which the
+ * actuator refuses unless {@code management.endpoints.web.cors} allows that page. So a page
+ * open in an operator's browser cannot move the roles of a member it can reach.
  */
 @EndpointWebExtension(endpoint = CoordinationEndpoint.class)
 public class CoordinationEndpointWebExtension {
@@ -35,11 +42,19 @@ public class CoordinationEndpointWebExtension {
         this.releaseEnabled = releaseEnabled;
     }
 
+    /**
+     * Releases the role, or hands it to {@code to}.
+     *
+     * @param to the standby to hand the role to, from the JSON body; none releases it
+     */
     @WriteOperation
-    public WebEndpointResponse<ReleaseResult> release(@Selector String role) {
+    public WebEndpointResponse<ReleaseResult> release(@Selector String role, @Nullable String to) {
         Role target = configured(role);
         if (!releaseEnabled || target == null) {
             return refused(role);
+        }
+        if (to != null) {
+            return handOver(target, to);
         }
         if (!loop.release(target)) {
             return answer(STATUS_CONFLICT, role, false, "this member does not hold the role");
@@ -47,13 +62,14 @@ public class CoordinationEndpointWebExtension {
         return answer(WebEndpointResponse.STATUS_OK, role, true, "released");
     }
 
-    @WriteOperation
-    public WebEndpointResponse<ReleaseResult> handOver(@Selector String role, @Selector String to) {
-        Role target = configured(role);
-        if (!releaseEnabled || target == null) {
-            return refused(role);
-        }
-        return handOver(target, to);
+    /** What {@code POST /actuator/coordination/{role}} with {@code {}} answers. */
+    public WebEndpointResponse<ReleaseResult> release(String role) {
+        return release(role, null);
+    }
+
+    /** What {@code POST /actuator/coordination/{role}} with {@code {"to": "member"}} answers. */
+    public WebEndpointResponse<ReleaseResult> handOver(String role, String to) {
+        return release(role, Objects.requireNonNull(to, "to"));
     }
 
     private Role configured(String role) {

@@ -310,10 +310,12 @@ class CoordinationStarterIT {
                 .toList();
     }
 
+    /** A release: a JSON POST, the only kind the endpoint's write operation takes. */
     private HttpResponse<String> post(ConfigurableApplicationContext context, String path) throws Exception {
         String port = context.getEnvironment().getProperty("local.server.port");
         return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{}")).build(), HttpResponse.BodyHandlers.ofString());
     }
 
     /** A topic the member may not create is one ERROR and health DOWN, not a warning every second. */

@@ -110,11 +110,11 @@ class SpreadStarterIT {
         appOf(n3).grants.clear();
         Role moved = loop(n1).roles().stream().filter(role -> loop(n1).state(role) == MemberRoleState.LEADER)
                 .findFirst().orElseThrow();
-        HttpResponse<String> answer = post(n1, "/actuator/coordination/" + moved.name() + "/n3");
+        HttpResponse<String> answer = post(n1, "/actuator/coordination/" + moved.name(), "{\"to\": \"n3\"}");
         assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
         // n3's balancer may hand it on afterwards (n3 is now two above n1): the grant is what counts.
         await().atMost(Duration.ofSeconds(10)).until(() -> appOf(n3).grants.contains(moved));
-        assertThat(post(n3, "/actuator/coordination/" + moved.name() + "/nobody").statusCode()).isEqualTo(409);
+        assertThat(post(n3, "/actuator/coordination/" + moved.name(), "{\"to\": \"nobody\"}").statusCode()).isEqualTo(409);
 
         // n2 dies: nothing of it reaches the cluster again (its transport is closed under it).
         await().atMost(EVEN_WITHIN).until(() -> even(List.of(n1, n2, n3)));
@@ -204,9 +204,11 @@ class SpreadStarterIT {
         return shares.stream().mapToInt(Integer::intValue).sum() == ROLES && max - min <= 1;
     }
 
-    private HttpResponse<String> post(ConfigurableApplicationContext app, String path) throws Exception {
+    /** A JSON POST: the endpoint's write operation takes nothing else. */
+    private HttpResponse<String> post(ConfigurableApplicationContext app, String path, String json) throws Exception {
         String port = app.getEnvironment().getProperty("local.server.port");
         return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json)).build(), HttpResponse.BodyHandlers.ofString());
     }
 }
