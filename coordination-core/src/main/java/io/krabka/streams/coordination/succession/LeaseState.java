@@ -50,9 +50,18 @@ public record LeaseState(MemberId member, long producerId, short producerEpoch, 
         return FencingToken.of(term, producerId, producerEpoch);
     }
 
-    /** How long a lease its writer claims: the deadline less the record's timestamp (a member's lease duration). */
+    /**
+     * How long a lease its writer claims: the deadline less the record's timestamp (a
+     * member's lease duration), saturated at {@link Long#MIN_VALUE} and {@link Long#MAX_VALUE}:
+     * a forged or corrupt record's extreme times must not wrap around into a plausible one.
+     */
     public long declaredDurationMillis() {
-        return deadline - writtenAt;
+        long difference = deadline - writtenAt;
+        // Overflow iff the operands have different signs and the result's sign differs from the deadline's.
+        if (((deadline ^ writtenAt) & (deadline ^ difference)) < 0) {
+            return deadline < 0 ? Long.MIN_VALUE : Long.MAX_VALUE;
+        }
+        return difference;
     }
 
     /** The deadline as an instant. */
