@@ -231,6 +231,40 @@ class LeaderListenerBadInputIT {
                 .contains(requests.replace("requests", "nowhere")).contains("does not exist");
     }
 
+    /**
+     * Findings 7 and 11: without its dead-letter topic a listener cannot run, so each grant
+     * ends FAILED at once, before any input is handled; health says so, readiness stays up.
+     */
+    @Test
+    void withoutItsDeadLetterTopicEveryGrantFailsAndHealthSaysSoWhileReadinessStaysUp() throws Exception {
+        cluster.createTopic(requests, 1);
+        cluster.createTopic(commands, 1);
+        produce(requests, 0, 3, i -> (i == 1 ? "poison" : "r" + i).getBytes(StandardCharsets.UTF_8));
+        // The guide's probe settings: the root shows WORK_FAILING, and no probe changes its answer.
+        ConfigurableApplicationContext a = start("refused",
+                "management.endpoint.health.status.order=down,out-of-service,work-failing,up,unknown");
+
+        JsonNode coordination = awaitWorkFailing(a);
+        assertThat(coordination.get("details").get("workFailing").get("controller").asString()).contains(deadLetters);
+        assertThat(committed(commands)).isEmpty();
+        assertThat(json(a, "/actuator/health").get("status").asString()).isEqualTo("WORK_FAILING");
+        assertThat(status(a, "/actuator/health")).isEqualTo(200);
+        assertThat(status(a, "/actuator/health/readiness")).isEqualTo(200);
+        assertThat(status(a, "/actuator/health/liveness")).isEqualTo(200);
+    }
+
+    /** Finding 11: a missing input topic ends every grant FAILED; health says which, readiness stays up. */
+    @Test
+    void aMissingInputTopicShowsInHealth() throws Exception {
+        cluster.createTopic(commands, 1);
+        ConfigurableApplicationContext a = start("refused");
+
+        JsonNode coordination = awaitWorkFailing(a);
+        assertThat(coordination.get("details").get("workFailing").get("controller").asString()).contains(requests)
+                .contains("do not exist");
+        assertThat(status(a, "/actuator/health/readiness")).isEqualTo(200);
+    }
+
     /** Finding 8: under ErrorHandlingDeserializer a record that cannot be read is a dead letter, never a null input. */
     @Test
     void aRecordErrorHandlingDeserializerCouldNotReadIsADeadLetter() throws Exception {
