@@ -65,6 +65,8 @@ import tools.jackson.databind.json.JsonMapper;
 class LeaderListenerBadInputIT {
 
     private static final Role CONTROLLER = Role.of("controller");
+    /** Only the health tests start a web server. */
+    private static final String WEB = "spring.main.web-application-type=servlet";
     private static KafkaTestCluster cluster;
 
     private final List<ConfigurableApplicationContext> apps = new CopyOnWriteArrayList<>();
@@ -167,7 +169,8 @@ class LeaderListenerBadInputIT {
                 "krabka.coordination.lease.duration", "3s",
                 "krabka.coordination.lease.renew-interval", "1s",
                 "test.listener", listener))
-                .properties("test.requests=" + requests, "krabka.coordination.topic.replication-factor=1",
+                .properties("spring.main.web-application-type=none", "test.requests=" + requests,
+                        "krabka.coordination.topic.replication-factor=1",
                         "krabka.coordination.topic.allow-unsafe=true", "krabka.coordination.topic.partitions=1",
                         "krabka.coordination.topic.name=coordination-" + suffix)
                 .properties(more)
@@ -241,7 +244,7 @@ class LeaderListenerBadInputIT {
         cluster.createTopic(commands, 1);
         produce(requests, 0, 3, i -> (i == 1 ? "poison" : "r" + i).getBytes(StandardCharsets.UTF_8));
         // The guide's probe settings: the root shows WORK_FAILING, and no probe changes its answer.
-        ConfigurableApplicationContext a = start("refused",
+        ConfigurableApplicationContext a = start("refused", WEB,
                 "management.endpoint.health.status.order=down,out-of-service,work-failing,up,unknown");
 
         JsonNode coordination = awaitWorkFailing(a);
@@ -257,7 +260,7 @@ class LeaderListenerBadInputIT {
     @Test
     void aMissingInputTopicShowsInHealth() throws Exception {
         cluster.createTopic(commands, 1);
-        ConfigurableApplicationContext a = start("refused");
+        ConfigurableApplicationContext a = start("refused", WEB);
 
         JsonNode coordination = awaitWorkFailing(a);
         assertThat(coordination.get("details").get("workFailing").get("controller").asString()).contains(requests)
