@@ -365,7 +365,10 @@ public final class ChaosRun {
         fault("TRANSACTION_VERSION", Short.toString(version));
     }
 
-    /** The command topic (one partition: one order for every command) and the pipeline's request topic. */
+    /**
+     * The command topic (one partition: one order for every command), the pipeline's request
+     * topic, and its dead-letter topic (a {@code @LeaderListener} checks that it exists).
+     */
     private void createTopics(int replicas) throws Exception {
         Map<String, String> durable = Map.of("min.insync.replicas", Integer.toString(Math.min(2, replicas)),
                 "unclean.leader.election.enable", "false");
@@ -374,7 +377,8 @@ public final class ChaosRun {
             // The broker stamps each command when it appends it: the stale-dispatch rule's clock.
             stamped.put("message.timestamp.type", "LogAppendTime");
             admin.createTopics(List.of(new NewTopic(COMMANDS, 1, (short) replicas).configs(stamped),
-                    new NewTopic(REQUESTS, REQUEST_PARTITIONS, (short) replicas).configs(durable)))
+                    new NewTopic(REQUESTS, REQUEST_PARTITIONS, (short) replicas).configs(durable),
+                    new NewTopic(REQUESTS + ".DLT", 1, (short) replicas).configs(durable)))
                     .all().get(30, TimeUnit.SECONDS);
         }
     }

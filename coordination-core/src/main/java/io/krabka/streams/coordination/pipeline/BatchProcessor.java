@@ -15,6 +15,17 @@ import org.apache.kafka.clients.producer.ProducerRecord;
  * that failed and is retried from the committed offsets); only its outputs in Kafka are
  * exactly once. Keep the processing a function of its input, and do side effects
  * outside Kafka downstream, from the committed output.
+ *
+ * <p>When the cluster refuses an output for what it is (too large for its topic, invalid,
+ * for a topic or partition that does not exist), the pipeline finds the input record it
+ * came from by writing the batch in halves, processing each half again, down to the one
+ * record, which goes to its dead-letter topic ({@link PipelineSettings#deadLetters()}). A
+ * {@link PerRecordProcessor} says which input each output is for, so nothing is processed
+ * twice for that.
+ *
+ * <p>When the leadership ends, the pipeline's thread is interrupted: a processor that
+ * takes long stops on the interrupt (throwing {@link InterruptedException}, or anything
+ * once {@link Leadership#isActive()} is false); the batch is then dropped, not written.
  */
 @FunctionalInterface
 public interface BatchProcessor {
@@ -26,8 +37,9 @@ public interface BatchProcessor {
      * @param leadership the leadership the outputs are written under (its member and term
      *     can stamp them)
      * @return the records to write; may be empty
+     * @throws InterruptedException when interrupted: the batch is dropped and the run returns
      * @throws Exception to abort the batch: nothing of it is written, and the pipeline ends
-     *     with this failure
+     *     with this failure (unless the leadership ended meanwhile: then the run returns)
      */
     List<ProducerRecord<byte[], byte[]>> process(List<ConsumerRecord<byte[], byte[]>> batch, Leadership leadership)
             throws Exception;

@@ -1,6 +1,5 @@
 package io.krabka.streams.coordination.pipeline;
 
-import io.krabka.streams.coordination.ConsumedOffsets;
 import io.krabka.streams.coordination.CoordinationAuthorizationException;
 import io.krabka.streams.coordination.CoordinationConfigurationException;
 import io.krabka.streams.coordination.CoordinationException;
@@ -21,7 +20,6 @@ import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -65,6 +63,13 @@ public final class LeaderPipeline implements AutoCloseable {
      * leads is read within about twice this, not at the next grant.
      */
     static final Duration PARTITION_CHECK_INTERVAL = Duration.ofSeconds(10);
+    /**
+     * Writes of a batch that fail in a row (not fenced, not refused for one record) before
+     * the run gives up with the last failure, so the leadership ends FAILED and shows.
+     */
+    static final int MAX_WRITE_ATTEMPTS = 5;
+    /** The pause before the first retry of a failed write; it doubles for each next one. */
+    private static final Duration FIRST_RETRY_PAUSE = Duration.ofMillis(200);
     private final PipelineSettings settings;
     private final PipelineConsumers consumers;
     private final BatchProcessor processor;
@@ -72,6 +77,7 @@ public final class LeaderPipeline implements AutoCloseable {
     private final CoordinationRuntime runtime;
     private final AtomicLong processedRecords = new AtomicLong();
     private final AtomicLong committedBatches = new AtomicLong();
+    private final OutputTopics outputTopics;
     private volatile long lag = -1;
 
     /**
@@ -92,6 +98,7 @@ public final class LeaderPipeline implements AutoCloseable {
         this.settings = Objects.requireNonNull(settings, "settings");
         this.consumers = new PipelineConsumers(Objects.requireNonNull(consumers, "consumers"), runtime);
         this.processor = Objects.requireNonNull(processor, "processor");
+        this.outputTopics = new OutputTopics(settings);
     }
 
     /** A pipeline reading with Kafka consumers built from these connection settings. */
@@ -157,12 +164,22 @@ public final class LeaderPipeline implements AutoCloseable {
 
     /**
      * Runs the pipeline under {@code leadership} until the leadership ends or this thread
-     * is interrupted (both return normally, after the write in flight completed), or
-     * something fails.
+     * is interrupted (both return normally, after the write in flight completed; a batch
+     * being processed then is dropped), or something fails.
+     *
+     * <p>An input record whose outputs the cluster refuses for what they are (too large
+     * for their topic, invalid, for a topic or partition that does not exist) is isolated
+     * from its batch and goes to its dead-letter topic ({@link PipelineSettings#deadLetters()});
+     * the other records' outputs are written. A write that fails otherwise is retried from
+     * the committed offsets after a pause that doubles from 200 ms, up to
+     * {@value #MAX_WRITE_ATTEMPTS} attempts in a row; then the run fails with the last failure.
      *
      * @throws FencedException when a write found the leadership over
-     * @throws CoordinationConfigurationException when an input topic does not exist
-     * @throws Exception what the processor threw; its batch was not written
+     * @throws CoordinationConfigurationException when an input topic, or with dead letters a
+     *     dead-letter topic, does not exist, or a record whose outputs the cluster refuses
+     *     cannot be dead-lettered
+     * @throws CoordinationException when writes failed {@value #MAX_WRITE_ATTEMPTS} times in a row
+     * @throws Exception what the processor threw while the leadership lasted; its batch was not written
      */
     public void run(Leadership leadership) throws Exception {
         Consumer<byte[], byte[]> consumer = consumers.take();
@@ -181,7 +198,10 @@ public final class LeaderPipeline implements AutoCloseable {
             rewound = true;
             log.info("{} runs the pipeline of role {} over {} (group {}) under term {}", leadership.member(),
                     leadership.role(), partitions, settings.groupId(), leadership.term());
+            outputTopics.requireDeadLetterTopics(consumer);
             BatchReader batches = new BatchReader(consumer, settings, runtime, behind -> lag = behind);
+            BatchWrites writes = new BatchWrites(settings, processor, outputTopics, processedRecords, committedBatches);
+            int failures = 0;
             long writeStarted = runtime.nanoTime();
             long partitionsCheckedAt = runtime.nanoTime();
             while (leadership.isActive() && !Thread.currentThread().isInterrupted()) {
@@ -206,32 +226,41 @@ public final class LeaderPipeline implements AutoCloseable {
                 if (batch.isEmpty()) {
                     continue;
                 }
-                List<ProducerRecord<byte[], byte[]>> outputs = processor.process(batch, leadership);
                 writeStarted = runtime.nanoTime();
                 try {
-                    // An assigned consumer's group metadata has no generation and no member: the
-                    // pipeline commits offsets in its group without joining it.
-                    leadership.write(outputs, new ConsumedOffsets(consumer.groupMetadata(), PipelineOffsets.nextOffsets(batch)));
-                } catch (FencedException ended) {
+                    if (!writes.write(batch, leadership, consumer)) {
+                        break;
+                    }
+                    failures = 0;
+                } catch (FencedException | CoordinationAuthorizationException | CoordinationConfigurationException ended) {
+                    // Over, refused by an ACL, or a setting to fix: every retry would end the same.
                     throw ended;
-                } catch (CoordinationAuthorizationException refused) {
-                    // A refused group or output is refused again on every retry: end the work, named.
-                    throw refused;
                 } catch (CoordinationException failed) {
                     if (Thread.currentThread().isInterrupted() || !leadership.isActive()) {
                         return;
                     }
-                    // Nothing of the batch is visible, or all of it is: the committed offsets say which.
-                    log.warn("A pipeline transaction of role {} failed; resuming from the committed offsets: {}",
-                            leadership.role(), failed.getMessage());
+                    if (++failures >= MAX_WRITE_ATTEMPTS) {
+                        throw new CoordinationException("a pipeline transaction of role " + leadership.role() + " (group "
+                                + settings.groupId() + ") failed " + failures + " times in a row; the last time: "
+                                + failed.getMessage(), failed);
+                    }
+                    // What of the batch is visible the committed offsets say: all of it, none, or
+                    // the parts written before (while a refused record was being isolated).
+                    Duration pause = retryPause(failures);
+                    log.warn("A pipeline transaction of role {} failed (attempt {} of {}); resuming from the committed offsets"
+                            + " in {} ms: {}", leadership.role(), failures, MAX_WRITE_ATTEMPTS, pause.toMillis(), failed.getMessage());
+                    outputTopics.forget();
+                    try {
+                        runtime.sleep(pause);
+                    } catch (InterruptedException interrupted) {
+                        Thread.currentThread().interrupt();
+                        break;
+                    }
                     batches.clear();
                     rewound = false;
                     PipelineOffsets.rewind(consumer, partitions);
                     rewound = true;
-                    continue;
                 }
-                processedRecords.addAndGet(batch.size());
-                committedBatches.incrementAndGet();
             }
             reusable = true;
         } catch (InterruptException interrupted) {
@@ -248,16 +277,22 @@ public final class LeaderPipeline implements AutoCloseable {
         }
     }
 
+    private static Duration retryPause(int failures) {
+        return FIRST_RETRY_PAUSE.multipliedBy(1L << Math.min(failures - 1, 5));
+    }
+
     /**
      * Builds the consumer and fetches the input topics' metadata now, so a grant does not
      * wait for either: a standby calls it. Optional; a run builds what it needs.
      *
-     * @throws CoordinationConfigurationException when an input topic does not exist
+     * @throws CoordinationConfigurationException when an input topic, or with dead letters a
+     *     dead-letter topic, does not exist
      */
     public void prepare() {
         Consumer<byte[], byte[]> consumer = consumers.take();
         try {
             PipelineOffsets.partitions(consumer, settings);
+            outputTopics.requireDeadLetterTopics(consumer);
         } catch (RuntimeException e) {
             consumers.discard(consumer);
             throw e;

@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Optional;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
 
 /**
  * Health contributor {@code coordination}: whether this member is able to contend for its
@@ -32,6 +33,15 @@ import org.springframework.boot.health.contributor.Health;
  * {@code contending}): not broken, not able to take a role either. Boot maps it to HTTP 503,
  * as it does its own readiness state while traffic is refused; {@code UNKNOWN} would not
  * do, since Boot's aggregation ranks it below {@code UP} and a readiness group would pass.</li>
+ * <li>{@link #WORK_FAILING} while the work of some role fails here: a leadership of it on
+ * this member ended {@code FAILED} (the work threw: a missing input topic, a record that
+ * cannot be dead-lettered) within the last minute, and no later one ended otherwise
+ * ({@link RoleWorkFailures}); detail {@code workFailing}, role → how many in a row, how long
+ * ago, and the failure. The member still contends: the cluster is fine, the work is not.
+ * A status of its own, which Boot maps to HTTP 200 and leaves out of its default status
+ * order, so a readiness group that includes this contributor stays UP (every member fails
+ * the same input: none should leave the Service) and the root shows UP unless
+ * {@code management.endpoint.health.status.order} lists {@code work-failing}.</li>
  * <li>{@code UP} otherwise.</li>
  * </ul>
  * Details name this member, the topic and its state per role. It does no I/O of its own,
@@ -40,9 +50,14 @@ import org.springframework.boot.health.contributor.Health;
  */
 public class CoordinationHealthIndicator extends AbstractHealthIndicator {
 
+    /** The work of some role fails at its grants here, while the member is able to contend. */
+    public static final Status WORK_FAILING = new Status("WORK_FAILING",
+            "the work of a role ended FAILED here within the last minute; the member still contends");
+
     private final CoordinationTransport transport;
     private final LeadershipLoop loop;
     private final ClusterContact contact;
+    private final RoleWorkFailures workFailures;
 
     /** A contributor that does not wait for a first contact it cannot see. */
     public CoordinationHealthIndicator(CoordinationTransport transport, LeadershipLoop loop) {
@@ -51,10 +66,20 @@ public class CoordinationHealthIndicator extends AbstractHealthIndicator {
 
     /** A contributor that is not up before {@code contact} saw an answer from the cluster, when it tracks a transport. */
     public CoordinationHealthIndicator(CoordinationTransport transport, LeadershipLoop loop, ClusterContact contact) {
+        this(transport, loop, contact, null);
+    }
+
+    /**
+     * A contributor that also reports the roles whose work fails here, as {@code workFailures}
+     * (fed by the leadership events) tells; none when it is null.
+     */
+    public CoordinationHealthIndicator(CoordinationTransport transport, LeadershipLoop loop, ClusterContact contact,
+            RoleWorkFailures workFailures) {
         super("Coordination health check failed");
         this.transport = transport;
         this.loop = loop;
         this.contact = contact;
+        this.workFailures = workFailures;
     }
 
     @Override
@@ -64,8 +89,12 @@ public class CoordinationHealthIndicator extends AbstractHealthIndicator {
         Map<String, String> misconfigured = new LinkedHashMap<>();
         Map<String, String> unreachable = new LinkedHashMap<>();
         Map<String, String> failing = new LinkedHashMap<>();
+        Map<String, String> workFailing = new LinkedHashMap<>();
         for (Role role : loop.roles()) {
             roles.put(role.name(), loop.state(role).name().toLowerCase(Locale.ROOT));
+            if (workFailures != null && loop.isRunning()) {
+                workFailures.failing(role).ifPresent(failure -> workFailing.put(role.name(), failure));
+            }
             Optional<CoordinationException> problem = loop.problem(role);
             if (problem.isEmpty()) {
                 continue;
@@ -83,6 +112,7 @@ public class CoordinationHealthIndicator extends AbstractHealthIndicator {
         detail(builder, "misconfigured", misconfigured);
         detail(builder, "unreachable", unreachable);
         detail(builder, "failing", failing);
+        detail(builder, "workFailing", workFailing);
         if (!notAuthorized.isEmpty() || !misconfigured.isEmpty() || !unreachable.isEmpty() || !failing.isEmpty()) {
             builder.down();
         } else if (roles.isEmpty()) {
@@ -93,6 +123,8 @@ public class CoordinationHealthIndicator extends AbstractHealthIndicator {
         } else if (contact.tracking() && !contact.made()) {
             builder.outOfService().withDetail("waiting", "no answer yet from " + transport.location()
                     + "; the first cluster operation either succeeds or names its failure here within one operation timeout");
+        } else if (!workFailing.isEmpty()) {
+            builder.status(WORK_FAILING);
         } else {
             builder.up();
         }

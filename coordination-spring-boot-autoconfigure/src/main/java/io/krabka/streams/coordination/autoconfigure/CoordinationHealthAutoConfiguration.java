@@ -2,6 +2,9 @@ package io.krabka.streams.coordination.autoconfigure;
 
 import io.krabka.streams.coordination.actuate.CoordinationHealthIndicator;
 import io.krabka.streams.coordination.actuate.CoordinationLeadershipHealth;
+import io.krabka.streams.coordination.actuate.RoleWorkFailures;
+import io.krabka.streams.coordination.client.CoordinationClient;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.spring.ClusterContact;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
@@ -33,8 +36,17 @@ public final class CoordinationHealthAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean(name = "coordinationHealthIndicator")
     CoordinationHealthIndicator coordinationHealthIndicator(CoordinationTransport transport, LeadershipLoop loop,
-            ObjectProvider<ClusterContact> contact) {
-        return new CoordinationHealthIndicator(transport, loop, contact.getIfAvailable(ClusterContact::new));
+            ObjectProvider<ClusterContact> contact, RoleWorkFailures coordinationWorkFailures) {
+        return new CoordinationHealthIndicator(transport, loop, contact.getIfAvailable(ClusterContact::new),
+                coordinationWorkFailures);
+    }
+
+    /** The roles whose work ends FAILED here, from the leadership events, for {@code coordination}'s WORK_FAILING. */
+    @Bean
+    @ConditionalOnMissingBean
+    RoleWorkFailures coordinationWorkFailures(ObjectProvider<CoordinationClient> client) {
+        CoordinationClient found = client.getIfUnique();
+        return new RoleWorkFailures(found == null ? CoordinationRuntime.shared() : found.runtime());
     }
 
     /** Whether this member holds each role, for a routing health group; opt-in, never part of readiness. */

@@ -64,7 +64,8 @@ final class LeaderListenerMethod {
             this.settings = defaults
                     .withGroupId(group.isEmpty() ? defaults.groupId() : group)
                     .withMaxBatchRecords(records.isEmpty() ? defaults.maxBatchRecords() : Integer.parseInt(records.trim()))
-                    .withMaxBatchWait(wait.isEmpty() ? defaults.maxBatchWait() : DurationStyle.detectAndParse(wait.trim()));
+                    .withMaxBatchWait(wait.isEmpty() ? defaults.maxBatchWait() : DurationStyle.detectAndParse(wait.trim()))
+                    .withDeadLetters(true);
         } catch (IllegalArgumentException e) {
             throw new BeanInitializationException("@LeaderListener on " + where + " is not valid: " + e.getMessage(), e);
         }
@@ -81,7 +82,8 @@ final class LeaderListenerMethod {
             synchronized (this) {
                 if (pipeline == null) {
                     pipeline = pipelines.get().create(role, where, settings,
-                            serdes -> new LeaderListenerProcessor(bean, method, batch, takesLeadership, where, serdes));
+                            serdes -> new LeaderListenerProcessor(bean, method, batch, takesLeadership, where, settings.groupId(),
+                                    serdes).forPipeline());
                 }
                 built = pipeline;
             }

@@ -1,89 +1,137 @@
 package io.krabka.streams.coordination.spring;
 
+import io.krabka.streams.coordination.FencedException;
+import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.pipeline.BatchProcessor;
+import io.krabka.streams.coordination.pipeline.DeadLetters;
+import io.krabka.streams.coordination.pipeline.PerRecordProcessor;
+import java.io.InterruptedIOException;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.errors.InterruptException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.kafka.support.KafkaHeaders;
 import org.springframework.util.ReflectionUtils;
 
 /**
  * Adapts a {@link LeaderListener} method to the core's byte-level {@link BatchProcessor}:
  * deserializes the input, invokes the method, serializes what it returns, and sends what
- * cannot be processed to the dead-letter topic in the same transaction.
+ * cannot be processed to the dead-letter topic in the same transaction. A one-record
+ * method's outputs are told apart per input record ({@link PerRecordProcessor}), so a
+ * record whose output the cluster refuses is found without calling the method again.
+ *
+ * <p>Between records it checks that the leadership lasts and the thread is not
+ * interrupted, and a call that failed because the leadership ended (an interrupt, a fenced
+ * write) stops the batch instead of sending its record to the dead-letter topic: the
+ * pipeline drops the batch. Dead letters are logged by the pipeline once committed.
  */
 final class LeaderListenerProcessor implements BatchProcessor {
 
     private static final Logger log = LoggerFactory.getLogger(LeaderListenerProcessor.class);
 
     /** Where a record that cannot be processed goes: Spring Kafka's default dead-letter name. */
-    static final String DEAD_LETTER_SUFFIX = ".DLT";
+    static final String DEAD_LETTER_SUFFIX = DeadLetters.SUFFIX;
 
     private final Object bean;
     private final Method method;
     private final boolean batch;
     private final boolean takesLeadership;
     private final String where;
+    private final String group;
     private final PipelineSerdes serdes;
-    private final AtomicLong deadLettered = new AtomicLong();
 
-    LeaderListenerProcessor(Object bean, Method method, boolean batch, boolean takesLeadership, String where,
+    LeaderListenerProcessor(Object bean, Method method, boolean batch, boolean takesLeadership, String where, String group,
             PipelineSerdes serdes) {
         this.bean = bean;
         this.method = method;
         this.batch = batch;
         this.takesLeadership = takesLeadership;
         this.where = where;
+        this.group = group;
         this.serdes = serdes;
         ReflectionUtils.makeAccessible(method);
     }
 
-    /** Input records this listener sent to a dead-letter topic. */
-    long deadLettered() {
-        return deadLettered.get();
+    /** The processor a pipeline runs: per record for a one-record method, else this. */
+    BatchProcessor forPipeline() {
+        return batch ? this : (PerRecordProcessor) this::processEach;
     }
 
     @Override
     public List<ProducerRecord<byte[], byte[]>> process(List<ConsumerRecord<byte[], byte[]>> records, Leadership leadership)
             throws Exception {
+        if (!batch) {
+            return ((PerRecordProcessor) this::processEach).process(records, leadership);
+        }
         List<ProducerRecord<byte[], byte[]>> outputs = new ArrayList<>();
         List<ConsumerRecord<Object, Object>> readable = new ArrayList<>(records.size());
         for (ConsumerRecord<byte[], byte[]> record : records) {
             Optional<ConsumerRecord<Object, Object>> typed = deserialize(record, outputs);
-            if (typed.isEmpty()) {
-                continue;
-            }
-            if (batch) {
-                readable.add(typed.get());
-                continue;
-            }
-            try {
-                serialize(invoke(typed.get(), leadership), outputs);
-            } catch (ListenerFailure failure) {
-                outputs.add(deadLetter(record, failure.getCause()));
-            }
+            typed.ifPresent(readable::add);
         }
-        if (batch && !readable.isEmpty()) {
+        if (!readable.isEmpty()) {
+            stopIfEnded(null, leadership, records.get(0));
             try {
                 serialize(invoke(readable, leadership), outputs);
             } catch (ListenerFailure failure) {
+                stopIfEnded(failure.getCause(), leadership, records.get(0));
                 throw failure.getCause() instanceof Exception e ? e : failure;
             }
         }
         return outputs;
+    }
+
+    /** A one-record method's outputs, per input record: what it returned, or the record's dead letter. */
+    List<List<ProducerRecord<byte[], byte[]>>> processEach(List<ConsumerRecord<byte[], byte[]>> records, Leadership leadership)
+            throws Exception {
+        List<List<ProducerRecord<byte[], byte[]>>> each = new ArrayList<>(records.size());
+        for (ConsumerRecord<byte[], byte[]> record : records) {
+            stopIfEnded(null, leadership, record);
+            List<ProducerRecord<byte[], byte[]>> outputs = new ArrayList<>(1);
+            Optional<ConsumerRecord<Object, Object>> typed = deserialize(record, outputs);
+            if (typed.isPresent()) {
+                try {
+                    serialize(invoke(typed.get(), leadership), outputs);
+                } catch (ListenerFailure failure) {
+                    stopIfEnded(failure.getCause(), leadership, record);
+                    outputs.add(deadLetter(record, failure.getCause()));
+                }
+            }
+            each.add(outputs);
+        }
+        return each;
+    }
+
+    /**
+     * Throws when the work is to stop: the thread was interrupted, or {@code failure} is one
+     * (an interrupt the method caught and threw as its own), or the leadership ended. The
+     * interrupt is kept.
+     */
+    private void stopIfEnded(Throwable failure, Leadership leadership, ConsumerRecord<byte[], byte[]> record)
+            throws InterruptedException {
+        boolean interrupted = Thread.currentThread().isInterrupted() || failure instanceof InterruptedException
+                || failure instanceof InterruptedIOException || failure instanceof InterruptException;
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+            InterruptedException stop = new InterruptedException(where + " was interrupted at " + record.topic() + "-"
+                    + record.partition() + "@" + record.offset() + ": its leadership is ending");
+            if (failure != null) {
+                stop.initCause(failure);
+            }
+            throw stop;
+        }
+        if (!leadership.isActive()) {
+            throw new FencedException(where + " stopped at " + record.topic() + "-" + record.partition() + "@" + record.offset()
+                    + ": its leadership of role " + leadership.role() + " ended", failure,
+                    leadership.state().endCause().orElse(LeadershipEndCause.FENCED));
+        }
     }
 
     private Optional<ConsumerRecord<Object, Object>> deserialize(ConsumerRecord<byte[], byte[]> record,
@@ -127,23 +175,15 @@ final class LeaderListenerProcessor implements BatchProcessor {
         outputs.addAll(serialized);
     }
 
-    /** The input record as it arrived, for {@code <topic>.DLT}, with what went wrong in Spring Kafka's headers. */
+    /**
+     * The input record as it arrived, for {@code <topic>.DLT}, with what went wrong in Spring
+     * Kafka's headers. Written with the batch, and logged by the pipeline once committed:
+     * a batch that is fenced writes no dead letter, and none is claimed.
+     */
     private ProducerRecord<byte[], byte[]> deadLetter(ConsumerRecord<byte[], byte[]> record, Throwable failure) {
-        deadLettered.incrementAndGet();
-        String topic = record.topic() + DEAD_LETTER_SUFFIX;
-        log.warn("{} could not process {}-{}@{}; it goes to {}: {}", where, record.topic(), record.partition(), record.offset(),
-                topic, failure.toString());
-        RecordHeaders headers = new RecordHeaders();
-        for (Header header : record.headers()) {
-            headers.add(header);
-        }
-        headers.add(KafkaHeaders.DLT_ORIGINAL_TOPIC, record.topic().getBytes(StandardCharsets.UTF_8));
-        headers.add(KafkaHeaders.DLT_ORIGINAL_PARTITION, ByteBuffer.allocate(Integer.BYTES).putInt(record.partition()).array());
-        headers.add(KafkaHeaders.DLT_ORIGINAL_OFFSET, ByteBuffer.allocate(Long.BYTES).putLong(record.offset()).array());
-        headers.add(KafkaHeaders.DLT_EXCEPTION_FQCN, failure.getClass().getName().getBytes(StandardCharsets.UTF_8));
-        headers.add(KafkaHeaders.DLT_EXCEPTION_MESSAGE,
-                String.valueOf(failure.getMessage()).getBytes(StandardCharsets.UTF_8));
-        return new ProducerRecord<>(topic, null, record.key(), record.value(), headers);
+        log.debug("{} could not process {}-{}@{}; its dead letter goes with the batch: {}", where, record.topic(),
+                record.partition(), record.offset(), failure.toString());
+        return DeadLetters.of(record, group, failure);
     }
 
     /** What the listener method (or serializing its result) threw. */

@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.spring;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -8,11 +9,17 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.utils.Utils;
 import org.springframework.kafka.core.ConsumerFactory;
+import org.springframework.core.log.LogAccessor;
 import org.springframework.kafka.core.ProducerFactory;
+import org.springframework.kafka.support.KafkaUtils;
+import org.springframework.kafka.support.serializer.DeserializationException;
+import org.springframework.kafka.support.serializer.SerializationUtils;
 
 /**
  * The deserializers and serializers of {@link LeaderListener} methods: those of Spring
@@ -21,6 +28,8 @@ import org.springframework.kafka.core.ProducerFactory;
  */
 public record PipelineSerdes(Deserializer<Object> keyDeserializer, Deserializer<Object> valueDeserializer,
         Serializer<Object> keySerializer, Serializer<Object> valueSerializer) {
+
+    private static final LogAccessor LOG = new LogAccessor(PipelineSerdes.class);
 
     /** The (de)serializers of Spring Kafka's factories, each configured with its factory's settings. */
     @SuppressWarnings("unchecked")
@@ -73,13 +82,34 @@ public record PipelineSerdes(Deserializer<Object> keyDeserializer, Deserializer<
         }
     }
 
-    /** The record with its key and value deserialized; all else as it was. */
+    /**
+     * The record with its key and value deserialized; all else as it was. The deserializers
+     * get a copy of its headers, so what they add (Spring Kafka's
+     * {@code ErrorHandlingDeserializer} adds its failure) stays off the record itself and
+     * off its dead letter.
+     *
+     * @throws DeserializationException when the key or value cannot be deserialized, also
+     *     when an {@code ErrorHandlingDeserializer} reports that in a header instead of throwing
+     */
     public ConsumerRecord<Object, Object> deserialize(ConsumerRecord<byte[], byte[]> record) {
-        Object key = keyDeserializer.deserialize(record.topic(), record.headers(), record.key());
-        Object value = valueDeserializer.deserialize(record.topic(), record.headers(), record.value());
-        return new ConsumerRecord<>(record.topic(), record.partition(), record.offset(), record.timestamp(),
-                record.timestampType(), record.serializedKeySize(), record.serializedValueSize(), key, value, record.headers(),
-                record.leaderEpoch());
+        Headers headers = new RecordHeaders(record.headers().toArray());
+        Object key = keyDeserializer.deserialize(record.topic(), headers, record.key());
+        Object value = valueDeserializer.deserialize(record.topic(), headers, record.value());
+        ConsumerRecord<Object, Object> typed = new ConsumerRecord<>(record.topic(), record.partition(), record.offset(),
+                record.timestamp(), record.timestampType(), record.serializedKeySize(), record.serializedValueSize(), key, value,
+                headers, record.leaderEpoch());
+        for (String header : List.of(KafkaUtils.KEY_DESERIALIZER_EXCEPTION_HEADER,
+                KafkaUtils.VALUE_DESERIALIZER_EXCEPTION_HEADER)) {
+            // Only a header the deserializer added counts: one that came with the record is
+            // data, and Spring Kafka ignores it (a possible attack) with a warning.
+            if (headers.lastHeader(header) != null && headers.lastHeader(header) != record.headers().lastHeader(header)) {
+                DeserializationException failure = SerializationUtils.getExceptionFromHeader(typed, header, LOG);
+                if (failure != null) {
+                    throw failure;
+                }
+            }
+        }
+        return typed;
     }
 
     /** The record with its key and value serialized; all else as it was. */

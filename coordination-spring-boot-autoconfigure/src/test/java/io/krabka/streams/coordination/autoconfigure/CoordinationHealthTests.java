@@ -15,6 +15,7 @@ import io.krabka.streams.coordination.memory.InMemoryCluster;
 import io.krabka.streams.coordination.spring.ClusterContact;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.spring.MemberRoleState;
+import io.krabka.streams.coordination.spring.OnLeadership;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import io.krabka.streams.coordination.transport.RoleRecords;
@@ -239,6 +240,40 @@ class CoordinationHealthTests {
             }
             assertThat(leadership.getContributor("scheduler")).isNotNull();
         });
+    }
+
+    /** Work that throws at every grant. */
+    static class FailingWorker {
+        @OnLeadership(role = "controller")
+        void lead() {
+            throw new IllegalStateException("the device registry is empty");
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class FailingWork {
+        @Bean
+        FailingWorker failingWorker() {
+            return new FailingWorker();
+        }
+    }
+
+    /**
+     * Issue 41, finding 11: a role whose work fails at every grant is not UP, but a status
+     * of its own that readiness does not count (Boot's default order leaves it out).
+     */
+    @Test
+    void workThatFailsAtEveryGrantIsWorkFailingNamingTheFailure() {
+        runner.withUserConfiguration(HeldBack.class, FailingWork.class).withPropertyValues("krabka.coordination.roles=controller")
+                .run(context -> {
+                    context.getBean(HeldBackTransport.class).answer.countDown();
+                    await().atMost(Duration.ofSeconds(10))
+                            .until(() -> health(context).getStatus().getCode().equals("WORK_FAILING"));
+                    Health failing = health(context);
+                    assertThat(failing.getDetails()).containsKey("workFailing").doesNotContainKeys("failing", "misconfigured");
+                    assertThat(failing.getDetails().get("workFailing").toString()).contains("controller")
+                            .contains("the device registry is empty");
+                });
     }
 
     /** The recording transport must pass every call on as the delegate would answer it, defaults included. */

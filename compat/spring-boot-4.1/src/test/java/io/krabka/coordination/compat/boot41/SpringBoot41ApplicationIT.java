@@ -196,8 +196,10 @@ class SpringBoot41ApplicationIT {
 
     @Test
     void holderWorksListenerAnswersStandbyWaitsFencingEndsTheHolderAndShutdownHandsOver() throws Exception {
+        // The listener's dead-letter topic too: a @LeaderListener checks that it exists when granted.
         admin.createTopics(List.of(new NewTopic("requests-" + suffix, 1, (short) 1), new NewTopic("commands-" + suffix, 1, (short) 1),
-                new NewTopic("work-" + suffix, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+                new NewTopic("requests-" + suffix + ".DLT", 1, (short) 1), new NewTopic("work-" + suffix, 1, (short) 1)))
+                .all().get(30, TimeUnit.SECONDS);
         ConfigurableApplicationContext n1 = start("n1");
         await().atMost(Duration.ofSeconds(60)).until(() -> state(n1) == MemberRoleState.LEADER && appOf(n1).dispatched.get() == 1);
         ConfigurableApplicationContext n2 = start("n2");
