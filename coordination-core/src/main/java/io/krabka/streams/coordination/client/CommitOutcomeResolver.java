@@ -88,7 +88,12 @@ final class CommitOutcomeResolver {
         } catch (CoordinationException unanswered) {
             unknown.addSuppressed(unanswered);
         }
-        CommitOutcome.LogEvidence logEvidence = search == null ? CommitOutcome.LogEvidence.UNREAD : search.evidence(leaseOffset);
+        // Compaction keeps a record younger than the topic's min.compaction.lag.ms (on the
+        // record's own timestamp, this member's clock: half the lag is the margin for skew).
+        boolean tooYoungToCompact = runtime.clock().millis() - lease.timestamp()
+                < transport.minCompactionLag().dividedBy(2).toMillis();
+        CommitOutcome.LogEvidence logEvidence = search == null ? CommitOutcome.LogEvidence.UNREAD
+                : search.evidence(leaseOffset, tooYoungToCompact);
         CommitOutcome.Evidence evidence = new CommitOutcome.Evidence(version, epochs.accurate(), epochs.producerId(),
                 epochs.epoch(), reported, logEvidence);
         String known = "the coordinator reports " + (reported == null ? "nothing" : reported) + "; "
@@ -133,15 +138,16 @@ final class CommitOutcomeResolver {
      */
     private record LeaseSearch(long found, long readTo, boolean laterLease) {
 
-        CommitOutcome.LogEvidence evidence(long leaseOffset) {
+        CommitOutcome.LogEvidence evidence(long leaseOffset, boolean tooYoungToCompact) {
             if (found >= 0) {
                 return CommitOutcome.LogEvidence.FOUND;
             }
             // Absent is evidence only past the lease's known place, and only where compaction
-            // cannot have removed it: the cleaner drops a record only for a later one of its key,
-            // below the last stable offset, so within what this read saw.
-            return leaseOffset >= 0 && readTo > leaseOffset && !laterLease ? CommitOutcome.LogEvidence.ABSENT
-                    : CommitOutcome.LogEvidence.NOT_REACHED;
+            // cannot have removed it: the lease is younger than the topic's compaction lag, or
+            // no later lease of the role is there (the cleaner drops a record only for a later
+            // one of its key, below the last stable offset, so within what this read saw).
+            return leaseOffset >= 0 && readTo > leaseOffset && (tooYoungToCompact || !laterLease)
+                    ? CommitOutcome.LogEvidence.ABSENT : CommitOutcome.LogEvidence.NOT_REACHED;
         }
     }
 

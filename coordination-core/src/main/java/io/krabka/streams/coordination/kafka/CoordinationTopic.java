@@ -80,6 +80,24 @@ final class CoordinationTopic {
         return new Identity(description.topicId(), description.partitions().size());
     }
 
+    /**
+     * The {@code min.compaction.lag.ms} a topic this library creates gets: far above any lease,
+     * so a lease record whose commit went unanswered is still there when the member looks for it.
+     */
+    static final Duration MIN_COMPACTION_LAG = Duration.ofHours(1);
+
+    /** The topic's {@code min.compaction.lag.ms}; zero when it cannot be read. */
+    static Duration minCompactionLag(Admin admin, TopicSpec spec, Duration timeout) {
+        try {
+            Config config = describeConfig(admin, spec, timeout);
+            String lag = config == null ? null : value(config, TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG);
+            return lag == null ? Duration.ZERO : Duration.ofMillis(Long.parseLong(lag));
+        } catch (RuntimeException e) {
+            log.debug("Could not read min.compaction.lag.ms of topic {}: {}", spec.name(), e.toString());
+            return Duration.ZERO;
+        }
+    }
+
     /** The topic's identity as the cluster reports it now, or null when the topic is gone. */
     static Identity current(Admin admin, TopicSpec spec, Duration timeout) {
         TopicDescription description = describe(admin, spec, timeout);
@@ -115,6 +133,8 @@ final class CoordinationTopic {
     static void create(Admin admin, TopicSpec spec, Duration timeout) {
         Map<String, String> configs = Map.of(
                 TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT,
+                // A lease record stays until compaction cannot be why a read misses it (CommitOutcome).
+                TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG, Long.toString(MIN_COMPACTION_LAG.toMillis()),
                 TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG, "false",
                 TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, Integer.toString(spec.requiredMinInsyncReplicas()),
                 // Lease records carry the lease clock's time; a release is anchored on it.

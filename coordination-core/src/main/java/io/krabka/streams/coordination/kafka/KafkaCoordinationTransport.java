@@ -304,6 +304,12 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         return OtherTopics.writtenBy(admin, topic.name(), role, producerId, timeout);
     }
 
+    /** The topic's {@code min.compaction.lag.ms}, read when the topic was pinned. */
+    @Override
+    public Duration minCompactionLag() {
+        return pinned.minCompactionLag();
+    }
+
     /** See {@code PinnedTopic.unsafe}: settings altered while running, re-checked every 15 s. */
     @Override
     public Optional<TopicConfigurationException> topicProblem() {

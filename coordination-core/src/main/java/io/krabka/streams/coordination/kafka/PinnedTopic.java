@@ -56,6 +56,8 @@ final class PinnedTopic {
     private volatile TopicConfigurationException changed;
     private volatile boolean missingOnce;
     private volatile long safetyCheckedAt;
+    // The topic's min.compaction.lag.ms as read when it was pinned; zero until then.
+    private volatile Duration minCompactionLag = Duration.ZERO;
     // What the topic's settings break now, found while running; null while it is safe.
     private volatile TopicConfigurationException unsafe;
 
@@ -81,11 +83,23 @@ final class PinnedTopic {
                     identityCheckedAt = System.nanoTime();
                     safetyCheckedAt = identityCheckedAt;
                     partitionCount = pinned.partitions();
+                    minCompactionLag = CoordinationTopic.minCompactionLag(admin, topic, timeout);
+                    if (minCompactionLag.compareTo(CoordinationTopic.MIN_COMPACTION_LAG) < 0) {
+                        log.info("The coordination topic {} has min.compaction.lag.ms={}: a deposed holder's write whose"
+                                + " commit was in flight may be reported as of unknown outcome rather than fenced. Set it"
+                                + " to {} or more (a topic this library creates has it)", topic.name(),
+                                minCompactionLag.toMillis(), CoordinationTopic.MIN_COMPACTION_LAG.toMillis());
+                    }
                 }
                 count = partitionCount;
             }
         }
         return count;
+    }
+
+    /** The topic's min.compaction.lag.ms as read when it was pinned; zero before. */
+    Duration minCompactionLag() {
+        return minCompactionLag;
     }
 
     /** The count pinned, or 0 before the first use and once the topic changed; never a lookup of its own. */

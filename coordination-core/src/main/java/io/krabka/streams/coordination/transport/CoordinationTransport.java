@@ -88,6 +88,17 @@ public interface CoordinationTransport extends AutoCloseable {
     }
 
     /**
+     * How young a record of the coordination topic is never removed by compaction (the
+     * topic's {@code min.compaction.lag.ms}). A commit whose outcome is unknown counts as
+     * aborted when a read passed its lease's place without finding it; with a later lease
+     * of the role in the log, only a lease younger than this proves that compaction did not
+     * remove it. The default, zero, promises nothing.
+     */
+    default java.time.Duration minCompactionLag() {
+        return java.time.Duration.ZERO;
+    }
+
+    /**
      * Lets go of what {@link #prepareEpoch} built for {@code role}: this member is no longer
      * about to challenge it, and a member pays for a prepared role as for a held one (on
      * Kafka, a producer with its thread, buffers and connection). Never touches an epoch

@@ -117,6 +117,12 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
         }
     }
 
+    /** The in-memory cluster never compacts. */
+    @Override
+    public Duration minCompactionLag() {
+        return Duration.ofMillis(Long.MAX_VALUE);
+    }
+
     @Override
     public void discardPrepared(Role role) {
         prepared.remove(role);
