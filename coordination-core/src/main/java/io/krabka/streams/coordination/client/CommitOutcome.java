@@ -13,10 +13,11 @@ import java.util.Objects;
  *   <li>The log shows the transaction's lease record (its exact bytes): {@code COMMITTED}.
  *       A {@code read_committed} read never shows an aborted record.</li>
  *   <li>The read passed the place where the lease record was appended, found it absent, and
- *       saw no later record of the role's lease key: {@code ABORTED}, unless the coordinator
- *       shows the commit (then the two disagree: {@code UNKNOWN}). The cleaner removes a
- *       record only for a later one of its key below the last stable offset, so within
- *       what the read saw; with one there, compaction may explain the absence.</li>
+ *       compaction cannot explain that: {@code ABORTED}, unless the coordinator shows the
+ *       commit (then the two disagree: {@code UNKNOWN}). Compaction cannot explain it when
+ *       the lease is younger than the topic's {@code min.compaction.lag.ms} (with a margin),
+ *       or when the read saw no later record of the role's lease key: the cleaner removes a
+ *       record only for a later one of its key below the last stable offset.</li>
  *   <li>Under transaction version 2, with the epoch the transaction ran at ({@code ranAt})
  *       known and the coordinator reporting the same producer id at {@code ranAt + 1}:
  *       {@code PrepareCommit} or {@code CompleteCommit} there is this transaction's commit
@@ -58,7 +59,7 @@ final class CommitOutcome {
     enum LogEvidence {
         /** The lease record is in the committed log. */
         FOUND,
-        /** The read passed the lease record's offset, it is absent, and no later lease of the role was read. */
+        /** The read passed the lease record's offset, it is absent, and compaction cannot have removed it. */
         ABSENT,
         /** The read did not provably pass the lease record's place (or its place is unknown). */
         NOT_REACHED,
