@@ -46,6 +46,8 @@ import org.apache.kafka.common.TopicPartition;
  * Both writers pin a role's records to one partition with {@link RolePartitioner}.
  * Pinning and checks: {@code PinnedTopic}; reads: {@code TopicReaders}; role producers:
  * {@code RoleEpochs}; describes: {@code TransactionDescriptions}.
+ *
+ * <p>Size: the whole SPI on Kafka, each operation a short delegation to the parts above.
  */
 public final class KafkaCoordinationTransport implements CoordinationTransport {
 
