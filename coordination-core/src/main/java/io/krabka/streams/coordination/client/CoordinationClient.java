@@ -118,7 +118,7 @@ public final class CoordinationClient implements AutoCloseable {
         this.registrations = new Registrations(transport, clock);
         this.election = new ElectionPass(this, transport, folds, registrations, held);
         this.blockingAcquire = new BlockingAcquire(runtime, (role, me) -> attempt(role, me, true), folds);
-        this.reports = new RoleReports(transport, folds);
+        this.reports = new RoleReports(transport, folds, users::containsKey);
     }
 
     /** Wraps grants, renewals and guarded writes of this client's leaderships from now on (tracing, for one); set it before contending. */

@@ -88,10 +88,12 @@ final class RoleFolds {
 
     /**
      * As {@link #refresh} for a describe or an observe: from the contender's fold when this
-     * client keeps one, else from a describe fold, so asking about a role keeps no fold for ever.
+     * client keeps one or {@code inUse} (a contender or an acquire of the role runs, so it
+     * is kept and shared, and what the report reads the contender decides on), else from a
+     * describe fold, so asking about a role keeps no fold for ever.
      */
-    RoleState report(Role role, Duration maxWait) {
-        RoleStateBuilder view = views.get(role);
+    RoleState report(Role role, boolean inUse, Duration maxWait) {
+        RoleStateBuilder view = inUse ? views.computeIfAbsent(role, RoleState::builder) : views.get(role);
         return refresh(role, view != null ? view : describedViews.computeIfAbsent(role, RoleState::builder), maxWait);
     }
 

@@ -22,8 +22,11 @@ final class RoleReports {
 
     private final CoordinationTransport transport;
     private final RoleFolds folds;
+    // Whether something of this client uses the role (a contender, an acquire): then its fold is shared.
+    private final java.util.function.Predicate<Role> inUse;
 
-    RoleReports(CoordinationTransport transport, RoleFolds folds) {
+    RoleReports(CoordinationTransport transport, RoleFolds folds, java.util.function.Predicate<Role> inUse) {
+        this.inUse = inUse;
         this.transport = transport;
         this.folds = folds;
     }
@@ -32,7 +35,7 @@ final class RoleReports {
         // The coordinator first: the topic, read after it, holds every lease written up to
         // that moment, and a deposition before this call always shows as a mismatch.
         Optional<ProducerState> coordinator = transport.describeEpoch(role);
-        return LeadershipStatus.of(folds.report(role, Duration.ZERO), coordinator);
+        return LeadershipStatus.of(folds.report(role, inUse.test(role), Duration.ZERO), coordinator);
     }
 
     /** The status of every distinct role of {@code roles}, in their order, from the describe folds. */
@@ -59,6 +62,6 @@ final class RoleReports {
 
     /** The role as the topic shows it, waiting up to {@code maxWait} for news; no coordinator asked. */
     LeadershipStatus observe(Role role, Duration maxWait) {
-        return LeadershipStatus.of(folds.report(role, maxWait), Optional.empty());
+        return LeadershipStatus.of(folds.report(role, inUse.test(role), maxWait), Optional.empty());
     }
 }
