@@ -115,7 +115,10 @@ final class LeaseWriter {
      * renewal itself committed, so any other failure here waits for the next renewal.
      */
     private void confirmIfBehind() {
-        if (!life.active() || life.releasing() || transaction.lastLeasePredicted()) {
+        // Not for a thread being stopped (its describes fail at once, so every confirm would
+        // be behind again): the next renewal confirms instead.
+        if (!life.active() || life.releasing() || transaction.lastLeasePredicted()
+                || Thread.currentThread().isInterrupted()) {
             return;
         }
         try {
