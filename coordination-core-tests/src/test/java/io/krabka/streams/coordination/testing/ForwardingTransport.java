@@ -65,6 +65,11 @@ public class ForwardingTransport implements CoordinationTransport {
     }
 
     @Override
+    public Duration minCompactionLag() {
+        return delegate.minCompactionLag();
+    }
+
+    @Override
     public Optional<ProducerState> describeEpoch(Role role) {
         return delegate.describeEpoch(role);
     }

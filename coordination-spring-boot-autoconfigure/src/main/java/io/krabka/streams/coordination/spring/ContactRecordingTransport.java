@@ -97,6 +97,11 @@ final class ContactRecordingTransport implements CoordinationTransport {
     }
 
     @Override
+    public Duration minCompactionLag() {
+        return delegate.minCompactionLag();
+    }
+
+    @Override
     public boolean tellsEverythingSince(Role role, long fromOffset) {
         return delegate.tellsEverythingSince(role, fromOffset);
     }
