@@ -1,5 +1,7 @@
 package io.krabka.streams.coordination.client;
 
+import static io.krabka.streams.coordination.testing.Intercepted.call;
+import static io.krabka.streams.coordination.testing.Intercepted.proxy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -20,9 +22,6 @@ import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import io.krabka.streams.coordination.transport.TopicSpec;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
-import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -192,22 +191,5 @@ class ChallengerAfterCommitTest {
             }
             return call(epoch, method, args);
         });
-    }
-
-    private interface Handler {
-        Object handle(Method method, Object[] args) throws Throwable;
-    }
-
-    private static <T> T proxy(Class<T> type, Handler handler) {
-        return type.cast(Proxy.newProxyInstance(ChallengerAfterCommitTest.class.getClassLoader(), new Class<?>[] {type},
-                (proxy, method, args) -> handler.handle(method, args == null ? new Object[0] : args)));
-    }
-
-    private static Object call(Object target, Method method, Object[] args) throws Throwable {
-        try {
-            return method.invoke(target, args);
-        } catch (InvocationTargetException e) {
-            throw e.getCause();
-        }
     }
 }

@@ -1,5 +1,7 @@
 package io.krabka.streams.coordination.client;
 
+import static io.krabka.streams.coordination.testing.Intercepted.call;
+import static io.krabka.streams.coordination.testing.Intercepted.proxy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -21,8 +23,6 @@ import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.TopicSpec;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.InstantSource;
@@ -88,17 +88,12 @@ class CommitOutcomeTest {
     void aWriteTheCoordinatorReportsCommittedReturnsWhenThePartitionCannotBeRead() throws Exception {
         AtomicBoolean readsFail = new AtomicBoolean();
         CoordinationTransport memory = cluster.transport(TOPIC);
-        CoordinationTransport transport = (CoordinationTransport) Proxy.newProxyInstance(getClass().getClassLoader(),
-                new Class<?>[] {CoordinationTransport.class}, (proxy, method, args) -> {
-                    if (method.getName().equals("read") && readsFail.get()) {
-                        throw new CoordinationTimeoutException("injected: the role's partition did not answer");
-                    }
-                    try {
-                        return method.invoke(memory, args);
-                    } catch (InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                });
+        CoordinationTransport transport = proxy(CoordinationTransport.class, (method, args) -> {
+            if (method.getName().equals("read") && readsFail.get()) {
+                throw new CoordinationTimeoutException("injected: the role's partition did not answer");
+            }
+            return call(memory, method, args);
+        });
         Leadership held = new CoordinationClient(transport, LeaseConfig.DEFAULTS, clock)
                 .acquire(role, MemberId.of("a"), Duration.ofSeconds(5));
         held.renew();
@@ -146,18 +141,13 @@ class CommitOutcomeTest {
         CoordinationTransport memory = cluster.transport(TOPIC);
         CoordinationTransport challenger = cluster.transport(TOPIC);
         AtomicBoolean challengeAtNextDescribe = new AtomicBoolean();
-        CoordinationTransport transport = (CoordinationTransport) Proxy.newProxyInstance(getClass().getClassLoader(),
-                new Class<?>[] {CoordinationTransport.class}, (proxy, method, args) -> {
-                    if (method.getName().equals("describeEpoch") && challengeAtNextDescribe.getAndSet(false)) {
-                        // The challenger's InitProducerId lands after the lost commit, before the holder looks.
-                        challenger.initEpoch(role);
-                    }
-                    try {
-                        return method.invoke(memory, args);
-                    } catch (InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                });
+        CoordinationTransport transport = proxy(CoordinationTransport.class, (method, args) -> {
+            if (method.getName().equals("describeEpoch") && challengeAtNextDescribe.getAndSet(false)) {
+                // The challenger's InitProducerId lands after the lost commit, before the holder looks.
+                challenger.initEpoch(role);
+            }
+            return call(memory, method, args);
+        });
         Leadership held = new CoordinationClient(transport, LeaseConfig.DEFAULTS, clock)
                 .acquire(role, MemberId.of("a"), Duration.ofSeconds(5));
         held.renew();

@@ -1,5 +1,7 @@
 package io.krabka.streams.coordination.client;
 
+import static io.krabka.streams.coordination.testing.Intercepted.call;
+import static io.krabka.streams.coordination.testing.Intercepted.proxy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.CommitOutcomeUnknownException;
@@ -18,9 +20,6 @@ import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import io.krabka.streams.coordination.transport.RoleRecords;
 import io.krabka.streams.coordination.transport.TopicSpec;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
-import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -123,22 +122,5 @@ class CompactedLeaseTest {
             }
             return result;
         });
-    }
-
-    private interface Handler {
-        Object handle(Method method, Object[] args) throws Throwable;
-    }
-
-    private static <T> T proxy(Class<T> type, Handler handler) {
-        return type.cast(Proxy.newProxyInstance(CompactedLeaseTest.class.getClassLoader(), new Class<?>[] {type},
-                (proxy, method, args) -> handler.handle(method, args == null ? new Object[0] : args)));
-    }
-
-    private static Object call(Object target, Method method, Object[] args) throws Throwable {
-        try {
-            return method.invoke(target, args);
-        } catch (InvocationTargetException e) {
-            throw e.getCause();
-        }
     }
 }

@@ -1,5 +1,7 @@
 package io.krabka.streams.coordination.client;
 
+import static io.krabka.streams.coordination.testing.Intercepted.call;
+import static io.krabka.streams.coordination.testing.Intercepted.proxy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 
@@ -13,8 +15,6 @@ import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import io.krabka.streams.coordination.transport.TopicSpec;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -103,19 +103,13 @@ class ConfirmAfterWriteTest {
     }
 
     private CoordinationTransport holderTransport() {
-        return (CoordinationTransport) Proxy.newProxyInstance(getClass().getClassLoader(),
-                new Class<?>[] {CoordinationTransport.class}, (proxy, method, args) -> {
-                    Object[] a = args == null ? new Object[0] : args;
-                    Runnable before = method.getName().equals("describeEpoch") && a.length == 2
-                            ? beforeDescribe.getAndSet(null) : null;
-                    if (before != null) {
-                        before.run();
-                    }
-                    try {
-                        return method.invoke(memory, a);
-                    } catch (InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                });
+        return proxy(CoordinationTransport.class, (method, args) -> {
+            Runnable before = method.getName().equals("describeEpoch") && args.length == 2
+                    ? beforeDescribe.getAndSet(null) : null;
+            if (before != null) {
+                before.run();
+            }
+            return call(memory, method, args);
+        });
     }
 }

@@ -1,5 +1,7 @@
 package io.krabka.streams.coordination.client;
 
+import static io.krabka.streams.coordination.testing.Intercepted.call;
+import static io.krabka.streams.coordination.testing.Intercepted.proxy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.CoordinationTimeoutException;
@@ -11,8 +13,6 @@ import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -41,17 +41,12 @@ class ConservativeLeaseCrashTest {
             InMemoryCluster cluster = new InMemoryCluster(runtime).operationTimeout(Duration.ofSeconds(1));
             CoordinationTransport memory = cluster.transport(TOPIC);
             AtomicBoolean failNextDescribe = new AtomicBoolean();
-            CoordinationTransport holderTransport = (CoordinationTransport) Proxy.newProxyInstance(
-                    getClass().getClassLoader(), new Class<?>[] {CoordinationTransport.class}, (proxy, method, args) -> {
-                        if (method.getName().equals("describeEpoch") && failNextDescribe.getAndSet(false)) {
-                            throw new CoordinationTimeoutException("injected: one describe got no answer");
-                        }
-                        try {
-                            return method.invoke(memory, args);
-                        } catch (InvocationTargetException e) {
-                            throw e.getCause();
-                        }
-                    });
+            CoordinationTransport holderTransport = proxy(CoordinationTransport.class, (method, args) -> {
+                if (method.getName().equals("describeEpoch") && failNextDescribe.getAndSet(false)) {
+                    throw new CoordinationTimeoutException("injected: one describe got no answer");
+                }
+                return call(memory, method, args);
+            });
             MemberRuntime holderRuntime = new MemberRuntime(runtime);
             AtomicInteger renewals = new AtomicInteger();
             Contender holder = new Contender(new CoordinationClient(holderTransport, CONFIG, holderRuntime), ROLE,

@@ -1,5 +1,7 @@
 package io.krabka.streams.coordination.client;
 
+import static io.krabka.streams.coordination.testing.Intercepted.call;
+import static io.krabka.streams.coordination.testing.Intercepted.proxy;
 import io.krabka.streams.coordination.CommitOutcomeUnknownException;
 import io.krabka.streams.coordination.CoordinationTimeoutException;
 import io.krabka.streams.coordination.FencedException;
@@ -12,9 +14,6 @@ import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.RoleEpoch;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
-import java.lang.reflect.Proxy;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -81,12 +80,11 @@ final class FlakyTransport {
         this.challenger = challenger;
         this.random = random;
         this.lostCommit = lostCommit;
-        this.transport = (CoordinationTransport) Proxy.newProxyInstance(getClass().getClassLoader(),
-                new Class<?>[] {CoordinationTransport.class}, (proxy, method, args) -> {
+        this.transport = proxy(CoordinationTransport.class, (method, args) -> {
                     if (method.getName().equals("describeEpoch") && runtime.nanoTime() < describesFailUntil) {
                         throw new CoordinationTimeoutException("injected: a describe of " + name + " got no answer");
                     }
-                    Object result = invoke(memory, method, args);
+                    Object result = call(memory, method, args);
                     return method.getName().equals("initEpoch") ? flaky((RoleEpoch) result) : result;
                 });
     }
@@ -100,10 +98,9 @@ final class FlakyTransport {
     }
 
     private RoleEpoch flaky(RoleEpoch epoch) {
-        return (RoleEpoch) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] {RoleEpoch.class},
-                (proxy, method, args) -> {
+        return proxy(RoleEpoch.class, (method, args) -> {
                     if (!method.getName().equals("transact") || args.length < 2) {
-                        return invoke(epoch, method, args);
+                        return call(epoch, method, args);
                     }
                     if (transactionsToFail > 0) {
                         transactionsToFail--;
@@ -116,7 +113,7 @@ final class FlakyTransport {
                     List<ProducerRecord<byte[], byte[]>> batch = (List<ProducerRecord<byte[], byte[]>>) args[0];
                     Object written;
                     try {
-                        written = invoke(epoch, method, args);
+                        written = call(epoch, method, args);
                     } catch (CommitOutcomeUnknownException lost) {
                         lostCommit.accept(epoch.role());
                         CommitOutcomeUnknownException answer = random.nextBoolean() ? acknowledged(lost, batch) : lost;
@@ -184,13 +181,5 @@ final class FlakyTransport {
             appended.add(at);
         }
         return new CommitOutcomeUnknownException(lost.getMessage() + " (every send acknowledged)", lost.getCause(), appended);
-    }
-
-    private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
-        try {
-            return method.invoke(target, args);
-        } catch (InvocationTargetException e) {
-            throw e.getCause();
-        }
     }
 }

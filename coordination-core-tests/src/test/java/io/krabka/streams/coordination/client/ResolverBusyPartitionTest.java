@@ -1,5 +1,7 @@
 package io.krabka.streams.coordination.client;
 
+import static io.krabka.streams.coordination.testing.Intercepted.call;
+import static io.krabka.streams.coordination.testing.Intercepted.proxy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -13,8 +15,6 @@ import io.krabka.streams.coordination.memory.InMemoryCluster.LostCommit;
 import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -43,19 +43,14 @@ class ResolverBusyPartitionTest {
         AtomicInteger reads = new AtomicInteger();
         CoordinationTransport memory = cluster.transport(TOPIC);
         int partition = RolePartitioner.partitionFor(role, TOPIC.partitions());
-        CoordinationTransport transport = (CoordinationTransport) Proxy.newProxyInstance(getClass().getClassLoader(),
-                new Class<?>[] {CoordinationTransport.class}, (proxy, method, args) -> {
-                    if (method.getName().equals("read") && busy.get() && reads.incrementAndGet() <= TRAFFIC) {
-                        // Another role's renewal landed on the partition since the last read.
-                        cluster.produce(new ProducerRecord<>(TOPIC.name(), partition,
-                                ("other-" + reads.get()).getBytes(StandardCharsets.UTF_8), new byte[] {1}));
-                    }
-                    try {
-                        return method.invoke(memory, args);
-                    } catch (InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                });
+        CoordinationTransport transport = proxy(CoordinationTransport.class, (method, args) -> {
+            if (method.getName().equals("read") && busy.get() && reads.incrementAndGet() <= TRAFFIC) {
+                // Another role's renewal landed on the partition since the last read.
+                cluster.produce(new ProducerRecord<>(TOPIC.name(), partition,
+                        ("other-" + reads.get()).getBytes(StandardCharsets.UTF_8), new byte[] {1}));
+            }
+            return call(memory, method, args);
+        });
         Leadership held = new CoordinationClient(transport, LeaseConfig.DEFAULTS, clock)
                 .acquire(role, MemberId.of("a"), Duration.ofSeconds(5));
         cluster.loseNextCommit(role, LostCommit.PENDING);
