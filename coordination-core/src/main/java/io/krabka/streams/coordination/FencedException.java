@@ -15,6 +15,9 @@ import java.util.Objects;
  * A commit whose outcome the library could not learn is never reported this way, but as
  * {@link CommitOutcomeUnknownException}.
  *
+ * <p>A planned end (a release, a handover, a drain) is a {@link LeadershipReleasedException},
+ * this class's one subclass: catch it first to tell a planned move from a fence by type.
+ *
  * <p>Every fenced error Kafka raises ({@code ProducerFencedException},
  * {@code InvalidProducerEpochException}, {@code InvalidPidMappingException} when the
  * coordinator forgot the producer, and {@code InvalidTxnStateException}, which a
@@ -41,6 +44,16 @@ public class FencedException extends CoordinationException {
     public FencedException(String message, Throwable cause, LeadershipEndCause endCause) {
         super(message, cause);
         this.endCause = Objects.requireNonNull(endCause, "endCause");
+    }
+
+    /**
+     * The exception for a leadership that ended with {@code endCause}: a
+     * {@link LeadershipReleasedException} for a planned end ({@code RELEASED}), so a worker
+     * tells it from a fence by its type, and a {@code FencedException} otherwise.
+     */
+    public static FencedException ended(String message, Throwable cause, LeadershipEndCause endCause) {
+        return endCause == LeadershipEndCause.RELEASED ? new LeadershipReleasedException(message, cause)
+                : new FencedException(message, cause, endCause);
     }
 
     /** How the leadership ended. */

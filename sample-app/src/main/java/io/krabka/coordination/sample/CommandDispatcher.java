@@ -3,6 +3,7 @@ package io.krabka.coordination.sample;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.FencingToken;
+import io.krabka.streams.coordination.LeadershipReleasedException;
 import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.spring.OnLeadership;
 import java.nio.charset.StandardCharsets;
@@ -54,6 +55,10 @@ public class CommandDispatcher {
             Command command = Command.periodic(member, term, seq, token.producerId(), token.producerEpoch(), Instant.now());
             try {
                 leadership.write(new ProducerRecord<>(topic, KEY, json.writeValueAsBytes(command)));
+            } catch (LeadershipReleasedException moved) {
+                log.info("{} stops dispatching: term {} was released (a handover, a drain or a stop) at command {}", member,
+                        term, seq);
+                return;
             } catch (FencedException fenced) {
                 log.info("{} stops dispatching: the broker fenced term {} at command {}", member, term, seq);
                 return;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeadershipEndCause;
+import io.krabka.streams.coordination.LeadershipReleasedException;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
@@ -67,6 +68,23 @@ class EndCauseTest {
         runtime.advance(Duration.ofMillis(100));
 
         assertThat(ends).containsExactly(new End(LeadershipEndCause.FAILED, Optional.of(broken)));
+    }
+
+    @Test
+    void aWriteAfterAPlannedEndThrowsLeadershipReleasedExceptionAndAfterAFenceAPlainFencedException() {
+        Leadership released = granted();
+        released.close();
+        FencedException planned = assertWriteFails(released);
+        assertThat(planned).isInstanceOf(LeadershipReleasedException.class);
+        assertThat(planned.endCause()).isEqualTo(LeadershipEndCause.RELEASED);
+
+        runtime.advanceUntil(() -> contender.leadership().filter(Leadership::isActive).isPresent(), Duration.ofSeconds(5));
+        Leadership fenced = contender.leadership().orElseThrow();
+        // Another member's InitProducerId for the role: the broker refuses this epoch from now on.
+        cluster.transport(TopicSpec.DEFAULTS.withPartitions(1)).initEpoch(ROLE);
+        FencedException deposed = assertWriteFails(fenced);
+        assertThat(deposed).isNotInstanceOf(LeadershipReleasedException.class);
+        assertThat(deposed.endCause()).isEqualTo(LeadershipEndCause.FENCED);
     }
 
     private Leadership granted() {

@@ -60,6 +60,8 @@ class SpreadSimulationTest {
     private final Map<Role, Long> leaderlessSince = new HashMap<>();
     /** Whether a leaderless role is a violation past {@link #HANDOVER_GAP} now (not while a crash is recovered from). */
     private boolean steady = true;
+    /** Whether every role has had a holder: from then on, a role without one is counted. */
+    private boolean placed;
 
     @AfterEach
     void close() {
@@ -87,6 +89,29 @@ class SpreadSimulationTest {
         assertThat(members.values()).allSatisfy(m -> assertThat(m.transport.preparedRoles()).as("prepared by %s", m.id).isEmpty());
         assertThat(violations).isEmpty();
         assertThat(runtime.nanoTime() - joined).isPositive();
+    }
+
+    /**
+     * Members started together (a rolling start, 200 ms apart) each take their share once:
+     * no role is handed over afterwards, and no role is granted twice. Every role has a
+     * holder within one stagger of the last registration and one stagger per member after.
+     */
+    @Test
+    void membersStartedTogetherTakeTheirShareOnceWithNoHandover() {
+        start("a", Balance.SPREAD);
+        runFor(Duration.ofMillis(200));
+        start("b", Balance.SPREAD);
+        runFor(Duration.ofMillis(200));
+        start("c", Balance.SPREAD);
+        Duration placing = CONFIG.challengeStagger().multipliedBy(1 + 3).plus(TICK.multipliedBy(4));
+        Duration took = runUntil(() -> shares().values().stream().mapToInt(Integer::intValue).sum() == ROLES.size(), placing);
+        assertThat(shares()).as("after %s", took).containsOnly(Map.entry("a", 4), Map.entry("b", 4), Map.entry("c", 4));
+        runFor(CONFIG.duration().multipliedBy(3));
+        assertThat(shares()).containsOnly(Map.entry("a", 4), Map.entry("b", 4), Map.entry("c", 4));
+        assertThat(members.values().stream().mapToLong(m -> m.client.share(MemberId.of(m.id)).movesOut()).sum())
+                .as("moves").isZero();
+        assertThat(ends).as("no leadership ended").isEmpty();
+        assertThat(violations).isEmpty();
     }
 
     @Test
@@ -289,10 +314,14 @@ class SpreadSimulationTest {
                     violations.add("+" + runtime.elapsed() + " " + role + " had no holder for "
                             + Duration.ofNanos(runtime.nanoTime() - since));
                 }
-            } else if (members.values().stream().anyMatch(m -> m.running() && m.everHeld)) {
+            } else if (placed) {
                 leaderlessSince.putIfAbsent(role, runtime.nanoTime());
             }
         }
+        // The first placement is not a handover: each role waits for its turn there
+        // (placedOnceByMembersStartedTogether bounds it).
+        placed |= ROLES.stream().allMatch(role -> members.values().stream().filter(Member::running)
+                .anyMatch(m -> m.contenders.get(role).leadership().isPresent()));
         if (!violations.isEmpty()) {
             throw new AssertionError(violations + "; ends " + ends);
         }

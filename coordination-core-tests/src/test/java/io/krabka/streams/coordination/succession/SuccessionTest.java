@@ -103,6 +103,56 @@ class SuccessionTest {
     }
 
     @Test
+    void underSpreadARoleThatNeverHadALeaseIsPlacedOnceFromTheNewestRegistration() {
+        // Three members started together: none holds anything, the newest registered at T0 + 2 s.
+        RoleState state = RoleState.builder(ROLE).register(0, A, T0).register(1, B, T0 + 1_000).register(2, C, T0 + 2_000)
+                .build();
+        Shares none = new Shares(3, java.util.Map.of(), java.util.Set.of(A, B, C));
+        Instant gathered = Instant.ofEpochMilli(T0 + 2_000).plus(CONFIG.challengeStagger());
+        java.util.List<Decision> decisions = java.util.stream.Stream.of(A, B, C)
+                .map(m -> Succession.evaluate(state, m, false, CONFIG, gathered, none)).toList();
+        // One member (by a hash of role and member, not by who registered first) goes at the common anchor, the
+        // others one and two staggers later: their places in the spread order.
+        assertThat(decisions).filteredOn(Decision.Challenge.class::isInstance).hasSize(1);
+        assertThat(decisions).filteredOn(Decision.Wait.class::isInstance)
+                .extracting(d -> ((Decision.Wait) d).challengeAt())
+                .containsExactlyInAnyOrder(gathered.plus(CONFIG.challengeStagger()), gathered.plus(CONFIG.challengeStagger().multipliedBy(2)));
+        // Before the anchor, no one: a member registered first no longer takes every role at once.
+        assertThat(Succession.evaluate(state, A, false, CONFIG, gathered.minusMillis(1), none)).isInstanceOf(Decision.Wait.class);
+        // Without shares (Balance.NONE), the roster order as before: a at its own registration.
+        assertThat(Succession.evaluate(state, A, false, CONFIG, Instant.ofEpochMilli(T0)))
+                .isEqualTo(new Decision.Challenge(0, Instant.ofEpochMilli(T0)));
+        // A winner prunes no one as silent there: the others may have let it go first.
+        assertThat(Succession.dueBefore(state, C, CONFIG, none)).isEmpty();
+    }
+
+    @Test
+    void underSpreadAMemberAtItsShareWaitsOneLeaseMoreForAFreshRoleAndStillTakesIt() {
+        RoleState state = RoleState.builder(ROLE).register(0, A, T0).register(1, B, T0).build();
+        Shares aFull = new Shares(2, java.util.Map.of(A, 1), java.util.Set.of(A, B));
+        Instant gathered = Instant.ofEpochMilli(T0).plus(CONFIG.challengeStagger());
+        assertThat(Succession.evaluate(state, B, false, CONFIG, gathered, aFull)).isEqualTo(new Decision.Challenge(0, gathered));
+        Instant oneLeaseLater = gathered.plus(CONFIG.duration());
+        assertThat(Succession.evaluate(state, A, false, CONFIG, gathered, aFull)).isEqualTo(new Decision.Wait(1, oneLeaseLater));
+        assertThat(Succession.evaluate(state, A, false, CONFIG, oneLeaseLater, aFull))
+                .isEqualTo(new Decision.Challenge(1, oneLeaseLater));
+        // The member's own count of what it holds decides, through withHeld: below its share, its place in the
+        // spread order (first or second), not one lease more.
+        Decision counted = Succession.evaluate(state, A, false, CONFIG, gathered, aFull.withHeld(A, 0));
+        Instant at = counted instanceof Decision.Wait wait ? wait.challengeAt() : ((Decision.Challenge) counted).challengeAt();
+        assertThat(at).isBetween(gathered, gathered.plus(CONFIG.challengeStagger()));
+    }
+
+    @Test
+    void aMemberThatRegistersAgainAndAgainDelaysAFreshRoleByOneLeaseAtMost() {
+        RoleState state = RoleState.builder(ROLE).register(0, A, T0).register(1, B, T0 + 3_600_000).build();
+        Shares none = new Shares(1, java.util.Map.of(), java.util.Set.of(A, B));
+        Decision a = Succession.evaluate(state, A, false, CONFIG, Instant.ofEpochMilli(T0), none);
+        Instant latest = Instant.ofEpochMilli(T0).plus(CONFIG.duration()).plus(CONFIG.challengeStagger());
+        assertThat(((Decision.Wait) a).challengeAt()).isBetween(latest, latest.plus(CONFIG.challengeStagger()));
+    }
+
+    @Test
     void aChallengeInFlightSeenAtSomeInstantIsWaitedForLikeALeaseFirstSeenThen() {
         Instant seen = Instant.ofEpochMilli(T0);
         assertThat(Succession.challengeAfter(seen, 0, CONFIG)).isEqualTo(seen.plus(CONFIG.duration()));

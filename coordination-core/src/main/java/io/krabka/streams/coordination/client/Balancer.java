@@ -4,10 +4,12 @@ import io.krabka.streams.coordination.Balance;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
+import io.krabka.streams.coordination.succession.Decision;
 import io.krabka.streams.coordination.succession.LeaseState;
 import io.krabka.streams.coordination.succession.RoleState;
 import io.krabka.streams.coordination.succession.RosterEntry;
 import io.krabka.streams.coordination.succession.Shares;
+import io.krabka.streams.coordination.succession.Succession;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import java.time.Duration;
 import java.time.Instant;
@@ -19,6 +21,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import java.util.function.IntSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -77,6 +81,8 @@ final class Balancer {
     private CoordinationRuntime.Scheduled tick;
     private Duration nextTick = TICK;
     private volatile long lastWarnNanos;
+    // Roles this client challenges for under the cold-start rule now, with the member. Guarded by this.
+    private final Map<Role, MemberId> placing = new HashMap<>();
 
     private record Move(Contender contender, MemberId to, long startedNanos) {
     }
@@ -139,6 +145,26 @@ final class Balancer {
      */
     void silent(MemberId member) {
         silentSince.put(member, client.clock().millis());
+    }
+
+    /**
+     * Decides a role under the cold-start rule ({@link Succession#placesOnce}) with
+     * {@code me}'s own roles counted exactly: those it holds and those it challenges for
+     * now. A challenge is counted from this decision until {@link #placed}, so two passes
+     * deciding at once never both take a role past the share.
+     */
+    synchronized Decision placeOnce(Role role, MemberId me, Shares shares, IntSupplier holding, Function<Shares, Decision> decide) {
+        long challenging = placing.values().stream().filter(me::equals).count();
+        Decision decision = decide.apply(shares.withHeld(me, holding.getAsInt() + (int) challenging));
+        if (decision instanceof Decision.Challenge) {
+            placing.put(role, me);
+        }
+        return decision;
+    }
+
+    /** The pass that decided {@code role} under the cold-start rule is over: granted or not, no longer in flight. */
+    synchronized void placed(Role role) {
+        placing.remove(role);
     }
 
     /** The shares the spread order decides on, or null under {@link Balance#NONE}. */

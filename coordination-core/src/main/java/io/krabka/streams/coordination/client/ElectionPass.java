@@ -107,9 +107,26 @@ final class ElectionPass {
             // challenge anchors on its time, never on now.
             state = Registrations.withPending(state, me, registered);
         }
-        state = leaseBounds.bounded(role, state);
+        RoleState bounded = leaseBounds.bounded(role, state);
         Shares shares = client.balancer().spreadShares();
-        Decision decision = Succession.evaluate(state, me, false, config, clock.instant(), shares);
+        if (!Succession.placesOnce(bounded, shares)) {
+            return decide(role, me, bounded, shares, Succession.evaluate(bounded, me, false, config, clock.instant(), shares), confirm);
+        }
+        // A first start under spread: decided with this member's own roles counted exactly,
+        // its challenges in flight included, so concurrent passes never take more than its share.
+        Instant now = clock.instant();
+        Decision placed = client.balancer().placeOnce(role, me, shares, () -> held.activeOf(me),
+                exact -> Succession.evaluate(bounded, me, false, config, now, exact));
+        try {
+            return decide(role, me, bounded, shares, placed, confirm);
+        } finally {
+            client.balancer().placed(role);
+        }
+    }
+
+    /** Challenges, prepares or waits, as {@code decision} says. */
+    private CoordinationClient.Attempt decide(Role role, MemberId me, RoleState state, Shares shares, Decision decision,
+            boolean confirm) {
         if (decision instanceof Decision.Challenge due) {
             decision = challengeCheck.unlessAlreadyChallenged(role, me, state, due);
         }

@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.client;
 
+import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import java.util.List;
 import java.util.Map;
@@ -28,6 +29,11 @@ final class HeldLeaderships {
     /** Whether some leadership of {@code role}, active or not yet taken out, is here. */
     boolean holds(Role role) {
         return held.containsKey(role);
+    }
+
+    /** How many roles {@code member} holds through this client with a leadership that is still active. */
+    int activeOf(MemberId member) {
+        return (int) held.values().stream().filter(l -> l.member().equals(member) && l.isActive()).count();
     }
 
     int size() {

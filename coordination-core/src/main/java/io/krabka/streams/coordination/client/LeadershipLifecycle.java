@@ -2,6 +2,7 @@ package io.krabka.streams.coordination.client;
 
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeadershipEndCause;
+import io.krabka.streams.coordination.LeadershipReleasedException;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.Leadership.State;
@@ -54,13 +55,13 @@ final class LeadershipLifecycle {
     /** The exception for a write or renewal after this leadership ended. */
     FencedException ended(Throwable cause) {
         State ended = state.get();
-        return new FencedException("the leadership of " + member + " over role " + role + " ended (" + ended + ")", cause,
+        return FencedException.ended("the leadership of " + member + " over role " + role + " ended (" + ended + ")", cause,
                 ended.endCause().orElse(LeadershipEndCause.RELEASED));
     }
 
     /** Why a send or guarded write is refused now: the leadership ended, or it is being released. */
     FencedException refusal() {
-        return state.get() != State.ACTIVE ? ended(null) : new FencedException("the leadership of " + member + " over role "
-                + role + " is being released", null, LeadershipEndCause.RELEASED);
+        return state.get() != State.ACTIVE ? ended(null) : new LeadershipReleasedException("the leadership of " + member
+                + " over role " + role + " is being released", null);
     }
 }

@@ -175,7 +175,7 @@ final class LeaseTransaction {
                 // a lease that runs out. The release ends as a fence during a release does.
                 epochs.lost();
                 leadership.end(supersededAs(true));
-                throw new FencedException("the tombstone of role " + role + " may not have committed ("
+                throw FencedException.ended("the tombstone of role " + role + " may not have committed ("
                         + unknown.getMessage() + "); the release of " + member + " is done", unknown,
                         leadership.state().endCause().orElse(LeadershipEndCause.RELEASED));
             }

@@ -1,6 +1,7 @@
 package io.krabka.streams.coordination.succession;
 
 import io.krabka.streams.coordination.MemberId;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -28,6 +29,16 @@ public record Shares(int roles, Map<MemberId, Integer> held, Set<MemberId> live)
     /** How many of the roles {@code member} holds. */
     public int held(MemberId member) {
         return held.getOrDefault(Objects.requireNonNull(member, "member"), 0);
+    }
+
+    /**
+     * These shares with {@code member} holding {@code count} roles: a member counts its own
+     * roles exactly (its grants and challenges in flight), which its folds show late.
+     */
+    public Shares withHeld(MemberId member, int count) {
+        Map<MemberId, Integer> exact = new HashMap<>(held);
+        exact.put(Objects.requireNonNull(member, "member"), count);
+        return new Shares(roles, exact, live);
     }
 
     /** The most roles one live member holds in an even share: {@code ceil(roles / live)}. */

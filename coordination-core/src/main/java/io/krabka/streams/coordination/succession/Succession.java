@@ -37,6 +37,10 @@ import org.apache.kafka.common.utils.Utils;
  *       member (so one crash's roles fall to different members), one stagger apart, and
  *       never more than one stagger later than the roster rank would say. A release keeps
  *       the roster order: that is what a handover arranges.</li>
+ *   <li>Under spread, a role that never had a lease (a first start) is placed once: from a
+ *       common anchor, the newest registration plus one stagger, the standbys below their
+ *       share challenge in the spread order and those at it wait one lease more
+ *       ({@link #placesOnce}).</li>
  *   <li>The anchor always comes from the role state, never from {@code now}: an anchor
  *       of "now plus n staggers" would move on every evaluation, and a standby of rank
  *       1 or more would wait forever while rank 0 is dead.</li>
@@ -81,6 +85,9 @@ public final class Succession {
         if (rank.isEmpty()) {
             return new Decision.Register();
         }
+        if (placesOnce(state, shares)) {
+            return placeOnce(state, me, config, now, shares);
+        }
         int place = rank.getAsInt();
         Duration wait = stagger(place, config);
         if (spreads(state, shares)) {
@@ -100,6 +107,11 @@ public final class Succession {
      */
     public static List<MemberId> dueBefore(RoleState state, MemberId me, LeaseConfig config, Shares shares) {
         List<MemberId> ahead = new ArrayList<>();
+        if (placesOnce(state, shares)) {
+            // Who deferred under the cold-start rule depends on shares each member counts from
+            // its own view: a winner cannot tell a silent member from one that let it go first.
+            return ahead;
+        }
         List<MemberId> standbys = standbys(state, me);
         if (!spreads(state, shares)) {
             for (MemberId standby : standbys) {
@@ -118,6 +130,34 @@ public final class Succession {
             }
         }
         return ahead;
+    }
+
+    /**
+     * Whether the role is placed by the cold-start rule: under spread, a role that has never
+     * had a lease (no lease and no release of one), as on a first start of the members.
+     */
+    public static boolean placesOnce(RoleState state, Shares shares) {
+        return shares != null && state.lease().isEmpty() && state.leaseReleasedAt().isEmpty();
+    }
+
+    /**
+     * The cold-start rule. Every member that registers counts, so members started together
+     * share the roles at once instead of the first to register taking them all and handing
+     * most away a settle later. The common anchor is the newest registration in the roster
+     * (never later than one lease after this member's own, so a member that registers again
+     * and again delays no one for ever) plus one stagger, time for members started together
+     * to register. From it, the standbys below their share challenge in the spread order, one
+     * stagger apart; one that holds its share already waits one lease more, so a role no one
+     * else takes is still taken.
+     */
+    private static Decision placeOnce(RoleState state, MemberId me, LeaseConfig config, Instant now, Shares shares) {
+        long own = state.entryOf(me).orElseThrow().registeredAt();
+        long newest = state.roster().stream().mapToLong(RosterEntry::registeredAt).max().orElse(own);
+        long latest = Math.min(Math.max(newest, own), own + config.duration().toMillis());
+        Instant gathered = Instant.ofEpochMilli(latest).plus(config.challengeStagger());
+        int place = spreadOrder(state, me, shares).indexOf(me);
+        Instant challengeAt = shares.full(me) ? gathered.plus(config.duration()) : gathered.plus(stagger(place, config));
+        return now.isBefore(challengeAt) ? new Decision.Wait(place, challengeAt) : new Decision.Challenge(place, challengeAt);
     }
 
     private static boolean spreads(RoleState state, Shares shares) {

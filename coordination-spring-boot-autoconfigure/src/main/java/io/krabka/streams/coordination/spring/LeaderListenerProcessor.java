@@ -128,7 +128,7 @@ final class LeaderListenerProcessor implements BatchProcessor {
             throw stop;
         }
         if (!leadership.isActive()) {
-            throw new FencedException(where + " stopped at " + record.topic() + "-" + record.partition() + "@" + record.offset()
+            throw FencedException.ended(where + " stopped at " + record.topic() + "-" + record.partition() + "@" + record.offset()
                     + ": its leadership of role " + leadership.role() + " ended", failure,
                     leadership.state().endCause().orElse(LeadershipEndCause.FENCED));
         }
