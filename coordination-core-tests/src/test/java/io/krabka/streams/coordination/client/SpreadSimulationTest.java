@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BooleanSupplier;
 import java.util.stream.IntStream;
+import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -57,6 +58,7 @@ class SpreadSimulationTest {
     private final Map<String, Member> members = new LinkedHashMap<>();
     private final List<String> violations = new CopyOnWriteArrayList<>();
     private final List<String> ends = new CopyOnWriteArrayList<>();
+    private final List<String> grants = new CopyOnWriteArrayList<>();
     private final Map<Role, Long> leaderlessSince = new HashMap<>();
     /** Whether a leaderless role is a violation past {@link #HANDOVER_GAP} now (not while a crash is recovered from). */
     private boolean steady = true;
@@ -111,6 +113,46 @@ class SpreadSimulationTest {
         assertThat(members.values().stream().mapToLong(m -> m.client.share(MemberId.of(m.id)).movesOut()).sum())
                 .as("moves").isZero();
         assertThat(ends).as("no leadership ended").isEmpty();
+        assertThat(violations).isEmpty();
+    }
+
+    /**
+     * The cluster away for three leases: every lease runs out and no one can take a role
+     * over. Once it is back, the members, back too, place the roles once more, one share
+     * each, with no handover after: a device sees one new term per role, not three.
+     */
+    @Test
+    void afterAnOutageLongerThanALeaseTheMembersPlaceTheRolesOnceAgain() {
+        start("a", Balance.SPREAD);
+        start("b", Balance.SPREAD);
+        start("c", Balance.SPREAD);
+        runUntil(this::even, Duration.ofSeconds(30));
+        runFor(CONFIG.renewInterval().multipliedBy(3));
+        long movesBefore = members.values().stream().mapToLong(m -> m.client.share(MemberId.of(m.id)).movesOut()).sum();
+
+        steady = false;
+        List<InMemoryCluster.Fault> outage = new ArrayList<>();
+        IntStream.range(0, TOPIC.partitions()).forEach(p -> outage.add(cluster.freezePartition(new TopicPartition(TOPIC.name(), p))));
+        ROLES.forEach(role -> outage.add(cluster.freezeCoordinator(role)));
+        runUntil(() -> shares().values().stream().mapToInt(Integer::intValue).sum() == 0, CONFIG.duration().multipliedBy(2));
+        runFor(CONFIG.duration().multipliedBy(2));
+        assertThat(ends).as("every leadership ran out").hasSize(ROLES.size()).allMatch(end -> end.endsWith(" EXPIRED"));
+        ends.clear();
+        grants.clear();
+        outage.forEach(InMemoryCluster.Fault::close);
+
+        // Back: the members register again, gather one stagger, and each takes its share in the spread order.
+        Duration placing = cluster.operationTimeout().plus(CONFIG.challengeStagger().multipliedBy(1 + 3)).plus(CONFIG.duration());
+        Duration took = runUntil(() -> shares().values().stream().mapToInt(Integer::intValue).sum() == ROLES.size(), placing);
+        assertThat(shares()).as("after %s; grants %s", took, grants)
+                .containsOnly(Map.entry("a", 4), Map.entry("b", 4), Map.entry("c", 4));
+        steady = true;
+        runFor(CONFIG.duration().multipliedBy(3));
+        assertThat(shares()).containsOnly(Map.entry("a", 4), Map.entry("b", 4), Map.entry("c", 4));
+        assertThat(members.values().stream().mapToLong(m -> m.client.share(MemberId.of(m.id)).movesOut()).sum())
+                .as("moves after the outage").isEqualTo(movesBefore);
+        assertThat(grants).as("each role granted once after the outage").hasSize(ROLES.size());
+        assertThat(ends).as("no leadership ended after the outage").isEmpty();
         assertThat(violations).isEmpty();
     }
 
@@ -351,6 +393,7 @@ class SpreadSimulationTest {
                     @Override
                     public void granted(Leadership leadership) {
                         everHeld = true;
+                        grants.add("+" + SpreadSimulationTest.this.runtime.elapsed() + " " + id + " " + role);
                     }
 
                     @Override

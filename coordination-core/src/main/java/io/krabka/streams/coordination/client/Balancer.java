@@ -192,8 +192,13 @@ final class Balancer {
             RoleState state = entry.getValue();
             if (state.lease().isPresent()) {
                 LeaseState lease = state.lease().get();
-                held.merge(lease.member(), 1, Integer::sum);
-                (lease.deadline() >= now ? running : ranOut).add(lease.member());
+                if (lease.deadline() >= now) {
+                    held.merge(lease.member(), 1, Integer::sum);
+                    running.add(lease.member());
+                } else if (state.entryOf(lease.member()).filter(since -> since.offset() > lease.offset()).isEmpty()) {
+                    // Ran out, and its holder has not registered since: back after an outage, it has.
+                    ranOut.add(lease.member());
+                }
             }
             for (RosterEntry registered : state.roster()) {
                 registeredAt.merge(registered.member(), registered.registeredAt(), Math::max);

@@ -98,27 +98,34 @@ final class ElectionPass {
             registered = registrations.register(role, me);
             state = folds.refresh(role, Duration.ZERO);
         }
-        if (state.entryOf(me).isEmpty()) {
-            // Our registration is committed but sits behind an open transaction (a holder
-            // frozen mid-write, or any role sharing the partition), which read_committed
-            // cannot read past. It can only land after every entry we see, so rank from
-            // the tail now: waiting for it to show would hold this standby off until
-            // that transaction times out. The entry is the record we wrote, so the
-            // challenge anchors on its time, never on now.
-            state = Registrations.withPending(state, me, registered);
-        }
-        RoleState bounded = leaseBounds.bounded(role, state);
+        // Our newest registration may be committed but sit behind an open transaction (a
+        // holder frozen mid-write, or any role sharing the partition), which read_committed
+        // cannot read past. It can only land after every entry we see, so rank from the tail
+        // now: waiting for it to show would hold this standby off until that transaction
+        // times out. The entry is the record we wrote, so the challenge anchors on its time,
+        // never on now.
+        state = Registrations.withNewest(state, me, registered);
         Shares shares = client.balancer().spreadShares();
-        if (!Succession.placesOnce(bounded, shares)) {
-            return decide(role, me, bounded, shares, Succession.evaluate(bounded, me, false, config, clock.instant(), shares), confirm);
+        Instant now = clock.instant();
+        RoleState bounded = leaseBounds.bounded(role, state);
+        if (!Succession.placesOnce(bounded, shares, config, now)) {
+            return decide(role, me, bounded, shares, Succession.evaluate(bounded, me, false, config, now, shares), confirm);
+        }
+        if (bounded.lease().isPresent() && bounded.entryOf(me).orElseThrow().offset() < bounded.lease().get().offset()) {
+            // Back after a lease that no one took over (the cluster, or every member, was away):
+            // registering again says so, and the members back place the role between them.
+            log.info("{} registers again for role {}: its lease ran out at {} and no one took it over", me, role,
+                    bounded.lease().get().deadlineInstant());
+            registered = registrations.register(role, me);
+            bounded = leaseBounds.bounded(role, Registrations.withNewest(folds.refresh(role, Duration.ZERO), me, registered));
         }
         // A first start under spread: decided with this member's own roles counted exactly,
         // its challenges in flight included, so concurrent passes never take more than its share.
-        Instant now = clock.instant();
+        RoleState placing = bounded;
         Decision placed = client.balancer().placeOnce(role, me, shares, () -> held.activeOf(me),
-                exact -> Succession.evaluate(bounded, me, false, config, now, exact));
+                exact -> Succession.evaluate(placing, me, false, config, now, exact));
         try {
-            return decide(role, me, bounded, shares, placed, confirm);
+            return decide(role, me, placing, shares, placed, confirm);
         } finally {
             client.balancer().placed(role);
         }
@@ -204,7 +211,7 @@ final class ElectionPass {
                 log.warn("{} was granted role {} with term {}, but the leadership ended at once ({})", me, role,
                         leadership.term(), leadership.state());
             }
-            registrations.prune(role, me, state, Succession.dueBefore(state, me, config, shares));
+            registrations.prune(role, me, state, Succession.dueBefore(state, me, config, shares, clock.instant()));
             state.lease().filter(lease -> !lease.member().equals(me) && lease.deadline() <= clock.millis())
                     .ifPresent(expired -> client.balancer().silent(expired.member()));
             return leadership;

@@ -71,6 +71,20 @@ final class Registrations {
     }
 
     /**
+     * The state with {@code me}'s newest registration in it, at the tail of the roster, where
+     * the fold will put it: it may not be visible yet, or not at all ({@link #withPending}).
+     */
+    static RoleState withNewest(RoleState state, MemberId me, Registered registered) {
+        if (state.entryOf(me).filter(entry -> entry.offset() >= registered.offset()).isPresent()) {
+            return state;
+        }
+        List<RosterEntry> roster = new ArrayList<>(state.roster());
+        roster.removeIf(entry -> entry.member().equals(me));
+        return withPending(new RoleState(state.role(), roster, state.lease(), state.leaseReleasedAt(), state.nextOffset()), me,
+                registered);
+    }
+
+    /**
      * The state with {@code me}'s own registration at the tail of the roster: committed
      * but not visible yet (behind an open transaction that read_committed cannot read past).
      */

@@ -85,7 +85,11 @@ public final class Succession {
         if (rank.isEmpty()) {
             return new Decision.Register();
         }
-        if (placesOnce(state, shares)) {
+        if (placesOnce(state, shares, config, now)) {
+            if (state.lease().isPresent() && state.entryOf(me).orElseThrow().offset() < state.lease().get().offset()) {
+                // Back after a lease no one took over: say so, and the members back place the role.
+                return new Decision.Register();
+            }
             return placeOnce(state, me, config, now, shares);
         }
         int place = rank.getAsInt();
@@ -106,8 +110,16 @@ public final class Succession {
      * standbys whose turn came strictly earlier. A winner removes them as silent.
      */
     public static List<MemberId> dueBefore(RoleState state, MemberId me, LeaseConfig config, Shares shares) {
+        return dueBefore(state, me, config, shares, Instant.MIN);
+    }
+
+    /**
+     * As {@link #dueBefore(RoleState, MemberId, LeaseConfig, Shares)}, for a win at {@code now}:
+     * none under the cold-start rule.
+     */
+    public static List<MemberId> dueBefore(RoleState state, MemberId me, LeaseConfig config, Shares shares, Instant now) {
         List<MemberId> ahead = new ArrayList<>();
-        if (placesOnce(state, shares)) {
+        if (placesOnce(state, shares, config, now)) {
             // Who deferred under the cold-start rule depends on shares each member counts from
             // its own view: a winner cannot tell a silent member from one that let it go first.
             return ahead;
@@ -134,25 +146,43 @@ public final class Succession {
 
     /**
      * Whether the role is placed by the cold-start rule: under spread, a role that has never
-     * had a lease (no lease and no release of one), as on a first start of the members.
+     * had a lease (no lease and no release of one), as on a first start of the members, or
+     * one whose lease ran out longer ago than any standby's turn after a crash can come
+     * ({@link #abandoned}): everyone was away, as through an outage of the cluster.
      */
-    public static boolean placesOnce(RoleState state, Shares shares) {
-        return shares != null && state.lease().isEmpty() && state.leaseReleasedAt().isEmpty();
+    public static boolean placesOnce(RoleState state, Shares shares, LeaseConfig config, Instant now) {
+        if (shares == null) {
+            return false;
+        }
+        return state.lease().isEmpty() ? state.leaseReleasedAt().isEmpty() : abandoned(state.lease().get(), config, now);
+    }
+
+    /**
+     * Whether {@code lease} ran out longer ago than the latest turn a standby can have after
+     * a crash (one lease of stagger, and one stagger more under spread): no standby was
+     * there to take the role.
+     */
+    public static boolean abandoned(LeaseState lease, LeaseConfig config, Instant now) {
+        Instant latestTurn = lease.deadlineInstant().plus(config.duration()).plus(config.challengeStagger());
+        return now.isAfter(latestTurn);
     }
 
     /**
      * The cold-start rule. Every member that registers counts, so members started together
      * share the roles at once instead of the first to register taking them all and handing
      * most away a settle later. The common anchor is the newest registration in the roster
-     * (never later than one lease after this member's own, so a member that registers again
-     * and again delays no one for ever) plus one stagger, time for members started together
-     * to register. From it, the standbys below their share challenge in the spread order, one
+     * (after an abandoned lease, of the members that registered again since: those back)
+     * plus one stagger, time for members started together to register; never later than one
+     * lease after this member's own, so a member that registers again and again delays no
+     * one for ever. From it, the standbys below their share challenge in the spread order, one
      * stagger apart; one that holds its share already waits one lease more, so a role no one
      * else takes is still taken.
      */
     private static Decision placeOnce(RoleState state, MemberId me, LeaseConfig config, Instant now, Shares shares) {
         long own = state.entryOf(me).orElseThrow().registeredAt();
-        long newest = state.roster().stream().mapToLong(RosterEntry::registeredAt).max().orElse(own);
+        long since = state.lease().map(LeaseState::offset).orElse(-1L);
+        long newest = state.roster().stream().filter(entry -> entry.offset() > since).mapToLong(RosterEntry::registeredAt)
+                .max().orElse(own);
         long latest = Math.min(Math.max(newest, own), own + config.duration().toMillis());
         Instant gathered = Instant.ofEpochMilli(latest).plus(config.challengeStagger());
         int place = spreadOrder(state, me, shares).indexOf(me);
