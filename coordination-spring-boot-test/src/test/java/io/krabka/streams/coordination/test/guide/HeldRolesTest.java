@@ -18,8 +18,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.event.EventListener;
@@ -29,21 +27,17 @@ import org.springframework.test.annotation.DirtiesContext;
  * The user guide's {@link HeldRoles} on the starter's real loop: the events carry what the
  * guide says (role, member, token and leadership; cause and failure), a grant comes before
  * the role's work starts and an end after it stopped, and the listener's map follows the
- * roles this member holds.
+ * roles this member holds. The guide's application, {@link GuideApp}, has it as a component.
  */
-@SpringBootTest(properties = {"krabka.coordination.roles=controller,reports", "krabka.coordination.member-id=n1"})
+@SpringBootTest(classes = GuideApp.class,
+        properties = {"krabka.coordination.roles=controller,reports", "krabka.coordination.member-id=n1"})
 @AutoConfigureCoordinationTest
+@Import(HeldRolesTest.Work.class)
 @DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_EACH_TEST_METHOD)
 class HeldRolesTest {
 
     private static final Role CONTROLLER = Role.of("controller");
     private static final Role REPORTS = Role.of("reports");
-
-    @SpringBootConfiguration
-    @EnableAutoConfiguration
-    @Import({HeldRoles.class, Work.class})
-    static class App {
-    }
 
     /** The roles' work, and every event in the order it came, with the work's starts and stops among them. */
     static class Work {
