@@ -41,12 +41,12 @@ public final class SpreadMember {
         /** Each grant and end on stdout with the monotonic clock, which the bench JVM shares on Linux: the gaps of the moves. */
         @EventListener
         void granted(LeadershipGrantedEvent event) {
-            System.out.println("GRANTED " + System.nanoTime() + " " + event.getRole().name());
+            System.out.println("GRANTED " + System.nanoTime() + " " + event.role().name());
         }
 
         @EventListener
         void ended(LeadershipEndedEvent event) {
-            System.out.println("ENDED " + System.nanoTime() + " " + event.getRole().name() + " " + event.getCause());
+            System.out.println("ENDED " + System.nanoTime() + " " + event.role().name() + " " + event.cause());
         }
     }
 

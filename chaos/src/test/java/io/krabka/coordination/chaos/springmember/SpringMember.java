@@ -195,16 +195,16 @@ public class SpringMember {
 
         @EventListener
         void granted(LeadershipGrantedEvent event) {
-            emit(MemberEvent.GRANTED, member, "role=" + event.getRole().name() + " term=" + event.getLeadership().term()
+            emit(MemberEvent.GRANTED, member, "role=" + event.role().name() + " term=" + event.leadership().term()
                     + " producerId="
-                    + event.getToken().producerId() + " epoch=" + event.getToken().producerEpoch());
+                    + event.token().producerId() + " epoch=" + event.token().producerEpoch());
         }
 
         @EventListener
         void ended(LeadershipEndedEvent event) {
-            emit(MemberEvent.LOST, member, "role=" + event.getRole().name() + " term=" + event.getToken().term()
-                    + " cause=" + event.getCause()
-                    + event.getFailure().map(failure -> " detail=" + oneWord(failure)).orElse(""));
+            emit(MemberEvent.LOST, member, "role=" + event.role().name() + " term=" + event.token().term()
+                    + " cause=" + event.cause()
+                    + event.failure().map(failure -> " detail=" + oneWord(failure)).orElse(""));
         }
 
         private synchronized void reportMalformed() {

@@ -36,12 +36,12 @@ public final class RoleWorkFailures implements ApplicationListener<LeadershipEnd
 
     @Override
     public void onApplicationEvent(LeadershipEndedEvent event) {
-        if (event.getCause() != LeadershipEndCause.FAILED) {
-            failures.remove(event.getRole());
+        if (event.cause() != LeadershipEndCause.FAILED) {
+            failures.remove(event.role());
             return;
         }
-        String message = event.getFailure().map(RoleWorkFailures::describe).orElse("no failure was reported");
-        failures.compute(event.getRole(), (role, before) ->
+        String message = event.failure().map(RoleWorkFailures::describe).orElse("no failure was reported");
+        failures.compute(event.role(), (role, before) ->
                 new Failure(before == null ? 1 : before.inARow() + 1, runtime.nanoTime(), message));
     }
 

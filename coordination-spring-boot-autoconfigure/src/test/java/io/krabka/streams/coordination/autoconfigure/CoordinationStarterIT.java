@@ -223,13 +223,13 @@ class CoordinationStarterIT {
         List<Object> events = appOf(n1).events;
         assertThat(events.get(0)).isInstanceOf(LeadershipGrantedEvent.class);
         assertThat(events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
-                fenced -> assertThat(fenced.getCause()).isEqualTo(LeadershipEndCause.FENCED));
+                fenced -> assertThat(fenced.cause()).isEqualTo(LeadershipEndCause.FENCED));
         // It keeps contending: after the lease deadline it takes the role again, with a later term.
         // (Wait for the event, not the state: the state turns LEADER just before the event is published.)
         await().atMost(Duration.ofSeconds(30)).until(() -> events.size() >= 3);
         LeadershipGrantedEvent first = (LeadershipGrantedEvent) events.get(0);
         assertThat(events.get(2)).isInstanceOfSatisfying(LeadershipGrantedEvent.class,
-                again -> assertThat(again.getToken().supersedes(first.getToken())).isTrue());
+                again -> assertThat(again.token().supersedes(first.token())).isTrue());
     }
 
     @Test
@@ -246,7 +246,7 @@ class CoordinationStarterIT {
         List<Object> events = first.events;
         assertThat(events).hasSize(2);
         assertThat(events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
-                released -> assertThat(released.getCause()).isEqualTo(LeadershipEndCause.RELEASED));
+                released -> assertThat(released.cause()).isEqualTo(LeadershipEndCause.RELEASED));
         await().atMost(Duration.ofSeconds(30)).until(() -> state(n2) == MemberRoleState.LEADER);
         // Well inside one lease (3 s): the standby did not wait for the deadline.
         assertThat(Duration.between(closed, Instant.now())).isLessThan(Duration.ofSeconds(3));
@@ -283,7 +283,7 @@ class CoordinationStarterIT {
             await().atMost(Duration.ofSeconds(10)).until(() -> state(standby) == MemberRoleState.LEADER);
             handovers.add(Duration.ofNanos(System.nanoTime() - start));
             assertThat(ends(holder)).hasSize(endsBefore + 1).last()
-                    .satisfies(ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.RELEASED));
+                    .satisfies(ended -> assertThat(ended.cause()).isEqualTo(LeadershipEndCause.RELEASED));
             // The released member rejoins behind the new holder, as a standby.
             await().atMost(Duration.ofSeconds(10)).until(() -> state(holder) == MemberRoleState.STANDBY);
         }
@@ -300,9 +300,9 @@ class CoordinationStarterIT {
         await().atMost(Duration.ofSeconds(10)).until(() -> state(standby) == MemberRoleState.LEADER);
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(halfALease.multipliedBy(2));
         assertThat(closing.events).filteredOn(LeadershipEndedEvent.class::isInstance).last()
-                .satisfies(ended -> assertThat(((LeadershipEndedEvent) ended).getCause()).isEqualTo(LeadershipEndCause.RELEASED));
+                .satisfies(ended -> assertThat(((LeadershipEndedEvent) ended).cause()).isEqualTo(LeadershipEndCause.RELEASED));
         assertThat(closing.events).filteredOn(LeadershipEndedEvent.class::isInstance)
-                .allSatisfy(ended -> assertThat(((LeadershipEndedEvent) ended).getCause()).isEqualTo(LeadershipEndCause.RELEASED));
+                .allSatisfy(ended -> assertThat(((LeadershipEndedEvent) ended).cause()).isEqualTo(LeadershipEndCause.RELEASED));
     }
 
     private static List<LeadershipEndedEvent> ends(ConfigurableApplicationContext context) {
@@ -382,6 +382,6 @@ class CoordinationStarterIT {
         // The holder's leadership ended; nobody was granted the role after the change.
         assertThat(appOf(n1).events).filteredOn(LeadershipGrantedEvent.class::isInstance).hasSize(1);
         assertThat(appOf(n2).events).filteredOn(LeadershipGrantedEvent.class::isInstance).isEmpty();
-        assertThat(ends(n1)).singleElement().satisfies(ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.FAILED));
+        assertThat(ends(n1)).singleElement().satisfies(ended -> assertThat(ended.cause()).isEqualTo(LeadershipEndCause.FAILED));
     }
 }

@@ -264,8 +264,8 @@ class LeadershipLoopTests {
             // At the deadline, give or take a pass (20 ms): not a renewal interval or a retry later.
             assertThat(member.clock.instant()).as("ended at the lease deadline").isBetween(deadline, deadline.plusMillis(100));
             assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class, ended -> {
-                assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.EXPIRED);
-                assertThat(ended.getMember()).isEqualTo(MemberId.of("n1"));
+                assertThat(ended.cause()).isEqualTo(LeadershipEndCause.EXPIRED);
+                assertThat(ended.member()).isEqualTo(MemberId.of("n1"));
             });
             assertThat(member.workInterrupted).hasValue(1);
             assertThat(dispatcher.isRunning()).isFalse();
@@ -276,7 +276,7 @@ class LeadershipLoopTests {
             member.until(() -> member.workStarted.get() == 2 && dispatcher.starts() == 2);
             LeadershipGrantedEvent first = (LeadershipGrantedEvent) member.events.get(0);
             LeadershipGrantedEvent second = (LeadershipGrantedEvent) member.events.get(2);
-            assertThat(second.getToken().supersedes(first.getToken())).isTrue();
+            assertThat(second.token().supersedes(first.token())).isTrue();
         });
     }
 
@@ -296,7 +296,7 @@ class LeadershipLoopTests {
             // At the deadline, give or take a pass (20 ms): not a renewal interval or a retry later.
             assertThat(member.clock.instant()).as("ended at the lease deadline").isBetween(deadline, deadline.plusMillis(100));
             assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
-                    ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.EXPIRED));
+                    ended -> assertThat(ended.cause()).isEqualTo(LeadershipEndCause.EXPIRED));
             assertThat(member.workInterrupted).hasValue(1);
             assertThat(dispatcher.isRunning()).isFalse();
             assertThat(loop.state(CONTROLLER)).isEqualTo(MemberRoleState.STANDBY);
@@ -313,7 +313,7 @@ class LeadershipLoopTests {
             assertThat(member.events).hasSize(3);
             assertThat(member.events.get(2)).isInstanceOf(LeadershipGrantedEvent.class);
             assertThat(loop.leadership(CONTROLLER).orElseThrow().term())
-                    .isGreaterThan(((LeadershipGrantedEvent) member.events.get(0)).getToken().term());
+                    .isGreaterThan(((LeadershipGrantedEvent) member.events.get(0)).token().term());
         });
     }
 
@@ -324,8 +324,8 @@ class LeadershipLoopTests {
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
             member.until(() -> member.events.size() >= 2);
             assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class, ended -> {
-                assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.RELEASED);
-                assertThat(ended.getFailure()).isEmpty();
+                assertThat(ended.cause()).isEqualTo(LeadershipEndCause.RELEASED);
+                assertThat(ended.failure()).isEmpty();
             });
             assertThat(context.getBean(Dispatcher.class).isRunning()).isFalse();
             // Released with a tombstone: granted again with the lease clock standing still.
@@ -341,8 +341,8 @@ class LeadershipLoopTests {
             Member member = context.getBean(Member.class);
             member.until(() -> member.events.size() >= 2);
             assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class, ended -> {
-                assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.FAILED);
-                assertThat(ended.getFailure()).get().extracting(Throwable::getMessage).isEqualTo("injected: the work failed");
+                assertThat(ended.cause()).isEqualTo(LeadershipEndCause.FAILED);
+                assertThat(ended.failure()).get().extracting(Throwable::getMessage).isEqualTo("injected: the work failed");
             });
             member.workMode.set("forever");
             member.until(() -> member.workStarted.get() == 2
@@ -357,7 +357,7 @@ class LeadershipLoopTests {
             Dispatcher dispatcher = context.getBean(Dispatcher.class);
             member.until(() -> member.events.size() >= 2);
             assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
-                    ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.FAILED));
+                    ended -> assertThat(ended.cause()).isEqualTo(LeadershipEndCause.FAILED));
             // The failure came before any work started; the next grant starts it.
             member.until(() -> member.workStarted.get() == 1 && dispatcher.isRunning());
             assertThat(member.events.get(2)).isInstanceOf(LeadershipGrantedEvent.class);
@@ -392,7 +392,7 @@ class LeadershipLoopTests {
             Leadership first = breakTheProducerDuringAWriteOfTheWork(member, loop);
             member.until(() -> member.events.size() >= 2);
             assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
-                    ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.FAILED));
+                    ended -> assertThat(ended.cause()).isEqualTo(LeadershipEndCause.FAILED));
             assertThat(member.workInterrupted).hasValue(1);
 
             // Its own lease still stands in the log: like any standby, it takes the role back
@@ -406,7 +406,7 @@ class LeadershipLoopTests {
             second.close();
             member.until(() -> member.events.size() >= 4);
             assertThat(member.events.get(3)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
-                    ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.RELEASED));
+                    ended -> assertThat(ended.cause()).isEqualTo(LeadershipEndCause.RELEASED));
             member.until(() -> member.workStarted.get() == 3);
         });
     }
@@ -424,7 +424,7 @@ class LeadershipLoopTests {
         Member member = started[0];
         assertThat(member.events).filteredOn(LeadershipEndedEvent.class::isInstance).first()
                 .isInstanceOfSatisfying(LeadershipEndedEvent.class,
-                        ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.FAILED));
+                        ended -> assertThat(ended.cause()).isEqualTo(LeadershipEndCause.FAILED));
         try (CoordinationClient reader = new CoordinationClient(member.cluster.transport(TOPIC),
                 LeaseConfig.DEFAULTS, member.clock)) {
             assertThat(reader.observe(CONTROLLER, Duration.ZERO).roster()).extracting(RankedMember::member)
@@ -470,7 +470,7 @@ class LeadershipLoopTests {
             // Published before release() returns; the member, still contending and alone,
             // may already have been granted the role again afterwards.
             assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
-                    ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.RELEASED));
+                    ended -> assertThat(ended.cause()).isEqualTo(LeadershipEndCause.RELEASED));
             assertThat(endpoint.release("scheduler").getStatus()).isEqualTo(404);
             // A handover to a member that is no standby of the role is refused, whether or not it is held again.
             WebEndpointResponse<CoordinationEndpointWebExtension.ReleaseResult> nobody = endpoint.handOver("controller", "nobody");

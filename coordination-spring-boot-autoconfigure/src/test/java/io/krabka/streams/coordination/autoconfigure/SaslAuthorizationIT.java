@@ -362,7 +362,7 @@ class SaslAuthorizationIT {
 
         await().atMost(Duration.ofSeconds(30)).until(() -> !app.grants.isEmpty());
         LeadershipGrantedEvent grant = app.grants.get(0);
-        assertThat(grant.getMember()).isEqualTo(MemberId.of("alice"));
+        assertThat(grant.member()).isEqualTo(MemberId.of("alice"));
         // Guarded writes to the commands topic go through: Write on it suffices with the role's epoch.
         await().atMost(Duration.ofSeconds(10)).until(() -> app.dispatched.get() >= 3);
 
@@ -370,7 +370,7 @@ class SaslAuthorizationIT {
             LeadershipStatus status = alice.getBean(CoordinationClient.class).describe(CONTROLLER);
             assertThat(status.holder()).contains(MemberId.of("alice"));
             assertThat(status.current()).isTrue();
-            assertThat(status.token().producerId()).isEqualTo(grant.getToken().producerId());
+            assertThat(status.token().producerId()).isEqualTo(grant.token().producerId());
         });
         Health health = health(alice);
         assertThat(health.getStatus()).isEqualTo(Status.UP);
@@ -442,7 +442,7 @@ class SaslAuthorizationIT {
                     "r5 routed", "r6 routed");
             assertThat(committed(group)).isEqualTo(ends(REQUESTS));
         });
-        assertThat(app.ends).singleElement().satisfies(ended -> assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.RELEASED));
+        assertThat(app.ends).singleElement().satisfies(ended -> assertThat(ended.cause()).isEqualTo(LeadershipEndCause.RELEASED));
 
         // Its endpoint answers for its own role and, with Describe on its transactional id, for alice's.
         CoordinationEndpoint endpoint = piper.getBean(CoordinationEndpoint.class);
@@ -473,12 +473,12 @@ class SaslAuthorizationIT {
         PipelineApp app = pat.getBean(PipelineApp.class);
         await().atMost(WAIT).until(() -> !app.ends.isEmpty());
         LeadershipEndedEvent ended = app.ends.get(0);
-        assertThat(ended.getCause()).isEqualTo(LeadershipEndCause.FAILED);
+        assertThat(ended.cause()).isEqualTo(LeadershipEndCause.FAILED);
         String refusal = "@LeaderListener " + Router.class.getName() + ".route() of role auditor was refused by the cluster's"
                 + " ACLs: Not authorized to access group: auditor-pipeline. Its pipeline needs Read on topic(s) [audits],"
                 + " Read on Group:auditor-pipeline, and Write on every topic it writes (its outputs, and <input>.DLT for dead"
                 + " letters)";
-        assertThat(ended.getFailure().orElseThrow()).isInstanceOf(CoordinationAuthorizationException.class).hasMessage(refusal);
+        assertThat(ended.failure().orElseThrow()).isInstanceOf(CoordinationAuthorizationException.class).hasMessage(refusal);
         // Named once, shown in health, and taken again only after the refusal back-off (it crash-looped every second).
         await().atMost(WAIT).until(() -> output.getOut().contains("The work of role auditor was refused by the cluster, so pat"
                 + " gives the role up and takes it again in 10 s at the earliest: " + refusal));

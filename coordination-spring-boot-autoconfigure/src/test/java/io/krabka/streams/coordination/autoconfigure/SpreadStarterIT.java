@@ -88,7 +88,7 @@ class SpreadStarterIT {
 
         @EventListener
         void granted(LeadershipGrantedEvent event) {
-            grants.add(event.getLeadership().role());
+            grants.add(event.leadership().role());
         }
     }
 
@@ -147,9 +147,9 @@ class SpreadStarterIT {
         // For the notes and docs/PERFORMANCE.md: what this run took.
         System.out.printf("spread: even %s after the joins; orphans taken %s after the crash; even again %s after the return%n",
                 evened, failover, Duration.between(returned, Instant.now()));
-        assertThat(appOf(n1).ends.subList(n1Ends, appOf(n1).ends.size())).extracting(LeadershipEndedEvent::getCause)
+        assertThat(appOf(n1).ends.subList(n1Ends, appOf(n1).ends.size())).extracting(LeadershipEndedEvent::cause)
                 .isNotEmpty().containsOnly(LeadershipEndCause.RELEASED);
-        assertThat(appOf(n3).ends.subList(n3Ends, appOf(n3).ends.size())).extracting(LeadershipEndedEvent::getCause)
+        assertThat(appOf(n3).ends.subList(n3Ends, appOf(n3).ends.size())).extracting(LeadershipEndedEvent::cause)
                 .containsOnly(LeadershipEndCause.RELEASED);
     }
 
@@ -181,7 +181,7 @@ class SpreadStarterIT {
     }
 
     private static List<LeadershipEndCause> ends(ConfigurableApplicationContext app) {
-        return appOf(app).ends.stream().map(LeadershipEndedEvent::getCause).toList();
+        return appOf(app).ends.stream().map(LeadershipEndedEvent::cause).toList();
     }
 
     private static Set<Role> heldRoles(ConfigurableApplicationContext app) {

@@ -9,6 +9,8 @@ import io.krabka.streams.coordination.spring.LeaderPipelines;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
@@ -33,10 +35,14 @@ public final class CoordinationTestAutoConfiguration {
     CoordinationTestAutoConfiguration() {
     }
 
-    /** The lease clock: the starter takes the bean of this name. */
+    /**
+     * The lease clock: the starter takes the bean of this name. It starts at the instant the
+     * context starts, to the second, so the deadlines the member logs are today's, and moves
+     * only when the test moves it ({@link CoordinationTestSupport#advance}).
+     */
     @Bean
     ManualClock coordinationClock() {
-        return new ManualClock();
+        return new ManualClock(Instant.now().truncatedTo(ChronoUnit.SECONDS));
     }
 
     /** The cluster, with the topics of the application's {@link NewTopic} beans. */

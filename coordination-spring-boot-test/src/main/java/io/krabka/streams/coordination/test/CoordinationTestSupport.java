@@ -5,6 +5,7 @@ import io.krabka.streams.coordination.ManualClock;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
 import io.krabka.streams.coordination.memory.InMemoryConsumer;
 import io.krabka.streams.coordination.memory.InMemoryCoordinationTransport;
@@ -20,9 +21,12 @@ import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -80,9 +84,86 @@ public final class CoordinationTestSupport {
         return cluster;
     }
 
-    /** Advances the lease clock. */
+    /**
+     * Lets {@code duration} pass on the lease clock, as it would in real time: the clock
+     * moves in steps of at most one renew interval, and after each step this waits until
+     * every role this member holds has renewed at the new instant (or its renewal attempt
+     * failed, or the leadership ended). So the roles this member holds stay held, with the
+     * same terms, and only a lease that was made to run out changes hands: another
+     * member's after {@link #fence}, this member's after {@link #expire}. A role whose
+     * renewals fail is not waited for: its lease runs out as it would.
+     *
+     * @throws IllegalArgumentException when {@code duration} is negative
+     * @throws AssertionError when a renewal due is not attempted within {@link #DEFAULT_WAIT}
+     *     (under a {@code ManualRuntime} bean nothing runs unless that runtime is advanced:
+     *     advance it instead)
+     */
     public void advance(Duration duration) {
-        clock.advance(duration);
+        Objects.requireNonNull(duration, "duration");
+        if (duration.isNegative()) {
+            throw new IllegalArgumentException("the lease clock only moves forward, not by " + duration);
+        }
+        advanceTo(clock.instant().plus(duration));
+    }
+
+    /** Moves the clock to {@code target} in {@link #step()}s, letting the renewals due at each instant happen first. */
+    private void advanceTo(Instant target) {
+        Duration step = step();
+        awaitRenewals(held());
+        while (clock.instant().isBefore(target)) {
+            Map<Role, Held> held = held();
+            Duration left = Duration.between(clock.instant(), target);
+            clock.advance(left.compareTo(step) < 0 ? left : step);
+            awaitRenewals(held);
+        }
+    }
+
+    /**
+     * How far {@link #advance} moves the clock at a time: one renew interval, so each held
+     * role renews once a step, when its renewal falls due, as in real time. Never more than
+     * a lease outlasts one interval (duration minus renew interval): a lease written up to
+     * an interval before a step then still lasts past it. The starter requires the renew
+     * interval to be at most a third of the duration, so this is the renew interval there.
+     */
+    private Duration step() {
+        Duration renew = lease.renewInterval();
+        Duration outlasts = lease.duration().minus(renew);
+        return outlasts.isNegative() || outlasts.isZero() || outlasts.compareTo(renew) >= 0 ? renew : outlasts;
+    }
+
+    /**
+     * A leadership this member holds, how many renewals of its role had failed when it was
+     * seen, and whether the last one had: the holder then retries on its own schedule
+     * (set after the failure, maybe on an instant this support already moved past), so
+     * nothing is waited for.
+     */
+    private record Held(Leadership leadership, long failedRenewals, boolean failing) {
+    }
+
+    /** The leaderships this member holds now. */
+    private Map<Role, Held> held() {
+        Map<Role, Held> held = new LinkedHashMap<>();
+        for (Role role : loop.roles()) {
+            loop.leadership(role).filter(Leadership::isActive).ifPresent(leadership -> held.put(role,
+                    new Held(leadership, transitions.failedRenewals(role), transitions.failing(role))));
+        }
+        return held;
+    }
+
+    /**
+     * Waits until each of {@code held} is not due for a renewal at the clock's instant, failed
+     * one since it was seen, or ended; a role whose renewals were failing already is not waited for.
+     */
+    private void awaitRenewals(Map<Role, Held> held) {
+        if (held.isEmpty()) {
+            return;
+        }
+        Instant at = clock.instant();
+        await(() -> held.entrySet().stream().allMatch(each -> {
+            Held role = each.getValue();
+            return role.failing() || !role.leadership().isActive() || !role.leadership().renewDue()
+                    || transitions.failedRenewals(each.getKey()) > role.failedRenewals();
+        }), "the renewals due at " + at + " of " + held.keySet() + " (with a ManualRuntime bean, advance that runtime instead)");
     }
 
     /** What this member does for {@code role} now. */
@@ -133,14 +214,29 @@ public final class CoordinationTestSupport {
     }
 
     /**
-     * This member's lease of {@code role} runs out: the clock moves past its deadline, as
-     * if renewals had stopped reaching the cluster. The leadership ends as EXPIRED; with no
-     * other member, this member takes the role again soon after.
+     * This member's lease of {@code role} runs out, as if its renewals had stopped reaching
+     * the cluster: the role's transactions fail ({@link InMemoryCluster#cutOffHolder}) while
+     * the clock moves past the lease's deadline as {@link #advance} moves it, so the other
+     * roles this member holds renew meanwhile and stay held. The leadership ends as
+     * EXPIRED; with no other member, this member takes the role again soon after. Returns
+     * once the leadership ended; does nothing when this member does not hold the role.
      */
     public void expire(String role) {
-        Role expired = Role.of(role);
-        loop.leadership(expired).ifPresent(held -> clock.advance(Duration.between(clock.instant(), held.deadline())
-                .plusMillis(1)));
+        Role expiring = Role.of(role);
+        Leadership held = loop.leadership(expiring).filter(Leadership::isActive).orElse(null);
+        if (held == null) {
+            return;
+        }
+        InMemoryCluster.Fault cutOff = cluster.cutOffHolder(expiring);
+        try {
+            // A renewal that committed just before the cut moved the deadline: go past the newest.
+            while (held.isActive() && !clock.instant().isAfter(held.deadline())) {
+                advanceTo(held.deadline().plusMillis(1));
+            }
+            await(() -> loop.leadership(expiring).orElse(null) != held, "the lease of " + role + " to run out");
+        } finally {
+            cutOff.close();
+        }
     }
 
     /** This member releases {@code role} (a lease tombstone), as on shutdown or the endpoint's release. */

@@ -4,24 +4,57 @@ import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.spring.CoordinationObserver;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /**
- * Wakes {@link CoordinationTestSupport}'s waits when one of this member's roles is granted
- * or ends: the leadership loop calls it as it calls every {@link CoordinationObserver},
- * after the contender's state changed, so a wait needs no polling.
+ * Wakes {@link CoordinationTestSupport}'s waits when one of this member's roles is granted,
+ * renewed, fails a renewal or ends: the leadership loop calls it as it calls every
+ * {@link CoordinationObserver}, after the contender's state changed, so a wait needs no
+ * polling. It counts each role's failed renewals and knows whether its last one failed,
+ * so a wait can tell that a renewal due was attempted even when it did not move the lease.
  */
 final class RoleTransitions implements CoordinationObserver {
 
+    private final Map<Role, Long> failedRenewals = new HashMap<>();
+    private final Set<Role> failing = new HashSet<>();
+
     @Override
     public synchronized void granted(Role role, Duration took) {
+        failing.remove(role);
         notifyAll();
     }
 
     @Override
     public synchronized void ended(Role role, LeadershipEndCause cause) {
         notifyAll();
+    }
+
+    @Override
+    public synchronized void renewed(Role role, Duration took) {
+        failing.remove(role);
+        notifyAll();
+    }
+
+    @Override
+    public synchronized void renewFailed(Role role) {
+        failedRenewals.merge(role, 1L, Long::sum);
+        failing.add(role);
+        notifyAll();
+    }
+
+    /** Whether the last renewal of {@code role}'s leadership failed. */
+    synchronized boolean failing(Role role) {
+        return failing.contains(role);
+    }
+
+    /** How many renewals of {@code role} failed so far. */
+    synchronized long failedRenewals(Role role) {
+        return failedRenewals.getOrDefault(role, 0L);
     }
 
     /** Waits until {@code condition} holds, at most {@code timeout}; whether it does. */

@@ -49,7 +49,7 @@ class CoordinationTestSupportTest {
 
         @EventListener
         void ended(LeadershipEndedEvent event) {
-            ends.add(event.getCause());
+            ends.add(event.cause());
         }
     }
 

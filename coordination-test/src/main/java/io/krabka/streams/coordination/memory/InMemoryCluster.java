@@ -108,6 +108,8 @@ public final class InMemoryCluster {
     private final Set<String> frozenCoordinators = new HashSet<>();
     private final Set<String> movingCoordinators = new HashSet<>();
     private final Set<TopicPartition> frozenPartitions = new HashSet<>();
+    /** Per role, the producer id and epoch {@link #cutOffHolder} cut off: transactions of it and earlier epochs fail. */
+    private final Map<String, long[]> cutOffEpochs = new HashMap<>();
     /** Per held partition, the offset at which its open transaction starts: readers see nothing from there. */
     private final Map<TopicPartition, Long> heldAt = new HashMap<>();
 
@@ -281,6 +283,12 @@ public final class InMemoryCluster {
     List<RecordMetadata> transact(Epoch epoch, List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed,
             java.util.function.Function<ProducerRecord<byte[], byte[]>, TopicPartition> partitioner) {
         List<TopicPartition> partitions = records.stream().map(partitioner).distinct().toList();
+        synchronized (this) {
+            if (cutOff(epoch)) {
+                throw new CoordinationTimeoutException("a transaction of role " + epoch.transactionalId
+                        + " got no answer from the cluster in time: its holder is cut off from the cluster (injected)");
+            }
+        }
         enter(Operation.COMMIT, "a transaction of role " + epoch.transactionalId, List.of(epoch.transactionalId), partitions,
                 null);
         return commit(epoch, records, consumed, partitioner);
@@ -659,6 +667,31 @@ public final class InMemoryCluster {
     public synchronized Fault freezeCoordinator(Role role) {
         frozenCoordinators.add(role.name());
         return fault(() -> frozenCoordinators.remove(role.name()));
+    }
+
+    /**
+     * Cuts the current holder of {@code role} off the cluster: every transaction of the
+     * role's producer epoch as it is now fails at once as a timeout, writing nothing, as
+     * when its requests stop reaching the brokers. Its renewals and guarded writes fail,
+     * so its lease runs out on the clock; no call waits (unlike {@link #freezeCoordinator}),
+     * so the end shows as soon as the clock passes the deadline. A later InitProducerId (the
+     * next challenge of the role, by any member) gets an epoch whose transactions go through.
+     * A role that has no epoch yet is not affected.
+     */
+    public synchronized Fault cutOffHolder(Role role) {
+        Coordinator coordinator = coordinators.get(role.name());
+        if (coordinator == null) {
+            return fault(() -> { });
+        }
+        long[] epoch = {coordinator.producerId, coordinator.epoch};
+        cutOffEpochs.put(role.name(), epoch);
+        return fault(() -> cutOffEpochs.remove(role.name(), epoch));
+    }
+
+    /** Whether {@code epoch} is one {@link #cutOffHolder} cut off. Holds the lock. */
+    private boolean cutOff(Epoch epoch) {
+        long[] cut = cutOffEpochs.get(epoch.transactionalId);
+        return cut != null && epoch.producerId == cut[0] && epoch.epoch <= cut[1];
     }
 
     /**

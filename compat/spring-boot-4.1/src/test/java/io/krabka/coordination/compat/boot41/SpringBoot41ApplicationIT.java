@@ -239,7 +239,7 @@ class SpringBoot41ApplicationIT {
         List<Object> events = appOf(n1).events;
         await().atMost(Duration.ofSeconds(30)).until(() -> events.size() >= 2);
         assertThat(events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
-                fenced -> assertThat(fenced.getCause()).isEqualTo(LeadershipEndCause.FENCED));
+                fenced -> assertThat(fenced.cause()).isEqualTo(LeadershipEndCause.FENCED));
 
         // Whoever holds the role after the lease deadline, a graceful shutdown hands it to the other.
         // The state turns LEADER before the grant event reaches the listener (events are
@@ -251,7 +251,7 @@ class SpringBoot41ApplicationIT {
         holder.close();
         await().atMost(Duration.ofSeconds(30)).until(() -> state(other) == MemberRoleState.LEADER);
         await().atMost(Duration.ofSeconds(10)).until(() -> lastGrant(appOf(other).events) != null
-                && lastGrant(appOf(other).events).getToken().supersedes(held.getToken()));
+                && lastGrant(appOf(other).events).token().supersedes(held.token()));
     }
 
     /** Whether {@code member} leads and the last event its app received is that leadership's grant. */

@@ -5,7 +5,7 @@ import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.context.annotation.Bean;
 import org.springframework.kafka.config.TopicBuilder;
 
-/** The application of the USER-GUIDE's pipeline test: its topics and its RequestDispatcher. */
+/** The application of the USER-GUIDE's pipeline test and event listener: its topics, its RequestDispatcher and HeldRoles. */
 @SpringBootApplication
 class GuideApp {
 

@@ -24,7 +24,7 @@ class RequestDispatcherTest {
 
     coordination.fence("controller");               // another member takes the role
     coordination.send("requests", "device-7", "close");
-    coordination.advance(Duration.ofMinutes(2));    // its lease runs out: this member takes the role back
+    coordination.advance(Duration.ofMinutes(2));    // the other's lease runs out: this member takes the role back
     coordination.awaitLeader("controller");
     coordination.awaitProcessed("controller");
 
