@@ -53,6 +53,8 @@ class CoordinationEndpointHttpTests {
     private static final Role CONTROLLER = Role.of("controller");
     private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withPartitions(3);
     private static final Duration WAIT = Duration.ofSeconds(30);
+    /** Without waiting for the cluster: HTTP and JSON on a busy machine, and less than the 2 s the endpoint once waited. */
+    private static final Duration ANSWERED_WITHIN = Duration.ofMillis(1_500);
 
     private final InMemoryCluster cluster = new InMemoryCluster();
     private final ClusterReads reads = new ClusterReads();
@@ -217,14 +219,15 @@ class CoordinationEndpointHttpTests {
         await().atMost(WAIT).pollInterval(Duration.ofMillis(100)).until(() -> {
             long start = System.nanoTime();
             HttpResponse<String> response = get(n1, "");
-            // At once every time, though no read returns: the old endpoint took its whole 2 s on each.
-            assertThat(took(start)).as("answered in").isLessThan(Duration.ofSeconds(1));
+            // At once every time, though no read returns: the old endpoint took its whole 2 s on each
+            // (the bound leaves room for a busy 2-core machine, and is still below those 2 s).
+            assertThat(took(start)).as("answered in").isLessThan(ANSWERED_WITHIN);
             assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
             answers.incrementAndGet();
             last.set(json(response));
-            return !last.get().path("clusterView").path("problem").isNull();
+            return last.get().path("clusterView").path("problem").isString();
         });
-        assertThat(answers.get()).as("answers within the 2 s before the problem shows").isGreaterThan(5);
+        assertThat(answers.get()).as("answers within the 2 s before the problem shows").isGreaterThan(1);
         JsonNode view = last.get().get("clusterView");
         assertThat(view.get("problem").asString()).isEqualTo("the cluster did not answer within 2 s");
         assertThat(view.get("refreshing").asBoolean()).isTrue();

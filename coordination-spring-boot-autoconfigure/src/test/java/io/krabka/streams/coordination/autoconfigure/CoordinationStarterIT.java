@@ -373,7 +373,7 @@ class CoordinationStarterIT {
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
                 long start = System.nanoTime();
                 JsonNode role = get(member, "/actuator/coordination").get("roles").get("controller");
-                assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(1));
+                assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
                 assertThat(role.get("problem").asString()).contains("changed its partition count from 3 to 5");
             });
             JsonNode health = JsonMapper.builder().build().readTree(http.send(HttpRequest.newBuilder(URI.create(

@@ -39,8 +39,8 @@ class ManyRolesEndpointIT {
 
     private static final Logger log = LoggerFactory.getLogger(ManyRolesEndpointIT.class);
     private static final int ROLES = Integer.getInteger("krabka.it.endpoint-roles", 100);
-    /** The endpoint answers from what it has, without waiting for the cluster: HTTP and JSON on a busy machine. */
-    private static final Duration ANSWERED_WITHIN = Duration.ofSeconds(1);
+    /** The endpoint answers from what it has, without waiting for the cluster: HTTP and JSON of every role on a busy machine. */
+    private static final Duration ANSWERED_WITHIN = Duration.ofSeconds(2);
     /** The endpoint's budget for a read of the cluster. */
     private static final Duration READ_WITHIN = Duration.ofSeconds(2);
 

@@ -159,7 +159,7 @@ class UnreachableClusterIT {
 
     /**
      * GETs {@code uri} until the report says why the cluster's view may be out of date, each
-     * answer within 1 s; the last report, with {@code askedAfterMillis}: how long after
+     * answer within 1.5 s; the last report, with {@code askedAfterMillis}: how long after
      * {@code sinceNanos} it was asked for.
      */
     private static JsonNode awaitProblem(HttpClient http, String uri, long sinceNanos) {
@@ -170,7 +170,8 @@ class UnreachableClusterIT {
             long start = System.nanoTime();
             HttpResponse<String> response = send(http, uri);
             Duration answeredIn = Duration.ofNanos(System.nanoTime() - start);
-            assertThat(answeredIn).as("answered in").isLessThan(Duration.ofSeconds(1));
+            // The old endpoint waited its whole 2 s budget here; the bound leaves room for a busy machine.
+            assertThat(answeredIn).as("answered in").isLessThan(Duration.ofMillis(1_500));
             assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
             answers.incrementAndGet();
             slowest.accumulateAndGet(answeredIn.toNanos(), Math::max);
