@@ -5,6 +5,7 @@ import io.krabka.streams.coordination.client.LeadershipStatus;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
+import java.time.temporal.ChronoUnit;
 import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -98,7 +99,7 @@ final class ClusterView {
     }
 
     private void start(long startedNanos) {
-        Instant asOf = clock.instant();
+        Instant asOf = clock.instant().truncatedTo(ChronoUnit.MILLIS);
         try {
             executor.execute(() -> {
                 try {

@@ -10,6 +10,7 @@ import io.krabka.streams.coordination.client.RoleShare;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -293,7 +294,7 @@ public class CoordinationEndpoint implements DisposableBean {
         try {
             describer.execute(() -> {
                 try {
-                    Instant asOf = client.clock().instant();
+                    Instant asOf = client.clock().instant().truncatedTo(ChronoUnit.MILLIS);
                     long atNanos = ticker.getAsLong();
                     call.complete(new Answer(client.describe(List.of(role)).get(role), asOf, atNanos));
                 } catch (Throwable failure) {
