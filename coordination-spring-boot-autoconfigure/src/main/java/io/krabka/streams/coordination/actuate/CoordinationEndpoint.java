@@ -396,8 +396,9 @@ public class CoordinationEndpoint implements DisposableBean {
      * @param ageMillis how long ago that was; null until a read has returned
      * @param readMillis how long that read took; null until a read has returned
      * @param refreshing whether a read is under way now
-     * @param problem why the view may be out of date: the last read failed (its error), or
-     *     the one under way has not returned within 2 s; null when the last read returned
+     * @param problem why the view may be out of date: the one under way has not returned
+     *     within 2 s, or else the last read failed (its error); null when the last read
+     *     returned and none is overdue
      */
     public record ClusterViewReport(Instant asOf, Long ageMillis, Long readMillis, boolean refreshing, String problem) {
 
