@@ -60,6 +60,20 @@
     text('txn', role.transactionState);
     renderLease(role);
     renderRoster(report.member, role.roster);
+    renderView(report.clusterView, role.problem);
+  }
+
+  // The endpoint answers at once from the last view of the cluster it read: how old, and
+  // what is wrong with it (the cluster did not answer, or this member knows better).
+  function renderView(view, problem) {
+    const el = $('view');
+    if (!view) {
+      text('view', null);
+      return;
+    }
+    const age = view.ageMillis === null ? 'none read yet' : (view.ageMillis / 1000).toFixed(1) + ' s old';
+    el.textContent = problem ? age + ': ' + problem : age;
+    el.className = problem ? 'problem' : '';
   }
 
   function renderLease(role) {

@@ -98,6 +98,8 @@ class DashboardIT {
             // Its share: the one role it contends for, held, on the default balance.
             assertThat(text(browser, "share")).isEqualTo("1 of 1 (fair 1, none, 0 moves)");
             assertThat(text(browser, "current")).isEqualTo("yes");
+            // The endpoint's view of the cluster, a few polls old at most, with no problem.
+            assertThat(text(browser, "view")).matches("\\d+\\.\\d s old");
             String term = text(browser, "term");
             assertThat(term).matches("\\d+");
             assertThat(text(browser, "device-term")).isEqualTo(term);

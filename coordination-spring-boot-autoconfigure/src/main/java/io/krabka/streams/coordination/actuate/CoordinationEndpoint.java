@@ -10,6 +10,7 @@ import io.krabka.streams.coordination.client.RoleShare;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -25,7 +26,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.DisposableBean;
@@ -41,39 +41,44 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
  * still holds the epoch, the token, the lease times, this member's state and the roster
  * with ranks.
  *
- * <p>The configured roles are described together: one describe of their epochs and one
- * read per partition of the coordination topic, however many roles there are. It answers
- * within {@link #ANSWER_WITHIN} whatever the cluster does: when that describe has not
- * returned by then, every role is reported with a {@code problem}, a role this member
- * holds with what its own leadership knows (holder, term, lease times) and the others
- * with this member's state alone; the describe still running is reused by the next
- * request rather than started again.
+ * <p>It answers at once, from what the member already knows: its own state for each role
+ * and the last cluster-wide view of its roles, with that view's age
+ * ({@link ClusterViewReport}). A request that finds the view {@code clusterViewMaxAge} old
+ * or older starts one read of it in the background and does not wait for it; one read at
+ * a time runs, on a thread of the endpoint's own, however many requests come. The
+ * configured roles are read together: one describe of their epochs and one read per
+ * partition of the coordination topic, however many roles there are. A read that has not
+ * returned within {@link #ANSWER_WITHIN} makes every role report a {@code problem}, as does
+ * one that failed, until a read returns. What the member knows of itself is never older
+ * than the request: a role it holds under a newer term than the view shows is reported
+ * with its own holder, term and lease times, and one it no longer holds is not
+ * {@code current}.
  *
  * <p>Anyone who can reach it may ask for any role name, so what a flood of names can make
  * the member do is bounded, and leaves nothing behind once answered: at most
  * {@value #DESCRIBE_THREADS} describes of names it does not contend for run at once (each
  * one DescribeTransactions and a read of the name's partition, from the start for a name
  * not described lately) and {@value #DESCRIBES_QUEUED} more wait; further names are
- * answered at once with a {@code problem} ("ask again later"). The answers are kept for
- * {@link #OTHER_ROLE_FRESH}, {@value #OTHER_ROLES_CACHED} at most, and the client keeps a
- * describe fold for at most 4 096 names, least recently described first out. This
- * member's own roles are described on threads of their own, one describe per role at a
- * time, so no flood of other names delays or refuses them.
+ * answered at once with a {@code problem} ("ask again later"). Such a name's answer waits
+ * for its describe, at most {@link #ANSWER_WITHIN}, and is kept for
+ * {@link #OTHER_ROLE_FRESH}, {@value #OTHER_ROLES_CACHED} at most; the client keeps a
+ * describe fold for at most 4 096 names, least recently described first out. This member's
+ * own roles are read apart from those, so no flood of other names delays or refuses them.
  */
 @Endpoint(id = "coordination")
 public class CoordinationEndpoint implements DisposableBean {
 
-    /** How long a request waits for the cluster before it answers without it. */
+    /** How long a read of the cluster may take before the answers say it did not answer. */
     static final Duration ANSWER_WITHIN = Duration.ofSeconds(2);
     private static final String NO_ANSWER = "the cluster did not answer within " + ANSWER_WITHIN.toSeconds() + " s";
+    /** How old the cluster's view of this member's roles may get before a request reads it again, by default. */
+    public static final Duration DEFAULT_CLUSTER_VIEW_MAX_AGE = Duration.ofSeconds(1);
 
     private final CoordinationClient client;
     private final LeadershipLoop loop;
     private final Show showDetails;
     private final Set<String> roles;
-    private final Map<Role, CompletableFuture<LeadershipStatus>> describing = new ConcurrentHashMap<>();
-    // The describe of every configured role under way, if any; requests share it.
-    private final AtomicReference<CompletableFuture<Map<Role, LeadershipStatus>>> describingAll = new AtomicReference<>();
+    private final Map<Role, CompletableFuture<Answer>> describing = new ConcurrentHashMap<>();
     // Answers for roles this member does not contend for, newest last: at most
     // OTHER_ROLES_CACHED of them, each reused for OTHER_ROLE_FRESH. Guarded by itself.
     private final LinkedHashMap<Role, Answer> otherRoles = new LinkedHashMap<>(16, 0.75f, true);
@@ -82,13 +87,14 @@ public class CoordinationEndpoint implements DisposableBean {
      * queue, so a flood of requests for role names (each new one reads its partition) is
      * refused with a problem, never a thread or a fold per name.
      */
-    private final ThreadPoolExecutor describer = describer(new ArrayBlockingQueue<>(DESCRIBES_QUEUED));
+    private final ThreadPoolExecutor describer = executor(DESCRIBE_THREADS, new ArrayBlockingQueue<>(DESCRIBES_QUEUED));
     /**
-     * Describes of this member's own roles, apart from the others: a flood of names
-     * cannot delay them. Its queue needs no bound of its own: at most one describe of each
-     * configured role, and one of all of them, is under way at a time.
+     * Reads of this member's own roles, apart from the others: a flood of names cannot
+     * delay them. One thread and no bound of its own: the view runs one read at a time.
      */
-    private final ThreadPoolExecutor ownDescriber = describer(new LinkedBlockingQueue<>());
+    private final ThreadPoolExecutor viewReader = executor(1, new LinkedBlockingQueue<>());
+    /** The cluster's view of this member's roles. */
+    private final ClusterView view;
     /** When the answers' ages are measured. */
     private final LongSupplier ticker;
 
@@ -99,7 +105,22 @@ public class CoordinationEndpoint implements DisposableBean {
     public static final int OTHER_ROLES_CACHED = 256;
     static final Duration OTHER_ROLE_FRESH = Duration.ofSeconds(5);
 
-    private record Answer(LeadershipStatus status, long atNanos) {
+    /** A describe of a role this member does not contend for, begun at {@code asOf} ({@code atNanos} on the ticker). */
+    private record Answer(LeadershipStatus status, Instant asOf, long atNanos) {
+    }
+
+    /**
+     * An endpoint whose cluster view is read again once it is
+     * {@link #DEFAULT_CLUSTER_VIEW_MAX_AGE} old.
+     *
+     * @param showDetails when the roster, registration times, producer ids and epochs and
+     *     the transaction state are shown; the holder, {@code current}, the term and the
+     *     lease times always are
+     * @param roles the roles that make a user authorized, for {@link Show#WHEN_AUTHORIZED};
+     *     empty means any authenticated user
+     */
+    public CoordinationEndpoint(CoordinationClient client, LeadershipLoop loop, Show showDetails, Set<String> roles) {
+        this(client, loop, showDetails, roles, DEFAULT_CLUSTER_VIEW_MAX_AGE);
     }
 
     /**
@@ -110,17 +131,27 @@ public class CoordinationEndpoint implements DisposableBean {
      *     lease times always are
      * @param roles the roles that make a user authorized, for {@link Show#WHEN_AUTHORIZED};
      *     empty means any authenticated user
+     * @param clusterViewMaxAge how old the cluster's view of this member's roles may get
+     *     before a request starts reading it again; zero reads it again on every request
+     *     that finds no read under way
+     * @throws IllegalArgumentException when {@code clusterViewMaxAge} is negative
      */
-    public CoordinationEndpoint(CoordinationClient client, LeadershipLoop loop, Show showDetails, Set<String> roles) {
+    public CoordinationEndpoint(CoordinationClient client, LeadershipLoop loop, Show showDetails, Set<String> roles,
+            Duration clusterViewMaxAge) {
+        if (clusterViewMaxAge.isNegative()) {
+            throw new IllegalArgumentException("clusterViewMaxAge must not be negative: " + clusterViewMaxAge);
+        }
         this.client = client;
         this.loop = loop;
         this.showDetails = showDetails;
         this.roles = Set.copyOf(roles);
         this.ticker = client.runtime()::nanoTime;
+        this.view = new ClusterView(() -> client.describe(loop.roles()), viewReader, ticker, client.clock(),
+                clusterViewMaxAge, ANSWER_WITHIN);
     }
 
-    private static ThreadPoolExecutor describer(BlockingQueue<Runnable> queue) {
-        ThreadPoolExecutor executor = new ThreadPoolExecutor(DESCRIBE_THREADS, DESCRIBE_THREADS, 30, TimeUnit.SECONDS, queue,
+    private static ThreadPoolExecutor executor(int threads, BlockingQueue<Runnable> queue) {
+        ThreadPoolExecutor executor = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS, queue,
                 task -> {
                     Thread thread = new Thread(task, "krabka-coordination-endpoint");
                     thread.setDaemon(true);
@@ -130,36 +161,25 @@ public class CoordinationEndpoint implements DisposableBean {
         return executor;
     }
 
+    /** Every configured role, from what this member knows now and the last cluster view; never waits for the cluster. */
     @ReadOperation
     public CoordinationReport coordination(SecurityContext securityContext) {
         boolean details = showDetails.isShown(securityContext, roles);
-        long deadline = ticker.getAsLong() + ANSWER_WITHIN.toNanos();
-        CompletableFuture<Map<Role, LeadershipStatus>> call = describeAll();
-        Map<Role, LeadershipStatus> statuses = null;
-        String problem = null;
-        try {
-            statuses = call.get(Math.max(0, deadline - ticker.getAsLong()), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            problem = NO_ANSWER;
-        } catch (ExecutionException e) {
-            problem = e.getCause().getMessage();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            problem = "interrupted";
-        }
+        ClusterView.Seen seen = view.now();
         Map<String, RoleReport> reports = new LinkedHashMap<>();
         for (Role role : loop.roles()) {
-            LeadershipStatus status = statuses == null ? null : statuses.get(role);
-            reports.put(role.name(), status != null ? report(role, status, details)
-                    : withoutCluster(role, problem != null ? problem : "the cluster did not describe the role", details));
+            reports.put(role.name(), configured(role, seen, details));
         }
-        return new CoordinationReport(loop.member().value(), ShareReport.of(loop.share()), reports);
+        return new CoordinationReport(loop.member().value(), ShareReport.of(loop.share()), reports, ClusterViewReport.of(seen));
     }
 
     /**
      * One role: any role of the coordination topic, not only those this member contends
-     * for (operators look roles up from any member). A role nobody ever registered for or
-     * held, or a name that is not a valid role, answers 404.
+     * for (operators look roles up from any member). A configured role answers at once, as
+     * in {@link #coordination}; another waits for its describe, at most
+     * {@link #ANSWER_WITHIN}. A role nobody ever registered for or held, or a name that is
+     * not a valid role, is null (over HTTP, a 404 with a problem detail:
+     * {@link CoordinationEndpointWebExtension#role}).
      */
     @ReadOperation
     @Nullable
@@ -171,93 +191,112 @@ public class CoordinationEndpoint implements DisposableBean {
             return null;
         }
         boolean details = showDetails.isShown(securityContext, roles);
+        if (loop.roles().contains(target)) {
+            return configured(target, view.now(), details);
+        }
         long deadline = ticker.getAsLong() + ANSWER_WITHIN.toNanos();
-        CompletableFuture<LeadershipStatus> call = describe(target);
-        RoleReport report = report(target, call, deadline, details);
-        if (loop.roles().contains(target) || report.problem() != null) {
-            return report;
+        Answer answer;
+        try {
+            answer = describe(target).get(Math.max(0, deadline - ticker.getAsLong()), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            return RoleReport.unavailable(state(target), NO_ANSWER);
+        } catch (ExecutionException e) {
+            return RoleReport.unavailable(state(target), e.getCause().getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return RoleReport.unavailable(state(target), "interrupted");
         }
-        LeadershipStatus status = call.getNow(null);
-        boolean known = status != null
-                && (status.lease().isPresent() || !status.roster().isEmpty() || status.coordinator().isPresent());
-        return known ? report : null;
-    }
-
-    private CompletableFuture<Map<Role, LeadershipStatus>> describeAll() {
-        while (true) {
-            CompletableFuture<Map<Role, LeadershipStatus>> running = describingAll.get();
-            if (running != null) {
-                return running;
-            }
-            CompletableFuture<Map<Role, LeadershipStatus>> call = new CompletableFuture<>();
-            if (describingAll.compareAndSet(null, call)) {
-                call.whenComplete((statuses, failure) -> describingAll.compareAndSet(call, null));
-                try {
-                    ownDescriber.execute(() -> {
-                        try {
-                            call.complete(client.describe(loop.roles()));
-                        } catch (Throwable failure) {
-                            call.completeExceptionally(failure);
-                        }
-                    });
-                } catch (RejectedExecutionException shutDown) {
-                    call.completeExceptionally(shutDown);
-                }
-                return call;
-            }
+        LeadershipStatus status = answer.status();
+        boolean known = status.lease().isPresent() || !status.roster().isEmpty() || status.coordinator().isPresent();
+        if (!known) {
+            return null;
         }
+        long ageMillis = Math.max(0, Duration.ofNanos(ticker.getAsLong() - answer.atNanos()).toMillis());
+        return report(target, status, details, false, null, answer.asOf(), ageMillis);
     }
 
     /**
-     * A configured role while the cluster's view is missing: what this member's own
+     * A configured role: the cluster's view as {@code seen}, corrected by what this member
+     * knows now of itself.
+     */
+    private RoleReport configured(Role role, ClusterView.Seen seen, boolean details) {
+        ClusterView.Snapshot snapshot = seen.snapshot();
+        LeadershipStatus status = snapshot == null ? null : snapshot.statuses().get(role);
+        Leadership own = loop.leadership(role).filter(Leadership::isActive).orElse(null);
+        String problem = seen.problem();
+        if (status == null) {
+            String why = problem != null ? problem
+                    : snapshot != null ? "the cluster did not describe the role"
+                    : "no read of the cluster has returned yet; ask again shortly";
+            return withoutCluster(role, own, why, details);
+        }
+        Long ageMillis = seen.ageMillis();
+        long viewTerm = status.lease().map(lease -> lease.token().term()).orElse(0L);
+        if (own != null && own.token().isMinted() && own.term() > viewTerm) {
+            // Granted since the view was read: its own lease is the newest there is.
+            String why = "this member holds the role under term " + own.term() + ", newer than the cluster's view of "
+                    + ageMillis + " ms ago shows; holder, token and lease times are its own";
+            return new RoleReport(own.member().value(), false, TokenReport.of(own.token(), details), own.grantedAt(),
+                    own.deadline(), state(role), roster(status, details), null, null,
+                    problem == null ? why : problem + "; " + why, snapshot.asOf(), ageMillis);
+        }
+        boolean viewedAsHolder = status.holder().filter(loop.member()::equals).isPresent();
+        if (viewedAsHolder && (own == null || own.term() != viewTerm)) {
+            String why = "this member no longer holds the term " + viewTerm + " the cluster's view of " + ageMillis
+                    + " ms ago shows it holding";
+            return report(role, status, details, true, problem == null ? why : problem + "; " + why, snapshot.asOf(),
+                    ageMillis);
+        }
+        return report(role, status, details, problem != null, problem, snapshot.asOf(), ageMillis);
+    }
+
+    /**
+     * A configured role while the cluster's view of it is missing: what this member's own
      * leadership knows when it holds the role (it wrote the newest lease it knows of),
      * this member's state alone otherwise. {@code current} stays false: only the
      * coordinator can say the epoch is still this member's.
      */
-    private RoleReport withoutCluster(Role role, String problem, boolean details) {
+    private RoleReport withoutCluster(Role role, @Nullable Leadership own, String problem, boolean details) {
         String state = state(role);
-        Leadership own = loop.leadership(role).filter(Leadership::isActive).orElse(null);
         FencingToken token = own == null ? FencingToken.NO_EPOCH : own.token();
         if (!token.isMinted()) {
             return RoleReport.unavailable(state, problem);
         }
         return new RoleReport(own.member().value(), false, TokenReport.of(token, details), own.grantedAt(), own.deadline(),
-                state, null, null, null, problem + "; holder, token and lease times are this member's own");
+                state, null, null, null, problem + "; holder, token and lease times are this member's own", null, null);
     }
 
     /**
-     * One role's status: a configured role's from the client's own view; another role's
-     * from the describe reader the contenders do not use, reused for
-     * {@link #OTHER_ROLE_FRESH}, so a dashboard polling a role costs the cluster one
-     * describe per five seconds however often it asks.
+     * A role this member does not contend for, from the describe reader the contenders do
+     * not use, reused for {@link #OTHER_ROLE_FRESH}, so a dashboard polling a role costs the
+     * cluster one describe per five seconds however often it asks.
      */
-    private CompletableFuture<LeadershipStatus> describe(Role role) {
-        boolean configured = loop.roles().contains(role);
-        if (!configured) {
-            synchronized (otherRoles) {
-                Answer cached = otherRoles.get(role);
-                if (cached != null && ticker.getAsLong() - cached.atNanos() < OTHER_ROLE_FRESH.toNanos()) {
-                    return CompletableFuture.completedFuture(cached.status());
-                }
+    private CompletableFuture<Answer> describe(Role role) {
+        synchronized (otherRoles) {
+            Answer cached = otherRoles.get(role);
+            if (cached != null && ticker.getAsLong() - cached.atNanos() < OTHER_ROLE_FRESH.toNanos()) {
+                return CompletableFuture.completedFuture(cached);
             }
         }
         // Not computeIfAbsent: completing the call removes it from the map, and a call
         // refused at once completes on this thread, which must not be inside the map then.
-        CompletableFuture<LeadershipStatus> call = new CompletableFuture<>();
-        CompletableFuture<LeadershipStatus> running = describing.putIfAbsent(role, call);
+        CompletableFuture<Answer> call = new CompletableFuture<>();
+        CompletableFuture<Answer> running = describing.putIfAbsent(role, call);
         if (running != null) {
             return running;
         }
-        call.whenComplete((status, failure) -> {
+        call.whenComplete((answer, failure) -> {
             describing.remove(role, call);
-            if (status != null && !configured) {
-                remember(role, status);
+            if (answer != null) {
+                remember(role, answer);
             }
         });
         try {
-            (configured ? ownDescriber : describer).execute(() -> {
+            describer.execute(() -> {
                 try {
-                    call.complete(configured ? client.describe(role) : client.describe(List.of(role)).get(role));
+                    Instant asOf = client.clock().instant().truncatedTo(ChronoUnit.MILLIS);
+                    long atNanos = ticker.getAsLong();
+                    call.complete(new Answer(client.describe(List.of(role)).get(role), asOf, atNanos));
                 } catch (Throwable failure) {
                     call.completeExceptionally(failure);
                 }
@@ -270,9 +309,9 @@ public class CoordinationEndpoint implements DisposableBean {
         return call;
     }
 
-    private void remember(Role role, LeadershipStatus status) {
+    private void remember(Role role, Answer answer) {
         synchronized (otherRoles) {
-            otherRoles.put(role, new Answer(status, ticker.getAsLong()));
+            otherRoles.put(role, answer);
             if (otherRoles.size() > OTHER_ROLES_CACHED) {
                 Role eldest = otherRoles.keySet().iterator().next();
                 otherRoles.remove(eldest);
@@ -281,9 +320,9 @@ public class CoordinationEndpoint implements DisposableBean {
     }
 
     /**
-     * How many single-role describes are under way or waiting now: at most one per
-     * configured role plus {@value #DESCRIBE_THREADS} + {@value #DESCRIBES_QUEUED} for other
-     * names, and none once they are answered.
+     * How many describes of roles this member does not contend for are under way or
+     * waiting now: at most {@value #DESCRIBE_THREADS} + {@value #DESCRIBES_QUEUED}, and none
+     * once they are answered.
      */
     public int describesUnderway() {
         return describing.size();
@@ -296,19 +335,6 @@ public class CoordinationEndpoint implements DisposableBean {
         }
     }
 
-    private RoleReport report(Role role, CompletableFuture<LeadershipStatus> call, long deadlineNanos, boolean details) {
-        try {
-            return report(role, call.get(Math.max(0, deadlineNanos - ticker.getAsLong()), TimeUnit.NANOSECONDS), details);
-        } catch (TimeoutException e) {
-            return withoutCluster(role, NO_ANSWER, details);
-        } catch (ExecutionException e) {
-            return withoutCluster(role, e.getCause().getMessage(), details);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return withoutCluster(role, "interrupted", details);
-        }
-    }
-
     /** This member's state for {@code role}: leader, standby, stopped, or not-configured. */
     private String state(Role role) {
         return loop.roles().contains(role) ? loop.state(role).name().toLowerCase(Locale.ROOT) : "not-configured";
@@ -317,34 +343,71 @@ public class CoordinationEndpoint implements DisposableBean {
     @Override
     public void destroy() {
         describer.shutdownNow();
-        ownDescriber.shutdownNow();
+        viewReader.shutdownNow();
     }
 
-    private RoleReport report(Role role, LeadershipStatus status, boolean details) {
+    /**
+     * A role as {@code status} shows it.
+     *
+     * @param unconfirmed whether {@code current} is false whatever the status says: the view
+     *     has a problem, or this member knows it is out of date
+     */
+    private RoleReport report(Role role, LeadershipStatus status, boolean details, boolean unconfirmed,
+            @Nullable String problem, Instant asOf, Long ageMillis) {
         FencingToken token = status.token();
-        List<RosterMember> roster = !details ? null : status.roster().stream()
-                .map(m -> new RosterMember(m.member().value(), m.holder() ? null : m.rank(), m.holder(), m.registeredAt()))
-                .toList();
         ProducerState coordinator = status.coordinator().orElse(null);
         return new RoleReport(
                 status.holder().map(Object::toString).orElse(null),
-                status.current(),
+                status.current() && !unconfirmed,
                 token.isMinted() ? TokenReport.of(token, details) : null,
                 status.grantedAt().orElse(null),
                 status.deadline().orElse(null),
                 state(role),
-                roster,
+                roster(status, details),
                 coordinator == null || !details ? null : coordinator.state(),
                 status.lease().map(l -> TokenReport.of(l.token(), details)).orElse(null),
-                null);
+                problem,
+                asOf,
+                ageMillis);
+    }
+
+    @Nullable
+    private static List<RosterMember> roster(LeadershipStatus status, boolean details) {
+        return !details ? null : status.roster().stream()
+                .map(m -> new RosterMember(m.member().value(), m.holder() ? null : m.rank(), m.holder(), m.registeredAt()))
+                .toList();
     }
 
     /**
      * The whole report.
      *
      * @param share how this member's roles are shared out with the other members'
+     * @param clusterView how fresh the cluster's view behind {@code roles} is
      */
-    public record CoordinationReport(String member, ShareReport share, Map<String, RoleReport> roles) {
+    public record CoordinationReport(String member, ShareReport share, Map<String, RoleReport> roles,
+            ClusterViewReport clusterView) {
+    }
+
+    /**
+     * The cluster-wide view of this member's roles that the report shows.
+     *
+     * @param asOf when the read that produced it began (all it shows was so at or after
+     *     that); null until a read has returned
+     * @param ageMillis how long ago that was; null until a read has returned
+     * @param readMillis how long that read took; null until a read has returned
+     * @param refreshing whether a read is under way now
+     * @param problem why the view may be out of date: the one under way has not returned
+     *     within 2 s, or else the last read failed (its error); null when the last read
+     *     returned and none is overdue
+     */
+    public record ClusterViewReport(Instant asOf, Long ageMillis, Long readMillis, boolean refreshing, String problem) {
+
+        static ClusterViewReport of(ClusterView.Seen seen) {
+            ClusterView.Snapshot snapshot = seen.snapshot();
+            return new ClusterViewReport(snapshot == null ? null : snapshot.asOf(), seen.ageMillis(),
+                    snapshot == null ? null : Duration.ofNanos(snapshot.tookNanos()).toMillis(), seen.reading(),
+                    seen.problem());
+        }
     }
 
     /**
@@ -379,14 +442,19 @@ public class CoordinationEndpoint implements DisposableBean {
      *     details are hidden
      * @param leaseToken the token the newest lease record carries; equal to {@code token}
      *     exactly when {@code current}
-     * @param problem why the cluster's view is missing (it did not answer in time, or
-     *     refused); null when the report is complete
+     * @param problem why the cluster's view is missing or out of date (it did not answer in
+     *     time, or refused; this member's own leadership is newer than it), and which
+     *     fields are this member's own then; null when the report is the cluster's view
+     * @param asOf when the read of the cluster behind the report began; null when nothing
+     *     in it comes from the cluster
+     * @param ageMillis how long ago that was; null with {@code asOf}
      */
     public record RoleReport(String holder, boolean current, TokenReport token, Instant grantedAt, Instant deadline,
-            String state, List<RosterMember> roster, String transactionState, TokenReport leaseToken, String problem) {
+            String state, List<RosterMember> roster, String transactionState, TokenReport leaseToken, String problem,
+            Instant asOf, Long ageMillis) {
 
         static RoleReport unavailable(String state, String problem) {
-            return new RoleReport(null, false, null, null, null, state, null, null, null, problem);
+            return new RoleReport(null, false, null, null, null, state, null, null, null, problem, null, null);
         }
     }
 

@@ -4,12 +4,17 @@ import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.HandoverResult;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
+import java.util.List;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.boot.actuate.endpoint.web.annotation.EndpointWebExtension;
+import org.springframework.http.ProblemDetail;
+import org.springframework.util.MimeType;
 
 /**
  * {@code POST /actuator/coordination/{role}} with a JSON body: {@code {}} (or no body)
@@ -26,6 +31,11 @@ import org.springframework.boot.actuate.endpoint.web.annotation.EndpointWebExten
  * multipart one, and must ask the member (a CORS preflight) before it sends JSON, which the
  * actuator refuses unless {@code management.endpoints.web.cors} allows that page. So a page
  * open in an operator's browser cannot move the roles of a member it can reach.
+ *
+ * <p>{@code GET /actuator/coordination/{role}} answers as {@link CoordinationEndpoint#role}
+ * does, and for a role nobody knows (or a name that is no role) with a 404 whose body is a
+ * problem detail (RFC 9457, {@code application/problem+json}) naming the roles this member
+ * contends for.
  */
 @EndpointWebExtension(endpoint = CoordinationEndpoint.class)
 public class CoordinationEndpointWebExtension {
@@ -33,13 +43,47 @@ public class CoordinationEndpointWebExtension {
     /** Not among WebEndpointResponse's constants. */
     static final int STATUS_FORBIDDEN = 403;
     static final int STATUS_CONFLICT = 409;
+    static final MimeType PROBLEM_JSON = MimeType.valueOf("application/problem+json");
 
+    private final CoordinationEndpoint endpoint;
     private final LeadershipLoop loop;
     private final boolean releaseEnabled;
 
-    public CoordinationEndpointWebExtension(LeadershipLoop loop, boolean releaseEnabled) {
+    public CoordinationEndpointWebExtension(CoordinationEndpoint endpoint, LeadershipLoop loop, boolean releaseEnabled) {
+        this.endpoint = endpoint;
         this.loop = loop;
         this.releaseEnabled = releaseEnabled;
+    }
+
+    /**
+     * One role ({@link CoordinationEndpoint#role}), or a 404 problem detail whose
+     * {@code detail} names the role asked for and the roles this member contends for, and
+     * whose {@code role} and {@code roles} properties hold them.
+     */
+    @ReadOperation
+    public WebEndpointResponse<Object> role(SecurityContext securityContext, @Selector String role) {
+        CoordinationEndpoint.RoleReport report = endpoint.role(securityContext, role);
+        if (report != null) {
+            return new WebEndpointResponse<>(report);
+        }
+        String why;
+        try {
+            Role.of(role);
+            why = "nobody has registered for it or held it on the coordination topic";
+        } catch (IllegalArgumentException notARole) {
+            why = "it is not a role name: " + notARole.getMessage();
+        }
+        List<String> known = loop.roles().stream().map(Role::name).toList();
+        return new WebEndpointResponse<>(notFound(role, known, "unknown role \"" + role + "\": " + why
+                + "; this member contends for " + known), WebEndpointResponse.STATUS_NOT_FOUND, PROBLEM_JSON);
+    }
+
+    private static Object notFound(String role, List<String> known, String detail) {
+        ProblemDetail problem = ProblemDetail.forStatus(WebEndpointResponse.STATUS_NOT_FOUND);
+        problem.setDetail(detail);
+        problem.setProperty("role", role);
+        problem.setProperty("roles", known);
+        return problem;
     }
 
     /**

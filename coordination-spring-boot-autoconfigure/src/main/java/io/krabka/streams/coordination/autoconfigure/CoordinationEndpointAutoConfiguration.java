@@ -28,14 +28,15 @@ public final class CoordinationEndpointAutoConfiguration {
     @ConditionalOnMissingBean
     CoordinationEndpoint coordinationEndpoint(CoordinationClient client, LeadershipLoop loop, CoordinationProperties properties) {
         return new CoordinationEndpoint(client, loop, Show.valueOf(properties.getEndpoint().getShowDetails().name()),
-                properties.getEndpoint().getRoles());
+                properties.getEndpoint().getRoles(), CoordinationSettings.clusterViewMaxAge(properties));
     }
 
     @Bean
     @ConditionalOnMissingBean
     @ConditionalOnBean(CoordinationEndpoint.class)
     @ConditionalOnAvailableEndpoint(exposure = EndpointExposure.WEB)
-    CoordinationEndpointWebExtension coordinationEndpointWebExtension(LeadershipLoop loop, CoordinationProperties properties) {
-        return new CoordinationEndpointWebExtension(loop, properties.getEndpoint().isReleaseEnabled());
+    CoordinationEndpointWebExtension coordinationEndpointWebExtension(CoordinationEndpoint endpoint, LeadershipLoop loop,
+            CoordinationProperties properties) {
+        return new CoordinationEndpointWebExtension(endpoint, loop, properties.getEndpoint().isReleaseEnabled());
     }
 }

@@ -343,6 +343,21 @@ public class CoordinationProperties {
          */
         private Set<String> roles = new HashSet<>();
 
+        /**
+         * How old the cluster-wide view of this member's roles that GET
+         * /actuator/coordination shows may get before a request starts reading it again,
+         * in the background: requests never wait for it, and one read runs at a time.
+         */
+        private Duration clusterViewMaxAge = Duration.ofSeconds(1);
+
+        public Duration getClusterViewMaxAge() {
+            return clusterViewMaxAge;
+        }
+
+        public void setClusterViewMaxAge(Duration clusterViewMaxAge) {
+            this.clusterViewMaxAge = clusterViewMaxAge;
+        }
+
         public ShowDetails getShowDetails() {
             return showDetails;
         }

@@ -153,6 +153,14 @@ final class CoordinationSettings {
         return port == null || port.isBlank() || port.equals("0") ? host : host + "-" + port;
     }
 
+    static Duration clusterViewMaxAge(CoordinationProperties properties) {
+        Duration maxAge = properties.getEndpoint().getClusterViewMaxAge();
+        if (maxAge == null || maxAge.isNegative()) {
+            throw invalid("endpoint.cluster-view-max-age", maxAge, "must not be negative");
+        }
+        return maxAge;
+    }
+
     /** Kafka takes these durations as an int of milliseconds: about 24.8 days at most. */
     private static Duration fitsKafkaMillis(String key, Duration value, String kafkaSettings) {
         if (value.toMillis() > Integer.MAX_VALUE) {

@@ -38,5 +38,7 @@ class ConfigurationMetadataTests {
         assertThat(properties.get("krabka.coordination.topic.name").get("defaultValue").asString()).isEqualTo("__coordination_state");
         assertThat(properties.get("krabka.coordination.send.max-queued-records").get("defaultValue").asInt()).isEqualTo(10_000);
         assertThat(properties.get("krabka.coordination.send.max-block").get("defaultValue").asString()).isEqualTo("60s");
+        assertThat(properties.get("krabka.coordination.endpoint.cluster-view-max-age").get("defaultValue").asString())
+                .isEqualTo("1s");
     }
 }

@@ -266,6 +266,14 @@ class CoordinationAutoConfigurationTests {
         actuator.run(context -> assertThat(context).doesNotHaveBean(CoordinationEndpoint.class));
         actuator.withPropertyValues("management.endpoints.web.exposure.include=coordination").run(context ->
                 assertThat(context).hasSingleBean(CoordinationEndpoint.class));
+        actuator.withPropertyValues("management.endpoints.web.exposure.include=coordination",
+                "krabka.coordination.endpoint.cluster-view-max-age=-1s").run(context -> {
+                    assertThat(context).hasFailed();
+                    assertThat(context.getStartupFailure()).rootCause()
+                            .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+                            .hasMessageContaining("krabka.coordination.endpoint.cluster-view-max-age")
+                            .hasMessageContaining("must not be negative");
+                });
     }
 
     @Test

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.actuate.CoordinationEndpoint;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
@@ -13,6 +14,7 @@ import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.spring.MemberRoleState;
+import io.krabka.streams.coordination.testing.ForwardingTransport;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.net.URI;
@@ -22,8 +24,15 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -44,8 +53,11 @@ class CoordinationEndpointHttpTests {
     private static final Role CONTROLLER = Role.of("controller");
     private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withPartitions(3);
     private static final Duration WAIT = Duration.ofSeconds(30);
+    /** Without waiting for the cluster: HTTP and JSON on a busy machine, and less than the 2 s the endpoint once waited. */
+    private static final Duration ANSWERED_WITHIN = Duration.ofMillis(1_500);
 
     private final InMemoryCluster cluster = new InMemoryCluster();
+    private final ClusterReads reads = new ClusterReads();
     private final HttpClient http = HttpClient.newHttpClient();
     private final List<ConfigurableApplicationContext> apps = new ArrayList<>();
 
@@ -54,13 +66,54 @@ class CoordinationEndpointHttpTests {
     static class MemberApp {
 
         @Bean(destroyMethod = "close")
-        CoordinationTransport coordinationTransport(InMemoryCluster coordinationTestCluster) {
-            return coordinationTestCluster.transport(TOPIC);
+        CoordinationTransport coordinationTransport(InMemoryCluster coordinationTestCluster, ClusterReads clusterReads) {
+            return clusterReads.around(coordinationTestCluster.transport(TOPIC));
+        }
+    }
+
+    /**
+     * Counts the reads of several roles' epochs at once: only the client's many-role
+     * describe makes them (contenders ask about one role at a time), so each is one read of
+     * the cluster by the endpoint. While {@link #away} is set they get no answer, as from
+     * a cluster that is not there, until it is cleared (or 30 s pass).
+     */
+    static final class ClusterReads {
+        final AtomicInteger started = new AtomicInteger();
+        final AtomicReference<CountDownLatch> away = new AtomicReference<>();
+
+        CoordinationTransport around(CoordinationTransport transport) {
+            return new ForwardingTransport(transport) {
+                @Override
+                public Map<Role, Optional<ProducerState>> describeEpochs(Collection<Role> roles) {
+                    started.incrementAndGet();
+                    CountDownLatch gone = away.get();
+                    if (gone != null) {
+                        try {
+                            gone.await(30, TimeUnit.SECONDS);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
+                    return super.describeEpochs(roles);
+                }
+            };
+        }
+
+        void leave() {
+            away.set(new CountDownLatch(1));
+        }
+
+        void comeBack() {
+            away.getAndSet(null).countDown();
         }
     }
 
     @AfterEach
     void stop() {
+        CountDownLatch gone = reads.away.get();
+        if (gone != null) {
+            gone.countDown();
+        }
         for (int i = apps.size() - 1; i >= 0; i--) {
             apps.get(i).close();
         }
@@ -68,7 +121,10 @@ class CoordinationEndpointHttpTests {
 
     private ConfigurableApplicationContext start(String member, String... more) {
         ConfigurableApplicationContext app = new SpringApplicationBuilder(MemberApp.class)
-                .initializers(context -> context.getBeanFactory().registerSingleton("coordinationTestCluster", cluster))
+                .initializers(context -> {
+                    context.getBeanFactory().registerSingleton("coordinationTestCluster", cluster);
+                    context.getBeanFactory().registerSingleton("clusterReads", reads);
+                })
                 .properties("server.port=0", "management.endpoints.web.exposure.include=coordination",
                         "krabka.coordination.member-id=" + member, "krabka.coordination.roles=controller",
                         "krabka.coordination.endpoint.show-details=always")
@@ -86,8 +142,10 @@ class CoordinationEndpointHttpTests {
         return app.getBean(LeadershipLoop.class).state(CONTROLLER);
     }
 
+    /** {@code GET /actuator/coordination/{role}}, or the whole report for "". */
     private CompletableFuture<HttpResponse<String>> getAsync(ConfigurableApplicationContext app, String role) {
-        return http.sendAsync(HttpRequest.newBuilder(URI.create(base(app) + role)).build(), HttpResponse.BodyHandlers.ofString());
+        String uri = role.isEmpty() ? base(app).substring(0, base(app).length() - 1) : base(app) + role;
+        return http.sendAsync(HttpRequest.newBuilder(URI.create(uri)).build(), HttpResponse.BodyHandlers.ofString());
     }
 
     private HttpResponse<String> get(ConfigurableApplicationContext app, String role) {
@@ -112,14 +170,137 @@ class CoordinationEndpointHttpTests {
         return names;
     }
 
-    /** The member's own role, described afresh: the holder, current, no problem. */
+    /** The member's own role, once the cluster's view of it is read again: the holder, current, no problem. */
     private void assertOwnRoleAnswersInFull(ConfigurableApplicationContext app) {
-        HttpResponse<String> own = get(app, "controller");
-        assertThat(own.statusCode()).as(own.body()).isEqualTo(200);
-        JsonNode report = json(own);
-        assertThat(report.get("problem").isNull()).as("problem in %s", report).isTrue();
-        assertThat(report.get("holder").asString()).isEqualTo("n1");
-        assertThat(report.get("current").asBoolean()).as("current in %s", report).isTrue();
+        await().atMost(WAIT).untilAsserted(() -> {
+            HttpResponse<String> own = get(app, "controller");
+            assertThat(own.statusCode()).as(own.body()).isEqualTo(200);
+            JsonNode report = json(own);
+            assertThat(report.get("problem").isNull()).as("problem in %s", report).isTrue();
+            assertThat(report.get("holder").asString()).isEqualTo("n1");
+            assertThat(report.get("current").asBoolean()).as("current in %s", report).isTrue();
+        });
+    }
+
+    /** The whole report, once it shows a read of the cluster that returned and none since that failed. */
+    private JsonNode awaitClusterView(ConfigurableApplicationContext app) {
+        AtomicReference<JsonNode> seen = new AtomicReference<>();
+        await().atMost(WAIT).until(() -> {
+            JsonNode report = json(get(app, ""));
+            seen.set(report);
+            JsonNode view = report.get("clusterView");
+            return !view.get("asOf").isNull() && view.get("problem").isNull()
+                    && report.get("roles").get("controller").get("problem").isNull();
+        });
+        return seen.get();
+    }
+
+    private static Duration took(long startNanos) {
+        return Duration.ofNanos(System.nanoTime() - startNanos);
+    }
+
+    /**
+     * While the cluster does not answer the endpoint's reads, {@code GET /actuator/coordination}
+     * still answers at once (it used to take its whole 2 s budget on every call): with the
+     * last view of the cluster, its age, and from 2 s on the problem. One read is started,
+     * however many requests come, and the view is whole again once the cluster answers.
+     */
+    @Test
+    void theReportAnswersAtOnceWithTheLastViewAndItsAgeWhileTheClusterDoesNotAnswer() {
+        ConfigurableApplicationContext n1 = start("n1", "krabka.coordination.endpoint.cluster-view-max-age=100ms");
+        await().atMost(WAIT).until(() -> state(n1) == MemberRoleState.LEADER);
+        awaitClusterView(n1);
+        reads.leave();
+        Instant leftAt = Instant.now();
+        int readsBefore = reads.started.get();
+        long away = System.nanoTime();
+        AtomicInteger answers = new AtomicInteger();
+        AtomicReference<JsonNode> last = new AtomicReference<>();
+        await().atMost(WAIT).pollInterval(Duration.ofMillis(100)).until(() -> {
+            long start = System.nanoTime();
+            HttpResponse<String> response = get(n1, "");
+            // At once every time, though no read returns: the old endpoint took its whole 2 s on each
+            // (the bound leaves room for a busy 2-core machine, and is still below those 2 s).
+            assertThat(took(start)).as("answered in").isLessThan(ANSWERED_WITHIN);
+            assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+            answers.incrementAndGet();
+            last.set(json(response));
+            return last.get().path("clusterView").path("problem").isString();
+        });
+        assertThat(answers.get()).as("answers within the 2 s before the problem shows").isGreaterThan(1);
+        JsonNode view = last.get().get("clusterView");
+        assertThat(view.get("problem").asString()).isEqualTo("the cluster did not answer within 2 s");
+        assertThat(view.get("refreshing").asBoolean()).isTrue();
+        String asOf = view.get("asOf").asString();
+        assertThat(Instant.parse(asOf)).as("the last view read before the cluster left").isBeforeOrEqualTo(leftAt);
+        assertThat(view.get("ageMillis").asLong()).isGreaterThanOrEqualTo(2_000).isLessThanOrEqualTo(took(away).toMillis() + 1_000);
+        JsonNode controller = last.get().get("roles").get("controller");
+        assertThat(controller.get("state").asString()).isEqualTo("leader");
+        assertThat(controller.get("holder").asString()).isEqualTo("n1");
+        assertThat(controller.get("current").asBoolean()).as("unconfirmed without the cluster").isFalse();
+        assertThat(controller.get("problem").asString()).contains("did not answer within 2 s");
+        assertThat(controller.get("asOf").asString()).isEqualTo(asOf);
+        // However many requests came, one read of the cluster was started.
+        assertThat(reads.started.get() - readsBefore).isEqualTo(1);
+
+        reads.comeBack();
+        JsonNode after = awaitClusterView(n1);
+        assertThat(after.get("roles").get("controller").get("current").asBoolean()).isTrue();
+        assertThat(Instant.parse(after.get("clusterView").get("asOf").asString())).isAfter(Instant.parse(asOf));
+    }
+
+    /** A burst of GETs while a read is under way starts no other: each answers at once from the last view. */
+    @Test
+    void concurrentRequestsStartOneReadOfTheCluster() {
+        ConfigurableApplicationContext n1 = start("n1", "krabka.coordination.endpoint.cluster-view-max-age=0s");
+        await().atMost(WAIT).until(() -> state(n1) == MemberRoleState.LEADER);
+        awaitClusterView(n1);
+        reads.leave();
+        int readsBefore = reads.started.get();
+        List<String> paths = new ArrayList<>();
+        for (int i = 0; i < 200; i++) {
+            paths.add(i % 4 == 0 ? "controller" : "");
+        }
+        long start = System.nanoTime();
+        List<HttpResponse<String>> answers = flood(n1, paths);
+        Duration burst = took(start);
+        assertThat(answers).allSatisfy(answer -> assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200));
+        assertThat(answers).filteredOn(answer -> json(answer).has("clusterView"))
+                .allSatisfy(answer -> assertThat(json(answer).get("clusterView").get("refreshing").asBoolean()).isTrue());
+        assertThat(reads.started.get() - readsBefore).as("reads started by %s requests", paths.size()).isEqualTo(1);
+        assertThat(burst).as("200 requests while the read hangs").isLessThan(Duration.ofSeconds(10));
+        reads.comeBack();
+        awaitClusterView(n1);
+    }
+
+    /**
+     * A mistyped role is a 404 whose body is a problem detail, as POST refusals carry a
+     * {@code detail}: it names the role asked for and the roles this member contends for.
+     */
+    @Test
+    void anUnknownRoleIsA404ProblemDetailNamingTheRolesThisMemberKnows() {
+        ConfigurableApplicationContext n1 = start("n1");
+        await().atMost(WAIT).until(() -> state(n1) == MemberRoleState.LEADER);
+        HttpResponse<String> unknown = get(n1, "contrller");
+        assertThat(unknown.statusCode()).as(unknown.body()).isEqualTo(404);
+        assertThat(unknown.headers().firstValue("Content-Type")).hasValueSatisfying(type ->
+                assertThat(type).startsWith("application/problem+json"));
+        JsonNode problem = json(unknown);
+        assertThat(problem.get("status").asInt()).isEqualTo(404);
+        assertThat(problem.get("title").asString()).isEqualTo("Not Found");
+        assertThat(problem.get("detail").asString()).isEqualTo("unknown role \"contrller\": nobody has registered for it or"
+                + " held it on the coordination topic; this member contends for [controller]");
+        assertThat(problem.get("role").asString()).isEqualTo("contrller");
+        assertThat(problem.get("roles").size()).isEqualTo(1);
+        assertThat(problem.get("roles").get(0).asString()).isEqualTo("controller");
+        assertThat(problem.get("instance").asString()).isEqualTo("/actuator/coordination/contrller");
+
+        HttpResponse<String> invalid = get(n1, "bad%E2%80%8Bname");
+        assertThat(invalid.statusCode()).as(invalid.body()).isEqualTo(404);
+        assertThat(json(invalid).get("detail").asString()).startsWith("unknown role \"bad\u200Bname\": it is not a role name: ")
+                .endsWith("; this member contends for [controller]");
+        // A known role answers as before.
+        assertThat(get(n1, "controller").statusCode()).isEqualTo(200);
     }
 
     /**

@@ -2,6 +2,7 @@ package io.krabka.streams.coordination.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.krabka.streams.coordination.ConsumedOffsets;
 import io.krabka.streams.coordination.CoordinationException;
@@ -36,7 +37,9 @@ import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
+import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -94,6 +97,8 @@ class LeadershipLoopTests {
         final CompletableFuture<Void> hangWrites = new CompletableFuture<>();
         /** Hanging describes wait for it in real time: the endpoint describes on threads of its own. */
         final CountDownLatch hangDescribes = new CountDownLatch(1);
+        /** How many many-role describes (the endpoint's reads of the cluster) were started. */
+        final AtomicInteger describeReads = new AtomicInteger();
         final AtomicBoolean hang = new AtomicBoolean();
         final List<Object> events = new CopyOnWriteArrayList<>();
         final AtomicInteger workStarted = new AtomicInteger();
@@ -133,7 +138,7 @@ class LeadershipLoopTests {
         @Bean(destroyMethod = "close")
         CoordinationTransport coordinationTransport() {
             return new FailingTransport(cluster.transport(TOPIC), runtime, failWrites,
-                    breakProducer, hang, hangWrites, hangThenCommit, hangDescribe, hangDescribes);
+                    breakProducer, hang, hangWrites, hangThenCommit, hangDescribe, hangDescribes, describeReads);
         }
 
         /** Runs the simulation until {@code condition} holds, at most {@code limit} of simulated time. */
@@ -529,8 +534,8 @@ class LeadershipLoopTests {
             Member member = context.getBean(Member.class);
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
             member.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
-            CoordinationEndpoint.RoleReport hidden = context.getBean(CoordinationEndpoint.class)
-                    .coordination(SecurityContext.NONE).roles().get("controller");
+            CoordinationEndpoint.RoleReport hidden = awaitClusterView(context.getBean(CoordinationEndpoint.class))
+                    .roles().get("controller");
             assertThat(hidden.holder()).isEqualTo("n1");
             assertThat(hidden.current()).isTrue();
             assertThat(hidden.token().term()).isPositive();
@@ -542,38 +547,174 @@ class LeadershipLoopTests {
             Member member = context.getBean(Member.class);
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
             member.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
-            CoordinationEndpoint.RoleReport shown = context.getBean(CoordinationEndpoint.class)
-                    .role(SecurityContext.NONE, "controller");
+            CoordinationEndpoint endpoint = context.getBean(CoordinationEndpoint.class);
+            awaitClusterView(endpoint);
+            CoordinationEndpoint.RoleReport shown = endpoint.role(SecurityContext.NONE, "controller");
             assertThat(shown.token().producerId()).isNotNull();
             assertThat(shown.roster()).extracting(CoordinationEndpoint.RosterMember::member).containsExactly("n1");
             assertThat(shown.transactionState()).isNotBlank();
         });
     }
 
+    /**
+     * The report once a read of the cluster returned. The endpoint reads on a thread of its
+     * own, in real time; simulated time stands still meanwhile, so the view stays fresh.
+     */
+    private static CoordinationEndpoint.CoordinationReport awaitClusterView(CoordinationEndpoint endpoint) {
+        AtomicReference<CoordinationEndpoint.CoordinationReport> seen = new AtomicReference<>();
+        await().atMost(Duration.ofSeconds(20)).until(() -> {
+            seen.set(endpoint.coordination(SecurityContext.NONE));
+            return seen.get().clusterView().asOf() != null && !seen.get().clusterView().refreshing();
+        });
+        return seen.get();
+    }
+
+    private static Duration took(long startNanos) {
+        return Duration.ofNanos(System.nanoTime() - startNanos);
+    }
+
+    /**
+     * Before any read of the cluster returned, and while none does: the report answers at
+     * once with this member's own knowledge; from 2 s on (simulated) it says the cluster
+     * did not answer.
+     */
     @Test
-    void theEndpointAnswersWithinTwoSecondsWhileTheClusterDoesNotAnswer() {
+    void theEndpointAnswersAtOnceBeforeTheClusterEverAnswered() {
         runner.run(context -> {
             Member member = context.getBean(Member.class);
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
             member.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
             member.hangDescribe.set(true);
+            CoordinationEndpoint endpoint = context.getBean(CoordinationEndpoint.class);
             long start = System.nanoTime();
-            CoordinationEndpoint.CoordinationReport report = context.getBean(CoordinationEndpoint.class)
-                    .coordination(SecurityContext.NONE);
-            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(3));
+            CoordinationEndpoint.CoordinationReport report = endpoint.coordination(SecurityContext.NONE);
+            assertThat(took(start)).isLessThan(Duration.ofSeconds(1));
+            assertThat(report.clusterView()).isEqualTo(new CoordinationEndpoint.ClusterViewReport(null, null, null, true, null));
             CoordinationEndpoint.RoleReport role = report.roles().get("controller");
+            assertThat(role.problem()).isEqualTo("no read of the cluster has returned yet; ask again shortly;"
+                    + " holder, token and lease times are this member's own");
+            assertThat(role.asOf()).isNull();
+
+            member.runtime.advance(Duration.ofSeconds(2));
+            start = System.nanoTime();
+            report = endpoint.coordination(SecurityContext.NONE);
+            assertThat(took(start)).isLessThan(Duration.ofSeconds(1));
+            assertThat(report.clusterView().problem()).isEqualTo("the cluster did not answer within 2 s");
+            role = report.roles().get("controller");
             assertThat(role.state()).isEqualTo("leader");
             assertThat(role.problem()).contains("did not answer within 2 s");
             // It holds the role: what its own leadership knows, without the coordinator's word.
             Leadership held = loop.leadership(CONTROLLER).orElseThrow();
             assertThat(role.holder()).isEqualTo("n1");
             assertThat(role.token().term()).isEqualTo(held.term());
-            assertThat(role.deadline()).isNotNull().isBeforeOrEqualTo(held.deadline());
+            assertThat(role.deadline()).isEqualTo(held.deadline());
             assertThat(role.grantedAt()).isEqualTo(held.grantedAt());
             assertThat(role.current()).isFalse();
-            assertThat(role.problem()).contains("this member's own");
+            assertThat(role.problem()).endsWith("; holder, token and lease times are this member's own");
             member.hangDescribe.set(false);
             member.hangDescribes.countDown();
+            assertThat(awaitClusterView(endpoint).roles().get("controller").current()).isTrue();
+        });
+    }
+
+    /**
+     * Once the view is a second old (simulated) a request starts one read and answers
+     * without waiting for it, with the last view and its age; while that read hangs no
+     * other starts, and from 2 s on every answer says the cluster did not answer.
+     */
+    @Test
+    void theEndpointAnswersWithTheLastViewAndItsAgeWhileTheClusterDoesNotAnswer() {
+        runner.run(context -> {
+            Member member = context.getBean(Member.class);
+            LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+            member.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
+            CoordinationEndpoint endpoint = context.getBean(CoordinationEndpoint.class);
+            CoordinationEndpoint.CoordinationReport first = awaitClusterView(endpoint);
+            Instant asOf = first.clusterView().asOf();
+            assertThat(asOf).isEqualTo(member.clock.instant());
+            assertThat(first.clusterView().ageMillis()).isZero();
+            assertThat(first.clusterView().readMillis()).isZero();
+            assertThat(first.roles().get("controller").asOf()).isEqualTo(asOf);
+            int reads = member.describeReads.get();
+
+            member.hangDescribe.set(true);
+            member.runtime.advance(Duration.ofSeconds(1));
+            long start = System.nanoTime();
+            CoordinationEndpoint.CoordinationReport report = endpoint.coordination(SecurityContext.NONE);
+            assertThat(took(start)).isLessThan(Duration.ofSeconds(1));
+            assertThat(report.clusterView()).isEqualTo(new CoordinationEndpoint.ClusterViewReport(asOf, 1_000L, 0L, true, null));
+            CoordinationEndpoint.RoleReport role = report.roles().get("controller");
+            assertThat(role.holder()).isEqualTo("n1");
+            assertThat(role.current()).isTrue();
+            assertThat(role.problem()).isNull();
+            assertThat(role.ageMillis()).isEqualTo(1_000L);
+
+            member.runtime.advance(Duration.ofSeconds(2));
+            for (int i = 0; i < 20; i++) {
+                start = System.nanoTime();
+                report = endpoint.coordination(SecurityContext.NONE);
+                assertThat(took(start)).isLessThan(Duration.ofSeconds(1));
+            }
+            assertThat(endpoint.role(SecurityContext.NONE, "controller").problem()).contains("did not answer within 2 s");
+            assertThat(report.clusterView()).isEqualTo(new CoordinationEndpoint.ClusterViewReport(asOf, 3_000L, 0L, true,
+                    "the cluster did not answer within 2 s"));
+            role = report.roles().get("controller");
+            assertThat(role.state()).isEqualTo("leader");
+            assertThat(role.holder()).isEqualTo("n1");
+            assertThat(role.current()).as("unconfirmed while the cluster does not answer").isFalse();
+            assertThat(role.problem()).isEqualTo("the cluster did not answer within 2 s");
+            assertThat(role.asOf()).isEqualTo(asOf);
+            await().atMost(Duration.ofSeconds(10)).until(() -> member.describeReads.get() == reads + 1);
+            assertThat(member.describeReads.get()).as("one read for all those requests").isEqualTo(reads + 1);
+
+            member.hangDescribe.set(false);
+            member.hangDescribes.countDown();
+            CoordinationEndpoint.CoordinationReport after = awaitClusterView(endpoint);
+            assertThat(after.clusterView().asOf()).isEqualTo(member.clock.instant()).isAfter(asOf);
+            assertThat(after.clusterView().problem()).isNull();
+            assertThat(after.roles().get("controller").current()).isTrue();
+        });
+    }
+
+    /**
+     * What the member knows of itself is never older than the request: once its lease ran
+     * out, an old view that names it holding is not {@code current}; granted again, under
+     * a newer term, it reports its own lease.
+     */
+    @Test
+    void theEndpointCorrectsAnOldViewWithWhatTheMemberKnowsOfItself() {
+        runner.withPropertyValues("krabka.coordination.endpoint.cluster-view-max-age=1h").run(context -> {
+            Member member = context.getBean(Member.class);
+            LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+            CoordinationEndpoint endpoint = context.getBean(CoordinationEndpoint.class);
+            member.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
+            Leadership first = loop.leadership(CONTROLLER).orElseThrow();
+            assertThat(awaitClusterView(endpoint).roles().get("controller").current()).isTrue();
+
+            // The lease runs out while every write fails; the view (fresh for an hour) still names it.
+            member.failWrites.set(true);
+            member.until(() -> loop.state(CONTROLLER) == MemberRoleState.STANDBY);
+            CoordinationEndpoint.RoleReport lapsed = endpoint.role(SecurityContext.NONE, "controller");
+            assertThat(lapsed.state()).isEqualTo("standby");
+            assertThat(lapsed.holder()).isEqualTo("n1");
+            assertThat(lapsed.current()).isFalse();
+            assertThat(lapsed.problem()).startsWith("this member no longer holds the term " + first.term()
+                    + " the cluster's view of ").endsWith(" ms ago shows it holding");
+
+            // Granted again under a newer term: its own lease, not the view's.
+            member.failWrites.set(false);
+            member.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER, Duration.ofMinutes(2));
+            Leadership second = loop.leadership(CONTROLLER).orElseThrow();
+            assertThat(second.term()).isGreaterThan(first.term());
+            CoordinationEndpoint.RoleReport granted = endpoint.role(SecurityContext.NONE, "controller");
+            assertThat(granted.holder()).isEqualTo("n1");
+            assertThat(granted.token().term()).isEqualTo(second.term());
+            assertThat(granted.grantedAt()).isEqualTo(second.grantedAt());
+            assertThat(granted.deadline()).isEqualTo(second.deadline());
+            assertThat(granted.current()).isFalse();
+            assertThat(granted.leaseToken()).isNull();
+            assertThat(granted.problem()).startsWith("this member holds the role under term " + second.term()
+                    + ", newer than the cluster's view of ").endsWith(" ms ago shows; holder, token and lease times are its own");
         });
     }
 
@@ -590,11 +731,20 @@ class LeadershipLoopTests {
         private final AtomicBoolean commitAfterHang;
         private final AtomicBoolean hangDescribe;
         private final CountDownLatch describesAnswer;
+        private final AtomicInteger describeReads;
 
         FailingTransport(CoordinationTransport delegate, CoordinationRuntime runtime, AtomicBoolean fail, AtomicBoolean broken,
                 AtomicBoolean hang, CompletableFuture<Void> released, AtomicBoolean commitAfterHang, AtomicBoolean hangDescribe,
                 CountDownLatch describesAnswer) {
+            this(delegate, runtime, fail, broken, hang, released, commitAfterHang, hangDescribe, describesAnswer,
+                    new AtomicInteger());
+        }
+
+        FailingTransport(CoordinationTransport delegate, CoordinationRuntime runtime, AtomicBoolean fail, AtomicBoolean broken,
+                AtomicBoolean hang, CompletableFuture<Void> released, AtomicBoolean commitAfterHang, AtomicBoolean hangDescribe,
+                CountDownLatch describesAnswer, AtomicInteger describeReads) {
             super(delegate);
+            this.describeReads = describeReads;
             this.runtime = runtime;
             this.describesAnswer = describesAnswer;
             this.fail = fail;
@@ -671,8 +821,10 @@ class LeadershipLoopTests {
             };
         }
 
+        /** The many-role describe: only the endpoint's reads of the cluster make it (contenders ask one role at a time). */
         @Override
-        public Optional<ProducerState> describeEpoch(Role role) {
+        public Map<Role, Optional<ProducerState>> describeEpochs(Collection<Role> roles) {
+            describeReads.incrementAndGet();
             if (hangDescribe.get()) {
                 try {
                     describesAnswer.await(20, TimeUnit.SECONDS);
@@ -680,7 +832,7 @@ class LeadershipLoopTests {
                     Thread.currentThread().interrupt();
                 }
             }
-            return delegate.describeEpoch(role);
+            return super.describeEpochs(roles);
         }
 
         @Override

@@ -446,10 +446,11 @@ class SaslAuthorizationIT {
 
         // Its endpoint answers for its own role and, with Describe on its transactional id, for alice's.
         CoordinationEndpoint endpoint = piper.getBean(CoordinationEndpoint.class);
-        assertThat(endpoint.coordination(SecurityContext.NONE).roles().get(ROUTER.name())).satisfies(router -> {
-            assertThat(router.problem()).isNull();
-            assertThat(router.holder()).isEqualTo("piper");
-        });
+        await().atMost(WAIT).untilAsserted(() -> assertThat(endpoint.coordination(SecurityContext.NONE).roles()
+                .get(ROUTER.name())).satisfies(router -> {
+                    assertThat(router.problem()).isNull();
+                    assertThat(router.holder()).isEqualTo("piper");
+                }));
         await().atMost(WAIT).untilAsserted(() -> {
             CoordinationEndpoint.RoleReport controller = endpoint.role(SecurityContext.NONE, CONTROLLER.name());
             assertThat(controller.problem()).isNull();
