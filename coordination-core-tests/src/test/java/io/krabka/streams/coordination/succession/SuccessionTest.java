@@ -94,7 +94,7 @@ class SuccessionTest {
     @Test
     void underSpreadAReleaseKeepsTheRosterOrderThatAHandoverArranged() {
         RoleState state = RoleState.builder(ROLE).register(0, A, T0).lease(1, A, 7, (short) 0, T0, T0 + 30_000)
-                .register(2, B, T0).register(3, C, T0).deregister(4, A).release(5, T0 + 1_000).build();
+                .register(2, B, T0).register(3, C, T0).deregister(4, A, T0 + 1_000).release(5, T0 + 1_000).build();
         Shares shares = new Shares(8, java.util.Map.of(B, 4, C, 0), java.util.Set.of(B, C));
         Instant released = Instant.ofEpochMilli(Math.max(T0, state.leaseReleasedAt().orElseThrow()));
         assertThat(Succession.evaluate(state, B, false, CONFIG, released, shares)).isEqualTo(new Decision.Challenge(0, released));
@@ -127,15 +127,16 @@ class SuccessionTest {
     }
 
     @Test
-    void underSpreadAMemberAtItsShareWaitsOneLeaseMoreForAFreshRoleAndStillTakesIt() {
+    void underSpreadAMemberAtItsShareGoesAfterTheOthersForAFreshRoleAndStillTakesIt() {
         RoleState state = RoleState.builder(ROLE).register(0, A, T0).register(1, B, T0).build();
         Shares aFull = new Shares(2, java.util.Map.of(A, 1), java.util.Set.of(A, B));
         Instant gathered = Instant.ofEpochMilli(T0).plus(CONFIG.challengeStagger());
         assertThat(Succession.evaluate(state, B, false, CONFIG, gathered, aFull)).isEqualTo(new Decision.Challenge(0, gathered));
-        Instant oneLeaseLater = gathered.plus(CONFIG.duration());
-        assertThat(Succession.evaluate(state, A, false, CONFIG, gathered, aFull)).isEqualTo(new Decision.Wait(1, oneLeaseLater));
-        assertThat(Succession.evaluate(state, A, false, CONFIG, oneLeaseLater, aFull))
-                .isEqualTo(new Decision.Challenge(1, oneLeaseLater));
+        // After every place below its share (b's, the first), one stagger after the last: a is second, so two.
+        Instant afterTheOthers = gathered.plus(CONFIG.challengeStagger().multipliedBy(2));
+        assertThat(Succession.evaluate(state, A, false, CONFIG, gathered, aFull)).isEqualTo(new Decision.Wait(1, afterTheOthers));
+        assertThat(Succession.evaluate(state, A, false, CONFIG, afterTheOthers, aFull))
+                .isEqualTo(new Decision.Challenge(1, afterTheOthers));
         // The member's own count of what it holds decides, through withHeld: below its share, its place in the
         // spread order (first or second), not one lease more.
         Decision counted = Succession.evaluate(state, A, false, CONFIG, gathered, aFull.withHeld(A, 0));

@@ -195,8 +195,10 @@ final class Balancer {
                 if (lease.deadline() >= now) {
                     held.merge(lease.member(), 1, Integer::sum);
                     running.add(lease.member());
-                } else if (state.entryOf(lease.member()).filter(since -> since.offset() > lease.offset()).isEmpty()) {
-                    // Ran out, and its holder has not registered since: back after an outage, it has.
+                } else if (!Succession.abandoned(lease, client.config(), Instant.ofEpochMilli(now))
+                        && state.entryOf(lease.member()).filter(since -> since.offset() > lease.offset()).isEmpty()) {
+                    // Ran out within a crash's turns: its holder crashed, unless it registered again
+                    // since. A lease no one could take over (an outage) says nothing of its holder.
                     ranOut.add(lease.member());
                 }
             }

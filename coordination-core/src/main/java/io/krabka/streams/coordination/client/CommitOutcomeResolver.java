@@ -113,7 +113,7 @@ final class CommitOutcomeResolver {
                         || reported != null && epochs.supersededBy(reported);
                 leadership.end(superseded ? Leadership.State.FENCED : Leadership.State.FAILED);
                 Leadership.State ended = leadership.state();
-                throw new FencedException(unknown.getMessage() + "; it was aborted (" + known + "): nothing of it was written;"
+                throw FencedException.ended(unknown.getMessage() + "; it was aborted (" + known + "): nothing of it was written;"
                         + " the leadership of " + leadership.member() + " of role " + leadership.role() + " ended (" + ended + ")",
                         unknown,
                         ended.endCause().orElse(LeadershipEndCause.FAILED));

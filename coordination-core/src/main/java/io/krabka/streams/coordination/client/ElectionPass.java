@@ -211,9 +211,13 @@ final class ElectionPass {
                 log.warn("{} was granted role {} with term {}, but the leadership ended at once ({})", me, role,
                         leadership.term(), leadership.state());
             }
-            registrations.prune(role, me, state, Succession.dueBefore(state, me, config, shares, clock.instant()));
-            state.lease().filter(lease -> !lease.member().equals(me) && lease.deadline() <= clock.millis())
-                    .ifPresent(expired -> client.balancer().silent(expired.member()));
+            if (!Succession.placesOnce(state, shares, config, clock.instant())) {
+                registrations.prune(role, me, state, Succession.dueBefore(state, me, config, shares));
+                state.lease().filter(lease -> !lease.member().equals(me) && lease.deadline() <= clock.millis())
+                        .ifPresent(expired -> client.balancer().silent(expired.member()));
+            }
+            // Placed once (a start, or after an outage): the members that let this one go first
+            // and the holder of a lease no one could take over are not silent, only later.
             return leadership;
         } catch (CommitOutcomeUnknownException undecided) {
             // The grant's lease may have committed or not, and its producer cannot go on. A new

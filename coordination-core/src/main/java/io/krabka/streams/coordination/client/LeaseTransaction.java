@@ -6,6 +6,7 @@ import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.FencingToken;
 import io.krabka.streams.coordination.LeadershipEndCause;
+import io.krabka.streams.coordination.LeadershipReleasedException;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
@@ -192,6 +193,10 @@ final class LeaseTransaction {
             return written;
         } catch (FencedException fenced) {
             leadership.end(supersededAs(release));
+            if (leadership.state() == State.RELEASED && !(fenced instanceof LeadershipReleasedException)) {
+                // Fenced during this member's own release: a planned end, as the leadership says.
+                throw new LeadershipReleasedException(fenced.getMessage(), fenced);
+            }
             throw fenced;
         } catch (CoordinationException e) {
             // An abort moves the epoch under transaction version 2: learn it again.
@@ -286,8 +291,8 @@ final class LeaseTransaction {
         }
         if (superseded) {
             leadership.end(supersededAs(release));
-            return new FencedException("the producer of role " + role + " failed and a newer epoch exists: " + failure.getMessage(),
-                    failure);
+            return FencedException.ended("the producer of role " + role + " failed and a newer epoch exists: "
+                    + failure.getMessage(), failure, leadership.state().endCause().orElse(LeadershipEndCause.FENCED));
         }
         leadership.end(State.FAILED);
         return new FencedException("the producer of role " + role + " failed beyond recovery, so the leadership of "

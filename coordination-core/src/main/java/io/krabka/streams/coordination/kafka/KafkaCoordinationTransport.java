@@ -56,6 +56,8 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
 
     /** How long {@link #close()} gives each client to finish what is pending. */
     static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(1);
+    /** How fresh the topic's identity check must be before a challenge's InitProducerId. */
+    static final Duration IDENTITY_CHECK_BEFORE_CHALLENGE = Duration.ofSeconds(1);
     private final Admin admin;
     private final Producer<byte[], byte[]> registrar;
     private final TopicSpec topic;
@@ -255,6 +257,14 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
 
     @Override
     public RoleEpoch initEpoch(Role role) {
+        try {
+            // A challenge after the topic was altered under this member would grant a term on
+            // the wrong partition: look again first unless a check is fresher than a second
+            // (a describe of one topic, about a millisecond; the periodic check is every 5 s).
+            pinned.checkIdentity(IDENTITY_CHECK_BEFORE_CHALLENGE);
+        } catch (RuntimeException e) {
+            throw KafkaErrors.translate("checking the coordination topic " + topic.name(), e);
+        }
         return epochs.initEpoch(role);
     }
 

@@ -156,8 +156,16 @@ final class PinnedTopic {
      * then on every operation refuses, so this member challenges no one.
      */
     void checkIdentity() {
+        checkIdentity(IDENTITY_CHECK_INTERVAL);
+    }
+
+    /**
+     * As {@link #checkIdentity()}, when the last check is older than {@code maxAge}: before a
+     * challenge, whose grant a topic altered under it would make a term no device can trust.
+     */
+    void checkIdentity(Duration maxAge) {
         CoordinationTopic.Identity expected = pinned;
-        if (expected == null || System.nanoTime() - identityCheckedAt < IDENTITY_CHECK_INTERVAL.toNanos()) {
+        if (expected == null || System.nanoTime() - identityCheckedAt < maxAge.toNanos()) {
             return;
         }
         identityCheckedAt = System.nanoTime();

@@ -180,7 +180,12 @@ public final class RoleStateBuilder {
 
     /** Folds the tombstone of {@code member}'s registration. */
     public RoleStateBuilder deregister(long offset, MemberId member) {
-        apply(offset, 0L, CoordinationKey.registration(role, member), Optional.empty());
+        return deregister(offset, member, 0L);
+    }
+
+    /** Folds a registration tombstone written at {@code timestamp}: a holder's leaves its lease released then. */
+    public RoleStateBuilder deregister(long offset, MemberId member, long timestamp) {
+        apply(offset, timestamp, CoordinationKey.registration(role, member), Optional.empty());
         return this;
     }
 

@@ -39,8 +39,9 @@ import org.apache.kafka.common.utils.Utils;
  *       the roster order: that is what a handover arranges.</li>
  *   <li>Under spread, a role that never had a lease (a first start) is placed once: from a
  *       common anchor, the newest registration plus one stagger, the standbys below their
- *       share challenge in the spread order and those at it wait one lease more
- *       ({@link #placesOnce}).</li>
+ *       share challenge in the spread order and those at it after them
+ *       ({@link #placesOnce}); so is one whose last lease ended with no one to take it
+ *       over (after a full restart, or an outage).</li>
  *   <li>The anchor always comes from the role state, never from {@code now}: an anchor
  *       of "now plus n staggers" would move on every evaluation, and a standby of rank
  *       1 or more would wait forever while rank 0 is dead.</li>
@@ -110,18 +111,11 @@ public final class Succession {
      * standbys whose turn came strictly earlier. A winner removes them as silent.
      */
     public static List<MemberId> dueBefore(RoleState state, MemberId me, LeaseConfig config, Shares shares) {
-        return dueBefore(state, me, config, shares, Instant.MIN);
-    }
-
-    /**
-     * As {@link #dueBefore(RoleState, MemberId, LeaseConfig, Shares)}, for a win at {@code now}:
-     * none under the cold-start rule.
-     */
-    public static List<MemberId> dueBefore(RoleState state, MemberId me, LeaseConfig config, Shares shares, Instant now) {
         List<MemberId> ahead = new ArrayList<>();
-        if (placesOnce(state, shares, config, now)) {
+        if (shares != null && state.lease().isEmpty() && state.leaseReleasedAt().isEmpty()) {
             // Who deferred under the cold-start rule depends on shares each member counts from
             // its own view: a winner cannot tell a silent member from one that let it go first.
+            // (A winner after an outage prunes no one either: ElectionPass asks placesOnce.)
             return ahead;
         }
         List<MemberId> standbys = standbys(state, me);
@@ -146,15 +140,20 @@ public final class Succession {
 
     /**
      * Whether the role is placed by the cold-start rule: under spread, a role that has never
-     * had a lease (no lease and no release of one), as on a first start of the members, or
-     * one whose lease ran out longer ago than any standby's turn after a crash can come
-     * ({@link #abandoned}): everyone was away, as through an outage of the cluster.
+     * had a lease (a first start), or whose last lease ended longer ago than any standby's
+     * turn can come, so no member was there to take it: a release before every member
+     * stopped (a full restart), or a lease that ran out while the cluster or every member
+     * was away ({@link #abandoned}).
      */
     public static boolean placesOnce(RoleState state, Shares shares, LeaseConfig config, Instant now) {
         if (shares == null) {
             return false;
         }
-        return state.lease().isEmpty() ? state.leaseReleasedAt().isEmpty() : abandoned(state.lease().get(), config, now);
+        if (state.lease().isPresent()) {
+            return abandoned(state.lease().get(), config, now);
+        }
+        return state.leaseReleasedAt().isEmpty()
+                || now.isAfter(latestTurnAfter(Instant.ofEpochMilli(state.leaseReleasedAt().getAsLong()), config));
     }
 
     /**
@@ -163,30 +162,46 @@ public final class Succession {
      * there to take the role.
      */
     public static boolean abandoned(LeaseState lease, LeaseConfig config, Instant now) {
-        Instant latestTurn = lease.deadlineInstant().plus(config.duration()).plus(config.challengeStagger());
-        return now.isAfter(latestTurn);
+        return now.isAfter(latestTurnAfter(lease.deadlineInstant(), config));
+    }
+
+    private static Instant latestTurnAfter(Instant anchor, LeaseConfig config) {
+        return anchor.plus(config.duration()).plus(config.challengeStagger());
     }
 
     /**
-     * The cold-start rule. Every member that registers counts, so members started together
-     * share the roles at once instead of the first to register taking them all and handing
-     * most away a settle later. The common anchor is the newest registration in the roster
-     * (after an abandoned lease, of the members that registered again since: those back)
-     * plus one stagger, time for members started together to register; never later than one
-     * lease after this member's own, so a member that registers again and again delays no
-     * one for ever. From it, the standbys below their share challenge in the spread order, one
-     * stagger apart; one that holds its share already waits one lease more, so a role no one
-     * else takes is still taken.
+     * The cold-start rule. Every registered member counts, so members started together share
+     * the roles at once instead of the first to register taking them all and handing most
+     * away a settle later. The common anchor is the newest registration in the roster (after
+     * an abandoned lease, of the members that registered again since: those back), never
+     * later than one lease after this member's own, so a member that registers again and
+     * again delays no one for ever. On a start (no lease) one stagger more: time for members
+     * started together to register. After an abandoned lease none: the members that held
+     * roles count as live until they are found silent, so the first back already stops at its
+     * share, and a member on {@code NONE}, which does not wait, takes no more than it races
+     * for. From the anchor the standbys below their share challenge in the spread order, one
+     * stagger apart; one that holds its share already goes after them, one stagger after the
+     * last place below it and one more per role it holds beyond the share, so a role no one
+     * else takes is still taken (within one lease, the stagger's cap), by the members at
+     * their share in turns.
      */
     private static Decision placeOnce(RoleState state, MemberId me, LeaseConfig config, Instant now, Shares shares) {
         long own = state.entryOf(me).orElseThrow().registeredAt();
         long since = state.lease().map(LeaseState::offset).orElse(-1L);
         long newest = state.roster().stream().filter(entry -> entry.offset() > since).mapToLong(RosterEntry::registeredAt)
                 .max().orElse(own);
-        long latest = Math.min(Math.max(newest, own), own + config.duration().toMillis());
-        Instant gathered = Instant.ofEpochMilli(latest).plus(config.challengeStagger());
+        Instant anchor = Instant.ofEpochMilli(Math.min(Math.max(newest, own), own + config.duration().toMillis()));
+        if (state.lease().isEmpty()) {
+            anchor = anchor.plus(config.challengeStagger());
+        }
         int place = spreadOrder(state, me, shares).indexOf(me);
-        Instant challengeAt = shares.full(me) ? gathered.plus(config.duration()) : gathered.plus(stagger(place, config));
+        // A member at its share goes after every place below it, one stagger after the last,
+        // and one stagger more for each role it holds beyond the share, so the members at
+        // their share take what is left in turns rather than all at once.
+        int beyond = Math.max(0, shares.held(me) - shares.fairShare());
+        Instant challengeAt = shares.full(me)
+                ? Instant.ofEpochMilli(Math.max(anchor.toEpochMilli(), own)).plus(stagger(place + 1 + beyond, config))
+                : anchor.plus(stagger(place, config));
         return now.isBefore(challengeAt) ? new Decision.Wait(place, challengeAt) : new Decision.Challenge(place, challengeAt);
     }
 
