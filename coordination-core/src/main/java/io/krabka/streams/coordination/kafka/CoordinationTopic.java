@@ -14,15 +14,16 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.admin.DescribeReplicaLogDirsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartitionReplica;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
-import org.apache.kafka.common.errors.ClusterAuthorizationException;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
 import org.apache.kafka.common.errors.InvalidReplicationFactorException;
@@ -94,8 +95,14 @@ final class CoordinationTopic {
      * (ListOffsets) log an ERROR while the broker they ask for metadata lags. A member
      * without the ACL for it (Describe on the cluster) does not wait, and leaders that do
      * not all have their logs in time are one INFO line: the clients retry, as before.
+     *
+     * <p>Only a topic just created: at any other start a partition without a leader (a
+     * broker down) must hold up the roles on it alone, not the member.
      */
     private static void awaitLeaders(Admin admin, TopicSpec spec, TopicDescription description, long deadline) {
+        if (!mayDescribeLogDirs(admin, spec, deadline)) {
+            return;
+        }
         Set<TopicPartitionReplica> waiting = new HashSet<>();
         description.partitions().stream().filter(partition -> partition.leader() != null).forEach(partition ->
                 waiting.add(new TopicPartitionReplica(spec.name(), partition.partition(), partition.leader().id())));
@@ -115,11 +122,6 @@ final class CoordinationTopic {
                             }
                         });
             } catch (ExecutionException e) {
-                if (e.getCause() instanceof ClusterAuthorizationException) {
-                    log.debug("Not allowed to describe the log directories of the brokers; not waiting for the leaders of {}",
-                            spec.name());
-                    return;
-                }
                 why = e.getCause().toString();
                 break;
             } catch (java.util.concurrent.TimeoutException e) {
@@ -137,6 +139,32 @@ final class CoordinationTopic {
             log.info("{} of the leaders of the new coordination topic {} do not lead yet ({}): until they do, Kafka's clients"
                     + " retry their first writes there and log each retry at WARN", waiting.size(), spec.name(), why);
         }
+    }
+
+    /**
+     * Whether this member may describe the brokers' log directories (Describe on the
+     * cluster). Kafka's admin client reports a refused DescribeLogDirs of some replicas as
+     * replicas without a log, which would look like leaders that never lead.
+     */
+    private static boolean mayDescribeLogDirs(Admin admin, TopicSpec spec, long deadline) {
+        long left = Math.max(1, deadline - System.nanoTime());
+        try {
+            Set<AclOperation> allowed = admin.describeCluster(new DescribeClusterOptions().includeAuthorizedOperations(true)
+                    .timeoutMs((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)))).authorizedOperations()
+                    .get(left, TimeUnit.NANOSECONDS);
+            if (allowed != null && (allowed.contains(AclOperation.DESCRIBE) || allowed.contains(AclOperation.ALL))) {
+                return true;
+            }
+        } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+            log.debug("Could not learn whether this member may describe the brokers' log directories: {}", e.toString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TopicConfigurationException("interrupted while waiting for the leaders of the coordination topic "
+                    + spec.name());
+        }
+        log.debug("Not waiting for the leaders of the new coordination topic {}: this member may not describe the"
+                + " brokers' log directories (Describe on the cluster)", spec.name());
+        return false;
     }
 
     private static void backOff(TopicSpec spec) {
