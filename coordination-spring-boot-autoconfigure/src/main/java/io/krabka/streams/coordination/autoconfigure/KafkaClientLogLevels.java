@@ -16,10 +16,10 @@ import org.springframework.core.Ordered;
  * {@code org.apache.kafka.common.utils.AppInfoParser} (the Kafka version, commit id and
  * start time of each client, and a line when it closes). A member builds an admin client,
  * a registrar, a reader, a watcher, a producer per role, a consumer per
- * {@code @LeaderListener} and a describe reader: 1 367 of the 2 661 lines before a first
- * grant were these ({@code QuietStartIT}: two members, four roles, three brokers). Both
- * are set to WARN, so their WARN and ERROR lines (a configuration provider that cannot be
- * loaded, an mbean that cannot be registered) still show.
+ * {@code @LeaderListener} and a describe reader: 569 of the 605 lines a member and its
+ * clients logged before its first grant were these ({@code QuietStartIT}: four roles,
+ * three brokers). Both are set to WARN, so their WARN and ERROR lines (a configuration
+ * provider that cannot be loaded, an mbean that cannot be registered) still show.
  *
  * <p>Kafka logs these through one static logger per class, not per client, so the
  * levels quiet the application's own Kafka clients (and an embedded broker's
