@@ -42,11 +42,19 @@ public final class KafkaClientLogLevels implements ApplicationListener<Applicati
         if (!event.getEnvironment().getProperty("krabka.coordination.enabled", Boolean.class, true)) {
             return;
         }
-        LoggingSystem logging = LoggingSystem.get(event.getSpringApplication().getClassLoader());
-        for (String logger : LOGGERS) {
-            if (!configured(logging, logger)) {
-                logging.setLogLevel(logger, LogLevel.WARN);
+        apply(LoggingSystem.get(event.getSpringApplication().getClassLoader()));
+    }
+
+    /** Sets the defaults on {@code logging}; one that cannot tell or set levels is left as it is. */
+    static void apply(LoggingSystem logging) {
+        try {
+            for (String logger : LOGGERS) {
+                if (!configured(logging, logger)) {
+                    logging.setLogLevel(logger, LogLevel.WARN);
+                }
             }
+        } catch (UnsupportedOperationException cannot) {
+            // A logging system of the application's own that does not do levels.
         }
     }
 

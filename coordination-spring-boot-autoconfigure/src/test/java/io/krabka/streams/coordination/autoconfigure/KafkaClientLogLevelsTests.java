@@ -1,6 +1,7 @@
 package io.krabka.streams.coordination.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatNoException;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
@@ -13,6 +14,7 @@ import org.slf4j.LoggerFactory;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.bootstrap.DefaultBootstrapContext;
 import org.springframework.boot.context.event.ApplicationEnvironmentPreparedEvent;
+import org.springframework.boot.logging.LoggingSystem;
 import org.springframework.mock.env.MockEnvironment;
 
 /**
@@ -85,6 +87,17 @@ class KafkaClientLogLevelsTests {
 
         assertThat(logback.getLogger(CONFIG).getLevel()).isNull();
         assertThat(logback.getLogger(APP_INFO).getLevel()).isNull();
+    }
+
+    @Test
+    void aLoggingSystemThatDoesNotDoLevelsIsLeftAlone() {
+        LoggingSystem withoutLevels = new LoggingSystem() {
+            @Override
+            public void beforeInitialize() {
+            }
+        };
+
+        assertThatNoException().isThrownBy(() -> KafkaClientLogLevels.apply(withoutLevels));
     }
 
     @Test
