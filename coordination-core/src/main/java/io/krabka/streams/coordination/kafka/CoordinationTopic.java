@@ -5,6 +5,7 @@ import io.krabka.streams.coordination.TopicConfigurationException;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -13,10 +14,14 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.clients.admin.DescribeReplicaLogDirsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.TopicPartitionReplica;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
@@ -49,7 +54,8 @@ final class CoordinationTopic {
     static Identity ensure(Admin admin, TopicSpec spec, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         TopicDescription description = describe(admin, spec, timeout);
-        if (description == null) {
+        boolean justCreated = description == null;
+        if (justCreated) {
             if (!spec.create()) {
                 throw new TopicConfigurationException("the coordination topic " + spec.name()
                         + " does not exist and creating it is disabled; create it compacted with replication "
@@ -66,18 +72,108 @@ final class CoordinationTopic {
                 throw new TopicConfigurationException("the coordination topic " + spec.name()
                         + " did not appear in the metadata of every broker asked within " + timeout);
             }
-            try {
-                Thread.sleep(50);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new TopicConfigurationException("interrupted while waiting for the coordination topic " + spec.name());
-            }
+            backOff(spec);
             if (description == null) {
                 description = describe(admin, spec, timeout);
             }
         }
         check(spec, description, config);
+        if (justCreated) {
+            awaitLeaders(admin, spec, description, deadline);
+        }
         return new Identity(description.topicId(), description.partitions().size());
+    }
+
+    /**
+     * Waits until the leader of every partition of a topic just created (here, or by another
+     * member a moment before) has the partition's log, at most until {@code deadline}. Each
+     * broker applies the metadata log on its own: a producer that learned a partition's
+     * leader from another broker was answered NOT_LEADER_OR_FOLLOWER by a leader not leading
+     * yet, and Kafka's producer logs each such retry at WARN ("retrying (2147483646 attempts
+     * left)"), which a first start read as failures. Asked of each leader itself
+     * (DescribeLogDirs), which answers quietly either way; the leader-routed requests
+     * (ListOffsets) log an ERROR while the broker they ask for metadata lags. A member
+     * without the ACL for it (Describe on the cluster) does not wait, and leaders that do
+     * not all have their logs in time are one INFO line: the clients retry, as before.
+     *
+     * <p>Only a topic just created: at any other start a partition without a leader (a
+     * broker down) must hold up the roles on it alone, not the member.
+     */
+    private static void awaitLeaders(Admin admin, TopicSpec spec, TopicDescription description, long deadline) {
+        if (!mayDescribeLogDirs(admin, spec, deadline)) {
+            return;
+        }
+        Set<TopicPartitionReplica> waiting = new HashSet<>();
+        description.partitions().stream().filter(partition -> partition.leader() != null).forEach(partition ->
+                waiting.add(new TopicPartitionReplica(spec.name(), partition.partition(), partition.leader().id())));
+        String why = "no time left";
+        while (!waiting.isEmpty()) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                break;
+            }
+            try {
+                admin.describeReplicaLogDirs(waiting, new DescribeReplicaLogDirsOptions()
+                                .timeoutMs((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(left))))
+                        .all().get(left, TimeUnit.NANOSECONDS)
+                        .forEach((replica, dir) -> {
+                            if (dir.getCurrentReplicaLogDir() != null) {
+                                waiting.remove(replica);
+                            }
+                        });
+            } catch (ExecutionException e) {
+                why = e.getCause().toString();
+                break;
+            } catch (java.util.concurrent.TimeoutException e) {
+                break;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new TopicConfigurationException("interrupted while waiting for the leaders of the coordination topic "
+                        + spec.name());
+            }
+            if (!waiting.isEmpty()) {
+                backOff(spec);
+            }
+        }
+        if (!waiting.isEmpty()) {
+            log.info("{} of the leaders of the new coordination topic {} do not lead yet ({}): until they do, Kafka's clients"
+                    + " retry their first writes there and log each retry at WARN", waiting.size(), spec.name(), why);
+        }
+    }
+
+    /**
+     * Whether this member may describe the brokers' log directories (Describe on the
+     * cluster). Kafka's admin client reports a refused DescribeLogDirs of some replicas as
+     * replicas without a log, which would look like leaders that never lead.
+     */
+    private static boolean mayDescribeLogDirs(Admin admin, TopicSpec spec, long deadline) {
+        long left = Math.max(1, deadline - System.nanoTime());
+        try {
+            Set<AclOperation> allowed = admin.describeCluster(new DescribeClusterOptions().includeAuthorizedOperations(true)
+                    .timeoutMs((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)))).authorizedOperations()
+                    .get(left, TimeUnit.NANOSECONDS);
+            if (allowed != null && (allowed.contains(AclOperation.DESCRIBE) || allowed.contains(AclOperation.ALL))) {
+                return true;
+            }
+        } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+            log.debug("Could not learn whether this member may describe the brokers' log directories: {}", e.toString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TopicConfigurationException("interrupted while waiting for the leaders of the coordination topic "
+                    + spec.name());
+        }
+        log.debug("Not waiting for the leaders of the new coordination topic {}: this member may not describe the"
+                + " brokers' log directories (Describe on the cluster)", spec.name());
+        return false;
+    }
+
+    private static void backOff(TopicSpec spec) {
+        try {
+            Thread.sleep(50);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new TopicConfigurationException("interrupted while waiting for the coordination topic " + spec.name());
+        }
     }
 
     /**

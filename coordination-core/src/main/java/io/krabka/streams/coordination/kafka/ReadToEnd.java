@@ -16,7 +16,14 @@ import org.apache.kafka.common.TopicPartition;
  * One read of some partitions, each from its own offset up to the end first found for it
  * ({@code read_committed}: the last stable offset), a slice at a time: the one slice loop
  * of {@link TopicReaders#read} (one partition) and {@link TopicReaders#readAll} (many).
- * Between slices the consumer serves other reads; each slice seeks again.
+ * Between slices the consumer serves other reads; each slice seeks again, unless the
+ * consumer is still where the read left it.
+ *
+ * <p>A consumer keeps every partition it was ever asked to read assigned and pauses the
+ * ones a read does not want ({@link #focus}): Kafka's consumer logs every assignment at
+ * INFO, and a partition dropped from the assignment loses its position, so its next read
+ * seeks, another INFO line. Reassigning per read, a member polled by the endpoint once a
+ * second logged 81 such lines a minute (four roles, the sample's lease timings).
  */
 final class ReadToEnd {
 
@@ -44,7 +51,7 @@ final class ReadToEnd {
         if (ends == null) {
             // endOffsets updates the last stable offset of each assigned partition and
             // logs a WARN for every other one it was asked about.
-            assign(reader, next.keySet());
+            focus(reader, next.keySet());
             Map<TopicPartition, Long> found;
             try {
                 found = reader.endOffsets(next.keySet(), Duration.ofNanos(Math.max(1, sliceEnd - System.nanoTime())));
@@ -65,27 +72,23 @@ final class ReadToEnd {
             return true;
         }
         Set<TopicPartition> assigned = reader.assignment();
-        assign(reader, behind);
+        focus(reader, behind);
         behind.forEach(partition -> seek(reader, partition, next.get(partition), assigned.contains(partition)));
-        try {
-            while (!behind.isEmpty() && System.nanoTime() < sliceEnd) {
-                var polled = reader.poll(POLL_STEP);
-                for (TopicPartition partition : List.copyOf(behind)) {
-                    collect(polled.records(partition), records.get(partition));
-                    long position = reader.position(partition, timeout);
-                    next.put(partition, position);
-                    if (position >= ends.get(partition)) {
-                        behind.remove(partition);
-                        if (!behind.isEmpty()) {
-                            // Done: fetch only the others from now on.
-                            reader.pause(Set.of(partition));
-                        }
+        while (!behind.isEmpty() && System.nanoTime() < sliceEnd) {
+            var polled = reader.poll(POLL_STEP);
+            for (TopicPartition partition : List.copyOf(behind)) {
+                collect(polled.records(partition), records.get(partition));
+                long position = reader.position(partition, timeout);
+                next.put(partition, position);
+                if (position >= ends.get(partition)) {
+                    behind.remove(partition);
+                    if (!behind.isEmpty()) {
+                        // Done: fetch only the others from now on. The next read focuses
+                        // on its own partitions, so none stays paused that it wants.
+                        reader.pause(Set.of(partition));
                     }
                 }
             }
-        } finally {
-            // Another read assigns its own partitions and polls them: none may stay paused.
-            reader.resume(reader.paused());
         }
         return behind.isEmpty();
     }
@@ -126,10 +129,29 @@ final class ReadToEnd {
         return records.get(partition);
     }
 
-    /** Assigns {@code partitions} unless they are the assignment already: each assign logs a line at INFO. */
-    static void assign(Consumer<byte[], byte[]> reader, Set<TopicPartition> partitions) {
-        if (!reader.assignment().equals(partitions)) {
-            reader.assign(Set.copyOf(partitions));
+    /**
+     * Makes {@code partitions} the only ones {@code reader} fetches: assigns those it does
+     * not have yet on top of the others (each assign logs a line at INFO; the partitions
+     * kept keep their positions) and pauses every other assigned partition. The caller
+     * holds the reader's lock; every read focuses before it polls.
+     */
+    static void focus(Consumer<byte[], byte[]> reader, Set<TopicPartition> partitions) {
+        Set<TopicPartition> assigned = reader.assignment();
+        if (!assigned.containsAll(partitions)) {
+            Set<TopicPartition> more = new HashSet<>(assigned);
+            more.addAll(partitions);
+            reader.assign(more);
+            assigned = more;
+        }
+        Set<TopicPartition> others = new HashSet<>(assigned);
+        others.removeAll(partitions);
+        if (!others.isEmpty()) {
+            reader.pause(others);
+        }
+        Set<TopicPartition> paused = new HashSet<>(reader.paused());
+        paused.retainAll(partitions);
+        if (!paused.isEmpty()) {
+            reader.resume(paused);
         }
     }
 

@@ -123,7 +123,7 @@ final class TopicReaders {
                 Consumer<byte[], byte[]> laneReader = lane.consumer;
                 lane.lock.lock();
                 try {
-                    ReadToEnd.assign(laneReader, Set.of(partition));
+                    ReadToEnd.focus(laneReader, Set.of(partition));
                     Duration slice = unanswering.contains(partition.partition()) ? SICK_SLICE : READ_SLICE;
                     long sliceEnd = Math.min(System.nanoTime() + slice.toNanos(), giveUpAt);
                     boolean knewEnd = toEnd.endsKnown();
@@ -145,7 +145,9 @@ final class TopicReaders {
                     }
                     // At the end from the start: wait for news.
                     List<RawRecord> records = toEnd.records(partition);
-                    // slice() just read this partition, so it stays assigned.
+                    // slice() just read this partition, so it stays assigned; it may have paused
+                    // it, and this poll fetches it alone.
+                    ReadToEnd.focus(laneReader, Set.of(partition));
                     ReadToEnd.seek(laneReader, partition, next, true);
                     long remaining = waitUntil - System.nanoTime();
                     if (remaining <= 0) {

@@ -13,6 +13,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.MockConsumer;
 import org.apache.kafka.common.TopicPartition;
@@ -109,5 +110,57 @@ class ReadToEndTest {
         ReadToEnd.seek(reader, P0, 9, true);
         assertThat(seeks).as("elsewhere").containsExactly(5L, 9L);
         assertThat(reader.position(P0)).isEqualTo(9);
+    }
+
+    /**
+     * Kafka's consumer logs every assignment at INFO and a partition dropped from it loses
+     * its position: reads of one partition, then another, then the first again assign each
+     * partition once, keep the first where its read left it (no seek) and pause the other.
+     */
+    @Test
+    void readsOfPartitionsInTurnAssignEachOnceAndKeepTheirPositions() {
+        List<Set<TopicPartition>> assigns = new ArrayList<>();
+        List<String> seeks = new ArrayList<>();
+        MockConsumer<byte[], byte[]> reader = new MockConsumer<>("earliest") {
+            @Override
+            public synchronized void assign(Collection<TopicPartition> partitions) {
+                assigns.add(Set.copyOf(partitions));
+                super.assign(partitions);
+            }
+
+            @Override
+            public synchronized void seek(TopicPartition partition, long offset) {
+                seeks.add(partition + "@" + offset);
+                super.seek(partition, offset);
+            }
+        };
+        reader.updateBeginningOffsets(Map.of(P0, 0L, P1, 0L));
+        reader.updateEndOffsets(Map.of(P0, 2L, P1, 1L));
+
+        reader.schedulePollTask(() -> {
+            reader.addRecord(record(P0, 0));
+            reader.addRecord(record(P0, 1));
+        });
+        assertThat(readToEnd(reader, P0, 0).next(P0)).isEqualTo(2);
+        reader.schedulePollTask(() -> reader.addRecord(record(P1, 0)));
+        assertThat(readToEnd(reader, P1, 0).next(P1)).isEqualTo(1);
+        reader.updateEndOffsets(Map.of(P0, 3L));
+        reader.schedulePollTask(() -> reader.addRecord(record(P0, 2)));
+        ReadToEnd again = readToEnd(reader, P0, 2);
+
+        assertThat(again.records(P0)).extracting(raw -> raw.offset()).containsExactly(2L);
+        assertThat(assigns).as("each partition assigned once, the first kept").containsExactly(Set.of(P0), Set.of(P0, P1));
+        assertThat(seeks).as("no seek where the reader already is").containsExactly(P0 + "@0", P1 + "@0");
+        assertThat(reader.paused()).as("the partition this read does not want").containsExactly(P1);
+    }
+
+    private static ConsumerRecord<byte[], byte[]> record(TopicPartition partition, long offset) {
+        return new ConsumerRecord<>(partition.topic(), partition.partition(), offset, new byte[] {1}, new byte[] {2});
+    }
+
+    private static ReadToEnd readToEnd(Consumer<byte[], byte[]> reader, TopicPartition partition, long from) {
+        ReadToEnd read = new ReadToEnd(Map.of(partition, from), Duration.ofSeconds(1));
+        assertThat(read.slice(reader, aSecondFromNow())).as("read to the end in one slice").isTrue();
+        return read;
     }
 }
