@@ -190,15 +190,24 @@ final class Balancer {
             }
             roles++;
             RoleState state = entry.getValue();
-            if (state.lease().isPresent()) {
+            Contender own = contenders.get(entry.getKey());
+            if (own != null && own.leadership().isPresent()) {
+                // This member's own role: it knows it holds it, while its fold, which a holder
+                // does not read between renewals, may still show an old lease that ran out.
+                held.merge(own.member(), 1, Integer::sum);
+                running.add(own.member());
+            } else if (state.lease().isPresent()) {
                 LeaseState lease = state.lease().get();
-                if (lease.deadline() >= now) {
+                boolean abandoned = Succession.abandoned(lease, client.config(), Instant.ofEpochMilli(now));
+                if (!abandoned) {
                     held.merge(lease.member(), 1, Integer::sum);
+                }
+                if (lease.deadline() >= now) {
                     running.add(lease.member());
-                } else if (!Succession.abandoned(lease, client.config(), Instant.ofEpochMilli(now))
-                        && state.entryOf(lease.member()).filter(since -> since.offset() > lease.offset()).isEmpty()) {
+                } else if (!abandoned && state.entryOf(lease.member()).filter(since -> since.offset() > lease.offset()).isEmpty()) {
                     // Ran out within a crash's turns: its holder crashed, unless it registered again
-                    // since. A lease no one could take over (an outage) says nothing of its holder.
+                    // since. A lease no one could take over (an outage) says nothing of its holder,
+                    // and holds nothing for it.
                     ranOut.add(lease.member());
                 }
             }

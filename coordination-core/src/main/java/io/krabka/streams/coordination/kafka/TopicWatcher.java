@@ -165,7 +165,11 @@ final class TopicWatcher implements AutoCloseable {
             if (count <= 0) {
                 // Not pinned yet (or no longer valid): follow once a contender pinned the topic.
                 followAgainAt = System.nanoTime() + RETRY.toNanos();
-                reader.assign(Set.of());
+                if (!reader.assignment().isEmpty()) {
+                    // Kafka logs every assignment at INFO: once a second while a topic that does
+                    // not match the settings keeps the contenders out filled the log.
+                    reader.assign(Set.of());
+                }
                 return;
             }
             for (Role role : watchers.keySet()) {
@@ -175,7 +179,9 @@ final class TopicWatcher implements AutoCloseable {
         Set<TopicPartition> added = new HashSet<>(wanted);
         added.removeAll(reader.assignment());
         coveredFrom.keySet().removeIf(partition -> !wanted.contains(new TopicPartition(topic, partition)));
-        reader.assign(wanted);
+        if (!wanted.equals(reader.assignment())) {
+            reader.assign(wanted);
+        }
         if (!added.isEmpty()) {
             reader.seekToEnd(added);
             // What was committed before the watcher followed these partitions it never saw:

@@ -11,8 +11,8 @@ import java.util.Set;
  * {@link io.krabka.streams.coordination.Balance#SPREAD} rules decide on.
  *
  * @param roles how many roles the member reads
- * @param held per member, how many of those roles its newest lease names, a lease that has not
- *     run out
+ * @param held per member, how many of those roles its newest lease names (none for a lease
+ *     that ran out with no one to take it over: {@link Succession#abandoned})
  * @param live the members the reader counts as alive: itself, every member whose lease
  *     has not run out, every member that registered within the last lease, less those a
  *     handover found silent
