@@ -24,6 +24,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.SpringBootConfiguration;
@@ -42,6 +43,9 @@ import org.springframework.context.ConfigurableApplicationContext;
  * read (the second member is the standby of every role the first holds). And a user's own
  * {@code logging.level} brings Kafka's lines back.
  */
+// Three brokers and a minute of polling: run with -Plong (the unit tests KafkaClientLogLevelsTests
+// and ReadToEndTest keep the defaults and the quiet reads in the default build).
+@Tag("long")
 @ExtendWith(OutputCaptureExtension.class)
 class QuietStartIT {
 
