@@ -89,7 +89,9 @@ class DashboardIT {
             browser.get("http://localhost:" + port + "/");
             await("the dashboard shows " + MEMBER + " as holder with a term and accepted commands")
                     .atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250)).ignoreExceptions()
+                    // current: once the endpoint's view of the cluster was read after the grant (within its max age).
                     .until(() -> MEMBER.equals(text(browser, "holder")) && text(browser, "term").matches("\\d+")
+                            && "yes".equals(text(browser, "current"))
                             && text(browser, "accepted").startsWith(MEMBER + ": ")
                             && !browser.findElements(By.cssSelector("#commands .badge.accepted")).isEmpty());
 

@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,6 +36,9 @@ import tools.jackson.databind.json.JsonMapper;
  * describes every one of them within the endpoint's 2 s budget.
  * {@code -Dkrabka.it.endpoint-roles=N} runs it with N roles (100 by default, to keep the default build within its budget).
  */
+// A hundred roles on a real broker, about 45 s: run with -Plong (CoordinationEndpointHttpTests keeps the
+// endpoint's answer-at-once and single-read rules in the default build).
+@Tag("long")
 class ManyRolesEndpointIT {
 
     private static final Logger log = LoggerFactory.getLogger(ManyRolesEndpointIT.class);
