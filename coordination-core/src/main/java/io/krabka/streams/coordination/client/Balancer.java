@@ -204,7 +204,7 @@ final class Balancer {
                 }
                 if (lease.deadline() >= now) {
                     running.add(lease.member());
-                } else if (!abandoned && state.entryOf(lease.member()).filter(since -> since.offset() > lease.offset()).isEmpty()) {
+                } else if (!abandoned && !state.registeredSinceLease(lease.member())) {
                     // Ran out within a crash's turns: its holder crashed, unless it registered again
                     // since. A lease no one could take over (an outage) says nothing of its holder,
                     // and holds nothing for it.

@@ -111,7 +111,7 @@ final class ElectionPass {
         if (!Succession.placesOnce(bounded, shares, config, now)) {
             return decide(role, me, bounded, shares, Succession.evaluate(bounded, me, false, config, now, shares), confirm);
         }
-        if (bounded.lease().isPresent() && bounded.entryOf(me).orElseThrow().offset() < bounded.lease().get().offset()) {
+        if (bounded.lease().isPresent() && !bounded.registeredSinceLease(me)) {
             // Back after a lease that no one took over (the cluster, or every member, was away):
             // registering again says so, and the members back place the role between them.
             log.info("{} registers again for role {}: its lease ran out at {} and no one took it over", me, role,

@@ -40,6 +40,14 @@ public record RoleState(
         return new RoleStateBuilder(role);
     }
 
+    /**
+     * Whether {@code member} registered after the current lease was written: a holder back
+     * after its lease ran out, or a standby that joined since. False with no lease.
+     */
+    public boolean registeredSinceLease(MemberId member) {
+        return lease.isPresent() && entryOf(member).filter(entry -> entry.offset() > lease.get().offset()).isPresent();
+    }
+
     /** The roster entry of {@code member}, if it is registered. */
     public Optional<RosterEntry> entryOf(MemberId member) {
         return roster.stream().filter(entry -> entry.member().equals(member)).findFirst();

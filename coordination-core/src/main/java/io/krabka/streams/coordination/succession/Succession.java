@@ -87,7 +87,7 @@ public final class Succession {
             return new Decision.Register();
         }
         if (placesOnce(state, shares, config, now)) {
-            if (state.lease().isPresent() && state.entryOf(me).orElseThrow().offset() < state.lease().get().offset()) {
+            if (state.lease().isPresent() && !state.registeredSinceLease(me)) {
                 // Back after a lease no one took over: say so, and the members back place the role.
                 return new Decision.Register();
             }
@@ -112,7 +112,7 @@ public final class Succession {
      */
     public static List<MemberId> dueBefore(RoleState state, MemberId me, LeaseConfig config, Shares shares) {
         List<MemberId> ahead = new ArrayList<>();
-        if (shares != null && state.lease().isEmpty() && state.leaseReleasedAt().isEmpty()) {
+        if (shares != null && neverLeased(state)) {
             // Who deferred under the cold-start rule depends on shares each member counts from
             // its own view: a winner cannot tell a silent member from one that let it go first.
             // (A winner after an outage prunes no one either: ElectionPass asks placesOnce.)
@@ -152,8 +152,13 @@ public final class Succession {
         if (state.lease().isPresent()) {
             return abandoned(state.lease().get(), config, now);
         }
-        return state.leaseReleasedAt().isEmpty()
+        return neverLeased(state)
                 || now.isAfter(latestTurnAfter(Instant.ofEpochMilli(state.leaseReleasedAt().getAsLong()), config));
+    }
+
+    /** No lease and no release of one: a role on its first start (or whose records compaction removed). */
+    private static boolean neverLeased(RoleState state) {
+        return state.lease().isEmpty() && state.leaseReleasedAt().isEmpty();
     }
 
     /**
@@ -199,9 +204,8 @@ public final class Succession {
         // and one stagger more for each role it holds beyond the share, so the members at
         // their share take what is left in turns rather than all at once.
         int beyond = Math.max(0, shares.held(me) - shares.fairShare());
-        Instant challengeAt = shares.full(me)
-                ? Instant.ofEpochMilli(Math.max(anchor.toEpochMilli(), own)).plus(stagger(place + 1 + beyond, config))
-                : anchor.plus(stagger(place, config));
+        // (The anchor is never before this member's own registration.)
+        Instant challengeAt = anchor.plus(stagger(shares.full(me) ? place + 1 + beyond : place, config));
         return now.isBefore(challengeAt) ? new Decision.Wait(place, challengeAt) : new Decision.Challenge(place, challengeAt);
     }
 
