@@ -6,6 +6,8 @@ import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.internal.ContenderState;
+import io.krabka.streams.coordination.client.internal.RoleContender;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import java.time.Duration;
 import java.util.Objects;
@@ -55,21 +57,13 @@ import java.util.function.UnaryOperator;
  *
  * <p>Thread-safe.
  *
- * <p>Size: the contender's whole public face and the contract of each call, which
- * delegate to the pass loop, the holder's and standby's passes and the handover.
+ * <p>Size: the contender's whole public face and the contract of each call; each
+ * delegates to its {@link RoleContender}, in the internal package.
  */
 public final class Contender implements AutoCloseable {
 
-    /** The shortest wait between passes, so a lost race never becomes a busy loop. */
-    static final Duration MIN_WAIT = Duration.ofMillis(20);
-    /** The pause after a failed operation, and before rejoining after the work failed. */
-    static final Duration ERROR_BACKOFF = Duration.ofSeconds(1);
-    /** The pause after the cluster's ACLs refused this member: that does not heal by itself. */
-    static final Duration DENIAL_BACKOFF = Duration.ofSeconds(10);
-    /** A cluster that keeps failing is reported at WARN at most this often per role. */
-    static final Duration WARN_INTERVAL = Duration.ofMinutes(1);
     /** How long {@link #close()} waits for the release and the listener, by default. */
-    static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(30);
+    static final Duration DEFAULT_CLOSE_TIMEOUT = RoleContender.DEFAULT_CLOSE_TIMEOUT;
 
     /**
      * What a contender tells its owner. Callbacks of one contender run one at a time and
@@ -104,18 +98,7 @@ public final class Contender implements AutoCloseable {
         }
     }
 
-    private final CoordinationClient client;
-    private final CoordinationRuntime runtime;
-    private final Role role;
-    private final MemberId member;
-    private final OrderedCallbacks callbacks;
-    private final FailureReport failures;
-    private final TenureEnd ending;
-    // What each pass does, when and where it runs; it takes this contender's lock, the one of its state.
-    private final PassLoop loop;
-    // Where this contender stands; changed only under this, by ContenderState's transitions.
-    private volatile ContenderState state = ContenderState.STANDBY;
-    private final Handover handover;
+    private final RoleContender engine;
 
     /** A contender whose listener runs on the shared callback threads, one callback at a time. */
     public Contender(CoordinationClient client, Role role, MemberId member, Listener listener) {
@@ -128,41 +111,10 @@ public final class Contender implements AutoCloseable {
      * order either way.
      */
     public Contender(CoordinationClient client, Role role, MemberId member, Listener listener, Executor callbacks) {
-        this.client = Objects.requireNonNull(client, "client");
-        this.runtime = client.runtime();
-        this.role = Objects.requireNonNull(role, "role");
-        this.member = Objects.requireNonNull(member, "member");
+        Objects.requireNonNull(client, "client");
         Objects.requireNonNull(listener, "listener");
-        this.callbacks = new OrderedCallbacks(role, callbacks != null ? callbacks : runtime.callbacks(), runtime);
-        this.failures = new FailureReport(role, member, runtime, client::location, this::isRunning);
-        ReadFreshness freshness = new ReadFreshness(client, role);
-        this.ending = new TenureEnd(runtime, role, member, listener, this.callbacks, failures,
-                (held, rejoinAtNanos) -> transition(now -> now.ended(held, rejoinAtNanos)));
-        HolderPass holder = new HolderPass(client, role, member, listener, this.callbacks, failures, freshness, ending,
-                new HolderPass.Owner() {
-                    @Override
-                    public void granted(Tenure held) {
-                        transition(now -> now.granted(held));
-                    }
-
-                    @Override
-                    public void whileHolding(Tenure held, Runnable action) {
-                        synchronized (Contender.this) {
-                            if (isRunning() && !held.finished.get() && state.tenure() == held) {
-                                action.run();
-                            }
-                        }
-                    }
-
-                    @Override
-                    public void passNow() {
-                        loop.schedule(Duration.ZERO);
-                    }
-                });
-        this.handover = new Handover(client, role, member, () -> state.tenure(), ending,
-                () -> Contender.this.loop.schedule(Duration.ZERO), holder::renewalBlocked);
-        this.loop = new PassLoop(this, client, failures, freshness, ending, holder,
-                new StandbyPass(client, role, member, failures, freshness, holder), handover);
+        this.engine = new RoleContender(client.engine(), Objects.requireNonNull(role, "role"),
+                Objects.requireNonNull(member, "member"), listener, callbacks);
     }
 
     /**
@@ -186,27 +138,26 @@ public final class Contender implements AutoCloseable {
     }
 
     public Role role() {
-        return role;
+        return engine.role();
     }
 
     public MemberId member() {
-        return member;
+        return engine.member();
     }
 
     /** The time and threads it runs on: its client's. */
     CoordinationRuntime runtime() {
-        return runtime;
+        return engine.runtime();
     }
 
     /** Whether {@link #start()} was called and {@link #close()} not yet. */
     public boolean isRunning() {
-        return loop.started() && state.contending();
+        return engine.isRunning();
     }
 
     /** The leadership this member holds now, if any: granted, and not ended. */
     public Optional<Leadership> leadership() {
-        Tenure held = state.tenure();
-        return held == null || held.finished.get() ? Optional.empty() : Optional.of(held.leadership);
+        return engine.leadership();
     }
 
     /**
@@ -220,8 +171,7 @@ public final class Contender implements AutoCloseable {
      * ({@link io.krabka.streams.coordination.transport.CoordinationTransport#topicProblem}).
      */
     public Optional<CoordinationException> problem() {
-        return Optional.<CoordinationException>ofNullable(failures.problem())
-                .or(() -> client.configurationProblem(role));
+        return engine.problem();
     }
 
     /**
@@ -229,13 +179,7 @@ public final class Contender implements AutoCloseable {
      * of the role is committed.
      */
     public void start() {
-        client.using(role);
-        try {
-            loop.start();
-        } catch (RuntimeException e) {
-            client.doneWith(role, false);
-            throw e;
-        }
+        engine.start();
     }
 
     /**
@@ -247,8 +191,7 @@ public final class Contender implements AutoCloseable {
      * @return whether a held leadership was released
      */
     public boolean release() {
-        Tenure held = state.tenure();
-        return held != null && ending.finish(held, LeadershipEndCause.RELEASED, null);
+        return engine.release();
     }
 
     /**
@@ -260,7 +203,7 @@ public final class Contender implements AutoCloseable {
      * the renewal was blocked already (leaving {@code to} where it stood in line).
      */
     public HandoverResult handOver(MemberId to) {
-        return handover.to(Objects.requireNonNull(to, "to"));
+        return engine.handOver(Objects.requireNonNull(to, "to"));
     }
 
     /**
@@ -272,10 +215,7 @@ public final class Contender implements AutoCloseable {
      * @param failure what the work threw, or null when it returned
      */
     public void relinquish(Leadership leadership, Throwable failure) {
-        Tenure held = state.tenure();
-        if (held != null && held.leadership == leadership) {
-            ending.relinquish(held, failure);
-        }
+        engine.relinquish(leadership, failure);
     }
 
     /**
@@ -284,7 +224,7 @@ public final class Contender implements AutoCloseable {
      * @return whether it did within {@code timeout}
      */
     public boolean awaitListener(Duration timeout) {
-        return callbacks.await(timeout);
+        return engine.awaitListener(timeout);
     }
 
     /**
@@ -293,7 +233,7 @@ public final class Contender implements AutoCloseable {
      * contenders this way takes as long as the slowest, not their sum.
      */
     public void stop() {
-        loop.stop();
+        engine.stop();
     }
 
     /**
@@ -305,46 +245,18 @@ public final class Contender implements AutoCloseable {
      * @return whether everything finished within {@code timeout}
      */
     public boolean awaitStopped(Duration timeout) {
-        long deadline = runtime.nanoTime() + timeout.toNanos();
-        boolean done = loop.awaitStopped(deadline);
-        if (!done) {
-            Tenure held = state.tenure();
-            if (held != null) {
-                ending.abandon(held, timeout);
-            }
-            loop.interruptPass();
-        }
-        boolean told = awaitListener(Duration.ofNanos(Math.max(0, deadline - runtime.nanoTime())));
-        return done && told;
+        return engine.awaitStopped(timeout);
     }
 
     /** Stops, releasing a held role, and waits up to 30 s for that. */
     @Override
     public void close() {
-        stop();
-        awaitStopped(DEFAULT_CLOSE_TIMEOUT);
-    }
-
-    /**
-     * Applies {@code event} to the state: every change of {@link #state} goes through here,
-     * atomically, under this contender's lock (the one lock its pass loop takes as well).
-     */
-    void transition(UnaryOperator<ContenderState> event) {
-        boolean stoppedNow;
-        synchronized (this) {
-            boolean before = state instanceof ContenderState.Stopped;
-            state = event.apply(state);
-            stoppedNow = !before && state instanceof ContenderState.Stopped;
-        }
-        if (stoppedNow) {
-            // Released and left: the client may forget the role, unless something else of it uses it.
-            client.doneWith(role, true);
-        }
+        engine.close();
     }
 
     /** Where this contender stands now. */
     ContenderState state() {
-        return state;
+        return engine.state();
     }
 
     /**
@@ -355,19 +267,11 @@ public final class Contender implements AutoCloseable {
      * @return how long to wait for news before the next pass
      */
     Duration step() {
-        return loop.step(true);
-    }
-
-    static Duration min(Duration a, Duration b) {
-        return a.compareTo(b) <= 0 ? a : b;
-    }
-
-    static Duration max(Duration a, Duration b) {
-        return a.compareTo(b) >= 0 ? a : b;
+        return engine.step();
     }
 
     @Override
     public String toString() {
-        return "Contender[" + member + " for " + role + (leadership().isPresent() ? ", holding" : "") + "]";
+        return engine.toString();
     }
 }

@@ -1,33 +1,20 @@
 package io.krabka.streams.coordination.client;
 
 import io.krabka.streams.coordination.Balance;
-import io.krabka.streams.coordination.CoordinationConfigurationException;
 import io.krabka.streams.coordination.CoordinationException;
-import io.krabka.streams.coordination.CoordinationTimeoutException;
-import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.SendBatching;
+import io.krabka.streams.coordination.client.internal.Engine;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
-import io.krabka.streams.coordination.succession.Decision;
-import io.krabka.streams.coordination.succession.LeaseState;
-import io.krabka.streams.coordination.succession.RoleState;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
-import io.krabka.streams.coordination.transport.RoleNews;
 import java.time.Duration;
-import java.time.Instant;
 import java.time.InstantSource;
 import java.util.Collection;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Consumer;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Takes roles and reports who holds them.
@@ -53,36 +40,11 @@ import org.slf4j.LoggerFactory;
  * <p>One client serves one member per role: the transport holds one transactional producer
  * per role, and a second member of the role in the same transport would fence the first. Thread-safe.
  *
- * <p>Size: the client's whole public face, each method a short delegation to the part
- * that does the work (elections, reports, registrations, folds).
+ * <p>Every call delegates to the client's {@link Engine}, in the internal package.
  */
 public final class CoordinationClient implements AutoCloseable {
 
-    private static final Logger log = LoggerFactory.getLogger(CoordinationClient.class);
-
-    private final CoordinationTransport transport;
-    private final LeaseConfig config;
-    private final InstantSource clock;
-    private final CoordinationRuntime runtime;
-    private final SendBatching sendBatching;
-    private volatile CoordinationInstrumentation instrumentation = CoordinationInstrumentation.NONE;
-    private final RoleFolds folds;
-    private final Registrations registrations;
-    private final ElectionPass election;
-    private final BlockingAcquire blockingAcquire;
-    private final RoleReports reports;
-    private final HeldLeaderships held = new HeldLeaderships();
-    private final Balancer balancer;
-    private final AtomicLong suspicious = new AtomicLong();
-    // The granted_at of this client's last grant of each role: readers tell leaderships apart by (member, granted_at).
-    private final Map<Role, Long> lastGrantedAt = new ConcurrentHashMap<>();
-    // The latest granted_at of the roles forgotten since: a role granted again after it was
-    // forgotten still gets a later one, though the clock stood still or stepped back.
-    private final AtomicLong forgottenGrantedAt = new AtomicLong(Long.MIN_VALUE);
-    // How many of this client's running contenders and calls use each role: what the client
-    // keeps of a role goes when the last one ends and nothing holds or is registered for it.
-    private final Map<Role, Integer> users = new ConcurrentHashMap<>();
-    private volatile boolean closed;
+    private final Engine engine;
 
     /** A client with the default lease timings on the shared runtime (the system clock and the library's daemon threads). */
     public CoordinationClient(CoordinationTransport transport) {
@@ -108,27 +70,13 @@ public final class CoordinationClient implements AutoCloseable {
     /** As {@link #CoordinationClient(CoordinationTransport, LeaseConfig, CoordinationRuntime)}; {@code sendBatching}: how {@link Leadership#send} groups sends. */
     public CoordinationClient(CoordinationTransport transport, LeaseConfig config, CoordinationRuntime runtime,
             SendBatching sendBatching) {
-        this.transport = Objects.requireNonNull(transport, "transport");
-        this.config = Objects.requireNonNull(config, "config");
-        this.runtime = Objects.requireNonNull(runtime, "runtime");
-        this.clock = runtime.clock();
-        this.sendBatching = Objects.requireNonNull(sendBatching, "sendBatching");
-        this.folds = new RoleFolds(transport);
-        this.balancer = new Balancer(this, transport, folds);
-        this.registrations = new Registrations(transport, clock);
-        this.election = new ElectionPass(this, transport, folds, registrations, held);
-        this.blockingAcquire = new BlockingAcquire(runtime, (role, me) -> attempt(role, me, true), folds);
-        this.reports = new RoleReports(transport, folds, users::containsKey);
+        this.engine = new Engine(transport, config, runtime, sendBatching);
     }
 
     /** Wraps grants, renewals and guarded writes of this client's leaderships from now on (tracing, for one); set it before contending. */
     public CoordinationClient instrument(CoordinationInstrumentation instrumentation) {
-        this.instrumentation = Objects.requireNonNull(instrumentation, "instrumentation");
+        engine.instrument(instrumentation);
         return this;
-    }
-
-    CoordinationInstrumentation instrumentation() {
-        return instrumentation;
     }
 
     /**
@@ -138,41 +86,33 @@ public final class CoordinationClient implements AutoCloseable {
      * @return this client
      */
     public CoordinationClient balance(Balance balance) {
-        balancer.balance(Objects.requireNonNull(balance, "balance"));
+        engine.balance(balance);
         return this;
     }
 
     /** How the roles {@code member} contends for through this client are shared out, as its own reads show them. */
     public RoleShare share(MemberId member) {
-        return balancer.share(member);
-    }
-
-    Balancer balancer() {
-        return balancer;
-    }
-
-    RoleFolds folds() {
-        return folds;
+        return engine.share(member);
     }
 
     /** How {@link Leadership#send} groups sends into transactions. */
     public SendBatching sendBatching() {
-        return sendBatching;
+        return engine.sendBatching();
     }
 
     /** The lease timings. */
     public LeaseConfig config() {
-        return config;
+        return engine.config();
     }
 
     /** The wall clock leases are written in. */
     public InstantSource clock() {
-        return clock;
+        return engine.clock();
     }
 
     /** The time and threads this client's contenders, leaderships and pipelines run on. */
     public CoordinationRuntime runtime() {
-        return runtime;
+        return engine.runtime();
     }
 
     /**
@@ -181,12 +121,12 @@ public final class CoordinationClient implements AutoCloseable {
      * coordinator says the holder still holds the epoch. Each is logged once.
      */
     public long suspiciousRecords() {
-        return suspicious.get();
+        return engine.suspiciousRecords();
     }
 
     /** How many malformed records this client skipped so far. */
     public long malformedRecords() {
-        return folds.malformedRecords();
+        return engine.malformedRecords();
     }
 
     /**
@@ -195,16 +135,11 @@ public final class CoordinationClient implements AutoCloseable {
      * passes. Between passes it waits on the coordination topic, so a release or a new
      * lease is seen as soon as it is committed; it never spins.
      *
-     * @throws CoordinationTimeoutException when the role was not won within {@code timeout}
+     * @throws io.krabka.streams.coordination.CoordinationTimeoutException when the role was not won within {@code timeout}
      * @throws InterruptedException when the calling thread is interrupted while waiting
      */
     public Leadership acquire(Role role, MemberId me, Duration timeout) throws InterruptedException {
-        using(role);
-        try {
-            return blockingAcquire.acquire(role, me, timeout);
-        } finally {
-            doneWith(role, false);
-        }
+        return engine.acquire(role, me, timeout);
     }
 
     /**
@@ -215,46 +150,7 @@ public final class CoordinationClient implements AutoCloseable {
      * @throws IllegalStateException when this client already holds {@code role}
      */
     public Optional<Leadership> tryAcquire(Role role, MemberId me) {
-        using(role);
-        try {
-            return Optional.ofNullable(attempt(role, me, true).leadership);
-        } finally {
-            doneWith(role, false);
-        }
-    }
-
-    /** One pass's outcome: the leadership won, or the decision, when to prepare (null: not to come) and the lease decided on. */
-    record Attempt(Leadership leadership, Decision decision, Instant prepareAt, LeaseState lease) {
-    }
-
-    /** One election pass; {@code confirm}: see {@link ElectionPass#attempt}. */
-    Attempt attempt(Role role, MemberId me, boolean confirm) {
-        requireOpen();
-        return election.attempt(role, me, confirm);
-    }
-
-    /**
-     * A standing misconfiguration of {@code role}: lease settings that disagree with the
-     * holder's, members of the role on another coordination topic, then a topic altered to
-     * break the guarantees ({@link CoordinationTransport#topicProblem}).
-     */
-    Optional<CoordinationConfigurationException> configurationProblem(Role role) {
-        return election.leaseDisagreement(role).or(() -> election.foreignWriter(role))
-                .or(() -> transport.topicProblem());
-    }
-
-    /** Counts and logs a record that no honest member would have written. */
-    void suspicious(Role role, String what) {
-        long count = suspicious.incrementAndGet();
-        log.warn("Suspicious record for role {} ({} so far): {}", role, count, what);
-    }
-
-    /**
-     * Calls {@code onNews} soon after a record of {@code role} is committed, until the
-     * handle is closed; null when the transport cannot tell news.
-     */
-    AutoCloseable watch(Role role, Consumer<RoleNews> onNews) {
-        return transport.watches() ? transport.watch(role, onNews) : null;
+        return engine.tryAcquire(role, me).map(Leadership.class::cast);
     }
 
     /**
@@ -265,16 +161,7 @@ public final class CoordinationClient implements AutoCloseable {
      * @return whether a registration was removed
      */
     public boolean leave(Role role, MemberId me) {
-        requireOpen();
-        transport.discardPrepared(role);
-        boolean left = registrations.leave(role, me);
-        forgetIfUnused(role);
-        return left;
-    }
-
-    /** Closes the producer built ahead of a challenge of {@code role}, if any; asks nothing of the cluster. */
-    void discardPrepared(Role role) {
-        transport.discardPrepared(role);
+        return engine.leave(role, me);
     }
 
     /**
@@ -282,26 +169,7 @@ public final class CoordinationClient implements AutoCloseable {
      * Joins no group and takes no epoch.
      */
     public LeadershipStatus describe(Role role) {
-        requireOpen();
-        return reports.describe(role);
-    }
-
-    /** How many entries each per-role map of this client holds, by name; describe folds and the balancer's apart. */
-    Map<String, Integer> roleEntries() {
-        Map<String, Integer> sizes = new TreeMap<>();
-        folds.sizes(sizes);
-        election.sizes(sizes);
-        sizes.put("registrations", registrations.size());
-        sizes.put("held", held.size());
-        sizes.put("lastGrantedAt", lastGrantedAt.size());
-        sizes.put("users", users.size());
-        sizes.put("balancer.viewed", balancer.viewedRoles());
-        return sizes;
-    }
-
-    /** How many roles' describe folds this client keeps (bounded: at most 4 096). */
-    int describedFolds() {
-        return folds.describedFolds();
+        return engine.describe(role);
     }
 
     /**
@@ -319,8 +187,7 @@ public final class CoordinationClient implements AutoCloseable {
      *     no role is reported then
      */
     public Map<Role, LeadershipStatus> describe(Collection<Role> roles) {
-        requireOpen();
-        return reports.describe(roles);
+        return engine.describe(roles);
     }
 
     /**
@@ -331,116 +198,27 @@ public final class CoordinationClient implements AutoCloseable {
      * as soon as it is committed.
      */
     public LeadershipStatus observe(Role role, Duration maxWait) {
-        requireOpen();
-        return reports.observe(role, maxWait);
+        return engine.observe(role, maxWait);
     }
 
-    /** The role's folded state, waiting up to {@code maxWait} for news: what a contender decides on. */
-    RoleState awaitRoleState(Role role, Duration maxWait) {
-        requireOpen();
-        return folds.refresh(role, maxWait);
+    /** What this client is made of: its contenders are built from it. */
+    Engine engine() {
+        return engine;
     }
 
-    /** Whether a read of {@code role} now could find nothing its watchers were not told of: see {@link RoleFolds#quietSinceRead}. */
-    boolean quietSinceRead(Role role) {
-        return folds.quietSinceRead(role);
+    /** How many entries each per-role map of this client holds, by name; describe folds and the balancer's apart. */
+    Map<String, Integer> roleEntries() {
+        return engine.roleEntries();
     }
 
-    /** A released leadership: its member left the roster, so its registration goes too. */
-    void released(Leadership leadership) {
-        held.ended(leadership);
-        registrations.forget(leadership.role());
-        forgetIfUnused(leadership.role());
-    }
-
-    void ended(Leadership leadership) {
-        held.ended(leadership);
-    }
-
-    Instant now() {
-        return clock.instant();
-    }
-
-    /** A new grant's {@code granted_at}: now, or past this client's last grant of {@code role} on a clock that did not move. */
-    long grantTime(Role role) {
-        long now = Math.max(clock.millis(), forgottenGrantedAt.get() + 1);
-        return lastGrantedAt.merge(role, now, (last, at) -> Math.max(at, last + 1));
-    }
-
-    /** A contender of {@code role} starts, or a call on it begins: what the client keeps of the role stays until {@link #doneWith}. */
-    void using(Role role) {
-        users.merge(role, 1, Integer::sum);
-    }
-
-    /**
-     * A use of {@code role} ended. After the last, with no leadership or registration of the
-     * role left, the client forgets the role. {@code stopped}: a contender's stop, which also
-     * forgets a registration its leave could not remove (the next winner prunes it as silent).
-     */
-    void doneWith(Role role, boolean stopped) {
-        boolean[] forgot = {false};
-        users.compute(role, (r, count) -> {
-            if (count != null && count > 1) {
-                return count - 1;
-            }
-            if (stopped) {
-                registrations.forget(role);
-            }
-            forgot[0] = forgetUnlessHeld(role);
-            return null;
-        });
-        if (forgot[0] && stopped) {
-            // A producer built for a challenge that will not come (a leave that was skipped did not close it).
-            try {
-                transport.discardPrepared(role);
-            } catch (RuntimeException e) {
-                log.debug("Could not close the producer prepared for role {}: {}", role, e.toString());
-            }
-        }
-    }
-
-    /** After a release or a leave: forgets the role unless some contender or call of this client still uses it. */
-    private void forgetIfUnused(Role role) {
-        users.compute(role, (r, count) -> {
-            if (count == null) {
-                forgetUnlessHeld(role);
-            }
-            return count;
-        });
-    }
-
-    /** Forgets the role unless a leadership or a registration of it is left; under the role's lock in {@link #users}. */
-    private boolean forgetUnlessHeld(Role role) {
-        if (held.holds(role) || registrations.has(role)) {
-            return false;
-        }
-        folds.forget(role);
-        election.forget(role);
-        Long granted = lastGrantedAt.remove(role);
-        if (granted != null) {
-            forgottenGrantedAt.accumulateAndGet(granted, Math::max);
-        }
-        return true;
-    }
-
-    /** Where the transport reaches the cluster, for messages. */
-    String location() {
-        return transport.location();
-    }
-
-    private void requireOpen() {
-        if (closed) {
-            throw new IllegalStateException("the coordination client is closed");
-        }
+    /** How many roles' describe folds this client keeps (bounded: at most 4 096). */
+    int describedFolds() {
+        return engine.describedFolds();
     }
 
     /** Releases every role this client still holds. The transport stays open: its owner closes it. */
     @Override
     public void close() {
-        if (closed) {
-            return;
-        }
-        held.releaseAll();
-        closed = true;
+        engine.close();
     }
 }

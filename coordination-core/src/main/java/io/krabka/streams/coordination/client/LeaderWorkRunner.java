@@ -1,6 +1,7 @@
 package io.krabka.streams.coordination.client;
 
 import java.time.Duration;
+import io.krabka.streams.coordination.client.internal.DurationText;
 import java.util.Objects;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import java.util.concurrent.CompletableFuture;

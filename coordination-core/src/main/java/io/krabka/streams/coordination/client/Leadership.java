@@ -8,17 +8,12 @@ import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.FencingToken;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.MemberId;
-import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.RetriableCoordinationException;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.SendBatching;
 import io.krabka.streams.coordination.SendQueueFullException;
-import io.krabka.streams.coordination.transport.CoordinationTransport;
-import io.krabka.streams.coordination.transport.RoleEpoch;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -44,23 +39,13 @@ import org.apache.kafka.clients.producer.RecordMetadata;
  * have learned a new transaction version. A value too small only makes
  * {@code current()} briefly false; a value too large is never written knowingly.
  *
- * <p>Thread-safe; writes run one at a time.
+ * <p>Thread-safe; writes run one at a time. The library implements it: a contender or
+ * {@link CoordinationClient#acquire} hands one out, and nothing else should.
  */
-public final class Leadership implements AutoCloseable {
-
-    private final CoordinationClient client;
-    private final RoleEpoch epoch;
-    private final Role role;
-    private final MemberId member;
-    private final long grantedAt;
-    private final LeadershipLifecycle life;
-    private final LeaseClock clock;
-    private final LeaseTransaction transaction;
-    private final LeaseWriter lease;
-    private final GroupCommit sends;
+public interface Leadership extends AutoCloseable {
 
     /** Where a leadership is in its life. Only {@link #ACTIVE} can write. */
-    public enum State {
+    enum State {
         /** Granted and not ended. */
         ACTIVE,
         /** A write found a newer epoch for the role: the cluster rejects this leadership's writes. */
@@ -84,124 +69,58 @@ public final class Leadership implements AutoCloseable {
         }
     }
 
-    private Leadership(CoordinationClient client, CoordinationTransport transport, RoleEpoch epoch, MemberId member,
-            ProducerState initial, long leaseSearchFrom) {
-        this.client = client;
-        this.epoch = epoch;
-        this.role = epoch.role();
-        this.member = member;
-        this.grantedAt = client.grantTime(epoch.role());
-        this.life = new LeadershipLifecycle(member, role);
-        this.clock = new LeaseClock(client);
-        this.transaction = new LeaseTransaction(this, client, life, transport, epoch, clock, initial, leaseSearchFrom);
-        this.lease = new LeaseWriter(this, client, life, transport, clock, transaction);
-        this.sends = new GroupCommit(client, role, life, lease);
-    }
-
-    /**
-     * Takes the role with {@code epoch}, fresh from InitProducerId: writes the grant lease
-     * and, with {@code confirm}, a confirming one, as {@link LeaseWriter#grant} says.
-     *
-     * @param leaseSearchFrom an offset of the role's partition at or before the grant's
-     *     lease record: where the challenge's decision had read to
-     */
-    static Leadership grant(CoordinationClient client, CoordinationTransport transport, RoleEpoch epoch, MemberId member,
-            boolean confirm, long leaseSearchFrom) {
-        ProducerState initial = transport.describeEpoch(epoch.role()).orElseThrow(() -> new RetriableCoordinationException(
-                "the coordinator reports no epoch for role " + epoch.role() + " right after InitProducerId", null));
-        Leadership leadership = new Leadership(client, transport, epoch, member, initial, leaseSearchFrom);
-        leadership.lease.grant(confirm);
-        return leadership;
-    }
-
-    /** Writes confirming leases until {@code current()} turns true, as {@link LeaseWriter#confirm()} says. */
-    void confirm() {
-        lease.confirm();
-    }
-
     /** The role. */
-    public Role role() {
-        return role;
-    }
+    Role role();
 
     /** The member holding the role. */
-    public MemberId member() {
-        return member;
-    }
+    MemberId member();
 
     /**
      * The token of this leadership: its term (the grant record's offset; compare these)
      * and the (producer id, epoch) the coordinator reported after the last commit.
      */
-    public FencingToken token() {
-        return transaction.token();
-    }
+    FencingToken token();
 
     /** The term of this leadership: the same for every write of it, larger for every later grant. */
-    public long term() {
-        return transaction.term();
-    }
+    long term();
 
     /** When this leadership began, on this member's clock. */
-    public Instant grantedAt() {
-        return Instant.ofEpochMilli(grantedAt);
-    }
+    Instant grantedAt();
 
     /** The deadline of the newest lease this member wrote. */
-    public Instant deadline() {
-        return clock.deadline();
-    }
+    Instant deadline();
 
     /** When the next renewal is due: one renew interval after the newest lease. */
-    public Instant renewAt() {
-        return clock.renewAt();
-    }
+    Instant renewAt();
 
     /** Whether the renew interval has passed since the newest lease. */
-    public boolean renewDue() {
-        return !client.now().isBefore(renewAt());
-    }
+    boolean renewDue();
 
     /**
      * Whether the newest lease's deadline has passed without a renewal (a standby may be
      * challenging). Never blocks, even while a write is in progress.
      */
-    public boolean expired() {
-        return clock.expired();
-    }
-
-    /** How long until {@link #expired()} turns true, by whichever clock says so first. */
-    Duration untilExpired() {
-        return clock.untilExpired();
-    }
+    boolean expired();
 
     /** Whether the leadership has not ended and is not being released. */
-    public boolean isActive() {
-        return life.active();
-    }
+    boolean isActive();
 
     /**
      * Where this leadership is in its life. Any thread may end it (a guarded write that
      * is fenced, a producer failure, the expiry watchdog, {@link #close()}); this tells
      * the others how.
      */
-    public State state() {
-        return life.state();
-    }
+    State state();
 
     /**
      * Writes a new lease, retrying transient failures while the lease lasts.
      *
      * @throws FencedException when the role has a newer epoch: the leadership is over
      */
-    public void renew() {
-        lease.renew();
-    }
+    void renew();
 
     /** A guarded write of one record. */
-    public RecordMetadata write(ProducerRecord<byte[], byte[]> record) {
-        return write(List.of(record)).get(0);
-    }
+    RecordMetadata write(ProducerRecord<byte[], byte[]> record);
 
     /**
      * Writes these records in one transaction that also renews the lease, retrying
@@ -235,9 +154,7 @@ public final class Leadership implements AutoCloseable {
      *     the commit was sent; nothing of it was written and the leadership may still be alive
      * @throws CommitOutcomeUnknownException when the commit's outcome is unknown
      */
-    public List<RecordMetadata> write(List<ProducerRecord<byte[], byte[]>> records) {
-        return write(records, ConsumedOffsets.NONE);
-    }
+    List<RecordMetadata> write(List<ProducerRecord<byte[], byte[]>> records);
 
     /**
      * Writes these records and commits the input offsets {@code consumed} in one
@@ -248,11 +165,7 @@ public final class Leadership implements AutoCloseable {
      *
      * @return the metadata of each record, in order
      */
-    public List<RecordMetadata> write(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed) {
-        Objects.requireNonNull(records, "records");
-        Objects.requireNonNull(consumed, "consumed");
-        return lease.write(records, consumed, false);
-    }
+    List<RecordMetadata> write(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed);
 
     /**
      * Sends one record as a guarded write without waiting for it: concurrent sends are
@@ -274,28 +187,7 @@ public final class Leadership implements AutoCloseable {
      * never blocks, since the thread that would make room is the caller. Completion
      * callbacks run on the thread that writes the sends: keep them short.
      */
-    public CompletableFuture<RecordMetadata> send(ProducerRecord<byte[], byte[]> record) {
-        Objects.requireNonNull(record, "record");
-        return sends.send(record);
-    }
-
-    /** Ends this leadership as {@link State#FENCED} if the coordinator reports a newer epoch: {@link LeaseTransaction#confirmFenced}. */
-    boolean confirmFenced() {
-        return lease.confirmFenced();
-    }
-
-    /** Ends the leadership in {@code newState} unless it already ended; never blocks. */
-    boolean end(State newState) {
-        if (!life.end(newState)) {
-            return false;
-        }
-        // Closing the producer also makes a transaction that blocks on it fail at once.
-        epoch.close();
-        // Sends blocked for room fail now rather than at their maxBlock.
-        sends.wakeAll();
-        client.ended(this);
-        return true;
-    }
+    CompletableFuture<RecordMetadata> send(ProducerRecord<byte[], byte[]> record);
 
     /**
      * Ends the leadership as {@link State#EXPIRED} if its newest lease's deadline passed
@@ -304,18 +196,14 @@ public final class Leadership implements AutoCloseable {
      *
      * @return whether this call ended it
      */
-    public boolean expireIfDue() {
-        return expired() && end(State.EXPIRED);
-    }
+    boolean expireIfDue();
 
     /**
      * Gives the leadership up without writing anything: for a holder that cannot or must
      * not write any more (a standby may already hold the role). The producer is closed;
      * the member stays in the roster at its rank. Never blocks.
      */
-    public void abandon() {
-        end(State.RELEASED);
-    }
+    void abandon();
 
     /**
      * Releases the role: writes a lease tombstone (so a standby takes over at once
@@ -323,19 +211,5 @@ public final class Leadership implements AutoCloseable {
      * A leadership that was already fenced just closes.
      */
     @Override
-    public void close() {
-        if (life.state() != State.ACTIVE) {
-            return;
-        }
-        // Refuse new guarded writes now, then wait for the one in flight (the lock): a
-        // release never breaks a commit, and the tombstone follows the last write.
-        life.beginRelease();
-        sends.awaitWritten();
-        lease.release();
-    }
-
-    @Override
-    public String toString() {
-        return "Leadership[" + member + " holds " + role + ", term " + term() + ", " + life.state() + "]";
-    }
+    void close();
 }

@@ -48,7 +48,7 @@ public record LeadershipStatus(Role role, Optional<LeaseSnapshot> lease, Optiona
         roster = List.copyOf(roster);
     }
 
-    static LeadershipStatus of(RoleState state, Optional<ProducerState> coordinator) {
+    public static LeadershipStatus of(RoleState state, Optional<ProducerState> coordinator) {
         List<RankedMember> roster = new ArrayList<>();
         Optional<MemberId> holder = state.lease().map(LeaseState::member);
         for (RosterEntry entry : state.roster()) {

@@ -1,0 +1,132 @@
+package io.krabka.streams.coordination.client.internal;
+
+import io.krabka.streams.coordination.client.Contender;
+
+/**
+ * Where a {@link Contender} stands (like Kafka raft's {@code EpochState} classes). Its
+ * passes, news, expiry timer, release and stop all read it; only the contender changes
+ * it, under its lock, and only through the transitions below, each of which returns the
+ * next state (the same one when the event does not apply there):
+ *
+ * <pre>
+ *   Standby --granted--> Holding --ended--> Standby, or Paused when the work gave the role up
+ *   Paused --rejoined (its instant passed)--> Standby
+ *   Standby | Paused | Holding --stopping--> Leaving --leaveBegun--> Leaving(begun) --left--> Stopped
+ * </pre>
+ *
+ * A leadership granted or ended while leaving stays with, or leaves, the Leaving state:
+ * leaving releases whatever is held when it begins. A contender that was never started
+ * stays in Standby, Paused or Holding (a simulation steps it by hand).
+ */
+public sealed interface ContenderState {
+
+    /** A standby that contends at once. */
+    ContenderState STANDBY = new Standby();
+
+    /** The leadership held now, ended or not yet reported ended; null when none. */
+    default Tenure tenure() {
+        return null;
+    }
+
+    /** Whether it still contends: neither leaving nor stopped. */
+    default boolean contending() {
+        return true;
+    }
+
+    /** {@code held} was granted. */
+    default ContenderState granted(Tenure held) {
+        throw new IllegalStateException("a grant in state " + this);
+    }
+
+    /** {@code held} ended and was reported; the member contends again, after {@code rejoinAtNanos} if that is not 0. */
+    default ContenderState ended(Tenure held, long rejoinAtNanos) {
+        return this;
+    }
+
+    /** The pause is over at {@code nowNanos}, if it is. */
+    default ContenderState rejoined(long nowNanos) {
+        return this;
+    }
+
+    /** Stop was asked for. */
+    default ContenderState stopping() {
+        return new Leaving(tenure(), false);
+    }
+
+    /** Contending for the role: reads, waits for its turn, challenges. */
+    record Standby() implements ContenderState {
+
+        @Override
+        public ContenderState granted(Tenure held) {
+            return new Holding(held);
+        }
+    }
+
+    /** Contends again only at {@code rejoinAtNanos}: the work just gave the role up, or failed. */
+    record Paused(long rejoinAtNanos) implements ContenderState {
+
+        @Override
+        public ContenderState rejoined(long nowNanos) {
+            return nowNanos - rejoinAtNanos < 0 ? this : STANDBY;
+        }
+    }
+
+    /** Holds the role with {@code tenure}, and renews it. */
+    record Holding(Tenure tenure) implements ContenderState {
+
+        @Override
+        public ContenderState ended(Tenure held, long rejoinAtNanos) {
+            if (held != tenure) {
+                return this;
+            }
+            return rejoinAtNanos != 0 ? new Paused(rejoinAtNanos) : STANDBY;
+        }
+    }
+
+    /**
+     * Stopped: passes no more, releases {@code tenure} if it holds one (null otherwise) and
+     * leaves the roster once; {@code begun} once that leave began.
+     */
+    record Leaving(Tenure tenure, boolean begun) implements ContenderState {
+
+        @Override
+        public boolean contending() {
+            return false;
+        }
+
+        @Override
+        public ContenderState granted(Tenure held) {
+            // A pass under way when stop came: the leave releases it.
+            return tenure == null ? new Leaving(held, begun) : ContenderState.super.granted(held);
+        }
+
+        @Override
+        public ContenderState ended(Tenure held, long rejoinAtNanos) {
+            return held == tenure ? new Leaving(null, begun) : this;
+        }
+
+        @Override
+        public ContenderState stopping() {
+            return this;
+        }
+
+        /** The leave begins. */
+        ContenderState leaveBegun() {
+            return new Leaving(tenure, true);
+        }
+    }
+
+    /** Released, left the roster, passes no more. */
+    record Stopped() implements ContenderState {
+
+        @Override
+        public boolean contending() {
+            return false;
+        }
+
+        @Override
+        public ContenderState stopping() {
+            return this;
+        }
+    }
+}

@@ -1,0 +1,413 @@
+package io.krabka.streams.coordination.client.internal;
+
+import io.krabka.streams.coordination.Balance;
+import io.krabka.streams.coordination.CoordinationConfigurationException;
+import io.krabka.streams.coordination.CoordinationException;
+import io.krabka.streams.coordination.CoordinationTimeoutException;
+import io.krabka.streams.coordination.FencedException;
+import io.krabka.streams.coordination.LeaseConfig;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.SendBatching;
+import io.krabka.streams.coordination.client.CoordinationClient;
+import io.krabka.streams.coordination.client.CoordinationInstrumentation;
+import io.krabka.streams.coordination.client.Leadership;
+import io.krabka.streams.coordination.client.LeadershipStatus;
+import io.krabka.streams.coordination.client.RoleShare;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
+import io.krabka.streams.coordination.succession.Decision;
+import io.krabka.streams.coordination.succession.LeaseState;
+import io.krabka.streams.coordination.succession.RoleState;
+import io.krabka.streams.coordination.transport.CoordinationTransport;
+import io.krabka.streams.coordination.transport.RoleNews;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.Collection;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What a {@link io.krabka.streams.coordination.client.CoordinationClient} is made of: the
+ * transport, the lease timings and runtime, and per role the fold, the registration,
+ * the balancer's view and the grant times, with the rule for when it forgets a role.
+ * The public client delegates every call here; contenders and leaderships get it at
+ * construction.
+ *
+ * <p>Size: every per-role map of a client and the one rule that forgets them together.
+ */
+public final class Engine implements AutoCloseable {
+
+    /** The logger of the client's lines: operators filter by this name. */
+    public static final String LOGGER = "io.krabka.streams.coordination.client.CoordinationClient";
+
+    private static final Logger log = LoggerFactory.getLogger(LOGGER);
+
+    private final CoordinationTransport transport;
+    private final LeaseConfig config;
+    private final InstantSource clock;
+    private final CoordinationRuntime runtime;
+    private final SendBatching sendBatching;
+    private volatile CoordinationInstrumentation instrumentation = CoordinationInstrumentation.NONE;
+    private final RoleFolds folds;
+    private final Registrations registrations;
+    private final ElectionPass election;
+    private final BlockingAcquire blockingAcquire;
+    private final RoleReports reports;
+    private final HeldLeaderships held = new HeldLeaderships();
+    private final Balancer balancer;
+    private final AtomicLong suspicious = new AtomicLong();
+    // The granted_at of this client's last grant of each role: readers tell leaderships apart by (member, granted_at).
+    private final Map<Role, Long> lastGrantedAt = new ConcurrentHashMap<>();
+    // The latest granted_at of the roles forgotten since: a role granted again after it was
+    // forgotten still gets a later one, though the clock stood still or stepped back.
+    private final AtomicLong forgottenGrantedAt = new AtomicLong(Long.MIN_VALUE);
+    // How many of this client's running contenders and calls use each role: what the client
+    // keeps of a role goes when the last one ends and nothing holds or is registered for it.
+    private final Map<Role, Integer> users = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    /** The client's parts; the caller closes {@code transport} and {@code runtime} after it. */
+    public Engine(CoordinationTransport transport, LeaseConfig config, CoordinationRuntime runtime,
+            SendBatching sendBatching) {
+        this.transport = Objects.requireNonNull(transport, "transport");
+        this.config = Objects.requireNonNull(config, "config");
+        this.runtime = Objects.requireNonNull(runtime, "runtime");
+        this.clock = runtime.clock();
+        this.sendBatching = Objects.requireNonNull(sendBatching, "sendBatching");
+        this.folds = new RoleFolds(transport);
+        this.balancer = new Balancer(this, transport, folds);
+        this.registrations = new Registrations(transport, clock);
+        this.election = new ElectionPass(this, transport, folds, registrations, held);
+        this.blockingAcquire = new BlockingAcquire(runtime, (role, me) -> attempt(role, me, true), folds);
+        this.reports = new RoleReports(transport, folds, users::containsKey);
+    }
+
+    /** Wraps grants, renewals and guarded writes of this client's leaderships from now on (tracing, for one); set it before contending. */
+    public void instrument(CoordinationInstrumentation instrumentation) {
+        this.instrumentation = Objects.requireNonNull(instrumentation, "instrumentation");
+    }
+
+    public CoordinationInstrumentation instrumentation() {
+        return instrumentation;
+    }
+
+    /**
+     * How this client's contenders share their roles with the other members' ({@link Balance});
+     * set it before contending. {@link Balance#NONE} by default.
+     *
+     * @return this client
+     */
+    public void balance(Balance balance) {
+        balancer.balance(Objects.requireNonNull(balance, "balance"));
+    }
+
+    /** How the roles {@code member} contends for through this client are shared out, as its own reads show them. */
+    public RoleShare share(MemberId member) {
+        return balancer.share(member);
+    }
+
+    public Balancer balancer() {
+        return balancer;
+    }
+
+    public RoleFolds folds() {
+        return folds;
+    }
+
+    /** How {@link Leadership#send} groups sends into transactions. */
+    public SendBatching sendBatching() {
+        return sendBatching;
+    }
+
+    /** The lease timings. */
+    public LeaseConfig config() {
+        return config;
+    }
+
+    /** The wall clock leases are written in. */
+    public InstantSource clock() {
+        return clock;
+    }
+
+    /** The time and threads this client's contenders, leaderships and pipelines run on. */
+    public CoordinationRuntime runtime() {
+        return runtime;
+    }
+
+    /**
+     * How many lease records this client found suspicious so far: a deadline further out
+     * than any holder could claim, or a lease naming another member while the transaction
+     * coordinator says the holder still holds the epoch. Each is logged once.
+     */
+    public long suspiciousRecords() {
+        return suspicious.get();
+    }
+
+    /** How many malformed records this client skipped so far. */
+    public long malformedRecords() {
+        return folds.malformedRecords();
+    }
+
+    /**
+     * Registers {@code me} for {@code role} (the first time this client sees the pair),
+     * then repeats election passes until {@code me} wins the role or {@code timeout}
+     * passes. Between passes it waits on the coordination topic, so a release or a new
+     * lease is seen as soon as it is committed; it never spins.
+     *
+     * @throws CoordinationTimeoutException when the role was not won within {@code timeout}
+     * @throws InterruptedException when the calling thread is interrupted while waiting
+     */
+    public LeadershipTerm acquire(Role role, MemberId me, Duration timeout) throws InterruptedException {
+        using(role);
+        try {
+            return blockingAcquire.acquire(role, me, timeout);
+        } finally {
+            doneWith(role, false);
+        }
+    }
+
+    /**
+     * Runs one election pass and never waits for a deadline: registers {@code me} if
+     * needed, reads what is new, and challenges only if the succession rules say so now.
+     *
+     * @return the leadership if {@code me} won it in this pass
+     * @throws IllegalStateException when this client already holds {@code role}
+     */
+    public Optional<LeadershipTerm> tryAcquire(Role role, MemberId me) {
+        using(role);
+        try {
+            return Optional.ofNullable(attempt(role, me, true).leadership);
+        } finally {
+            doneWith(role, false);
+        }
+    }
+
+    /** One pass's outcome: the leadership won, or the decision, when to prepare (null: not to come) and the lease decided on. */
+    public record Attempt(LeadershipTerm leadership, Decision decision, Instant prepareAt, LeaseState lease) {
+    }
+
+    /** One election pass; {@code confirm}: see {@link ElectionPass#attempt}. */
+    public Attempt attempt(Role role, MemberId me, boolean confirm) {
+        requireOpen();
+        return election.attempt(role, me, confirm);
+    }
+
+    /**
+     * A standing misconfiguration of {@code role}: lease settings that disagree with the
+     * holder's, members of the role on another coordination topic, then a topic altered to
+     * break the guarantees ({@link CoordinationTransport#topicProblem}).
+     */
+    public Optional<CoordinationConfigurationException> configurationProblem(Role role) {
+        return election.leaseDisagreement(role).or(() -> election.foreignWriter(role))
+                .or(() -> transport.topicProblem());
+    }
+
+    /** Counts and logs a record that no honest member would have written. */
+    public void suspicious(Role role, String what) {
+        long count = suspicious.incrementAndGet();
+        log.warn("Suspicious record for role {} ({} so far): {}", role, count, what);
+    }
+
+    /**
+     * Calls {@code onNews} soon after a record of {@code role} is committed, until the
+     * handle is closed; null when the transport cannot tell news.
+     */
+    public AutoCloseable watch(Role role, Consumer<RoleNews> onNews) {
+        return transport.watches() ? transport.watch(role, onNews) : null;
+    }
+
+    /**
+     * Removes {@code me} from the roster of {@code role}, so it adds no stagger to later
+     * failovers. Does nothing when this client has not registered {@code me} (or already
+     * left): a member that never reached the cluster has nothing to remove.
+     *
+     * @return whether a registration was removed
+     */
+    public boolean leave(Role role, MemberId me) {
+        requireOpen();
+        transport.discardPrepared(role);
+        boolean left = registrations.leave(role, me);
+        forgetIfUnused(role);
+        return left;
+    }
+
+    /** Closes the producer built ahead of a challenge of {@code role}, if any; asks nothing of the cluster. */
+    public void discardPrepared(Role role) {
+        transport.discardPrepared(role);
+    }
+
+    /**
+     * Reads the role's partition and the transaction coordinator and reports the role.
+     * Joins no group and takes no epoch.
+     */
+    public LeadershipStatus describe(Role role) {
+        requireOpen();
+        return reports.describe(role);
+    }
+
+    /** How many entries each per-role map of this client holds, by name; describe folds and the balancer's apart. */
+    public Map<String, Integer> roleEntries() {
+        Map<String, Integer> sizes = new TreeMap<>();
+        folds.sizes(sizes);
+        election.sizes(sizes);
+        sizes.put("registrations", registrations.size());
+        sizes.put("held", held.size());
+        sizes.put("lastGrantedAt", lastGrantedAt.size());
+        sizes.put("users", users.size());
+        sizes.put("balancer.viewed", balancer.viewedRoles());
+        return sizes;
+    }
+
+    /** How many roles' describe folds this client keeps (bounded: at most 4 096). */
+    public int describedFolds() {
+        return folds.describedFolds();
+    }
+
+    /**
+     * Reports many roles at once, each as {@link #describe(Role)} would: the transaction
+     * coordinator is asked about all of them in one call
+     * ({@link CoordinationTransport#describeEpochs}: one DescribeTransactions on Kafka),
+     * then every partition of the coordination topic that holds some of them is read once,
+     * however many of them it holds, all in one {@link CoordinationTransport#readAll}.
+     * It keeps folds of its own, so it never waits for a contender of this client: the
+     * first describe of a role reads its partition from the start (as a contender's first
+     * pass does), later ones only what is new. Joins no group and takes no epoch.
+     *
+     * @return the status of every distinct role of {@code roles}, in their order
+     * @throws CoordinationException when the coordinator or a partition did not answer;
+     *     no role is reported then
+     */
+    public Map<Role, LeadershipStatus> describe(Collection<Role> roles) {
+        requireOpen();
+        return reports.describe(roles);
+    }
+
+    /**
+     * The role as the coordination topic shows it, without asking the transaction
+     * coordinator ({@link LeadershipStatus#coordinator()} is empty and
+     * {@link LeadershipStatus#current()} false). Waits up to {@code maxWait} for something
+     * new to be committed when nothing is, so an observer sees a new lease or a release
+     * as soon as it is committed.
+     */
+    public LeadershipStatus observe(Role role, Duration maxWait) {
+        requireOpen();
+        return reports.observe(role, maxWait);
+    }
+
+    /** The role's folded state, waiting up to {@code maxWait} for news: what a contender decides on. */
+    public RoleState awaitRoleState(Role role, Duration maxWait) {
+        requireOpen();
+        return folds.refresh(role, maxWait);
+    }
+
+    /** Whether a read of {@code role} now could find nothing its watchers were not told of: see {@link RoleFolds#quietSinceRead}. */
+    public boolean quietSinceRead(Role role) {
+        return folds.quietSinceRead(role);
+    }
+
+    /** A released leadership: its member left the roster, so its registration goes too. */
+    public void released(LeadershipTerm leadership) {
+        held.ended(leadership);
+        registrations.forget(leadership.role());
+        forgetIfUnused(leadership.role());
+    }
+
+    public void ended(LeadershipTerm leadership) {
+        held.ended(leadership);
+    }
+
+    public Instant now() {
+        return clock.instant();
+    }
+
+    /** A new grant's {@code granted_at}: now, or past this client's last grant of {@code role} on a clock that did not move. */
+    public long grantTime(Role role) {
+        long now = Math.max(clock.millis(), forgottenGrantedAt.get() + 1);
+        return lastGrantedAt.merge(role, now, (last, at) -> Math.max(at, last + 1));
+    }
+
+    /** A contender of {@code role} starts, or a call on it begins: what the client keeps of the role stays until {@link #doneWith}. */
+    public void using(Role role) {
+        users.merge(role, 1, Integer::sum);
+    }
+
+    /**
+     * A use of {@code role} ended. After the last, with no leadership or registration of the
+     * role left, the client forgets the role. {@code stopped}: a contender's stop, which also
+     * forgets a registration its leave could not remove (the next winner prunes it as silent).
+     */
+    public void doneWith(Role role, boolean stopped) {
+        boolean[] forgot = {false};
+        users.compute(role, (r, count) -> {
+            if (count != null && count > 1) {
+                return count - 1;
+            }
+            if (stopped) {
+                registrations.forget(role);
+            }
+            forgot[0] = forgetUnlessHeld(role);
+            return null;
+        });
+        if (forgot[0] && stopped) {
+            // A producer built for a challenge that will not come (a leave that was skipped did not close it).
+            try {
+                transport.discardPrepared(role);
+            } catch (RuntimeException e) {
+                log.debug("Could not close the producer prepared for role {}: {}", role, e.toString());
+            }
+        }
+    }
+
+    /** After a release or a leave: forgets the role unless some contender or call of this client still uses it. */
+    private void forgetIfUnused(Role role) {
+        users.compute(role, (r, count) -> {
+            if (count == null) {
+                forgetUnlessHeld(role);
+            }
+            return count;
+        });
+    }
+
+    /** Forgets the role unless a leadership or a registration of it is left; under the role's lock in {@link #users}. */
+    private boolean forgetUnlessHeld(Role role) {
+        if (held.holds(role) || registrations.has(role)) {
+            return false;
+        }
+        folds.forget(role);
+        election.forget(role);
+        Long granted = lastGrantedAt.remove(role);
+        if (granted != null) {
+            forgottenGrantedAt.accumulateAndGet(granted, Math::max);
+        }
+        return true;
+    }
+
+    /** Where the transport reaches the cluster, for messages. */
+    public String location() {
+        return transport.location();
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new IllegalStateException("the coordination client is closed");
+        }
+    }
+
+    /** Releases every role this client still holds. The transport stays open: its owner closes it. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        held.releaseAll();
+        closed = true;
+    }
+}

@@ -1,0 +1,75 @@
+package io.krabka.streams.coordination.client.internal;
+
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A contender's listener callbacks: one at a time and in order, on the given executor
+ * even when it has many threads, never under the contender's lock (a listener that calls
+ * back into the contender, or blocks, must not stall its passes). A failing listener is
+ * logged, never propagated.
+ */
+final class OrderedCallbacks {
+
+    // The contender's logger: operators filter and tests count its lines by that name.
+    private static final Logger log = LoggerFactory.getLogger(RoleContender.LOGGER);
+
+    private final Role role;
+    private final Executor callbacks;
+    private final CoordinationRuntime runtime;
+    // Completes when the last callback issued so far ran; guarded by this.
+    private CompletableFuture<Void> last = CompletableFuture.completedFuture(null);
+
+    OrderedCallbacks(Role role, Executor callbacks, CoordinationRuntime runtime) {
+        this.role = role;
+        this.callbacks = callbacks;
+        this.runtime = runtime;
+    }
+
+    /** Runs {@code task} after every earlier callback. */
+    void run(Runnable task) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        Runnable guarded = () -> {
+            try {
+                task.run();
+            } catch (Throwable failure) {
+                log.error("A listener of role {} failed", role, failure);
+            } finally {
+                done.complete(null);
+            }
+        };
+        // Chained, so callbacks stay in order even on an executor with many threads.
+        CompletableFuture<Void> previous;
+        synchronized (this) {
+            previous = last;
+            last = done;
+        }
+        previous.whenComplete((ignored, error) -> {
+            try {
+                callbacks.execute(guarded);
+            } catch (RuntimeException rejected) {
+                log.warn("The listener of role {} could not be called: {}", role, rejected.toString());
+                done.complete(null);
+            }
+        });
+    }
+
+    /** Waits until every callback issued so far ran; whether they did within {@code timeout}. */
+    boolean await(Duration timeout) {
+        CompletableFuture<Void> awaited;
+        synchronized (this) {
+            awaited = last;
+        }
+        try {
+            return runtime.await(awaited, timeout);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+}

@@ -1,0 +1,139 @@
+package io.krabka.streams.coordination.client.internal;
+
+import io.krabka.streams.coordination.CoordinationAuthorizationException;
+import io.krabka.streams.coordination.CoordinationConfigurationException;
+import io.krabka.streams.coordination.CoordinationException;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.Contender;
+import io.krabka.streams.coordination.succession.Decision;
+import io.krabka.streams.coordination.succession.LeaseState;
+import io.krabka.streams.coordination.transport.RoleNews;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A standby's side of a {@link Contender}: reads the role (unless nothing is new and it
+ * is not yet its turn), waits for its turn, challenges when the succession rules say, and
+ * hands a grant to the holder's side.
+ */
+final class StandbyPass {
+
+    /** The longest a standby waits on the topic in one pass. */
+    static final Duration MAX_STANDBY_WAIT = Duration.ofSeconds(1);
+
+    private final Engine client;
+    private final Role role;
+    private final MemberId member;
+    private final FailureReport failures;
+    private final ReadFreshness freshness;
+    private final HolderPass holder;
+    // What the last read decided and when to build the role's producer if that is still to
+    // come (null otherwise); owned by the pass that runs.
+    private Decision lastDecision;
+    private Instant prepareAt;
+    // The lease that decision was anchored on (null for none), and how far renewals of that
+    // leadership seen in the news (on the watcher's thread) have moved its deadline since.
+    private volatile LeaseState anchor;
+    private final AtomicLong renewedUntil = new AtomicLong(RoleNews.UNKNOWN);
+
+    StandbyPass(Engine client, Role role, MemberId member, FailureReport failures, ReadFreshness freshness,
+            HolderPass holder) {
+        this.client = client;
+        this.role = role;
+        this.member = member;
+        this.failures = failures;
+        this.freshness = freshness;
+        this.holder = holder;
+    }
+
+    /**
+     * One pass of the standby.
+     *
+     * @return how long to wait before the next pass; zero once the role was granted
+     */
+    Duration contend() {
+        Instant now = client.now();
+        LeaseState decidedOn = anchor;
+        if (freshness.standbyMaySkip() && lastDecision instanceof Decision.Wait waiting) {
+            // Renewals seen in the news since the last read move the turn later by as much as they moved the deadline.
+            long renewedTo = renewedUntil.get();
+            Duration renewed = Duration.ofMillis(decidedOn != null && renewedTo > decidedOn.deadline()
+                    ? renewedTo - decidedOn.deadline() : 0);
+            Instant turn = waiting.challengeAt().plus(renewed);
+            Instant prepare = prepareAt == null ? null : prepareAt.plus(renewed);
+            if (now.isBefore(turn) && (prepare == null || now.isBefore(prepare))) {
+                // Nothing else new for this role, and neither its turn nor the time to prepare
+                // for it: the last pass's decision stands.
+                return untilNext(now, turn, prepare);
+            }
+        }
+        Engine.Attempt attempt;
+        try {
+            freshness.reading();
+            attempt = client.attempt(role, member, false);
+            lastDecision = attempt.decision();
+            prepareAt = attempt.prepareAt();
+            anchor = attempt.lease();
+            renewedUntil.set(attempt.lease() == null ? RoleNews.UNKNOWN : attempt.lease().deadline());
+            failures.reachable();
+        } catch (CoordinationAuthorizationException | CoordinationConfigurationException refusedForGood) {
+            // Neither heals by itself: say it once, look again now and then.
+            failures.refused(refusedForGood);
+            return RoleContender.DENIAL_BACKOFF;
+        } catch (CoordinationException failed) {
+            failures.unreachable("contend for", failed);
+            return RoleContender.ERROR_BACKOFF;
+        }
+        if (attempt.leadership() != null) {
+            lastDecision = null;
+            holder.grant(attempt.leadership());
+            return Duration.ZERO;
+        }
+        if (attempt.decision() instanceof Decision.Wait pending) {
+            return untilNext(client.now(), pending.challengeAt(), prepareAt);
+        }
+        return RoleContender.max(RoleContender.MIN_WAIT, MAX_STANDBY_WAIT);
+    }
+
+    /**
+     * A lease record of the role in the news: whether it renews the leadership this standby's
+     * last decision was anchored on (holder and grant time). Its deadline, never past
+     * {@code bound}, then moves this standby's turn later, and nothing else in it is new: no
+     * read is needed. Runs on the watcher's thread.
+     */
+    boolean renewedInNews(RoleNews news, long bound) {
+        LeaseState decidedOn = anchor;
+        if (decidedOn == null || !news.lease() || news.deadline() == RoleNews.UNKNOWN || !decidedOn.member().equals(news.member())
+                || decidedOn.grantedAt() != news.grantedAt()) {
+            return false;
+        }
+        renewedUntil.accumulateAndGet(Math.min(news.deadline(), bound), Math::max);
+        return true;
+    }
+
+    /**
+     * Whether {@code news} may let this standby take the role now, so its pass should not
+     * wait behind other roles' passes: a lease tombstone (a release or an abdication), the
+     * holder its last decision was anchored on leaving the roster (a release's first act),
+     * or this member's own registration removed (a handover's probe, which waits for it to
+     * register again). Runs on the watcher's thread.
+     */
+    boolean mayTakeRoleOn(RoleNews news) {
+        if (news.lease()) {
+            return news.member() == null;
+        }
+        LeaseState decidedOn = anchor;
+        return news.member() != null && (news.member().equals(member) || decidedOn != null && decidedOn.member().equals(news.member()));
+    }
+
+    /** The wait before the next pass: at most a second, and no later than the turn or the time to prepare for it. */
+    private static Duration untilNext(Instant now, Instant turn, Instant prepare) {
+        Duration wait = RoleContender.min(MAX_STANDBY_WAIT, Duration.between(now, turn));
+        if (prepare != null) {
+            wait = RoleContender.min(wait, Duration.between(now, prepare));
+        }
+        return RoleContender.max(RoleContender.MIN_WAIT, wait);
+    }
+}
