@@ -66,6 +66,30 @@ class ArchitectureTest {
     }
 
     @Test
+    void thePublicFaceReturnsNoTypeOfTheClientsInternals() {
+        noMethods().that().arePublic().and().areDeclaredInClassesThat().arePublic()
+                .and().areDeclaredInClassesThat().resideOutsideOfPackage(BASE + ".client.internal..")
+                .should().haveRawReturnType(describe("a type of the client's internals",
+                        (JavaClass type) -> type.getPackageName().startsWith(BASE + ".client.internal")))
+                .check(CORE);
+    }
+
+    /**
+     * The client package is the public face; its machinery lives in {@code client.internal}
+     * and gets narrow collaborators at construction. It may implement or call the face's
+     * interfaces and use its values (results, statuses), never its classes with behaviour:
+     * no internal class takes the client or a contender.
+     */
+    @Test
+    void theClientsInternalsUseOnlyInterfacesAndValuesOfThePublicFace() {
+        noClasses().that().resideInAPackage(BASE + ".client.internal..")
+                .should().dependOnClassesThat(describe("a class of the public face with behaviour",
+                        (JavaClass type) -> type.getPackageName().equals(BASE + ".client")
+                                && !type.isInterface() && !type.isEnum() && !type.isRecord()))
+                .check(CORE);
+    }
+
+    @Test
     void coreHasNoSpringDependency() {
         noClasses().should().dependOnClassesThat().resideInAnyPackage("org.springframework..").check(CORE);
     }

@@ -13,6 +13,7 @@ import io.krabka.streams.coordination.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.internal.LeadershipTerm;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
 import io.krabka.streams.coordination.memory.InMemoryCoordinationTransport;
 import io.krabka.streams.coordination.record.CoordinationCodec;
@@ -115,7 +116,7 @@ class ChallengerAfterCommitTest {
         Leadership held = holderAboutToDescribe();
         held.renew();
         assertThat(held.token().producerEpoch()).isEqualTo(memory.describeEpoch(ROLE).orElseThrow().producerEpoch());
-        assertThat(held.confirmFenced()).isFalse();
+        assertThat(((LeadershipTerm) held).confirmFenced()).isFalse();
         // One more lease learns the step again (the features changed during the last), the next is predicted.
         held.renew();
         held.renew();

@@ -8,16 +8,18 @@ import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.ManualClock;
 import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.RankedMember;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.internal.LeadershipTerm;
+import io.krabka.streams.coordination.client.internal.RoleFolds;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
-import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.memory.InMemoryCoordinationTransport;
-import io.krabka.streams.coordination.testing.ForwardingTransport;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.RolePartitioner;
+import io.krabka.streams.coordination.testing.ForwardingTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -93,7 +95,7 @@ class CoordinationClientTest {
         Member a = member("a");
 
         assertThat(a.tryAcquire()).isEmpty();
-        assertThat(a.client().configurationProblem(ROLE)).get()
+        assertThat(a.client().engine().configurationProblem(ROLE)).get()
                 .isInstanceOf(io.krabka.streams.coordination.CoordinationConfigurationException.class)
                 .extracting(Throwable::getMessage).asString()
                 .contains("member b writes leases of role " + ROLE + " for 60.0 s", "krabka.coordination.lease.duration", "is 30.0 s");
@@ -103,7 +105,7 @@ class CoordinationClientTest {
         a.tryAcquire().orElseThrow().close();
         member("c").tryAcquire().orElseThrow();
         assertThat(a.tryAcquire()).isEmpty();
-        assertThat(a.client().configurationProblem(ROLE)).isEmpty();
+        assertThat(a.client().engine().configurationProblem(ROLE)).isEmpty();
     }
 
     /** A forged lease with an absurd deadline is suspicious; it is no member's lease setting, so no disagreement. */
@@ -119,7 +121,7 @@ class CoordinationClientTest {
 
         assertThat(b.tryAcquire()).isEmpty();
         assertThat(b.client().suspiciousRecords()).isEqualTo(1);
-        assertThat(b.client().configurationProblem(ROLE)).isEmpty();
+        assertThat(b.client().engine().configurationProblem(ROLE)).isEmpty();
         // The standby's wait stays cut to its own lease duration after it saw the forgery.
         clock.advance(LeaseConfig.DEFAULTS.duration().plus(LeaseConfig.DEFAULTS.challengeStagger().multipliedBy(2)));
         assertThat(b.tryAcquire()).isPresent();
@@ -228,7 +230,7 @@ class CoordinationClientTest {
             assertThat(b.tryAcquire()).as("after a lease naming %s that ended in the past", named).isEmpty();
         }
         assertThat(b.client().suspiciousRecords()).as("no member writes a lease ending before its timestamp").isEqualTo(2);
-        assertThat(b.client().configurationProblem(ROLE)).as("a forgery is no member's lease setting").isEmpty();
+        assertThat(b.client().engine().configurationProblem(ROLE)).as("a forgery is no member's lease setting").isEmpty();
         clock.advance(Duration.between(clock.instant(), held.deadline()).minusMillis(1));
         assertThat(b.tryAcquire()).as("just before the holder's own deadline").isEmpty();
         // The lease naming mallory leaves a in the roster ahead of b: one stagger more.
@@ -467,10 +469,10 @@ class CoordinationClientTest {
     void aHolderConfirmsWithTheCoordinatorBeforeItBelievesAStrangersLease() {
         Member a = member("a");
         Leadership held = a.tryAcquire().orElseThrow();
-        assertThat(held.confirmFenced()).as("no other epoch exists").isFalse();
+        assertThat(((LeadershipTerm) held).confirmFenced()).as("no other epoch exists").isFalse();
         assertThat(held.isActive()).isTrue();
         member("b").transport().initEpoch(ROLE);
-        assertThat(held.confirmFenced()).isTrue();
+        assertThat(((LeadershipTerm) held).confirmFenced()).isTrue();
         assertThat(held.state()).isEqualTo(Leadership.State.FENCED);
     }
 

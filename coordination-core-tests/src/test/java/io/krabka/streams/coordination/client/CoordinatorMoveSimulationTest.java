@@ -7,6 +7,7 @@ import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.internal.RoleContender;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.transport.TopicSpec;
@@ -59,7 +60,7 @@ class CoordinatorMoveSimulationTest {
             // The lease ran out at most a lease after the crash; once the new coordinator
             // answers, a describe given up within a lease, the error backoff, and the grant.
             assertThat(gap).as("from the crash to the standby's grant")
-                    .isLessThanOrEqualTo(COORDINATOR_MOVE.plus(CONFIG.duration().multipliedBy(2)).plus(Contender.ERROR_BACKOFF));
+                    .isLessThanOrEqualTo(COORDINATOR_MOVE.plus(CONFIG.duration().multipliedBy(2)).plus(RoleContender.ERROR_BACKOFF));
         }
     }
 

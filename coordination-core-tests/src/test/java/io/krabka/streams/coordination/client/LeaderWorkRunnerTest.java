@@ -7,6 +7,7 @@ import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.internal.RoleContender;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
 import io.krabka.streams.coordination.memory.InMemoryCoordinationTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
@@ -114,7 +115,7 @@ class LeaderWorkRunnerTest {
                     .isInstanceOf(io.krabka.streams.coordination.CoordinationAuthorizationException.class);
             assertThat(runtime.advanceUntil(() -> grantedAfterMillis.size() == 2, Duration.ofSeconds(30))).isTrue();
             assertThat(grantedAfterMillis.get(1) - grantedAfterMillis.get(0))
-                    .as("the second grant, not a second after the first").isGreaterThanOrEqualTo(Contender.DENIAL_BACKOFF.toMillis());
+                    .as("the second grant, not a second after the first").isGreaterThanOrEqualTo(RoleContender.DENIAL_BACKOFF.toMillis());
             contender.stop();
             assertThat(contender.awaitStopped(Duration.ofSeconds(30))).isTrue();
             contender = null;

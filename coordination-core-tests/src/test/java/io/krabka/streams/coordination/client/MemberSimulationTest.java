@@ -9,6 +9,7 @@ import io.krabka.streams.coordination.ManualClock;
 import io.krabka.streams.coordination.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.internal.Handover;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
 import io.krabka.streams.coordination.memory.InMemoryCoordinationTransport;
 import io.krabka.streams.coordination.record.CoordinationCodec;
@@ -31,9 +32,9 @@ import java.util.stream.IntStream;
 import java.util.stream.LongStream;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 

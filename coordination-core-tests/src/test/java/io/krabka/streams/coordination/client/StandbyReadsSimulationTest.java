@@ -8,6 +8,7 @@ import io.krabka.streams.coordination.ManualClock;
 import io.krabka.streams.coordination.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.internal.ReadFreshness;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
 import io.krabka.streams.coordination.testing.ForwardingTransport;
 import io.krabka.streams.coordination.transport.CoordinationTransport;

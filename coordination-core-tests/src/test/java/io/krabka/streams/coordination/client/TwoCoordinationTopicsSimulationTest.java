@@ -7,6 +7,7 @@ import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.internal.ChallengeCheck;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;

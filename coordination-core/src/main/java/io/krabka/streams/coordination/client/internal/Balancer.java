@@ -1,6 +1,7 @@
 package io.krabka.streams.coordination.client.internal;
 
 import io.krabka.streams.coordination.Balance;
+import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.HandoverResult;
@@ -63,7 +64,7 @@ final class Balancer {
     /** How soon it looks again after a move: whether it landed, and the next one. */
     static final Duration AFTER_MOVE = Duration.ofMillis(100);
 
-    private final Engine client;
+    private final LeaseConfig config;
     private final CoordinationTransport transport;
     private final RoleFolds folds;
     private final CoordinationRuntime runtime;
@@ -90,11 +91,11 @@ final class Balancer {
     private record Move(RoleContender contender, MemberId to, long startedNanos) {
     }
 
-    Balancer(Engine client, CoordinationTransport transport, RoleFolds folds) {
-        this.client = client;
+    Balancer(LeaseConfig config, CoordinationRuntime runtime, CoordinationTransport transport, RoleFolds folds) {
+        this.config = config;
         this.transport = transport;
         this.folds = folds;
-        this.runtime = client.runtime();
+        this.runtime = runtime;
     }
 
     void balance(Balance balance) {
@@ -108,7 +109,7 @@ final class Balancer {
 
     /** How long the live members must stay the same before a member moves a role: two renew intervals. */
     Duration settle() {
-        return client.config().renewInterval().multipliedBy(2);
+        return config.renewInterval().multipliedBy(2);
     }
 
     RoleShare share(MemberId member) {
@@ -147,7 +148,7 @@ final class Balancer {
      * count it alive again (a move to it would then wait out a probe).
      */
     void silent(MemberId member) {
-        silentSince.put(member, client.clock().millis());
+        silentSince.put(member, runtime.clock().millis());
     }
 
     /**
@@ -181,7 +182,7 @@ final class Balancer {
     }
 
     private Shares shares(Map<Role, RoleState> states) {
-        long now = client.clock().millis();
+        long now = runtime.clock().millis();
         Map<MemberId, Integer> held = new HashMap<>();
         Set<MemberId> running = new HashSet<>();
         Set<MemberId> ranOut = new HashSet<>();
@@ -201,7 +202,7 @@ final class Balancer {
                 running.add(own.member());
             } else if (state.lease().isPresent()) {
                 LeaseState lease = state.lease().get();
-                boolean abandoned = Succession.abandoned(lease, client.config(), Instant.ofEpochMilli(now));
+                boolean abandoned = Succession.abandoned(lease, config, Instant.ofEpochMilli(now));
                 if (!abandoned) {
                     held.merge(lease.member(), 1, Integer::sum);
                 }
@@ -425,7 +426,7 @@ final class Balancer {
 
     /** The members whose lease has not run out: alive without a probe. */
     private Set<MemberId> holdersNow(Map<Role, RoleState> states) {
-        long now = client.clock().millis();
+        long now = runtime.clock().millis();
         Set<MemberId> holders = new HashSet<>();
         for (RoleState state : states.values()) {
             state.lease().filter(lease -> lease.deadline() >= now).ifPresent(lease -> holders.add(lease.member()));
@@ -437,6 +438,6 @@ final class Balancer {
     private boolean landed(Move move, Map<Role, RoleState> states, long nowNanos) {
         RoleState state = states.get(move.contender().role());
         boolean taken = state != null && state.lease().filter(l -> !l.member().equals(move.contender().member())).isPresent();
-        return taken || nowNanos - move.startedNanos() > client.config().duration().toNanos();
+        return taken || nowNanos - move.startedNanos() > config.duration().toNanos();
     }
 }

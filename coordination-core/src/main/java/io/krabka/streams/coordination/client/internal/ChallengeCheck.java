@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * long as it lasts. The coordinator cannot be fooled that way: an epoch no visible lease
  * (nor this member's own last challenge) explains means someone ran InitProducerId since.
  */
-final class ChallengeCheck {
+public final class ChallengeCheck {
 
     // The client's logger: operators filter and tests count its lines by that name.
     private static final Logger log = LoggerFactory.getLogger(Engine.LOGGER);
@@ -171,7 +171,7 @@ final class ChallengeCheck {
      * Grants held back from {@code read_committed} explain a run of a few leases; a writer
      * whose records go to another topic moves it for as long as it lives.
      */
-    static Duration foreignWriterAfter(LeaseConfig config) {
+    public static Duration foreignWriterAfter(LeaseConfig config) {
         Duration leases = config.duration().multipliedBy(5);
         return leases.compareTo(FOREIGN_WRITER_AT_LEAST) > 0 ? leases : FOREIGN_WRITER_AT_LEAST;
     }

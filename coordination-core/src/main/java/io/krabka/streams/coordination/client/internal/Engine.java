@@ -83,7 +83,7 @@ public final class Engine implements AutoCloseable {
         this.clock = runtime.clock();
         this.sendBatching = Objects.requireNonNull(sendBatching, "sendBatching");
         this.folds = new RoleFolds(transport);
-        this.balancer = new Balancer(this, transport, folds);
+        this.balancer = new Balancer(config, runtime, transport, folds);
         this.registrations = new Registrations(transport, clock);
         this.election = new ElectionPass(this, transport, folds, registrations, held);
         this.blockingAcquire = new BlockingAcquire(runtime, (role, me) -> attempt(role, me, true), folds);
@@ -192,6 +192,14 @@ public final class Engine implements AutoCloseable {
 
     /** One pass's outcome: the leadership won, or the decision, when to prepare (null: not to come) and the lease decided on. */
     public record Attempt(LeadershipTerm leadership, Decision decision, Instant prepareAt, LeaseState lease) {
+    }
+
+    /** What a standby's pass asks of the client: one election pass. */
+    @FunctionalInterface
+    public interface Attempts {
+
+        /** One election pass; {@code confirm}: see {@link ElectionPass#attempt}. */
+        Attempt attempt(Role role, MemberId me, boolean confirm);
     }
 
     /** One election pass; {@code confirm}: see {@link ElectionPass#attempt}. */

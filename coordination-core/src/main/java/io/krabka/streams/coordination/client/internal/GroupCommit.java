@@ -5,6 +5,7 @@ import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.SendBatching;
 import io.krabka.streams.coordination.SendQueueFullException;
 import io.krabka.streams.coordination.client.Leadership;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -26,7 +27,8 @@ final class GroupCommit {
             long queuedAtNanos) {
     }
 
-    private final Engine client;
+    private final CoordinationRuntime runtime;
+    private final SendBatching batching;
     private final Role role;
     private final LeadershipLifecycle life;
     private final LeaseWriter lease;
@@ -39,19 +41,20 @@ final class GroupCommit {
     private Thread flusher;
     private int unwritten;
 
-    GroupCommit(Engine client, Role role, LeadershipLifecycle life, LeaseWriter lease) {
-        this.client = client;
+    GroupCommit(CoordinationRuntime runtime, SendBatching batching, Role role, LeadershipLifecycle life, LeaseWriter lease) {
+        this.runtime = runtime;
+        this.batching = batching;
         this.role = role;
         this.life = life;
         this.lease = lease;
     }
 
     private SendBatching batching() {
-        return client.sendBatching();
+        return batching;
     }
 
     private long nanoTime() {
-        return client.runtime().nanoTime();
+        return runtime.nanoTime();
     }
 
     /** Queues {@code record} for the next batch, waiting for room as {@link Leadership#send} says. */
@@ -98,7 +101,7 @@ final class GroupCommit {
             }
         }
         if (start) {
-            client.runtime().workers().execute(this::flushQueued);
+            runtime.workers().execute(this::flushQueued);
         }
         return result;
     }

@@ -43,17 +43,17 @@ import org.slf4j.LoggerFactory;
  * Blocked before step 1, nothing is changed; blocked after it, the target is left at the
  * tail where step 1 put it.
  */
-final class Handover {
+public final class Handover {
 
     // The contender's logger: operators filter and tests count its lines by that name.
     private static final Logger log = LoggerFactory.getLogger(RoleContender.LOGGER);
 
     /** How long the holder waits for the target to register again before it calls it silent. */
-    static final Duration PROBE_TIMEOUT = Duration.ofSeconds(5);
+    public static final Duration PROBE_TIMEOUT = Duration.ofSeconds(5);
     private static final Duration PROBE_READ = Duration.ofMillis(200);
 
     /** How long a handover waits for the holder's pass to take the release up, before it gives up (the role stays). */
-    static final Duration RELEASE_WAIT = Duration.ofSeconds(10);
+    public static final Duration RELEASE_WAIT = Duration.ofSeconds(10);
 
     private final Engine client;
     private final Role role;

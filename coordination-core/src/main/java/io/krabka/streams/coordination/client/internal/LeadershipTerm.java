@@ -50,10 +50,10 @@ public final class LeadershipTerm implements Leadership {
         this.member = member;
         this.grantedAt = engine.grantTime(epoch.role());
         this.life = new LeadershipLifecycle(member, role);
-        this.clock = new LeaseClock(engine);
-        this.transaction = new LeaseTransaction(this, engine, life, transport, epoch, clock, initial, leaseSearchFrom);
+        this.clock = new LeaseClock(engine.config(), engine.runtime());
+        this.transaction = new LeaseTransaction(this, engine.config(), engine.runtime(), life, transport, epoch, clock, initial, leaseSearchFrom);
         this.lease = new LeaseWriter(this, engine, life, transport, clock, transaction);
-        this.sends = new GroupCommit(engine, role, life, lease);
+        this.sends = new GroupCommit(engine.runtime(), engine.sendBatching(), role, life, lease);
     }
 
     public static LeadershipTerm grant(Engine engine, CoordinationTransport transport, RoleEpoch epoch, MemberId member,

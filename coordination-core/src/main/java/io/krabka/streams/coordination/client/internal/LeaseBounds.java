@@ -5,12 +5,12 @@ import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.succession.LeaseState;
 import io.krabka.streams.coordination.succession.RoleState;
+import io.krabka.streams.coordination.succession.Sighted;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.Map;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
 import org.slf4j.Logger;
@@ -50,31 +50,33 @@ final class LeaseBounds {
     }
 
     /**
-     * The state with the lease's deadline cut to one lease duration after this client
-     * first saw that lease record, and never earlier than the bound an earlier lease
-     * record gave. A live holder writes a new record every renew interval, well inside
-     * the cut.
+     * The state as this member may believe it ({@link Sighted#believed}): the lease's
+     * deadline cut to one lease duration after this client first saw that lease record,
+     * and never earlier than the bound an earlier lease record gave; a release instant cut
+     * to when it first saw the tombstone. A live holder writes a new record every renew
+     * interval, well inside the cut.
      */
     RoleState bounded(Role role, RoleState state) {
+        return sighted(role, state).believed(state, config);
+    }
+
+    /** What this client saw of the state's newest lease or release, remembered per role; judges a record seen for the first time. */
+    private Sighted sighted(Role role, RoleState state) {
         if (state.lease().isEmpty()) {
             bounds.remove(role);
-            return withBoundedRelease(role, state);
+            return sightedRelease(role, state);
         }
         LeaseState lease = state.lease().get();
         Sightings.Sighting seen = leases.sight(role, lease.offset());
-        long cut = seen.seenAt() + config.duration().toMillis();
         if (seen.fresh()) {
-            judge(role, lease, cut);
+            judge(role, lease, seen.seenAt() + config.duration().toMillis());
         }
+        Sighted sighted = new Sighted(seen.seenAt(), bounds.getOrDefault(role, Sighted.NONE), Sighted.NONE, Sighted.NONE);
         // A new lease record may extend the wait, never shorten it: anyone with Write on the
         // topic can append one with a deadline already past (naming the live holder, whose
         // contender ignores leases naming itself), and only a tombstone ends a lease early.
-        long bound = bounds.merge(role, Math.min(lease.deadline(), cut), Math::max);
-        if (bound == lease.deadline()) {
-            return state;
-        }
-        return new RoleState(state.role(), state.roster(), Optional.of(lease.withDeadline(bound)), state.leaseReleasedAt(),
-                state.nextOffset());
+        bounds.put(role, sighted.believedDeadline(lease, config));
+        return sighted;
     }
 
     /**
@@ -152,23 +154,20 @@ final class LeaseBounds {
     }
 
     /**
-     * The state with the release instant cut to when this client first saw the release.
-     * A standby anchors on the tombstone's timestamp, which its writer chooses: one far in
-     * the future would hold every standby off until then.
+     * When this client first saw the state's release. A standby anchors on the tombstone's
+     * timestamp, which its writer chooses: one far in the future would hold every standby
+     * off until then, so it is cut to the sighting.
      */
-    private RoleState withBoundedRelease(Role role, RoleState state) {
+    private Sighted sightedRelease(Role role, RoleState state) {
         if (state.leaseReleasedAt().isEmpty()) {
-            return state;
+            return Sighted.NOTHING;
         }
         long releasedAt = state.leaseReleasedAt().getAsLong();
         Sightings.Sighting seen = releases.sight(role, releasedAt);
-        if (releasedAt <= seen.seenAt()) {
-            return state;
-        }
         if (seen.fresh() && releasedAt > seen.seenAt() + config.duration().toMillis()) {
             suspicious.accept(role, "a lease tombstone in " + transport.topic() + " is stamped " + Instant.ofEpochMilli(releasedAt)
                     + ", later than this member's clock says it arrived (" + Instant.ofEpochMilli(seen.seenAt()) + ")");
         }
-        return new RoleState(state.role(), state.roster(), state.lease(), OptionalLong.of(seen.seenAt()), state.nextOffset());
+        return new Sighted(Sighted.NONE, Sighted.NONE, seen.seenAt(), Sighted.NONE);
     }
 }

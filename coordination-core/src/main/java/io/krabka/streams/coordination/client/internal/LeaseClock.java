@@ -1,5 +1,7 @@
 package io.krabka.streams.coordination.client.internal;
 
+import io.krabka.streams.coordination.LeaseConfig;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.succession.Succession;
 import java.time.Duration;
 import java.time.Instant;
@@ -16,7 +18,8 @@ import java.time.Instant;
  */
 final class LeaseClock {
 
-    private final Engine client;
+    private final LeaseConfig config;
+    private final CoordinationRuntime runtime;
     private volatile long lastLeaseAt;
     // Volatile, not guarded by the lock: a watchdog asks expired() while a renewal blocks.
     private volatile long deadline;
@@ -24,15 +27,16 @@ final class LeaseClock {
     // not keep a holder believing past the lease it measured when it wrote it.
     private volatile long deadlineNanos = Long.MAX_VALUE;
 
-    LeaseClock(Engine client) {
-        this.client = client;
+    LeaseClock(LeaseConfig config, CoordinationRuntime runtime) {
+        this.config = config;
+        this.runtime = runtime;
     }
 
     /** A lease written at {@code now} (wall clock) and {@code nowNanos} (ticker) lasts until {@code leaseDeadline}. */
     void written(long now, long nowNanos, long leaseDeadline) {
         lastLeaseAt = now;
         deadline = leaseDeadline;
-        deadlineNanos = nowNanos + client.config().duration().toNanos();
+        deadlineNanos = nowNanos + config.duration().toNanos();
     }
 
     /** The deadline of the newest lease written; the epoch itself before the first. */
@@ -42,7 +46,7 @@ final class LeaseClock {
 
     /** When the next renewal is due: one renew interval after the newest lease. */
     Instant renewAt() {
-        return Succession.renewAt(Instant.ofEpochMilli(lastLeaseAt), client.config());
+        return Succession.renewAt(Instant.ofEpochMilli(lastLeaseAt), config);
     }
 
     /** Whether the newest lease's deadline has passed without a renewal. */
@@ -55,12 +59,12 @@ final class LeaseClock {
 
     /** How long until {@link #expired()} turns true, by whichever clock says so first. */
     Duration untilExpired() {
-        Duration byWall = Duration.between(client.now(), Instant.ofEpochMilli(deadline));
+        Duration byWall = Duration.between(runtime.clock().instant(), Instant.ofEpochMilli(deadline));
         long due = deadlineNanos;
         if (due == Long.MAX_VALUE) {
             return byWall;
         }
-        Duration byTicker = Duration.ofNanos(due - client.runtime().nanoTime());
+        Duration byTicker = Duration.ofNanos(due - runtime.nanoTime());
         return byTicker.compareTo(byWall) < 0 ? byTicker : byWall;
     }
 }

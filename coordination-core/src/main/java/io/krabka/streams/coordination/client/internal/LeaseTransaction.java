@@ -7,6 +7,7 @@ import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.FencingToken;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeadershipReleasedException;
+import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
@@ -17,6 +18,7 @@ import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.RolePartitioner;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import java.time.Duration;
@@ -47,7 +49,8 @@ final class LeaseTransaction {
 
     private final LeadershipTerm leadership;
     private final LeadershipLifecycle life;
-    private final Engine client;
+    private final LeaseConfig config;
+    private final CoordinationRuntime runtime;
     private final CoordinationTransport transport;
     private final RoleEpoch epoch;
     private final Role role;
@@ -76,11 +79,12 @@ final class LeaseTransaction {
      * @param initial the coordinator's report right after InitProducerId
      * @param leaseSearchFrom an offset of the role's partition at or before the grant's lease record
      */
-    LeaseTransaction(LeadershipTerm leadership, Engine client, LeadershipLifecycle life,
+    LeaseTransaction(LeadershipTerm leadership, LeaseConfig config, CoordinationRuntime runtime, LeadershipLifecycle life,
             CoordinationTransport transport, RoleEpoch epoch, LeaseClock clock, ProducerState initial, long leaseSearchFrom) {
         this.leadership = leadership;
         this.life = life;
-        this.client = client;
+        this.config = config;
+        this.runtime = runtime;
         this.transport = transport;
         this.epoch = epoch;
         this.role = leadership.role();
@@ -90,7 +94,7 @@ final class LeaseTransaction {
         this.clock = clock;
         this.epochs = new EpochPrediction(initial, epoch.featureGeneration());
         this.leaseSearchFrom = leaseSearchFrom;
-        this.outcomes = new CommitOutcomeResolver(leadership, client.runtime(), transport, partition);
+        this.outcomes = new CommitOutcomeResolver(leadership, runtime, transport, partition);
     }
 
     /**
@@ -147,10 +151,10 @@ final class LeaseTransaction {
             throw life.refusal();
         }
         payOwedLearn();
-        long now = client.now().toEpochMilli();
-        long nowNanos = client.runtime().nanoTime();
+        long now = runtime.clock().instant().toEpochMilli();
+        long nowNanos = runtime.nanoTime();
         EpochPrediction.Transaction predicted = epochs.begin(epoch.featureGeneration());
-        long leaseDeadline = now + client.config().duration().toMillis();
+        long leaseDeadline = now + config.duration().toMillis();
         byte[] leaseValue = release ? null : CoordinationCodec.encodeValue(
                 new CoordinationRecord.Lease(member, epochs.producerId(), predicted.leaseEpoch(), grantedAt, leaseDeadline));
         List<ProducerRecord<byte[], byte[]>> batch = new ArrayList<>(records.size() + 1);
@@ -334,7 +338,7 @@ final class LeaseTransaction {
 
     /** How long until {@code instant}, for bounding a describe by the lease; zero once it passed. */
     private Duration timeUntil(Instant instant) {
-        Duration left = Duration.between(client.now(), instant);
+        Duration left = Duration.between(runtime.clock().instant(), instant);
         return left.isNegative() ? Duration.ZERO : left;
     }
 }

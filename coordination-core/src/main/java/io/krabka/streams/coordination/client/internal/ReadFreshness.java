@@ -4,6 +4,7 @@ import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import java.time.Duration;
+import java.util.function.BooleanSupplier;
 
 /**
  * Whether a contender's pass must read the topic: with news from the transport, only
@@ -12,7 +13,7 @@ import java.time.Duration;
  * vouches that none was missed. A member with many roles would otherwise read every role
  * every second through its one consumer, and its holders would wait for those reads.
  */
-final class ReadFreshness {
+public final class ReadFreshness {
 
     /**
      * With news from the transport, a standby's pass reads the topic only after news for
@@ -22,11 +23,12 @@ final class ReadFreshness {
      * roles would otherwise read every role every second through its one consumer, and its
      * holders would wait for those reads.
      */
-    static final Duration QUIET_READ = Duration.ofSeconds(5);
+    public static final Duration QUIET_READ = Duration.ofSeconds(5);
     /** A holder's fallback read: a missed wake-up, and the topic's identity check, which rides on reads. */
     static final Duration QUIET_HOLD_READ = Duration.ofSeconds(10);
 
-    private final Engine client;
+    // Whether a read of the role now could find nothing its watchers were not told of.
+    private final BooleanSupplier quietSinceRead;
     private final CoordinationRuntime runtime;
     private final Role role;
     // Whether the transport wakes this contender on news, whether news came since the
@@ -35,9 +37,9 @@ final class ReadFreshness {
     private volatile boolean newsSinceRead = true;
     private long lastReadNanos;
 
-    ReadFreshness(Engine client, Role role) {
-        this.client = client;
-        this.runtime = client.runtime();
+    ReadFreshness(CoordinationRuntime runtime, Role role, BooleanSupplier quietSinceRead) {
+        this.quietSinceRead = quietSinceRead;
+        this.runtime = runtime;
         this.role = role;
     }
 
@@ -68,7 +70,7 @@ final class ReadFreshness {
             return true;
         }
         try {
-            return client.quietSinceRead(role);
+            return quietSinceRead.getAsBoolean();
         } catch (CoordinationException e) {
             // The pass's own read reports it.
             return false;

@@ -64,7 +64,7 @@ public final class RoleContender {
         Objects.requireNonNull(listener, "listener");
         this.callbacks = new OrderedCallbacks(role, callbacks != null ? callbacks : runtime.callbacks(), runtime);
         this.failures = new FailureReport(role, member, runtime, client::location, this::isRunning);
-        ReadFreshness freshness = new ReadFreshness(client, role);
+        ReadFreshness freshness = new ReadFreshness(runtime, role, () -> client.quietSinceRead(role));
         this.ending = new TenureEnd(runtime, role, member, listener, this.callbacks, failures,
                 (held, rejoinAtNanos) -> transition(now -> now.ended(held, rejoinAtNanos)));
         HolderPass holder = new HolderPass(client, role, member, listener, this.callbacks, failures, freshness, ending,
@@ -91,7 +91,7 @@ public final class RoleContender {
         this.handover = new Handover(client, role, member, () -> state.tenure(), ending,
                 () -> RoleContender.this.loop.schedule(Duration.ZERO), holder::renewalBlocked);
         this.loop = new PassLoop(this, client, failures, freshness, ending, holder,
-                new StandbyPass(client, role, member, failures, freshness, holder), handover);
+                new StandbyPass(client::attempt, runtime.clock(), role, member, failures, freshness, holder), handover);
     }
 
     public Role role() {

@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * committed since the last one. Malformed records are skipped with a warning and
  * counted; they never change a roster or a lease.
  */
-final class RoleFolds {
+public final class RoleFolds {
 
     // The client's logger: operators filter and tests count its lines by that name.
     private static final Logger log = LoggerFactory.getLogger(Engine.LOGGER);
@@ -54,7 +54,7 @@ final class RoleFolds {
                 }
             });
     /** How many roles' describe folds are kept; a role described again after eviction is read from the start. */
-    static final int MAX_DESCRIBED_FOLDS = 4_096;
+    public static final int MAX_DESCRIBED_FOLDS = 4_096;
     private final AtomicLong malformed = new AtomicLong();
     // The newest state of each contender's fold, readable without the folds' locks: what a
     // member's shares of its roles are counted from.

@@ -8,9 +8,11 @@ import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.Contender;
 import io.krabka.streams.coordination.succession.Decision;
 import io.krabka.streams.coordination.succession.LeaseState;
+import io.krabka.streams.coordination.succession.Sighted;
 import io.krabka.streams.coordination.transport.RoleNews;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.InstantSource;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -23,7 +25,8 @@ final class StandbyPass {
     /** The longest a standby waits on the topic in one pass. */
     static final Duration MAX_STANDBY_WAIT = Duration.ofSeconds(1);
 
-    private final Engine client;
+    private final Engine.Attempts attempts;
+    private final InstantSource clock;
     private final Role role;
     private final MemberId member;
     private final FailureReport failures;
@@ -38,9 +41,10 @@ final class StandbyPass {
     private volatile LeaseState anchor;
     private final AtomicLong renewedUntil = new AtomicLong(RoleNews.UNKNOWN);
 
-    StandbyPass(Engine client, Role role, MemberId member, FailureReport failures, ReadFreshness freshness,
+    StandbyPass(Engine.Attempts attempts, InstantSource clock, Role role, MemberId member, FailureReport failures, ReadFreshness freshness,
             HolderPass holder) {
-        this.client = client;
+        this.attempts = attempts;
+        this.clock = clock;
         this.role = role;
         this.member = member;
         this.failures = failures;
@@ -54,13 +58,11 @@ final class StandbyPass {
      * @return how long to wait before the next pass; zero once the role was granted
      */
     Duration contend() {
-        Instant now = client.now();
+        Instant now = clock.instant();
         LeaseState decidedOn = anchor;
         if (freshness.standbyMaySkip() && lastDecision instanceof Decision.Wait waiting) {
             // Renewals seen in the news since the last read move the turn later by as much as they moved the deadline.
-            long renewedTo = renewedUntil.get();
-            Duration renewed = Duration.ofMillis(decidedOn != null && renewedTo > decidedOn.deadline()
-                    ? renewedTo - decidedOn.deadline() : 0);
+            Duration renewed = Sighted.renewalDelay(decidedOn, renewedUntil.get());
             Instant turn = waiting.challengeAt().plus(renewed);
             Instant prepare = prepareAt == null ? null : prepareAt.plus(renewed);
             if (now.isBefore(turn) && (prepare == null || now.isBefore(prepare))) {
@@ -72,7 +74,7 @@ final class StandbyPass {
         Engine.Attempt attempt;
         try {
             freshness.reading();
-            attempt = client.attempt(role, member, false);
+            attempt = attempts.attempt(role, member, false);
             lastDecision = attempt.decision();
             prepareAt = attempt.prepareAt();
             anchor = attempt.lease();
@@ -92,7 +94,7 @@ final class StandbyPass {
             return Duration.ZERO;
         }
         if (attempt.decision() instanceof Decision.Wait pending) {
-            return untilNext(client.now(), pending.challengeAt(), prepareAt);
+            return untilNext(clock.instant(), pending.challengeAt(), prepareAt);
         }
         return RoleContender.max(RoleContender.MIN_WAIT, MAX_STANDBY_WAIT);
     }
