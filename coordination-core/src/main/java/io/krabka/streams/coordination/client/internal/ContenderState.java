@@ -1,5 +1,11 @@
 package io.krabka.streams.coordination.client.internal;
 
+import io.krabka.streams.coordination.succession.Decision;
+import io.krabka.streams.coordination.succession.LeaseState;
+import io.krabka.streams.coordination.succession.Sighted;
+import io.krabka.streams.coordination.transport.RoleNews;
+import java.time.Instant;
+
 import io.krabka.streams.coordination.client.Contender;
 
 /**
@@ -14,14 +20,15 @@ import io.krabka.streams.coordination.client.Contender;
  *   Standby | Paused | Holding --stopping--> Leaving --leaveBegun--> Leaving(begun) --left--> Stopped
  * </pre>
  *
- * A leadership granted or ended while leaving stays with, or leaves, the Leaving state:
+ * Each state owns its data: a Standby its last decision, a Holding state its
+ * {@link Tenure}. A leadership granted or ended while leaving stays with, or leaves, the Leaving state:
  * leaving releases whatever is held when it begins. A contender that was never started
  * stays in Standby, Paused or Holding (a simulation steps it by hand).
  */
 public sealed interface ContenderState {
 
-    /** A standby that contends at once. */
-    ContenderState STANDBY = new Standby();
+    /** A standby that contends at once: it decided nothing yet, so its next pass reads. */
+    ContenderState STANDBY = Standby.FRESH;
 
     /** The leadership held now, ended or not yet reported ended; null when none. */
     default Tenure tenure() {
@@ -53,12 +60,43 @@ public sealed interface ContenderState {
         return new Leaving(tenure(), false);
     }
 
-    /** Contending for the role: reads, waits for its turn, challenges. */
-    record Standby() implements ContenderState {
+    /**
+     * Contending for the role: reads, waits for its turn, challenges. It owns what its last
+     * read decided, so a pass that finds nothing new keeps that decision instead of reading.
+     *
+     * @param decision what the last read decided; null before the first
+     * @param prepareAt when to build the role's producer ahead of the turn; null when that is not to come
+     * @param anchor the lease that decision was anchored on; null for none
+     * @param renewedUntil how far renewals of that leadership seen in the news since moved
+     *     its deadline ({@link Sighted#NONE} for none)
+     */
+    record Standby(Decision decision, Instant prepareAt, LeaseState anchor, long renewedUntil) implements ContenderState {
+
+        /** Nothing decided yet. */
+        static final Standby FRESH = new Standby(null, null, null, Sighted.NONE);
 
         @Override
         public ContenderState granted(Tenure held) {
             return new Holding(held);
+        }
+
+        /** A read decided {@code decided}, to prepare at {@code prepare}, anchored on {@code lease}. */
+        Standby decided(Decision decided, Instant prepare, LeaseState lease) {
+            return new Standby(decided, prepare, lease, lease == null ? Sighted.NONE : lease.deadline());
+        }
+
+        /**
+         * Whether {@code news} is a lease record renewing the leadership the last decision was
+         * anchored on (same holder and grant time): then nothing in it is new but its deadline.
+         */
+        boolean renewsAnchor(RoleNews news) {
+            return anchor != null && news.lease() && news.deadline() != RoleNews.UNKNOWN && anchor.member().equals(news.member())
+                    && anchor.grantedAt() == news.grantedAt();
+        }
+
+        /** Renewals in the news moved the anchor's deadline to {@code deadline} (never back). */
+        Standby renewedTo(long deadline) {
+            return deadline <= renewedUntil ? this : new Standby(decision, prepareAt, anchor, deadline);
         }
     }
 

@@ -285,7 +285,9 @@ final class PassLoop {
             }
             contender.transition(current -> current.rejoined(nowNanos));
         }
-        return standby.contend();
+        ContenderState standing = contender.state();
+        // A contender stepped by hand after its stop contends from a fresh decision.
+        return standby.contend(standing instanceof ContenderState.Standby current ? current : ContenderState.Standby.FRESH);
     }
 
     private void leaveOnce() {

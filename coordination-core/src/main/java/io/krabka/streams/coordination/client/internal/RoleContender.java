@@ -91,7 +91,8 @@ public final class RoleContender {
         this.handover = new Handover(client, role, member, () -> state.tenure(), ending,
                 () -> RoleContender.this.loop.schedule(Duration.ZERO), holder::renewalBlocked);
         this.loop = new PassLoop(this, client, failures, freshness, ending, holder,
-                new StandbyPass(client::attempt, runtime.clock(), role, member, failures, freshness, holder), handover);
+                new StandbyPass(client::attempt, runtime.clock(), role, member, failures, freshness, holder,
+                        () -> state, this::transition), handover);
     }
 
     public Role role() {

@@ -13,12 +13,15 @@ import io.krabka.streams.coordination.transport.RoleNews;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 
 /**
  * A standby's side of a {@link Contender}: reads the role (unless nothing is new and it
  * is not yet its turn), waits for its turn, challenges when the succession rules say, and
- * hands a grant to the holder's side.
+ * hands a grant to the holder's side. What it decided lives in the contender's
+ * {@link ContenderState.Standby} state, never here.
  */
 final class StandbyPass {
 
@@ -32,17 +35,13 @@ final class StandbyPass {
     private final FailureReport failures;
     private final ReadFreshness freshness;
     private final HolderPass holder;
-    // What the last read decided and when to build the role's producer if that is still to
-    // come (null otherwise); owned by the pass that runs.
-    private Decision lastDecision;
-    private Instant prepareAt;
-    // The lease that decision was anchored on (null for none), and how far renewals of that
-    // leadership seen in the news (on the watcher's thread) have moved its deadline since.
-    private volatile LeaseState anchor;
-    private final AtomicLong renewedUntil = new AtomicLong(RoleNews.UNKNOWN);
+    // The contender's state, which owns the standby's last decision, and the one way to change it.
+    private final Supplier<ContenderState> state;
+    private final Consumer<UnaryOperator<ContenderState>> transition;
 
-    StandbyPass(Engine.Attempts attempts, InstantSource clock, Role role, MemberId member, FailureReport failures, ReadFreshness freshness,
-            HolderPass holder) {
+    StandbyPass(Engine.Attempts attempts, InstantSource clock, Role role, MemberId member, FailureReport failures,
+            ReadFreshness freshness, HolderPass holder, Supplier<ContenderState> state,
+            Consumer<UnaryOperator<ContenderState>> transition) {
         this.attempts = attempts;
         this.clock = clock;
         this.role = role;
@@ -50,35 +49,32 @@ final class StandbyPass {
         this.failures = failures;
         this.freshness = freshness;
         this.holder = holder;
+        this.state = state;
+        this.transition = transition;
     }
 
     /**
-     * One pass of the standby.
+     * One pass of the standby {@code now}.
      *
      * @return how long to wait before the next pass; zero once the role was granted
      */
-    Duration contend() {
-        Instant now = clock.instant();
-        LeaseState decidedOn = anchor;
-        if (freshness.standbyMaySkip() && lastDecision instanceof Decision.Wait waiting) {
+    Duration contend(ContenderState.Standby now) {
+        Instant at = clock.instant();
+        if (freshness.standbyMaySkip() && now.decision() instanceof Decision.Wait waiting) {
             // Renewals seen in the news since the last read move the turn later by as much as they moved the deadline.
-            Duration renewed = Sighted.renewalDelay(decidedOn, renewedUntil.get());
+            Duration renewed = Sighted.renewalDelay(now.anchor(), now.renewedUntil());
             Instant turn = waiting.challengeAt().plus(renewed);
-            Instant prepare = prepareAt == null ? null : prepareAt.plus(renewed);
-            if (now.isBefore(turn) && (prepare == null || now.isBefore(prepare))) {
+            Instant prepare = now.prepareAt() == null ? null : now.prepareAt().plus(renewed);
+            if (at.isBefore(turn) && (prepare == null || at.isBefore(prepare))) {
                 // Nothing else new for this role, and neither its turn nor the time to prepare
                 // for it: the last pass's decision stands.
-                return untilNext(now, turn, prepare);
+                return untilNext(at, turn, prepare);
             }
         }
         Engine.Attempt attempt;
         try {
             freshness.reading();
             attempt = attempts.attempt(role, member, false);
-            lastDecision = attempt.decision();
-            prepareAt = attempt.prepareAt();
-            anchor = attempt.lease();
-            renewedUntil.set(attempt.lease() == null ? RoleNews.UNKNOWN : attempt.lease().deadline());
             failures.reachable();
         } catch (CoordinationAuthorizationException | CoordinationConfigurationException refusedForGood) {
             // Neither heals by itself: say it once, look again now and then.
@@ -89,12 +85,13 @@ final class StandbyPass {
             return RoleContender.ERROR_BACKOFF;
         }
         if (attempt.leadership() != null) {
-            lastDecision = null;
             holder.grant(attempt.leadership());
             return Duration.ZERO;
         }
+        transition.accept(current -> current instanceof ContenderState.Standby standby
+                ? standby.decided(attempt.decision(), attempt.prepareAt(), attempt.lease()) : current);
         if (attempt.decision() instanceof Decision.Wait pending) {
-            return untilNext(clock.instant(), pending.challengeAt(), prepareAt);
+            return untilNext(clock.instant(), pending.challengeAt(), attempt.prepareAt());
         }
         return RoleContender.max(RoleContender.MIN_WAIT, MAX_STANDBY_WAIT);
     }
@@ -106,13 +103,15 @@ final class StandbyPass {
      * read is needed. Runs on the watcher's thread.
      */
     boolean renewedInNews(RoleNews news, long bound) {
-        LeaseState decidedOn = anchor;
-        if (decidedOn == null || !news.lease() || news.deadline() == RoleNews.UNKNOWN || !decidedOn.member().equals(news.member())
-                || decidedOn.grantedAt() != news.grantedAt()) {
-            return false;
-        }
-        renewedUntil.accumulateAndGet(Math.min(news.deadline(), bound), Math::max);
-        return true;
+        boolean[] renews = {false};
+        transition.accept(current -> {
+            if (current instanceof ContenderState.Standby standby && standby.renewsAnchor(news)) {
+                renews[0] = true;
+                return standby.renewedTo(Math.min(news.deadline(), bound));
+            }
+            return current;
+        });
+        return renews[0];
     }
 
     /**
@@ -126,7 +125,7 @@ final class StandbyPass {
         if (news.lease()) {
             return news.member() == null;
         }
-        LeaseState decidedOn = anchor;
+        LeaseState decidedOn = state.get() instanceof ContenderState.Standby standby ? standby.anchor() : null;
         return news.member() != null && (news.member().equals(member) || decidedOn != null && decidedOn.member().equals(news.member()));
     }
 
