@@ -11,7 +11,7 @@ import io.krabka.streams.coordination.client.Contender;
 /**
  * Where a {@link Contender} stands (like Kafka raft's {@code EpochState} classes). Its
  * passes, news, expiry timer, release and stop all read it; only the contender changes
- * it, under its lock, and only through the transitions below, each of which returns the
+ * it, on its lane ({@link RoleLane}), and only through the transitions below, each of which returns the
  * next state (the same one when the event does not apply there):
  *
  * <pre>

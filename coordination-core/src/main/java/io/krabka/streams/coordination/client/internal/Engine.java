@@ -99,12 +99,7 @@ public final class Engine implements AutoCloseable {
         return instrumentation;
     }
 
-    /**
-     * How this client's contenders share their roles with the other members' ({@link Balance});
-     * set it before contending. {@link Balance#NONE} by default.
-     *
-     * @return this client
-     */
+    /** As {@link CoordinationClient#balance}. */
     public void balance(Balance balance) {
         balancer.balance(Objects.requireNonNull(balance, "balance"));
     }
@@ -142,11 +137,7 @@ public final class Engine implements AutoCloseable {
         return runtime;
     }
 
-    /**
-     * How many lease records this client found suspicious so far: a deadline further out
-     * than any holder could claim, or a lease naming another member while the transaction
-     * coordinator says the holder still holds the epoch. Each is logged once.
-     */
+    /** As {@link CoordinationClient#suspiciousRecords}. */
     public long suspiciousRecords() {
         return suspicious.get();
     }
@@ -156,15 +147,7 @@ public final class Engine implements AutoCloseable {
         return folds.malformedRecords();
     }
 
-    /**
-     * Registers {@code me} for {@code role} (the first time this client sees the pair),
-     * then repeats election passes until {@code me} wins the role or {@code timeout}
-     * passes. Between passes it waits on the coordination topic, so a release or a new
-     * lease is seen as soon as it is committed; it never spins.
-     *
-     * @throws CoordinationTimeoutException when the role was not won within {@code timeout}
-     * @throws InterruptedException when the calling thread is interrupted while waiting
-     */
+    /** As {@link CoordinationClient#acquire}. */
     public LeadershipTerm acquire(Role role, MemberId me, Duration timeout) throws InterruptedException {
         using(role);
         try {
@@ -174,13 +157,7 @@ public final class Engine implements AutoCloseable {
         }
     }
 
-    /**
-     * Runs one election pass and never waits for a deadline: registers {@code me} if
-     * needed, reads what is new, and challenges only if the succession rules say so now.
-     *
-     * @return the leadership if {@code me} won it in this pass
-     * @throws IllegalStateException when this client already holds {@code role}
-     */
+    /** As {@link CoordinationClient#tryAcquire}. */
     public Optional<LeadershipTerm> tryAcquire(Role role, MemberId me) {
         using(role);
         try {
@@ -232,13 +209,7 @@ public final class Engine implements AutoCloseable {
         return transport.watches() ? transport.watch(role, onNews) : null;
     }
 
-    /**
-     * Removes {@code me} from the roster of {@code role}, so it adds no stagger to later
-     * failovers. Does nothing when this client has not registered {@code me} (or already
-     * left): a member that never reached the cluster has nothing to remove.
-     *
-     * @return whether a registration was removed
-     */
+    /** As {@link CoordinationClient#leave}. */
     public boolean leave(Role role, MemberId me) {
         requireOpen();
         transport.discardPrepared(role);
@@ -252,10 +223,7 @@ public final class Engine implements AutoCloseable {
         transport.discardPrepared(role);
     }
 
-    /**
-     * Reads the role's partition and the transaction coordinator and reports the role.
-     * Joins no group and takes no epoch.
-     */
+    /** As {@link CoordinationClient#describe}. */
     public LeadershipStatus describe(Role role) {
         requireOpen();
         return reports.describe(role);
@@ -298,13 +266,7 @@ public final class Engine implements AutoCloseable {
         return reports.describe(roles);
     }
 
-    /**
-     * The role as the coordination topic shows it, without asking the transaction
-     * coordinator ({@link LeadershipStatus#coordinator()} is empty and
-     * {@link LeadershipStatus#current()} false). Waits up to {@code maxWait} for something
-     * new to be committed when nothing is, so an observer sees a new lease or a release
-     * as soon as it is committed.
-     */
+    /** As {@link CoordinationClient#observe}. */
     public LeadershipStatus observe(Role role, Duration maxWait) {
         requireOpen();
         return reports.observe(role, maxWait);

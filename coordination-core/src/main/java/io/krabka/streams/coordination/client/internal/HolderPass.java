@@ -39,7 +39,7 @@ final class HolderPass {
         /** Enters the Holding state with {@code held}. */
         void granted(Tenure held);
 
-        /** Runs {@code action} under the contender's lock if it runs and {@code held} is its current leadership. */
+        /** Runs {@code action} on the contender's lane if it runs and {@code held} is its current leadership. */
         void whileHolding(Tenure held, Runnable action);
 
         /** Runs the next pass now. */
@@ -307,7 +307,7 @@ final class HolderPass {
         return renewalWatch.blocked();
     }
 
-    /** No more expiry checks: the contender stops. Called under the contender's lock. */
+    /** No more expiry checks: the contender stops. Runs on the contender's lane. */
     void cancelExpiryCheck() {
         renewalWatch.cancelExpiry();
     }

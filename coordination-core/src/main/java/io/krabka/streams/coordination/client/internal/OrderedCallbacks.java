@@ -10,7 +10,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A contender's listener callbacks: one at a time and in order, on the given executor
- * even when it has many threads, never under the contender's lock (a listener that calls
+ * even when it has many threads, never on the contender's lane (a listener that calls
  * back into the contender, or blocks, must not stall its passes). A failing listener is
  * logged, never propagated.
  */

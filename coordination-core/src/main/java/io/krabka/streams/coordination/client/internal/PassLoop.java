@@ -13,6 +13,7 @@ import io.krabka.streams.coordination.transport.RoleNews;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,12 +23,13 @@ import org.slf4j.LoggerFactory;
  * or at once on news of the role), on which threads, one at a time, and after a stop the
  * leave, once, on a pass thread.
  *
- * <p>Its fields are guarded by the contender's own lock, the one its state transitions
- * take: a second lock would add an order in which the two must be taken, and with it a
- * way to deadlock. Logs as the contender does.
+ * <p>Its fields change only in events on the contender's {@link RoleLane}, the one its
+ * state transitions run on: a pass's bookkeeping and the contender's state never change
+ * concurrently, and no lock is held while a pass waits on the cluster, which it does off
+ * the lane, on the runtime's pass or renewal threads. Logs as the contender does.
  *
  * <p>Size: one class, since the pass, its timer, the news that wakes it and the leave
- * after a stop share the loop's state under that one lock.
+ * after a stop share the loop's state on that one lane.
  */
 final class PassLoop {
 
@@ -35,6 +37,7 @@ final class PassLoop {
     private static final Logger log = LoggerFactory.getLogger(RoleContender.LOGGER);
 
     private final RoleContender contender;
+    private final RoleLane lane;
     private final Engine client;
     private final CoordinationRuntime runtime;
     private final Role role;
@@ -45,21 +48,25 @@ final class PassLoop {
     private final HolderPass holder;
     private final StandbyPass standby;
     private final Handover handover;
-    // Guarded by the contender: whether start() ran, the next pass's timer, whether a pass
+    // Changed on the lane: whether start() ran, the next pass's timer, whether a pass
     // runs now and whether news came during it, and the news subscription.
-    private volatile boolean started;
+    private final AtomicBoolean started = new AtomicBoolean();
     private CoordinationRuntime.Scheduled nextPass;
     private boolean inPass;
     private boolean newsDuringPass;
     // Whether that news may let this standby take the role now (StandbyPass.mayTakeRoleOn).
     private boolean urgentNewsDuringPass;
     private AutoCloseable news;
-    private volatile Thread passThread;
+    // The thread running this contender's pass or leave now, under its own small lock: an
+    // interrupt meant for a stuck pass must never reach the pool thread's next task.
+    private final Object passThreadLock = new Object();
+    private Thread passThread;
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
 
     PassLoop(RoleContender contender, Engine client, FailureReport failures, ReadFreshness freshness, TenureEnd ending,
             HolderPass holder, StandbyPass standby, Handover handover) {
         this.contender = contender;
+        this.lane = contender.lane();
         this.client = client;
         this.runtime = client.runtime();
         this.role = contender.role();
@@ -74,16 +81,15 @@ final class PassLoop {
 
     /** Whether {@link #start()} ran. */
     boolean started() {
-        return started;
+        return started.get();
     }
 
     /** Subscribes to the role's news and runs the first pass. */
     void start() {
-        synchronized (contender) {
-            if (started) {
-                throw new IllegalStateException("the contender for role " + role + " was already started");
-            }
-            started = true;
+        if (!started.compareAndSet(false, true)) {
+            throw new IllegalStateException("the contender for role " + role + " was already started");
+        }
+        lane.run(() -> {
             client.balancer().enlist(contender);
             try {
                 news = client.watch(role, this::wake);
@@ -93,7 +99,7 @@ final class PassLoop {
                 log.debug("Role {} is not watched for news: {}", role, e.toString());
             }
             schedule(Duration.ZERO);
-        }
+        });
     }
 
     /**
@@ -101,11 +107,10 @@ final class PassLoop {
      * runs on a pass thread now, or when the pass under way ends.
      */
     void stop() {
-        boolean leaveNow;
-        Executor leaves;
-        synchronized (contender) {
+        lane.run(() -> {
             ContenderState now = contender.state();
-            if (!started) {
+            boolean leaveNow;
+            if (!started.get()) {
                 leaveNow = false;
             } else if (!now.contending()) {
                 leaveNow = !inPass && now instanceof ContenderState.Leaving leaving && !leaving.begun();
@@ -117,21 +122,19 @@ final class PassLoop {
                     nextPass.cancel();
                 }
             }
-        }
-        synchronized (contender) {
             holder.cancelExpiryCheck();
             // A holder's leave is its release, a transaction like its renewals: on their
             // threads, never behind the contending roles' passes and the holders' reads,
             // which a member stopping with 1 000 roles had queued for longer than its stop
             // timeout (998 of 1 000 roles abandoned without a tombstone).
-            leaves = contender.state().tenure() != null ? runtime.renewals() : runtime.passes();
-        }
-        closeNews();
-        if (leaveNow) {
-            leaves.execute(this::leaveOnce);
-        } else if (!started) {
-            stopped.complete(null);
-        }
+            Executor leaves = contender.state().tenure() != null ? runtime.renewals() : runtime.passes();
+            closeNews();
+            if (leaveNow) {
+                leaves.execute(this::leaveOnce);
+            } else if (!started.get()) {
+                stopped.complete(null);
+            }
+        });
     }
 
     /** Waits until {@code deadlineNanos} at most for the stop to finish: the leave ran, or nothing had started; whether it did. */
@@ -146,11 +149,10 @@ final class PassLoop {
 
     /** Interrupts this contender's pass, if one runs now: it is stuck past the stop's timeout. */
     void interruptPass() {
-        synchronized (contender) {
+        synchronized (passThreadLock) {
             // Only while this contender's pass runs on it: a pool thread runs other roles' passes too.
-            Thread stuck = passThread;
-            if (stuck != null) {
-                stuck.interrupt();
+            if (passThread != null) {
+                passThread.interrupt();
             }
         }
     }
@@ -162,18 +164,16 @@ final class PassLoop {
 
     /** {@link #schedule(Duration)}, ahead of the other roles' queued passes when {@code urgent} and standing by. */
     private void schedule(Duration wait, boolean urgent) {
-        synchronized (contender) {
+        lane.run(() -> {
             if (!contender.isRunning()) {
                 return;
             }
             if (nextPass != null) {
                 nextPass.cancel();
             }
-            // A holder's pass (its renewal) never waits behind the passes of contending roles.
-            Executor passes = contender.state().tenure() != null ? runtime.renewals()
-                    : urgent ? runtime.urgentPasses() : runtime.passes();
+            Executor passes = executorForPass(urgent);
             nextPass = runtime.schedule(() -> passes.execute(this::pass), wait);
-        }
+        });
     }
 
     /**
@@ -202,37 +202,42 @@ final class PassLoop {
             urgent = standby.mayTakeRoleOn(news);
         }
         freshness.news();
-        synchronized (contender) {
+        boolean urgentNews = urgent;
+        lane.run(() -> {
             if (!contender.isRunning()) {
                 return;
             }
             if (inPass) {
                 newsDuringPass = true;
-                urgentNewsDuringPass |= urgent;
+                urgentNewsDuringPass |= urgentNews;
                 return;
             }
             // A pass already due waits in the queue in turn; an urgent one goes ahead of it
             // (the later of the two finds nothing new, at the cost of one read).
-            if (nextPass != null && nextPass.isDue() && !urgent) {
+            if (nextPass != null && nextPass.isDue() && !urgentNews) {
                 return;
             }
-        }
-        schedule(Duration.ZERO, urgent);
+            schedule(Duration.ZERO, urgentNews);
+        });
     }
 
     /** One pass, then the timer for the next; the pass after a stop leaves the roster. */
     private void pass() {
-        synchronized (contender) {
+        lane.runThen(() -> {
             if (!contender.isRunning() || inPass) {
-                return;
+                return null;
             }
             inPass = true;
             newsDuringPass = false;
             urgentNewsDuringPass = false;
-        }
-        passThread = Thread.currentThread();
+            return this::passOffLane;
+        }, pass -> executorForPass(false).execute(pass));
+    }
+
+    /** The pass itself, off the lane: it may wait on the cluster; then its bookkeeping on the lane. */
+    private void passOffLane() {
+        holdPassThread();
         Duration wait;
-        boolean urgent = false;
         try {
             wait = step(false);
         } catch (Throwable unexpected) {
@@ -246,21 +251,27 @@ final class PassLoop {
         } finally {
             releasePassThread();
         }
-        boolean leaveNow;
-        synchronized (contender) {
+        Duration waited = wait;
+        lane.runThen(() -> {
             inPass = false;
-            leaveNow = !contender.isRunning();
-            if (!leaveNow && newsDuringPass && contender.state() instanceof ContenderState.Standby) {
+            if (!contender.isRunning()) {
+                return this::leaveOnce;
+            }
+            Duration next = waited;
+            boolean urgent = false;
+            if (newsDuringPass && contender.state() instanceof ContenderState.Standby) {
                 // News came while this pass read: look again soon, but never spin.
-                wait = RoleContender.min(wait, RoleContender.MIN_WAIT);
+                next = RoleContender.min(next, RoleContender.MIN_WAIT);
                 urgent = urgentNewsDuringPass;
             }
-        }
-        if (leaveNow) {
-            leaveOnce();
-        } else {
-            schedule(wait, urgent);
-        }
+            schedule(next, urgent);
+            return null;
+        }, runtime.passes());
+    }
+
+    /** Where a pass of the state now runs: a holder's (its renewal) never waits behind the passes of contending roles. */
+    private Executor executorForPass(boolean urgent) {
+        return contender.state().tenure() != null ? runtime.renewals() : urgent ? runtime.urgentPasses() : runtime.passes();
     }
 
     /**
@@ -291,20 +302,27 @@ final class PassLoop {
     }
 
     private void leaveOnce() {
-        synchronized (contender) {
+        lane.runThen(() -> {
             if (!(contender.state() instanceof ContenderState.Leaving leaving) || leaving.begun()) {
-                return;
+                return null;
             }
             contender.transition(now -> leaving.leaveBegun());
-        }
-        passThread = Thread.currentThread();
+            return this::leaveOffLane;
+        }, runtime.passes());
+    }
+
+    /** The leave itself, off the lane: it may wait on the cluster; then the contender is stopped. */
+    private void leaveOffLane() {
+        holdPassThread();
         try {
             leave();
         } finally {
             releasePassThread();
-            client.balancer().delist(contender);
-            contender.transition(now -> new ContenderState.Stopped());
-            stopped.complete(null);
+            lane.run(() -> {
+                client.balancer().delist(contender);
+                contender.transition(now -> new ContenderState.Stopped());
+                stopped.complete(null);
+            });
         }
     }
 
@@ -338,18 +356,22 @@ final class PassLoop {
 
     /** The pass is over: {@link Contender#awaitStopped} may no longer interrupt this thread, and an interrupt it sent stays here. */
     private void releasePassThread() {
-        synchronized (contender) {
+        synchronized (passThreadLock) {
             passThread = null;
             Thread.interrupted();
         }
     }
 
-    private void closeNews() {
-        AutoCloseable subscription;
-        synchronized (contender) {
-            subscription = news;
-            news = null;
+    /** This thread runs the contender's pass or leave now: {@link #interruptPass} may interrupt it until {@link #releasePassThread}. */
+    private void holdPassThread() {
+        synchronized (passThreadLock) {
+            passThread = Thread.currentThread();
         }
+    }
+
+    private void closeNews() {
+        AutoCloseable subscription = news;
+        news = null;
         if (subscription != null) {
             try {
                 subscription.close();

@@ -15,6 +15,8 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Executor;
 import java.util.function.UnaryOperator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The machinery of one {@link Contender}: its state, the only place that changes it
@@ -26,6 +28,8 @@ public final class RoleContender {
 
     /** The logger of a contender's lines: operators filter, and tests count, by this name. */
     public static final String LOGGER = "io.krabka.streams.coordination.client.Contender";
+
+    private static final Logger log = LoggerFactory.getLogger(LOGGER);
 
     /** The shortest wait between passes, so a lost race never becomes a busy loop. */
     public static final Duration MIN_WAIT = Duration.ofMillis(20);
@@ -45,10 +49,12 @@ public final class RoleContender {
     private final OrderedCallbacks callbacks;
     private final FailureReport failures;
     private final TenureEnd ending;
-    // What each pass does, when and where it runs; it takes this contender's lock, the one of its state.
+    // What each pass does, when and where it runs; its bookkeeping runs on the lane, as every state change does.
     private final PassLoop loop;
     // Where this contender stands; changed only under this, by ContenderState's transitions.
     private volatile ContenderState state = ContenderState.STANDBY;
+    // The one writer of that state and of the pass loop's bookkeeping.
+    private final RoleLane lane;
     private final Handover handover;
 
     /**
@@ -64,6 +70,12 @@ public final class RoleContender {
         Objects.requireNonNull(listener, "listener");
         this.callbacks = new OrderedCallbacks(role, callbacks != null ? callbacks : runtime.callbacks(), runtime);
         this.failures = new FailureReport(role, member, runtime, client::location, this::isRunning);
+        this.lane = new RoleLane(failure -> {
+            // Contained: an event that throws (a transition in a state it does not apply to) stops nothing else.
+            log.error("An event of the contender of role {} failed", role, failure);
+            failures.show(new CoordinationException("an event of the contender of role " + role + " failed (" + failure + ")",
+                    failure));
+        });
         ReadFreshness freshness = new ReadFreshness(runtime, role, () -> client.quietSinceRead(role));
         this.ending = new TenureEnd(runtime, role, member, listener, this.callbacks, failures,
                 (held, rejoinAtNanos) -> transition(now -> now.ended(held, rejoinAtNanos)));
@@ -76,11 +88,11 @@ public final class RoleContender {
 
                     @Override
                     public void whileHolding(Tenure held, Runnable action) {
-                        synchronized (RoleContender.this) {
+                        lane.run(() -> {
                             if (isRunning() && !held.finished.get() && state.tenure() == held) {
                                 action.run();
                             }
-                        }
+                        });
                     }
 
                     @Override
@@ -119,25 +131,13 @@ public final class RoleContender {
         return held == null || held.finished.get() ? Optional.empty() : Optional.of(held.leadership);
     }
 
-    /**
-     * The failure of this contender's last cluster operation, while operations fail:
-     * a {@link CoordinationAuthorizationException} when the ACLs refuse this member the
-     * role, a {@link io.krabka.streams.coordination.CoordinationTimeoutException} when the
-     * cluster does not answer. Empty once an operation succeeds again. Between failures, a
-     * standing misconfiguration: members that disagree on the lease, members of the role
-     * on another coordination topic (someone else moves the role's epoch), or a topic
-     * altered to break the guarantees
-     * ({@link io.krabka.streams.coordination.transport.CoordinationTransport#topicProblem}).
-     */
+    /** As {@link Contender#problem}. */
     public Optional<CoordinationException> problem() {
         return Optional.<CoordinationException>ofNullable(failures.problem())
                 .or(() -> client.configurationProblem(role));
     }
 
-    /**
-     * Starts contending: passes run on the shared pass threads, woken early when a record
-     * of the role is committed.
-     */
+    /** As {@link Contender#start}. */
     public void start() {
         client.using(role);
         try {
@@ -148,39 +148,18 @@ public final class RoleContender {
         }
     }
 
-    /**
-     * Releases the role if this member holds it: no new guarded write starts, the one in
-     * flight completes, a lease tombstone lets the next standby take over at once, and
-     * the listener hears {@link LeadershipEndCause#RELEASED}. The member keeps contending,
-     * from the tail of the roster.
-     *
-     * @return whether a held leadership was released
-     */
+    /** As {@link Contender#release}. */
     public boolean release() {
         Tenure held = state.tenure();
         return held != null && ending.finish(held, LeadershipEndCause.RELEASED, null);
     }
 
-    /**
-     * Hands the held role to {@code to}, a live standby of it: makes it next in line, then
-     * releases ({@link Handover}). Blocks up to about 5 s for {@code to} to show it is
-     * alive, up to 10 s more for this member's pass to begin the release, then while the
-     * release writes. A renewal of the role blocked on the cluster holds that pass up: the
-     * member then keeps the role and this answers {@link HandoverResult#BUSY}, at once if
-     * the renewal was blocked already (leaving {@code to} where it stood in line).
-     */
+    /** As {@link Contender#handOver}. */
     public HandoverResult handOver(MemberId to) {
         return handover.to(Objects.requireNonNull(to, "to"));
     }
 
-    /**
-     * Gives {@code leadership} up because the work it was taken for ended: released
-     * with a tombstone when {@code failure} is null (the listener hears RELEASED), ended
-     * as FAILED otherwise. A leadership that already ended is reported as it ended; one
-     * that is not this contender's current leadership is left alone.
-     *
-     * @param failure what the work threw, or null when it returned
-     */
+    /** As {@link Contender#relinquish}. */
     public void relinquish(Leadership leadership, Throwable failure) {
         Tenure held = state.tenure();
         if (held != null && held.leadership == leadership) {
@@ -188,32 +167,17 @@ public final class RoleContender {
         }
     }
 
-    /**
-     * Waits until the listener ran every callback issued so far.
-     *
-     * @return whether it did within {@code timeout}
-     */
+    /** As {@link Contender#awaitListener}. */
     public boolean awaitListener(Duration timeout) {
         return callbacks.await(timeout);
     }
 
-    /**
-     * Asks the contender to stop, without waiting: it releases a held role, leaves the
-     * roster, and stops passing. {@link #awaitStopped} waits for that; stopping many
-     * contenders this way takes as long as the slowest, not their sum.
-     */
+    /** As {@link Contender#stop}. */
     public void stop() {
         loop.stop();
     }
 
-    /**
-     * Waits up to {@code timeout} for a stopped contender to release, leave the roster and
-     * tell the listener. Past it, a held leadership is abandoned without a tombstone (the
-     * cluster did not answer: standbys wait for its deadline) and the thread is left to end
-     * with the transport.
-     *
-     * @return whether everything finished within {@code timeout}
-     */
+    /** As {@link Contender#awaitStopped}. */
     public boolean awaitStopped(Duration timeout) {
         long deadline = runtime.nanoTime() + timeout.toNanos();
         boolean done = loop.awaitStopped(deadline);
@@ -236,19 +200,24 @@ public final class RoleContender {
 
     /**
      * Applies {@code event} to the state: every change of {@link #state} goes through here,
-     * atomically, under this contender's lock (the one lock its pass loop takes as well).
+     * as an event on the contender's lane (the one its pass loop's bookkeeping runs on), so
+     * no two changes ever run at once and none holds a lock. From a thread off the lane it
+     * runs now when the lane is idle, and otherwise right after the events before it.
      */
     public void transition(UnaryOperator<ContenderState> event) {
-        boolean stoppedNow;
-        synchronized (this) {
+        lane.run(() -> {
             boolean before = state instanceof ContenderState.Stopped;
             state = event.apply(state);
-            stoppedNow = !before && state instanceof ContenderState.Stopped;
-        }
-        if (stoppedNow) {
-            // Released and left: the client may forget the role, unless something else of it uses it.
-            client.doneWith(role, true);
-        }
+            if (!before && state instanceof ContenderState.Stopped) {
+                // Released and left: the client may forget the role, unless something else of it uses it.
+                client.doneWith(role, true);
+            }
+        });
+    }
+
+    /** The lane every change of this contender runs on. */
+    RoleLane lane() {
+        return lane;
     }
 
     /** Where this contender stands now. */

@@ -103,15 +103,13 @@ final class StandbyPass {
      * read is needed. Runs on the watcher's thread.
      */
     boolean renewedInNews(RoleNews news, long bound) {
-        boolean[] renews = {false};
-        transition.accept(current -> {
-            if (current instanceof ContenderState.Standby standby && standby.renewsAnchor(news)) {
-                renews[0] = true;
-                return standby.renewedTo(Math.min(news.deadline(), bound));
-            }
-            return current;
-        });
-        return renews[0];
+        if (!(state.get() instanceof ContenderState.Standby standby && standby.renewsAnchor(news))) {
+            return false;
+        }
+        // The same check again on the lane: a pass may have decided anew since.
+        transition.accept(current -> current instanceof ContenderState.Standby now && now.renewsAnchor(news)
+                ? now.renewedTo(Math.min(news.deadline(), bound)) : current);
+        return true;
     }
 
     /**

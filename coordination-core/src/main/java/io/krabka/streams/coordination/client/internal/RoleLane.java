@@ -1,0 +1,86 @@
+package io.krabka.streams.coordination.client.internal;
+
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/**
+ * One contender's serial lane: every change to its state and its pass loop's bookkeeping
+ * is an event run here, one at a time and in the order posted (as Kafka's
+ * {@code CoordinatorRuntime} runs the events of one state machine), so that state needs no
+ * lock. The thread that posts an event to an idle lane runs it, and whatever others post
+ * meanwhile, before it returns; an event posted while another thread runs the lane waits in
+ * the queue for that thread. An event posted from an event runs at once, inside it, so an
+ * event sees its own changes.
+ *
+ * <p>Events are short and never wait: no call that can wait on the cluster, no listener
+ * and no user code runs on a lane. Whatever an event throws, an {@link Error} included, is
+ * handed to the lane's failure handler and the lane goes on with the next.
+ */
+final class RoleLane {
+
+    private final Queue<Runnable> events = new ConcurrentLinkedQueue<>();
+    // The thread running the lane's events now; null while it is idle.
+    private final AtomicReference<Thread> runner = new AtomicReference<>();
+    private final Consumer<Throwable> failed;
+
+    RoleLane(Consumer<Throwable> failed) {
+        this.failed = failed;
+    }
+
+    /** Runs {@code event} on the lane: now, when it is idle or this is one of its events; after those queued otherwise. */
+    void run(Runnable event) {
+        if (runner.get() == Thread.currentThread()) {
+            runSafely(event);
+            return;
+        }
+        events.add(event);
+        // Whoever finds the lane idle runs the queue; one that finds it taken leaves its event to the runner,
+        // which looks at the queue again after it lets the lane go, so no event is left behind.
+        while (!events.isEmpty() && runner.compareAndSet(null, Thread.currentThread())) {
+            try {
+                for (Runnable next = events.poll(); next != null; next = events.poll()) {
+                    runSafely(next);
+                }
+            } finally {
+                runner.set(null);
+            }
+        }
+    }
+
+    /**
+     * Runs {@code event} on the lane, then what it returns (null for nothing) off the lane:
+     * on this thread when the event ran here, on {@code elsewhere} when another thread ran
+     * it. So a pass that a lane event lets begin runs at once on the thread that asked,
+     * as it would have under a lock, and never on the lane.
+     */
+    void runThen(Supplier<Runnable> event, Executor elsewhere) {
+        Thread asking = Thread.currentThread();
+        Runnable[] here = {null};
+        run(() -> {
+            Runnable next = event.get();
+            if (next == null) {
+                return;
+            }
+            if (Thread.currentThread() == asking) {
+                here[0] = next;
+            } else {
+                elsewhere.execute(next);
+            }
+        });
+        if (here[0] != null) {
+            here[0].run();
+        }
+    }
+
+    private void runSafely(Runnable event) {
+        try {
+            event.run();
+        } catch (Throwable failure) {
+            failed.accept(failure);
+        }
+    }
+}
