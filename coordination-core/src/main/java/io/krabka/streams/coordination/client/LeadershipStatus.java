@@ -6,11 +6,7 @@ import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.RankedMember;
 import io.krabka.streams.coordination.Role;
-import io.krabka.streams.coordination.succession.LeaseState;
-import io.krabka.streams.coordination.succession.RoleState;
-import io.krabka.streams.coordination.succession.RosterEntry;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -46,20 +42,6 @@ public record LeadershipStatus(Role role, Optional<LeaseSnapshot> lease, Optiona
         Objects.requireNonNull(lease, "lease");
         Objects.requireNonNull(coordinator, "coordinator");
         roster = List.copyOf(roster);
-    }
-
-    public static LeadershipStatus of(RoleState state, Optional<ProducerState> coordinator) {
-        List<RankedMember> roster = new ArrayList<>();
-        Optional<MemberId> holder = state.lease().map(LeaseState::member);
-        for (RosterEntry entry : state.roster()) {
-            int rank = holder.filter(entry.member()::equals).isPresent() ? -1 : state.rankOf(entry.member()).orElseThrow();
-            roster.add(new RankedMember(entry.member(), rank, entry.offset(), Instant.ofEpochMilli(entry.registeredAt())));
-        }
-        boolean current = state.lease().isPresent() && coordinator.isPresent()
-                && state.lease().get().wrote(coordinator.get().producerId(), coordinator.get().producerEpoch());
-        Optional<LeaseSnapshot> lease = state.lease().map(l -> new LeaseSnapshot(l.member(), l.token(),
-                Instant.ofEpochMilli(l.grantedAt()), l.deadlineInstant()));
-        return new LeadershipStatus(state.role(), lease, coordinator, roster, state.nextOffset(), current);
     }
 
     /** The member the newest lease record names, if any. */

@@ -1,12 +1,19 @@
 package io.krabka.streams.coordination.client.internal;
 
+import io.krabka.streams.coordination.LeaseSnapshot;
+import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
+import io.krabka.streams.coordination.RankedMember;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.client.LeadershipStatus;
+import io.krabka.streams.coordination.succession.LeaseState;
 import io.krabka.streams.coordination.succession.RoleState;
+import io.krabka.streams.coordination.succession.RosterEntry;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -37,7 +44,7 @@ final class RoleReports {
         // The coordinator first: the topic, read after it, holds every lease written up to
         // that moment, and a deposition before this call always shows as a mismatch.
         Optional<ProducerState> coordinator = transport.describeEpoch(role);
-        return LeadershipStatus.of(folds.report(role, inUse.test(role), Duration.ZERO), coordinator);
+        return status(folds.report(role, inUse.test(role), Duration.ZERO), coordinator);
     }
 
     /** The status of every distinct role of {@code roles}, in their order, from the describe folds. */
@@ -57,13 +64,28 @@ final class RoleReports {
                 throw new IllegalStateException("the transport described no epoch for role " + role + ": "
                         + transport.getClass().getName() + " breaks the contract of describeEpochs");
             }
-            described.put(role, LeadershipStatus.of(states.get(role), reported));
+            described.put(role, status(states.get(role), reported));
         }
         return described;
     }
 
     /** The role as the topic shows it, waiting up to {@code maxWait} for news; no coordinator asked. */
     LeadershipStatus observe(Role role, Duration maxWait) {
-        return LeadershipStatus.of(folds.report(role, inUse.test(role), maxWait), Optional.empty());
+        return status(folds.report(role, inUse.test(role), maxWait), Optional.empty());
+    }
+
+    /** A third party's view of the role of {@code state}, with what the coordinator reported. */
+    static LeadershipStatus status(RoleState state, Optional<ProducerState> coordinator) {
+        List<RankedMember> roster = new ArrayList<>();
+        Optional<MemberId> holder = state.lease().map(LeaseState::member);
+        for (RosterEntry entry : state.roster()) {
+            int rank = holder.filter(entry.member()::equals).isPresent() ? -1 : state.rankOf(entry.member()).orElseThrow();
+            roster.add(new RankedMember(entry.member(), rank, entry.offset(), Instant.ofEpochMilli(entry.registeredAt())));
+        }
+        boolean current = state.lease().isPresent() && coordinator.isPresent()
+                && state.lease().get().wrote(coordinator.get().producerId(), coordinator.get().producerEpoch());
+        Optional<LeaseSnapshot> lease = state.lease().map(l -> new LeaseSnapshot(l.member(), l.token(),
+                Instant.ofEpochMilli(l.grantedAt()), l.deadlineInstant()));
+        return new LeadershipStatus(state.role(), lease, coordinator, roster, state.nextOffset(), current);
     }
 }
