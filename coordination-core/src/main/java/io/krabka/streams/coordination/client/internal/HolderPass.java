@@ -36,8 +36,11 @@ final class HolderPass {
     /** What the holder's pass needs of its contender. */
     interface Owner {
 
-        /** Enters the Holding state with {@code held}. */
-        void granted(Tenure held);
+        /**
+         * Enters the Holding state with {@code held}, then runs {@code then} in the same event
+         * on the contender's lane: whoever hears of the grant finds the state already holding it.
+         */
+        void granted(Tenure held, Runnable then);
 
         /** Runs {@code action} on the contender's lane if it runs and {@code held} is its current leadership. */
         void whileHolding(Tenure held, Runnable action);
@@ -80,16 +83,21 @@ final class HolderPass {
     /** Takes the leadership granted in this pass: holds it, tells the listener, confirms its epoch. */
     void grant(LeadershipTerm leadership) {
         Tenure held = new Tenure(leadership);
-        owner.granted(held);
-        armExpiryCheck(held);
-        log.info("Member {} holds role {} with {}", member, role, leadership.token());
-        callbacks.run(() -> {
-            try {
-                listener.granted(leadership);
-            } catch (Throwable failure) {
-                log.error("The grant listener of role {} failed, so {} gives the role up", role, member, failure);
-                ending.finish(held, LeadershipEndCause.FAILED, failure);
-            }
+        // The state holds it before anyone hears of it: the listener, the expiry check, and a
+        // release or relinquish it calls back with. The lane may run this later than now
+        // (another thread runs it); an end of this tenure is posted after it, so the listener
+        // hears of the grant before the end.
+        owner.granted(held, () -> {
+            armExpiryCheck(held);
+            log.info("Member {} holds role {} with {}", member, role, leadership.token());
+            callbacks.run(() -> {
+                try {
+                    listener.granted(leadership);
+                } catch (Throwable failure) {
+                    log.error("The grant listener of role {} failed, so {} gives the role up", role, member, failure);
+                    ending.finish(held, LeadershipEndCause.FAILED, failure);
+                }
+            });
         });
         // After the grant is handed on, off the handover's path: the writes that make current() true.
         try {

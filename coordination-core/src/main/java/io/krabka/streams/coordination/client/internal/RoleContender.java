@@ -78,12 +78,18 @@ public final class RoleContender {
         });
         ReadFreshness freshness = new ReadFreshness(runtime, role, () -> client.quietSinceRead(role));
         this.ending = new TenureEnd(runtime, role, member, listener, this.callbacks, failures,
-                (held, rejoinAtNanos) -> transition(now -> now.ended(held, rejoinAtNanos)));
+                (held, rejoinAtNanos, tell) -> lane.run(() -> {
+                    transition(now -> now.ended(held, rejoinAtNanos));
+                    tell.run();
+                }));
         HolderPass holder = new HolderPass(client, role, member, listener, this.callbacks, failures, freshness, ending,
                 new HolderPass.Owner() {
                     @Override
-                    public void granted(Tenure held) {
-                        transition(now -> now.granted(held));
+                    public void granted(Tenure held, Runnable then) {
+                        lane.run(() -> {
+                            transition(now -> now.granted(held));
+                            then.run();
+                        });
                     }
 
                     @Override

@@ -27,8 +27,12 @@ final class TenureEnd {
     @FunctionalInterface
     interface Owner {
 
-        /** {@code held} ended and was reported ended: leaves the Holding state, pausing until {@code rejoinAtNanos} unless 0. */
-        void ended(Tenure held, long rejoinAtNanos);
+        /**
+         * {@code held} ended: leaves the Holding state, pausing until {@code rejoinAtNanos}
+         * unless 0, then runs {@code tell} in the same event on the contender's lane, so the
+         * listener hears of the end after the grant and after the state left it.
+         */
+        void ended(Tenure held, long rejoinAtNanos, Runnable tell);
     }
 
     private final CoordinationRuntime runtime;
@@ -145,12 +149,11 @@ final class TenureEnd {
             // The later of the error pause and one set already (a refused work's longer one).
             rejoinAtNanos = rejoinAtNanos != 0 && rejoinAtNanos - errorPause > 0 ? rejoinAtNanos : errorPause;
         }
-        owner.ended(held, rejoinAtNanos);
         log.info("Member {} no longer holds role {} ({}): {}", member, role, leadership.token(), cause);
         // A cause exception only where something failed: a release or an expiry is no failure,
         // and the FencedException a write threw after the lease ran out would read like split brain.
         Throwable told = cause == LeadershipEndCause.FENCED || cause == LeadershipEndCause.FAILED ? failure : null;
-        callbacks.run(() -> listener.ended(leadership, cause, told));
+        owner.ended(held, rejoinAtNanos, () -> callbacks.run(() -> listener.ended(leadership, cause, told)));
         return true;
     }
 }

@@ -1,0 +1,151 @@
+package io.krabka.streams.coordination.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.krabka.streams.coordination.LeadershipEndCause;
+import io.krabka.streams.coordination.LeaseConfig;
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.memory.InMemoryCluster;
+import io.krabka.streams.coordination.memory.InMemoryCoordinationTransport;
+import io.krabka.streams.coordination.transport.TopicSpec;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A grant whose state change is queued on a lane another thread runs (the lane is busy
+ * for a moment: the watcher's news, a stop, the expiry timer, any thread the OS parks
+ * there). The pass goes on and tells the listener at once, while the contender's state
+ * still said Standby (found by review). Now the grant is told from the lane event that
+ * makes the state hold it, so nobody hears of a grant the state does not show. Forced here
+ * with a runtime that parks the thread running the lane.
+ */
+class BusyLaneGrantTest {
+
+    private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withPartitions(3);
+    private static final Duration WAIT = Duration.ofSeconds(10);
+
+    /**
+     * Parks {@code holder} inside the lane so that the contender's first pass begins, and then runs
+     * elsewhere while {@code holder} still holds the lane; returns the gate that lets it go.
+     */
+    private static LaneHoldingRuntime.Gate startWithLaneHeld(LaneHoldingRuntime runtime, Contender contender)
+            throws InterruptedException {
+        return startWithLaneHeld(runtime, contender, new int[1]);
+    }
+
+    /** As above; {@code passesSoFar[0]}: the passes done before the granting pass, which then runs while the lane is held. */
+    private static LaneHoldingRuntime.Gate startWithLaneHeld(LaneHoldingRuntime runtime, Contender contender, int[] passesSoFar)
+            throws InterruptedException {
+        int passesBefore = runtime.passesDone.get();
+        Thread[] holder = new Thread[1];
+        holder[0] = new Thread(contender::start, "lane-holder");
+        // 1. The start event schedules the first pass, then the holder parks there: the pass's
+        //    begin event finds the lane busy and is queued.
+        LaneHoldingRuntime.Gate inStart = runtime.arm(holder[0], LaneHoldingRuntime.Gate.Hook.SCHEDULE);
+        holder[0].start();
+        assertThat(inStart.awaitEntered(WAIT)).isTrue();
+        await().atMost(WAIT).until(() -> runtime.passesDone.get() > passesBefore);
+        passesSoFar[0] = runtime.passesDone.get();
+        // 2. The holder runs the begin event, hands the pass to a pass thread and parks again,
+        //    still inside the lane: the pass runs while the lane is busy.
+        LaneHoldingRuntime.Gate inBegin = runtime.arm(holder[0], LaneHoldingRuntime.Gate.Hook.PASSES);
+        inStart.open();
+        assertThat(inBegin.awaitEntered(WAIT)).isTrue();
+        return inBegin;
+    }
+
+    @Test
+    void workThatReturnsAtOnceGivesTheRoleUpEvenWhenTheGrantWaitedOnABusyLane() throws Exception {
+        InMemoryCluster cluster = new InMemoryCluster();
+        InMemoryCoordinationTransport transport = cluster.transport(TOPIC);
+        LaneHoldingRuntime runtime = new LaneHoldingRuntime();
+        CoordinationClient client = new CoordinationClient(transport, LeaseConfig.DEFAULTS, runtime);
+        Role role = Role.of("dispatcher");
+        List<LeadershipEndCause> ends = new CopyOnWriteArrayList<>();
+        CompletableFuture<Void> workReturned = new CompletableFuture<>();
+        Contender contender = Contender.running(client, role, MemberId.of("n1"), leadership -> workReturned.complete(null),
+                new Contender.Listener() {
+                    @Override
+                    public void granted(Leadership leadership) {
+                    }
+
+                    @Override
+                    public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
+                        ends.add(cause);
+                    }
+                });
+        try {
+            int workersBefore = runtime.workersDone.get();
+            int[] passesSoFar = new int[1];
+            LaneHoldingRuntime.Gate inBegin = startWithLaneHeld(runtime, contender, passesSoFar);
+            // The pass wins the role and ends while the lane is held.
+            await().atMost(WAIT).until(() -> runtime.passesDone.get() > passesSoFar[0]);
+            inBegin.open();
+            // Then the work starts, returns at once and relinquishes the leadership.
+            workReturned.get(WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
+            await().atMost(WAIT).until(() -> runtime.workersDone.get() > workersBefore);
+
+            // "A role is never held without its work": the leadership must end, RELEASED.
+            await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
+                assertThat(contender.leadership()).as("the leadership whose work returned").isEmpty();
+                assertThat(ends).containsExactly(LeadershipEndCause.RELEASED);
+            });
+        } finally {
+            contender.stop();
+            contender.awaitStopped(WAIT);
+            transport.close();
+            runtime.close();
+        }
+    }
+
+    @Test
+    void theGrantListenerSeesTheLeadershipItWasGranted() throws Exception {
+        InMemoryCluster cluster = new InMemoryCluster();
+        InMemoryCoordinationTransport transport = cluster.transport(TOPIC);
+        LaneHoldingRuntime runtime = new LaneHoldingRuntime();
+        CoordinationClient client = new CoordinationClient(transport, LeaseConfig.DEFAULTS, runtime);
+        Role role = Role.of("controller");
+        CompletableFuture<Optional<Leadership>> seenInGrant = new CompletableFuture<>();
+        CompletableFuture<Boolean> releasedInGrant = new CompletableFuture<>();
+        Contender[] self = new Contender[1];
+        // The listener's calls wait here until the test runs them: what was told, and when, is exact.
+        List<Runnable> told = new CopyOnWriteArrayList<>();
+        self[0] = new Contender(client, role, MemberId.of("n1"), new Contender.Listener() {
+            @Override
+            public void granted(Leadership leadership) {
+                seenInGrant.complete(self[0].leadership());
+                // An operator's release right after the grant (a drain, a health check that fails).
+                releasedInGrant.complete(self[0].release());
+            }
+
+            @Override
+            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
+            }
+        }, told::add);
+        try {
+            int[] passesSoFar = new int[1];
+            LaneHoldingRuntime.Gate inBegin = startWithLaneHeld(runtime, self[0], passesSoFar);
+            // The granting pass ends while the lane is held: nothing may tell of a grant the state does not hold yet.
+            await().atMost(WAIT).until(() -> runtime.passesDone.get() > passesSoFar[0]);
+            assertThat(told).as("listener calls issued while the grant waited on the lane").isEmpty();
+            inBegin.open();
+            await().atMost(WAIT).until(() -> !told.isEmpty());
+            told.remove(0).run();
+            Optional<Leadership> seen = seenInGrant.get(WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
+            boolean released = releasedInGrant.get(WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(seen).as("Contender.leadership() inside Listener.granted").isPresent();
+            assertThat(released).as("Contender.release() inside Listener.granted").isTrue();
+        } finally {
+            self[0].stop();
+            self[0].awaitStopped(WAIT);
+            transport.close();
+            runtime.close();
+        }
+    }
+}

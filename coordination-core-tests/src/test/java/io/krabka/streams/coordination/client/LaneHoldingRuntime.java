@@ -1,0 +1,159 @@
+package io.krabka.streams.coordination.client;
+
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * A real runtime (its own threads, the system clock) with two hooks a test uses to keep a
+ * contender's lane busy on one thread of its choosing: a {@link Gate} armed for a thread
+ * blocks that thread in the next {@link #schedule} or {@code passes().execute} it makes
+ * (after handing the task on), which the engine makes from inside a lane event. It also
+ * counts the tasks of {@code passes()} and {@code workers()} that have finished.
+ */
+final class LaneHoldingRuntime implements CoordinationRuntime {
+
+    /** Blocks the thread it is armed for, once, at the hook named, until opened. */
+    static final class Gate {
+        enum Hook { SCHEDULE, PASSES }
+
+        private final Thread thread;
+        private final Hook hook;
+        private final CountDownLatch entered = new CountDownLatch(1);
+        private final CountDownLatch open = new CountDownLatch(1);
+
+        Gate(Thread thread, Hook hook) {
+            this.thread = thread;
+            this.hook = hook;
+        }
+
+        boolean awaitEntered(Duration timeout) throws InterruptedException {
+            return entered.await(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        }
+
+        void open() {
+            open.countDown();
+        }
+
+        private void pass() {
+            entered.countDown();
+            try {
+                if (!open.await(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("the gate was never opened");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private final CoordinationRuntime delegate = CoordinationRuntime.builder().name("lane-holding").build();
+    private final AtomicReference<Gate> gate = new AtomicReference<>();
+    final AtomicInteger passesDone = new AtomicInteger();
+    final AtomicInteger workersDone = new AtomicInteger();
+
+    /** Arms {@code next}: the thread it names blocks at its hook the next time it gets there. */
+    Gate arm(Thread thread, Gate.Hook hook) {
+        Gate next = new Gate(thread, hook);
+        gate.set(next);
+        return next;
+    }
+
+    private void maybeBlock(Gate.Hook at) {
+        Gate armed = gate.get();
+        if (armed != null && armed.hook == at && armed.thread == Thread.currentThread() && gate.compareAndSet(armed, null)) {
+            armed.pass();
+        }
+    }
+
+    private final Executor passes = task -> {
+        delegate.passes().execute(() -> {
+            try {
+                task.run();
+            } finally {
+                passesDone.incrementAndGet();
+            }
+        });
+        maybeBlock(Gate.Hook.PASSES);
+    };
+
+    private final Executor workers = task -> delegate.workers().execute(() -> {
+        try {
+            task.run();
+        } finally {
+            workersDone.incrementAndGet();
+        }
+    });
+
+    @Override
+    public InstantSource clock() {
+        return delegate.clock();
+    }
+
+    @Override
+    public long nanoTime() {
+        return delegate.nanoTime();
+    }
+
+    @Override
+    public Executor passes() {
+        return passes;
+    }
+
+    @Override
+    public Executor urgentPasses() {
+        return passes;
+    }
+
+    @Override
+    public Executor renewals() {
+        return delegate.renewals();
+    }
+
+    @Override
+    public Executor callbacks() {
+        return delegate.callbacks();
+    }
+
+    @Override
+    public Executor workers() {
+        return workers;
+    }
+
+    @Override
+    public Scheduled schedule(Runnable task, Duration delay) {
+        Scheduled scheduled = delegate.schedule(task, delay);
+        maybeBlock(Gate.Hook.SCHEDULE);
+        return scheduled;
+    }
+
+    @Override
+    public void sleep(Duration duration) throws InterruptedException {
+        delegate.sleep(duration);
+    }
+
+    @Override
+    public boolean await(Future<?> future, Duration timeout) throws InterruptedException {
+        return delegate.await(future, timeout);
+    }
+
+    @Override
+    public void renewalBlocked() {
+        delegate.renewalBlocked();
+    }
+
+    @Override
+    public void renewalUnblocked() {
+        delegate.renewalUnblocked();
+    }
+
+    @Override
+    public void close() {
+        delegate.close();
+    }
+}
