@@ -215,7 +215,8 @@ final class SimulatedMembers implements AutoCloseable {
     List<InMemoryCluster.Fault> outage(List<Integer> partitions) {
         List<InMemoryCluster.Fault> faults = new ArrayList<>();
         partitions.forEach(p -> faults.add(cluster.freezePartition(new TopicPartition(topic.name(), p))));
-        roles.stream().filter(role -> partitions.contains(members.values().iterator().next().transport.partition(role).partition()))
+        InMemoryCoordinationTransport any = members.values().iterator().next().transport;
+        roles.stream().filter(role -> partitions.contains(any.partition(role).partition()))
                 .forEach(role -> faults.add(cluster.freezeCoordinator(role)));
         return faults;
     }
@@ -273,7 +274,8 @@ final class SimulatedMembers implements AutoCloseable {
         Instant late = runtime.clock().instant().minus(TICK.multipliedBy(2));
         for (Member member : members.values()) {
             if (member.running()) {
-                member.contenders.forEach((role, contender) -> contender.leadership().filter(held -> held.deadline().isBefore(late))
+                member.contenders.forEach((role, contender) -> contender.leadership()
+                        .filter(held -> held.deadline().isBefore(late))
                         .ifPresent(held -> violations.add("+" + runtime.elapsed() + " " + member.id + " believes it holds " + role
                                 + " (term " + held.term() + ") past its lease's deadline " + held.deadline())));
             }
@@ -554,7 +556,8 @@ final class SimulatedMembers implements AutoCloseable {
 
         /** The roles it believes it holds, running or not. */
         List<Role> held() {
-            return contenders.entrySet().stream().filter(e -> e.getValue().leadership().isPresent()).map(Map.Entry::getKey).toList();
+            return contenders.entrySet().stream().filter(e -> e.getValue().leadership().isPresent()).map(Map.Entry::getKey)
+                    .toList();
         }
 
         /** Frozen for good: nothing of it runs again. */

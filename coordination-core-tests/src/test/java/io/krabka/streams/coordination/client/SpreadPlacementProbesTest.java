@@ -42,7 +42,8 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
         }
         Duration took = sim.runUntil(() -> sim.withHolder(three) == 3, HOLDER_WITHIN);
         sim.runFor(CONFIG.duration().multipliedBy(3));
-        System.out.printf("PLACEMENT more members than roles: placed after %s, shares %s, grants %s%n", took, sim.shares(), sim.grants);
+        System.out.printf("PLACEMENT more members than roles: placed after %s, shares %s, grants %s%n", took, sim.shares(),
+                sim.grants);
         assertThat(sim.grants).as("each role granted once").hasSize(3);
         assertThat(sim.shares().values()).as("%s", sim.shares()).allSatisfy(held -> assertThat(held).isLessThanOrEqualTo(1));
         assertThat(sim.violations).isEmpty();
@@ -82,7 +83,8 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
         start("old", Balance.NONE);
         sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), HOLDER_WITHIN);
         sim.runFor(CONFIG.duration().multipliedBy(5));
-        System.out.printf("PLACEMENT NONE at cold start: shares %s, %d grants, %d moves%n", sim.shares(), sim.grants.size(), sim.moves());
+        System.out.printf("PLACEMENT NONE at cold start: shares %s, %d grants, %d moves%n", sim.shares(), sim.grants.size(),
+                sim.moves());
         assertThat(sim.held("old")).as("%s", sim.shares()).isLessThanOrEqualTo(sim.held("a") + sim.held("b"));
         assertThat(sim.violations).isEmpty();
     }
@@ -96,8 +98,8 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
         start("c", Balance.SPREAD);
         sim.runUntil(sim::even, Duration.ofSeconds(15));
         sim.runFor(CONFIG.duration().multipliedBy(3));
-        System.out.printf("PLACEMENT late starter: shares %s, %d grants, %d moves, grants %s%n", sim.shares(), sim.grants.size(), sim.moves(),
-                sim.grants);
+        System.out.printf("PLACEMENT late starter: shares %s, %d grants, %d moves, grants %s%n", sim.shares(), sim.grants.size(),
+                sim.moves(), sim.grants);
         assertThat(sim.even()).as("%s", sim.shares()).isTrue();
         assertThat(sim.violations).isEmpty();
     }
@@ -114,8 +116,8 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
         start("c", Balance.SPREAD, ROLES, Duration.ofMillis(1500));
         Duration took = sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), HOLDER_WITHIN);
         sim.runFor(CONFIG.duration().multipliedBy(4));
-        System.out.printf("PLACEMENT clock ahead: placed after %s; shares %s, %d grants, %d moves, grants %s%n", took, sim.shares(),
-                sim.grants.size(), sim.moves(), sim.grants);
+        System.out.printf("PLACEMENT clock ahead: placed after %s; shares %s, %d grants, %d moves, grants %s%n", took,
+                sim.shares(), sim.grants.size(), sim.moves(), sim.grants);
         assertThat(took).isLessThanOrEqualTo(CONFIG.duration().plus(CONFIG.challengeStagger().multipliedBy(2))
                 .plus(TICK.multipliedBy(4)));
         assertThat(sim.violations).isEmpty();
@@ -153,8 +155,8 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
         sim.runUntil(() -> sim.held("a") + sim.held("b") == ROLES.size(), sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
         Duration took = Duration.ofNanos(sim.runtime.nanoTime() - back);
         sim.runFor(CONFIG.duration().multipliedBy(4));
-        System.out.printf("PLACEMENT never back: placed after %s; longest gap %s; shares %s; %d grants; moves %d; grants %s%n", took,
-                sim.longestGapSince(back), sim.shares(), sim.grants.size(), sim.moves() - movesBefore, sim.grants);
+        System.out.printf("PLACEMENT never back: placed after %s; longest gap %s; shares %s; %d grants; moves %d; grants %s%n",
+                took, sim.longestGapSince(back), sim.shares(), sim.grants.size(), sim.moves() - movesBefore, sim.grants);
         assertThat(sim.held("a") + sim.held("b")).isEqualTo(ROLES.size());
         assertThat(sim.grants).as("each role granted once after the outage").hasSize(ROLES.size());
         assertThat(Math.abs(sim.held("a") - sim.held("b"))).as("%s", sim.shares()).isLessThanOrEqualTo(1);
@@ -184,7 +186,8 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
         sim.runUntil(sim::even, Duration.ofSeconds(15));
         sim.runFor(CONFIG.duration().multipliedBy(3));
         System.out.printf("PLACEMENT back at different times: all held after %s; longest gap %s; shares %s; %d grants; moves %d;"
-                + " grants %s%n", took, sim.longestGapSince(back), sim.shares(), sim.grants.size(), sim.moves() - movesBefore, sim.grants);
+                + " grants %s%n", took, sim.longestGapSince(back), sim.shares(), sim.grants.size(), sim.moves() - movesBefore,
+                sim.grants);
         assertThat(took).isLessThanOrEqualTo(sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
         assertThat(sim.violations).isEmpty();
     }
@@ -238,7 +241,8 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
         Map<String, Integer> after = registrationCounts();
         Map<String, Integer> written = new LinkedHashMap<>();
         after.forEach((id, count) -> written.put(id, count - before.get(id)));
-        System.out.printf("PLACEMENT hidden registrations: written per member %s; shares %s; grants %s%n", written, sim.shares(), sim.grants);
+        System.out.printf("PLACEMENT hidden registrations: written per member %s; shares %s; grants %s%n", written, sim.shares(),
+                sim.grants);
         assertThat(written.values()).as("%s", written).allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(3 * ROLES.size()));
         assertThat(sim.violations).isEmpty();
     }
@@ -286,7 +290,8 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
         outage.forEach(InMemoryCluster.Fault::close);
         sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
         sim.runFor(CONFIG.duration().multipliedBy(3));
-        System.out.printf("PLACEMENT live after outage: moves before %d, after %d; grants %s%n", movesBefore, sim.moves(), sim.grants);
+        System.out.printf("PLACEMENT live after outage: moves before %d, after %d; grants %s%n", movesBefore, sim.moves(),
+                sim.grants);
         Map<String, RoleShare> reported = new LinkedHashMap<>();
         sim.members.forEach((id, m) -> reported.put(id, m.client.share(MemberId.of(id))));
         System.out.printf("PLACEMENT live after outage: %s; shares %s%n", reported, sim.shares());

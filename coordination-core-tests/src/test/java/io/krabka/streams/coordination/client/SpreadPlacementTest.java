@@ -43,7 +43,8 @@ class SpreadPlacementTest extends SpreadPlacementHarness {
         assertThat(registrations(sim.members.get("c"))).as("c registered").isEqualTo(ROLES.size());
         sim.members.get("c").runtime.freeze();
         Duration took = sim.runUntil(() -> sim.held("a") + sim.held("b") == ROLES.size(), HOLDER_WITHIN);
-        System.out.printf("PLACEMENT crash before gather: all held after %s, shares %s, grants %s%n", took, sim.shares(), sim.grants);
+        System.out.printf("PLACEMENT crash before gather: all held after %s, shares %s, grants %s%n", took, sim.shares(),
+                sim.grants);
         sim.runFor(CONFIG.duration().multipliedBy(5));
         long moves = sim.moves();
         System.out.printf("PLACEMENT crash before gather: after 5 leases shares %s, %d grants, %d moves, ends %s%n", sim.shares(),
@@ -84,9 +85,10 @@ class SpreadPlacementTest extends SpreadPlacementHarness {
         sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
         Duration took = Duration.ofNanos(sim.runtime.nanoTime() - back);
         sim.runFor(CONFIG.duration().multipliedBy(3));
-        System.out.printf("PLACEMENT NONE after outage: before %s; placed after %s; now %s; grants %s%n", before, took, sim.shares(),
-                sim.grants);
-        assertThat(sim.held("old")).as("before %s, after %s", before, sim.shares()).isLessThanOrEqualTo(sim.held("a") + sim.held("b"));
+        System.out.printf("PLACEMENT NONE after outage: before %s; placed after %s; now %s; grants %s%n", before, took,
+                sim.shares(), sim.grants);
+        assertThat(sim.held("old")).as("before %s, after %s", before, sim.shares())
+                .isLessThanOrEqualTo(sim.held("a") + sim.held("b"));
         assertThat(sim.violations).isEmpty();
     }
 
@@ -114,8 +116,8 @@ class SpreadPlacementTest extends SpreadPlacementHarness {
         start("c2", Balance.SPREAD);
         sim.runUntil(sim::even, Duration.ofSeconds(15));
         sim.runFor(CONFIG.duration().multipliedBy(3));
-        System.out.printf("PLACEMENT full restart: shares %s; %d grants; %d moves; grants %s%n", sim.shares(), sim.grants.size(), sim.moves(),
-                sim.grants);
+        System.out.printf("PLACEMENT full restart: shares %s; %d grants; %d moves; grants %s%n", sim.shares(), sim.grants.size(),
+                sim.moves(), sim.grants);
         assertThat(sim.grants).as("each role granted once").hasSize(ROLES.size());
         assertThat(sim.violations).isEmpty();
     }
@@ -175,8 +177,8 @@ class SpreadPlacementTest extends SpreadPlacementHarness {
         Duration took = Duration.ofNanos(sim.runtime.nanoTime() - back);
         Map<String, Integer> placed = sim.shares();
         sim.runFor(CONFIG.duration().multipliedBy(3));
-        System.out.printf("PLACEMENT outage %d ms: placed after %s as %s; now %s; %d grants; %d moves; grants %s%n", outageMillis, took,
-                placed, sim.shares(), sim.grants.size(), sim.moves() - movesBefore, sim.grants);
+        System.out.printf("PLACEMENT outage %d ms: placed after %s as %s; now %s; %d grants; %d moves; grants %s%n",
+                outageMillis, took, placed, sim.shares(), sim.grants.size(), sim.moves() - movesBefore, sim.grants);
         assertThat(sim.grants).as("placed as %s, grants %s", placed, sim.grants).hasSize(ROLES.size());
         assertThat(sim.moves() - movesBefore).as("moves").isZero();
         assertThat(sim.violations).isEmpty();

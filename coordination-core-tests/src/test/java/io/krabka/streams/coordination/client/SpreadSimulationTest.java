@@ -67,13 +67,15 @@ class SpreadSimulationTest {
         // Moves: a gives eight roles; allow a few more for concurrent holders overshooting.
         long moves = sim.moves();
         assertThat(moves).as("moves after the joins").isBetween(7L, 12L);
-        assertThat(sim.ends).as("every end while spreading is a release").allMatch(end -> end.cause() == LeadershipEndCause.RELEASED);
+        assertThat(sim.ends).as("every end while spreading is a release")
+                .allMatch(end -> end.cause() == LeadershipEndCause.RELEASED);
         // And they stay there: no move in three leases more.
         sim.runFor(CONFIG.duration().multipliedBy(3));
         long later = sim.moves();
         assertThat(later).as("moves once even").isEqualTo(moves);
         // A member pays for the roles it holds, not for those it is next in line for.
-        assertThat(sim.members.values()).allSatisfy(m -> assertThat(m.transport.preparedRoles()).as("prepared by %s", m.id).isEmpty());
+        assertThat(sim.members.values()).allSatisfy(m -> assertThat(m.transport.preparedRoles()).as("prepared by %s", m.id)
+                .isEmpty());
         assertThat(sim.violations).isEmpty();
         assertThat(sim.runtime.nanoTime() - joined).isPositive();
     }
@@ -91,7 +93,8 @@ class SpreadSimulationTest {
         sim.runFor(Duration.ofMillis(200));
         sim.start("c", Balance.SPREAD);
         Duration placing = CONFIG.challengeStagger().multipliedBy(1 + 3).plus(TICK.multipliedBy(4));
-        Duration took = sim.runUntil(() -> sim.shares().values().stream().mapToInt(Integer::intValue).sum() == ROLES.size(), placing);
+        Duration took = sim.runUntil(() -> sim.shares().values().stream().mapToInt(Integer::intValue).sum() == ROLES.size(),
+                placing);
         assertThat(sim.shares()).as("after %s", took).containsOnly(Map.entry("a", 4), Map.entry("b", 4), Map.entry("c", 4));
         sim.runFor(CONFIG.duration().multipliedBy(3));
         assertThat(sim.shares()).containsOnly(Map.entry("a", 4), Map.entry("b", 4), Map.entry("c", 4));
@@ -117,16 +120,20 @@ class SpreadSimulationTest {
 
         steady = false;
         List<InMemoryCluster.Fault> outage = sim.outage(IntStream.range(0, TOPIC.partitions()).boxed().toList());
-        sim.runUntil(() -> sim.shares().values().stream().mapToInt(Integer::intValue).sum() == 0, CONFIG.duration().multipliedBy(2));
+        sim.runUntil(() -> sim.shares().values().stream().mapToInt(Integer::intValue).sum() == 0,
+                CONFIG.duration().multipliedBy(2));
         sim.runFor(CONFIG.duration().multipliedBy(2));
-        assertThat(sim.ends).as("every leadership ran out").hasSize(ROLES.size()).allMatch(end -> end.cause() == LeadershipEndCause.EXPIRED);
+        assertThat(sim.ends).as("every leadership ran out").hasSize(ROLES.size())
+                .allMatch(end -> end.cause() == LeadershipEndCause.EXPIRED);
         sim.ends.clear();
         sim.grants.clear();
         outage.forEach(InMemoryCluster.Fault::close);
 
         // Back: the members register again, gather one stagger, and each takes its share in the spread order.
-        Duration placing = sim.cluster.operationTimeout().plus(CONFIG.challengeStagger().multipliedBy(1 + 3)).plus(CONFIG.duration());
-        Duration took = sim.runUntil(() -> sim.shares().values().stream().mapToInt(Integer::intValue).sum() == ROLES.size(), placing);
+        Duration placing = sim.cluster.operationTimeout().plus(CONFIG.challengeStagger().multipliedBy(1 + 3))
+                .plus(CONFIG.duration());
+        Duration took = sim.runUntil(() -> sim.shares().values().stream().mapToInt(Integer::intValue).sum() == ROLES.size(),
+                placing);
         assertThat(sim.shares()).as("after %s; grants %s", took, sim.grants)
                 .containsOnly(Map.entry("a", 4), Map.entry("b", 4), Map.entry("c", 4));
         steady = true;
@@ -146,7 +153,7 @@ class SpreadSimulationTest {
         sim.start("c", Balance.SPREAD);
         sim.runUntil(sim::even, Duration.ofSeconds(30));
         int orphans = sim.held("c");
-        List<Role> orphaned = ROLES.stream().filter(role -> sim.members.get("c").contenders.get(role).leadership().isPresent()).toList();
+        List<Role> orphaned = ROLES.stream().filter(role -> sim.holds("c", role)).toList();
         steady = false;
         sim.members.get("c").crash();
         // Once c is late with its renewals, the next in line for its roles build their producers, before the leases run out.
@@ -163,8 +170,7 @@ class SpreadSimulationTest {
         assertThat(prepared("a") + prepared("b")).as("the producers built ahead became the new holders'").isZero();
         // No lease names c any more, but a member that took one of its expired leases does not count it alive from its
         // registrations: a move to it would wait out a probe.
-        List<String> takers = orphaned.stream().map(role -> sim.members.get("a").contenders.get(role).leadership().isPresent() ? "a" : "b")
-                .distinct().toList();
+        List<String> takers = orphaned.stream().map(role -> sim.holds("a", role) ? "a" : "b").distinct().toList();
         assertThat(takers).isNotEmpty().allSatisfy(id -> assertThat(sim.members.get(id).client.share(MemberId.of(id)).liveMembers())
                 .as("members %s counts alive", id).isEqualTo(2));
         assertThat(orphans).isPositive();
@@ -176,7 +182,8 @@ class SpreadSimulationTest {
         sim.start("c2", Balance.SPREAD);
         sim.runUntil(sim::even, CONVERGE_WITHIN);
         assertThat(sim.held("c2")).isBetween(3, 5);
-        assertThat(sim.ends).as("the restarted member got its share by handovers only").allMatch(end -> end.cause() == LeadershipEndCause.RELEASED);
+        assertThat(sim.ends).as("the restarted member got its share by handovers only")
+                .allMatch(end -> end.cause() == LeadershipEndCause.RELEASED);
         assertThat(sim.violations).isEmpty();
     }
 
@@ -197,7 +204,7 @@ class SpreadSimulationTest {
         sim.members.get("a").runtime.workers().execute(() -> result.add(holder.handOver(MemberId.of("c"))));
         sim.runUntil(() -> !result.isEmpty(), Duration.ofSeconds(6));
         assertThat(result).containsExactly(HandoverResult.HANDED_OVER);
-        sim.runUntil(() -> sim.members.get("c").contenders.get(role).leadership().isPresent(), HANDOVER_GAP);
+        sim.runUntil(() -> sim.holds("c", role), HANDOVER_GAP);
         assertThat(sim.members.get("b").contenders.get(role).leadership()).isEmpty();
         // c holds this role and is behind b for every other: it keeps no producer ready.
         assertThat(sim.members.get("c").transport.preparedRoles()).isEmpty();
@@ -227,17 +234,18 @@ class SpreadSimulationTest {
         sim.start("c", Balance.SPREAD);
         sim.runUntil(sim::even, Duration.ofSeconds(30));
         sim.runFor(CONFIG.renewInterval().multipliedBy(3));
-        Role moved = ROLES.stream().filter(role -> sim.members.get("a").contenders.get(role).leadership().isPresent()).findFirst()
+        Role moved = ROLES.stream().filter(role -> sim.holds("a", role)).findFirst()
                 .orElseThrow();
         long before = sim.moves();
         List<HandoverResult> result = new ArrayList<>();
-        sim.members.get("a").runtime.workers().execute(() -> result.add(sim.members.get("a").contenders.get(moved).handOver(MemberId.of("b"))));
-        sim.runUntil(() -> !result.isEmpty() && sim.members.get("b").contenders.get(moved).leadership().isPresent(), Duration.ofSeconds(6));
+        SimulatedMembers.Member a = sim.members.get("a");
+        a.runtime.workers().execute(() -> result.add(a.contenders.get(moved).handOver(MemberId.of("b"))));
+        sim.runUntil(() -> !result.isEmpty() && sim.holds("b", moved), Duration.ofSeconds(6));
         assertThat(result).containsExactly(HandoverResult.HANDED_OVER);
 
-        sim.runUntil(() -> sim.even() && sim.moves()
-                > before, CONVERGE_WITHIN);
-        assertThat(sim.members.get("b").contenders.get(moved).leadership()).as("%s stays with b: %s", moved, sim.shares()).isPresent();
+        sim.runUntil(() -> sim.even() && sim.moves() > before, CONVERGE_WITHIN);
+        assertThat(sim.members.get("b").contenders.get(moved).leadership()).as("%s stays with b: %s", moved, sim.shares())
+                .isPresent();
         assertThat(sim.violations).isEmpty();
     }
 
@@ -273,7 +281,8 @@ class SpreadSimulationTest {
         sim.stop(List.of(leaving), Duration.ofSeconds(5));
         sim.runUntil(() -> sim.held("b") + sim.held("c") == ROLES.size(), HANDOVER_GAP.multipliedBy(4));
         assertThat(had).isPositive();
-        assertThat(Math.abs(sim.held("b") - sim.held("c"))).as("the drained roles went to both: %s", sim.shares()).isLessThanOrEqualTo(2);
+        assertThat(Math.abs(sim.held("b") - sim.held("c"))).as("the drained roles went to both: %s", sim.shares())
+                .isLessThanOrEqualTo(2);
         assertThat(sim.violations).isEmpty();
     }
 
