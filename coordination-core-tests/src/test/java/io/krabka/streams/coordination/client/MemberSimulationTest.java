@@ -1,14 +1,12 @@
 package io.krabka.streams.coordination.client;
 
 import static io.krabka.streams.coordination.client.SimulatedMembers.CONFIG;
-import static io.krabka.streams.coordination.client.SimulatedMembers.TICK;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.Balance;
 import io.krabka.streams.coordination.ManualRuntime;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.SimulatedMembers.Grant;
-import io.krabka.streams.coordination.client.internal.Handover;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
@@ -51,31 +49,8 @@ class MemberSimulationTest {
     private static final List<Role> ROLES = SimulatedMembers.roles(4);
     private static final List<String> MEMBERS = List.of("a", "b", "c");
     private static final Duration FAULTS_FOR = Duration.ofSeconds(20);
-    /**
-     * After the faults stop: a lease (the last holder's deadline), the stagger of every
-     * rank ahead (capped at a lease), and slack: up to 3 s for a call that a fault slowed
-     * and that is still in flight (a late InitProducerId may still fence a fresh holder:
-     * one more handover), a standby's one-second pass, and the one-second rejoin pause.
-     */
-    private static final Duration SETTLE_SLACK = Duration.ofSeconds(5);
-    /** Under spread, after the settle: two renew intervals, a probe's timeout, half a second per role's move. */
-    private static final Duration SPREAD_SLACK = CONFIG.renewInterval().multipliedBy(2).plus(Handover.PROBE_TIMEOUT)
-            .plus(Duration.ofMillis(500).multipliedBy(ROLES.size()));
-    /**
-     * Grants of one role within any one lease, faults included: each member at most twice
-     * (a grant fenced at once by a concurrent challenger, then its turn once more). The
-     * storm this catches made 18 grants a lease.
-     */
-    private static final int MAX_GRANTS_PER_LEASE = 2 * MEMBERS.size();
-    /**
-     * How long two running members may believe they hold one role: a lease and two ticks.
-     * A paused holder learns it was deposed only when it runs again, or at its lease's
-     * deadline by its expiry timer; not longer.
-     */
-    private static final Duration OVERLAP_TOLERATED = CONFIG.duration().plus(TICK.multipliedBy(2));
 
-    private final SimulatedMembers sim = new SimulatedMembers(TOPIC, ROLES).overlapTolerated(OVERLAP_TOLERATED)
-            .grantStormAbove(MAX_GRANTS_PER_LEASE).grantsTimedAtTheGrant();
+    private final SimulatedMembers sim = new SimulatedMembers(TOPIC, ROLES).underFaults(MEMBERS.size());
     private Balance balance = Balance.NONE;
 
     @AfterEach
@@ -112,12 +87,8 @@ class MemberSimulationTest {
         new ArrayList<>(sim.members.keySet()).stream().filter(id -> sim.members.get(id).crashed).forEach(this::startMember);
 
         long healed = sim.runtime.nanoTime();
-        Duration bound = CONFIG.duration().plus(CONFIG.duration()).plus(SETTLE_SLACK);
-        if (balance == Balance.SPREAD) {
-            // Then the moves that even the shares out: the balancer's settle, one probe of a
-            // member that may be gone, and a handover per role.
-            bound = bound.plus(SPREAD_SLACK);
-        }
+        // A lease, the capped stagger and slack; under spread also the moves that even the shares out.
+        Duration bound = sim.settleWithin(balance);
         long settleBy = healed + bound.toNanos();
         sim.runTo(settleBy + CONFIG.duration().multipliedBy(3).toNanos());
         for (Role role : ROLES) {

@@ -9,6 +9,7 @@ import io.krabka.streams.coordination.ManualClock;
 import io.krabka.streams.coordination.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.internal.Handover;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
 import io.krabka.streams.coordination.memory.InMemoryCoordinationTransport;
 import io.krabka.streams.coordination.record.CoordinationCodec;
@@ -64,6 +65,13 @@ final class SimulatedMembers implements AutoCloseable {
     static final Duration TICK = Duration.ofMillis(50);
     /** How long a call the cluster does not answer (a frozen partition or coordinator) blocks before it times out. */
     static final Duration OPERATION_TIMEOUT = Duration.ofSeconds(2);
+    /**
+     * Once faults stop, the slack beyond a lease and the capped stagger before every role
+     * has a lasting holder: up to 3 s for a call that a fault slowed and that is still in
+     * flight (a late InitProducerId may still fence a fresh holder: one more handover), a
+     * standby's one-second pass, and the one-second rejoin pause.
+     */
+    private static final Duration SETTLE_SLACK = Duration.ofSeconds(5);
     /** How many of the newest grants a failure message shows (a seed under faults makes hundreds). */
     private static final int GRANTS_SHOWN = 30;
 
@@ -156,6 +164,36 @@ final class SimulatedMembers implements AutoCloseable {
     SimulatedMembers grantsTimedAtTheGrant() {
         this.grantsTimedAtTheGrant = true;
         return this;
+    }
+
+    /**
+     * The checks of a simulation under faults (pauses, crashes, frozen partitions) with
+     * {@code members} members: two members may believe they hold one role for a lease and
+     * two ticks (a paused holder learns it was deposed only when it runs again, or at its
+     * lease's deadline by its expiry timer); more than two grants per member of one role
+     * within a lease are a storm (a grant fenced at once by a concurrent challenger, then
+     * its turn once more; the storm this caught made 18 a lease); and grants are timed at
+     * the grant, since a paused member's callbacks run late.
+     */
+    SimulatedMembers underFaults(int members) {
+        return overlapTolerated(CONFIG.duration().plus(TICK.multipliedBy(2))).grantStormAbove(2 * members)
+                .grantsTimedAtTheGrant();
+    }
+
+    /**
+     * Once the faults stop, within how long every role has one lasting holder: a lease (the
+     * last holder's deadline), the stagger of every rank ahead (capped at a lease), and
+     * {@link #SETTLE_SLACK}; under {@link Balance#SPREAD} then the moves that even the
+     * shares out: the balancer's settle (two renew intervals), one probe of a member that
+     * may be gone, and half a second per role's handover.
+     */
+    Duration settleWithin(Balance balance) {
+        Duration bound = CONFIG.duration().plus(CONFIG.duration()).plus(SETTLE_SLACK);
+        if (balance == Balance.SPREAD) {
+            bound = bound.plus(CONFIG.renewInterval().multipliedBy(2).plus(Handover.PROBE_TIMEOUT)
+                    .plus(Duration.ofMillis(500).multipliedBy(roles.size())));
+        }
+        return bound;
     }
 
     /** What a failure message starts with: the seed and its settings. */

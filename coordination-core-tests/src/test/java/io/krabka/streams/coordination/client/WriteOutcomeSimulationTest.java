@@ -1,7 +1,6 @@
 package io.krabka.streams.coordination.client;
 
 import static io.krabka.streams.coordination.client.SimulatedMembers.CONFIG;
-import static io.krabka.streams.coordination.client.SimulatedMembers.TICK;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.Balance;
@@ -10,7 +9,6 @@ import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.SimulatedMembers.Grant;
 import io.krabka.streams.coordination.client.SimulatedMembers.Member;
 import io.krabka.streams.coordination.client.WriteOutcomes.Outcome;
-import io.krabka.streams.coordination.client.internal.Handover;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
 import io.krabka.streams.coordination.memory.InMemoryCluster.LostCommit;
 import io.krabka.streams.coordination.memory.InMemoryCoordinationTransport;
@@ -83,15 +81,6 @@ class WriteOutcomeSimulationTest {
     private static final String COMMANDS = "commands";
     private static final int COMMAND_PARTITIONS = 2;
     private static final Duration FAULTS_FOR = Duration.ofSeconds(20);
-    /** As {@link MemberSimulationTest}'s: a late call, a standby's one-second pass, the one-second rejoin pause. */
-    private static final Duration SETTLE_SLACK = Duration.ofSeconds(5);
-    /** Under spread, after the settle: two renew intervals, a probe's timeout, half a second per role's move. */
-    private static final Duration SPREAD_SLACK = CONFIG.renewInterval().multipliedBy(2).plus(Handover.PROBE_TIMEOUT)
-            .plus(Duration.ofMillis(500).multipliedBy(ROLES.size()));
-    /** As {@link MemberSimulationTest}'s: each member at most twice a lease. */
-    private static final int MAX_GRANTS_PER_LEASE = 2 * MEMBERS.size();
-    /** As {@link MemberSimulationTest}'s: a paused holder learns it was deposed when it runs again, within a lease. */
-    private static final Duration OVERLAP_TOLERATED = CONFIG.duration().plus(TICK.multipliedBy(2));
     /**
      * From a holder's crash to its standby's grant: its last lease, the stagger of the
      * standbys ahead (two at most), and the scheduling slack of passes on the manual
@@ -109,8 +98,8 @@ class WriteOutcomeSimulationTest {
 
     /** The seed's settings, for failure messages. */
     private String setup = "";
-    private final SimulatedMembers sim = new SimulatedMembers(TOPIC, ROLES).overlapTolerated(OVERLAP_TOLERATED)
-            .grantStormAbove(MAX_GRANTS_PER_LEASE).grantsTimedAtTheGrant().checkDeadlines().context(() -> setup);
+    private final SimulatedMembers sim = new SimulatedMembers(TOPIC, ROLES).underFaults(MEMBERS.size()).checkDeadlines()
+            .context(() -> setup);
     /** Another process's transport: it challenges (InitProducerId) and never writes. */
     private final InMemoryCoordinationTransport challenger = sim.cluster.transport(TOPIC);
     private final Map<String, List<Role>> roleSets = new LinkedHashMap<>();
@@ -184,10 +173,7 @@ class WriteOutcomeSimulationTest {
         }
         heal();
         long healed = sim.runtime.nanoTime();
-        Duration bound = CONFIG.duration().plus(CONFIG.duration()).plus(SETTLE_SLACK);
-        if (balance == Balance.SPREAD) {
-            bound = bound.plus(SPREAD_SLACK);
-        }
+        Duration bound = sim.settleWithin(balance);
         long settleBy = healed + bound.toNanos();
         sim.runTo(settleBy);
         long movesSettled = sim.moves();
@@ -258,8 +244,7 @@ class WriteOutcomeSimulationTest {
                     .isLessThanOrEqualTo(TAKEOVER_BOUND);
         }
         startMember(victim.id);
-        sim.runTo(sim.runtime.nanoTime() + CONFIG.duration().multipliedBy(2).plus(SETTLE_SLACK)
-                .plus(balance == Balance.SPREAD ? SPREAD_SLACK : Duration.ZERO).toNanos());
+        sim.runTo(sim.runtime.nanoTime() + sim.settleWithin(balance).toNanos());
         for (Role role : ROLES) {
             assertThat(sim.holders(role)).as("one holder of %s after the restart; %s%s", role, context, sim.describe())
                     .hasSize(1);
