@@ -1,5 +1,7 @@
 package io.krabka.streams.coordination.client;
 
+import static io.krabka.streams.coordination.client.SimulatedMembers.CONFIG;
+import static io.krabka.streams.coordination.client.SimulatedMembers.TICK;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.Balance;
@@ -22,13 +24,13 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
     /** One member alone on a fresh topic: how long to its first grant, and to all twelve. */
     @Test
     void aLoneMemberOnAFreshTopicTakesEveryRoleWithinAStagger() {
-        long started = runtime.nanoTime();
+        long started = sim.runtime.nanoTime();
         start("a", Balance.SPREAD);
-        Duration took = runUntil(() -> held("a") == ROLES.size(), HOLDER_WITHIN);
-        Duration first = Duration.ofNanos(grants.get(0).atNanos() - started);
+        Duration took = sim.runUntil(() -> sim.held("a") == ROLES.size(), HOLDER_WITHIN);
+        Duration first = Duration.ofNanos(sim.grants.get(0).atNanos() - started);
         System.out.printf("PLACEMENT lone member: first grant after %s, all 12 after %s%n", first, took);
         assertThat(took).as("all roles").isLessThanOrEqualTo(CONFIG.challengeStagger().plus(TICK.multipliedBy(4)));
-        assertThat(grants).hasSize(ROLES.size());
+        assertThat(sim.grants).hasSize(ROLES.size());
     }
 
     /** More members than roles: each of three roles goes to a different member, each granted once. */
@@ -38,12 +40,13 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
         for (String id : List.of("a", "b", "c", "d", "e")) {
             start(id, Balance.SPREAD, three, Duration.ZERO);
         }
-        Duration took = runUntil(() -> holders(three) == 3, HOLDER_WITHIN);
-        runFor(CONFIG.duration().multipliedBy(3));
-        System.out.printf("PLACEMENT more members than roles: placed after %s, shares %s, grants %s%n", took, shares(), grants);
-        assertThat(grants).as("each role granted once").hasSize(3);
-        assertThat(shares().values()).as("%s", shares()).allSatisfy(held -> assertThat(held).isLessThanOrEqualTo(1));
-        assertThat(violations).isEmpty();
+        Duration took = sim.runUntil(() -> sim.withHolder(three) == 3, HOLDER_WITHIN);
+        sim.runFor(CONFIG.duration().multipliedBy(3));
+        System.out.printf("PLACEMENT more members than roles: placed after %s, shares %s, grants %s%n", took, sim.shares(),
+                sim.grants);
+        assertThat(sim.grants).as("each role granted once").hasSize(3);
+        assertThat(sim.shares().values()).as("%s", sim.shares()).allSatisfy(held -> assertThat(held).isLessThanOrEqualTo(1));
+        assertThat(sim.violations).isEmpty();
     }
 
     /**
@@ -56,13 +59,13 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
         start("a", Balance.SPREAD, ROLES.subList(0, 4), Duration.ZERO);
         start("b", Balance.SPREAD);
         start("c", Balance.SPREAD);
-        Duration took = runUntil(() -> holders(ROLES) == ROLES.size(), HOLDER_WITHIN);
-        int placed = grants.size();
-        runFor(CONFIG.duration().multipliedBy(10));
+        Duration took = sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), HOLDER_WITHIN);
+        int placed = sim.grants.size();
+        sim.runFor(CONFIG.duration().multipliedBy(10));
         System.out.printf("PLACEMENT different role sets: placed after %s with %d grants; after 10 leases %s, %d grants, %d moves%n",
-                took, placed, shares(), grants.size(), moves());
+                took, placed, sim.shares(), sim.grants.size(), sim.moves());
         assertThat(took).isLessThanOrEqualTo(CONFIG.duration().plus(CONFIG.challengeStagger()).plus(TICK.multipliedBy(4)));
-        assertThat(violations).isEmpty();
+        assertThat(sim.violations).isEmpty();
     }
 
     /**
@@ -76,13 +79,14 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
     void aMemberOnNoneStartedWithSpreadMembersDoesNotTakeMostRoles() {
         start("a", Balance.SPREAD);
         start("b", Balance.SPREAD);
-        runFor(TICK);
+        sim.runFor(TICK);
         start("old", Balance.NONE);
-        runUntil(() -> holders(ROLES) == ROLES.size(), HOLDER_WITHIN);
-        runFor(CONFIG.duration().multipliedBy(5));
-        System.out.printf("PLACEMENT NONE at cold start: shares %s, %d grants, %d moves%n", shares(), grants.size(), moves());
-        assertThat(held("old")).as("%s", shares()).isLessThanOrEqualTo(held("a") + held("b"));
-        assertThat(violations).isEmpty();
+        sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), HOLDER_WITHIN);
+        sim.runFor(CONFIG.duration().multipliedBy(5));
+        System.out.printf("PLACEMENT NONE at cold start: shares %s, %d grants, %d moves%n", sim.shares(), sim.grants.size(),
+                sim.moves());
+        assertThat(sim.held("old")).as("%s", sim.shares()).isLessThanOrEqualTo(sim.held("a") + sim.held("b"));
+        assertThat(sim.violations).isEmpty();
     }
 
     /** A member starting a stagger and a half after two others, while they still place. */
@@ -90,14 +94,14 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
     void aMemberStartingLateDuringThePlacementGetsItsShareWithFewMoves() {
         start("a", Balance.SPREAD);
         start("b", Balance.SPREAD);
-        runFor(Duration.ofMillis(750));
+        sim.runFor(Duration.ofMillis(750));
         start("c", Balance.SPREAD);
-        runUntil(this::even, Duration.ofSeconds(15));
-        runFor(CONFIG.duration().multipliedBy(3));
-        System.out.printf("PLACEMENT late starter: shares %s, %d grants, %d moves, grants %s%n", shares(), grants.size(), moves(),
-                grants);
-        assertThat(even()).as("%s", shares()).isTrue();
-        assertThat(violations).isEmpty();
+        sim.runUntil(sim::even, Duration.ofSeconds(15));
+        sim.runFor(CONFIG.duration().multipliedBy(3));
+        System.out.printf("PLACEMENT late starter: shares %s, %d grants, %d moves, grants %s%n", sim.shares(), sim.grants.size(),
+                sim.moves(), sim.grants);
+        assertThat(sim.even()).as("%s", sim.shares()).isTrue();
+        assertThat(sim.violations).isEmpty();
     }
 
     /**
@@ -110,13 +114,13 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
         start("a", Balance.SPREAD);
         start("b", Balance.SPREAD);
         start("c", Balance.SPREAD, ROLES, Duration.ofMillis(1500));
-        Duration took = runUntil(() -> holders(ROLES) == ROLES.size(), HOLDER_WITHIN);
-        runFor(CONFIG.duration().multipliedBy(4));
-        System.out.printf("PLACEMENT clock ahead: placed after %s; shares %s, %d grants, %d moves, grants %s%n", took, shares(),
-                grants.size(), moves(), grants);
+        Duration took = sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), HOLDER_WITHIN);
+        sim.runFor(CONFIG.duration().multipliedBy(4));
+        System.out.printf("PLACEMENT clock ahead: placed after %s; shares %s, %d grants, %d moves, grants %s%n", took,
+                sim.shares(), sim.grants.size(), sim.moves(), sim.grants);
         assertThat(took).isLessThanOrEqualTo(CONFIG.duration().plus(CONFIG.challengeStagger().multipliedBy(2))
                 .plus(TICK.multipliedBy(4)));
-        assertThat(violations).isEmpty();
+        assertThat(sim.violations).isEmpty();
     }
 
     /** As {@link #aMemberWithAClockAheadDelaysThePlacementByNoMoreThanALease}, with c's clock 1.5 s behind. */
@@ -125,11 +129,11 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
         start("a", Balance.SPREAD);
         start("b", Balance.SPREAD);
         start("c", Balance.SPREAD, ROLES, Duration.ofMillis(-1500));
-        Duration took = runUntil(() -> holders(ROLES) == ROLES.size(), HOLDER_WITHIN);
-        runFor(CONFIG.duration().multipliedBy(4));
+        Duration took = sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), HOLDER_WITHIN);
+        sim.runFor(CONFIG.duration().multipliedBy(4));
         System.out.printf("PLACEMENT clock behind: placed after %s; shares %s, %d grants, %d moves, grants %s; ends %s%n", took,
-                shares(), grants.size(), moves(), grants, ends);
-        assertThat(violations).isEmpty();
+                sim.shares(), sim.grants.size(), sim.moves(), sim.grants, sim.ends);
+        assertThat(sim.violations).isEmpty();
     }
 
     /**
@@ -140,23 +144,23 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
     @Test
     void afterAnOutageAMemberThatNeverComesBackLeavesNoRoleUnheld() {
         startThreeEven();
-        members.get("c").runtime.freeze();
-        List<InMemoryCluster.Fault> outage = outage(List.of(0, 1, 2));
-        runFor(CONFIG.duration().multipliedBy(4));
-        grants.clear();
-        ends.clear();
-        long movesBefore = moves();
+        sim.members.get("c").runtime.freeze();
+        List<InMemoryCluster.Fault> outage = sim.outage(List.of(0, 1, 2));
+        sim.runFor(CONFIG.duration().multipliedBy(4));
+        sim.grants.clear();
+        sim.ends.clear();
+        long movesBefore = sim.moves();
         outage.forEach(InMemoryCluster.Fault::close);
-        long back = runtime.nanoTime();
-        runUntil(() -> held("a") + held("b") == ROLES.size(), cluster.operationTimeout().plus(HOLDER_WITHIN));
-        Duration took = Duration.ofNanos(runtime.nanoTime() - back);
-        runFor(CONFIG.duration().multipliedBy(4));
-        System.out.printf("PLACEMENT never back: placed after %s; longest gap %s; shares %s; %d grants; moves %d; grants %s%n", took,
-                longestGapSince(back), shares(), grants.size(), moves() - movesBefore, grants);
-        assertThat(held("a") + held("b")).isEqualTo(ROLES.size());
-        assertThat(grants).as("each role granted once after the outage").hasSize(ROLES.size());
-        assertThat(Math.abs(held("a") - held("b"))).as("%s", shares()).isLessThanOrEqualTo(1);
-        assertThat(violations).isEmpty();
+        long back = sim.runtime.nanoTime();
+        sim.runUntil(() -> sim.held("a") + sim.held("b") == ROLES.size(), sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
+        Duration took = Duration.ofNanos(sim.runtime.nanoTime() - back);
+        sim.runFor(CONFIG.duration().multipliedBy(4));
+        System.out.printf("PLACEMENT never back: placed after %s; longest gap %s; shares %s; %d grants; moves %d; grants %s%n",
+                took, sim.longestGapSince(back), sim.shares(), sim.grants.size(), sim.moves() - movesBefore, sim.grants);
+        assertThat(sim.held("a") + sim.held("b")).isEqualTo(ROLES.size());
+        assertThat(sim.grants).as("each role granted once after the outage").hasSize(ROLES.size());
+        assertThat(Math.abs(sim.held("a") - sim.held("b"))).as("%s", sim.shares()).isLessThanOrEqualTo(1);
+        assertThat(sim.violations).isEmpty();
     }
 
     /**
@@ -167,24 +171,25 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
     @Test
     void afterAnOutageMembersComingBackAtDifferentTimesPlaceEveryRole() {
         startThreeEven();
-        List<InMemoryCluster.Fault> outage = outage(List.of(0, 1, 2));
-        runFor(CONFIG.duration().multipliedBy(2));
-        members.get("a").runtime.freeze();
-        runFor(CONFIG.duration().multipliedBy(2));
-        grants.clear();
-        long movesBefore = moves();
+        List<InMemoryCluster.Fault> outage = sim.outage(List.of(0, 1, 2));
+        sim.runFor(CONFIG.duration().multipliedBy(2));
+        sim.members.get("a").runtime.freeze();
+        sim.runFor(CONFIG.duration().multipliedBy(2));
+        sim.grants.clear();
+        long movesBefore = sim.moves();
         outage.forEach(InMemoryCluster.Fault::close);
-        long back = runtime.nanoTime();
-        runFor(Duration.ofMillis(1200));
-        members.get("a").runtime.resume();
-        runUntil(() -> holders(ROLES) == ROLES.size(), cluster.operationTimeout().plus(HOLDER_WITHIN));
-        Duration took = Duration.ofNanos(runtime.nanoTime() - back);
-        runUntil(this::even, Duration.ofSeconds(15));
-        runFor(CONFIG.duration().multipliedBy(3));
+        long back = sim.runtime.nanoTime();
+        sim.runFor(Duration.ofMillis(1200));
+        sim.members.get("a").runtime.resume();
+        sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
+        Duration took = Duration.ofNanos(sim.runtime.nanoTime() - back);
+        sim.runUntil(sim::even, Duration.ofSeconds(15));
+        sim.runFor(CONFIG.duration().multipliedBy(3));
         System.out.printf("PLACEMENT back at different times: all held after %s; longest gap %s; shares %s; %d grants; moves %d;"
-                + " grants %s%n", took, longestGapSince(back), shares(), grants.size(), moves() - movesBefore, grants);
-        assertThat(took).isLessThanOrEqualTo(cluster.operationTimeout().plus(HOLDER_WITHIN));
-        assertThat(violations).isEmpty();
+                + " grants %s%n", took, sim.longestGapSince(back), sim.shares(), sim.grants.size(), sim.moves() - movesBefore,
+                sim.grants);
+        assertThat(took).isLessThanOrEqualTo(sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
+        assertThat(sim.violations).isEmpty();
     }
 
     /**
@@ -195,25 +200,25 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
     @Test
     void afterAPartialOutageTheLostRolesArePlacedOnceAndNothingMoves() {
         startThreeEven();
-        List<Role> lost = ROLES.stream().filter(role -> members.get("a").transport.partition(role).partition() == 0).toList();
+        List<Role> lost = ROLES.stream().filter(role -> sim.members.get("a").transport.partition(role).partition() == 0).toList();
         assertThat(lost).isNotEmpty();
-        List<InMemoryCluster.Fault> outage = outage(List.of(0));
-        runUntil(() -> holders(lost) == 0, CONFIG.duration().multipliedBy(2));
-        runFor(CONFIG.duration().multipliedBy(2));
-        assertThat(holders(ROLES)).isEqualTo(ROLES.size() - lost.size());
-        grants.clear();
-        long movesBefore = moves();
+        List<InMemoryCluster.Fault> outage = sim.outage(List.of(0));
+        sim.runUntil(() -> sim.withHolder(lost) == 0, CONFIG.duration().multipliedBy(2));
+        sim.runFor(CONFIG.duration().multipliedBy(2));
+        assertThat(sim.withHolder(ROLES)).isEqualTo(ROLES.size() - lost.size());
+        sim.grants.clear();
+        long movesBefore = sim.moves();
         outage.forEach(InMemoryCluster.Fault::close);
-        long back = runtime.nanoTime();
-        runUntil(() -> holders(ROLES) == ROLES.size(), cluster.operationTimeout().plus(HOLDER_WITHIN));
-        Duration took = Duration.ofNanos(runtime.nanoTime() - back);
-        runFor(CONFIG.duration().multipliedBy(4));
+        long back = sim.runtime.nanoTime();
+        sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
+        Duration took = Duration.ofNanos(sim.runtime.nanoTime() - back);
+        sim.runFor(CONFIG.duration().multipliedBy(4));
         System.out.printf("PLACEMENT partial outage (%d roles on p0): placed after %s; shares %s; %d grants; moves %d; grants %s%n",
-                lost.size(), took, shares(), grants.size(), moves() - movesBefore, grants);
-        assertThat(grants).as("each lost role granted once").hasSize(lost.size());
-        assertThat(shares()).containsOnly(Map.entry("a", 4), Map.entry("b", 4), Map.entry("c", 4));
-        assertThat(moves() - movesBefore).as("moves").isZero();
-        assertThat(violations).isEmpty();
+                lost.size(), took, sim.shares(), sim.grants.size(), sim.moves() - movesBefore, sim.grants);
+        assertThat(sim.grants).as("each lost role granted once").hasSize(lost.size());
+        assertThat(sim.shares()).containsOnly(Map.entry("a", 4), Map.entry("b", 4), Map.entry("c", 4));
+        assertThat(sim.moves() - movesBefore).as("moves").isZero();
+        assertThat(sim.violations).isEmpty();
     }
 
     /**
@@ -224,21 +229,22 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
     @Test
     void registrationsHiddenAfterAnOutageDoNotMakeAMemberRegisterOnEveryPass() {
         startThreeEven();
-        List<InMemoryCluster.Fault> outage = outage(List.of(0, 1, 2));
-        runFor(CONFIG.duration().multipliedBy(4));
+        List<InMemoryCluster.Fault> outage = sim.outage(List.of(0, 1, 2));
+        sim.runFor(CONFIG.duration().multipliedBy(4));
         Map<String, Integer> before = registrationCounts();
-        InMemoryCluster.Fault hidden = cluster.holdVisibility(new TopicPartition(TOPIC.name(), 0));
+        InMemoryCluster.Fault hidden = sim.cluster.holdVisibility(new TopicPartition(TOPIC.name(), 0));
         outage.forEach(InMemoryCluster.Fault::close);
-        runFor(CONFIG.duration().multipliedBy(2));
+        sim.runFor(CONFIG.duration().multipliedBy(2));
         hidden.close();
-        runUntil(() -> holders(ROLES) == ROLES.size(), HOLDER_WITHIN);
-        runFor(CONFIG.duration().multipliedBy(3));
+        sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), HOLDER_WITHIN);
+        sim.runFor(CONFIG.duration().multipliedBy(3));
         Map<String, Integer> after = registrationCounts();
         Map<String, Integer> written = new LinkedHashMap<>();
         after.forEach((id, count) -> written.put(id, count - before.get(id)));
-        System.out.printf("PLACEMENT hidden registrations: written per member %s; shares %s; grants %s%n", written, shares(), grants);
+        System.out.printf("PLACEMENT hidden registrations: written per member %s; shares %s; grants %s%n", written, sim.shares(),
+                sim.grants);
         assertThat(written.values()).as("%s", written).allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(3 * ROLES.size()));
-        assertThat(violations).isEmpty();
+        assertThat(sim.violations).isEmpty();
     }
 
     /**
@@ -251,21 +257,21 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
     void aRoleWhoseCoordinatorWasAwayJustPastTheLatestTurnIsTakenOnceWithinTheBound() {
         startThreeEven();
         Role role = ROLES.get(0);
-        String holder = members.values().stream().filter(m -> m.contenders.get(role).leadership().isPresent()).findFirst()
+        String holder = sim.members.values().stream().filter(m -> m.contenders.get(role).leadership().isPresent()).findFirst()
                 .orElseThrow().id;
         // The holder crashes and the coordinator of its role is away: no standby can take it in its turn.
-        InMemoryCluster.Fault away = cluster.freezeCoordinator(role);
-        members.get(holder).runtime.freeze();
-        runFor(CONFIG.duration().multipliedBy(2).plus(CONFIG.challengeStagger()).plus(Duration.ofMillis(200)));
-        grants.clear();
+        InMemoryCluster.Fault away = sim.cluster.freezeCoordinator(role);
+        sim.members.get(holder).runtime.freeze();
+        sim.runFor(CONFIG.duration().multipliedBy(2).plus(CONFIG.challengeStagger()).plus(Duration.ofMillis(200)));
+        sim.grants.clear();
         away.close();
-        long back = runtime.nanoTime();
-        runUntil(() -> holders(List.of(role)) == 1, cluster.operationTimeout().plus(HOLDER_WITHIN));
-        Duration took = Duration.ofNanos(runtime.nanoTime() - back);
-        runFor(CONFIG.duration().multipliedBy(3));
-        System.out.printf("PLACEMENT coordinator away past the turn: %s taken after %s; grants %s%n", role, took, grants);
-        assertThat(grants.stream().filter(g -> g.role().equals(role)).count()).as("%s granted once", role).isEqualTo(1);
-        assertThat(violations).isEmpty();
+        long back = sim.runtime.nanoTime();
+        sim.runUntil(() -> sim.withHolder(List.of(role)) == 1, sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
+        Duration took = Duration.ofNanos(sim.runtime.nanoTime() - back);
+        sim.runFor(CONFIG.duration().multipliedBy(3));
+        System.out.printf("PLACEMENT coordinator away past the turn: %s taken after %s; grants %s%n", role, took, sim.grants);
+        assertThat(sim.grants.stream().filter(g -> g.role().equals(role)).count()).as("%s granted once", role).isEqualTo(1);
+        assertThat(sim.violations).isEmpty();
     }
 
     /**
@@ -277,19 +283,20 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
     @Test
     void afterAnOutageEveryMemberCountsTheOthersAliveAgain() {
         startThreeEven();
-        List<InMemoryCluster.Fault> outage = outage(List.of(0, 1, 2));
-        runFor(CONFIG.duration().multipliedBy(4));
-        long movesBefore = moves();
-        grants.clear();
+        List<InMemoryCluster.Fault> outage = sim.outage(List.of(0, 1, 2));
+        sim.runFor(CONFIG.duration().multipliedBy(4));
+        long movesBefore = sim.moves();
+        sim.grants.clear();
         outage.forEach(InMemoryCluster.Fault::close);
-        runUntil(() -> holders(ROLES) == ROLES.size(), cluster.operationTimeout().plus(HOLDER_WITHIN));
-        runFor(CONFIG.duration().multipliedBy(3));
-        System.out.printf("PLACEMENT live after outage: moves before %d, after %d; grants %s%n", movesBefore, moves(), grants);
+        sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
+        sim.runFor(CONFIG.duration().multipliedBy(3));
+        System.out.printf("PLACEMENT live after outage: moves before %d, after %d; grants %s%n", movesBefore, sim.moves(),
+                sim.grants);
         Map<String, RoleShare> reported = new LinkedHashMap<>();
-        members.forEach((id, m) -> reported.put(id, m.client.share(MemberId.of(id))));
-        System.out.printf("PLACEMENT live after outage: %s; shares %s%n", reported, shares());
+        sim.members.forEach((id, m) -> reported.put(id, m.client.share(MemberId.of(id))));
+        System.out.printf("PLACEMENT live after outage: %s; shares %s%n", reported, sim.shares());
         assertThat(reported.values()).allSatisfy(share -> assertThat(share.liveMembers()).as("%s", reported).isEqualTo(3));
-        assertThat(violations).isEmpty();
+        assertThat(sim.violations).isEmpty();
     }
 
     /**
@@ -301,21 +308,21 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
     @Test
     void membersPausedWithTheClusterAndBackTogetherPlaceTheRolesOnceWithNoTwoHolders() {
         startThreeEven();
-        members.values().forEach(m -> m.runtime.freeze());
-        List<InMemoryCluster.Fault> outage = outage(List.of(0, 1, 2));
-        runFor(CONFIG.duration().multipliedBy(3));
-        grants.clear();
-        ends.clear();
-        long movesBefore = moves();
+        sim.members.values().forEach(m -> m.runtime.freeze());
+        List<InMemoryCluster.Fault> outage = sim.outage(List.of(0, 1, 2));
+        sim.runFor(CONFIG.duration().multipliedBy(3));
+        sim.grants.clear();
+        sim.ends.clear();
+        long movesBefore = sim.moves();
         outage.forEach(InMemoryCluster.Fault::close);
-        members.values().forEach(m -> m.runtime.resume());
-        long back = runtime.nanoTime();
-        runUntil(() -> holders(ROLES) == ROLES.size(), HOLDER_WITHIN);
-        Duration took = Duration.ofNanos(runtime.nanoTime() - back);
-        runFor(CONFIG.duration().multipliedBy(3));
+        sim.members.values().forEach(m -> m.runtime.resume());
+        long back = sim.runtime.nanoTime();
+        sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), HOLDER_WITHIN);
+        Duration took = Duration.ofNanos(sim.runtime.nanoTime() - back);
+        sim.runFor(CONFIG.duration().multipliedBy(3));
         System.out.printf("PLACEMENT paused with the cluster: placed after %s; shares %s; %d grants; %d moves; ends %s%n", took,
-                shares(), grants.size(), moves() - movesBefore, ends);
-        assertThat(violations).isEmpty();
-        assertThat(grants).as("%s", grants).hasSize(ROLES.size());
+                sim.shares(), sim.grants.size(), sim.moves() - movesBefore, sim.ends);
+        assertThat(sim.violations).isEmpty();
+        assertThat(sim.grants).as("%s", sim.grants).hasSize(ROLES.size());
     }
 }

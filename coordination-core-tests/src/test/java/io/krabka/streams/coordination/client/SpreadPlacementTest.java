@@ -1,5 +1,7 @@
 package io.krabka.streams.coordination.client;
 
+import static io.krabka.streams.coordination.client.SimulatedMembers.CONFIG;
+import static io.krabka.streams.coordination.client.SimulatedMembers.TICK;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.Balance;
@@ -37,20 +39,21 @@ class SpreadPlacementTest extends SpreadPlacementHarness {
         start("a", Balance.SPREAD);
         start("b", Balance.SPREAD);
         start("c", Balance.SPREAD);
-        runFor(TICK.multipliedBy(2));
-        assertThat(members.get("c").registrations.get()).as("c registered").isEqualTo(ROLES.size());
-        members.get("c").runtime.freeze();
-        Duration took = runUntil(() -> held("a") + held("b") == ROLES.size(), HOLDER_WITHIN);
-        System.out.printf("PLACEMENT crash before gather: all held after %s, shares %s, grants %s%n", took, shares(), grants);
-        runFor(CONFIG.duration().multipliedBy(5));
-        long moves = moves();
-        System.out.printf("PLACEMENT crash before gather: after 5 leases shares %s, %d grants, %d moves, ends %s%n", shares(),
-                grants.size(), moves, ends);
+        sim.runFor(TICK.multipliedBy(2));
+        assertThat(registrations(sim.members.get("c"))).as("c registered").isEqualTo(ROLES.size());
+        sim.members.get("c").runtime.freeze();
+        Duration took = sim.runUntil(() -> sim.held("a") + sim.held("b") == ROLES.size(), HOLDER_WITHIN);
+        System.out.printf("PLACEMENT crash before gather: all held after %s, shares %s, grants %s%n", took, sim.shares(),
+                sim.grants);
+        sim.runFor(CONFIG.duration().multipliedBy(5));
+        long moves = sim.moves();
+        System.out.printf("PLACEMENT crash before gather: after 5 leases shares %s, %d grants, %d moves, ends %s%n", sim.shares(),
+                sim.grants.size(), moves, sim.ends);
         assertThat(took).as("every role held").isLessThanOrEqualTo(CONFIG.duration().plus(CONFIG.challengeStagger())
                 .plus(TICK.multipliedBy(4)));
-        assertThat(grants).as("at most two moves").hasSizeLessThanOrEqualTo(ROLES.size() + 2);
-        assertThat(Math.abs(held("a") - held("b"))).as("%s", shares()).isLessThanOrEqualTo(1);
-        assertThat(violations).isEmpty();
+        assertThat(sim.grants).as("at most two moves").hasSizeLessThanOrEqualTo(ROLES.size() + 2);
+        assertThat(Math.abs(sim.held("a") - sim.held("b"))).as("%s", sim.shares()).isLessThanOrEqualTo(1);
+        assertThat(sim.violations).isEmpty();
     }
 
     /**
@@ -65,27 +68,28 @@ class SpreadPlacementTest extends SpreadPlacementHarness {
     @Test
     void afterAnOutageAMemberOnNoneDoesNotTakeEveryRole() {
         start("a", Balance.SPREAD);
-        runUntil(() -> held("a") == ROLES.size(), Duration.ofSeconds(10));
+        sim.runUntil(() -> sim.held("a") == ROLES.size(), Duration.ofSeconds(10));
         start("old", Balance.NONE);
         start("b", Balance.SPREAD);
-        runUntil(() -> held("old") > 0 && Math.abs(held("a") - held("b")) <= 1 && held("a") < ROLES.size() / 2,
+        sim.runUntil(() -> sim.held("old") > 0 && Math.abs(sim.held("a") - sim.held("b")) <= 1 && sim.held("a") < ROLES.size() / 2,
                 Duration.ofSeconds(10));
-        runFor(CONFIG.duration().multipliedBy(2));
-        Map<String, Integer> before = shares();
+        sim.runFor(CONFIG.duration().multipliedBy(2));
+        Map<String, Integer> before = sim.shares();
 
-        List<InMemoryCluster.Fault> outage = outage(List.of(0, 1, 2));
-        runUntil(() -> holders(ROLES) == 0, CONFIG.duration().multipliedBy(2));
-        runFor(CONFIG.duration().multipliedBy(2));
-        grants.clear();
+        List<InMemoryCluster.Fault> outage = sim.outage(List.of(0, 1, 2));
+        sim.runUntil(() -> sim.withHolder(ROLES) == 0, CONFIG.duration().multipliedBy(2));
+        sim.runFor(CONFIG.duration().multipliedBy(2));
+        sim.grants.clear();
         outage.forEach(InMemoryCluster.Fault::close);
-        long back = runtime.nanoTime();
-        runUntil(() -> holders(ROLES) == ROLES.size(), cluster.operationTimeout().plus(HOLDER_WITHIN));
-        Duration took = Duration.ofNanos(runtime.nanoTime() - back);
-        runFor(CONFIG.duration().multipliedBy(3));
-        System.out.printf("PLACEMENT NONE after outage: before %s; placed after %s; now %s; grants %s%n", before, took, shares(),
-                grants);
-        assertThat(held("old")).as("before %s, after %s", before, shares()).isLessThanOrEqualTo(held("a") + held("b"));
-        assertThat(violations).isEmpty();
+        long back = sim.runtime.nanoTime();
+        sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
+        Duration took = Duration.ofNanos(sim.runtime.nanoTime() - back);
+        sim.runFor(CONFIG.duration().multipliedBy(3));
+        System.out.printf("PLACEMENT NONE after outage: before %s; placed after %s; now %s; grants %s%n", before, took,
+                sim.shares(), sim.grants);
+        assertThat(sim.held("old")).as("before %s, after %s", before, sim.shares())
+                .isLessThanOrEqualTo(sim.held("a") + sim.held("b"));
+        assertThat(sim.violations).isEmpty();
     }
 
     /**
@@ -100,26 +104,22 @@ class SpreadPlacementTest extends SpreadPlacementHarness {
     @Test
     void membersRestartedTogetherAfterAFullStopTakeTheirShareOnce() {
         startThreeEven();
-        for (Member member : List.copyOf(members.values())) {
-            member.runtime.workers().execute(() -> member.contenders.values().forEach(Contender::stop));
-        }
-        runUntil(() -> members.values().stream().allMatch(m -> m.contenders.values().stream().noneMatch(Contender::isRunning)),
-                Duration.ofSeconds(10));
-        members.clear();
-        runFor(Duration.ofSeconds(5));
-        grants.clear();
-        ends.clear();
+        sim.stop(sim.members.values(), Duration.ofSeconds(10));
+        sim.members.clear();
+        sim.runFor(Duration.ofSeconds(5));
+        sim.grants.clear();
+        sim.ends.clear();
         start("a2", Balance.SPREAD);
-        runFor(Duration.ofMillis(200));
+        sim.runFor(Duration.ofMillis(200));
         start("b2", Balance.SPREAD);
-        runFor(Duration.ofMillis(200));
+        sim.runFor(Duration.ofMillis(200));
         start("c2", Balance.SPREAD);
-        runUntil(this::even, Duration.ofSeconds(15));
-        runFor(CONFIG.duration().multipliedBy(3));
-        System.out.printf("PLACEMENT full restart: shares %s; %d grants; %d moves; grants %s%n", shares(), grants.size(), moves(),
-                grants);
-        assertThat(grants).as("each role granted once").hasSize(ROLES.size());
-        assertThat(violations).isEmpty();
+        sim.runUntil(sim::even, Duration.ofSeconds(15));
+        sim.runFor(CONFIG.duration().multipliedBy(3));
+        System.out.printf("PLACEMENT full restart: shares %s; %d grants; %d moves; grants %s%n", sim.shares(), sim.grants.size(),
+                sim.moves(), sim.grants);
+        assertThat(sim.grants).as("each role granted once").hasSize(ROLES.size());
+        assertThat(sim.violations).isEmpty();
     }
 
     /**
@@ -136,24 +136,23 @@ class SpreadPlacementTest extends SpreadPlacementHarness {
     @Test
     void afterAnOutageTheWinnersRemoveNoMemberThatCameBack() {
         startThreeEven();
-        List<InMemoryCluster.Fault> outage = outage(List.of(0, 1, 2));
-        runFor(Duration.ofMillis(8000));
-        Map<String, Integer> before = new LinkedHashMap<>();
-        members.forEach((id, m) -> before.put(id, m.registrations.get()));
-        grants.clear();
+        List<InMemoryCluster.Fault> outage = sim.outage(List.of(0, 1, 2));
+        sim.runFor(Duration.ofMillis(8000));
+        Map<String, Integer> before = registrationCounts();
+        sim.grants.clear();
         outage.forEach(InMemoryCluster.Fault::close);
-        runUntil(() -> holders(ROLES) == ROLES.size(), cluster.operationTimeout().plus(HOLDER_WITHIN));
-        Map<String, Integer> placed = shares();
-        runFor(CONFIG.duration().multipliedBy(3));
+        sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
+        Map<String, Integer> placed = sim.shares();
+        sim.runFor(CONFIG.duration().multipliedBy(3));
         Map<String, Integer> written = new LinkedHashMap<>();
-        members.forEach((id, m) -> written.put(id, m.registrations.get() - before.get(id)));
+        registrationCounts().forEach((id, count) -> written.put(id, count - before.get(id)));
         System.out.printf("PLACEMENT pruned after outage: registrations written %s; placed as %s; %d grants%n", written, placed,
-                grants.size());
+                sim.grants.size());
         // At most one registration per role and member after the outage (none pruned, so none written twice).
         assertThat(written).as("registrations after the outage; placed as %s", placed)
                 .allSatisfy((id, count) -> assertThat(count).isLessThanOrEqualTo(ROLES.size()));
-        assertThat(grants).as("placed as %s: %s", placed, grants).hasSize(ROLES.size());
-        assertThat(violations).isEmpty();
+        assertThat(sim.grants).as("placed as %s: %s", placed, sim.grants).hasSize(ROLES.size());
+        assertThat(sim.violations).isEmpty();
     }
 
     /**
@@ -168,20 +167,20 @@ class SpreadPlacementTest extends SpreadPlacementHarness {
     @ValueSource(ints = {6000, 6500, 7000, 8000, 9000, 10000})
     void afterAnOutageOfAnyLengthTheMembersPlaceTheRolesOnce(int outageMillis) {
         startThreeEven();
-        List<InMemoryCluster.Fault> outage = outage(List.of(0, 1, 2));
-        runFor(Duration.ofMillis(outageMillis));
-        long movesBefore = moves();
-        grants.clear();
+        List<InMemoryCluster.Fault> outage = sim.outage(List.of(0, 1, 2));
+        sim.runFor(Duration.ofMillis(outageMillis));
+        long movesBefore = sim.moves();
+        sim.grants.clear();
         outage.forEach(InMemoryCluster.Fault::close);
-        long back = runtime.nanoTime();
-        runUntil(() -> holders(ROLES) == ROLES.size(), cluster.operationTimeout().plus(HOLDER_WITHIN));
-        Duration took = Duration.ofNanos(runtime.nanoTime() - back);
-        Map<String, Integer> placed = shares();
-        runFor(CONFIG.duration().multipliedBy(3));
-        System.out.printf("PLACEMENT outage %d ms: placed after %s as %s; now %s; %d grants; %d moves; grants %s%n", outageMillis, took,
-                placed, shares(), grants.size(), moves() - movesBefore, grants);
-        assertThat(grants).as("placed as %s, grants %s", placed, grants).hasSize(ROLES.size());
-        assertThat(moves() - movesBefore).as("moves").isZero();
-        assertThat(violations).isEmpty();
+        long back = sim.runtime.nanoTime();
+        sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
+        Duration took = Duration.ofNanos(sim.runtime.nanoTime() - back);
+        Map<String, Integer> placed = sim.shares();
+        sim.runFor(CONFIG.duration().multipliedBy(3));
+        System.out.printf("PLACEMENT outage %d ms: placed after %s as %s; now %s; %d grants; %d moves; grants %s%n",
+                outageMillis, took, placed, sim.shares(), sim.grants.size(), sim.moves() - movesBefore, sim.grants);
+        assertThat(sim.grants).as("placed as %s, grants %s", placed, sim.grants).hasSize(ROLES.size());
+        assertThat(sim.moves() - movesBefore).as("moves").isZero();
+        assertThat(sim.violations).isEmpty();
     }
 }

@@ -1,35 +1,30 @@
 package io.krabka.streams.coordination.client;
 
+import static io.krabka.streams.coordination.client.SimulatedMembers.CONFIG;
+import static io.krabka.streams.coordination.client.SimulatedMembers.TICK;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.Balance;
 import io.krabka.streams.coordination.LeadershipEndCause;
-import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.ManualClock;
 import io.krabka.streams.coordination.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.SimulatedMembers.Gap;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
-import io.krabka.streams.coordination.memory.InMemoryCoordinationTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.function.BooleanSupplier;
 import java.util.stream.IntStream;
-import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
  * {@link Balance#SPREAD} on whole members, started as an application starts them, on one
- * {@link ManualRuntime} (as {@link MemberSimulationTest} runs them): joins, a crash, a
- * restart, a targeted handover and a member on {@link Balance#NONE} in the roster.
+ * {@link ManualRuntime} ({@link SimulatedMembers}, as {@link MemberSimulationTest} runs
+ * them): joins, a crash, a restart, a targeted handover and a member on
+ * {@link Balance#NONE} in the roster.
  *
  * <p>Checked after every tick: never two running members believing they hold one role;
  * while the members are steady (no crash being recovered from), no role is without a
@@ -38,11 +33,8 @@ import org.junit.jupiter.api.Test;
  */
 class SpreadSimulationTest {
 
-    private static final LeaseConfig CONFIG = new LeaseConfig(Duration.ofSeconds(2), Duration.ofMillis(500),
-            Duration.ofMillis(500));
     private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withPartitions(3);
-    private static final List<Role> ROLES = IntStream.range(0, 12).mapToObj(i -> Role.of("role-" + i)).toList();
-    private static final Duration TICK = Duration.ofMillis(50);
+    private static final List<Role> ROLES = SimulatedMembers.roles(12);
     /** A move's gap: the release, the target's wake-up and its InitProducerId, on simulated time; less than a stagger. */
     private static final Duration HANDOVER_GAP = Duration.ofMillis(400);
     /**
@@ -52,14 +44,7 @@ class SpreadSimulationTest {
      */
     private static final Duration CONVERGE_WITHIN = Duration.ofSeconds(6);
 
-    private final ManualRuntime runtime = ManualRuntime.builder().clock(new ManualClock(Instant.ofEpochMilli(1_700_000_000_000L)))
-            .build();
-    private final InMemoryCluster cluster = new InMemoryCluster(runtime).operationTimeout(Duration.ofSeconds(2));
-    private final Map<String, Member> members = new LinkedHashMap<>();
-    private final List<String> violations = new CopyOnWriteArrayList<>();
-    private final List<String> ends = new CopyOnWriteArrayList<>();
-    private final List<String> grants = new CopyOnWriteArrayList<>();
-    private final Map<Role, Long> leaderlessSince = new HashMap<>();
+    private final SimulatedMembers sim = new SimulatedMembers(TOPIC, ROLES).everyTick(this::noRoleWithoutAHolderPastAHandover);
     /** Whether a leaderless role is a violation past {@link #HANDOVER_GAP} now (not while a crash is recovered from). */
     private boolean steady = true;
     /** Whether every role has had a holder: from then on, a role without one is counted. */
@@ -67,30 +52,32 @@ class SpreadSimulationTest {
 
     @AfterEach
     void close() {
-        runtime.close();
+        sim.close();
     }
 
     @Test
     void membersThatJoinOneAfterAnotherConvergeToAnEvenShareByHandoversAlone() {
-        start("a", Balance.SPREAD);
-        runUntil(() -> held("a") == ROLES.size(), Duration.ofSeconds(10));
-        start("b", Balance.SPREAD);
-        start("c", Balance.SPREAD);
-        long joined = runtime.nanoTime();
-        Duration took = runUntil(this::even, CONVERGE_WITHIN);
-        assertThat(shares()).as("after %s", took).allSatisfy((member, held) -> assertThat(held).isBetween(3, 5));
+        sim.start("a", Balance.SPREAD);
+        sim.runUntil(() -> sim.held("a") == ROLES.size(), Duration.ofSeconds(10));
+        sim.start("b", Balance.SPREAD);
+        sim.start("c", Balance.SPREAD);
+        long joined = sim.runtime.nanoTime();
+        Duration took = sim.runUntil(sim::even, CONVERGE_WITHIN);
+        assertThat(sim.shares()).as("after %s", took).allSatisfy((member, held) -> assertThat(held).isBetween(3, 5));
         // Moves: a gives eight roles; allow a few more for concurrent holders overshooting.
-        long moves = members.values().stream().mapToLong(m -> m.client.share(MemberId.of(m.id)).movesOut()).sum();
+        long moves = sim.moves();
         assertThat(moves).as("moves after the joins").isBetween(7L, 12L);
-        assertThat(ends).as("every end while spreading is a release").allMatch(end -> end.contains(" RELEASED"));
+        assertThat(sim.ends).as("every end while spreading is a release")
+                .allMatch(end -> end.cause() == LeadershipEndCause.RELEASED);
         // And they stay there: no move in three leases more.
-        runFor(CONFIG.duration().multipliedBy(3));
-        long later = members.values().stream().mapToLong(m -> m.client.share(MemberId.of(m.id)).movesOut()).sum();
+        sim.runFor(CONFIG.duration().multipliedBy(3));
+        long later = sim.moves();
         assertThat(later).as("moves once even").isEqualTo(moves);
         // A member pays for the roles it holds, not for those it is next in line for.
-        assertThat(members.values()).allSatisfy(m -> assertThat(m.transport.preparedRoles()).as("prepared by %s", m.id).isEmpty());
-        assertThat(violations).isEmpty();
-        assertThat(runtime.nanoTime() - joined).isPositive();
+        assertThat(sim.members.values()).allSatisfy(m -> assertThat(m.transport.preparedRoles()).as("prepared by %s", m.id)
+                .isEmpty());
+        assertThat(sim.violations).isEmpty();
+        assertThat(sim.runtime.nanoTime() - joined).isPositive();
     }
 
     /**
@@ -100,20 +87,21 @@ class SpreadSimulationTest {
      */
     @Test
     void membersStartedTogetherTakeTheirShareOnceWithNoHandover() {
-        start("a", Balance.SPREAD);
-        runFor(Duration.ofMillis(200));
-        start("b", Balance.SPREAD);
-        runFor(Duration.ofMillis(200));
-        start("c", Balance.SPREAD);
+        sim.start("a", Balance.SPREAD);
+        sim.runFor(Duration.ofMillis(200));
+        sim.start("b", Balance.SPREAD);
+        sim.runFor(Duration.ofMillis(200));
+        sim.start("c", Balance.SPREAD);
         Duration placing = CONFIG.challengeStagger().multipliedBy(1 + 3).plus(TICK.multipliedBy(4));
-        Duration took = runUntil(() -> shares().values().stream().mapToInt(Integer::intValue).sum() == ROLES.size(), placing);
-        assertThat(shares()).as("after %s", took).containsOnly(Map.entry("a", 4), Map.entry("b", 4), Map.entry("c", 4));
-        runFor(CONFIG.duration().multipliedBy(3));
-        assertThat(shares()).containsOnly(Map.entry("a", 4), Map.entry("b", 4), Map.entry("c", 4));
-        assertThat(members.values().stream().mapToLong(m -> m.client.share(MemberId.of(m.id)).movesOut()).sum())
+        Duration took = sim.runUntil(() -> sim.shares().values().stream().mapToInt(Integer::intValue).sum() == ROLES.size(),
+                placing);
+        assertThat(sim.shares()).as("after %s", took).containsOnly(Map.entry("a", 4), Map.entry("b", 4), Map.entry("c", 4));
+        sim.runFor(CONFIG.duration().multipliedBy(3));
+        assertThat(sim.shares()).containsOnly(Map.entry("a", 4), Map.entry("b", 4), Map.entry("c", 4));
+        assertThat(sim.moves())
                 .as("moves").isZero();
-        assertThat(ends).as("no leadership ended").isEmpty();
-        assertThat(violations).isEmpty();
+        assertThat(sim.ends).as("no leadership ended").isEmpty();
+        assertThat(sim.violations).isEmpty();
     }
 
     /**
@@ -123,114 +111,115 @@ class SpreadSimulationTest {
      */
     @Test
     void afterAnOutageLongerThanALeaseTheMembersPlaceTheRolesOnceAgain() {
-        start("a", Balance.SPREAD);
-        start("b", Balance.SPREAD);
-        start("c", Balance.SPREAD);
-        runUntil(this::even, Duration.ofSeconds(30));
-        runFor(CONFIG.renewInterval().multipliedBy(3));
-        long movesBefore = members.values().stream().mapToLong(m -> m.client.share(MemberId.of(m.id)).movesOut()).sum();
+        sim.start("a", Balance.SPREAD);
+        sim.start("b", Balance.SPREAD);
+        sim.start("c", Balance.SPREAD);
+        sim.runUntil(sim::even, Duration.ofSeconds(30));
+        sim.runFor(CONFIG.renewInterval().multipliedBy(3));
+        long movesBefore = sim.moves();
 
         steady = false;
-        List<InMemoryCluster.Fault> outage = new ArrayList<>();
-        IntStream.range(0, TOPIC.partitions()).forEach(p -> outage.add(cluster.freezePartition(new TopicPartition(TOPIC.name(), p))));
-        ROLES.forEach(role -> outage.add(cluster.freezeCoordinator(role)));
-        runUntil(() -> shares().values().stream().mapToInt(Integer::intValue).sum() == 0, CONFIG.duration().multipliedBy(2));
-        runFor(CONFIG.duration().multipliedBy(2));
-        assertThat(ends).as("every leadership ran out").hasSize(ROLES.size()).allMatch(end -> end.endsWith(" EXPIRED"));
-        ends.clear();
-        grants.clear();
+        List<InMemoryCluster.Fault> outage = sim.outage(IntStream.range(0, TOPIC.partitions()).boxed().toList());
+        sim.runUntil(() -> sim.shares().values().stream().mapToInt(Integer::intValue).sum() == 0,
+                CONFIG.duration().multipliedBy(2));
+        sim.runFor(CONFIG.duration().multipliedBy(2));
+        assertThat(sim.ends).as("every leadership ran out").hasSize(ROLES.size())
+                .allMatch(end -> end.cause() == LeadershipEndCause.EXPIRED);
+        sim.ends.clear();
+        sim.grants.clear();
         outage.forEach(InMemoryCluster.Fault::close);
 
         // Back: the members register again, gather one stagger, and each takes its share in the spread order.
-        Duration placing = cluster.operationTimeout().plus(CONFIG.challengeStagger().multipliedBy(1 + 3)).plus(CONFIG.duration());
-        Duration took = runUntil(() -> shares().values().stream().mapToInt(Integer::intValue).sum() == ROLES.size(), placing);
-        assertThat(shares()).as("after %s; grants %s", took, grants)
+        Duration placing = sim.cluster.operationTimeout().plus(CONFIG.challengeStagger().multipliedBy(1 + 3))
+                .plus(CONFIG.duration());
+        Duration took = sim.runUntil(() -> sim.shares().values().stream().mapToInt(Integer::intValue).sum() == ROLES.size(),
+                placing);
+        assertThat(sim.shares()).as("after %s; grants %s", took, sim.grants)
                 .containsOnly(Map.entry("a", 4), Map.entry("b", 4), Map.entry("c", 4));
         steady = true;
-        runFor(CONFIG.duration().multipliedBy(3));
-        assertThat(shares()).containsOnly(Map.entry("a", 4), Map.entry("b", 4), Map.entry("c", 4));
-        assertThat(members.values().stream().mapToLong(m -> m.client.share(MemberId.of(m.id)).movesOut()).sum())
+        sim.runFor(CONFIG.duration().multipliedBy(3));
+        assertThat(sim.shares()).containsOnly(Map.entry("a", 4), Map.entry("b", 4), Map.entry("c", 4));
+        assertThat(sim.moves())
                 .as("moves after the outage").isEqualTo(movesBefore);
-        assertThat(grants).as("each role granted once after the outage").hasSize(ROLES.size());
-        assertThat(ends).as("no leadership ended after the outage").isEmpty();
-        assertThat(violations).isEmpty();
+        assertThat(sim.grants).as("each role granted once after the outage").hasSize(ROLES.size());
+        assertThat(sim.ends).as("no leadership ended after the outage").isEmpty();
+        assertThat(sim.violations).isEmpty();
     }
 
     @Test
     void aCrashedMembersRolesSpreadOverTheOthersAndItGetsItsShareBackByHandoversAfterItRestarts() {
-        start("a", Balance.SPREAD);
-        start("b", Balance.SPREAD);
-        start("c", Balance.SPREAD);
-        runUntil(this::even, Duration.ofSeconds(30));
-        int orphans = held("c");
-        List<Role> orphaned = ROLES.stream().filter(role -> members.get("c").contenders.get(role).leadership().isPresent()).toList();
+        sim.start("a", Balance.SPREAD);
+        sim.start("b", Balance.SPREAD);
+        sim.start("c", Balance.SPREAD);
+        sim.runUntil(sim::even, Duration.ofSeconds(30));
+        int orphans = sim.held("c");
+        List<Role> orphaned = ROLES.stream().filter(role -> sim.holds("c", role)).toList();
         steady = false;
-        members.get("c").runtime.freeze();
-        members.get("c").crashed = true;
+        sim.members.get("c").crash();
         // Once c is late with its renewals, the next in line for its roles build their producers, before the leases run out.
         // (Not necessarily for all of them: the spread order moves with the shares, and a standby whose place moved up
         // without news of the role builds its producer at its challenge.)
-        long frozenAt = runtime.nanoTime();
-        runUntil(() -> prepared("a") + prepared("b") > 0, CONFIG.duration());
-        assertThat(held("a") + held("b")).as("prepared before any orphan was taken").isEqualTo(ROLES.size() - orphans);
-        assertThat(Duration.ofNanos(runtime.nanoTime() - frozenAt)).as("not before c missed a renewal")
+        long frozenAt = sim.runtime.nanoTime();
+        sim.runUntil(() -> prepared("a") + prepared("b") > 0, CONFIG.duration());
+        assertThat(sim.held("a") + sim.held("b")).as("prepared before any orphan was taken").isEqualTo(ROLES.size() - orphans);
+        assertThat(Duration.ofNanos(sim.runtime.nanoTime() - frozenAt)).as("not before c missed a renewal")
                 .isGreaterThan(CONFIG.renewInterval());
         // Each orphaned role is taken within a lease and a stagger, or one more (a full standby waits one later).
         Duration failover = CONFIG.duration().plus(CONFIG.challengeStagger().multipliedBy(2)).plus(TICK.multipliedBy(4));
-        runUntil(() -> held("a") + held("b") == ROLES.size(), failover);
+        sim.runUntil(() -> sim.held("a") + sim.held("b") == ROLES.size(), failover);
         assertThat(prepared("a") + prepared("b")).as("the producers built ahead became the new holders'").isZero();
         // No lease names c any more, but a member that took one of its expired leases does not count it alive from its
         // registrations: a move to it would wait out a probe.
-        List<String> takers = orphaned.stream().map(role -> members.get("a").contenders.get(role).leadership().isPresent() ? "a" : "b")
-                .distinct().toList();
-        assertThat(takers).isNotEmpty().allSatisfy(id -> assertThat(members.get(id).client.share(MemberId.of(id)).liveMembers())
+        List<String> takers = orphaned.stream().map(role -> sim.holds("a", role) ? "a" : "b").distinct().toList();
+        assertThat(takers).isNotEmpty().allSatisfy(id -> assertThat(sim.members.get(id).client.share(MemberId.of(id)).liveMembers())
                 .as("members %s counts alive", id).isEqualTo(2));
         assertThat(orphans).isPositive();
-        runUntil(this::even, CONVERGE_WITHIN);
-        assertThat(shares()).containsOnlyKeys("a", "b").allSatisfy((member, held) -> assertThat(held).isBetween(5, 7));
+        sim.runUntil(sim::even, CONVERGE_WITHIN);
+        assertThat(sim.shares()).containsOnlyKeys("a", "b").allSatisfy((member, held) -> assertThat(held).isBetween(5, 7));
 
         steady = true;
-        ends.clear();
-        start("c2", Balance.SPREAD);
-        runUntil(this::even, CONVERGE_WITHIN);
-        assertThat(held("c2")).isBetween(3, 5);
-        assertThat(ends).as("the restarted member got its share by handovers only").allMatch(end -> end.contains(" RELEASED"));
-        assertThat(violations).isEmpty();
+        sim.ends.clear();
+        sim.start("c2", Balance.SPREAD);
+        sim.runUntil(sim::even, CONVERGE_WITHIN);
+        assertThat(sim.held("c2")).isBetween(3, 5);
+        assertThat(sim.ends).as("the restarted member got its share by handovers only")
+                .allMatch(end -> end.cause() == LeadershipEndCause.RELEASED);
+        assertThat(sim.violations).isEmpty();
     }
 
     @Test
     void handOverMovesTheRoleToTheNamedStandbyEvenWhenItIsLastInLine() {
-        start("a", Balance.NONE);
-        runUntil(() -> held("a") == ROLES.size(), Duration.ofSeconds(10));
-        start("b", Balance.NONE);
-        runFor(Duration.ofSeconds(1));
-        start("c", Balance.NONE);
-        runFor(Duration.ofSeconds(1));
+        sim.start("a", Balance.NONE);
+        sim.runUntil(() -> sim.held("a") == ROLES.size(), Duration.ofSeconds(10));
+        sim.start("b", Balance.NONE);
+        sim.runFor(Duration.ofSeconds(1));
+        sim.start("c", Balance.NONE);
+        sim.runFor(Duration.ofSeconds(1));
         // Under NONE the next in line keeps every role's producer ready; the one behind it keeps none.
-        assertThat(members.get("b").transport.preparedRoles()).containsExactlyInAnyOrderElementsOf(ROLES);
-        assertThat(members.get("c").transport.preparedRoles()).isEmpty();
+        assertThat(sim.members.get("b").transport.preparedRoles()).containsExactlyInAnyOrderElementsOf(ROLES);
+        assertThat(sim.members.get("c").transport.preparedRoles()).isEmpty();
         Role role = ROLES.get(0);
-        Contender holder = members.get("a").contenders.get(role);
+        Contender holder = sim.members.get("a").contenders.get(role);
         List<HandoverResult> result = new ArrayList<>();
-        members.get("a").runtime.workers().execute(() -> result.add(holder.handOver(MemberId.of("c"))));
-        runUntil(() -> !result.isEmpty(), Duration.ofSeconds(6));
+        sim.members.get("a").runtime.workers().execute(() -> result.add(holder.handOver(MemberId.of("c"))));
+        sim.runUntil(() -> !result.isEmpty(), Duration.ofSeconds(6));
         assertThat(result).containsExactly(HandoverResult.HANDED_OVER);
-        runUntil(() -> members.get("c").contenders.get(role).leadership().isPresent(), HANDOVER_GAP);
-        assertThat(members.get("b").contenders.get(role).leadership()).isEmpty();
+        sim.runUntil(() -> sim.holds("c", role), HANDOVER_GAP);
+        assertThat(sim.members.get("b").contenders.get(role).leadership()).isEmpty();
         // c holds this role and is behind b for every other: it keeps no producer ready.
-        assertThat(members.get("c").transport.preparedRoles()).isEmpty();
+        assertThat(sim.members.get("c").transport.preparedRoles()).isEmpty();
         // b, moved behind c, registered again: it is still in line for the role.
-        runFor(Duration.ofSeconds(1));
-        assertThat(new CoordinationClient(cluster.transport(TOPIC), CONFIG, runtime).observe(role, Duration.ZERO).roster())
+        sim.runFor(Duration.ofSeconds(1));
+        assertThat(new CoordinationClient(sim.cluster.transport(TOPIC), CONFIG, sim.runtime).observe(role, Duration.ZERO).roster())
                 .extracting(ranked -> ranked.member().value()).contains("b", "c", "a");
         // Not a standby: answered at once, the role stays.
         List<HandoverResult> refused = new ArrayList<>();
-        members.get("c").runtime.workers().execute(() -> refused.add(members.get("c").contenders.get(role)
+        sim.members.get("c").runtime.workers().execute(() -> refused.add(sim.members.get("c").contenders.get(role)
                 .handOver(MemberId.of("nobody"))));
-        runUntil(() -> !refused.isEmpty(), Duration.ofSeconds(1));
+        sim.runUntil(() -> !refused.isEmpty(), Duration.ofSeconds(1));
         assertThat(refused).containsExactly(HandoverResult.NOT_A_STANDBY);
-        assertThat(members.get("c").contenders.get(role).leadership()).isPresent();
-        assertThat(violations).isEmpty();
+        assertThat(sim.members.get("c").contenders.get(role).leadership()).isPresent();
+        assertThat(sim.violations).isEmpty();
     }
 
     /**
@@ -240,23 +229,24 @@ class SpreadSimulationTest {
      */
     @Test
     void aRoleHandedOverUnderSpreadStaysWithItsTargetWhileTheSharesEvenOutAgain() {
-        start("a", Balance.SPREAD);
-        start("b", Balance.SPREAD);
-        start("c", Balance.SPREAD);
-        runUntil(this::even, Duration.ofSeconds(30));
-        runFor(CONFIG.renewInterval().multipliedBy(3));
-        Role moved = ROLES.stream().filter(role -> members.get("a").contenders.get(role).leadership().isPresent()).findFirst()
+        sim.start("a", Balance.SPREAD);
+        sim.start("b", Balance.SPREAD);
+        sim.start("c", Balance.SPREAD);
+        sim.runUntil(sim::even, Duration.ofSeconds(30));
+        sim.runFor(CONFIG.renewInterval().multipliedBy(3));
+        Role moved = ROLES.stream().filter(role -> sim.holds("a", role)).findFirst()
                 .orElseThrow();
-        long before = members.values().stream().mapToLong(m -> m.client.share(MemberId.of(m.id)).movesOut()).sum();
+        long before = sim.moves();
         List<HandoverResult> result = new ArrayList<>();
-        members.get("a").runtime.workers().execute(() -> result.add(members.get("a").contenders.get(moved).handOver(MemberId.of("b"))));
-        runUntil(() -> !result.isEmpty() && members.get("b").contenders.get(moved).leadership().isPresent(), Duration.ofSeconds(6));
+        SimulatedMembers.Member a = sim.members.get("a");
+        a.runtime.workers().execute(() -> result.add(a.contenders.get(moved).handOver(MemberId.of("b"))));
+        sim.runUntil(() -> !result.isEmpty() && sim.holds("b", moved), Duration.ofSeconds(6));
         assertThat(result).containsExactly(HandoverResult.HANDED_OVER);
 
-        runUntil(() -> even() && members.values().stream().mapToLong(m -> m.client.share(MemberId.of(m.id)).movesOut()).sum()
-                > before, CONVERGE_WITHIN);
-        assertThat(members.get("b").contenders.get(moved).leadership()).as("%s stays with b: %s", moved, shares()).isPresent();
-        assertThat(violations).isEmpty();
+        sim.runUntil(() -> sim.even() && sim.moves() > before, CONVERGE_WITHIN);
+        assertThat(sim.members.get("b").contenders.get(moved).leadership()).as("%s stays with b: %s", moved, sim.shares())
+                .isPresent();
+        assertThat(sim.violations).isEmpty();
     }
 
     /**
@@ -266,146 +256,55 @@ class SpreadSimulationTest {
      */
     @Test
     void aMemberOnNoneInTheRosterTakesHandoversAndTheSpreadMembersEvenOutAroundIt() {
-        start("a", Balance.SPREAD);
-        runUntil(() -> held("a") == ROLES.size(), Duration.ofSeconds(10));
-        start("old", Balance.NONE);
-        start("b", Balance.SPREAD);
-        runUntil(() -> held("old") > 0 && Math.abs(held("a") - held("b")) <= 1 && held("a") < ROLES.size() / 2,
+        sim.start("a", Balance.SPREAD);
+        sim.runUntil(() -> sim.held("a") == ROLES.size(), Duration.ofSeconds(10));
+        sim.start("old", Balance.NONE);
+        sim.start("b", Balance.SPREAD);
+        sim.runUntil(() -> sim.held("old") > 0 && Math.abs(sim.held("a") - sim.held("b")) <= 1 && sim.held("a") < ROLES.size() / 2,
                 CONVERGE_WITHIN);
-        runFor(CONFIG.duration().multipliedBy(2));
-        assertThat(held("a") + held("b") + held("old")).isEqualTo(ROLES.size());
-        assertThat(Math.abs(held("a") - held("b"))).as("%s", shares()).isLessThanOrEqualTo(1);
-        assertThat(held("old")).as("%s", shares()).isLessThanOrEqualTo(held("a") + held("b"));
-        assertThat(ends).allMatch(end -> end.contains(" RELEASED"));
-        assertThat(violations).isEmpty();
+        sim.runFor(CONFIG.duration().multipliedBy(2));
+        assertThat(sim.held("a") + sim.held("b") + sim.held("old")).isEqualTo(ROLES.size());
+        assertThat(Math.abs(sim.held("a") - sim.held("b"))).as("%s", sim.shares()).isLessThanOrEqualTo(1);
+        assertThat(sim.held("old")).as("%s", sim.shares()).isLessThanOrEqualTo(sim.held("a") + sim.held("b"));
+        assertThat(sim.ends).allMatch(end -> end.cause() == LeadershipEndCause.RELEASED);
+        assertThat(sim.violations).isEmpty();
     }
 
     @Test
     void aDrainHandsEachRoleToAMemberThatStays() {
-        start("a", Balance.SPREAD);
-        start("b", Balance.SPREAD);
-        start("c", Balance.SPREAD);
-        runUntil(this::even, Duration.ofSeconds(30));
-        Member leaving = members.get("a");
-        int had = held("a");
-        leaving.runtime.workers().execute(() -> leaving.contenders.values().forEach(Contender::stop));
-        runUntil(() -> leaving.contenders.values().stream().noneMatch(Contender::isRunning), Duration.ofSeconds(5));
-        leaving.stopped = true;
-        runUntil(() -> held("b") + held("c") == ROLES.size(), HANDOVER_GAP.multipliedBy(4));
+        sim.start("a", Balance.SPREAD);
+        sim.start("b", Balance.SPREAD);
+        sim.start("c", Balance.SPREAD);
+        sim.runUntil(sim::even, Duration.ofSeconds(30));
+        SimulatedMembers.Member leaving = sim.members.get("a");
+        int had = sim.held("a");
+        sim.stop(List.of(leaving), Duration.ofSeconds(5));
+        sim.runUntil(() -> sim.held("b") + sim.held("c") == ROLES.size(), HANDOVER_GAP.multipliedBy(4));
         assertThat(had).isPositive();
-        assertThat(Math.abs(held("b") - held("c"))).as("the drained roles went to both: %s", shares()).isLessThanOrEqualTo(2);
-        assertThat(violations).isEmpty();
+        assertThat(Math.abs(sim.held("b") - sim.held("c"))).as("the drained roles went to both: %s", sim.shares())
+                .isLessThanOrEqualTo(2);
+        assertThat(sim.violations).isEmpty();
     }
 
-    private boolean even() {
-        Map<String, Integer> shares = shares();
-        int total = shares.values().stream().mapToInt(Integer::intValue).sum();
-        if (total != ROLES.size()) {
-            return false;
+    /**
+     * Each tick: once every role has had a holder and while the members are steady, a role
+     * whose holder came back after more than {@link #HANDOVER_GAP} without one is a
+     * violation. The first placement is not a handover: each role waits for its turn there
+     * ({@link #membersStartedTogetherTakeTheirShareOnceWithNoHandover} bounds it).
+     */
+    private void noRoleWithoutAHolderPastAHandover() {
+        long now = sim.runtime.nanoTime();
+        for (int i = sim.gaps.size() - 1; i >= 0 && sim.gaps.get(i).to() == now; i--) {
+            Gap gap = sim.gaps.get(i);
+            if (placed && steady && gap.length().compareTo(HANDOVER_GAP) > 0) {
+                sim.violations.add("+" + sim.runtime.elapsed() + " " + gap.role() + " had no holder for " + gap.length());
+            }
         }
-        int min = shares.values().stream().mapToInt(Integer::intValue).min().orElse(0);
-        int max = shares.values().stream().mapToInt(Integer::intValue).max().orElse(0);
-        return max - min <= 1;
-    }
-
-    /** Per running member, how many roles it believes it holds. */
-    private Map<String, Integer> shares() {
-        Map<String, Integer> shares = new LinkedHashMap<>();
-        members.values().stream().filter(Member::running).forEach(m -> shares.put(m.id, held(m.id)));
-        return shares;
+        placed |= sim.withHolder(ROLES) == ROLES.size();
     }
 
     /** How many roles {@code member} keeps a producer ready for without holding them. */
     private int prepared(String member) {
-        return members.get(member).transport.preparedRoles().size();
-    }
-
-    private int held(String member) {
-        Member m = members.get(member);
-        return (int) m.contenders.values().stream().filter(c -> c.leadership().isPresent()).count();
-    }
-
-    private Duration runUntil(BooleanSupplier condition, Duration within) {
-        long start = runtime.nanoTime();
-        while (!condition.getAsBoolean()) {
-            assertThat(Duration.ofNanos(runtime.nanoTime() - start)).as("waiting; shares %s, ends %s", shares(), ends)
-                    .isLessThanOrEqualTo(within);
-            tick();
-        }
-        return Duration.ofNanos(runtime.nanoTime() - start);
-    }
-
-    private void runFor(Duration duration) {
-        long until = runtime.nanoTime() + duration.toNanos();
-        while (runtime.nanoTime() < until) {
-            tick();
-        }
-    }
-
-    private void tick() {
-        runtime.advance(TICK);
-        for (Role role : ROLES) {
-            List<String> holding = members.values().stream().filter(Member::running)
-                    .filter(m -> m.contenders.get(role).leadership().isPresent()).map(m -> m.id).toList();
-            if (holding.size() > 1) {
-                violations.add("+" + runtime.elapsed() + " " + holding + " each believe they hold " + role);
-            }
-            if (!holding.isEmpty()) {
-                Long since = leaderlessSince.remove(role);
-                if (since != null && steady && runtime.nanoTime() - since > HANDOVER_GAP.toNanos()) {
-                    violations.add("+" + runtime.elapsed() + " " + role + " had no holder for "
-                            + Duration.ofNanos(runtime.nanoTime() - since));
-                }
-            } else if (placed) {
-                leaderlessSince.putIfAbsent(role, runtime.nanoTime());
-            }
-        }
-        // The first placement is not a handover: each role waits for its turn there
-        // (placedOnceByMembersStartedTogether bounds it).
-        placed |= ROLES.stream().allMatch(role -> members.values().stream().filter(Member::running)
-                .anyMatch(m -> m.contenders.get(role).leadership().isPresent()));
-        if (!violations.isEmpty()) {
-            throw new AssertionError(violations + "; ends " + ends);
-        }
-    }
-
-    private void start(String id, Balance balance) {
-        Member member = new Member(id, balance);
-        members.put(id, member);
-        member.contenders.values().forEach(Contender::start);
-    }
-
-    private final class Member {
-        final String id;
-        final MemberRuntime runtime = new MemberRuntime(SpreadSimulationTest.this.runtime);
-        final InMemoryCoordinationTransport transport = cluster.transport(TOPIC);
-        final CoordinationClient client;
-        final Map<Role, Contender> contenders = new LinkedHashMap<>();
-        boolean crashed;
-        boolean stopped;
-        volatile boolean everHeld;
-
-        Member(String id, Balance balance) {
-            this.id = id;
-            this.client = new CoordinationClient(transport, CONFIG, runtime).balance(balance);
-            for (Role role : ROLES) {
-                contenders.put(role, new Contender(client, role, MemberId.of(id), new Contender.Listener() {
-                    @Override
-                    public void granted(Leadership leadership) {
-                        everHeld = true;
-                        grants.add("+" + SpreadSimulationTest.this.runtime.elapsed() + " " + id + " " + role);
-                    }
-
-                    @Override
-                    public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-                        ends.add("+" + SpreadSimulationTest.this.runtime.elapsed() + " " + id + " " + role + " " + cause);
-                    }
-                }));
-            }
-        }
-
-        boolean running() {
-            return !crashed && !stopped && !runtime.frozen;
-        }
+        return sim.members.get(member).transport.preparedRoles().size();
     }
 }

@@ -1,43 +1,32 @@
 package io.krabka.streams.coordination.client;
 
+import static io.krabka.streams.coordination.client.SimulatedMembers.CONFIG;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.Balance;
-import io.krabka.streams.coordination.LeadershipEndCause;
-import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.ManualClock;
 import io.krabka.streams.coordination.ManualRuntime;
-import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.SimulatedMembers.Grant;
+import io.krabka.streams.coordination.client.SimulatedMembers.Member;
 import io.krabka.streams.coordination.client.WriteOutcomes.Outcome;
-import io.krabka.streams.coordination.client.internal.Handover;
-import io.krabka.streams.coordination.memory.InMemoryCluster.LostCommit;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
+import io.krabka.streams.coordination.memory.InMemoryCluster.LostCommit;
 import io.krabka.streams.coordination.memory.InMemoryCoordinationTransport;
-import io.krabka.streams.coordination.record.CoordinationCodec;
-import io.krabka.streams.coordination.record.CoordinationKey;
-import io.krabka.streams.coordination.record.CoordinationRecord;
-import io.krabka.streams.coordination.transport.RawRecord;
+import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.LongAccumulator;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.BooleanSupplier;
-import java.util.stream.IntStream;
 import java.util.stream.LongStream;
-import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -48,10 +37,11 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Whether what a guarded write reports is true, checked against the log (issue 36, item
- * 5): whole members on one {@link ManualRuntime}, as {@link MemberSimulationTest} runs
- * them, each leadership writing uniquely numbered commands (one or two writers, every 100
- * to 300 ms, on the member's workers) while a seeded plan injects the faults that make a
- * write's outcome hard to tell, and combines them: commit answers lost (the commit
+ * 5): whole members on one {@link ManualRuntime} ({@link SimulatedMembers}), as
+ * {@link MemberSimulationTest} runs them, each leadership writing uniquely numbered
+ * commands (one or two writers, every 100 to 300 ms, on the member's workers) while a
+ * seeded plan injects the faults that make a write's outcome hard to tell, and combines
+ * them: commit answers lost (the commit
  * applied, aborted or still pending; its sends acknowledged or not; a challenger's
  * InitProducerId landing before the holder looks), a role's partition held behind another
  * transaction left open (the last stable offset stuck), visibility delayed, a challenger's
@@ -85,23 +75,12 @@ import org.junit.jupiter.params.provider.MethodSource;
 @Execution(ExecutionMode.CONCURRENT)
 class WriteOutcomeSimulationTest {
 
-    private static final LeaseConfig CONFIG = new LeaseConfig(Duration.ofSeconds(2), Duration.ofMillis(500),
-            Duration.ofMillis(500));
     private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withPartitions(3);
-    private static final List<Role> ROLES = IntStream.range(0, 6).mapToObj(i -> Role.of("role-" + i)).toList();
+    private static final List<Role> ROLES = SimulatedMembers.roles(6);
     private static final List<String> MEMBERS = List.of("a", "b", "c");
     private static final String COMMANDS = "commands";
     private static final int COMMAND_PARTITIONS = 2;
-    private static final Duration TICK = Duration.ofMillis(50);
     private static final Duration FAULTS_FOR = Duration.ofSeconds(20);
-    private static final Duration OPERATION_TIMEOUT = Duration.ofSeconds(2);
-    /** As {@link MemberSimulationTest}'s: a late call, a standby's one-second pass, the one-second rejoin pause. */
-    private static final Duration SETTLE_SLACK = Duration.ofSeconds(5);
-    /** Under spread, after the settle: two renew intervals, a probe's timeout, half a second per role's move. */
-    private static final Duration SPREAD_SLACK = CONFIG.renewInterval().multipliedBy(2).plus(Handover.PROBE_TIMEOUT)
-            .plus(Duration.ofMillis(500).multipliedBy(ROLES.size()));
-    /** As {@link MemberSimulationTest}'s: each member at most twice a lease. */
-    private static final int MAX_GRANTS_PER_LEASE = 2 * MEMBERS.size();
     /**
      * From a holder's crash to its standby's grant: its last lease, the stagger of the
      * standbys ahead (two at most), and the scheduling slack of passes on the manual
@@ -117,19 +96,15 @@ class WriteOutcomeSimulationTest {
     /** The longest takeover after a crash, over every seed of the run, in milliseconds. */
     private static final LongAccumulator LONGEST_TAKEOVER = new LongAccumulator(Math::max, 0);
 
-    private final ManualRuntime runtime = ManualRuntime.builder().clock(new ManualClock(Instant.ofEpochMilli(1_700_000_000_000L)))
-            .build();
-    private final InMemoryCluster cluster = new InMemoryCluster(runtime).operationTimeout(OPERATION_TIMEOUT);
+    /** The seed's settings, for failure messages. */
+    private String setup = "";
+    private final SimulatedMembers sim = new SimulatedMembers(TOPIC, ROLES).underFaults(MEMBERS.size()).checkDeadlines()
+            .context(() -> setup);
     /** Another process's transport: it challenges (InitProducerId) and never writes. */
-    private final InMemoryCoordinationTransport challenger = cluster.transport(TOPIC);
-    private final Map<String, Member> members = new LinkedHashMap<>();
+    private final InMemoryCoordinationTransport challenger = sim.cluster.transport(TOPIC);
     private final Map<String, List<Role>> roleSets = new LinkedHashMap<>();
-    private final List<Grant> grants = new CopyOnWriteArrayList<>();
-    private final List<String> violations = new CopyOnWriteArrayList<>();
-    private final List<String> ends = new CopyOnWriteArrayList<>();
     private final List<String> taskFailures = new CopyOnWriteArrayList<>();
-    private final Map<Role, Long> overlapSince = new HashMap<>();
-    private final WriteOutcomes writes = new WriteOutcomes(cluster, COMMANDS);
+    private final WriteOutcomes writes = new WriteOutcomes(sim.cluster, COMMANDS);
     /** Roles whose next commit was made to lose its answer, until a member's commit of the role did. */
     private final Set<Role> lostArmed = ConcurrentHashMap.newKeySet();
     private final List<InMemoryCluster.Fault> faults = new ArrayList<>();
@@ -140,15 +115,10 @@ class WriteOutcomeSimulationTest {
     private SplittableRandom processRandoms = new SplittableRandom(0);
     /** How often a listener's {@code renewed} throws an Error: one in this many (0: never). */
     private int renewedThrowsOneIn;
-    /** The seed's settings, for failure messages. */
-    private String setup = "";
-
-    private record Grant(Role role, String member, long term, long atNanos) {
-    }
 
     @AfterEach
     void close() {
-        runtime.close();
+        sim.close();
     }
 
     @AfterAll
@@ -179,9 +149,10 @@ class WriteOutcomeSimulationTest {
 
     private void simulate(long seed) {
         SplittableRandom random = new SplittableRandom(seed);
-        runtime.onTaskFailure((task, failure) -> taskFailures.add("+" + runtime.elapsed() + " " + task + " threw " + failure));
-        cluster.setTransactionVersion(seed % 3 == 0 ? (short) 1 : (short) 2);
-        cluster.createTopic(COMMANDS, COMMAND_PARTITIONS);
+        sim.runtime.onTaskFailure((task, failure) -> taskFailures.add("+" + sim.runtime.elapsed() + " " + task + " threw "
+                + failure));
+        sim.cluster.setTransactionVersion(seed % 3 == 0 ? (short) 1 : (short) 2);
+        sim.cluster.createTopic(COMMANDS, COMMAND_PARTITIONS);
         // Every other seed spreads the roles, over members with different sets of them.
         balance = seed % 2 == 1 ? Balance.SPREAD : Balance.NONE;
         roleSets.putAll(balance == Balance.SPREAD ? differentRoleSets(random) : equalRoleSets());
@@ -192,35 +163,32 @@ class WriteOutcomeSimulationTest {
         setup = "seed " + seed + " (" + balance + ", role sets " + roleSets + ", transaction version "
                 + (seed % 3 == 0 ? 1 : 2) + ", renewed throws " + (renewedThrowsOneIn > 0 ? "1 in " + renewedThrowsOneIn : "never")
                 + ")";
-        long faultsEnd = runtime.nanoTime() + FAULTS_FOR.toNanos();
-        while (runtime.nanoTime() < faultsEnd) {
+        long faultsEnd = sim.runtime.nanoTime() + FAULTS_FOR.toNanos();
+        while (sim.runtime.nanoTime() < faultsEnd) {
             crashWhenDue();
             if (random.nextInt(12) == 0) {
                 inject(random);
             }
-            tick();
+            sim.tick();
         }
         heal();
-        long healed = runtime.nanoTime();
-        Duration bound = CONFIG.duration().plus(CONFIG.duration()).plus(SETTLE_SLACK);
-        if (balance == Balance.SPREAD) {
-            bound = bound.plus(SPREAD_SLACK);
-        }
+        long healed = sim.runtime.nanoTime();
+        Duration bound = sim.settleWithin(balance);
         long settleBy = healed + bound.toNanos();
-        runUntil(settleBy);
-        long movesSettled = movesOut();
-        runUntil(settleBy + CONFIG.duration().multipliedBy(3).toNanos());
+        sim.runTo(settleBy);
+        long movesSettled = sim.moves();
+        sim.runTo(settleBy + CONFIG.duration().multipliedBy(3).toNanos());
         String context = setup + ": healed at +" + Duration.ofNanos(healed - ManualRuntime.TICKER_START);
         checkLastingHolders(context, bound, settleBy);
-        assertThat(movesOut()).as("no move once the shares settled, %s; %s", describe(), context).isEqualTo(movesSettled);
+        assertThat(sim.moves()).as("no move once the shares settled, %s; %s", sim.describe(), context).isEqualTo(movesSettled);
 
         crashAfterATransientFailure(random, context);
 
         stopAll(context);
         assertThat(writes.violations()).as("what writes reported against what the log holds; %s", context).isEmpty();
-        assertThat(violations).as(context).isEmpty();
+        assertThat(sim.violations).as(context).isEmpty();
         assertThat(taskFailures).as("tasks that threw; %s", context).isEmpty();
-        checkTheLogHasOneWriterAtATime(context);
+        sim.checkTheLogHasOneWriterAtATime(context);
         assertThat(writes.any(Outcome.RETURNED)).as("writes that returned; %s", context).isTrue();
         writes.tally().forEach((outcome, count) -> TOTALS.computeIfAbsent(outcome, o -> new LongAdder()).add(count));
         TOTALS.computeIfAbsent("seeds", o -> new LongAdder()).increment();
@@ -229,14 +197,14 @@ class WriteOutcomeSimulationTest {
     /** After the faults: each role's last grant by {@code settleBy}, and that holder still holds it three leases later. */
     private void checkLastingHolders(String context, Duration bound, long settleBy) {
         for (Role role : ROLES) {
-            Grant last = grants.stream().filter(g -> g.role().equals(role)).max(Comparator.comparingLong(Grant::term))
-                    .orElseThrow(() -> new AssertionError(role + " was never granted; " + context + describe()));
-            String what = context + "; " + role + ": last grant " + last + "; ends " + ends + describe();
+            Grant last = sim.grants.stream().filter(g -> g.role().equals(role)).max(Comparator.comparingLong(Grant::term))
+                    .orElseThrow(() -> new AssertionError(role + " was never granted; " + context + sim.describe()));
+            String what = context + "; " + role + ": last grant " + last + "; ends " + sim.ends + sim.describe();
             assertThat(last.atNanos()).as("a lasting holder within %s of the faults ending; %s", bound, what)
                     .isLessThanOrEqualTo(settleBy);
-            assertThat(holders(role)).as("one holder, the last granted, three leases later; %s", what)
+            assertThat(sim.holders(role)).as("one holder, the last granted, three leases later; %s", what)
                     .containsExactly(last.member());
-            assertThat(members.get(last.member()).contenders.get(role).leadership().orElseThrow().term()).as(what)
+            assertThat(sim.members.get(last.member()).contenders.get(role).leadership().orElseThrow().term()).as(what)
                     .isEqualTo(last.term());
         }
     }
@@ -249,42 +217,43 @@ class WriteOutcomeSimulationTest {
      * Then it comes back as a new process and the roles settle again.
      */
     private void crashAfterATransientFailure(SplittableRandom random, String context) {
-        Member victim = members.values().stream().filter(Member::running)
-                .max(Comparator.comparingInt(m -> heldBy(m).size())).orElseThrow();
-        victim.flaky.describesFailUntil = runtime.nanoTime() + Duration.ofMillis(random.nextLong(100, 1_000)).toNanos();
-        cluster.reconnectProducers();
-        runUntil(victim.flaky.describesFailUntil);
-        long recovered = runtime.nanoTime();
+        Member victim = sim.members.values().stream().filter(Member::running)
+                .max(Comparator.comparingInt(m -> m.held().size())).orElseThrow();
+        FlakyTransport flaky = process(victim).flaky;
+        flaky.describesFailUntil = sim.runtime.nanoTime() + Duration.ofMillis(random.nextLong(100, 1_000)).toNanos();
+        sim.cluster.reconnectProducers();
+        sim.runTo(flaky.describesFailUntil);
+        long recovered = sim.runtime.nanoTime();
         // Each role it still holds committed a transaction with describes answering again.
-        runUntil(() -> heldBy(victim).stream().allMatch(role -> victim.flaky.lastCommit.getOrDefault(role, 0L) > recovered),
+        sim.runUntil(() -> victim.held().stream().allMatch(role -> flaky.lastCommit.getOrDefault(role, 0L) > recovered),
                 CONFIG.renewInterval().multipliedBy(3));
-        runUntil(runtime.nanoTime() + Duration.ofMillis(random.nextLong(0, 600)).toNanos());
-        List<Role> orphaned = heldBy(victim);
-        victim.runtime.freeze();
-        victim.crashed = true;
-        long crashed = runtime.nanoTime();
-        runUntil(() -> orphaned.stream().allMatch(role -> !holders(role).isEmpty()),
+        sim.runTo(sim.runtime.nanoTime() + Duration.ofMillis(random.nextLong(0, 600)).toNanos());
+        List<Role> orphaned = victim.held();
+        victim.crash();
+        long crashed = sim.runtime.nanoTime();
+        sim.runUntil(() -> orphaned.stream().allMatch(role -> !sim.holders(role).isEmpty()),
                 TAKEOVER_BOUND.plus(CONFIG.duration().multipliedBy(2)));
         for (Role role : orphaned) {
-            long taken = grants.stream().filter(g -> g.role().equals(role) && g.atNanos() >= crashed).mapToLong(Grant::atNanos)
-                    .min().orElse(Long.MAX_VALUE);
+            long taken = sim.grants.stream().filter(g -> g.role().equals(role) && g.atNanos() >= crashed)
+                    .mapToLong(Grant::atNanos).min().orElse(Long.MAX_VALUE);
             LONGEST_TAKEOVER.accumulate(Duration.ofNanos(taken - crashed).toMillis());
             assertThat(Duration.ofNanos(taken - crashed))
                     .as("%s held %s and crashed after a transient failure (describes failed until +%s); ends %s%s; %s",
-                            victim.id, role, Duration.ofNanos(recovered - ManualRuntime.TICKER_START), ends, describe(), context)
+                            victim.id, role, Duration.ofNanos(recovered - ManualRuntime.TICKER_START), sim.ends,
+                            sim.describe(), context)
                     .isLessThanOrEqualTo(TAKEOVER_BOUND);
         }
         startMember(victim.id);
-        runUntil(runtime.nanoTime() + CONFIG.duration().multipliedBy(2).plus(SETTLE_SLACK)
-                .plus(balance == Balance.SPREAD ? SPREAD_SLACK : Duration.ZERO).toNanos());
+        sim.runTo(sim.runtime.nanoTime() + sim.settleWithin(balance).toNanos());
         for (Role role : ROLES) {
-            assertThat(holders(role)).as("one holder of %s after the restart; %s%s", role, context, describe()).hasSize(1);
+            assertThat(sim.holders(role)).as("one holder of %s after the restart; %s%s", role, context, sim.describe())
+                    .hasSize(1);
         }
     }
 
     /** Every member stops as an application's shutdown stops it; each releases what it holds. */
     private void stopAll(String context) {
-        List<Member> live = members.values().stream().filter(m -> !m.crashed).toList();
+        List<Member> live = sim.members.values().stream().filter(m -> !m.crashed).toList();
         live.forEach(m -> m.contenders.values().forEach(Contender::stop));
         for (Member member : live) {
             for (Contender contender : member.contenders.values()) {
@@ -294,13 +263,14 @@ class WriteOutcomeSimulationTest {
             member.stopped = true;
         }
         // Writes scheduled before the stops run and end.
-        runUntil(runtime.nanoTime() + Duration.ofSeconds(1).toNanos());
+        sim.runTo(sim.runtime.nanoTime() + Duration.ofSeconds(1).toNanos());
         for (Member member : live) {
-            assertThat(member.flaky.memory().preparedRoles()).as("producers %s keeps after its stop; %s", member.id, context).isEmpty();
+            assertThat(member.transport.preparedRoles()).as("producers %s keeps after its stop; %s", member.id, context)
+                    .isEmpty();
             assertThat(member.client.roleEntries()).as("per-role state %s keeps after its stop; %s", member.id, context)
                     .allSatisfy((map, entries) -> assertThat(entries).as(map).isZero());
         }
-        CoordinationClient observer = new CoordinationClient(cluster.transport(TOPIC), CONFIG, runtime);
+        CoordinationClient observer = new CoordinationClient(sim.cluster.transport(TOPIC), CONFIG, sim.runtime);
         for (Role role : ROLES) {
             assertThat(observer.observe(role, Duration.ZERO).lease()).as("%s released with a tombstone; %s", role, context)
                     .isEmpty();
@@ -312,9 +282,9 @@ class WriteOutcomeSimulationTest {
     void theOutcomeCheckCatchesACommittedWriteReportedAsFenced() {
         roleSets.putAll(equalRoleSets());
         startMember("a");
-        runUntil(() -> writes.any(Outcome.RETURNED), Duration.ofSeconds(10));
-        members.get("a").flaky.lie = FlakyTransport.Lie.COMMITTED_AS_FENCED;
-        runUntil(() -> writes.any(Outcome.FENCED), Duration.ofSeconds(10));
+        sim.runUntil(() -> writes.any(Outcome.RETURNED), Duration.ofSeconds(10));
+        process(sim.members.get("a")).flaky.lie = FlakyTransport.Lie.COMMITTED_AS_FENCED;
+        sim.runUntil(() -> writes.any(Outcome.FENCED), Duration.ofSeconds(10));
 
         assertThat(writes.violations()).anySatisfy(violation -> assertThat(violation)
                 .contains("FENCED").contains("in the log 1 time"));
@@ -325,11 +295,11 @@ class WriteOutcomeSimulationTest {
     void theOutcomeCheckCatchesAFencedWriteReportedAsReturned() {
         roleSets.putAll(equalRoleSets());
         startMember("a");
-        Member liar = members.get("a");
-        runUntil(() -> writes.any(Outcome.RETURNED), Duration.ofSeconds(10));
-        liar.flaky.lie = FlakyTransport.Lie.FENCED_AS_RETURNED;
-        challenger.initEpoch(heldBy(liar).get(0));
-        runUntil(() -> liar.flaky.lies > 0, Duration.ofSeconds(5));
+        Member liar = sim.members.get("a");
+        sim.runUntil(() -> writes.any(Outcome.RETURNED), Duration.ofSeconds(10));
+        process(liar).flaky.lie = FlakyTransport.Lie.FENCED_AS_RETURNED;
+        challenger.initEpoch(liar.held().get(0));
+        sim.runUntil(() -> process(liar).flaky.lies > 0, Duration.ofSeconds(5));
 
         assertThat(writes.violations()).anySatisfy(violation -> assertThat(violation)
                 .contains("RETURNED").contains("in the log 0 times"));
@@ -340,16 +310,16 @@ class WriteOutcomeSimulationTest {
     void theOrderCheckCatchesACommandOfAnOlderTermAfterANewerOne() {
         roleSets.putAll(equalRoleSets());
         startMember("a");
-        runUntil(() -> writes.count(Outcome.RETURNED) >= 2, Duration.ofSeconds(10));
+        sim.runUntil(() -> writes.count(Outcome.RETURNED) >= 2, Duration.ofSeconds(10));
         WriteOutcomes.Write last = writes.last(Outcome.RETURNED).orElseThrow();
         // As if a deposed holder's write, of an older term, committed after the newer leadership's.
-        writes.forge("a", last.role, last.term - 1, Outcome.RETURNED, cluster::produce);
+        writes.forge("a", last.role, last.term - 1, Outcome.RETURNED, sim.cluster::produce);
 
         assertThat(writes.violations()).anySatisfy(violation -> assertThat(violation).contains("after command"));
     }
 
     private void inject(SplittableRandom random) {
-        List<Member> running = members.values().stream().filter(Member::running).toList();
+        List<Member> running = sim.members.values().stream().filter(Member::running).toList();
         Role role = ROLES.get(random.nextInt(ROLES.size()));
         switch (random.nextInt(12)) {
             case 0 -> {
@@ -357,16 +327,15 @@ class WriteOutcomeSimulationTest {
                     running.get(random.nextInt(running.size())).runtime.freeze();
                 }
             }
-            case 1 -> members.values().stream().filter(m -> m.runtime.frozen && !m.crashed).findFirst()
+            case 1 -> sim.members.values().stream().filter(m -> m.runtime.frozen && !m.crashed).findFirst()
                     .ifPresent(m -> m.runtime.resume());
             case 2 -> {
                 if (running.size() > 1) {
-                    Member crashed = running.get(random.nextInt(running.size()));
-                    crashed.runtime.freeze();
-                    crashed.crashed = true;
+                    running.get(random.nextInt(running.size())).crash();
                 }
             }
-            case 3 -> members.keySet().stream().filter(id -> members.get(id).crashed).findFirst().ifPresent(this::startMember);
+            case 3 -> sim.members.keySet().stream().filter(id -> sim.members.get(id).crashed).findFirst()
+                    .ifPresent(this::startMember);
             // An operator's release runs on a thread of the member, as in MemberSimulationTest, while no fault is open.
             case 4 -> {
                 if (faults.isEmpty()) {
@@ -374,32 +343,32 @@ class WriteOutcomeSimulationTest {
                             .forEach(m -> m.runtime.workers().execute(() -> m.contenders.get(role).release()));
                 }
             }
-            case 5 -> cluster.delayVisibility(Duration.ofMillis(random.nextLong(0, 3_000)));
+            case 5 -> sim.cluster.delayVisibility(Duration.ofMillis(random.nextLong(0, 3_000)));
             // Another role's transaction left open on the partition: the last stable offset stays behind it.
-            case 6 -> faults.add(cluster.holdVisibility(challenger.partition(role)));
+            case 6 -> faults.add(sim.cluster.holdVisibility(challenger.partition(role)));
             case 7 -> {
-                cluster.loseNextCommit(role, LostCommit.values()[random.nextInt(LostCommit.values().length)]);
+                sim.cluster.loseNextCommit(role, LostCommit.values()[random.nextInt(LostCommit.values().length)]);
                 lostArmed.add(role);
             }
             // Another process challenges and never writes.
             case 8 -> challenger.initEpoch(role);
-            case 9 -> cluster.reconnectProducers();
+            case 9 -> sim.cluster.reconnectProducers();
             // A transient failure, then a crash: describes fail for a while, maybe a transaction too.
             case 10 -> {
                 if (running.size() > 1) {
                     Member member = running.get(random.nextInt(running.size()));
-                    member.flaky.describesFailUntil = runtime.nanoTime()
+                    process(member).flaky.describesFailUntil = sim.runtime.nanoTime()
                             + Duration.ofMillis(random.nextLong(100, 1_000)).toNanos();
-                    member.flaky.transactionsToFail = random.nextInt(2);
-                    crashAt.put(member, runtime.nanoTime() + Duration.ofMillis(random.nextLong(0, 1_500)).toNanos());
+                    process(member).flaky.transactionsToFail = random.nextInt(2);
+                    crashAt.put(member, sim.runtime.nanoTime() + Duration.ofMillis(random.nextLong(0, 1_500)).toNanos());
                 }
             }
             // Transactions that fail before their commit was sent: transiently (retried), or as a timeout (reported).
             default -> {
                 if (!running.isEmpty()) {
                     Member member = running.get(random.nextInt(running.size()));
-                    member.flaky.transactionsToFail += 1 + random.nextInt(3);
-                    member.flaky.failuresRetriable = random.nextBoolean();
+                    process(member).flaky.transactionsToFail += 1 + random.nextInt(3);
+                    process(member).flaky.failuresRetriable = random.nextBoolean();
                 }
             }
         }
@@ -411,13 +380,12 @@ class WriteOutcomeSimulationTest {
 
     private void crashWhenDue() {
         crashAt.entrySet().removeIf(due -> {
-            if (runtime.nanoTime() < due.getValue()) {
+            if (sim.runtime.nanoTime() < due.getValue()) {
                 return false;
             }
             Member member = due.getKey();
-            if (member.running() && members.values().stream().filter(Member::running).count() > 1) {
-                member.runtime.freeze();
-                member.crashed = true;
+            if (member.running() && sim.members.values().stream().filter(Member::running).count() > 1) {
+                member.crash();
             }
             return true;
         });
@@ -433,116 +401,16 @@ class WriteOutcomeSimulationTest {
         faults.forEach(InMemoryCluster.Fault::close);
         faults.clear();
         crashAt.clear();
-        cluster.delayVisibility(Duration.ZERO);
-        members.values().forEach(m -> {
-            m.flaky.describesFailUntil = 0;
-            m.flaky.transactionsToFail = 0;
+        sim.cluster.delayVisibility(Duration.ZERO);
+        sim.members.values().forEach(m -> {
+            process(m).flaky.describesFailUntil = 0;
+            process(m).flaky.transactionsToFail = 0;
         });
-        members.values().stream().filter(m -> !m.crashed).forEach(m -> m.runtime.resume());
-        new ArrayList<>(members.keySet()).stream().filter(id -> members.get(id).crashed).forEach(this::startMember);
-        runUntil(lostArmed::isEmpty, CONFIG.duration().multipliedBy(4));
+        sim.members.values().stream().filter(m -> !m.crashed).forEach(m -> m.runtime.resume());
+        new ArrayList<>(sim.members.keySet()).stream().filter(id -> sim.members.get(id).crashed).forEach(this::startMember);
+        sim.runUntil(lostArmed::isEmpty, CONFIG.duration().multipliedBy(4));
     }
 
-    /** Moves time one tick, then checks what members believe against each other. */
-    private void tick() {
-        runtime.advance(TICK);
-        // A running member's leadership ends at its lease's deadline at the latest (its expiry timer).
-        Instant late = runtime.clock().instant().minus(TICK.multipliedBy(2));
-        for (Member member : members.values()) {
-            if (member.running()) {
-                member.contenders.forEach((role, contender) -> contender.leadership().filter(held -> held.deadline().isBefore(late))
-                        .ifPresent(held -> violations.add(member.id + " believes it holds " + role + " (term " + held.term()
-                                + ") past its lease's deadline " + held.deadline())));
-            }
-        }
-        for (Role role : ROLES) {
-            List<Member> holding = members.values().stream().filter(Member::running)
-                    .filter(m -> m.contenders.containsKey(role) && m.contenders.get(role).leadership().isPresent()).toList();
-            if (holding.size() < 2) {
-                overlapSince.remove(role);
-                continue;
-            }
-            long since = overlapSince.computeIfAbsent(role, r -> runtime.nanoTime());
-            if (runtime.nanoTime() - since > CONFIG.duration().plus(TICK.multipliedBy(2)).toNanos()) {
-                violations.add(holding.stream().map(m -> m.id + " (term " + m.contenders.get(role).leadership().get().term()
-                        + ")").toList() + " each believes it holds " + role + " for longer than a lease");
-                overlapSince.remove(role);
-            }
-        }
-        long windowStart = runtime.nanoTime() - CONFIG.duration().toNanos();
-        for (Role role : ROLES) {
-            long recent = grants.stream().filter(g -> g.role().equals(role) && g.atNanos() >= windowStart).count();
-            if (recent > MAX_GRANTS_PER_LEASE) {
-                violations.add(recent + " grants of " + role + " within one lease: a storm");
-            }
-        }
-        if (!violations.isEmpty()) {
-            throw new AssertionError(setup + " at +" + runtime.elapsed() + ": " + violations + "; grants "
-                    + grants.subList(Math.max(0, grants.size() - 12), grants.size()) + "; ends " + ends + describe());
-        }
-    }
-
-    private void runUntil(long nanos) {
-        while (runtime.nanoTime() < nanos) {
-            tick();
-        }
-    }
-
-    private void runUntil(BooleanSupplier condition, Duration within) {
-        long start = runtime.nanoTime();
-        while (!condition.getAsBoolean()) {
-            if (runtime.nanoTime() - start > within.toNanos()) {
-                throw new AssertionError("waited " + within + " in vain at +" + runtime.elapsed() + "; ends " + ends + describe());
-            }
-            tick();
-        }
-    }
-
-    /**
-     * The broker's view of the coordination topic, as {@link MemberSimulationTest} checks
-     * it: per role and producer id, in log order, lease epochs never go back.
-     */
-    private void checkTheLogHasOneWriterAtATime(String context) {
-        for (int partition = 0; partition < TOPIC.partitions(); partition++) {
-            Map<String, CoordinationRecord.Lease> last = new HashMap<>();
-            for (RawRecord raw : cluster.records(new TopicPartition(TOPIC.name(), partition))) {
-                CoordinationKey key = CoordinationCodec.decodeKey(raw.key());
-                Optional<CoordinationRecord> value = CoordinationCodec.decodeValue(key.kind(), raw.value());
-                if (value.isEmpty() || !(value.get() instanceof CoordinationRecord.Lease lease)) {
-                    continue;
-                }
-                CoordinationRecord.Lease before = last.put(key.role() + "/" + lease.producerId(), lease);
-                if (before != null) {
-                    assertThat(lease.producerEpoch()).as("%s: %s at offset %d of %s after %s", context, lease, raw.offset(),
-                            key.role(), before).isGreaterThanOrEqualTo(before.producerEpoch());
-                }
-            }
-        }
-    }
-
-    private long movesOut() {
-        return members.values().stream().filter(m -> !m.crashed).mapToLong(m -> m.client.share(MemberId.of(m.id)).movesOut())
-                .sum();
-    }
-
-    private List<String> holders(Role role) {
-        return members.values().stream().filter(Member::running)
-                .filter(m -> m.contenders.containsKey(role) && m.contenders.get(role).leadership().isPresent()).map(m -> m.id)
-                .toList();
-    }
-
-    private static List<Role> heldBy(Member member) {
-        return member.contenders.entrySet().stream().filter(e -> e.getValue().leadership().isPresent()).map(Map.Entry::getKey)
-                .toList();
-    }
-
-    private String describe() {
-        StringBuilder text = new StringBuilder();
-        members.values().forEach(m -> m.contenders.forEach((role, c) -> text.append("\n  ").append(m.id).append(' ').append(role)
-                .append(m.crashed ? " crashed" : m.runtime.frozen ? " frozen" : "").append(' ').append(c)
-                .append(c.problem().map(p -> " problem: " + p.getMessage()).orElse(""))));
-        return text.toString();
-    }
 
     /** The same roles for every member. */
     private static Map<String, List<Role>> equalRoleSets() {
@@ -559,7 +427,8 @@ class WriteOutcomeSimulationTest {
                 sets.put(id, ROLES.stream().filter(role -> random.nextInt(3) != 0).toList());
             }
             boolean membersContend = sets.values().stream().allMatch(roles -> roles.size() >= 2);
-            boolean rolesContended = ROLES.stream().allMatch(role -> sets.values().stream().filter(r -> r.contains(role)).count() >= 2);
+            boolean rolesContended = ROLES.stream().allMatch(role -> sets.values().stream().filter(r -> r.contains(role))
+                    .count() >= 2);
             boolean different = sets.values().stream().distinct().count() > 1;
             if (membersContend && rolesContended && different) {
                 return sets;
@@ -569,7 +438,7 @@ class WriteOutcomeSimulationTest {
 
     /** Writes the next command of {@code leadership} in 100 to 300 ms, on the member's workers. */
     private void writeLater(Member member, Role role, Leadership leadership) {
-        Duration in = Duration.ofMillis(member.random.nextLong(100, 300));
+        Duration in = Duration.ofMillis(process(member).random.nextLong(100, 300));
         member.runtime.schedule(() -> member.runtime.workers().execute(() -> writeOnce(member, role, leadership)), in);
     }
 
@@ -586,9 +455,7 @@ class WriteOutcomeSimulationTest {
 
     /** A new process of member {@code id}: a transport, a client and a started contender per role of its set. */
     private void startMember(String id) {
-        Member member = new Member(id, roleSets.get(id));
-        members.put(id, member);
-        member.contenders.values().forEach(Contender::start);
+        sim.start(id, balance, roleSets.get(id), new Process());
     }
 
     /** An injected error from a listener: the contender must go on. */
@@ -600,54 +467,40 @@ class WriteOutcomeSimulationTest {
         }
     }
 
-    private final class Member {
-        final String id;
-        final MemberRuntime runtime = new MemberRuntime(WriteOutcomeSimulationTest.this.runtime);
+    private static Process process(Member member) {
+        return member.wiring(Process.class);
+    }
+
+    /**
+     * A member's process as this test wires it: randomness of its own, a transport that
+     * fails and lies on demand ({@link FlakyTransport}), one or two writers per
+     * leadership, and a listener whose {@code renewed} may throw.
+     */
+    private final class Process implements SimulatedMembers.Wiring {
         // Each process's own randomness, split off the seed's in a deterministic order.
         final SplittableRandom random = processRandoms.split();
-        final FlakyTransport flaky;
-        final CoordinationClient client;
-        final Map<Role, Contender> contenders = new LinkedHashMap<>();
-        boolean crashed;
-        boolean stopped;
+        FlakyTransport flaky;
 
-        Member(String id, List<Role> roles) {
-            this.id = id;
-            this.flaky = new FlakyTransport(id, cluster, runtime, cluster.transport(TOPIC), challenger, random.split(),
+        @Override
+        public CoordinationTransport transport(Member member) {
+            flaky = new FlakyTransport(member.id, sim.cluster, member.runtime, member.transport, challenger, random.split(),
                     lostArmed::remove);
-            this.client = new CoordinationClient(flaky.transport(), CONFIG, runtime).balance(balance);
-            for (Role role : roles) {
-                contenders.put(role, new Contender(client, role, MemberId.of(id), new Contender.Listener() {
-                    @Override
-                    public void granted(Leadership leadership) {
-                        // When it was granted, not when the callback ran (a paused member's run late).
-                        long grantedNanos = WriteOutcomeSimulationTest.this.runtime.nanoTime() - Duration.between(
-                                leadership.grantedAt(), WriteOutcomeSimulationTest.this.runtime.clock().instant()).toNanos();
-                        grants.add(new Grant(role, id, leadership.term(), grantedNanos));
-                        // One writer, or two whose writes (and retries) interleave.
-                        for (int writers = 1 + random.nextInt(2); writers > 0; writers--) {
-                            writeLater(Member.this, role, leadership);
-                        }
-                    }
+            return flaky.transport();
+        }
 
-                    @Override
-                    public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-                        ends.add("+" + WriteOutcomeSimulationTest.this.runtime.elapsed() + " " + id + " " + role + " term "
-                                + leadership.term() + " " + cause + (failure == null ? "" : " (" + failure.getMessage() + ")"));
-                    }
-
-                    @Override
-                    public void renewed(Leadership leadership, Duration took) {
-                        if (renewedThrowsOneIn > 0 && random.nextInt(renewedThrowsOneIn) == 0) {
-                            throw new ListenerError();
-                        }
-                    }
-                }));
+        @Override
+        public void granted(Member member, Role role, Leadership leadership) {
+            // One writer, or two whose writes (and retries) interleave.
+            for (int writers = 1 + random.nextInt(2); writers > 0; writers--) {
+                writeLater(member, role, leadership);
             }
         }
 
-        boolean running() {
-            return !crashed && !stopped && !runtime.frozen;
+        @Override
+        public void renewed(Member member, Role role, Leadership leadership, Duration took) {
+            if (renewedThrowsOneIn > 0 && random.nextInt(renewedThrowsOneIn) == 0) {
+                throw new ListenerError();
+            }
         }
     }
 }
