@@ -29,7 +29,8 @@ import org.junit.jupiter.api.Test;
  * <p>Checked after every tick: never two running members believing they hold one role;
  * while the members are steady (no crash being recovered from), no role is without a
  * holder for longer than {@link #HANDOVER_GAP}: a move is a graceful handover, never a
- * lease.
+ * lease. The check sees only gaps of a tick (50 ms) or more: it catches a move that
+ * degrades into waiting out a lease (2 s), not the few milliseconds a handover takes here.
  */
 class SpreadSimulationTest {
 
