@@ -20,7 +20,7 @@ final class LaneHoldingRuntime implements CoordinationRuntime {
 
     /** Blocks the thread it is armed for, once, at the hook named, until opened. */
     static final class Gate {
-        enum Hook { SCHEDULE, PASSES }
+        enum Hook { SCHEDULE, PASSES, RENEWALS }
 
         private final Thread thread;
         private final Hook hook;
@@ -52,10 +52,24 @@ final class LaneHoldingRuntime implements CoordinationRuntime {
         }
     }
 
-    private final CoordinationRuntime delegate = CoordinationRuntime.builder().name("lane-holding").build();
+    private final CoordinationRuntime delegate;
     private final AtomicReference<Gate> gate = new AtomicReference<>();
     final AtomicInteger passesDone = new AtomicInteger();
     final AtomicInteger workersDone = new AtomicInteger();
+    /** How many tasks were handed to {@code urgentPasses()}. */
+    final AtomicInteger urgentHandedIn = new AtomicInteger();
+    /** The threads that handed a task to {@code passes()} (not the urgent ones), in order. */
+    final java.util.List<Thread> handedInBy = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** The threads that handed a task to {@code urgentPasses()}, in order. */
+    final java.util.List<Thread> urgentHandedInBy = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    LaneHoldingRuntime() {
+        this(2);
+    }
+
+    LaneHoldingRuntime(int passThreads) {
+        this.delegate = CoordinationRuntime.builder().name("lane-holding").passThreads(passThreads).build();
+    }
 
     /** Arms {@code next}: the thread it names blocks at its hook the next time it gets there. */
     Gate arm(Thread thread, Gate.Hook hook) {
@@ -72,7 +86,8 @@ final class LaneHoldingRuntime implements CoordinationRuntime {
     }
 
     private final Executor passes = task -> {
-        delegate.passes().execute(() -> {
+        handedInBy.add(Thread.currentThread());
+        delegate().passes().execute(() -> {
             try {
                 task.run();
             } finally {
@@ -82,13 +97,44 @@ final class LaneHoldingRuntime implements CoordinationRuntime {
         maybeBlock(Gate.Hook.PASSES);
     };
 
-    private final Executor workers = task -> delegate.workers().execute(() -> {
+    private final Executor urgentPasses = task -> {
+        urgentHandedInBy.add(Thread.currentThread());
+        delegate().urgentPasses().execute(() -> {
+            try {
+                task.run();
+            } finally {
+                passesDone.incrementAndGet();
+            }
+        });
+        urgentHandedIn.incrementAndGet();
+    };
+
+    /** How many tasks handed to {@code renewals()} by each thread have finished. */
+    final java.util.Map<Thread, AtomicInteger> renewalsDoneHandedInBy = new java.util.concurrent.ConcurrentHashMap<>();
+
+    private final Executor renewals = task -> {
+        AtomicInteger done = renewalsDoneHandedInBy.computeIfAbsent(Thread.currentThread(), t -> new AtomicInteger());
+        delegate().renewals().execute(() -> {
+            try {
+                task.run();
+            } finally {
+                done.incrementAndGet();
+            }
+        });
+        maybeBlock(Gate.Hook.RENEWALS);
+    };
+
+    private final Executor workers = task -> delegate().workers().execute(() -> {
         try {
             task.run();
         } finally {
             workersDone.incrementAndGet();
         }
     });
+
+    private CoordinationRuntime delegate() {
+        return delegate;
+    }
 
     @Override
     public InstantSource clock() {
@@ -107,12 +153,12 @@ final class LaneHoldingRuntime implements CoordinationRuntime {
 
     @Override
     public Executor urgentPasses() {
-        return passes;
+        return urgentPasses;
     }
 
     @Override
     public Executor renewals() {
-        return delegate.renewals();
+        return renewals;
     }
 
     @Override

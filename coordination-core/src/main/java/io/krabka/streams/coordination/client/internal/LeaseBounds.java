@@ -71,12 +71,14 @@ final class LeaseBounds {
         if (seen.fresh()) {
             judge(role, lease, seen.seenAt() + config.duration().toMillis());
         }
-        Sighted sighted = new Sighted(seen.seenAt(), bounds.getOrDefault(role, Sighted.NONE), Sighted.NONE, Sighted.NONE);
+        long candidate = new Sighted(seen.seenAt(), bounds.getOrDefault(role, Sighted.NONE), Sighted.NONE, Sighted.NONE)
+                .believedDeadline(lease, config);
         // A new lease record may extend the wait, never shorten it: anyone with Write on the
         // topic can append one with a deadline already past (naming the live holder, whose
         // contender ignores leases naming itself), and only a tombstone ends a lease early.
-        bounds.put(role, sighted.believedDeadline(lease, config));
-        return sighted;
+        // merge keeps the largest even when two passes of the role decide at once.
+        long bound = bounds.merge(role, candidate, Math::max);
+        return new Sighted(seen.seenAt(), bound, Sighted.NONE, Sighted.NONE);
     }
 
     /**

@@ -13,6 +13,7 @@ import io.krabka.streams.coordination.transport.RoleNews;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -89,17 +90,34 @@ final class PassLoop {
         if (!started.compareAndSet(false, true)) {
             throw new IllegalStateException("the contender for role " + role + " was already started");
         }
+        RuntimeException[] failed = {null};
         lane.run(() -> {
-            client.balancer().enlist(contender);
             try {
-                news = client.watch(role, this::wake);
-                freshness.watching(news != null);
+                enlistAndSchedule();
             } catch (RuntimeException e) {
-                // Only a wake-up: the periodic passes find the news anyway.
-                log.debug("Role {} is not watched for news: {}", role, e.toString());
+                failed[0] = e;
             }
-            schedule(Duration.ZERO);
         });
+        if (failed[0] != null) {
+            // The first pass could not be scheduled (a closed runtime): the caller hears it, as before the lane.
+            started.set(false);
+            client.balancer().delist(contender);
+            closeNews();
+            throw failed[0];
+        }
+    }
+
+    /** Enlists the contender with the balancer, subscribes to the role's news and schedules the first pass; on the lane. */
+    private void enlistAndSchedule() {
+        client.balancer().enlist(contender);
+        try {
+            news = client.watch(role, this::wake);
+            freshness.watching(news != null);
+        } catch (RuntimeException e) {
+            // Only a wake-up: the periodic passes find the news anyway.
+            log.debug("Role {} is not watched for news: {}", role, e.toString());
+        }
+        schedule(Duration.ZERO);
     }
 
     /**
@@ -123,14 +141,15 @@ final class PassLoop {
                 }
             }
             holder.cancelExpiryCheck();
-            // A holder's leave is its release, a transaction like its renewals: on their
-            // threads, never behind the contending roles' passes and the holders' reads,
-            // which a member stopping with 1 000 roles had queued for longer than its stop
-            // timeout (998 of 1 000 roles abandoned without a tombstone).
-            Executor leaves = contender.state().tenure() != null ? runtime.renewals() : runtime.passes();
             closeNews();
             if (leaveNow) {
-                leaves.execute(this::leaveOnce);
+                try {
+                    executeLeave(this::leaveOnce);
+                } catch (RejectedExecutionException closed) {
+                    // The runtime was closed under the contender: nothing will release or leave, so say so and stop waiting.
+                    log.warn("Member {} cannot leave role {}: its runtime refused the leave ({})", member, role, closed.toString());
+                    stopped.complete(null);
+                }
             } else if (!started.get()) {
                 stopped.complete(null);
             }
@@ -172,7 +191,7 @@ final class PassLoop {
                 nextPass.cancel();
             }
             Executor passes = executorForPass(urgent);
-            nextPass = runtime.schedule(() -> passes.execute(this::pass), wait);
+            nextPass = runtime.schedule(() -> passes.execute(() -> pass(passes)), wait);
         });
     }
 
@@ -222,7 +241,8 @@ final class PassLoop {
     }
 
     /** One pass, then the timer for the next; the pass after a stop leaves the roster. */
-    private void pass() {
+    /** A pass the timer started on {@code passes}: when its lane is busy, it goes on there, in its queue and place. */
+    private void pass(Executor passes) {
         lane.runThen(() -> {
             if (!contender.isRunning() || inPass) {
                 return null;
@@ -231,7 +251,7 @@ final class PassLoop {
             newsDuringPass = false;
             urgentNewsDuringPass = false;
             return this::passOffLane;
-        }, pass -> executorForPass(false).execute(pass));
+        }, passes);
     }
 
     /** The pass itself, off the lane: it may wait on the cluster; then its bookkeeping on the lane. */
@@ -266,7 +286,7 @@ final class PassLoop {
             }
             schedule(next, urgent);
             return null;
-        }, runtime.passes());
+        }, this::executeLeave);
     }
 
     /** Where a pass of the state now runs: a holder's (its renewal) never waits behind the passes of contending roles. */
@@ -308,7 +328,17 @@ final class PassLoop {
             }
             contender.transition(now -> leaving.leaveBegun());
             return this::leaveOffLane;
-        }, runtime.passes());
+        }, this::executeLeave);
+    }
+
+    /**
+     * Runs a leave off the lane: a holder's leave is its release, a transaction like its
+     * renewals, so on their threads, never behind the contending roles' passes and the
+     * holders' reads, which a member stopping with 1 000 roles had queued for longer than
+     * its stop timeout (998 of 1 000 roles abandoned without a tombstone).
+     */
+    private void executeLeave(Runnable leave) {
+        (contender.state().tenure() != null ? runtime.renewals() : runtime.passes()).execute(leave);
     }
 
     /** The leave itself, off the lane: it may wait on the cluster; then the contender is stopped. */

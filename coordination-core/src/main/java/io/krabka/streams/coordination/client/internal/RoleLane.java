@@ -14,7 +14,7 @@ import java.util.function.Supplier;
  * lock. The thread that posts an event to an idle lane runs it, and whatever others post
  * meanwhile, before it returns; an event posted while another thread runs the lane waits in
  * the queue for that thread. An event posted from an event runs at once, inside it, so an
- * event sees its own changes.
+ * event sees its own changes (and what the inner one throws goes to the outer one).
  *
  * <p>Events are short and never wait: no call that can wait on the cluster, no listener
  * and no user code runs on a lane. Whatever an event throws, an {@link Error} included, is
@@ -34,7 +34,8 @@ final class RoleLane {
     /** Runs {@code event} on the lane: now, when it is idle or this is one of its events; after those queued otherwise. */
     void run(Runnable event) {
         if (runner.get() == Thread.currentThread()) {
-            runSafely(event);
+            // Part of the event that posted it: what it throws goes to that event.
+            event.run();
             return;
         }
         events.add(event);
@@ -58,29 +59,33 @@ final class RoleLane {
      * as it would have under a lock, and never on the lane.
      */
     void runThen(Supplier<Runnable> event, Executor elsewhere) {
-        Thread asking = Thread.currentThread();
-        Runnable[] here = {null};
+        // A handoff per call, not the thread's identity: the asking thread may have left
+        // (and come back with another event) by the time another thread runs this one.
+        AtomicReference<Object> handoff = new AtomicReference<>();
         run(() -> {
             Runnable next = event.get();
-            if (next == null) {
-                return;
-            }
-            if (Thread.currentThread() == asking) {
-                here[0] = next;
-            } else {
+            if (next != null && !handoff.compareAndSet(null, next)) {
                 elsewhere.execute(next);
             }
         });
-        if (here[0] != null) {
-            here[0].run();
+        if (handoff.getAndSet(LEFT) instanceof Runnable next) {
+            next.run();
         }
     }
+
+    /** What the asking thread leaves in a handoff once it no longer waits for a continuation. */
+    private static final Object LEFT = new Object();
 
     private void runSafely(Runnable event) {
         try {
             event.run();
         } catch (Throwable failure) {
-            failed.accept(failure);
+            try {
+                failed.accept(failure);
+            } catch (Throwable reporting) {
+                // Even a failure to report one must not strand the events queued behind it.
+                reporting.addSuppressed(failure);
+            }
         }
     }
 }
