@@ -43,7 +43,7 @@ public record ProbeCheck(String name, ProbeStatus status, String finding, String
      */
     static ProbeCheck unsafe(boolean allowed, String name, String finding, String meaning, String fix) {
         return allowed
-                ? warn(name, finding + " (accepted: an unsafe topic is allowed on this development cluster)", meaning, fix)
+                ? warn(name, finding + " (accepted: unsafe settings are allowed on this development cluster)", meaning, fix)
                 : fail(name, finding, meaning, fix);
     }
 

@@ -89,7 +89,7 @@ final class TopicChecks {
                             "An acknowledged write is on at least two brokers")
                     : ProbeCheck.unsafe(spec.allowUnsafe(), "topic.min-insync-replicas", name + ": effective"
                             + " min.insync.replicas=" + (minInsync == null ? "1 (not set)" : minInsync + source),
-                            "acks=all is satisfied by a single broker, so an acknowledged grant or guarded write can be lost with it",
+                            "An acks=all write is acknowledged by a single broker, so a grant or guarded write can be lost with it",
                             "kafka-configs.sh --alter --entity-type topics --entity-name " + name
                                     + " --add-config min.insync.replicas=2"));
         }
