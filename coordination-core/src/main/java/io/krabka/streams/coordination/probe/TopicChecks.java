@@ -18,8 +18,10 @@ import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 /**
  * The read-only checks of the coordination topic's settings and of the brokers'
  * transaction settings. "Durable in a quorum" rests on them. On a topic allowed to be
- * unsafe ({@link TopicSpec#allowUnsafe()}, development clusters) a setting that would FAIL
- * is a WARN.
+ * unsafe ({@link TopicSpec#allowUnsafe()}, development clusters) what a one-broker cluster
+ * cannot avoid (replication 1, {@code min.insync.replicas} 1, a transaction state log of
+ * one replica) is a WARN instead of a FAIL; a delete policy and unclean leader election,
+ * which no development cluster needs, FAIL all the same.
  */
 final class TopicChecks {
 
@@ -67,7 +69,7 @@ final class TopicChecks {
         checks.add(TopicConfig.CLEANUP_POLICY_COMPACT.equals(cleanup)
                 ? ProbeCheck.pass("topic.cleanup-policy", name + ": cleanup.policy=compact",
                         "Every role's newest registrations and lease stay in the log")
-                : ProbeCheck.unsafe(spec.allowUnsafe(), "topic.cleanup-policy", name + ": cleanup.policy=" + cleanup,
+                : ProbeCheck.fail("topic.cleanup-policy", name + ": cleanup.policy=" + cleanup,
                         "Retention can delete a live registration or the lease that granted a term",
                         "kafka-configs.sh --alter --entity-type topics --entity-name " + name + " --add-config cleanup.policy=compact"));
         int replicas = description.partitions().stream().mapToInt(p -> p.replicas().size()).min().orElse(0);
@@ -97,7 +99,7 @@ final class TopicChecks {
         checks.add("false".equals(unclean)
                 ? ProbeCheck.pass("topic.unclean-leader-election", name + ": unclean.leader.election.enable=false",
                         "Offsets, which are the terms of grants, are never reused")
-                : ProbeCheck.unsafe(spec.allowUnsafe(), "topic.unclean-leader-election", name
+                : ProbeCheck.fail("topic.unclean-leader-election", name
                         + ": unclean.leader.election.enable=" + unclean, "An out-of-sync replica can become leader and"
                         + " reuse offsets: two grants could carry the same term, and acknowledged records vanish",
                         "kafka-configs.sh --alter --entity-type topics --entity-name " + name
@@ -119,9 +121,11 @@ final class TopicChecks {
 
     private ProbeCheck missing() {
         if (!spec.create()) {
-            return ProbeCheck.fail("topic", "the coordination topic " + spec.name() + " does not exist and creating it is"
-                    + " disabled", "No member can start", "create it compacted with replication factor 3, min.insync.replicas 2"
-                    + " and unclean.leader.election.enable=false, or enable creation");
+            // Not a broken guarantee: the members refuse to contend (health DOWN) until an operator creates it.
+            return ProbeCheck.warn("topic", "the coordination topic " + spec.name() + " does not exist and creating it is"
+                    + " disabled", "No member can contend until it exists; its settings are not checked",
+                    "create it compacted with replication factor 3, min.insync.replicas 2 and"
+                            + " unclean.leader.election.enable=false, or enable creation");
         }
         ProbeCheck created = ProbeCheck.pass("topic", "the coordination topic " + spec.name() + " does not exist yet",
                 "The first member creates it compacted, with replication factor " + spec.replicationFactor()

@@ -1,0 +1,46 @@
+package io.krabka.streams.coordination.autoconfigure;
+
+import io.krabka.streams.coordination.LeaseConfig;
+import io.krabka.streams.coordination.kafka.KafkaCoordinationTransport;
+import io.krabka.streams.coordination.probe.FencingProbe;
+import io.krabka.streams.coordination.spring.LeadershipLoop;
+import io.krabka.streams.coordination.spring.StartupFencingProbe;
+import io.krabka.streams.coordination.transport.CoordinationTransport;
+import io.krabka.streams.coordination.transport.TopicSpec;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.context.annotation.Bean;
+import org.springframework.kafka.core.ConsumerFactory;
+import org.springframework.kafka.core.KafkaAdmin;
+import org.springframework.kafka.core.ProducerFactory;
+
+/**
+ * The fencing probe at startup ({@code krabka.coordination.probe}, {@code fail} by
+ * default): on the settings of Spring Kafka's factories, the same the transport is built
+ * from, when the transport is Kafka's.
+ */
+@AutoConfiguration(after = CoordinationAutoConfiguration.class)
+@ConditionalOnBean(LeadershipLoop.class)
+@ConditionalOnSingleCandidate(ConsumerFactory.class)
+public final class CoordinationProbeAutoConfiguration {
+
+    CoordinationProbeAutoConfiguration() {
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnSingleCandidate(ProducerFactory.class)
+    StartupFencingProbe startupFencingProbe(CoordinationProperties properties, ObjectProvider<CoordinationTransport> transport,
+            LeaseConfig leaseConfig, TopicSpec topic, ProducerFactory<?, ?> producerFactory, ConsumerFactory<?, ?> consumerFactory,
+            KafkaAdmin kafkaAdmin) {
+        return new StartupFencingProbe(properties.getProbe(), () -> transport.getIfUnique() instanceof KafkaCoordinationTransport
+                ? FencingProbe.builder(kafkaAdmin.getConfigurationProperties(), producerFactory.getConfigurationProperties(),
+                                consumerFactory.getConfigurationProperties())
+                        .topic(topic).timeout(CoordinationSettings.operationTimeout(properties))
+                        .leaseDuration(leaseConfig.duration()).roles(properties.getRoles().size()).build()
+                : null);
+    }
+}
