@@ -24,6 +24,8 @@ import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
 import org.apache.kafka.common.errors.InvalidTxnStateException;
 import org.apache.kafka.common.errors.ProducerFencedException;
+import org.apache.kafka.common.errors.RetriableException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 
@@ -220,11 +222,19 @@ final class LiveChecks {
                     "Aborted reads (G1a): a member could act on a lease or registration that was never committed",
                     "do not use this backend for fenced leadership");
         }
-        if (!seen.contains("committed@" + committedOffset) || position <= abortedOffset) {
-            return ProbeCheck.fail(ABORTED_READ, "a read_committed reader did not get past " + records + " within "
-                    + timeout.toMillis() + " ms (it saw " + seen + ", position " + position + ")", "The last stable offset"
-                    + " did not advance: readers of the coordination topic would stall the same way",
-                    "look for hanging transactions (kafka-transactions.sh find-hanging)");
+        if (position > abortedOffset && !seen.contains("committed@" + committedOffset)) {
+            return ProbeCheck.fail(ABORTED_READ, "a read_committed reader got past " + records + " without seeing the"
+                    + " committed one (it saw " + seen + ")", "A committed lease or registration could be missed by the"
+                    + " members", "do not use this backend for fenced leadership");
+        }
+        if (position <= abortedOffset) {
+            // Another probe's transaction left open (a member killed mid-probe) holds the last stable offset for up
+            // to TRANSACTION_TIMEOUT: not evidence against the backend.
+            return ProbeCheck.warn(ABORTED_READ, "a read_committed reader did not get past " + records + " within "
+                    + timeout.toMillis() + " ms (it saw " + seen + ", position " + position + ")", "Not checked: the last"
+                    + " stable offset did not advance in time (another transaction open on the probe topic, or a stalled"
+                    + " partition)", "run the probe again; if it stays, look for hanging transactions"
+                    + " (kafka-transactions.sh find-hanging)");
         }
         return ProbeCheck.pass(ABORTED_READ, "a read_committed reader saw exactly the committed one of " + records,
                 "Readers see committed records only");
@@ -237,6 +247,10 @@ final class LiveChecks {
             checks.add(ProbeCheck.warn(check, finding, "Not checked: the ACLs refuse the probe", "grant Create and Write on"
                     + " topic " + probeTopic + ", Write and Describe on transactional ids prefixed " + prefix()
                     + ", or run the probe read-only"));
+        } else if (ProbeCalls.is(e, TimeoutException.class) || ProbeCalls.is(e, RetriableException.class)) {
+            // A broker down or a partition without a leader while the member starts: no evidence either way.
+            checks.add(ProbeCheck.warn(check, finding, "Not checked: the cluster did not answer in time or failed"
+                    + " transiently", "run the probe again once the cluster is healthy"));
         } else if (ProbeCalls.unsupported(e)) {
             checks.add(ProbeCheck.fail(check, finding, "The backend does not support Kafka transactions: nothing can fence a"
                     + " deposed holder", "run on a backend that supports Kafka transactions (InitProducerId, EndTxn)"));
