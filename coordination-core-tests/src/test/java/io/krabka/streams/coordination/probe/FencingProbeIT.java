@@ -170,6 +170,23 @@ class FencingProbeIT {
     }
 
     @Test
+    void liveChecksThatPassedAreReusedOnlyWhenAskedForAndOnlyOnTheSameCluster() {
+        TopicSpec topic = TopicSpec.DEFAULTS.withName("coordination-reuse").withReplicationFactor(1).withAllowUnsafe(true);
+        FencingProbe reusing = FencingProbe.builder(cluster.connection()).topic(topic).timeout(Duration.ofSeconds(20))
+                .reuseLiveChecksFor(Duration.ofMinutes(10)).build();
+        FencingReport first = reusing.run();
+        FencingReport second = reusing.run();
+        assertThat(second.transactionalId()).isEqualTo(first.transactionalId());
+        assertThat(second.check("live-fence").orElseThrow().finding()).endsWith(", reused)");
+        assertThat(second.check("live-fence").orElseThrow().status()).isEqualTo(ProbeStatus.PASS);
+        // The read-only checks run again; without reuse the live checks do too.
+        assertThat(second.check("topic").orElseThrow().finding()).doesNotContain("reused");
+        FencingReport fresh = probe(topic, false);
+        assertThat(fresh.transactionalId()).isNotEqualTo(first.transactionalId());
+        assertThat(fresh.check("live-fence").orElseThrow().finding()).doesNotContain("reused");
+    }
+
+    @Test
     void aReadOnlyRunWritesNothingAndSaysWhatItDidNotCheck() throws Exception {
         FencingReport report = probe(TopicSpec.DEFAULTS.withName("read-only").withReplicationFactor(1).withAllowUnsafe(true),
                 true);

