@@ -179,7 +179,7 @@ public class CoordinationEndpoint implements DisposableBean {
             reports.put(role.name(), configured(role, seen, details));
         }
         return new CoordinationReport(loop.member().value(), ShareReport.of(loop.share()), reports, ClusterViewReport.of(seen),
-                probe == null ? null : probe.outcome());
+                probe == null ? null : details ? probe.outcome() : probe.outcome().summary());
     }
 
     /**
@@ -392,7 +392,8 @@ public class CoordinationEndpoint implements DisposableBean {
      *
      * @param share how this member's roles are shared out with the other members'
      * @param clusterView how fresh the cluster's view behind {@code roles} is
-     * @param probe what the fencing probe found at startup; null without one
+     * @param probe what the fencing probe found at startup (its report only when details are
+     *     shown); null without one
      */
     public record CoordinationReport(String member, ShareReport share, Map<String, RoleReport> roles,
             ClusterViewReport clusterView, StartupFencingProbe.Outcome probe) {

@@ -44,6 +44,11 @@ public final class StartupFencingProbe implements SmartLifecycle {
      * @param report what it found; null when it did not run
      */
     public record Outcome(String mode, ProbeStatus status, String problem, FencingReport report) {
+
+        /** Without the report: the mode, the status and why it did not run. */
+        public Outcome summary() {
+            return new Outcome(mode, status, problem, null);
+        }
     }
 
     private final Mode mode;
