@@ -9,6 +9,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 import java.util.function.BiFunction;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -81,6 +82,19 @@ final class LiveChecks {
         this.replicationFactor = replicationFactor;
         this.timeout = timeout;
         this.named = named;
+    }
+
+    /**
+     * {@code <topic>-probe-<8 hex digits>}, the topic's name cut where needed so the id
+     * stays within the 249 bytes of a transactional id this library accepts.
+     */
+    static String scratchId(String topicName) {
+        String suffix = "-probe-" + UUID.randomUUID().toString().substring(0, 8);
+        String name = topicName;
+        while (name.getBytes(java.nio.charset.StandardCharsets.UTF_8).length + suffix.length() > Role.MAX_ROLE_LEN) {
+            name = name.substring(0, name.length() - 1);
+        }
+        return name + suffix;
     }
 
     /** The live checks, as a read-only run reports them. */
