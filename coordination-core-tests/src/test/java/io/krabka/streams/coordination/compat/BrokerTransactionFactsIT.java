@@ -199,6 +199,12 @@ class BrokerTransactionFactsIT {
      */
     @Test
     void theFencingProbeReportsTheTransactionVersionAndPassesItsLiveChecks() {
+        // The controller finalized the level; the broker's metadata may tell it a moment later.
+        await().atMost(Duration.ofSeconds(30)).until(() -> {
+            var finalized = cluster.admin().describeFeatures().featureMetadata().get(10, TimeUnit.SECONDS)
+                    .finalizedFeatures().get("transaction.version");
+            return (finalized == null ? 0 : finalized.maxVersionLevel()) == transactionVersion;
+        });
         FencingReport report = FencingProbe.builder(cluster.connection())
                 .topic(TopicSpec.DEFAULTS.withName(transactionalId("probe")).withReplicationFactor(1).withAllowUnsafe(true))
                 .timeout(Duration.ofSeconds(20)).build().run();

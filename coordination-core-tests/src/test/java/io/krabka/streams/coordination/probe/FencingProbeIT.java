@@ -127,6 +127,10 @@ class FencingProbeIT {
     void transactionVersion1IsReportedAndItsEpochBehaviourAgrees() {
         cluster.setTransactionVersion((short) 1);
         try {
+            // The controller finalized the level; the broker's metadata may tell it a moment later.
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> cluster.admin().describeFeatures()
+                    .featureMetadata().get(10, TimeUnit.SECONDS).finalizedFeatures().get("transaction.version")
+                    .maxVersionLevel() == 1);
             FencingReport report = probe(TopicSpec.DEFAULTS.withName("coordination-tv1").withReplicationFactor(1)
                     .withAllowUnsafe(true), false);
             assertThat(report.check("transaction-version").orElseThrow().finding()).isEqualTo("transaction.version=1");

@@ -1,5 +1,8 @@
 package io.krabka.streams.coordination.probe;
 
+import java.util.List;
+import java.util.Objects;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.TransactionDescription;
 
 /**
@@ -40,5 +43,22 @@ final class EpochBehaviour {
         }
         return ProbeCheck.pass(name, observed + ", as transaction.version=" + transactionVersion + " says",
                 "The epoch a member predicts after its commits is the one the coordinator reports");
+    }
+
+    /**
+     * A disagreement seen while the finalized level changed under the probe (an operator's
+     * upgrade or downgrade, or a broker that learned of one late) is no evidence against
+     * the backend: the {@code name} check becomes a WARN when the level read again now
+     * differs from the one read before the live checks.
+     */
+    static List<ProbeCheck> recheck(String name, List<ProbeCheck> live, Short before, Supplier<Short> now) {
+        boolean disagreed = live.stream().anyMatch(check -> check.name().equals(name) && check.status() == ProbeStatus.FAIL);
+        Short current = disagreed ? now.get() : before;
+        if (Objects.equals(current, before)) {
+            return live;
+        }
+        return live.stream().map(check -> !check.name().equals(name) ? check : ProbeCheck.warn(name, check.finding()
+                + "; transaction.version reads " + current + " now: it changed while the probe ran", "Not known which"
+                + " level the backend runs; members learn the step from their own commits", "run the probe again")).toList();
     }
 }

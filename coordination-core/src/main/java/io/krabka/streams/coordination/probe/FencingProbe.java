@@ -57,6 +57,9 @@ import org.apache.kafka.common.errors.TransactionalIdNotFoundException;
  * <p>Principals need, beyond a member's ACLs, Create and Write on the probe topic and
  * Write and Describe on transactional ids prefixed {@code <topic>-probe-}; without them
  * the live checks WARN that they could not run.
+ *
+ * <p>Size: the public face (the builder and {@link #run()}) and the two cheapest checks,
+ * which share its admin and its read of the finalized features.
  */
 public final class FencingProbe {
 
@@ -149,6 +152,7 @@ public final class FencingProbe {
                 List<ProbeCheck> live = new LiveChecks(admin, producerConnection, consumerConnection, probeTopic, transactionalId,
                         (short) Math.min(topic.replicationFactor(), Math.max(1, brokers.size())), timeout, this::named)
                         .run(transactionVersion);
+                live = EpochBehaviour.recheck("epoch-behaviour", live, transactionVersion, () -> transactionVersion(admin));
                 LiveResults.passed(bootstrapServers(), clusterId, transactionVersion,
                         new LiveResults.Run(live, probeTopic, transactionalId, startedAt));
                 checks.addAll(live);
@@ -184,9 +188,7 @@ public final class FencingProbe {
                     + " and a read-only run cannot", ProbeCalls.unsupported(e) ? null : "grant Describe on the cluster"));
             return null;
         }
-        // A feature finalized at level 0 is not listed at all.
-        FinalizedVersionRange finalized = features.finalizedFeatures().get("transaction.version");
-        short version = finalized == null ? 0 : finalized.maxVersionLevel();
+        short version = transactionVersion(features);
         checks.add(ProbeCheck.pass("transaction-version", "transaction.version=" + version, version >= 2
                 ? "KIP-890 transactions: every commit and abort moves the producer epoch by one, and a member predicts"
                         + " the epoch the coordinator will report after each of its commits"
@@ -199,6 +201,21 @@ public final class FencingProbe {
                 : ProbeCheck.pass("metadata-version", "metadata.version level " + metadata.maxVersionLevel(),
                         "A KRaft cluster: producer ids and feature levels come from the controller quorum"));
         return version;
+    }
+
+    /** The finalized {@code transaction.version}: a feature finalized at level 0 is not listed at all. */
+    private static short transactionVersion(FeatureMetadata features) {
+        FinalizedVersionRange finalized = features.finalizedFeatures().get("transaction.version");
+        return finalized == null ? 0 : finalized.maxVersionLevel();
+    }
+
+    /** The finalized {@code transaction.version} read again; null when it cannot be read. */
+    private Short transactionVersion(Admin admin) {
+        try {
+            return transactionVersion(ProbeCalls.await(admin.describeFeatures().featureMetadata(), timeout));
+        } catch (RuntimeException e) {
+            return null;
+        }
     }
 
     /** DescribeTransactions, for a scratch id nobody uses, and ListTransactions must answer. */

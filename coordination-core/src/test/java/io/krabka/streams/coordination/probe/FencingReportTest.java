@@ -54,4 +54,15 @@ class FencingReportTest {
         assertThat(ConnectionEstimate.check(92).status()).isEqualTo(ProbeStatus.PASS);
         assertThat(ConnectionEstimate.check(93).status()).isEqualTo(ProbeStatus.WARN);
     }
+
+    @Test
+    void anEpochDisagreementWhileTheLevelChangedIsAWarnNotAFail() {
+        List<ProbeCheck> live = List.of(ProbeCheck.pass("live-fence", "fenced", "means"),
+                ProbeCheck.fail("epoch-behaviour", "2 to 2, but transaction.version=2 says +1", "means", "fix"));
+        assertThat(EpochBehaviour.recheck("epoch-behaviour", live, (short) 2, () -> (short) 2)).isEqualTo(live);
+        List<ProbeCheck> changed = EpochBehaviour.recheck("epoch-behaviour", live, (short) 2, () -> (short) 1);
+        assertThat(changed.get(0)).isEqualTo(live.get(0));
+        assertThat(changed.get(1).status()).isEqualTo(ProbeStatus.WARN);
+        assertThat(changed.get(1).finding()).endsWith("; transaction.version reads 1 now: it changed while the probe ran");
+    }
 }
