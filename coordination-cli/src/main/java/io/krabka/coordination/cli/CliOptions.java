@@ -31,26 +31,35 @@ import picocli.CommandLine.UnmatchedArgumentException;
             "",
             "A read-only view of the krabka coordination topic: who holds each role, under which",
             "term, until when, whether the transaction coordinator confirms the holder (current),",
-            "and the roster of standbys with their ranks. It never writes to the topic, never",
-            "registers, never initializes a producer id, and never creates the topic.",
+            "and the roster of standbys with their ranks. list and describe never write to the",
+            "topic, never register, never initialize a producer id, and never create the topic.",
+            "",
+            "doctor is the one command that writes, and only to the probe topic <topic>-probe",
+            "(created on first use, one hour retention) under a scratch transactional id",
+            "<topic>-probe-<random>: it checks that the cluster fences a superseded producer and",
+            "hides aborted records, besides the topic's and the brokers' settings. It never",
+            "writes to the coordination topic; with --read-only it writes nothing.",
             "",
             "Commands:",
             "  list                      every role that has records in the topic",
-            "  describe --role NAME      one role, with its roster in detail"},
+            "  describe --role NAME      one role, with its roster in detail",
+            "  doctor                    the fencing probe: PASS, WARN or FAIL for each check"},
         optionListHeading = "%nOptions:%n", sortOptions = false, usageHelpWidth = 100,
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
             "0:done",
             "1:the cluster or the topic failed (unreachable, missing topic, partition count%nmismatch, refused by ACLs), or describe could not show the role",
             "2:bad command line",
-            "3:describe found no record of the role"})
+            "3:describe found no record of the role",
+            "4:doctor: some check warned, none failed",
+            "5:doctor: some check failed: do not contend on this cluster until it is fixed"})
 final class CliOptions {
 
     private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
 
     /** The commands. */
     enum Command {
-        LIST, DESCRIBE, HELP
+        LIST, DESCRIBE, DOCTOR, HELP
     }
 
     /** The output formats. */
@@ -66,6 +75,9 @@ final class CliOptions {
     private static final String ROLE = "--role";
     private static final String OUTPUT = "--output";
     private static final String TIMEOUT = "--timeout";
+    private static final String ROLES = "--roles";
+    private static final String READ_ONLY = "--read-only";
+    private static final String ALLOW_UNSAFE = "--allow-unsafe";
 
     @Parameters(index = "0", arity = "0..1", paramLabel = "COMMAND", hidden = true, converter = CommandWord.class)
     private Command command;
@@ -99,7 +111,18 @@ final class CliOptions {
             description = {"how long one cluster operation may wait before the tool", "gives up: 30s (default), 500ms, 2m; a bare number is seconds"})
     private Duration timeout = DEFAULT_TIMEOUT;
 
-    @Option(names = {"-h", "--help"}, order = 8, usageHelp = true, description = "this text")
+    @Option(names = ROLES, order = 8, paramLabel = "N", converter = RolesValue.class,
+            description = {"doctor: how many roles a member contends for, for the", "connection estimate (default: not given)"})
+    private int roles;
+
+    @Option(names = READ_ONLY, order = 9, description = {"doctor: write nothing; the live fence and the", "aborted-read canary are skipped"})
+    private boolean readOnly;
+
+    @Option(names = ALLOW_UNSAFE, order = 10, description = {"doctor: a development cluster (as", "krabka.coordination.topic.allow-unsafe):"
+        + " settings", "that void the quorum claim WARN instead of FAIL"})
+    private boolean allowUnsafe;
+
+    @Option(names = {"-h", "--help"}, order = 11, usageHelp = true, description = "this text")
     private boolean help;
 
     private CliOptions() {
@@ -145,6 +168,21 @@ final class CliOptions {
         return timeout;
     }
 
+    /** doctor: the role count of a member, for the connection estimate; 0 when not given. */
+    int roles() {
+        return roles;
+    }
+
+    /** doctor: whether to skip the checks that write. */
+    boolean readOnly() {
+        return readOnly;
+    }
+
+    /** doctor: whether unsafe topic and broker settings are accepted with a WARN. */
+    boolean allowUnsafe() {
+        return allowUnsafe;
+    }
+
     /**
      * Parses the arguments. {@code -h}, {@code --help} or the word {@code help} give
      * {@link Command#HELP}, even when a mistake follows them on the line.
@@ -167,7 +205,13 @@ final class CliOptions {
             return help();
         }
         if (options.command == null) {
-            throw CliException.usage("no command: use list or describe");
+            throw CliException.usage("no command: use list, describe or doctor");
+        }
+        if (options.command != Command.DOCTOR && (options.roles != 0 || options.readOnly || options.allowUnsafe)) {
+            throw CliException.usage(ROLES + ", " + READ_ONLY + " and " + ALLOW_UNSAFE + " apply to doctor only");
+        }
+        if (options.command == Command.DOCTOR && options.role != null) {
+            throw CliException.usage("doctor checks the cluster, not one role: leave out " + ROLE);
         }
         if (options.command == Command.DESCRIBE && options.role == null) {
             throw CliException.usage("describe needs --role NAME");
@@ -313,6 +357,25 @@ final class CliOptions {
         }
     }
 
+    static final class RolesValue extends Value<Integer> {
+        RolesValue() {
+            super(ROLES);
+        }
+
+        @Override
+        Integer parse(String option, String value) {
+            try {
+                int parsed = Integer.parseInt(value);
+                if (parsed > 0) {
+                    return parsed;
+                }
+            } catch (NumberFormatException e) {
+                // reported below
+            }
+            throw new TypeConversionException(option + " must be a positive whole number, not \"" + value + "\"");
+        }
+    }
+
     static final class RoleValue extends Value<Role> {
         RoleValue() {
             super(ROLE);
@@ -381,8 +444,9 @@ final class CliOptions {
             return switch (word) {
                 case "list" -> Command.LIST;
                 case "describe" -> Command.DESCRIBE;
+                case "doctor" -> Command.DOCTOR;
                 case "help" -> Command.HELP;
-                default -> throw new TypeConversionException("unknown command \"" + word + "\": use list or describe");
+                default -> throw new TypeConversionException("unknown command \"" + word + "\": use list, describe or doctor");
             };
         }
     }

@@ -1,6 +1,7 @@
 package io.krabka.coordination.cli;
 
 import io.krabka.streams.coordination.CoordinationException;
+import io.krabka.streams.coordination.probe.FencingReport;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -22,11 +23,13 @@ import org.apache.kafka.common.KafkaException;
  * <pre>
  * java -jar krabka-coordination-cli.jar list --bootstrap-server HOST:PORT [--partitions N]
  * java -jar krabka-coordination-cli.jar describe --role NAME --bootstrap-server HOST:PORT [--output json]
+ * java -jar krabka-coordination-cli.jar doctor --bootstrap-server HOST:PORT [--output json] [--read-only]
  * </pre>
  *
- * It never writes to the topic, never registers, never runs InitProducerId and never
- * creates the topic: its clients are one admin and {@code read_committed} consumers
- * without a group.
+ * {@code list} and {@code describe} never write to the topic, never register, never run
+ * InitProducerId and never create the topic: their clients are one admin and
+ * {@code read_committed} consumers without a group. {@code doctor} runs the core's
+ * {@code FencingProbe}, which writes to its probe topic only ({@link Doctor}).
  */
 public final class CoordinationCli {
 
@@ -41,6 +44,10 @@ public final class CoordinationCli {
     static final int EXIT_USAGE = 2;
     /** {@code describe} found no record of the role in its partition. */
     static final int EXIT_ROLE_NOT_FOUND = 3;
+    /** {@code doctor}: some check warned, none failed. */
+    static final int EXIT_WARN = 4;
+    /** {@code doctor}: some check failed. */
+    static final int EXIT_FAIL = 5;
 
     private CoordinationCli() {
     }
@@ -72,6 +79,11 @@ public final class CoordinationCli {
         try {
             Map<String, Object> connection = connection(options);
             bootstrap = String.valueOf(connection.get(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG));
+            if (options.command() == CliOptions.Command.DOCTOR) {
+                FencingReport probed = Doctor.run(connection, options);
+                out.print(options.output() == CliOptions.Output.JSON ? Doctor.json(probed) : Doctor.text(probed));
+                return Doctor.exitCode(probed);
+            }
             Report report;
             try (ReadOnlyCluster cluster = new ReadOnlyCluster(connection, options.timeout())) {
                 Inspection inspection = new Inspection(cluster, options, bootstrap);

@@ -77,6 +77,15 @@ final class JsonOutput {
         return WRITER.writeValueAsString(document) + "\n";
     }
 
+    /** {@code document} in the layout above, for the doctor's report. */
+    static String write(ObjectNode document) {
+        return WRITER.writeValueAsString(document) + "\n";
+    }
+
+    static ObjectNode object() {
+        return MAPPER.createObjectNode();
+    }
+
     private static ObjectNode shown(Report.RoleView view, List<String> problems) {
         String problem = view.problem();
         if (view.status() != null) {

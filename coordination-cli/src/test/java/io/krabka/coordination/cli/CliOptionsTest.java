@@ -64,7 +64,9 @@ class CliOptionsTest {
         assertThat(CliOptions.usage()).startsWith("Usage: java -jar krabka-coordination-cli.jar COMMAND --bootstrap-server HOST:PORT")
                 .contains("  list ", "  describe --role NAME ", "--bootstrap-server HOST:PORT[,HOST:PORT...]", "--command-config FILE",
                         "--topic NAME", "--partitions N", "murmur2(role) % partitions", "--role NAME", "--output text|json",
-                        "--timeout DURATION", "-h, --help", "Exit codes:")
+                        "--timeout DURATION", "-h, --help", "Exit codes:", "  doctor ", "--roles N", "--read-only",
+                        "--allow-unsafe", "doctor is the one command that writes, and only to the probe topic",
+                        "4   doctor: some check warned", "5   doctor: some check failed")
                 .doesNotContain("=");
     }
 
@@ -74,6 +76,10 @@ class CliOptionsTest {
         assertUsage("unknown command \"show\"", "show");
         assertUsage("describe needs --role", "describe", "--bootstrap-server", "k:9092");
         assertUsage("list shows every role", "list", "--role", "controller");
+        assertUsage("--roles, --read-only and --allow-unsafe apply to doctor only", "list", "--read-only");
+        assertUsage("--roles, --read-only and --allow-unsafe apply to doctor only", "describe", "--role", "a", "--roles", "3");
+        assertUsage("doctor checks the cluster, not one role", "doctor", "--role", "controller");
+        assertUsage("--roles must be a positive whole number", "doctor", "--roles", "0");
         assertUsage("unknown option --bootstrap-servers", "list", "--bootstrap-servers", "k:9092");
         assertUsage("unknown option --bootstrap-servers (did you mean --bootstrap-server?)", "list", "--bootstrap-servers=k:9092");
         assertUsage("--partitions must be a positive whole number", "list", "--partitions", "0");

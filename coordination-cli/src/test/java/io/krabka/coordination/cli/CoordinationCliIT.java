@@ -336,4 +336,48 @@ class CoordinationCliIT {
         File err = dir.resolve(command[0] + ".err").toFile();
         return new ProcessBuilder(line).redirectOutput(out).redirectError(err).start();
     }
+
+    @Test
+    void doctorOnADevelopmentClusterPassesTheLiveChecksWarnsAboutReplicationAndWritesOnlyToTheProbeTopic() throws Exception {
+        Result result = CoordinationCliTest.cli(args("doctor", "--allow-unsafe", "--roles", "2"));
+        System.out.print("CoordinationCliIT doctor:\n" + result.out());
+        assertThat(result.exitCode()).as(result.err() + result.out()).isEqualTo(CoordinationCli.EXIT_WARN);
+        String clusterId = cluster.admin().describeCluster().clusterId().get(10, TimeUnit.SECONDS);
+        assertThat(result.out()).startsWith("Cluster " + clusterId + " at " + cluster.bootstrapServers()
+                + ", coordination topic " + TOPIC.name() + "\nWrote to probe topic " + TOPIC.name() + "-probe as transactional id "
+                + TOPIC.name() + "-probe-");
+        assertThat(line(result.out(), "live-fence ")).contains("PASS", "was refused with ProducerFencedException");
+        assertThat(line(result.out(), "aborted-read ")).contains("PASS");
+        assertThat(line(result.out(), "WARN topic.replication-factor: ")).contains("Fix: re-create the topic");
+        assertThat(line(result.out(), "WARN (")).contains("0 failed");
+        // The members' topic holds what it held: the doctor wrote to its own topic only.
+        Result list = CoordinationCliTest.cli(args("list"));
+        assertThat(list.exitCode()).isZero();
+        assertThat(line(list.out(), "controller")).contains("n0");
+    }
+
+    @Test
+    void doctorAsJsonFailsOnReplicationOneWithoutAllowUnsafeAndExits5() throws Exception {
+        Result result = CoordinationCliTest.cli(args("doctor", "--read-only", "--output", "json"));
+        assertThat(result.exitCode()).as(result.err() + result.out()).isEqualTo(CoordinationCli.EXIT_FAIL);
+        JsonNode document = JSON.readTree(result.out());
+        assertThat(document.get("clusterId").asText()).isEqualTo(cluster.admin().describeCluster().clusterId()
+                .get(10, TimeUnit.SECONDS));
+        assertThat(document.get("status").asText()).isEqualTo("FAIL");
+        assertThat(document.get("readOnly").asBoolean()).isTrue();
+        assertThat(document.get("probeTopic").isNull()).isTrue();
+        JsonNode replication = null;
+        for (JsonNode check : document.get("checks")) {
+            if (check.get("name").asText().equals("topic.replication-factor")) {
+                replication = check;
+            }
+            if (check.get("name").asText().equals("live-fence")) {
+                assertThat(check.get("status").asText()).isEqualTo("SKIPPED");
+            }
+        }
+        assertThat(replication).isNotNull();
+        assertThat(replication.get("status").asText()).isEqualTo("FAIL");
+        assertThat(replication.get("finding").asText()).isEqualTo(TOPIC.name() + ": replication factor 1");
+        assertThat(replication.get("fix").asText()).contains("replication factor 3");
+    }
 }

@@ -5,6 +5,10 @@ import static org.awaitility.Awaitility.await;
 
 import io.krabka.streams.coordination.kafka.AbstractLeadershipIT;
 import io.krabka.streams.coordination.kafka.KafkaTestCluster;
+import io.krabka.streams.coordination.probe.FencingProbe;
+import io.krabka.streams.coordination.probe.FencingReport;
+import io.krabka.streams.coordination.probe.ProbeStatus;
+import io.krabka.streams.coordination.transport.TopicSpec;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -186,6 +190,34 @@ class BrokerTransactionFactsIT {
         }
         FACTS.put("timed.out.commit.error", describe(late));
         assertThat(late).as("the late commit").isInstanceOfAny(FENCED);
+    }
+
+    /**
+     * The fencing probe (issue 37) reports what the broker is: the transaction version it
+     * finalized, and live checks whose epoch behaviour agrees with it. Kafka 3.9 (level 0)
+     * and 4.x on level 1 and 2 alike pass every live check.
+     */
+    @Test
+    void theFencingProbeReportsTheTransactionVersionAndPassesItsLiveChecks() {
+        // The controller finalized the level; the broker's metadata may tell it a moment later.
+        await().atMost(Duration.ofSeconds(30)).until(() -> {
+            var finalized = cluster.admin().describeFeatures().featureMetadata().get(10, TimeUnit.SECONDS)
+                    .finalizedFeatures().get("transaction.version");
+            return (finalized == null ? 0 : finalized.maxVersionLevel()) == transactionVersion;
+        });
+        FencingReport report = FencingProbe.builder(cluster.connection())
+                .topic(TopicSpec.DEFAULTS.withName(transactionalId("probe")).withReplicationFactor(1).withAllowUnsafe(true))
+                .timeout(Duration.ofSeconds(20)).build().run();
+        FACTS.put("probe.status", report.status().toString());
+        FACTS.put("probe.transaction-version", report.check("transaction-version").orElseThrow().finding());
+        FACTS.put("probe.epoch-behaviour", report.check("epoch-behaviour").orElseThrow().finding());
+        FACTS.put("probe.failures", report.failures().toString());
+        assertThat(report.check("transaction-version").orElseThrow().finding())
+                .isEqualTo("transaction.version=" + transactionVersion);
+        for (String live : List.of("transaction-apis", "live-fence", "commit-after-fence", "epoch-behaviour", "aborted-read")) {
+            assertThat(report.check(live).orElseThrow().status()).as(live + " on " + version).isEqualTo(ProbeStatus.PASS);
+        }
+        assertThat(report.failures()).isEmpty();
     }
 
     private static String transactionalId(String prefix) {

@@ -8,6 +8,7 @@ import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.client.LeadershipStatus;
 import io.krabka.streams.coordination.client.RoleShare;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
+import io.krabka.streams.coordination.spring.StartupFencingProbe;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -97,6 +98,7 @@ public class CoordinationEndpoint implements DisposableBean {
     private final ClusterView view;
     /** When the answers' ages are measured. */
     private final LongSupplier ticker;
+    private volatile StartupFencingProbe probe;
 
     /** How many describes of roles this member does not contend for run at once, and how many more may wait. */
     public static final int DESCRIBE_THREADS = 2;
@@ -161,6 +163,12 @@ public class CoordinationEndpoint implements DisposableBean {
         return executor;
     }
 
+    /** Shows what {@code startupProbe} found in the report. */
+    public CoordinationEndpoint withProbe(StartupFencingProbe startupProbe) {
+        this.probe = startupProbe;
+        return this;
+    }
+
     /** Every configured role, from what this member knows now and the last cluster view; never waits for the cluster. */
     @ReadOperation
     public CoordinationReport coordination(SecurityContext securityContext) {
@@ -170,7 +178,8 @@ public class CoordinationEndpoint implements DisposableBean {
         for (Role role : loop.roles()) {
             reports.put(role.name(), configured(role, seen, details));
         }
-        return new CoordinationReport(loop.member().value(), ShareReport.of(loop.share()), reports, ClusterViewReport.of(seen));
+        return new CoordinationReport(loop.member().value(), ShareReport.of(loop.share()), reports, ClusterViewReport.of(seen),
+                probe == null ? null : details ? probe.outcome() : probe.outcome().summary());
     }
 
     /**
@@ -383,9 +392,11 @@ public class CoordinationEndpoint implements DisposableBean {
      *
      * @param share how this member's roles are shared out with the other members'
      * @param clusterView how fresh the cluster's view behind {@code roles} is
+     * @param probe what the fencing probe found at startup (its report only when details are
+     *     shown); null without one
      */
     public record CoordinationReport(String member, ShareReport share, Map<String, RoleReport> roles,
-            ClusterViewReport clusterView) {
+            ClusterViewReport clusterView, StartupFencingProbe.Outcome probe) {
     }
 
     /**

@@ -8,6 +8,7 @@ import io.krabka.streams.coordination.RetriableCoordinationException;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.spring.ClusterContact;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
+import io.krabka.streams.coordination.spring.StartupFencingProbe;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import java.util.LinkedHashMap;
 import java.util.Locale;
@@ -58,6 +59,7 @@ public class CoordinationHealthIndicator extends AbstractHealthIndicator {
     private final LeadershipLoop loop;
     private final ClusterContact contact;
     private final RoleWorkFailures workFailures;
+    private volatile StartupFencingProbe probe;
 
     /** A contributor that does not wait for a first contact it cannot see. */
     public CoordinationHealthIndicator(CoordinationTransport transport, LeadershipLoop loop) {
@@ -80,6 +82,15 @@ public class CoordinationHealthIndicator extends AbstractHealthIndicator {
         this.loop = loop;
         this.contact = contact;
         this.workFailures = workFailures;
+    }
+
+    /**
+     * Adds detail {@code probe}: what the fencing probe found at startup (its status, the
+     * cluster id and the names of the checks that warned or failed). It changes no status.
+     */
+    public CoordinationHealthIndicator withProbe(StartupFencingProbe startupProbe) {
+        this.probe = startupProbe;
+        return this;
     }
 
     @Override
@@ -113,6 +124,9 @@ public class CoordinationHealthIndicator extends AbstractHealthIndicator {
         detail(builder, "unreachable", unreachable);
         detail(builder, "failing", failing);
         detail(builder, "workFailing", workFailing);
+        if (probe != null) {
+            builder.withDetail("probe", FencingProbeHealth.of(probe.outcome()));
+        }
         if (!notAuthorized.isEmpty() || !misconfigured.isEmpty() || !unreachable.isEmpty() || !failing.isEmpty()) {
             builder.down();
         } else if (roles.isEmpty()) {

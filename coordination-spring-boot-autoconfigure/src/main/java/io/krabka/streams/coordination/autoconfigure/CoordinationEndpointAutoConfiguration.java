@@ -4,6 +4,8 @@ import io.krabka.streams.coordination.actuate.CoordinationEndpoint;
 import io.krabka.streams.coordination.actuate.CoordinationEndpointWebExtension;
 import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
+import io.krabka.streams.coordination.spring.StartupFencingProbe;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
 import org.springframework.boot.actuate.endpoint.Show;
@@ -26,9 +28,12 @@ public final class CoordinationEndpointAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    CoordinationEndpoint coordinationEndpoint(CoordinationClient client, LeadershipLoop loop, CoordinationProperties properties) {
-        return new CoordinationEndpoint(client, loop, Show.valueOf(properties.getEndpoint().getShowDetails().name()),
+    CoordinationEndpoint coordinationEndpoint(CoordinationClient client, LeadershipLoop loop, CoordinationProperties properties,
+            ObjectProvider<StartupFencingProbe> probe) {
+        CoordinationEndpoint endpoint = new CoordinationEndpoint(client, loop, Show.valueOf(properties.getEndpoint().getShowDetails().name()),
                 properties.getEndpoint().getRoles(), CoordinationSettings.clusterViewMaxAge(properties));
+        probe.ifAvailable(endpoint::withProbe);
+        return endpoint;
     }
 
     @Bean

@@ -2,6 +2,7 @@ package io.krabka.streams.coordination.autoconfigure;
 
 import io.krabka.streams.coordination.CoordinationConfigurationException;
 import io.krabka.streams.coordination.TopicConfigurationException;
+import io.krabka.streams.coordination.probe.FencingProbeException;
 import org.apache.kafka.common.config.ConfigException;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.diagnostics.FailureAnalyzer;
@@ -11,7 +12,8 @@ import org.springframework.core.env.Environment;
  * Startup failures that come from a setting, told as the property to fix instead of a
  * stack trace: Kafka bootstrap servers that do not resolve or do not parse
  * ({@code spring.kafka.bootstrap-servers}), and the coordination topic or lease settings
- * the cluster refuses ({@code krabka.coordination.*}, named in the failure's message).
+ * the cluster refuses ({@code krabka.coordination.*}, named in the failure's message), and
+ * a fencing probe that failed at startup (each failed check and its fix).
  * Registered in {@code META-INF/spring.factories}, as Boot loads its failure analyzers.
  */
 public final class CoordinationFailureAnalyzer implements FailureAnalyzer {
@@ -30,6 +32,10 @@ public final class CoordinationFailureAnalyzer implements FailureAnalyzer {
         ConfigException bootstrap = find(failure, ConfigException.class);
         if (bootstrap != null && String.valueOf(bootstrap.getMessage()).contains("bootstrap.servers")) {
             return bootstrapServers(bootstrap, failure);
+        }
+        FencingProbeException probed = find(failure, FencingProbeException.class);
+        if (probed != null) {
+            return FencingProbeFailure.analysis(probed, failure);
         }
         CoordinationConfigurationException refused = find(failure, CoordinationConfigurationException.class);
         if (refused != null) {

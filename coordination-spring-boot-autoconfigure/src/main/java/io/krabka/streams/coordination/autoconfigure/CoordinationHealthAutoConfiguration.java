@@ -7,6 +7,7 @@ import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.spring.ClusterContact;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
+import io.krabka.streams.coordination.spring.StartupFencingProbe;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -36,9 +37,12 @@ public final class CoordinationHealthAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean(name = "coordinationHealthIndicator")
     CoordinationHealthIndicator coordinationHealthIndicator(CoordinationTransport transport, LeadershipLoop loop,
-            ObjectProvider<ClusterContact> contact, RoleWorkFailures coordinationWorkFailures) {
-        return new CoordinationHealthIndicator(transport, loop, contact.getIfAvailable(ClusterContact::new),
-                coordinationWorkFailures);
+            ObjectProvider<ClusterContact> contact, RoleWorkFailures coordinationWorkFailures,
+            ObjectProvider<StartupFencingProbe> probe) {
+        CoordinationHealthIndicator indicator = new CoordinationHealthIndicator(transport, loop,
+                contact.getIfAvailable(ClusterContact::new), coordinationWorkFailures);
+        probe.ifAvailable(indicator::withProbe);
+        return indicator;
     }
 
     /** The roles whose work ends FAILED here, from the leadership events, for {@code coordination}'s WORK_FAILING. */

@@ -1,6 +1,7 @@
 package io.krabka.streams.coordination.autoconfigure;
 
 import io.krabka.streams.coordination.Balance;
+import io.krabka.streams.coordination.spring.StartupFencingProbe;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -59,6 +60,14 @@ public class CoordinationProperties {
      */
     private Balance balance = Balance.NONE;
 
+    /**
+     * The fencing probe, run once at startup before the first grant: "fail" (a FAIL stops
+     * startup, naming the check and the fix), "warn" (a FAIL is logged and the member
+     * contends anyway) or "off". On a topic allowed to be unsafe (topic.allow-unsafe),
+     * settings that void the quorum claim WARN instead of FAIL.
+     */
+    private StartupFencingProbe.Mode probe = StartupFencingProbe.Mode.FAIL;
+
     private final Lease lease = new Lease();
 
     private final Topic topic = new Topic();
@@ -73,6 +82,14 @@ public class CoordinationProperties {
 
     public void setEnabled(boolean enabled) {
         this.enabled = enabled;
+    }
+
+    public StartupFencingProbe.Mode getProbe() {
+        return probe;
+    }
+
+    public void setProbe(StartupFencingProbe.Mode probe) {
+        this.probe = probe;
     }
 
     public String getMemberId() {

@@ -15,6 +15,7 @@ import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.memory.InMemoryCluster;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
+import io.krabka.streams.coordination.spring.StartupFencingProbe;
 import io.krabka.streams.coordination.spring.OnLeadership;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
@@ -189,6 +190,27 @@ class CoordinationAutoConfigurationTests {
             assertThat(context.getBean(CoordinationClient.class).sendBatching())
                     .isEqualTo(new SendBatching(50, Duration.ofMillis(5), 500, Duration.ofSeconds(3)));
         });
+    }
+
+    /** krabka.coordination.probe binds; on a transport that is not Kafka's there is nothing to probe, and it says so. */
+    @Test
+    void theStartupProbeBindsItsModeAndProbesOnlyKafka() {
+        ApplicationContextRunner probing = runner.withConfiguration(AutoConfigurations.of(CoordinationProbeAutoConfiguration.class))
+                .withUserConfiguration(InMemoryTransport.class);
+        probing.run(context -> {
+            assertThat(context).hasNotFailed();
+            StartupFencingProbe.Outcome outcome = context.getBean(StartupFencingProbe.class).outcome();
+            assertThat(outcome.mode()).isEqualTo("fail");
+            assertThat(outcome.report()).isNull();
+            assertThat(outcome.problem()).isEqualTo("the coordination transport is not Kafka's: nothing to probe");
+        });
+        probing.withPropertyValues("krabka.coordination.probe=off").run(context ->
+                assertThat(context.getBean(StartupFencingProbe.class).outcome())
+                        .isEqualTo(new StartupFencingProbe.Outcome("off", null, "krabka.coordination.probe=off", null)));
+        probing.withPropertyValues("krabka.coordination.probe=warn").run(context ->
+                assertThat(context.getBean(StartupFencingProbe.class).outcome().mode()).isEqualTo("warn"));
+        probing.withPropertyValues("krabka.coordination.probe=maybe").run(context ->
+                assertThat(context).getFailure().rootCause().hasMessageContaining("maybe"));
     }
 
     @Test

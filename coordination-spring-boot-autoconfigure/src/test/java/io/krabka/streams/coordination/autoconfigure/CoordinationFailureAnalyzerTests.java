@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.krabka.streams.coordination.TopicConfigurationException;
+import io.krabka.streams.coordination.probe.FencingProbeException;
+import io.krabka.streams.coordination.probe.FencingReport;
+import io.krabka.streams.coordination.probe.ProbeCheck;
+import io.krabka.streams.coordination.probe.ProbeStatus;
 import java.io.InputStream;
 import java.util.Map;
 import java.util.Properties;
@@ -96,5 +100,24 @@ class CoordinationFailureAnalyzerTests {
         }
         assertThat(factories.getProperty("org.springframework.boot.diagnostics.FailureAnalyzer"))
                 .isEqualTo(CoordinationFailureAnalyzer.class.getName());
+    }
+
+    /** A probe FAIL is told as each failed check, what it means and its fix; warnings and passes are left out. */
+    @Test
+    void aFailedFencingProbeNamesEachFailedCheckAndItsFix() {
+        FencingReport report = new FencingReport("cluster-1", "broker:9092", "__coordination_state", null, null, true,
+                java.time.Instant.EPOCH, 12, java.util.List.of(
+                        new ProbeCheck("transaction-version", ProbeStatus.PASS, "transaction.version=2", "KIP-890", null),
+                        new ProbeCheck("topic.min-insync-replicas", ProbeStatus.FAIL, "t: effective min.insync.replicas=1",
+                                "One broker acknowledges", "set min.insync.replicas=2"),
+                        new ProbeCheck("connections", ProbeStatus.WARN, "many", "slow", "spread")));
+        FailureAnalysis analysis = new CoordinationFailureAnalyzer(new MockEnvironment())
+                .analyze(new IllegalStateException("Failed to start bean", new FencingProbeException(report)));
+        assertThat(analysis.getDescription()).startsWith("krabka coordination will not contend: the fencing probe of cluster"
+                + " cluster-1 (broker:9092) failed 1 check:")
+                .contains("- topic.min-insync-replicas: t: effective min.insync.replicas=1. One broker acknowledges.")
+                .doesNotContain("connections").doesNotContain("transaction-version");
+        assertThat(analysis.getAction()).startsWith("topic.min-insync-replicas: set min.insync.replicas=2.")
+                .contains("krabka.coordination.probe=warn");
     }
 }

@@ -1,6 +1,7 @@
 package io.krabka.streams.coordination.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.krabka.streams.coordination.Role;
@@ -19,6 +20,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -339,14 +341,72 @@ class CoordinationStarterIT {
      */
     @Test
     void aReplicationFactorTheClusterCannotMeetIsMisconfiguredNamingTheProperty() throws Exception {
+        // The fencing probe would stop startup on this one-broker cluster's transaction log (replication 1).
         ConfigurableApplicationContext n1 = start("n1", "krabka.coordination.topic.replication-factor=3",
-                "krabka.coordination.topic.allow-unsafe=false");
+                "krabka.coordination.topic.allow-unsafe=false", "krabka.coordination.probe=warn");
         assertThat(health(n1).get("status").asString()).isIn("OUT_OF_SERVICE", "DOWN");
         await().atMost(Duration.ofSeconds(30)).until(() -> health(n1).get("status").asString().equals("DOWN"));
         JsonNode health = health(n1);
         assertThat(health.get("details").has("unreachable")).isFalse();
         assertThat(health.get("details").get("misconfigured").get("controller").asString())
                 .contains("replication factor 3").contains("krabka.coordination.topic.replication-factor");
+    }
+
+    /**
+     * The fencing probe runs once before the first grant; on this one-broker development
+     * setup (replication 1, allow-unsafe) it warns, once per WARN, and its report shows in
+     * the endpoint and in health.
+     */
+    @Test
+    @ExtendWith(OutputCaptureExtension.class)
+    void theFencingProbeRunsBeforeTheFirstGrantWarnsOnceAndShowsInTheEndpointAndHealth(CapturedOutput output) throws Exception {
+        ConfigurableApplicationContext n1 = start("n1");
+        await().atMost(Duration.ofSeconds(30)).until(() -> state(n1) == MemberRoleState.LEADER);
+        String clusterId = cluster.admin().describeCluster().clusterId().get(10, TimeUnit.SECONDS);
+        String log = output.getOut();
+        assertThat(log.indexOf("Fencing probe of cluster " + clusterId + ": broker.transaction-state-log WARN"))
+                .as("the probe's WARN before the member contends").isNotNegative()
+                .isLessThan(log.indexOf("Member n1 contends for roles"));
+        assertThat(log.lines().filter(line -> line.contains("Fencing probe of cluster")
+                && line.contains("broker.transaction-state-log WARN")).count()).isEqualTo(1);
+
+        JsonNode probe = get(n1, "/actuator/coordination").get("probe");
+        assertThat(probe.get("mode").asString()).isEqualTo("fail");
+        assertThat(probe.get("status").asString()).isEqualTo("WARN");
+        assertThat(probe.get("report").get("clusterId").asString()).isEqualTo(clusterId);
+        // Another test's member in this JVM may have run the live checks on this cluster already: reused, then.
+        assertThat(probe.get("report").get("probeTopic").asString()).startsWith("coordination-").endsWith("-probe");
+        List<String> passed = new ArrayList<>();
+        probe.get("report").get("checks").forEach(check -> {
+            if (check.get("status").asString().equals("PASS")) {
+                passed.add(check.get("name").asString());
+            }
+        });
+        assertThat(passed).contains("transaction-version", "live-fence", "commit-after-fence", "epoch-behaviour", "aborted-read");
+        JsonNode healthProbe = health(n1).get("details").get("probe");
+        assertThat(healthProbe.get("status").asString()).isEqualTo("WARN");
+        assertThat(healthProbe.get("clusterId").asString()).isEqualTo(clusterId);
+        assertThat(healthProbe.get("warnings").toString()).contains("broker.transaction-state-log");
+    }
+
+    /**
+     * A new user who points a member at a coordination topic with unclean leader election
+     * on, with the sample's development settings (replication 1, allow-unsafe): startup
+     * stops, and Boot's failure report names the setting and the fix.
+     */
+    @Test
+    @ExtendWith(OutputCaptureExtension.class)
+    void aCoordinationTopicWithUncleanLeaderElectionStopsStartupNamingTheSettingAndTheFix(CapturedOutput output)
+            throws Exception {
+        cluster.admin().createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(topic, 3, (short) 1).configs(Map.of(
+                "cleanup.policy", "compact", "unclean.leader.election.enable", "true")))).all()
+                .get(20, TimeUnit.SECONDS);
+        assertThatThrownBy(() -> start("n1")).hasMessageContaining("Failed to start bean 'startupFencingProbe'");
+        assertThat(output.getOut()).contains("APPLICATION FAILED TO START")
+                .contains("the fencing probe of cluster")
+                .contains("- topic.unclean-leader-election: " + topic + ": unclean.leader.election.enable=true")
+                .contains("topic.unclean-leader-election: kafka-configs.sh --alter --entity-type topics --entity-name " + topic
+                        + " --add-config unclean.leader.election.enable=false");
     }
 
     private JsonNode health(ConfigurableApplicationContext member) throws Exception {

@@ -166,12 +166,15 @@ class TlsSettingsIT {
 
         // Each client the starter built was handed the protocol and the trust store. The
         // watcher builds its consumer on its own thread; a describe that finds the reader
-        // busy (a slow machine) builds a numbered describe reader, which must have them too.
+        // busy (a slow machine) builds a numbered describe reader, which must have them too;
+        // so must the fencing probe's clients, which run before the member contends.
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(clientSettings(output)).containsKeys(
                 CLIENTS.toArray(String[]::new)));
         Map<String, String> settings = clientSettings(output);
         assertThat(settings.keySet()).allMatch(client -> CLIENTS.contains(client)
-                || client.matches("krabka-coordination-reader-\\d+"), "a client the starter builds");
+                || client.matches("krabka-coordination-reader-\\d+")
+                || client.matches("krabka-coordination-probe-(admin|a|b|reader|cleanup)"), "a client the starter builds");
+        assertThat(settings).containsKeys("krabka-coordination-probe-admin", "krabka-coordination-probe-a");
         settings.forEach((client, dump) -> assertThat(dump).as(client)
                 .contains("security.protocol = SSL")
                 .contains("ssl.truststore.location = " + trustStore)
