@@ -59,6 +59,14 @@ public class CoordinationProperties {
      */
     private Balance balance = Balance.NONE;
 
+    /**
+     * Where this member answers HTTP, published for routing requests to a role's holder
+     * (@LeaderOnly). Placeholders are resolved once the web server runs, so
+     * ${local.server.port} works. Defaults to the scheme, the local host's address, the
+     * port the web server listens on, and the context path.
+     */
+    private String advertisedUrl;
+
     private final Lease lease = new Lease();
 
     private final Topic topic = new Topic();
@@ -81,6 +89,14 @@ public class CoordinationProperties {
 
     public void setMemberId(String memberId) {
         this.memberId = memberId;
+    }
+
+    public String getAdvertisedUrl() {
+        return advertisedUrl;
+    }
+
+    public void setAdvertisedUrl(String advertisedUrl) {
+        this.advertisedUrl = advertisedUrl;
     }
 
     public List<String> getRoles() {
