@@ -110,6 +110,10 @@ final class JsonOutput {
         role.put("readUpTo", status.readUpTo());
         LeaseSnapshot lease = status.lease().orElse(null);
         role.put("holder", lease == null ? null : lease.holder().value());
+        if (view.holderUrl() != null) {
+            // Only when the holder advertises an address (<topic>-members): older readers see no new field otherwise.
+            role.put("holderUrl", view.holderUrl());
+        }
         role.put("term", lease == null ? null : lease.token().term());
         // null: the cluster refused DescribeTransactions, so nobody asked the coordinator.
         role.put("current", view.coordinatorAsked() ? status.current() : null);

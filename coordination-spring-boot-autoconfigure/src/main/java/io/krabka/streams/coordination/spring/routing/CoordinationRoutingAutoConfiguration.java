@@ -1,14 +1,18 @@
 package io.krabka.streams.coordination.spring.routing;
 
 import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.actuate.CoordinationEndpoint;
 import io.krabka.streams.coordination.autoconfigure.CoordinationAutoConfiguration;
 import io.krabka.streams.coordination.autoconfigure.CoordinationProperties;
 import io.krabka.streams.coordination.client.CoordinationClient;
+import io.krabka.streams.coordination.members.MemberAddress;
 import io.krabka.streams.coordination.members.MemberAddressBook;
 import io.krabka.streams.coordination.members.MemberAddressCodec;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import java.time.InstantSource;
 import java.util.HashSet;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -20,6 +24,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplicat
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.web.server.context.WebServerInitializedEvent;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.core.env.Environment;
 import org.springframework.kafka.core.ConsumerFactory;
 import org.springframework.kafka.core.KafkaAdmin;
@@ -92,5 +97,22 @@ public final class CoordinationRoutingAutoConfiguration {
         boolean ssl = environment.getProperty("server.ssl.enabled", Boolean.class, false)
                 || environment.getProperty("server.ssl.bundle") != null;
         return ssl ? "https" : "http";
+    }
+
+    /** {@code /actuator/coordination} shows each holder's advertised URL, when actuator is there. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
+    static class EndpointUrls {
+
+        @Bean
+        SmartInitializingSingleton coordinationEndpointHolderUrls(ObjectProvider<CoordinationEndpoint> endpoint,
+                ObjectProvider<MemberAddresses> addresses) {
+            return () -> {
+                MemberAddresses found = addresses.getIfAvailable();
+                if (found != null) {
+                    endpoint.ifAvailable(e -> e.showHolderUrls(member -> found.lookup(member).map(MemberAddress::url)));
+                }
+            };
+        }
     }
 }

@@ -128,6 +128,7 @@ class LeaderOnlyRoutingIT {
                 "krabka.coordination.roles", ROLE,
                 "krabka.coordination.advertised-url", "http://127.0.0.1:${local.server.port}",
                 "krabka.coordination.routing.mode", mode,
+                "management.endpoints.web.exposure.include", "coordination",
                 "krabka.coordination.lease.duration", "3s",
                 "krabka.coordination.lease.renew-interval", "1s",
                 "krabka.coordination.lease.challenge-stagger", "1s"))
@@ -160,6 +161,13 @@ class LeaderOnlyRoutingIT {
         Map<String, List<String>> written = handled();
         assertThat(written.keySet()).containsAll(ids);
         ids.forEach(id -> assertThat(written.get(id)).as(id).containsExactly(holder + "@" + term));
+
+        // Every member's /actuator/coordination names where the holder answers.
+        for (String member : via) {
+            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(get(member, "/actuator/coordination"))
+                    .contains("\"holder\":\"" + holder + "\"")
+                    .contains("\"holderUrl\":\"http://127.0.0.1:" + port(holder) + "\""));
+        }
     }
 
     @Test
@@ -273,6 +281,11 @@ class LeaderOnlyRoutingIT {
                 .header("Content-Type", "text/plain").POST(HttpRequest.BodyPublishers.ofString(body));
         headers.forEach(request::header);
         return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static String get(String member, String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port(member) + path)).build(),
+                HttpResponse.BodyHandlers.ofString()).body();
     }
 
     private static void writeAddress(String member, String url) throws Exception {
