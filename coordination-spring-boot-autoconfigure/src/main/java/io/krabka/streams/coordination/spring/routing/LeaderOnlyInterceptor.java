@@ -119,7 +119,7 @@ final class LeaderOnlyInterceptor implements HandlerInterceptor {
         response.setHeader(RoutingHeaders.TERM, Long.toString(term));
     }
 
-    private static boolean problem(HttpServletResponse response, ProblemDetail problem, Duration retryAfter) {
+    static boolean problem(HttpServletResponse response, ProblemDetail problem, Duration retryAfter) {
         response.setStatus(problem.getStatus());
         if (retryAfter != null) {
             response.setHeader("Retry-After", Problems.retryAfter(retryAfter));

@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -72,7 +73,7 @@ class LeaderOnlyRoutingIT {
 
     @SpringBootConfiguration
     @EnableAutoConfiguration
-    @Import(Commands.class)
+    @Import({Commands.class, SlowCommands.class})
     static class MemberApp {
     }
 
@@ -89,6 +90,24 @@ class LeaderOnlyRoutingIT {
             sender.send(HANDLED, id, leadership.member() + "@" + leadership.term());
             return leadership.member() + " " + leadership.term() + " body=" + body + " auth=" + authorization
                     + " keep-alive=" + keepAlive + " via=" + forwardedBy;
+        }
+    }
+
+    static final CountDownLatch SLOW_ENTERED = new CountDownLatch(1);
+    static final CountDownLatch SLOW_PROCEED = new CountDownLatch(1);
+
+    @RestController
+    static class SlowCommands {
+
+        /** Waits for the test before it writes: the test deposes the holder meanwhile. */
+        @LeaderOnly(role = ROLE)
+        @PostMapping("/slow/{id}")
+        String handle(@PathVariable String id, GuardedSender<String, String> sender, Leadership leadership)
+                throws InterruptedException {
+            SLOW_ENTERED.countDown();
+            SLOW_PROCEED.await();
+            sender.send(HANDLED, id, leadership.member() + "@" + leadership.term());
+            return "written";
         }
     }
 
@@ -224,6 +243,24 @@ class LeaderOnlyRoutingIT {
 
     @Test
     @Order(5)
+    void aHolderDeposedWhileItHandlesARequestHasItsWriteRefusedAndAnswers503() throws Exception {
+        String holder = awaitHolder();
+        java.util.concurrent.CompletableFuture<HttpResponse<String>> pending = http.sendAsync(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port(holder) + "/slow/deposed"))
+                        .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(SLOW_ENTERED.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        assertThat(loop(holder).release(Role.of(ROLE))).isTrue();
+        SLOW_PROCEED.countDown();
+        HttpResponse<String> answer = pending.get(30, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(answer.statusCode()).as(answer.body()).isEqualTo(503);
+        assertThat(answer.headers().firstValue("Retry-After")).isPresent();
+        assertThat(answer.body()).contains("urn:krabka:routing:deposed").contains("send the request again");
+        assertThat(handled()).doesNotContainKey("deposed");
+        awaitHolder();
+    }
+
+    @Test
+    @Order(6)
     void withNoHolderEveryMemberAnswers503WithRetryAfterAndAProblem() throws Exception {
         awaitHolder();
         List.of("n1", "n2", "n3", "r4").forEach(m -> loop(m).stop());
@@ -245,7 +282,7 @@ class LeaderOnlyRoutingIT {
     }
 
     @Test
-    @Order(6)
+    @Order(7)
     void aLeaderOnlyHandlerForARoleThatIsNotConfiguredFailsStartupNamingIt() {
         assertThatThrownBy(() -> start("bad", "forward", BadApp.class).close())
                 .hasStackTraceContaining("@LeaderOnly(role = \"typo\")")
