@@ -80,7 +80,7 @@ public final class CoordinationRoutingAutoConfiguration {
     HolderRoutes holderRoutes(LeadershipLoop loop, CoordinationClient client, MemberAddresses addresses,
             RoutingProperties routing, CoordinationProperties coordination, Environment environment) {
         return new HolderRoutes(loop, client, addresses, new TargetPolicy(ownScheme(coordination, environment),
-                routing.getAllowedTargets()), routing.getViewMaxAge());
+                routing.getAllowedTargets()), routing.getViewMaxAge(), routing.getGrantWait());
     }
 
     /** The scheme of this member's advertised url: the only one it routes to. */

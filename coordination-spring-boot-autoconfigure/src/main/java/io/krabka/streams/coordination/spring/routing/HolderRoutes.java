@@ -31,13 +31,20 @@ public final class HolderRoutes {
     private final MemberAddresses addresses;
     private final TargetPolicy targets;
     private final long viewMaxAgeNanos;
+    private final Duration grantWait;
     private final Map<Role, Viewed> views = new ConcurrentHashMap<>();
 
     private record Viewed(LeadershipStatus status, long readAt) {
     }
 
+    /**
+     * @param viewMaxAge how old the view of a role may get before a request reads it again
+     * @param grantWait how long a request waits for a grant when the role has no live lease
+     *     (a release or handover under way) before it is answered 503
+     */
     public HolderRoutes(LeadershipLoop loop, CoordinationClient client, MemberAddresses addresses, TargetPolicy targets,
-            Duration viewMaxAge) {
+            Duration viewMaxAge, Duration grantWait) {
+        this.grantWait = grantWait;
         this.loop = loop;
         this.client = client;
         this.addresses = addresses;
@@ -62,6 +69,14 @@ public final class HolderRoutes {
             return new Route.Here(mine.get());
         }
         LeadershipStatus status = view(role);
+        if (!live(status)) {
+            // A release or handover: the next standby takes over within tens of milliseconds.
+            status = awaitGrant(role, status);
+            mine = held(role);
+            if (mine.isPresent()) {
+                return new Route.Here(mine.get());
+            }
+        }
         Optional<LeaseSnapshot> lease = status.lease();
         Instant now = client.clock().instant();
         Duration stagger = client.config().challengeStagger();
@@ -101,6 +116,22 @@ public final class HolderRoutes {
                     + " is not an allowed target: " + refusal.get());
         }
         return new Route.There(holder, term, base);
+    }
+
+    private boolean live(LeadershipStatus status) {
+        return status.lease().filter(lease -> lease.deadline().isAfter(client.clock().instant())).isPresent();
+    }
+
+    /** Reads the role as news is committed, up to {@code grantWait}, until it has a live lease. */
+    private LeadershipStatus awaitGrant(Role role, LeadershipStatus status) {
+        long deadline = System.nanoTime() + grantWait.toNanos();
+        LeadershipStatus seen = status;
+        for (long left = grantWait.toNanos(); left > 0 && !live(seen) && held(role).isEmpty();
+                left = deadline - System.nanoTime()) {
+            seen = client.observe(role, Duration.ofNanos(left));
+            views.put(role, new Viewed(seen, System.nanoTime()));
+        }
+        return seen;
     }
 
     /** Forgets the view of {@code role}: the next request reads it again (the holder did not answer as one). */

@@ -30,6 +30,12 @@ public class RoutingProperties {
     private Duration viewMaxAge = Duration.ofMillis(250);
 
     /**
+     * How long a @LeaderOnly request waits for a grant when the role has no live lease (a
+     * release or handover under way) before it is answered 503.
+     */
+    private Duration grantWait = Duration.ofSeconds(1);
+
+    /**
      * How long a forward waits to connect to the holder.
      */
     private Duration connectTimeout = Duration.ofSeconds(2);
@@ -61,6 +67,14 @@ public class RoutingProperties {
 
     public void setViewMaxAge(Duration viewMaxAge) {
         this.viewMaxAge = viewMaxAge;
+    }
+
+    public Duration getGrantWait() {
+        return grantWait;
+    }
+
+    public void setGrantWait(Duration grantWait) {
+        this.grantWait = grantWait;
     }
 
     public Duration getConnectTimeout() {

@@ -152,7 +152,8 @@ class LeaderOnlyRoutingIT {
                 "krabka.coordination.lease.renew-interval", "1s",
                 "krabka.coordination.lease.challenge-stagger", "1s"))
                 .properties("krabka.coordination.topic.replication-factor=1", "krabka.coordination.topic.allow-unsafe=true",
-                        "krabka.coordination.topic.partitions=3", "krabka.coordination.topic.name=" + TOPIC)
+                        "krabka.coordination.topic.partitions=3", "krabka.coordination.topic.name=" + TOPIC,
+                        "krabka.coordination.routing.grant-wait=300ms")
                 .run();
     }
 
