@@ -61,8 +61,13 @@ public final class MemberAddresses implements SmartLifecycle, ApplicationListene
     public void onApplicationEvent(WebServerInitializedEvent event) {
         // The management server (a port of its own) has a namespace; the application's has none.
         if (event.getApplicationContext().getServerNamespace() == null) {
-            port = event.getWebServer().getPort();
+            serverPort(event.getWebServer().getPort());
         }
+    }
+
+    /** The port the application's web server listens on. */
+    void serverPort(int listening) {
+        this.port = listening;
     }
 
     /** Whether addresses are published and read here. */
@@ -100,7 +105,8 @@ public final class MemberAddresses implements SmartLifecycle, ApplicationListene
         log.info("Member {} advertises {} on {}", member, advertised, book.topic());
     }
 
-    private String resolveUrl() {
+    /** The address to advertise: the configured one with its placeholders resolved, or the default; checked. */
+    String resolveUrl() {
         String advertised;
         if (configuredUrl != null) {
             try {
