@@ -182,36 +182,49 @@ public final class MemberAddressBook implements AutoCloseable {
     }
 
     private void tail() {
-        try {
-            List<TopicPartition> partitions = List.of();
-            while (partitions.isEmpty() && !closed) {
-                // A topic created a moment ago may not be in every broker's metadata yet.
-                List<PartitionInfo> infos = consumer.partitionsFor(topic, timeout);
-                partitions = infos == null ? List.of()
-                        : infos.stream().map(p -> new TopicPartition(p.topic(), p.partition())).toList();
-                if (partitions.isEmpty()) {
-                    Thread.sleep(100); // a retry backoff, not a synchronisation
+        while (!closed) {
+            try {
+                readFromTheStart();
+                return;
+            } catch (WakeupException e) {
+                return; // closed
+            } catch (org.apache.kafka.common.errors.TimeoutException e) {
+                // The cluster did not answer (yet): read again from the start once it does.
+                log.debug("Reading the member address topic {} timed out; trying again", topic, e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (RuntimeException e) {
+                if (!closed) {
+                    log.error("Stopped reading the member address topic {}: routing sees no address written from now on",
+                            topic, e);
                 }
+                return;
             }
-            consumer.assign(partitions);
-            consumer.seekToBeginning(partitions);
-            Map<TopicPartition, Long> ends = consumer.endOffsets(partitions, timeout);
-            while (!closed) {
-                for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
-                    apply(record);
-                }
-                if (caughtUp.getCount() > 0 && ends.entrySet().stream()
-                        .allMatch(end -> consumer.position(end.getKey(), timeout) >= end.getValue())) {
-                    caughtUp.countDown();
-                }
+        }
+    }
+
+    private void readFromTheStart() throws InterruptedException {
+        List<TopicPartition> partitions = List.of();
+        while (partitions.isEmpty() && !closed) {
+            // A topic created a moment ago may not be in every broker's metadata yet.
+            List<PartitionInfo> infos = consumer.partitionsFor(topic, timeout);
+            partitions = infos == null ? List.of()
+                    : infos.stream().map(p -> new TopicPartition(p.topic(), p.partition())).toList();
+            if (partitions.isEmpty()) {
+                Thread.sleep(100); // a retry backoff, not a synchronisation
             }
-        } catch (WakeupException e) {
-            // closed
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (RuntimeException e) {
-            if (!closed) {
-                log.error("Stopped reading the member address topic {}: routing sees no address written from now on", topic, e);
+        }
+        consumer.assign(partitions);
+        consumer.seekToBeginning(partitions);
+        Map<TopicPartition, Long> ends = consumer.endOffsets(partitions, timeout);
+        while (!closed) {
+            for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
+                apply(record);
+            }
+            if (caughtUp.getCount() > 0 && ends.entrySet().stream()
+                    .allMatch(end -> consumer.position(end.getKey(), timeout) >= end.getValue())) {
+                caughtUp.countDown();
             }
         }
     }

@@ -30,6 +30,8 @@ import org.springframework.core.env.Environment;
 public final class MemberAddresses implements SmartLifecycle, ApplicationListener<WebServerInitializedEvent>, DisposableBean {
 
     private static final Logger log = LoggerFactory.getLogger(MemberAddresses.class);
+    /** How often a member that could not write its address tries again. */
+    private static final java.time.Duration RETRY = java.time.Duration.ofSeconds(5);
 
     private final MemberId member;
     private final String configuredUrl;
@@ -97,12 +99,44 @@ public final class MemberAddresses implements SmartLifecycle, ApplicationListene
             return;
         }
         String advertised = resolveUrl();
+        try {
+            publish(advertised);
+        } catch (CoordinationException e) {
+            // As the rest of the starter: an unreachable cluster does not fail startup. Until the
+            // address is written, other members answer this role's requests with 503.
+            log.warn("Member {} could not advertise {} yet, and tries again every {} s: {}", member, advertised,
+                    RETRY.toSeconds(), e.getMessage());
+            retry(advertised);
+        }
+    }
+
+    private synchronized void publish(String advertised) {
+        if (!running) {
+            return;
+        }
         if (book == null) {
             book = opener.get();
         }
         book.publish(new MemberAddress(member, advertised, clock.millis()));
         url = advertised;
         log.info("Member {} advertises {} on {}", member, advertised, book.topic());
+    }
+
+    private void retry(String advertised) {
+        Thread retrier = new Thread(() -> {
+            while (running && url == null) {
+                try {
+                    Thread.sleep(RETRY.toMillis()); // a retry backoff
+                    publish(advertised);
+                } catch (InterruptedException e) {
+                    return;
+                } catch (CoordinationException e) {
+                    log.debug("Member {} could not advertise {} yet: {}", member, advertised, e.getMessage());
+                }
+            }
+        }, "krabka-member-address");
+        retrier.setDaemon(true);
+        retrier.start();
     }
 
     /** The address to advertise: the configured one with its placeholders resolved, or the default; checked. */

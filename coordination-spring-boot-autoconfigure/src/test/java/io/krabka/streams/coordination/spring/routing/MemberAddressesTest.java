@@ -50,6 +50,22 @@ class MemberAddressesTest {
     }
 
     @Test
+    void anUnreachableClusterDoesNotFailStartupTheAddressIsTriedAgainInTheBackground() {
+        java.util.concurrent.atomic.AtomicInteger attempts = new java.util.concurrent.atomic.AtomicInteger();
+        MemberAddresses addresses = new MemberAddresses(MemberId.of("n1"), "http://127.0.0.1:8080", new MockEnvironment(), () -> {
+            attempts.incrementAndGet();
+            throw new io.krabka.streams.coordination.CoordinationException("the cluster did not answer");
+        }, () -> true, InstantSource.system());
+        addresses.start();
+        assertThat(attempts).hasValue(1);
+        assertThat(addresses.isRunning()).isTrue();
+        assertThat(addresses.active()).isFalse();
+        assertThat(addresses.url()).isEmpty();
+        addresses.stop();
+        assertThat(addresses.isRunning()).isFalse();
+    }
+
+    @Test
     void withoutALeaderOnlyHandlerOrAConfiguredUrlNothingIsOpenedOrPublished() {
         MemberAddresses addresses = addresses(null, new MockEnvironment());
         addresses.serverPort(8080);
