@@ -62,8 +62,8 @@ public class CoordinationProperties {
     /**
      * Where this member answers HTTP, published for routing requests to a role's holder
      * (@LeaderOnly). Placeholders are resolved once the web server runs, so
-     * ${local.server.port} works. Defaults to the scheme, the local host's address, the
-     * port the web server listens on, and the context path.
+     * ${local.server.port} works. Defaults to the scheme, server.address (else the local
+     * host's address), the port the web server listens on, and the context path.
      */
     private String advertisedUrl;
 

@@ -174,7 +174,7 @@ public final class MemberAddresses implements SmartLifecycle, ApplicationListene
         return advertised;
     }
 
-    /** The scheme, this host's address, the web server's port and the context path. */
+    /** The scheme, the address the server listens on (server.address, else this host's), its port and the context path. */
     private String defaultUrl() {
         if (port <= 0) {
             throw new IllegalStateException("krabka.coordination.advertised-url is not set and no web server port is known "
@@ -187,7 +187,24 @@ public final class MemberAddresses implements SmartLifecycle, ApplicationListene
         if (contextPath.endsWith("/")) {
             contextPath = contextPath.substring(0, contextPath.length() - 1);
         }
-        return (ssl ? "https" : "http") + "://" + localHost() + ":" + port + contextPath;
+        return (ssl ? "https" : "http") + "://" + host(environment.getProperty("server.address")) + ":" + port + contextPath;
+    }
+
+    /** {@code server.address} when the server listens on one address only, else this host's address. */
+    static String host(String serverAddress) {
+        if (serverAddress == null || serverAddress.isBlank()) {
+            return localHost();
+        }
+        InetAddress bound;
+        try {
+            bound = InetAddress.getByName(serverAddress.trim());
+        } catch (UnknownHostException e) {
+            return localHost();
+        }
+        if (bound.isAnyLocalAddress()) {
+            return localHost();
+        }
+        return bound instanceof Inet6Address ? "[" + bound.getHostAddress() + "]" : bound.getHostAddress();
     }
 
     /** The address this host's name resolves to (in Kubernetes, the pod's IP), or loopback when it does not resolve. */

@@ -39,6 +39,15 @@ class MemberAddressesTest {
     }
 
     @Test
+    void aServerBoundToOneAddressAdvertisesThatAddress() {
+        MemberAddresses addresses = addresses(null, new MockEnvironment().withProperty("server.address", "127.0.0.1"));
+        addresses.serverPort(8080);
+        assertThat(addresses.resolveUrl()).isEqualTo("http://127.0.0.1:8080");
+        assertThat(MemberAddresses.host("0.0.0.0")).isEqualTo(MemberAddresses.localHost());
+        assertThat(MemberAddresses.host("::1")).isEqualTo("[0:0:0:0:0:0:0:1]");
+    }
+
+    @Test
     void aUrlThatBreaksTheRulesOrCannotBeDerivedFailsStartupNamingTheProperty() {
         assertThatThrownBy(() -> addresses("ftp://10.0.0.7", new MockEnvironment()).resolveUrl())
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("krabka.coordination.advertised-url")
