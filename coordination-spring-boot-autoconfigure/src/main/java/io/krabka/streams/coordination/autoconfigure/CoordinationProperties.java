@@ -47,8 +47,9 @@ public class CoordinationProperties {
     private Duration workStopTimeout = Duration.ofSeconds(10);
 
     /**
-     * Whether a role in roles that no @OnLeadership or @LeaderListener method works for
-     * fails startup; otherwise it is named in one WARN at startup.
+     * Whether a role in roles that no @OnLeadership or @LeaderListener method, and no
+     * @LeaderOnly handler, works for fails startup; otherwise it is named in one WARN at
+     * startup.
      */
     private boolean requireWork = false;
 

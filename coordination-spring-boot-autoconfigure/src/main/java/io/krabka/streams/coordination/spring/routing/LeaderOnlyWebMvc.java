@@ -1,6 +1,7 @@
 package io.krabka.streams.coordination.spring.routing;
 
 import io.krabka.streams.coordination.spring.GuardedSenders;
+import io.krabka.streams.coordination.spring.OnLeadershipRegistry;
 import java.util.List;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
@@ -23,9 +24,12 @@ public final class LeaderOnlyWebMvc implements WebMvcConfigurer, SmartInitializi
     private final RoutingProperties properties;
     private final ObjectProvider<GuardedSenders> senders;
     private final ObjectProvider<RequestMappingHandlerMapping> mappings;
+    private final OnLeadershipRegistry registry;
 
     public LeaderOnlyWebMvc(LeaderOnlyHandlers handlers, HolderRoutes routes, RoutingProperties properties,
-            ObjectProvider<GuardedSenders> senders, ObjectProvider<RequestMappingHandlerMapping> mappings) {
+            ObjectProvider<GuardedSenders> senders, ObjectProvider<RequestMappingHandlerMapping> mappings,
+            OnLeadershipRegistry registry) {
+        this.registry = registry;
         this.handlers = handlers;
         this.routes = routes;
         this.properties = properties;
@@ -51,7 +55,10 @@ public final class LeaderOnlyWebMvc implements WebMvcConfigurer, SmartInitializi
 
     @Override
     public void afterSingletonsInstantiated() {
-        mappings.orderedStream().forEach(mapping -> mapping.getHandlerMethods().values()
-                .forEach(method -> handlers.check(method.getMethod(), method.getBeanType())));
+        mappings.orderedStream().forEach(mapping -> mapping.getHandlerMethods().values().forEach(method -> {
+            handlers.check(method.getMethod(), method.getBeanType());
+            // A role its holder serves requests for is not idle (krabka.coordination.require-work).
+            handlers.roleOf(method.getMethod(), method.getBeanType()).ifPresent(registry::servedByRequests);
+        }));
     }
 }

@@ -1,6 +1,7 @@
 package io.krabka.streams.coordination.spring.routing;
 
 import io.krabka.streams.coordination.spring.GuardedSenders;
+import io.krabka.streams.coordination.spring.OnLeadershipRegistry;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -23,7 +24,8 @@ public final class LeaderOnlyWebMvcAutoConfiguration {
 
     @Bean
     LeaderOnlyWebMvc leaderOnlyWebMvc(LeaderOnlyHandlers handlers, HolderRoutes routes, RoutingProperties routing,
-            ObjectProvider<GuardedSenders> senders, ObjectProvider<RequestMappingHandlerMapping> mappings) {
-        return new LeaderOnlyWebMvc(handlers, routes, routing, senders, mappings);
+            ObjectProvider<GuardedSenders> senders, ObjectProvider<RequestMappingHandlerMapping> mappings,
+            OnLeadershipRegistry onLeadershipRegistry) {
+        return new LeaderOnlyWebMvc(handlers, routes, routing, senders, mappings, onLeadershipRegistry);
     }
 }

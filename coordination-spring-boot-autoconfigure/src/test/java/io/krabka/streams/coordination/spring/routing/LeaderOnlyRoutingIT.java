@@ -154,7 +154,9 @@ class LeaderOnlyRoutingIT {
                 "krabka.coordination.lease.challenge-stagger", "1s"))
                 .properties("krabka.coordination.topic.replication-factor=1", "krabka.coordination.topic.allow-unsafe=true",
                         "krabka.coordination.topic.partitions=3", "krabka.coordination.topic.name=" + TOPIC,
-                        "krabka.coordination.routing.grant-wait=300ms")
+                        "krabka.coordination.routing.grant-wait=300ms",
+                        // Only @LeaderOnly handlers work for the role: they count as its work.
+                        "krabka.coordination.require-work=true")
                 .run();
     }
 
