@@ -427,6 +427,23 @@
     }
   });
 
+  // An operator's call only the leader answers: sent to this member, which forwards it to the holder if need be.
+  $('ask-leader').addEventListener('click', async () => {
+    $('ask-leader').disabled = true;
+    try {
+      const response = await fetch('operator/ping', { method: 'POST' });
+      const result = await response.json();
+      text('ask-result', response.ok
+        ? 'handled by ' + result.handledBy + ' under term ' + result.term
+          + (result.forwardedBy ? ' (forwarded by ' + result.forwardedBy + ')' : ' (here)')
+        : 'Not handled: ' + (result.detail || response.status));
+    } catch (e) {
+      text('ask-result', 'Asking failed: ' + e.message);
+    } finally {
+      $('ask-leader').disabled = false;
+    }
+  });
+
   // What an operator's tool would do: requests into sample-requests, for the leader's pipeline.
   $('send-requests').addEventListener('click', async () => {
     $('send-requests').disabled = true;

@@ -5,6 +5,9 @@ import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.client.LeadershipStatus;
+import io.krabka.streams.coordination.members.MemberAddress;
+import io.krabka.streams.coordination.members.MemberAddressBook;
+import io.krabka.streams.coordination.members.MemberAddressCodec;
 import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
@@ -12,6 +15,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.IntStream;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.InterruptException;
 
@@ -63,8 +67,29 @@ final class Inspection {
         try (CoordinationClient client = new CoordinationClient(cluster.transport(spec(topic)))) {
             view = view(client, role, topic, scan.roles().containsKey(role), warnings);
         }
+        view = withHolderUrl(view, topic, warnings);
         return new Report(bootstrap, topic.name(), topic.partitions(), topic.replicationFactor(), readAt, List.of(view),
                 List.of(partition), scan.malformedCount(), scan.malformed(), warnings);
+    }
+
+    /**
+     * The view with the URL its holder advertises on {@code <topic>-members}, when it
+     * advertises one. That topic is optional (only members that route write it): a failure
+     * to read it is a warning, never fatal.
+     */
+    private Report.RoleView withHolderUrl(Report.RoleView view, TopicReader.TopicFacts topic, List<String> warnings) {
+        if (view.status() == null || view.status().holder().isEmpty()) {
+            return view;
+        }
+        String members = MemberAddressCodec.topicFor(topic.name());
+        try (KafkaConsumer<byte[], byte[]> consumer = cluster.newReader("members")) {
+            MemberAddress address = MemberAddressBook.readOnce(consumer, members, cluster.timeout())
+                    .get(view.status().holder().get());
+            return address == null ? view : view.withHolderUrl(address.url());
+        } catch (CoordinationException | KafkaException e) {
+            warnings.add("could not read the member addresses on " + members + ": " + e.getMessage());
+            return view;
+        }
     }
 
     /**

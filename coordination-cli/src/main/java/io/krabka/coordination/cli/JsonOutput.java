@@ -100,7 +100,7 @@ final class JsonOutput {
         role.put("role", view.role().name());
         role.put("found", view.found());
         role.put("partition", view.partition());
-        for (String field : List.of("readUpTo", "holder", "term", "current", "grantedAt", "deadline", "deadlineInMs",
+        for (String field : List.of("readUpTo", "holder", "holderUrl", "term", "current", "grantedAt", "deadline", "deadlineInMs",
                 "leaseEpoch")) {
             role.putNull(field);
         }
@@ -119,6 +119,8 @@ final class JsonOutput {
         role.put("readUpTo", status.readUpTo());
         LeaseSnapshot lease = status.lease().orElse(null);
         role.put("holder", lease == null ? null : lease.holder().value());
+        // Where the holder answers HTTP, as it advertises itself on <topic>-members (describe only); else null.
+        role.put("holderUrl", view.holderUrl());
         role.put("term", lease == null ? null : lease.token().term());
         // null: the cluster refused DescribeTransactions, so nobody asked the coordinator.
         role.put("current", view.coordinatorAsked() ? status.current() : null);

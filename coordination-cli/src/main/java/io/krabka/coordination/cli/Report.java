@@ -43,12 +43,24 @@ record Report(String bootstrapServers, String topic, int partitions, int replica
      * @param observedAt when the core's describe returned, on this machine's clock: the time
      *     left until the lease's deadline is counted from it
      * @param problem why the role could not be described, or null
+     * @param holderUrl where the holder answers HTTP, as it advertises itself on
+     *     {@code <topic>-members} (for routing requests to the leader); null when it advertises none
      */
     record RoleView(Role role, LeadershipStatus status, int partition, boolean coordinatorAsked, boolean found,
-            Instant observedAt, String problem) {
+            Instant observedAt, String problem, String holderUrl) {
 
         RoleView(LeadershipStatus status, int partition, boolean coordinatorAsked, boolean found, Instant observedAt) {
-            this(status.role(), status, partition, coordinatorAsked, found, observedAt, null);
+            this(status.role(), status, partition, coordinatorAsked, found, observedAt, null, null);
+        }
+
+        RoleView(Role role, LeadershipStatus status, int partition, boolean coordinatorAsked, boolean found,
+                Instant observedAt, String problem) {
+            this(role, status, partition, coordinatorAsked, found, observedAt, problem, null);
+        }
+
+        /** This view, with where its holder answers. */
+        RoleView withHolderUrl(String url) {
+            return new RoleView(role, status, partition, coordinatorAsked, found, observedAt, problem, url);
         }
 
         /** A role the tool could not describe, for a reason of its own (not the cluster's): shown with the reason. */

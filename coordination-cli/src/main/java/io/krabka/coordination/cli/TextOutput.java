@@ -103,6 +103,9 @@ final class TextOutput {
         fields.row("Topic:", report.topic() + ", partition " + view.partition() + " of " + report.partitions()
                 + ", read up to offset " + status.readUpTo());
         fields.row("Holder:", status.holder().isPresent() ? status.holder().get().value() : NONE + " (no lease: nobody holds the role)");
+        if (view.holderUrl() != null) {
+            fields.row("Holder URL:", view.holderUrl());
+        }
         fields.row("Term:", term(status));
         fields.row("Current:", current(view) + currentNote(view));
         fields.row("Coordinator:", coordinator(view));

@@ -15,6 +15,8 @@ import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.client.LeadershipStatus;
 import io.krabka.streams.coordination.kafka.KafkaCoordinationTransport;
 import io.krabka.streams.coordination.kafka.KafkaTestCluster;
+import io.krabka.streams.coordination.members.MemberAddress;
+import io.krabka.streams.coordination.members.MemberAddressCodec;
 import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.io.File;
@@ -217,6 +219,29 @@ class CoordinationCliIT {
             assertThat(line(result.out(), "n1 ").split(" +")[1]).isEqualTo("0");
             assertThat(result.out()).contains("Malformed records in partition");
         });
+    }
+
+    @Test
+    void describeShowsTheUrlTheHolderAdvertisesForRouting() throws Exception {
+        String members = MemberAddressCodec.topicFor(TOPIC.name());
+        cluster.createTopic(members, 1);
+        Map<String, Object> settings = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(settings)) {
+            MemberAddress address = new MemberAddress(MemberId.of("n1"), "http://10.0.0.7:8080", 1_700_000_000_000L);
+            producer.send(new ProducerRecord<>(members, MemberAddressCodec.encodeKey(address.member()),
+                    MemberAddressCodec.encodeValue(address))).get(30, TimeUnit.SECONDS);
+        }
+
+        Result text = CoordinationCliTest.cli(args("describe", "--role", "scheduler"));
+        assertThat(text.exitCode()).as(text.err()).isZero();
+        assertThat(line(text.out(), "Holder:")).endsWith(" n1");
+        assertThat(line(text.out(), "Holder URL:")).endsWith(" http://10.0.0.7:8080");
+        Result json = CoordinationCliTest.cli(args("describe", "--role", "scheduler", "--output", "json"));
+        assertThat(JSON.readTree(json.out()).get("roles").get(0).get("holderUrl").asText()).isEqualTo("http://10.0.0.7:8080");
+        // n0, the holder of controller, advertises nothing: no line.
+        assertThat(CoordinationCliTest.cli(args("describe", "--role", "controller")).out()).doesNotContain("Holder URL:");
     }
 
     @Test

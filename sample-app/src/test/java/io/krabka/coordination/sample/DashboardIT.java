@@ -109,6 +109,12 @@ class DashboardIT {
             assertThat(text(browser, "lease-left")).contains("s left");
             assertThat(browser.findElements(By.cssSelector("#roster tr"))).hasSize(1);
 
+            // An operator's call only the leader answers (@LeaderOnly): this member holds the role, so it answers here.
+            browser.findElement(By.id("ask-leader")).click();
+            await("the leader answers the operator's call").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(250))
+                    .ignoreExceptions().until(() -> !text(browser, "ask-result").isEmpty());
+            assertThat(text(browser, "ask-result")).isEqualTo("handled by " + MEMBER + " under term " + term + " (here)");
+
             // Requests through the leader's pipeline: each answered once, nothing left waiting.
             browser.findElement(By.id("send-requests")).click();
             await("the dashboard shows 200 requests answered once each and none waiting")

@@ -92,6 +92,11 @@ class FailoverEndToEndIT {
         String survivor = leader.equals("n1") ? "n2" : "n1";
         // The leader's report, just read: the survivor's view of the cluster may be a second older.
         long firstTerm = role(leader).path("token").path("term").asLong();
+        // An operator's call sent to the standby is answered by the leader: @LeaderOnly forwards it.
+        JsonNode forwarded = await("the standby forwards an operator's call to the leader").atMost(Duration.ofSeconds(30))
+                .ignoreExceptions().until(() -> ping(survivor), answer -> leader.equals(answer.path("handledBy").asString()));
+        assertThat(forwarded.path("forwardedBy").asString()).isEqualTo(survivor);
+        assertThat(forwarded.path("term").asLong()).isEqualTo(firstTerm);
         await("the leader's commands reach the survivor's device").atMost(Duration.ofSeconds(30))
                 .ignoreExceptions()
                 .until(() -> device(survivor).path("accepted").path(leader).asLong() >= 5);
@@ -120,6 +125,12 @@ class FailoverEndToEndIT {
         assertThat(role.path("holder").asString()).isEqualTo(survivor);
         long secondTerm = role.path("token").path("term").asLong();
         assertThat(secondTerm).isGreaterThan(firstTerm);
+
+        // The survivor now answers the operator's calls itself, under its own term.
+        JsonNode handled = ping(survivor);
+        assertThat(handled.path("handledBy").asString()).isEqualTo(survivor);
+        assertThat(handled.path("term").asLong()).isEqualTo(secondTerm);
+        assertThat(handled.path("forwardedBy").isNull()).isTrue();
 
         // The survivor dispatches under its own term, and its device obeys it.
         await("the survivor's commands reach its device").atMost(Duration.ofSeconds(30)).ignoreExceptions()
@@ -219,6 +230,15 @@ class FailoverEndToEndIT {
         json.readTree(response.body()).path("ids").forEach(id -> ids.add(id.asString()));
         assertThat(ids).hasSize(count);
         return ids;
+    }
+
+    /** {@code POST /operator/ping} through {@code member}: a {@code @LeaderOnly} call only the leader answers. */
+    private JsonNode ping(String member) throws Exception {
+        URI uri = URI.create("http://127.0.0.1:" + members.get(member).port() + "/operator/ping");
+        HttpResponse<String> response = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10))
+                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(response.statusCode()).as("POST %s: %s", uri, response.body()).isEqualTo(200);
+        return json.readTree(response.body());
     }
 
     private JsonNode role(String member) throws Exception {

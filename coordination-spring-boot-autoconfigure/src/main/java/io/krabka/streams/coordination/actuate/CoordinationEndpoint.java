@@ -1,6 +1,7 @@
 package io.krabka.streams.coordination.actuate;
 
 import io.krabka.streams.coordination.FencingToken;
+import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.CoordinationClient;
@@ -16,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -27,6 +29,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.DisposableBean;
@@ -99,6 +102,8 @@ public class CoordinationEndpoint implements DisposableBean {
     /** When the answers' ages are measured. */
     private final LongSupplier ticker;
     private volatile StartupFencingProbe probe;
+    /** Where a member answers HTTP, as it advertises itself (routing to the holder); nothing by default. */
+    private volatile Function<MemberId, Optional<String>> urls = member -> Optional.empty();
 
     /** How many describes of roles this member does not contend for run at once, and how many more may wait. */
     public static final int DESCRIBE_THREADS = 2;
@@ -152,6 +157,27 @@ public class CoordinationEndpoint implements DisposableBean {
                 clusterViewMaxAge, ANSWER_WITHIN);
     }
 
+    /**
+     * Shows each holder's advertised URL ({@code holderUrl}), looked up with {@code urls}:
+     * the starter passes the member addresses when routing is on.
+     */
+    public void showHolderUrls(Function<MemberId, Optional<String>> urls) {
+        this.urls = java.util.Objects.requireNonNull(urls, "urls");
+    }
+
+    private RoleReport withUrl(RoleReport report) {
+        if (report == null || report.holder() == null) {
+            return report;
+        }
+        String url;
+        try {
+            url = urls.apply(MemberId.of(report.holder())).orElse(null);
+        } catch (IllegalArgumentException notAMember) {
+            url = null;
+        }
+        return url == null ? report : report.withHolderUrl(url);
+    }
+
     private static ThreadPoolExecutor executor(int threads, BlockingQueue<Runnable> queue) {
         ThreadPoolExecutor executor = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS, queue,
                 task -> {
@@ -176,7 +202,7 @@ public class CoordinationEndpoint implements DisposableBean {
         ClusterView.Seen seen = view.now();
         Map<String, RoleReport> reports = new LinkedHashMap<>();
         for (Role role : loop.roles()) {
-            reports.put(role.name(), configured(role, seen, details));
+            reports.put(role.name(), withUrl(configured(role, seen, details)));
         }
         return new CoordinationReport(loop.member().value(), ShareReport.of(loop.share()), reports, ClusterViewReport.of(seen),
                 probe == null ? null : details ? probe.outcome() : probe.outcome().summary());
@@ -201,7 +227,7 @@ public class CoordinationEndpoint implements DisposableBean {
         }
         boolean details = showDetails.isShown(securityContext, roles);
         if (loop.roles().contains(target)) {
-            return configured(target, view.now(), details);
+            return withUrl(configured(target, view.now(), details));
         }
         long deadline = ticker.getAsLong() + ANSWER_WITHIN.toNanos();
         Answer answer;
@@ -221,7 +247,7 @@ public class CoordinationEndpoint implements DisposableBean {
             return null;
         }
         long ageMillis = Math.max(0, Duration.ofNanos(ticker.getAsLong() - answer.atNanos()).toMillis());
-        return report(target, status, details, false, null, answer.asOf(), ageMillis);
+        return withUrl(report(target, status, details, false, null, answer.asOf(), ageMillis));
     }
 
     /**
@@ -459,10 +485,26 @@ public class CoordinationEndpoint implements DisposableBean {
      * @param asOf when the read of the cluster behind the report began; null when nothing
      *     in it comes from the cluster
      * @param ageMillis how long ago that was; null with {@code asOf}
+     * @param holderUrl where the holder answers HTTP, as it advertises itself for routing
+     *     ({@code krabka.coordination.advertised-url}); null when it advertises nothing
      */
     public record RoleReport(String holder, boolean current, TokenReport token, Instant grantedAt, Instant deadline,
             String state, List<RosterMember> roster, String transactionState, TokenReport leaseToken, String problem,
-            Instant asOf, Long ageMillis) {
+            Instant asOf, Long ageMillis, String holderUrl) {
+
+        /** A report without the holder's URL. */
+        public RoleReport(String holder, boolean current, TokenReport token, Instant grantedAt, Instant deadline,
+                String state, List<RosterMember> roster, String transactionState, TokenReport leaseToken, String problem,
+                Instant asOf, Long ageMillis) {
+            this(holder, current, token, grantedAt, deadline, state, roster, transactionState, leaseToken, problem, asOf,
+                    ageMillis, null);
+        }
+
+        /** This report, naming where its holder answers. */
+        public RoleReport withHolderUrl(String url) {
+            return new RoleReport(holder, current, token, grantedAt, deadline, state, roster, transactionState, leaseToken,
+                    problem, asOf, ageMillis, url);
+        }
 
         static RoleReport unavailable(String state, String problem) {
             return new RoleReport(null, false, null, null, null, state, null, null, null, problem, null, null);

@@ -48,8 +48,9 @@ public class CoordinationProperties {
     private Duration workStopTimeout = Duration.ofSeconds(10);
 
     /**
-     * Whether a role in roles that no @OnLeadership or @LeaderListener method works for
-     * fails startup; otherwise it is named in one WARN at startup.
+     * Whether a role in roles that no @OnLeadership or @LeaderListener method, and no
+     * @LeaderOnly handler, works for fails startup; otherwise it is named in one WARN at
+     * startup.
      */
     private boolean requireWork = false;
 
@@ -67,6 +68,14 @@ public class CoordinationProperties {
      * settings that void the quorum claim WARN instead of FAIL.
      */
     private StartupFencingProbe.Mode probe = StartupFencingProbe.Mode.FAIL;
+
+    /**
+     * Where this member answers HTTP, published for routing requests to a role's holder
+     * (@LeaderOnly). Placeholders are resolved once the web server runs, so
+     * ${local.server.port} works. Defaults to the scheme, server.address (else the local
+     * host's address), the port the web server listens on, and the context path.
+     */
+    private String advertisedUrl;
 
     private final Lease lease = new Lease();
 
@@ -98,6 +107,14 @@ public class CoordinationProperties {
 
     public void setMemberId(String memberId) {
         this.memberId = memberId;
+    }
+
+    public String getAdvertisedUrl() {
+        return advertisedUrl;
+    }
+
+    public void setAdvertisedUrl(String advertisedUrl) {
+        this.advertisedUrl = advertisedUrl;
     }
 
     public List<String> getRoles() {

@@ -166,7 +166,7 @@ public final class LeadershipLoop implements SmartLifecycle {
      * while it does nothing: most often a typo in {@code krabka.coordination.roles}.
      */
     private void checkEveryRoleHasWork() {
-        List<Role> idle = roles.stream().filter(role -> work.workFor(role).isEmpty()).toList();
+        List<Role> idle = roles.stream().filter(work::idle).toList();
         if (idle.isEmpty()) {
             return;
         }

@@ -46,6 +46,7 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
     private final Set<String> configuredRoles;
     private final Map<Role, List<RoleWork>> work = new ConcurrentHashMap<>();
     private final List<LeaderListenerMethod> listenerMethods = new CopyOnWriteArrayList<>();
+    private final Set<Role> servedByRequests = ConcurrentHashMap.newKeySet();
     private final PropertyResolver placeholders;
     private final ObjectProvider<LeaderPipelines> pipelines;
     private final ObjectProvider<GuardedSenders> senders;
@@ -261,6 +262,19 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
 
     private void add(Role role, RoleWork roleWork) {
         work.computeIfAbsent(role, r -> new CopyOnWriteArrayList<>()).add(roleWork);
+    }
+
+    /**
+     * Marks {@code role} as worked for by request handlers that only its holder runs
+     * ({@code @LeaderOnly}): the loop's startup check for roles nothing works for counts them.
+     */
+    public void servedByRequests(Role role) {
+        servedByRequests.add(role);
+    }
+
+    /** Whether nothing works for {@code role}: no work, and no request handler only its holder runs. */
+    boolean idle(Role role) {
+        return workFor(role).isEmpty() && !servedByRequests.contains(role);
     }
 
     /** The work registered for {@code role}. */

@@ -36,7 +36,8 @@ class ReadmeSnippetsTest {
     @Test
     void theUserGuidesDeviceEventListenerAndPipelineTestAreCompiledCode() throws IOException {
         assertThat(checkedSnippets(USER_GUIDE, false)).as("the USER-GUIDE's marked Java blocks")
-                .containsExactly("guide/Device.java", "guide/HeldRoles.java", "guide/RequestDispatcherTest.java");
+                .containsExactly("guide/Device.java", "guide/HeldRoles.java", "guide/Rollouts.java",
+                        "guide/RequestDispatcherTest.java");
     }
 
     /** The snippet files of the document's marked Java blocks, each checked against its file; every block marked when {@code allMarked}. */

@@ -1,0 +1,118 @@
+package io.krabka.streams.coordination.spring.routing;
+
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.actuate.CoordinationEndpoint;
+import io.krabka.streams.coordination.autoconfigure.CoordinationAutoConfiguration;
+import io.krabka.streams.coordination.autoconfigure.CoordinationProperties;
+import io.krabka.streams.coordination.client.CoordinationClient;
+import io.krabka.streams.coordination.members.MemberAddress;
+import io.krabka.streams.coordination.members.MemberAddressBook;
+import io.krabka.streams.coordination.members.MemberAddressCodec;
+import io.krabka.streams.coordination.spring.LeadershipLoop;
+import java.time.InstantSource;
+import java.util.HashSet;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.web.server.context.WebServerInitializedEvent;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+import org.springframework.kafka.core.ConsumerFactory;
+import org.springframework.kafka.core.KafkaAdmin;
+import org.springframework.kafka.core.ProducerFactory;
+
+/**
+ * Routing of {@link LeaderOnly} requests to the holder of their role, in a web
+ * application that contends for roles: the members' advertised addresses and the routes;
+ * {@link LeaderOnlyWebMvcAutoConfiguration} adds Spring MVC's part. Off with
+ * {@code krabka.coordination.routing.enabled=false}.
+ */
+@AutoConfiguration(after = CoordinationAutoConfiguration.class)
+@ConditionalOnClass({ CoordinationClient.class, ProducerFactory.class, WebServerInitializedEvent.class })
+@ConditionalOnWebApplication
+@ConditionalOnBooleanProperty(name = "krabka.coordination.enabled", matchIfMissing = true)
+@ConditionalOnBooleanProperty(name = "krabka.coordination.routing.enabled", matchIfMissing = true)
+@ConditionalOnBean({ LeadershipLoop.class, CoordinationClient.class })
+@EnableConfigurationProperties(RoutingProperties.class)
+public final class CoordinationRoutingAutoConfiguration {
+
+    CoordinationRoutingAutoConfiguration() {
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    LeaderOnlyHandlers leaderOnlyHandlers(CoordinationProperties coordination, Environment environment) {
+        return new LeaderOnlyHandlers(new HashSet<>(coordination.getRoles()), environment);
+    }
+
+    /**
+     * The advertised addresses, on {@code <coordination topic>-members}, with the settings
+     * of Spring Kafka's factories (as the coordination transport). Opened only when
+     * something routes.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnSingleCandidate(ProducerFactory.class)
+    MemberAddresses coordinationMemberAddresses(CoordinationProperties coordination, MemberId coordinationMemberId,
+            Environment environment, LeaderOnlyHandlers handlers, KafkaAdmin kafkaAdmin, ProducerFactory<?, ?> producerFactory,
+            ConsumerFactory<?, ?> consumerFactory, @Qualifier("coordinationClock") InstantSource coordinationClock) {
+        CoordinationProperties.Topic topic = coordination.getTopic();
+        return new MemberAddresses(coordinationMemberId, coordination.getAdvertisedUrl(), environment,
+                () -> MemberAddressBook.open(kafkaAdmin.getConfigurationProperties(),
+                        producerFactory.getConfigurationProperties(), consumerFactory.getConfigurationProperties(),
+                        MemberAddressCodec.topicFor(topic.getName()), topic.getReplicationFactor(), topic.isCreate(),
+                        coordination.getOperationTimeout()),
+                handlers::any, coordinationClock);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBean(MemberAddresses.class)
+    HolderRoutes holderRoutes(LeadershipLoop loop, CoordinationClient client, MemberAddresses addresses,
+            RoutingProperties routing, CoordinationProperties coordination, Environment environment) {
+        return new HolderRoutes(loop, client, addresses, new TargetPolicy(ownScheme(coordination, environment),
+                routing.getAllowedTargets()), routing.getViewMaxAge(), routing.getGrantWait());
+    }
+
+    /** The scheme of this member's advertised url: the only one it routes to. */
+    private static String ownScheme(CoordinationProperties coordination, Environment environment) {
+        String configured = coordination.getAdvertisedUrl();
+        if (configured != null && !configured.isBlank()) {
+            // Its port may be ${local.server.port}, unknown yet: only the scheme is read here.
+            String trimmed = configured.trim();
+            int colon = trimmed.indexOf("://");
+            if (colon > 0) {
+                return trimmed.substring(0, colon).toLowerCase(java.util.Locale.ROOT);
+            }
+        }
+        boolean ssl = environment.getProperty("server.ssl.enabled", Boolean.class, false)
+                || environment.getProperty("server.ssl.bundle") != null;
+        return ssl ? "https" : "http";
+    }
+
+    /** {@code /actuator/coordination} shows each holder's advertised URL, when actuator is there. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
+    static class EndpointUrls {
+
+        @Bean
+        SmartInitializingSingleton coordinationEndpointHolderUrls(ObjectProvider<CoordinationEndpoint> endpoint,
+                ObjectProvider<MemberAddresses> addresses) {
+            return () -> {
+                MemberAddresses found = addresses.getIfAvailable();
+                if (found != null) {
+                    endpoint.ifAvailable(e -> e.showHolderUrls(member -> found.lookup(member).map(MemberAddress::url)));
+                }
+            };
+        }
+    }
+}
