@@ -18,18 +18,27 @@ import org.junit.jupiter.api.Test;
  */
 class UnfencedMemberIsCaughtIT {
 
-    private static final FaultPlan ZOMBIE = new FaultPlan(1L,
-            List.of(new FaultPlan.Step(FaultKind.PAUSE_LEADER, 500, 2500, false)));
+    private static final FaultPlan ZOMBIE = zombie(2500);
 
-    private static ChaosRun.Settings settings(String name, List<String> unfenced) {
+    /**
+     * The zombie plan with {@code calmMillis} after the thaw. The unfenced member gets 8 s:
+     * frozen in the middle of a renewal, it first finishes that (a fenced commit whose
+     * outcome it resolves), and a run that ended 2.5 s after the thaw once caught it before
+     * it had dispatched anything.
+     */
+    private static FaultPlan zombie(long calmMillis) {
+        return new FaultPlan(1L, List.of(new FaultPlan.Step(FaultKind.PAUSE_LEADER, 500, calmMillis, false)));
+    }
+
+    private static ChaosRun.Settings settings(String name, List<String> unfenced, FaultPlan plan) {
         Path target = Path.of(System.getProperty("chaos.target", "target"));
-        return new ChaosRun.Settings(name, 1, 2, ChaosIT.LEASE, ChaosIT.RENEW, ChaosIT.STAGGER, ChaosIT.SLACK, ZOMBIE,
+        return new ChaosRun.Settings(name, 1, 2, ChaosIT.LEASE, ChaosIT.RENEW, ChaosIT.STAGGER, ChaosIT.SLACK, plan,
                 java.time.Duration.ofMinutes(2), unfenced, target.resolve("chaos-" + name));
     }
 
     @Test
     void aThawedZombieWritingOutsideTheRolesTransactionsIsReportedAsAStaleDispatch() throws Exception {
-        ChaosRun.Report report = new ChaosRun(settings("unfenced", List.of("m1"))).run();
+        ChaosRun.Report report = new ChaosRun(settings("unfenced", List.of("m1"), zombie(8000))).run();
         System.out.println(report.table());
 
         List<Violation> violations = report.result().violations();
@@ -42,7 +51,7 @@ class UnfencedMemberIsCaughtIT {
     /** On a transaction-version-1 cluster: the default build's brief run of the plan on TV1. */
     @Test
     void theSameZombieWithTheRolesProducerIsFencedAndNothingIsReported() throws Exception {
-        ChaosRun.Report report = new ChaosRun(settings("fenced-control", List.of()).withTransactionVersion(1)).run();
+        ChaosRun.Report report = new ChaosRun(settings("fenced-control", List.of(), ZOMBIE).withTransactionVersion(1)).run();
         System.out.println(report.table());
 
         assertThat(report.result().violations()).isEmpty();
