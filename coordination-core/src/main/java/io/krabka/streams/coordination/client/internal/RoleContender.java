@@ -13,6 +13,7 @@ import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
@@ -175,7 +176,20 @@ public final class RoleContender {
 
     /** As {@link Contender#awaitListener}. */
     public boolean awaitListener(Duration timeout) {
-        return callbacks.await(timeout);
+        long deadline = runtime.nanoTime() + timeout.toNanos();
+        // A grant or an end issues its listener call from a lane event, which may still wait
+        // in the queue behind another thread's event: first let every event posted so far run.
+        CompletableFuture<Void> drained = new CompletableFuture<>();
+        lane.run(() -> drained.complete(null));
+        try {
+            if (!runtime.await(drained, timeout)) {
+                return false;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+        return callbacks.await(Duration.ofNanos(Math.max(0, deadline - runtime.nanoTime())));
     }
 
     /** As {@link Contender#stop}. */
