@@ -111,6 +111,9 @@ class TestKitClockTest {
             assertThat(ended.role()).isEqualTo(ROLES.get(0));
             assertThat(ended.cause()).isEqualTo(LeadershipEndCause.EXPIRED);
         });
+        // A confirming lease cut off in flight leaves an epoch no visible lease explains; the
+        // member then waits, in the kit's time, for whoever may hold it: let that time pass.
+        coordination.advance(Duration.ofMinutes(1));
         coordination.awaitLeader("controller");
         Map<Role, Long> after = terms();
         assertThat(after.get(ROLES.get(0))).as("controller granted anew").isGreaterThan(terms.get(ROLES.get(0)));
