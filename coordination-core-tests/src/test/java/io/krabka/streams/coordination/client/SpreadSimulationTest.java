@@ -188,6 +188,53 @@ class SpreadSimulationTest {
         assertThat(sim.violations).isEmpty();
     }
 
+    /**
+     * A standby that last read a role while the shares were different (here: while the
+     * first member still held most roles, before the others joined) decides its place in
+     * the spread order anew at the lease's deadline. Were it to keep the place of that old
+     * read, two standbys could each wait for the other a stagger and then challenge
+     * together, and the second InitProducerId would depose the first grant.
+     */
+    @Test
+    void aCrashAfterTheMembersJoinedOneByOneIsTakenOverOnceOnTheSharesAtTheDeadline() {
+        List<Role> roles = SimulatedMembers.roles(30);
+        SimulatedMembers sim = new SimulatedMembers(TopicSpec.DEFAULTS.withPartitions(6), roles);
+        // As on Kafka: a standby that waits for its turn reads nothing but the news of renewals.
+        sim.cluster.vouchForWatchers(true);
+        try {
+            crashAfterJoins(sim, roles);
+        } finally {
+            sim.close();
+        }
+    }
+
+    private static void crashAfterJoins(SimulatedMembers sim, List<Role> roles) {
+        sim.start("a", Balance.SPREAD);
+        sim.runUntil(() -> sim.held("a") == roles.size(), Duration.ofSeconds(10));
+        sim.start("b", Balance.SPREAD);
+        sim.start("c", Balance.SPREAD);
+        sim.runUntil(sim::even, Duration.ofSeconds(30));
+        // Three leases more: what a standby last read of a role it read while the roles moved.
+        sim.runFor(CONFIG.duration().multipliedBy(3));
+        List<Role> orphaned = roles.stream().filter(role -> sim.holds("c", role)).toList();
+        int grantsBefore = sim.grants.size();
+        int endsBefore = sim.ends.size();
+        sim.members.get("c").crash();
+        Duration failover = CONFIG.duration().plus(CONFIG.challengeStagger().multipliedBy(2)).plus(TICK.multipliedBy(4));
+        Duration took = sim.runUntil(() -> sim.held("a") + sim.held("b") == roles.size(), failover);
+        sim.runFor(CONFIG.challengeStagger().multipliedBy(2));
+
+        assertThat(orphaned).isNotEmpty();
+        // c renewed each lease within a renew interval before it froze: every lease ran out within one lease of the
+        // crash, and each role's first in the spread order took it then, not a stagger later.
+        assertThat(took).as("all of c's roles taken").isLessThanOrEqualTo(CONFIG.duration().plus(TICK.multipliedBy(2)));
+        assertThat(sim.grants.subList(grantsBefore, sim.grants.size())).as("each of c's roles %s granted once", orphaned)
+                .hasSize(orphaned.size());
+        assertThat(sim.ends.subList(endsBefore, sim.ends.size())).as("no new holder deposed by another standby")
+                .allMatch(end -> end.member().equals("c"));
+        assertThat(sim.violations).isEmpty();
+    }
+
     @Test
     void handOverMovesTheRoleToTheNamedStandbyEvenWhenItIsLastInLine() {
         sim.start("a", Balance.NONE);

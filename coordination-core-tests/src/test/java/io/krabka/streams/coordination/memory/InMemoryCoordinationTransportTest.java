@@ -1,8 +1,14 @@
 package io.krabka.streams.coordination.memory;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.CoordinationTransportContract;
 import io.krabka.streams.coordination.transport.TopicSpec;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
 
 class InMemoryCoordinationTransportTest extends CoordinationTransportContract {
 
@@ -16,5 +22,27 @@ class InMemoryCoordinationTransportTest extends CoordinationTransportContract {
     @Override
     protected void setTransactionVersion(short version) {
         cluster.setTransactionVersion(version);
+    }
+
+    @Test
+    void vouchesForItsWatchersFromWhereTheyRegisteredOnlyWhenTheClusterSaysSo() throws Exception {
+        Role role = Role.of("vouched");
+        InMemoryCoordinationTransport transport = cluster.transport(TopicSpec.DEFAULTS.withPartitions(3));
+        long before = transport.register(role, MemberId.of("a"), 1L) + 1;
+        AutoCloseable watch = transport.watch(role, news -> { });
+        try {
+            assertThat(transport.tellsEverythingSince(role, before)).as("off by default").isFalse();
+            cluster.vouchForWatchers(true);
+            assertThat(transport.tellsEverythingSince(role, before)).as("a read up to the end when the watch began").isTrue();
+            assertThat(transport.tellsEverythingSince(role, before - 1)).as("a record before the watch began").isFalse();
+            assertThat(transport.tellsEverythingSince(Role.of("unwatched"), 0)).isFalse();
+            cluster.delayVisibility(Duration.ofMillis(10));
+            assertThat(transport.tellsEverythingSince(role, before)).as("watchers hear before readers see").isFalse();
+            cluster.delayVisibility(Duration.ZERO);
+            assertThat(transport.tellsEverythingSince(role, before)).isTrue();
+        } finally {
+            watch.close();
+        }
+        assertThat(transport.tellsEverythingSince(role, before)).as("once the watch is closed").isFalse();
     }
 }

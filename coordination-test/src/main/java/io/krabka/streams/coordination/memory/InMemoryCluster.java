@@ -94,6 +94,7 @@ public final class InMemoryCluster {
     // Transactions committed while visibility is delayed: per partition, the first offset each
     // wrote and when readers may see it. Until then they hold back every later record.
     private long visibilityDelayMillis;
+    private boolean vouchForWatchers;
     private final Map<TopicPartition, List<long[]>> invisible = new HashMap<>();
 
     private final CoordinationRuntime runtime;
@@ -386,6 +387,40 @@ public final class InMemoryCluster {
     AutoCloseable onAppend(AppendListener listener) {
         appendListeners.add(listener);
         return () -> appendListeners.remove(listener);
+    }
+
+    /**
+     * As {@link #onAppend}, and the end offset of {@code partition} at that moment, under
+     * the cluster's lock: the listener hears of every record at that offset or later (one
+     * held back by a visibility fault when the fault ends, as readers see it).
+     */
+    synchronized long onAppendFrom(TopicPartition partition, AppendListener listener) {
+        appendListeners.add(listener);
+        return endOffset(partition);
+    }
+
+    /**
+     * Makes this cluster's transports vouch, as the Kafka transport does, that a role's
+     * watchers miss no news ({@code CoordinationTransport.tellsEverythingSince}): contenders
+     * then skip their fallback reads as they do on Kafka, and a standby that waits for its
+     * turn lives on the news of renewals alone. Off by default: a transport that never
+     * vouches makes every standby read its role at least every five seconds, which some
+     * simulations were written against. Never in effect while {@link #delayVisibility} is on,
+     * where watchers hear of a commit before readers see it (Kafka's {@code read_committed}
+     * watcher never does).
+     */
+    public synchronized InMemoryCluster vouchForWatchers(boolean vouch) {
+        this.vouchForWatchers = vouch;
+        return this;
+    }
+
+    /** See {@link #vouchForWatchers}. */
+    synchronized boolean vouchesForWatchers() {
+        return vouchForWatchers && visibilityDelayMillis == 0;
+    }
+
+    void removeAppendListener(AppendListener listener) {
+        appendListeners.remove(listener);
     }
 
     /**

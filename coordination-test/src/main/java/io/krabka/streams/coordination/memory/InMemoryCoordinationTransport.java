@@ -39,6 +39,8 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
     private final TopicSpec topic;
     private final Map<Role, MemoryEpoch> epochs = new ConcurrentHashMap<>();
     private final Set<Role> prepared = ConcurrentHashMap.newKeySet();
+    // Per watched role, the end offset of its partition when its watcher registered.
+    private final Map<Role, Long> watchedFrom = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
     InMemoryCoordinationTransport(InMemoryCluster cluster, TopicSpec topic) {
@@ -176,7 +178,7 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
     @Override
     public AutoCloseable watch(Role role, Consumer<RoleNews> onNews) {
         requireOpen();
-        return cluster.onAppend((partition, key, value) -> {
+        InMemoryCluster.AppendListener listener = (partition, key, value) -> {
             if (!partition.topic().equals(topic.name()) || key == null) {
                 return;
             }
@@ -188,7 +190,25 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
             } catch (RuntimeException malformed) {
                 // Not a record of any role: no news.
             }
-        });
+        };
+        long from = cluster.onAppendFrom(partitionOf(role), listener);
+        watchedFrom.merge(role, from, Math::min);
+        return () -> {
+            cluster.removeAppendListener(listener);
+            watchedFrom.remove(role, from);
+        };
+    }
+
+    /**
+     * Vouches as the Kafka transport does, where the cluster says so
+     * ({@link InMemoryCluster#vouchForWatchers}): a watcher of the role hears every append
+     * from the end offset at which it registered, so a read up to {@code fromOffset} at or
+     * past it misses nothing a watcher is not told of.
+     */
+    @Override
+    public boolean tellsEverythingSince(Role role, long fromOffset) {
+        Long from = watchedFrom.get(role);
+        return !closed && from != null && fromOffset >= from && cluster.vouchesForWatchers();
     }
 
     @Override

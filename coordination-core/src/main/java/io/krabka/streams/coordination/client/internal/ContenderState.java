@@ -65,12 +65,14 @@ public sealed interface ContenderState {
      * read decided, so a pass that finds nothing new keeps that decision instead of reading.
      *
      * @param decision what the last read decided; null before the first
-     * @param prepareAt when to build the role's producer ahead of the turn; null when that is not to come
+     * @param readAgainAt when to read the role again before the turn even with no news of it:
+     *     to build its producer ahead of the turn, or where the spread order may have moved;
+     *     null when neither is to come
      * @param anchor the lease that decision was anchored on; null for none
      * @param renewedUntil how far renewals of that leadership seen in the news since moved
      *     its deadline ({@link Sighted#NONE} for none)
      */
-    record Standby(Decision decision, Instant prepareAt, LeaseState anchor, long renewedUntil) implements ContenderState {
+    record Standby(Decision decision, Instant readAgainAt, LeaseState anchor, long renewedUntil) implements ContenderState {
 
         /** Nothing decided yet. */
         static final Standby FRESH = new Standby(null, null, null, Sighted.NONE);
@@ -80,9 +82,9 @@ public sealed interface ContenderState {
             return new Holding(held);
         }
 
-        /** A read decided {@code decided}, to prepare at {@code prepare}, anchored on {@code lease}. */
-        Standby decided(Decision decided, Instant prepare, LeaseState lease) {
-            return new Standby(decided, prepare, lease, lease == null ? Sighted.NONE : lease.deadline());
+        /** A read decided {@code decided}, to read again at {@code readAgain}, anchored on {@code lease}. */
+        Standby decided(Decision decided, Instant readAgain, LeaseState lease) {
+            return new Standby(decided, readAgain, lease, lease == null ? Sighted.NONE : lease.deadline());
         }
 
         /**
@@ -96,7 +98,7 @@ public sealed interface ContenderState {
 
         /** Renewals in the news moved the anchor's deadline to {@code deadline} (never back). */
         Standby renewedTo(long deadline) {
-            return deadline <= renewedUntil ? this : new Standby(decision, prepareAt, anchor, deadline);
+            return deadline <= renewedUntil ? this : new Standby(decision, readAgainAt, anchor, deadline);
         }
     }
 

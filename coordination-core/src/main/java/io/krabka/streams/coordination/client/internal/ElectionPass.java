@@ -154,6 +154,14 @@ final class ElectionPass {
             // as much as a held role's, so a member pays only for the roles it holds or is
             // about to take.
             transport.discardPrepared(role);
+            if (decision instanceof Decision.Wait && shares != null && state.lease().isPresent()
+                    && clock.instant().isBefore(state.lease().get().deadlineInstant())) {
+                // Under spread the order follows the shares, which move without news of this
+                // role: read again where the first in that order takes it, the lease's deadline,
+                // and take it if this member is first by then. On the place of this read, two
+                // standbys could each wait a stagger for the other and then challenge together.
+                return new Engine.Attempt(null, decision, state.lease().get().deadlineInstant(), state.lease().get());
+            }
         }
         return new Engine.Attempt(null, decision, null, state.lease().orElse(null));
     }

@@ -167,8 +167,11 @@ public final class Engine implements AutoCloseable {
         }
     }
 
-    /** One pass's outcome: the leadership won, or the decision, when to prepare (null: not to come) and the lease decided on. */
-    public record Attempt(LeadershipTerm leadership, Decision decision, Instant prepareAt, LeaseState lease) {
+    /**
+     * One pass's outcome: the leadership won, or the decision, when to read again before the
+     * turn (see {@link ContenderState.Standby}; null: not to come) and the lease decided on.
+     */
+    public record Attempt(LeadershipTerm leadership, Decision decision, Instant readAgainAt, LeaseState lease) {
     }
 
     /** What a standby's pass asks of the client: one election pass. */

@@ -64,11 +64,11 @@ final class StandbyPass {
             // Renewals seen in the news since the last read move the turn later by as much as they moved the deadline.
             Duration renewed = Sighted.renewalDelay(now.anchor(), now.renewedUntil());
             Instant turn = waiting.challengeAt().plus(renewed);
-            Instant prepare = now.prepareAt() == null ? null : now.prepareAt().plus(renewed);
-            if (at.isBefore(turn) && (prepare == null || at.isBefore(prepare))) {
-                // Nothing else new for this role, and neither its turn nor the time to prepare
-                // for it: the last pass's decision stands.
-                return untilNext(at, turn, prepare);
+            Instant readAgain = now.readAgainAt() == null ? null : now.readAgainAt().plus(renewed);
+            if (at.isBefore(turn) && (readAgain == null || at.isBefore(readAgain))) {
+                // Nothing else new for this role, and neither its turn nor the time to read it
+                // again: the last pass's decision stands.
+                return untilNext(at, turn, readAgain);
             }
         }
         Engine.Attempt attempt;
@@ -89,9 +89,9 @@ final class StandbyPass {
             return Duration.ZERO;
         }
         transition.accept(current -> current instanceof ContenderState.Standby standby
-                ? standby.decided(attempt.decision(), attempt.prepareAt(), attempt.lease()) : current);
+                ? standby.decided(attempt.decision(), attempt.readAgainAt(), attempt.lease()) : current);
         if (attempt.decision() instanceof Decision.Wait pending) {
-            return untilNext(clock.instant(), pending.challengeAt(), attempt.prepareAt());
+            return untilNext(clock.instant(), pending.challengeAt(), attempt.readAgainAt());
         }
         return RoleContender.max(RoleContender.MIN_WAIT, MAX_STANDBY_WAIT);
     }
@@ -127,11 +127,11 @@ final class StandbyPass {
         return news.member() != null && (news.member().equals(member) || decidedOn != null && decidedOn.member().equals(news.member()));
     }
 
-    /** The wait before the next pass: at most a second, and no later than the turn or the time to prepare for it. */
-    private static Duration untilNext(Instant now, Instant turn, Instant prepare) {
+    /** The wait before the next pass: at most a second, and no later than the turn or the time to read again. */
+    private static Duration untilNext(Instant now, Instant turn, Instant readAgain) {
         Duration wait = RoleContender.min(MAX_STANDBY_WAIT, Duration.between(now, turn));
-        if (prepare != null) {
-            wait = RoleContender.min(wait, Duration.between(now, prepare));
+        if (readAgain != null) {
+            wait = RoleContender.min(wait, Duration.between(now, readAgain));
         }
         return RoleContender.max(RoleContender.MIN_WAIT, wait);
     }
