@@ -215,7 +215,7 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
         sim.runFor(CONFIG.duration().multipliedBy(4));
         System.out.printf("PLACEMENT partial outage (%d roles on p0): placed after %s; shares %s; %d grants; moves %d; grants %s%n",
                 lost.size(), took, sim.shares(), sim.grants.size(), sim.moves() - movesBefore, sim.grants);
-        assertThat(sim.grants).as("each lost role granted once").hasSize(lost.size());
+        assertThat(sim.grants).as("each lost role %s granted once; ends %s", lost, sim.ends).hasSize(lost.size());
         assertThat(sim.shares()).containsOnly(Map.entry("a", 4), Map.entry("b", 4), Map.entry("c", 4));
         assertThat(sim.moves() - movesBefore).as("moves").isZero();
         assertThat(sim.violations).isEmpty();

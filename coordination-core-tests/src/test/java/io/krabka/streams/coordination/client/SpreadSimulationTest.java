@@ -199,8 +199,6 @@ class SpreadSimulationTest {
     void aCrashAfterTheMembersJoinedOneByOneIsTakenOverOnceOnTheSharesAtTheDeadline() {
         List<Role> roles = SimulatedMembers.roles(30);
         SimulatedMembers sim = new SimulatedMembers(TopicSpec.DEFAULTS.withPartitions(6), roles);
-        // As on Kafka: a standby that waits for its turn reads nothing but the news of renewals.
-        sim.cluster.vouchForWatchers(true);
         try {
             crashAfterJoins(sim, roles);
         } finally {

@@ -25,14 +25,12 @@ class InMemoryCoordinationTransportTest extends CoordinationTransportContract {
     }
 
     @Test
-    void vouchesForItsWatchersFromWhereTheyRegisteredOnlyWhenTheClusterSaysSo() throws Exception {
+    void vouchesForItsWatchersFromWhereTheyRegisteredUnlessTold() throws Exception {
         Role role = Role.of("vouched");
         InMemoryCoordinationTransport transport = cluster.transport(TopicSpec.DEFAULTS.withPartitions(3));
         long before = transport.register(role, MemberId.of("a"), 1L) + 1;
         AutoCloseable watch = transport.watch(role, news -> { });
         try {
-            assertThat(transport.tellsEverythingSince(role, before)).as("off by default").isFalse();
-            cluster.vouchForWatchers(true);
             assertThat(transport.tellsEverythingSince(role, before)).as("a read up to the end when the watch began").isTrue();
             assertThat(transport.tellsEverythingSince(role, before - 1)).as("a record before the watch began").isFalse();
             assertThat(transport.tellsEverythingSince(Role.of("unwatched"), 0)).isFalse();
@@ -40,6 +38,8 @@ class InMemoryCoordinationTransportTest extends CoordinationTransportContract {
             assertThat(transport.tellsEverythingSince(role, before)).as("watchers hear before readers see").isFalse();
             cluster.delayVisibility(Duration.ZERO);
             assertThat(transport.tellsEverythingSince(role, before)).isTrue();
+            cluster.vouchForWatchers(false);
+            assertThat(transport.tellsEverythingSince(role, before)).as("when the cluster is told not to").isFalse();
         } finally {
             watch.close();
         }

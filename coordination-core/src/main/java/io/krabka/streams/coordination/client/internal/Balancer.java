@@ -22,6 +22,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -262,17 +263,36 @@ final class Balancer {
         return target;
     }
 
-    /** The newest state of each role: the contenders' folds, or the balancer's own read where that is newer. */
+    /**
+     * The newest state of each role: the contenders' folds, or the balancer's own read where
+     * that is newer. A fold follows renewals in the news without reading (its offset stays
+     * behind), so a read that is newer by offset still takes the later deadline of the same
+     * leadership from the fold: a read that failed since must not make a live holder's
+     * lease look run out.
+     */
     private Map<Role, RoleState> states() {
         Map<Role, RoleState> states = new HashMap<>(folds.latestStates());
-        viewed.forEach((role, state) -> states.merge(role, state, (a, b) -> a.nextOffset() >= b.nextOffset() ? a : b));
+        viewed.forEach((role, state) -> states.merge(role, state, Balancer::newer));
         return states;
+    }
+
+    private static RoleState newer(RoleState fold, RoleState read) {
+        RoleState newer = read.nextOffset() > fold.nextOffset() ? read : fold;
+        RoleState other = newer == read ? fold : read;
+        Optional<LeaseState> lease = newer.lease();
+        Optional<LeaseState> later = other.lease().filter(l -> lease.isPresent() && l.member().equals(lease.get().member())
+                && l.grantedAt() == lease.get().grantedAt() && l.deadline() > lease.get().deadline());
+        return later.isEmpty() ? newer
+                : new RoleState(newer.role(), newer.roster(), Optional.of(lease.get().withDeadline(later.get().deadline())),
+                        newer.leaseReleasedAt(), newer.nextOffset());
     }
 
     /**
      * Reads every role of this client's contenders, all partitions in one read, when this
      * member holds two or more (only then can it have a role to give): what is new since
-     * the last such read.
+     * the last such read. Otherwise it forgets what it read: the contenders' folds follow
+     * renewals in the news without reading, so their offsets stay behind, and a read kept
+     * from when this member last held two would win over them with leases long run out.
      */
     private void readRoles() {
         long holding = contenders.values().stream().filter(c -> c.leadership().isPresent()).count();
@@ -280,6 +300,8 @@ final class Balancer {
             viewed.putAll(folds.readMany(contenders.keySet().stream().sorted(Comparator.comparing(Role::name)).toList()));
             // A role delisted while this read ran must not come back.
             viewed.keySet().retainAll(contenders.keySet());
+        } else {
+            viewed.clear();
         }
     }
 

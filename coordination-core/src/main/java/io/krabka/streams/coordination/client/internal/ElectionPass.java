@@ -137,6 +137,13 @@ final class ElectionPass {
             boolean confirm) {
         if (decision instanceof Decision.Challenge due) {
             decision = challengeCheck.unlessAlreadyChallenged(role, me, state, due);
+            if (decision instanceof Decision.Wait) {
+                // An epoch no visible lease explains put the turn off. That wait is anchored on
+                // when the epoch was seen, not on the lease, so renewals in the news must not move
+                // it as they move a lease's turn: decided on no lease, the next news makes the
+                // next pass read, and the read decides again (the renewal may explain the epoch).
+                return new Engine.Attempt(null, decision, null, null);
+            }
         }
         if (decision instanceof Decision.Challenge) {
             return new Engine.Attempt(challenge(role, me, state, confirm, shares), decision, null, null);
