@@ -148,4 +148,45 @@ class BusyLaneGrantTest {
             runtime.close();
         }
     }
+
+    /**
+     * {@code awaitListener} is what a caller uses to know every listener call so far has
+     * run (the Spring loop does, before it stops the work). With the grant's state change
+     * still queued on a busy lane, the grant's listener call is not even issued yet: it
+     * must not say "all told" then, and must say it once the grant was told.
+     */
+    @Test
+    void awaitListenerWaitsForAGrantStillQueuedOnABusyLane() throws Exception {
+        InMemoryCluster cluster = new InMemoryCluster();
+        InMemoryCoordinationTransport transport = cluster.transport(TOPIC);
+        LaneHoldingRuntime runtime = new LaneHoldingRuntime();
+        CoordinationClient client = new CoordinationClient(transport, LeaseConfig.DEFAULTS, runtime);
+        List<Leadership> granted = new CopyOnWriteArrayList<>();
+        Contender contender = new Contender(client, Role.of("scheduler"), MemberId.of("n1"), new Contender.Listener() {
+            @Override
+            public void granted(Leadership leadership) {
+                granted.add(leadership);
+            }
+
+            @Override
+            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
+            }
+        });
+        try {
+            int[] passesSoFar = new int[1];
+            LaneHoldingRuntime.Gate inBegin = startWithLaneHeld(runtime, contender, passesSoFar);
+            await().atMost(WAIT).until(() -> runtime.passesDone.get() > passesSoFar[0]);
+            // The lane is held by a parked thread: nothing posted to it can run, however long this waits.
+            assertThat(contender.awaitListener(Duration.ofMillis(200))).as("all told, with the grant queued").isFalse();
+            assertThat(granted).isEmpty();
+            inBegin.open();
+            assertThat(contender.awaitListener(WAIT)).as("all told, once the lane ran").isTrue();
+            assertThat(granted).as("told before awaitListener returned").hasSize(1);
+        } finally {
+            contender.stop();
+            contender.awaitStopped(WAIT);
+            transport.close();
+            runtime.close();
+        }
+    }
 }
