@@ -55,7 +55,9 @@ public final class Handover {
     /** How long a handover waits for the holder's pass to take the release up, before it gives up (the role stays). */
     public static final Duration RELEASE_WAIT = Duration.ofSeconds(10);
 
-    private final Engine client;
+    private final Balancer balancer;
+    private final RoleReader reader;
+    private final CoordinationRuntime runtime;
     private final Role role;
     private final MemberId me;
     private final Supplier<Tenure> tenure;
@@ -70,9 +72,17 @@ public final class Handover {
     private record Asked(Tenure held, MemberId to, CompletableFuture<HandoverResult> done) {
     }
 
-    Handover(Engine client, Role role, MemberId me, Supplier<Tenure> tenure, TenureEnd ending, Runnable passNow,
-            BooleanSupplier renewalBlocked) {
-        this.client = client;
+    /** How a handover reads the role: the client's fold of it, refreshed now, waiting up to {@code maxWait}. */
+    @FunctionalInterface
+    interface RoleReader {
+        RoleState read(Role role, Duration maxWait);
+    }
+
+    Handover(Balancer balancer, RoleReader reader, CoordinationRuntime runtime, Role role, MemberId me,
+            Supplier<Tenure> tenure, TenureEnd ending, Runnable passNow, BooleanSupplier renewalBlocked) {
+        this.balancer = balancer;
+        this.reader = reader;
+        this.runtime = runtime;
         this.role = role;
         this.me = me;
         this.tenure = tenure;
@@ -94,7 +104,7 @@ public final class Handover {
             return HandoverResult.BUSY;
         }
         try {
-            RoleState state = client.awaitRoleState(role, Duration.ZERO);
+            RoleState state = reader.read(role, Duration.ZERO);
             Optional<RosterEntry> target = state.entryOf(to);
             if (to.equals(me) || target.isEmpty()) {
                 return HandoverResult.NOT_A_STANDBY;
@@ -112,7 +122,7 @@ public final class Handover {
             if (registeredAgain(to, target.get()) == null) {
                 log.info("{} keeps role {}: {} did not register again within {} after its registration was removed, so it "
                         + "is out of the roster until it does", me, role, to, DurationText.of(PROBE_TIMEOUT));
-                client.balancer().silent(to);
+                balancer.silent(to);
                 return HandoverResult.TARGET_SILENT;
             }
             Asked ask = new Asked(held, to, new CompletableFuture<>());
@@ -130,7 +140,6 @@ public final class Handover {
      * leadership ends. An ask not taken by then is withdrawn, so it never runs late.
      */
     private HandoverResult released(Asked ask) {
-        CoordinationRuntime runtime = client.runtime();
         long deadline = runtime.nanoTime() + RELEASE_WAIT.toNanos();
         try {
             for (;;) {
@@ -192,7 +201,7 @@ public final class Handover {
      * thread: the holder's pass, or the stop's leave (a drain).
      */
     HandoverResult release(Tenure held, MemberId to) {
-        RoleState state = client.awaitRoleState(role, Duration.ZERO);
+        RoleState state = reader.read(role, Duration.ZERO);
         if (state.entryOf(to).isEmpty()) {
             return HandoverResult.NOT_A_STANDBY;
         }
@@ -201,7 +210,7 @@ public final class Handover {
                 break;
             }
             if (!entry.member().equals(me)) {
-                client.balancer().evict(role, entry.member());
+                balancer.evict(role, entry.member());
             }
         }
         if (!ending.finish(held, LeadershipEndCause.RELEASED, null)) {
@@ -213,15 +222,14 @@ public final class Handover {
 
     /** Removes {@code to}'s registration and waits for a newer one; the state that shows it, or null. */
     private RoleState registeredAgain(MemberId to, RosterEntry before) {
-        CoordinationRuntime runtime = client.runtime();
-        client.balancer().evict(role, to);
+        balancer.evict(role, to);
         long deadline = runtime.nanoTime() + PROBE_TIMEOUT.toNanos();
         for (;;) {
             long left = deadline - runtime.nanoTime();
             if (left <= 0) {
                 return null;
             }
-            RoleState state = client.awaitRoleState(role, RoleContender.min(PROBE_READ, Duration.ofNanos(left)));
+            RoleState state = reader.read(role, RoleContender.min(PROBE_READ, Duration.ofNanos(left)));
             if (state.entryOf(to).filter(entry -> entry.offset() > before.offset()).isPresent()) {
                 return state;
             }

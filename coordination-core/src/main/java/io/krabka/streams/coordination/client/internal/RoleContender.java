@@ -107,7 +107,7 @@ public final class RoleContender {
                         loop.schedule(Duration.ZERO);
                     }
                 });
-        this.handover = new Handover(client, role, member, () -> state.tenure(), ending,
+        this.handover = new Handover(client.balancer(), client::awaitRoleState, runtime, role, member, () -> state.tenure(), ending,
                 () -> RoleContender.this.loop.schedule(Duration.ZERO), holder::renewalBlocked);
         this.loop = new PassLoop(this, client, failures, freshness, ending, holder,
                 new StandbyPass(client::attempt, runtime.clock(), role, member, failures, freshness, holder,
