@@ -44,8 +44,9 @@ import org.apache.kafka.common.TopicPartition;
  *   <li>a {@code read_committed} consumer, manually assigned, no group: aborted leases stay unseen.</li>
  * </ul>
  * Both writers pin a role's records to one partition with {@link RolePartitioner}.
- * Pinning and checks: {@code PinnedTopic}; reads: {@code TopicReaders}; role producers:
- * {@code RoleEpochs}; describes: {@code TransactionDescriptions}.
+ * Pinning and checks: {@code PinnedTopic} (the topic and the cluster it is on, which
+ * {@code PinnedEpoch} holds every role's transactions to); reads: {@code TopicReaders};
+ * role producers: {@code RoleEpochs}; describes: {@code TransactionDescriptions}.
  *
  * <p>Size: the whole SPI on Kafka, each operation a short delegation to the parts above.
  */
@@ -265,7 +266,13 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         } catch (RuntimeException e) {
             throw KafkaErrors.translate("checking the coordination topic " + topic.name(), e);
         }
-        return epochs.initEpoch(role);
+        try {
+            return new PinnedEpoch(epochs.initEpoch(role), pinned);
+        } catch (CoordinationException failed) {
+            // Another cluster behind the address answers InitProducerId as its own (slowly,
+            // when it has no transaction state yet): say so rather than "no answer".
+            throw pinned.explain(failed);
+        }
     }
 
     /** See {@code RoleEpochs.prepareEpoch}: builds and connects the role's producer, without InitProducerId. */
@@ -333,14 +340,17 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         return describeEpoch(role, timeout);
     }
 
+    /** Refused once the topic or the cluster changed: another cluster's coordinator knows other producers. */
     @Override
     public Optional<ProducerState> describeEpoch(Role role, Duration within) {
+        pinned.requireUnchanged();
         return descriptions.describeEpoch(role, within);
     }
 
-    /** See {@code TransactionDescriptions.describeEpochs}: one DescribeTransactions for all of {@code roles}. */
+    /** See {@code TransactionDescriptions.describeEpochs}: one DescribeTransactions for all of {@code roles}; refused as {@link #describeEpoch}. */
     @Override
     public Map<Role, Optional<ProducerState>> describeEpochs(Collection<Role> roles) {
+        pinned.requireUnchanged();
         return descriptions.describeEpochs(roles);
     }
 
