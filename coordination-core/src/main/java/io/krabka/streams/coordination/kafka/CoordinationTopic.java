@@ -20,7 +20,6 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartitionReplica;
-import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
@@ -46,35 +45,8 @@ final class CoordinationTopic {
     private CoordinationTopic() {
     }
 
-    /**
-     * What pins the topic a member works on: the cluster that answers (another one behind
-     * the same address, after a disaster-recovery switch), a re-created or an altered topic
-     * differs in one of these.
-     *
-     * @param clusterId the id of the cluster that answered; null when it did not tell
-     * @param topicId the topic's id; null when the topic does not exist (there)
-     * @param partitions the topic's partition count; 0 when it does not exist
-     */
-    record Identity(String clusterId, Uuid topicId, int partitions) {
-
-        /** Whether the topic exists. */
-        boolean exists() {
-            return topicId != null;
-        }
-
-        /** Whether {@code other} is the same topic: the same id and partition count, on whatever cluster. */
-        boolean sameTopicAs(Identity other) {
-            return java.util.Objects.equals(topicId, other.topicId) && partitions == other.partitions;
-        }
-
-        /** Whether {@code other} was read from another cluster; false when either did not tell its id. */
-        boolean otherClusterThan(Identity other) {
-            return clusterId != null && other.clusterId != null && !clusterId.equals(other.clusterId);
-        }
-    }
-
     /** Ensures the topic and returns its identity. */
-    static Identity ensure(Admin admin, TopicSpec spec, Duration timeout) {
+    static TopicIdentity ensure(Admin admin, TopicSpec spec, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         TopicDescription description = describe(admin, spec, timeout);
         boolean justCreated = description == null;
@@ -104,8 +76,7 @@ final class CoordinationTopic {
         if (justCreated) {
             awaitLeaders(admin, spec, description, deadline);
         }
-        return new Identity(clusterId(admin.describeCluster(clusterIdOnly(timeout)).clusterId(), timeout),
-                description.topicId(), description.partitions().size());
+        return TopicIdentity.of(TopicIdentity.askClusterId(admin, timeout), description, timeout);
     }
 
     /**
@@ -220,36 +191,12 @@ final class CoordinationTopic {
 
     /**
      * The topic's identity as the cluster that answers reports it now; one that does not
-     * {@linkplain Identity#exists() exist} when the topic is gone. The cluster id is asked
-     * for alongside the topic (DescribeCluster, answered from any broker's metadata cache, in
-     * parallel with the describe): a check costs two small requests and no more time.
+     * {@linkplain TopicIdentity#exists() exist} when the topic is gone. The cluster id is
+     * asked for in parallel with the describe: a check costs two small requests, no more time.
      */
-    static Identity current(Admin admin, TopicSpec spec, Duration timeout) {
-        KafkaFuture<String> cluster = admin.describeCluster(clusterIdOnly(timeout)).clusterId();
-        TopicDescription description = describe(admin, spec, timeout);
-        String clusterId = clusterId(cluster, timeout);
-        return description == null ? new Identity(clusterId, null, 0)
-                : new Identity(clusterId, description.topicId(), description.partitions().size());
-    }
-
-    private static DescribeClusterOptions clusterIdOnly(Duration timeout) {
-        return new DescribeClusterOptions().timeoutMs((int) Math.min(Integer.MAX_VALUE, timeout.toMillis()));
-    }
-
-    /**
-     * The cluster's id, or null when it cannot be read (a backend that does not tell, a
-     * request that failed): the topic's own identity is checked all the same.
-     */
-    private static String clusterId(KafkaFuture<String> clusterId, Duration timeout) {
-        try {
-            return clusterId.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw KafkaErrors.translate("reading the cluster id", e);
-        } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
-            log.debug("Could not read the cluster id: {}", e.toString());
-            return null;
-        }
+    static TopicIdentity current(Admin admin, TopicSpec spec, Duration timeout) {
+        KafkaFuture<String> clusterId = TopicIdentity.askClusterId(admin, timeout);
+        return TopicIdentity.of(clusterId, describe(admin, spec, timeout), timeout);
     }
 
     private static TopicDescription describe(Admin admin, TopicSpec spec, Duration timeout) {

@@ -51,7 +51,7 @@ final class PinnedTopic {
     private volatile int partitionCount;
     // The topic this member pinned on first use, when it last checked it is still that
     // topic, and why it no longer is (then every operation refuses: sticky on purpose).
-    private volatile CoordinationTopic.Identity pinned;
+    private volatile TopicIdentity pinned;
     private volatile long identityCheckedAt;
     private volatile CoordinationConfigurationException changed;
     private volatile boolean missingOnce;
@@ -165,12 +165,12 @@ final class PinnedTopic {
      */
     void checkIdentity(Duration maxAge) {
         requireUnchanged();
-        CoordinationTopic.Identity expected = pinned;
+        TopicIdentity expected = pinned;
         if (expected == null || System.nanoTime() - identityCheckedAt < maxAge.toNanos()) {
             return;
         }
         identityCheckedAt = System.nanoTime();
-        CoordinationTopic.Identity now = CoordinationTopic.current(admin, topic, timeout);
+        TopicIdentity now = CoordinationTopic.current(admin, topic, timeout);
         if (now.otherClusterThan(expected)) {
             // No lagging broker of the same cluster answers with another id: at once.
             changed = otherCluster(expected, now);
@@ -197,7 +197,7 @@ final class PinnedTopic {
         throw changed;
     }
 
-    private CoordinationConfigurationException otherCluster(CoordinationTopic.Identity expected, CoordinationTopic.Identity now) {
+    private CoordinationConfigurationException otherCluster(TopicIdentity expected, TopicIdentity now) {
         return new CoordinationConfigurationException("this member now reaches another Kafka cluster: cluster "
                 + expected.clusterId() + " answered when it pinned the coordination topic " + topic.name() + ", cluster "
                 + now.clusterId() + " answers now (a disaster-recovery switch, or a DNS name, load balancer or proxy that"
