@@ -10,7 +10,6 @@ import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.Contender;
 import io.krabka.streams.coordination.client.CoordinationClient;
-import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -68,8 +67,8 @@ class ClusterSwitchIT {
                      KafkaCoordinationTransport tb = KafkaCoordinationTransport.create(connection, spec, TIMEOUT, LEASE.duration());
                      CoordinationClient ca = new CoordinationClient(ta, LEASE, InstantSource.system());
                      CoordinationClient cb = new CoordinationClient(tb, LEASE, InstantSource.system());
-                     Contender holder = new Contender(ca, role, MemberId.of("a"), recording(grants, causes, failures));
-                     Contender standby = new Contender(cb, role, MemberId.of("b"), recording(grants, causes, failures))) {
+                     Contender holder = new Contender(ca, role, MemberId.of("a"), CoordinationTopicIT.recording(grants, failures, causes));
+                     Contender standby = new Contender(cb, role, MemberId.of("b"), CoordinationTopicIT.recording(grants, failures, causes))) {
                     holder.start();
                     await().atMost(Duration.ofSeconds(30)).until(() -> holder.leadership().isPresent());
                     standby.start();
@@ -143,20 +142,5 @@ class ClusterSwitchIT {
             text.append(t).append(" <- ");
         }
         return text.toString();
-    }
-
-    private static Contender.Listener recording(List<String> grants, List<LeadershipEndCause> causes, List<Throwable> failures) {
-        return new Contender.Listener() {
-            @Override
-            public void granted(Leadership leadership) {
-                grants.add(leadership.member().value());
-            }
-
-            @Override
-            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-                causes.add(cause);
-                failures.add(failure);
-            }
-        };
     }
 }

@@ -91,21 +91,18 @@ final class SwitchableForwarder implements AutoCloseable {
         thread.start();
     }
 
-    private static void quietly(Socket socket) {
+    /** Closes a socket (or the server socket) that may be closed already. */
+    private static void quietly(java.io.Closeable socket) {
         try {
             socket.close();
-        } catch (IOException ignored) {
-            // already closed
+        } catch (IOException alreadyClosed) {
+            // nothing left to close
         }
     }
 
     @Override
     public void close() {
-        try {
-            server.close();
-        } catch (IOException ignored) {
-            // closing anyway
-        }
+        quietly(server);
         sockets.forEach(SwitchableForwarder::quietly);
     }
 }
