@@ -217,14 +217,16 @@ final class PinnedTopic {
     }
 
     /**
-     * Whether the topic or the cluster changed, looked at now: after an operation failed,
-     * whose failure (a producer id the coordinator does not know, a timeout) may be the
-     * cluster's change rather than what it says. A check that fails itself leaves the
-     * operation's own failure standing.
+     * Whether the topic or the cluster changed, looked at again unless a check is fresher
+     * than {@link KafkaCoordinationTransport#IDENTITY_CHECK_BEFORE_CHALLENGE}: after an
+     * operation failed, whose failure (a producer id the coordinator does not know, a
+     * timeout) may be the cluster's change rather than what it says. Many roles failing at
+     * once (a cluster that is down) share one check a second. A check that fails itself
+     * leaves the operation's own failure standing.
      */
     Optional<CoordinationConfigurationException> changedNow() {
         try {
-            checkIdentity(Duration.ZERO);
+            checkIdentity(KafkaCoordinationTransport.IDENTITY_CHECK_BEFORE_CHALLENGE);
         } catch (CoordinationConfigurationException gone) {
             return Optional.of(gone);
         } catch (RuntimeException e) {
