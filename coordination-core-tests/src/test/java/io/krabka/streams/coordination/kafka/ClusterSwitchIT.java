@@ -80,7 +80,7 @@ class ClusterSwitchIT {
                             && holder.problem().orElse(null) instanceof CoordinationConfigurationException
                             && standby.problem().orElse(null) instanceof CoordinationConfigurationException);
                     System.out.println("ClusterSwitchIT: the holder's leadership ended " + causes + " "
-                            + Duration.ofNanos(System.nanoTime() - switched).toMillis() + " ms after the switch: " + failures);
+                            + Duration.ofNanos(System.nanoTime() - switched).toMillis() + " ms after the switch: " + chain(failures.get(0)));
 
                     for (Contender member : List.of(holder, standby)) {
                         assertThat(member.problem().orElseThrow().getMessage()).contains("now reaches another Kafka cluster",
