@@ -2,7 +2,8 @@ package io.krabka.streams.coordination;
 
 /**
  * The cluster or the coordination topic is set up in a way this member cannot work with,
- * and it will not heal by itself: someone has to change a setting. The message names it.
+ * or is no longer the one it started on (another cluster answers at the same address), and
+ * it will not heal by itself: someone has to change a setting. The message names it.
  */
 public class CoordinationConfigurationException extends CoordinationException {
 

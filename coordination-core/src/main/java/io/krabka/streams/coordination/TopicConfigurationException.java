@@ -2,7 +2,8 @@ package io.krabka.streams.coordination;
 
 /**
  * The coordination topic is missing and may not be created, or exists with settings
- * that break the module's guarantees. The message names each offending setting.
+ * that break the module's guarantees, or changed under a running member (deleted,
+ * created again, its partitions altered). The message names each offending setting.
  */
 public class TopicConfigurationException extends CoordinationConfigurationException {
 
@@ -10,5 +11,9 @@ public class TopicConfigurationException extends CoordinationConfigurationExcept
 
     public TopicConfigurationException(String message) {
         super(message);
+    }
+
+    public TopicConfigurationException(String message, Throwable cause) {
+        super(message, cause);
     }
 }

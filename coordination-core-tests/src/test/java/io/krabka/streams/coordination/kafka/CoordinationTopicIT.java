@@ -293,6 +293,11 @@ class CoordinationTopicIT {
     }
 
     private static Contender.Listener recording(List<String> grants, List<Throwable> ends) {
+        return recording(grants, ends, new java.util.concurrent.CopyOnWriteArrayList<>());
+    }
+
+    /** A listener that adds each granted member to {@code grants}, and each end's failure and cause to {@code ends} and {@code causes}. */
+    static Contender.Listener recording(List<String> grants, List<Throwable> ends, List<LeadershipEndCause> causes) {
         return new Contender.Listener() {
             @Override
             public void granted(Leadership leadership) {
@@ -301,6 +306,7 @@ class CoordinationTopicIT {
 
             @Override
             public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
+                causes.add(cause);
                 ends.add(failure);
             }
         };

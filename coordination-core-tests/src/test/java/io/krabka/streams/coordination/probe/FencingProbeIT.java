@@ -3,9 +3,16 @@ package io.krabka.streams.coordination.probe;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.client.CoordinationClient;
+import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.kafka.AbstractLeadershipIT;
+import io.krabka.streams.coordination.kafka.KafkaCoordinationTransport;
 import io.krabka.streams.coordination.kafka.KafkaProcessCluster;
 import io.krabka.streams.coordination.kafka.KafkaTestCluster;
+import io.krabka.streams.coordination.memory.InMemoryCluster;
+import io.krabka.streams.coordination.memory.InMemoryCoordinationTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -202,6 +209,70 @@ class FencingProbeIT {
         assertThat(report.check("topic").orElseThrow().finding()).contains("does not exist yet");
         Set<String> topics = cluster.admin().listTopics().names().get(10, TimeUnit.SECONDS);
         assertThat(topics).doesNotContain("read-only", "read-only-probe");
+    }
+
+    /**
+     * A user without Spring probes through the client it will contend with: the cluster,
+     * topic, timeout and transaction timeout of the client's own transport. The probe writes
+     * only to its probe topic (the coordination topic does not even exist after it), and the
+     * client contends afterwards as usual.
+     */
+    @Test
+    void aCoordinationClientProbesItsOwnTransportsClusterAndTopicBeforeContending() throws Exception {
+        TopicSpec topic = TopicSpec.DEFAULTS.withName("coordination-client").withPartitions(3).withReplicationFactor(1)
+                .withAllowUnsafe(true);
+        try (KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(cluster.connection(), topic,
+                Duration.ofSeconds(20), Duration.ofSeconds(20));
+             CoordinationClient client = new CoordinationClient(transport)) {
+            FencingReport report = client.probe();
+
+            assertThat(report.clusterId()).isEqualTo(cluster.admin().describeCluster().clusterId().get(10, TimeUnit.SECONDS));
+            assertThat(report.bootstrapServers()).isEqualTo(cluster.bootstrapServers());
+            assertThat(report.topic()).isEqualTo("coordination-client");
+            assertThat(report.check("broker.transaction-timeouts").orElseThrow().status()).isEqualTo(ProbeStatus.PASS);
+            for (String live : List.of("live-fence", "commit-after-fence", "epoch-behaviour", "aborted-read")) {
+                assertThat(report.check(live).orElseThrow().status()).as(live).isEqualTo(ProbeStatus.PASS);
+            }
+            assertThat(report.failures()).isEmpty();
+            assertThat(report.probeTopic()).isEqualTo("coordination-client-probe");
+            assertThat(cluster.admin().listTopics().names().get(10, TimeUnit.SECONDS))
+                    .contains("coordination-client-probe").doesNotContain("coordination-client");
+
+            Leadership held = client.acquire(Role.of("probed"), MemberId.of("m"), Duration.ofSeconds(30));
+            assertThat(held.term()).isNotNegative();
+            held.close();
+        }
+    }
+
+    /** The transport's transaction timeout is the lease the probe checks; a read-only run from the client writes nothing. */
+    @Test
+    void theClientsProbeChecksItsTransportsTransactionTimeoutAndCanRunReadOnly() throws Exception {
+        TopicSpec topic = TopicSpec.DEFAULTS.withName("coordination-client-lease").withReplicationFactor(1).withAllowUnsafe(true);
+        // Longer than the brokers' transaction.max.timeout.ms (15 min by default): every InitProducerId would be refused.
+        try (KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(cluster.connection(), topic,
+                Duration.ofSeconds(20), Duration.ofMinutes(16));
+             CoordinationClient client = new CoordinationClient(transport)) {
+            FencingReport report = client.fencingProbe().readOnly(true).build().run();
+
+            assertThat(report.check("broker.transaction-timeouts").orElseThrow()).satisfies(check -> {
+                assertThat(check.status()).isEqualTo(ProbeStatus.FAIL);
+                assertThat(check.finding()).contains("the lease is " + Duration.ofMinutes(16).toMillis() + " ms");
+            });
+            assertThat(report.readOnly()).isTrue();
+            assertThat(cluster.admin().listTopics().names().get(10, TimeUnit.SECONDS))
+                    .doesNotContain("coordination-client-lease", "coordination-client-lease-probe");
+        }
+    }
+
+    /** A transport given its clients, or one of another kind, cannot be probed by the client: it says what to use. */
+    @Test
+    void aClientOnATransportNotCreatedFromSettingsSaysItCannotProbe() {
+        try (InMemoryCoordinationTransport transport = new InMemoryCluster().transport(TopicSpec.DEFAULTS);
+             CoordinationClient client = new CoordinationClient(transport)) {
+            assertThatThrownBy(client::probe).isInstanceOf(UnsupportedOperationException.class)
+                    .hasMessageContaining("KafkaCoordinationTransport.create")
+                    .hasMessageContaining("FencingProbe.builder(connection)");
+        }
     }
 
     @Test

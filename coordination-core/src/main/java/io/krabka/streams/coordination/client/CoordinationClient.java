@@ -7,6 +7,9 @@ import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.SendBatching;
 import io.krabka.streams.coordination.client.internal.Engine;
+import io.krabka.streams.coordination.kafka.KafkaCoordinationTransport;
+import io.krabka.streams.coordination.probe.FencingProbe;
+import io.krabka.streams.coordination.probe.FencingReport;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import java.time.Duration;
@@ -45,6 +48,7 @@ import java.util.Optional;
 public final class CoordinationClient implements AutoCloseable {
 
     private final Engine engine;
+    private final CoordinationTransport transport;
 
     /** A client with the default lease timings on the shared runtime (the system clock and the library's daemon threads). */
     public CoordinationClient(CoordinationTransport transport) {
@@ -71,6 +75,7 @@ public final class CoordinationClient implements AutoCloseable {
     public CoordinationClient(CoordinationTransport transport, LeaseConfig config, CoordinationRuntime runtime,
             SendBatching sendBatching) {
         this.engine = new Engine(transport, config, runtime, sendBatching);
+        this.transport = transport;
     }
 
     /** Wraps grants, renewals and guarded writes of this client's leaderships from now on (tracing, for one); set it before contending. */
@@ -199,6 +204,51 @@ public final class CoordinationClient implements AutoCloseable {
      */
     public LeadershipStatus observe(Role role, Duration maxWait) {
         return engine.observe(role, maxWait);
+    }
+
+    /**
+     * Checks, once, that the cluster behind this client's transport fences as every
+     * guarantee of this library assumes: the fencing probe ({@link FencingProbe}) on the
+     * transport's connection settings, coordination topic and operation timeout, with its
+     * role producers' transaction timeout (the lease duration) checked against the brokers'
+     * maximum. Call it before contending, and stop on a FAIL:
+     * <pre>{@code
+     * client.probe().requireNoFailure(); // FencingProbeException: each FAIL, what it means, and its fix
+     * }</pre>
+     *
+     * <p>What it writes, and where: never to the coordination topic, which it only reads the
+     * settings of. Its live checks write to the probe topic {@code <topic>-probe} (created on
+     * first use: one partition, {@code cleanup.policy=delete}, one hour of retention): two
+     * transactions, one committed and one aborted, of a new transactional id
+     * {@code <topic>-probe-<8 hex digits>}, and three small records. Its transactions end and
+     * its clients (its own, not the transport's) close before it returns. A read-only run,
+     * which writes nothing: {@code fencingProbe().readOnly(true).build().run()}.
+     *
+     * @return what each check found: {@link FencingReport#status()}, the cluster id it checked
+     * @throws UnsupportedOperationException when the transport is not a
+     *     {@link KafkaCoordinationTransport} created from settings
+     *     ({@link KafkaCoordinationTransport#create(Map, io.krabka.streams.coordination.transport.TopicSpec, Duration, Duration)}):
+     *     the probe builds clients of its own from them
+     * @throws CoordinationException when the cluster cannot be reached at all: nothing was checked
+     */
+    public FencingReport probe() {
+        return fencingProbe().build().run();
+    }
+
+    /**
+     * The probe {@link #probe()} runs, to change before running it: {@code readOnly(true)},
+     * {@code roles(n)} for the connection estimate, {@code probeTopic(...)}.
+     *
+     * @throws UnsupportedOperationException as {@link #probe()}
+     */
+    public FencingProbe.Builder fencingProbe() {
+        if (transport instanceof KafkaCoordinationTransport kafka && kafka.settings().isPresent()) {
+            return FencingProbe.builder(kafka);
+        }
+        throw new UnsupportedOperationException("the fencing probe checks a Kafka cluster with clients of its own, built from"
+                + " the settings a KafkaCoordinationTransport was created from (KafkaCoordinationTransport.create); this"
+                + " client's transport is " + transport.location() + " (" + transport.getClass().getSimpleName() + ")"
+                + ": run FencingProbe.builder(connection) instead");
     }
 
     /** What this client is made of: its contenders are built from it. */

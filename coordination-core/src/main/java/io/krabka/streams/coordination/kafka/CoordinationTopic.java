@@ -20,7 +20,6 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartitionReplica;
-import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
@@ -46,12 +45,8 @@ final class CoordinationTopic {
     private CoordinationTopic() {
     }
 
-    /** What pins the topic a member works on: a re-created or altered topic differs in one of these. */
-    record Identity(Uuid topicId, int partitions) {
-    }
-
     /** Ensures the topic and returns its identity. */
-    static Identity ensure(Admin admin, TopicSpec spec, Duration timeout) {
+    static TopicIdentity ensure(Admin admin, TopicSpec spec, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         TopicDescription description = describe(admin, spec, timeout);
         boolean justCreated = description == null;
@@ -81,7 +76,7 @@ final class CoordinationTopic {
         if (justCreated) {
             awaitLeaders(admin, spec, description, deadline);
         }
-        return new Identity(description.topicId(), description.partitions().size());
+        return TopicIdentity.of(TopicIdentity.askClusterId(admin, timeout), description, timeout);
     }
 
     /**
@@ -194,10 +189,14 @@ final class CoordinationTopic {
         }
     }
 
-    /** The topic's identity as the cluster reports it now, or null when the topic is gone. */
-    static Identity current(Admin admin, TopicSpec spec, Duration timeout) {
-        TopicDescription description = describe(admin, spec, timeout);
-        return description == null ? null : new Identity(description.topicId(), description.partitions().size());
+    /**
+     * The topic's identity as the cluster that answers reports it now; one that does not
+     * {@linkplain TopicIdentity#exists() exist} when the topic is gone. The cluster id is
+     * asked for in parallel with the describe: a check costs two small requests, no more time.
+     */
+    static TopicIdentity current(Admin admin, TopicSpec spec, Duration timeout) {
+        KafkaFuture<String> clusterId = TopicIdentity.askClusterId(admin, timeout);
+        return TopicIdentity.of(clusterId, describe(admin, spec, timeout), timeout);
     }
 
     private static TopicDescription describe(Admin admin, TopicSpec spec, Duration timeout) {

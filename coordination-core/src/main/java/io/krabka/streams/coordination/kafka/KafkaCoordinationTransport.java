@@ -44,10 +44,12 @@ import org.apache.kafka.common.TopicPartition;
  *   <li>a {@code read_committed} consumer, manually assigned, no group: aborted leases stay unseen.</li>
  * </ul>
  * Both writers pin a role's records to one partition with {@link RolePartitioner}.
- * Pinning and checks: {@code PinnedTopic}; reads: {@code TopicReaders}; role producers:
- * {@code RoleEpochs}; describes: {@code TransactionDescriptions}.
+ * Pinning and checks: {@code PinnedTopic} (the topic and the cluster it is on, which
+ * {@code PinnedEpoch} holds every role's transactions to); reads: {@code TopicReaders};
+ * role producers: {@code RoleEpochs}; describes: {@code TransactionDescriptions}.
  *
- * <p>Size: the whole SPI on Kafka, each operation a short delegation to the parts above.
+ * <p>Size: the whole SPI on Kafka, each operation a short delegation to the parts above,
+ * and the {@link Settings} it was created from, which the fencing probe reuses.
  */
 public final class KafkaCoordinationTransport implements CoordinationTransport {
 
@@ -69,6 +71,35 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     // Wakes contenders on news; null when this transport was built without one.
     private volatile TopicWatcher watcher;
     private final String bootstrapServers;
+    // What create() built this transport from; null when it was given its clients.
+    private final Settings settings;
+
+    /**
+     * What a transport was {@linkplain #create(Map, Map, Map, TopicSpec, Duration, Duration) created}
+     * from, so a tool reaches the same cluster the same way: the fencing probe
+     * ({@code CoordinationClient.probe()}). The connection settings may hold credentials
+     * (SASL, TLS key passwords): never log them.
+     *
+     * @param adminConnection the admin client's connection settings, as given
+     * @param producerConnection the producers' connection settings, as given
+     * @param consumerConnection the consumers' connection settings, as given
+     * @param topic the coordination topic's settings
+     * @param timeout how long one cluster operation may take
+     * @param transactionTimeout the role producers' {@code transaction.timeout.ms}: the lease duration
+     */
+    public record Settings(Map<String, Object> adminConnection, Map<String, Object> producerConnection,
+            Map<String, Object> consumerConnection, TopicSpec topic, Duration timeout, Duration transactionTimeout) {
+
+        public Settings {
+            // Copies that keep a null value, which Kafka's clients accept and Map.copyOf does not.
+            adminConnection = java.util.Collections.unmodifiableMap(new java.util.HashMap<>(adminConnection));
+            producerConnection = java.util.Collections.unmodifiableMap(new java.util.HashMap<>(producerConnection));
+            consumerConnection = java.util.Collections.unmodifiableMap(new java.util.HashMap<>(consumerConnection));
+            Objects.requireNonNull(topic, "topic");
+            Objects.requireNonNull(timeout, "timeout");
+            Objects.requireNonNull(transactionTimeout, "transactionTimeout");
+        }
+    }
 
     /** A transport on the default topic settings and operation timeout. */
     public KafkaCoordinationTransport(Admin admin, Producer<byte[], byte[]> registrar,
@@ -85,24 +116,27 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     public KafkaCoordinationTransport(Admin admin, Producer<byte[], byte[]> registrar,
             Function<Role, Producer<byte[], byte[]>> transactionalProducers, Consumer<byte[], byte[]> reader,
             TopicSpec topic, Duration timeout) {
-        this(admin, registrar, transactionalProducers, reader, topic, timeout, null, null);
+        this(admin, registrar, transactionalProducers, reader, topic, timeout, null);
     }
 
-    /** @param transactionTimeout the role producers' transaction.timeout.ms, when this transport builds them itself */
+    /** @param settings what create() built the clients from (the role producers' transaction.timeout.ms among them); null otherwise */
     private KafkaCoordinationTransport(Admin admin, Producer<byte[], byte[]> registrar,
             Function<Role, Producer<byte[], byte[]>> transactionalProducers, Consumer<byte[], byte[]> reader,
-            TopicSpec topic, Duration timeout, Duration transactionTimeout, String bootstrapServers) {
+            TopicSpec topic, Duration timeout, Settings settings) {
         this.admin = Objects.requireNonNull(admin, "admin");
         this.registrar = Objects.requireNonNull(registrar, "registrar");
         Objects.requireNonNull(transactionalProducers, "transactionalProducers");
         Objects.requireNonNull(reader, "reader");
         this.topic = Objects.requireNonNull(topic, "topic");
         this.timeout = Objects.requireNonNull(timeout, "timeout");
-        this.pinned = new PinnedTopic(admin, topic, timeout, transactionTimeout);
+        this.pinned = new PinnedTopic(admin, topic, timeout, settings == null ? null : settings.transactionTimeout());
         this.readers = new TopicReaders(pinned, topic.name(), reader, timeout);
         this.epochs = new RoleEpochs(transactionalProducers, topic.name(), timeout);
         this.descriptions = new TransactionDescriptions(admin, timeout);
-        this.bootstrapServers = bootstrapServers;
+        this.settings = settings;
+        Object servers = settings == null ? null : settings.adminConnection().get(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG);
+        this.bootstrapServers = servers instanceof List<?> list ? String.join(",", list.stream().map(String::valueOf).toList())
+                : servers == null ? null : servers.toString();
     }
 
     /**
@@ -150,13 +184,11 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
                 timeout), "registrar"));
         KafkaConsumer<byte[], byte[]> reader = new KafkaConsumer<>(ClientSettings.named(readerSettings(consumerConnection), "reader"));
         Map<String, Object> watcherSettings = ClientSettings.named(ClientSettings.watcher(consumerConnection), "watcher");
-        Object servers = adminConnection.get(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG);
-        String bootstrapServers = servers instanceof List<?> list ? String.join(",", list.stream().map(String::valueOf).toList())
-                : servers == null ? null : servers.toString();
         KafkaCoordinationTransport transport = new KafkaCoordinationTransport(admin, registrar,
                 role -> new KafkaProducer<>(ClientSettings.named(transactionalSettings(producerConnection, role, timeout,
                         transactionTimeout), "role-" + role.name())),
-                reader, topic, timeout, transactionTimeout, bootstrapServers).withWatcher(() -> new KafkaConsumer<>(watcherSettings));
+                reader, topic, timeout, new Settings(adminConnection, producerConnection, consumerConnection, topic, timeout,
+                        transactionTimeout)).withWatcher(() -> new KafkaConsumer<>(watcherSettings));
         // The describe reader and the readers of busy lanes, numbered in the order they are built.
         AtomicInteger built = new AtomicInteger();
         return transport.withDescribeReader(() -> new KafkaConsumer<>(ClientSettings.named(readerSettings(consumerConnection),
@@ -208,6 +240,11 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     @Override
     public String topic() {
         return topic.name();
+    }
+
+    /** What {@code create} built this transport from; empty for a transport given its clients. */
+    public Optional<Settings> settings() {
+        return Optional.ofNullable(settings);
     }
 
     @Override
@@ -265,7 +302,13 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         } catch (RuntimeException e) {
             throw KafkaErrors.translate("checking the coordination topic " + topic.name(), e);
         }
-        return epochs.initEpoch(role);
+        try {
+            return new PinnedEpoch(epochs.initEpoch(role), pinned);
+        } catch (CoordinationException failed) {
+            // Another cluster behind the address answers InitProducerId as its own (slowly,
+            // when it has no transaction state yet): say so rather than "no answer".
+            throw pinned.explain(failed);
+        }
     }
 
     /** See {@code RoleEpochs.prepareEpoch}: builds and connects the role's producer, without InitProducerId. */
@@ -333,14 +376,17 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         return describeEpoch(role, timeout);
     }
 
+    /** Refused once the topic or the cluster changed: another cluster's coordinator knows other producers. */
     @Override
     public Optional<ProducerState> describeEpoch(Role role, Duration within) {
+        pinned.requireUnchanged();
         return descriptions.describeEpoch(role, within);
     }
 
-    /** See {@code TransactionDescriptions.describeEpochs}: one DescribeTransactions for all of {@code roles}. */
+    /** See {@code TransactionDescriptions.describeEpochs}: one DescribeTransactions for all of {@code roles}; refused as {@link #describeEpoch}. */
     @Override
     public Map<Role, Optional<ProducerState>> describeEpochs(Collection<Role> roles) {
+        pinned.requireUnchanged();
         return descriptions.describeEpochs(roles);
     }
 

@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The coordination topic as this member pinned it on first use: it ensures the topic
- * then, and checks on later operations that it is still that topic.
+ * then, and checks on later operations that it is still that topic, on the same cluster.
  */
 final class PinnedTopic {
 
@@ -51,9 +51,9 @@ final class PinnedTopic {
     private volatile int partitionCount;
     // The topic this member pinned on first use, when it last checked it is still that
     // topic, and why it no longer is (then every operation refuses: sticky on purpose).
-    private volatile CoordinationTopic.Identity pinned;
+    private volatile TopicIdentity pinned;
     private volatile long identityCheckedAt;
-    private volatile TopicConfigurationException changed;
+    private volatile CoordinationConfigurationException changed;
     private volatile boolean missingOnce;
     private volatile long safetyCheckedAt;
     // The topic's min.compaction.lag.ms as read when it was pinned; zero until then.
@@ -70,10 +70,7 @@ final class PinnedTopic {
 
     /** The partition count, ensuring and pinning the topic on first use. */
     int partitionCount() {
-        TopicConfigurationException gone = changed;
-        if (gone != null) {
-            throw gone;
-        }
+        requireUnchanged();
         int count = partitionCount;
         if (count == 0) {
             synchronized (this) {
@@ -150,10 +147,13 @@ final class PinnedTopic {
 
     /**
      * Checks, at most every {@link #IDENTITY_CHECK_INTERVAL}, that the topic is still the
-     * one pinned on first use. Offsets are terms and a role's partition follows from the
-     * count: a topic deleted and re-created (by an operator, or by auto-creation after a
-     * broker lost its data) restarts terms at 0, and altered partitions move roles. From
-     * then on every operation refuses, so this member challenges no one.
+     * one pinned on first use, on the cluster it was pinned on. Offsets are terms and a
+     * role's partition follows from the count: a topic deleted and re-created (by an
+     * operator, or by auto-creation after a broker lost its data) restarts terms at 0, and
+     * altered partitions move roles. Another cluster behind the same address (a
+     * disaster-recovery switch, a DNS name or proxy pointed elsewhere) has terms and
+     * producer epochs of its own, which Kafka's clients do not tell apart: they connect to
+     * it and go on. From then on every operation refuses, so this member challenges no one.
      */
     void checkIdentity() {
         checkIdentity(IDENTITY_CHECK_INTERVAL);
@@ -164,23 +164,29 @@ final class PinnedTopic {
      * challenge, whose grant a topic altered under it would make a term no device can trust.
      */
     void checkIdentity(Duration maxAge) {
-        CoordinationTopic.Identity expected = pinned;
+        requireUnchanged();
+        TopicIdentity expected = pinned;
         if (expected == null || System.nanoTime() - identityCheckedAt < maxAge.toNanos()) {
             return;
         }
         identityCheckedAt = System.nanoTime();
-        CoordinationTopic.Identity now = CoordinationTopic.current(admin, topic, timeout);
-        if (expected.equals(now)) {
+        TopicIdentity now = CoordinationTopic.current(admin, topic, timeout);
+        if (now.otherClusterThan(expected)) {
+            // No lagging broker of the same cluster answers with another id: at once.
+            changed = otherCluster(expected, now);
+            throw changed;
+        }
+        if (now.sameTopicAs(expected)) {
             missingOnce = false;
             checkSafety();
             return;
         }
-        if (now == null && !missingOnce) {
+        if (!now.exists() && !missingOnce) {
             // One broker's metadata may lag; a topic is gone when two checks say so.
             missingOnce = true;
             return;
         }
-        String what = now == null ? "was deleted"
+        String what = !now.exists() ? "was deleted"
                 : !now.topicId().equals(expected.topicId()) ? "was deleted and created again (topic id " + expected.topicId()
                         + " is now " + now.topicId() + ")"
                 : "changed its partition count from " + expected.partitions() + " to " + now.partitions();
@@ -189,6 +195,55 @@ final class PinnedTopic {
                 + " restore or recreate the topic as it was (or start all members afresh and tell the devices that terms"
                 + " restart), then restart the members");
         throw changed;
+    }
+
+    private CoordinationConfigurationException otherCluster(TopicIdentity expected, TopicIdentity now) {
+        return new CoordinationConfigurationException("this member now reaches another Kafka cluster: cluster "
+                + expected.clusterId() + " answered when it pinned the coordination topic " + topic.name() + ", cluster "
+                + now.clusterId() + " answers now (a disaster-recovery switch, or a DNS name, load balancer or proxy that"
+                + " points elsewhere). Its terms are offsets of " + topic.name() + " on cluster " + expected.clusterId()
+                + " and its fencing tokens that cluster's producer ids and epochs: on cluster " + now.clusterId() + " they mean"
+                + " nothing, so this member stops contending, writes nothing more there and ends any leadership it holds. Stop"
+                + " every member, then start them all afresh against the cluster they should use and tell the devices that"
+                + " terms restart (a device that kept the old cluster's highest term refuses the new, smaller ones)");
+    }
+
+    /** Throws why this member stopped, once the topic or the cluster changed under it; never a request of its own. */
+    void requireUnchanged() {
+        CoordinationConfigurationException gone = changed;
+        if (gone != null) {
+            throw gone;
+        }
+    }
+
+    /**
+     * Whether the topic or the cluster changed, looked at again unless a check is fresher
+     * than {@link KafkaCoordinationTransport#IDENTITY_CHECK_BEFORE_CHALLENGE}: after an
+     * operation failed, whose failure (a producer id the coordinator does not know, a
+     * timeout) may be the cluster's change rather than what it says. Many roles failing at
+     * once (a cluster that is down) share one check a second. A check that fails itself
+     * leaves the operation's own failure standing.
+     */
+    Optional<CoordinationConfigurationException> changedNow() {
+        try {
+            checkIdentity(KafkaCoordinationTransport.IDENTITY_CHECK_BEFORE_CHALLENGE);
+        } catch (CoordinationConfigurationException gone) {
+            return Optional.of(gone);
+        } catch (RuntimeException e) {
+            log.debug("Could not check the coordination topic {}: {}", topic.name(), e.toString());
+        }
+        return Optional.ofNullable(changed);
+    }
+
+    /**
+     * {@code failed}, or, when the topic or the cluster changed meanwhile ({@link #changedNow}),
+     * an exception of the change's type that says so, caused by {@code failed}.
+     */
+    CoordinationException explain(CoordinationException failed) {
+        return changedNow().<CoordinationException>map(gone -> gone instanceof TopicConfigurationException
+                        ? new TopicConfigurationException(gone.getMessage(), failed)
+                        : new CoordinationConfigurationException(gone.getMessage(), failed))
+                .orElse(failed);
     }
 
     /**

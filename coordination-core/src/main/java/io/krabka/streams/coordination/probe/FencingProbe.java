@@ -106,6 +106,23 @@ public final class FencingProbe {
         return new Builder(adminConnection, producerConnection, consumerConnection);
     }
 
+    /**
+     * A probe of the cluster and topic {@code transport} uses, on the settings it was
+     * {@linkplain KafkaCoordinationTransport#create(Map, Map, Map, TopicSpec, Duration, Duration) created}
+     * from: its connection settings, topic, operation timeout, and its role producers'
+     * transaction timeout as the lease duration. {@code CoordinationClient.probe()} runs it.
+     *
+     * @throws IllegalArgumentException when {@code transport} was given its clients rather
+     *     than created from settings: the probe builds clients of its own
+     */
+    public static Builder builder(KafkaCoordinationTransport transport) {
+        KafkaCoordinationTransport.Settings settings = transport.settings().orElseThrow(() -> new IllegalArgumentException(
+                "the fencing probe builds clients of its own from the settings a transport was created from"
+                        + " (KafkaCoordinationTransport.create); this one was given its clients: use FencingProbe.builder(connection)"));
+        return builder(settings.adminConnection(), settings.producerConnection(), settings.consumerConnection())
+                .topic(settings.topic()).timeout(settings.timeout()).leaseDuration(settings.transactionTimeout());
+    }
+
     /** The probe of a transport built with {@code KafkaCoordinationTransport.create(connection, topic, timeout, transactionTimeout)}. */
     public static FencingProbe forTransport(Map<String, Object> connection, TopicSpec topic, Duration timeout,
             Duration transactionTimeout) {

@@ -153,6 +153,12 @@ final class HolderPass {
             } catch (FencedException ended) {
                 ending.finish(held, null, ended);
                 return Duration.ZERO;
+            } catch (CoordinationConfigurationException changed) {
+                // The transport refused the renewal: the topic, or the cluster behind the address,
+                // is not the one this leadership was granted on. Stop, write nothing more.
+                failures.refused(changed);
+                ending.finish(held, LeadershipEndCause.FAILED, changed, true);
+                return Duration.ZERO;
             } catch (CoordinationException failed) {
                 if (!leadership.isActive()) {
                     ending.finish(held, null, failed);

@@ -149,7 +149,12 @@ final class TenureEnd {
             // The later of the error pause and one set already (a refused work's longer one).
             rejoinAtNanos = rejoinAtNanos != 0 && rejoinAtNanos - errorPause > 0 ? rejoinAtNanos : errorPause;
         }
-        log.info("Member {} no longer holds role {} ({}): {}", member, role, leadership.token(), cause);
+        if (topicChanged && failure != null) {
+            log.warn("Member {} no longer holds role {} ({}): {}, without a tombstone: {}", member, role, leadership.token(),
+                    cause, failure.getMessage());
+        } else {
+            log.info("Member {} no longer holds role {} ({}): {}", member, role, leadership.token(), cause);
+        }
         // A cause exception only where something failed: a release or an expiry is no failure,
         // and the FencedException a write threw after the lease ran out would read like split brain.
         Throwable told = cause == LeadershipEndCause.FENCED || cause == LeadershipEndCause.FAILED ? failure : null;
