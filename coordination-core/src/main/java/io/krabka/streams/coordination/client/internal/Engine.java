@@ -43,7 +43,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Size: every per-role map of a client and the one rule that forgets them together.
  */
-public final class Engine implements AutoCloseable {
+public final class Engine implements AutoCloseable, TermHost {
 
     /** The logger of the client's lines: operators filter by this name. */
     public static final String LOGGER = "io.krabka.streams.coordination.client.CoordinationClient";
@@ -95,6 +95,7 @@ public final class Engine implements AutoCloseable {
         this.instrumentation = Objects.requireNonNull(instrumentation, "instrumentation");
     }
 
+    @Override
     public CoordinationInstrumentation instrumentation() {
         return instrumentation;
     }
@@ -118,11 +119,13 @@ public final class Engine implements AutoCloseable {
     }
 
     /** How {@link Leadership#send} groups sends into transactions. */
+    @Override
     public SendBatching sendBatching() {
         return sendBatching;
     }
 
     /** The lease timings. */
+    @Override
     public LeaseConfig config() {
         return config;
     }
@@ -133,6 +136,7 @@ public final class Engine implements AutoCloseable {
     }
 
     /** The time and threads this client's contenders, leaderships and pipelines run on. */
+    @Override
     public CoordinationRuntime runtime() {
         return runtime;
     }
@@ -287,21 +291,25 @@ public final class Engine implements AutoCloseable {
     }
 
     /** A released leadership: its member left the roster, so its registration goes too. */
+    @Override
     public void released(LeadershipTerm leadership) {
         held.ended(leadership);
         registrations.forget(leadership.role());
         forgetIfUnused(leadership.role());
     }
 
+    @Override
     public void ended(LeadershipTerm leadership) {
         held.ended(leadership);
     }
 
+    @Override
     public Instant now() {
         return clock.instant();
     }
 
     /** A new grant's {@code granted_at}: now, or past this client's last grant of {@code role} on a clock that did not move. */
+    @Override
     public long grantTime(Role role) {
         long now = Math.max(clock.millis(), forgottenGrantedAt.get() + 1);
         return lastGrantedAt.merge(role, now, (last, at) -> Math.max(at, last + 1));

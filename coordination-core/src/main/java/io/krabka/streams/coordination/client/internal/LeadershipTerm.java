@@ -31,7 +31,7 @@ import org.apache.kafka.clients.producer.RecordMetadata;
  */
 public final class LeadershipTerm implements Leadership {
 
-    private final Engine engine;
+    private final TermHost engine;
     private final RoleEpoch epoch;
     private final Role role;
     private final MemberId member;
@@ -42,7 +42,7 @@ public final class LeadershipTerm implements Leadership {
     private final LeaseWriter lease;
     private final GroupCommit sends;
 
-    private LeadershipTerm(Engine engine, CoordinationTransport transport, RoleEpoch epoch, MemberId member,
+    private LeadershipTerm(TermHost engine, CoordinationTransport transport, RoleEpoch epoch, MemberId member,
             ProducerState initial, long leaseSearchFrom) {
         this.engine = engine;
         this.epoch = epoch;
@@ -56,7 +56,7 @@ public final class LeadershipTerm implements Leadership {
         this.sends = new GroupCommit(engine.runtime(), engine.sendBatching(), role, life, lease);
     }
 
-    public static LeadershipTerm grant(Engine engine, CoordinationTransport transport, RoleEpoch epoch, MemberId member,
+    public static LeadershipTerm grant(TermHost engine, CoordinationTransport transport, RoleEpoch epoch, MemberId member,
             boolean confirm, long leaseSearchFrom) {
         ProducerState initial = transport.describeEpoch(epoch.role()).orElseThrow(() -> new RetriableCoordinationException(
                 "the coordinator reports no epoch for role " + epoch.role() + " right after InitProducerId", null));

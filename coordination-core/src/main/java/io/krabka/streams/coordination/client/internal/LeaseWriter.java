@@ -38,14 +38,14 @@ final class LeaseWriter {
     // queue's lock is taken inside it, never around it).
     private final Object lock;
     private final LeadershipLifecycle life;
-    private final Engine client;
+    private final TermHost client;
     private final CoordinationTransport transport;
     private final Role role;
     private final MemberId member;
     private final LeaseClock clock;
     private final LeaseTransaction transaction;
 
-    LeaseWriter(LeadershipTerm leadership, Engine client, LeadershipLifecycle life, CoordinationTransport transport,
+    LeaseWriter(LeadershipTerm leadership, TermHost client, LeadershipLifecycle life, CoordinationTransport transport,
             LeaseClock clock, LeaseTransaction transaction) {
         this.leadership = leadership;
         this.lock = leadership;
