@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.spring.routing;
 
+import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.spring.routing.LeaderOnlyRouter.Answer;
 import io.krabka.streams.coordination.spring.routing.LeaderOnlyRouter.Decision;
@@ -9,7 +10,6 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -50,7 +50,7 @@ final class LeaderOnlyInterceptor implements HandlerInterceptor {
         Role role = found.get();
         Decision decision = router.decide(role, request.getHeader(RoutingHeaders.FORWARDED_BY));
         if (decision instanceof Handle handle) {
-            holderHeaders(response, handle.leadership().member().value(), handle.leadership().term());
+            holderHeaders(response, handle.leadership().member(), handle.leadership().term());
             request.setAttribute(LeaderOnlyRouter.LEADERSHIP, handle.leadership());
             return true;
         }
@@ -60,7 +60,7 @@ final class LeaderOnlyInterceptor implements HandlerInterceptor {
         Send send = (Send) decision;
         URI target = ServletForwarder.target(send.base(), request);
         if (send.redirect()) {
-            holderHeaders(response, send.holder().value(), send.term());
+            holderHeaders(response, send.holder(), send.term());
             response.setStatus(HttpStatus.TEMPORARY_REDIRECT.value());
             response.setHeader("Location", target.toString());
             return false;
@@ -78,22 +78,15 @@ final class LeaderOnlyInterceptor implements HandlerInterceptor {
         return false;
     }
 
-    private static void holderHeaders(HttpServletResponse response, String holder, long term) {
-        response.setHeader(RoutingHeaders.HOLDER, holder);
-        response.setHeader(RoutingHeaders.TERM, Long.toString(term));
+    private static void holderHeaders(HttpServletResponse response, MemberId holder, long term) {
+        LeaderOnlyRouter.holderHeaders(holder, term).forEach(response::setHeader);
     }
 
-    /** Writes {@code answer}: its status, {@code Retry-After}, the holder's headers and the problem body. */
+    /** Writes {@code answer}: its status, headers and problem body. */
     static boolean problem(HttpServletResponse response, Answer answer) {
-        if (answer.holder() != null) {
-            holderHeaders(response, answer.holder().value(), answer.term());
-        }
-        response.setStatus(answer.problem().getStatus());
-        if (answer.retryAfter() != null) {
-            response.setHeader("Retry-After", Problems.retryAfter(answer.retryAfter()));
-        }
-        response.setContentType(Problems.MEDIA_TYPE);
-        byte[] body = Problems.json(answer.problem()).getBytes(StandardCharsets.UTF_8);
+        response.setStatus(answer.status());
+        answer.headers().forEach(response::setHeader);
+        byte[] body = answer.body();
         response.setContentLength(body.length);
         try {
             response.getOutputStream().write(body);

@@ -6,7 +6,10 @@ import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.Leadership;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,6 +47,34 @@ final class LeaderOnlyRouter {
      * and the holder's headers when {@code holder} is not null.
      */
     record Answer(ProblemDetail problem, Duration retryAfter, MemberId holder, long term) implements Decision {
+
+        /** The status. */
+        int status() {
+            return problem.getStatus();
+        }
+
+        /** The headers to set: the holder's, {@code Retry-After} and the content type. */
+        Map<String, String> headers() {
+            Map<String, String> headers = new LinkedHashMap<>();
+            if (holder != null) {
+                headers.putAll(holderHeaders(holder, term));
+            }
+            if (retryAfter != null) {
+                headers.put("Retry-After", Problems.retryAfter(retryAfter));
+            }
+            headers.put("Content-Type", Problems.MEDIA_TYPE);
+            return headers;
+        }
+
+        /** The RFC 9457 body, UTF-8 JSON. */
+        byte[] body() {
+            return Problems.json(problem).getBytes(StandardCharsets.UTF_8);
+        }
+    }
+
+    /** The headers that name who decided: {@code Krabka-Role-Holder} and {@code Krabka-Role-Term}. */
+    static Map<String, String> holderHeaders(MemberId holder, long term) {
+        return Map.of(RoutingHeaders.HOLDER, holder.value(), RoutingHeaders.TERM, Long.toString(term));
     }
 
     private final HolderRoutes routes;
