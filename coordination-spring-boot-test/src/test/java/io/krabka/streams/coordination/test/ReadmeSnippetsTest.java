@@ -37,7 +37,7 @@ class ReadmeSnippetsTest {
     void theUserGuidesDeviceEventListenerAndPipelineTestAreCompiledCode() throws IOException {
         assertThat(checkedSnippets(USER_GUIDE, false)).as("the USER-GUIDE's marked Java blocks")
                 .containsExactly("guide/Device.java", "guide/HeldRoles.java", "guide/Rollouts.java",
-                        "guide/RequestDispatcherTest.java");
+                        "guide/ReactiveRollouts.java", "guide/RequestDispatcherTest.java");
     }
 
     /** The snippet files of the document's marked Java blocks, each checked against its file; every block marked when {@code allMarked}. */

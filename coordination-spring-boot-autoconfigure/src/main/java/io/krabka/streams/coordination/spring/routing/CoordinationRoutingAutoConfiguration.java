@@ -33,7 +33,8 @@ import org.springframework.kafka.core.ProducerFactory;
 /**
  * Routing of {@link LeaderOnly} requests to the holder of their role, in a web
  * application that contends for roles: the members' advertised addresses and the routes;
- * {@link LeaderOnlyWebMvcAutoConfiguration} adds Spring MVC's part. Off with
+ * {@link LeaderOnlyWebMvcAutoConfiguration} adds Spring MVC's part and
+ * {@link LeaderOnlyWebFluxAutoConfiguration} WebFlux's. Off with
  * {@code krabka.coordination.routing.enabled=false}.
  */
 @AutoConfiguration(after = CoordinationAutoConfiguration.class)

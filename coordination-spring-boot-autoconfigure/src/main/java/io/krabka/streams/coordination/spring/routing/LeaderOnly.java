@@ -7,8 +7,8 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
 /**
- * A Spring MVC handler (a method, or every handler method of a controller class) that
- * only the holder of a role handles. Any member accepts the request:
+ * A Spring MVC or WebFlux handler (a method, or every handler method of a controller
+ * class) that only the holder of a role handles. Any member accepts the request:
  * <ul>
  *   <li>on the holder it is handled, and the answer carries {@code Krabka-Role-Holder}
  *       and {@code Krabka-Role-Term};</li>
@@ -25,7 +25,8 @@ import java.lang.annotation.Target;
  *
  * <p>The handler may declare a {@link io.krabka.streams.coordination.client.Leadership}
  * or a {@link io.krabka.streams.coordination.spring.GuardedSender} parameter: this
- * member's leadership of the role, the one the request was routed under. Routing is a
+ * member's leadership of the role, the one the request was routed under (on WebFlux,
+ * write with {@code GuardedSender.sendAsync}, which does not block). Routing is a
  * convenience; fencing stays the safety: a holder deposed while it handles the request
  * has its guarded writes refused by the broker.
  */

@@ -3,7 +3,9 @@ package io.krabka.streams.coordination.spring.routing;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.spring.GuardedSender;
+import io.krabka.streams.coordination.spring.OnLeadershipRegistry;
 import java.lang.reflect.Method;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -11,6 +13,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.env.PropertyResolver;
+import org.springframework.web.method.HandlerMethod;
 
 /**
  * The {@link LeaderOnly} handlers of the application and their roles, checked at startup
@@ -73,6 +76,20 @@ public final class LeaderOnlyHandlers {
                             + "class) with @LeaderOnly(role = ...)");
                 }
             }
+        }
+    }
+
+    /**
+     * Checks every handler method of the web layer at startup ({@link #check}), and marks
+     * each {@link LeaderOnly} role as served by requests, so it is not idle
+     * ({@code krabka.coordination.require-work}).
+     *
+     * @throws IllegalStateException naming the first handler that is wrong
+     */
+    void checkAtStartup(Collection<HandlerMethod> methods, OnLeadershipRegistry registry) {
+        for (HandlerMethod method : methods) {
+            check(method.getMethod(), method.getBeanType());
+            roleOf(method.getMethod(), method.getBeanType()).ifPresent(registry::servedByRequests);
         }
     }
 

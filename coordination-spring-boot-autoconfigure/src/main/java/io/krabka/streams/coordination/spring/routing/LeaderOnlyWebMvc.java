@@ -25,6 +25,7 @@ public final class LeaderOnlyWebMvc implements WebMvcConfigurer, SmartInitializi
     private final ObjectProvider<GuardedSenders> senders;
     private final ObjectProvider<RequestMappingHandlerMapping> mappings;
     private final OnLeadershipRegistry registry;
+    private final LeaderOnlyRouter router;
 
     public LeaderOnlyWebMvc(LeaderOnlyHandlers handlers, HolderRoutes routes, RoutingProperties properties,
             ObjectProvider<GuardedSenders> senders, ObjectProvider<RequestMappingHandlerMapping> mappings,
@@ -35,30 +36,27 @@ public final class LeaderOnlyWebMvc implements WebMvcConfigurer, SmartInitializi
         this.properties = properties;
         this.senders = senders;
         this.mappings = mappings;
+        this.router = new LeaderOnlyRouter(routes, properties.getMode());
     }
 
     @Override
     public void addInterceptors(InterceptorRegistry registry) {
-        registry.addInterceptor(new LeaderOnlyInterceptor(handlers, routes, properties.getMode(),
+        registry.addInterceptor(new LeaderOnlyInterceptor(handlers, router,
                 new ServletForwarder(routes.member().value(), properties.getConnectTimeout(), properties.getResponseTimeout())));
     }
 
     @Override
     public void addArgumentResolvers(List<HandlerMethodArgumentResolver> resolvers) {
-        resolvers.add(new LeadershipArgumentResolver(handlers, senders));
+        resolvers.add(new LeadershipArgumentResolver(new LeadershipArguments(handlers, senders)));
     }
 
     @Override
     public void extendHandlerExceptionResolvers(List<HandlerExceptionResolver> resolvers) {
-        resolvers.add(0, new DeposedHolderResolver(handlers, routes.member().value()));
+        resolvers.add(0, new DeposedHolderResolver(handlers, router));
     }
 
     @Override
     public void afterSingletonsInstantiated() {
-        mappings.orderedStream().forEach(mapping -> mapping.getHandlerMethods().values().forEach(method -> {
-            handlers.check(method.getMethod(), method.getBeanType());
-            // A role its holder serves requests for is not idle (krabka.coordination.require-work).
-            handlers.roleOf(method.getMethod(), method.getBeanType()).ifPresent(registry::servedByRequests);
-        }));
+        mappings.orderedStream().forEach(mapping -> handlers.checkAtStartup(mapping.getHandlerMethods().values(), registry));
     }
 }

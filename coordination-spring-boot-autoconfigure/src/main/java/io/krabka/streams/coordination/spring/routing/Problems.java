@@ -17,6 +17,8 @@ final class Problems {
     static final URI REFUSED_TARGET = URI.create("urn:krabka:routing:refused-target");
     /** The holder did not answer a forward: 503. */
     static final URI HOLDER_UNREACHABLE = URI.create("urn:krabka:routing:holder-unreachable");
+    /** The holder lost the role while it handled the request, and the broker refused its guarded write: 503. */
+    static final URI DEPOSED = URI.create("urn:krabka:routing:deposed");
 
     static final String MEDIA_TYPE = "application/problem+json";
 

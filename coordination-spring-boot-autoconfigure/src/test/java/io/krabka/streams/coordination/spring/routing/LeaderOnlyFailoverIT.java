@@ -18,8 +18,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -32,11 +30,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -337,26 +331,10 @@ class LeaderOnlyFailoverIT {
     }
 
     private Map<String, List<String>> handled() {
-        Map<String, List<String>> byId = new HashMap<>();
-        records().forEach(r -> byId.computeIfAbsent(r.key(), k -> new ArrayList<>()).add(r.value()));
-        return byId;
+        return HandledWrites.byId(cluster, handledTopic);
     }
 
     private List<ConsumerRecord<String, String>> records() {
-        Map<String, Object> settings = new HashMap<>(cluster.connection());
-        settings.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
-        settings.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class);
-        settings.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        List<ConsumerRecord<String, String>> records = new ArrayList<>();
-        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(settings)) {
-            TopicPartition partition = new TopicPartition(handledTopic, 0);
-            consumer.assign(List.of(partition));
-            consumer.seekToBeginning(List.of(partition));
-            long end = consumer.endOffsets(List.of(partition)).get(partition);
-            while (consumer.position(partition) < end) {
-                consumer.poll(Duration.ofMillis(200)).forEach(records::add);
-            }
-        }
-        return records;
+        return HandledWrites.read(cluster, handledTopic);
     }
 }
