@@ -19,6 +19,7 @@ import java.util.List;
 import java.time.InstantSource;
 import java.util.Map;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -30,6 +31,7 @@ import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.Callback;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -181,8 +183,9 @@ class CommitOutcomeIT {
 
     /**
      * The library's transport on a one-second-ish operation timeout, whose role producers
-     * run {@code beforeCommit} (once) after their records were acknowledged and before the
-     * commit is sent: the pause then falls on the commit itself.
+     * run {@code beforeCommit} (once, in the first transaction that writes a command, not in
+     * a renewal a busy machine may slip in first) after their records were acknowledged and
+     * before the commit is sent: the pause then falls on the write's commit itself.
      */
     private static KafkaCoordinationTransport transport(KafkaProcessCluster cluster, String coordinationTopic, LeaseConfig lease,
             AtomicReference<Runnable> beforeCommit) {
@@ -193,9 +196,21 @@ class CommitOutcomeIT {
                 new KafkaProducer<>(KafkaCoordinationTransport.registrarSettings(connection, timeout)),
                 role -> new KafkaProducer<byte[], byte[]>(KafkaCoordinationTransport.transactionalSettings(connection, role, timeout,
                         lease.duration())) {
+                    // Whether this transaction writes a command: the hook is for a write's commit, never a renewal's.
+                    private volatile boolean command;
+
+                    @Override
+                    public Future<RecordMetadata> send(ProducerRecord<byte[], byte[]> record, Callback callback) {
+                        if (!record.topic().equals(coordinationTopic)) {
+                            command = true;
+                        }
+                        return super.send(record, callback);
+                    }
+
                     @Override
                     public void commitTransaction() {
-                        Runnable hook = beforeCommit.getAndSet(null);
+                        Runnable hook = command ? beforeCommit.getAndSet(null) : null;
+                        command = false;
                         if (hook != null) {
                             flush();
                             hook.run();
