@@ -28,6 +28,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.PriorityQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
@@ -84,7 +85,7 @@ final class SimulatedMembers implements AutoCloseable {
     /** The members by id, in start order; starting an id again (a restart) replaces its old process. */
     final Map<String, Member> members = new LinkedHashMap<>();
     /** Every grant, in the order the callbacks ran (a paused member's run late). */
-    final List<Grant> grants = new CopyOnWriteArrayList<>();
+    final List<Grant> grants = new GrantLog();
     /** Every end of a leadership, in the order the callbacks ran. */
     final List<End> ends = new CopyOnWriteArrayList<>();
     /** What the checks found; the test fails at once on the first unless {@link #failSlowly()}. */
@@ -96,6 +97,15 @@ final class SimulatedMembers implements AutoCloseable {
     /** Per role, since when two running members have believed they hold it at once. */
     private final Map<Role, Long> overlapSince = new HashMap<>();
     private final List<Runnable> checks = new ArrayList<>();
+    /**
+     * Per role, the times of its grants not yet out of the storm check's window, earliest
+     * first: each tick adds the grants recorded since the last and drops those the window
+     * left behind (it only moves on), instead of scanning every grant of the seed again.
+     */
+    private final Map<Role, PriorityQueue<Long>> stormWindow = new HashMap<>();
+    /** How many of {@link #grants} the storm check has taken in, and of which generation of the list. */
+    private int stormSeen;
+    private long stormGeneration;
     private Duration overlapTolerated = Duration.ZERO;
     private int grantStormAbove = Integer.MAX_VALUE;
     private boolean deadlinesChecked;
@@ -347,8 +357,26 @@ final class SimulatedMembers implements AutoCloseable {
 
     private void checkStorm(long now) {
         long windowStart = now - CONFIG.duration().toNanos();
+        GrantLog log = (GrantLog) grants;
+        List<Grant> all = log;
+        if (log.generation != stormGeneration || all.size() < stormSeen) {
+            // A test cleared the grants: take them in again from the start.
+            stormWindow.clear();
+            stormSeen = 0;
+            stormGeneration = log.generation;
+        }
+        for (int i = stormSeen, size = all.size(); i < size; i++) {
+            Grant grant = all.get(i);
+            stormWindow.computeIfAbsent(grant.role(), r -> new PriorityQueue<>()).add(grant.atNanos());
+            stormSeen = i + 1;
+        }
         for (Role role : roles) {
-            long recent = grants.stream().filter(g -> g.role().equals(role) && g.atNanos() >= windowStart).count();
+            // The grants of role at or after the window's start, as counting them all would find.
+            PriorityQueue<Long> times = stormWindow.get(role);
+            while (times != null && !times.isEmpty() && times.peek() < windowStart) {
+                times.poll();
+            }
+            long recent = times == null ? 0 : times.size();
             if (recent > grantStormAbove) {
                 violations.add("+" + runtime.elapsed() + " " + recent + " grants of " + role + " within one lease: a storm");
             }
@@ -483,6 +511,48 @@ final class SimulatedMembers implements AutoCloseable {
         @Override
         public String toString() {
             return at(atNanos) + " " + member + " " + role.name() + " t" + term;
+        }
+    }
+
+    /** The grants: a list that counts how often it was cleared, so the storm check knows to take them in again. */
+    private static final class GrantLog extends CopyOnWriteArrayList<Grant> {
+        private static final long serialVersionUID = 1L;
+        volatile long generation;
+
+        @Override
+        public void clear() {
+            generation++;
+            super.clear();
+        }
+
+        @Override
+        public boolean remove(Object o) {
+            generation++;
+            return super.remove(o);
+        }
+
+        @Override
+        public Grant remove(int index) {
+            generation++;
+            return super.remove(index);
+        }
+
+        @Override
+        public boolean removeIf(java.util.function.Predicate<? super Grant> filter) {
+            generation++;
+            return super.removeIf(filter);
+        }
+
+        @Override
+        public boolean removeAll(Collection<?> c) {
+            generation++;
+            return super.removeAll(c);
+        }
+
+        @Override
+        public boolean retainAll(Collection<?> c) {
+            generation++;
+            return super.retainAll(c);
         }
     }
 

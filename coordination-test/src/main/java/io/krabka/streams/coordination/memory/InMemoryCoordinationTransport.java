@@ -183,7 +183,8 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
                 return;
             }
             try {
-                CoordinationKey decoded = CoordinationCodec.decodeKey(key);
+                // Every watcher of every member hears each append: the key is decoded once for all of them.
+                CoordinationKey decoded = cluster.watchedKey(key);
                 if (decoded.role().equals(role)) {
                     onNews.accept(RoleNews.of(decoded, value));
                 }
