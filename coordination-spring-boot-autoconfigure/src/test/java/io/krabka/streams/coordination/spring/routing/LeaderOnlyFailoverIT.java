@@ -35,7 +35,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The heavy proof of {@link LeaderOnly}, with three member JVMs ({@link RoutingMember}) on
@@ -44,7 +45,8 @@ import org.junit.jupiter.api.Test;
  * (SIGTERM), handed over to a chosen standby, and paused past its lease (SIGSTOP, then
  * SIGCONT). Every request is answered; no request is handled twice; every write's term is
  * one member's (the handler writes member and term through a {@code GuardedSender}, and
- * the checker reads them back); 503s come only inside a fault's leaderless window.
+ * the checker reads them back); 503s come only inside a fault's leaderless window. Once on
+ * Spring MVC (Tomcat) and once on WebFlux (Reactor Netty): the same member, the same handler.
  *
  * <p>{@code -Plong}: {@code ./mvnw -B -Plong -pl coordination-spring-boot-autoconfigure -am verify
  * -Dtest=NoSuchTest -Dsurefire.failIfNoSpecifiedTests=false -Dit.test=LeaderOnlyFailoverIT
@@ -80,6 +82,22 @@ class LeaderOnlyFailoverIT {
     private record Member(String id, int port, Process process) {
     }
 
+    /** The web stack the members run: the same {@link RoutingMember} handler on each. */
+    enum Stack {
+        MVC(List.of()),
+        // Reactor Netty, as spring-boot-starter-webflux runs it (Tomcat is on this classpath for MVC).
+        WEBFLUX(List.of("--spring.main.web-application-type=reactive", "--spring.autoconfigure.exclude="
+                + "org.springframework.boot.tomcat.autoconfigure.reactive.TomcatReactiveWebServerAutoConfiguration"));
+
+        final List<String> arguments;
+
+        Stack(List<String> arguments) {
+            this.arguments = arguments;
+        }
+    }
+
+    private Stack stack = Stack.MVC;
+
     private record Outcome(String id, String via, int status, String body, long sentAt, long answeredAt, String failure) {
     }
 
@@ -107,8 +125,10 @@ class LeaderOnlyFailoverIT {
         }
     }
 
-    @Test
-    void everyRequestIsAnsweredAndHandledOnceByTheHolderAcrossKillTermHandoverAndPause() throws Exception {
+    @ParameterizedTest
+    @EnumSource(Stack.class)
+    void everyRequestIsAnsweredAndHandledOnceByTheHolderAcrossKillTermHandoverAndPause(Stack stack) throws Exception {
+        this.stack = stack;
         cluster.createTopic(handledTopic, 1);
         for (String id : List.of("n1", "n2", "n3")) {
             start(id, freePort());
@@ -142,7 +162,7 @@ class LeaderOnlyFailoverIT {
         assertThat(holder).isEqualTo(to);
         // The gap between the release and the grant is short; requests wait for it (routing.grant-wait).
         windows.add(new long[] {handover, System.nanoTime() + WINDOW_AFTER_TAKEOVER.toNanos()});
-        System.out.printf("routing failover: handover of %s to %s took %d ms%n", from, to,
+        System.out.printf("routing failover (%s): handover of %s to %s took %d ms%n", stack, from, to,
                 Duration.ofNanos(System.nanoTime() - handover).toMillis());
         awaitSent(sent.get() + 100);
         // SIGSTOP past the lease, then SIGCONT: the paused holder comes back deposed.
@@ -171,7 +191,7 @@ class LeaderOnlyFailoverIT {
         assertThat(member.process().waitFor(60, TimeUnit.SECONDS)).isTrue();
         String next = awaitHolder(holder);
         windows.add(new long[] {began, System.nanoTime() + WINDOW_AFTER_TAKEOVER.toNanos()});
-        System.out.printf("routing failover: %s of %s, %s took over after %d ms%n", forcibly ? "SIGKILL" : "SIGTERM", holder,
+        System.out.printf("routing failover (%s): %s of %s, %s took over after %d ms%n", stack, forcibly ? "SIGKILL" : "SIGTERM", holder,
                 next, Duration.ofNanos(System.nanoTime() - began).toMillis());
         start(holder, member.port());
         awaitUp(holder);
@@ -193,7 +213,7 @@ class LeaderOnlyFailoverIT {
             ChildJvm.signal(member.process().pid(), "CONT");
         }
         windows.add(new long[] {began, System.nanoTime() + WINDOW_AFTER_TAKEOVER.toNanos()});
-        System.out.printf("routing failover: SIGSTOP of %s, %s took over after %d ms%n", holder, next,
+        System.out.printf("routing failover (%s): SIGSTOP of %s, %s took over after %d ms%n", stack, holder, next,
                 Duration.ofNanos(System.nanoTime() - began).toMillis());
         awaitUp(holder);
         synchronized (rotation) {
@@ -227,17 +247,17 @@ class LeaderOnlyFailoverIT {
         }
         for (int i = 0; i < windows.size(); i++) {
             long[] window = windows.get(i);
-            System.out.printf("routing failover: fault %d, 503s in its window: %d%n", i + 1, unavailable.stream()
+            System.out.printf("routing failover (%s): fault %d, 503s in its window: %d%n", stack, i + 1, unavailable.stream()
                     .filter(o -> o.answeredAt() >= window[0] && o.sentAt() <= window[1]).count());
         }
-        System.out.printf("routing failover: 503s by type %s%n", unavailable.stream().collect(Collectors.groupingBy(
+        System.out.printf("routing failover (%s): 503s by type %s%n", stack, unavailable.stream().collect(Collectors.groupingBy(
                 o -> o.body().replaceAll(".*\"type\":\"urn:krabka:routing:([a-z-]+)\".*", "$1"), Collectors.counting())));
         Map<String, Long> byStatus = outcomes.stream().collect(Collectors.groupingBy(o -> Integer.toString(o.status()),
                 Collectors.counting()));
         List<Long> latencies = outcomes.stream().filter(o -> o.status() == 200).map(o -> (o.answeredAt() - o.sentAt()) / 1000)
                 .sorted().toList();
-        System.out.printf("routing failover: %d requests, by status %s, %d writes under terms %s, p50 %d us, p99 %d us%n",
-                outcomes.size(), byStatus, writes().size(), membersOfTerm, latencies.get(latencies.size() / 2),
+        System.out.printf("routing failover (%s): %d requests, by status %s, %d writes under terms %s, p50 %d us, p99 %d us%n",
+                stack, outcomes.size(), byStatus, writes().size(), membersOfTerm, latencies.get(latencies.size() / 2),
                 latencies.get(latencies.size() * 99 / 100));
     }
 
@@ -292,8 +312,8 @@ class LeaderOnlyFailoverIT {
     }
 
     private void start(String id, int port) {
-        Process process = ChildJvm.start(RoutingMember.class.getName(), List.of("-XX:TieredStopAtLevel=1", "-Xmx384m"),
-                List.of("--spring.kafka.bootstrap-servers=" + cluster.bootstrapServers(),
+        List<String> arguments = new java.util.ArrayList<>(stack.arguments);
+        arguments.addAll(List.of("--spring.kafka.bootstrap-servers=" + cluster.bootstrapServers(),
                         "--server.port=" + port,
                         "--spring.main.banner-mode=off",
                         "--krabka.coordination.member-id=" + id,
@@ -310,7 +330,8 @@ class LeaderOnlyFailoverIT {
                         "--krabka.coordination.topic.replication-factor=1",
                         "--krabka.coordination.topic.allow-unsafe=true",
                         "--krabka.coordination.endpoint.release-enabled=true",
-                        "--management.endpoints.web.exposure.include=coordination"),
+                        "--management.endpoints.web.exposure.include=coordination"));
+        Process process = ChildJvm.start(RoutingMember.class.getName(), List.of("-XX:TieredStopAtLevel=1", "-Xmx384m"), arguments,
                 Path.of("target", "routing-failover", suffix, id + ".log"));
         members.put(id, new Member(id, port, process));
     }
