@@ -98,7 +98,7 @@ public final class HolderRoutes {
         if (status.roster().stream().map(RankedMember::member).noneMatch(holder::equals)) {
             return new Route.Refused(holder, term, "the holder " + holder + " of role " + role + " is not in the role's roster");
         }
-        Optional<MemberAddress> address = addresses.lookup(holder);
+        Optional<MemberAddress> address = addresses.lookup(holder, grantWait);
         if (address.isEmpty()) {
             return new Route.NoHolder(untilGrant, "the holder " + holder + " of role " + role + " advertises no address "
                     + "(it routes nothing, or it stopped)");

@@ -8,8 +8,11 @@ import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.URI;
 import java.net.UnknownHostException;
+import java.time.Duration;
 import java.time.InstantSource;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -41,6 +44,9 @@ public final class MemberAddresses implements SmartLifecycle, ApplicationListene
     private final InstantSource clock;
     private volatile int port = -1;
     private volatile MemberAddressBook book;
+    // Open once the book is (or start found routing not needed here): the web server answers
+    // before this late lifecycle bean starts, and a request then must not find "no address".
+    private final CountDownLatch started = new CountDownLatch(1);
     private volatile String url;
     private volatile boolean running;
 
@@ -88,6 +94,35 @@ public final class MemberAddresses implements SmartLifecycle, ApplicationListene
         return current == null ? Optional.empty() : current.lookup(other);
     }
 
+    /**
+     * As {@link #lookup}, but a member that started a moment ago first waits, up to
+     * {@code wait} in all, until its book is open and read the addresses topic to its end:
+     * until then a holder that advertised long ago would look like one that advertises
+     * nothing (the web server answers before this bean starts).
+     */
+    public Optional<MemberAddress> lookup(MemberId other, Duration wait) {
+        long deadline = System.nanoTime() + wait.toNanos();
+        try {
+            MemberAddressBook current = book;
+            if (current == null && started.await(wait.toNanos(), TimeUnit.NANOSECONDS)) {
+                current = book;
+            }
+            if (current == null) {
+                return Optional.empty();
+            }
+            Optional<MemberAddress> found = current.lookup(other);
+            if (found.isPresent()) {
+                return found;
+            }
+            if (current.awaitCaughtUp(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())))) {
+                return current.lookup(other);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return Optional.empty();
+    }
+
     @Override
     public synchronized void start() {
         if (running) {
@@ -96,6 +131,7 @@ public final class MemberAddresses implements SmartLifecycle, ApplicationListene
         running = true;
         if (configuredUrl == null && !needed.getAsBoolean()) {
             log.debug("No @LeaderOnly handler and no krabka.coordination.advertised-url: member {} advertises no address", member);
+            started.countDown();
             return;
         }
         String advertised = resolveUrl();
@@ -116,6 +152,7 @@ public final class MemberAddresses implements SmartLifecycle, ApplicationListene
         }
         if (book == null) {
             book = opener.get();
+            started.countDown();
         }
         book.publish(new MemberAddress(member, advertised, clock.millis()));
         url = advertised;
