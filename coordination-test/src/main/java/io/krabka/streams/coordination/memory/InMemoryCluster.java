@@ -102,6 +102,9 @@ public final class InMemoryCluster {
     // wrote and when readers may see it. Until then they hold back every later record.
     private long visibilityDelayMillis;
     private boolean vouchForWatchers = true;
+    // Per partition, the end of the last commit whose watchers heard of it before readers
+    // could see it (under delayVisibility): no read that stopped before it is vouched for.
+    private final Map<TopicPartition, Long> toldEarlyUntil = new HashMap<>();
     private final Map<TopicPartition, List<long[]>> invisible = new HashMap<>();
 
     private final CoordinationRuntime runtime;
@@ -355,6 +358,10 @@ public final class InMemoryCluster {
             // The commit marker takes an offset and no record, as in Kafka.
             logs.get(partition).add(null);
             producersOf.computeIfAbsent(partition, p -> new HashSet<>()).add(epoch.producerId);
+            if (visibilityDelayMillis > 0) {
+                // Its watchers hear of it now, before any reader can see it.
+                toldEarlyUntil.merge(partition, endOffset(partition), Math::max);
+            }
         }
         if (!consumed.isEmpty()) {
             groupOffsets.computeIfAbsent(consumed.group().groupId(), g -> new HashMap<>()).putAll(consumed.offsets());
@@ -421,9 +428,14 @@ public final class InMemoryCluster {
         return this;
     }
 
-    /** See {@link #vouchForWatchers}. */
-    synchronized boolean vouchesForWatchers() {
-        return vouchForWatchers && visibilityDelayMillis == 0;
+    /**
+     * See {@link #vouchForWatchers}: whether a read of {@code partition} up to {@code fromOffset}
+     * missed nothing its watchers will be told of. Never while commits are delayed, nor for a
+     * read that stopped before a commit whose watchers were told of it early: when it shows,
+     * nobody is told again.
+     */
+    synchronized boolean vouchesForWatchers(TopicPartition partition, long fromOffset) {
+        return vouchForWatchers && visibilityDelayMillis == 0 && fromOffset >= toldEarlyUntil.getOrDefault(partition, 0L);
     }
 
     /**

@@ -209,7 +209,7 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
     @Override
     public boolean tellsEverythingSince(Role role, long fromOffset) {
         Long from = watchedFrom.get(role);
-        return !closed && from != null && fromOffset >= from && cluster.vouchesForWatchers();
+        return !closed && from != null && fromOffset >= from && cluster.vouchesForWatchers(partitionOf(role), fromOffset);
     }
 
     @Override
