@@ -20,6 +20,7 @@ import java.time.InstantSource;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,7 +34,9 @@ final class ElectionPass {
     // The client's logger: operators filter and tests count its lines by that name.
     private static final Logger log = LoggerFactory.getLogger(Engine.LOGGER);
 
-    private final Engine client;
+    // What a grant needs of the client, and the balancer that counts shares and places roles.
+    private final TermHost host;
+    private final Balancer balancer;
     private final CoordinationTransport transport;
     private final LeaseConfig config;
     private final InstantSource clock;
@@ -44,15 +47,16 @@ final class ElectionPass {
     // The client's live leaderships: a grant adds its own.
     private final HeldLeaderships held;
 
-    ElectionPass(Engine client, CoordinationTransport transport, RoleFolds folds, Registrations registrations,
-            HeldLeaderships held) {
-        this.client = client;
+    ElectionPass(TermHost host, Balancer balancer, InstantSource clock, BiConsumer<Role, String> suspicious,
+            CoordinationTransport transport, RoleFolds folds, Registrations registrations, HeldLeaderships held) {
+        this.host = host;
+        this.balancer = balancer;
         this.transport = transport;
-        this.config = client.config();
-        this.clock = client.clock();
+        this.config = host.config();
+        this.clock = clock;
         this.folds = folds;
         this.registrations = registrations;
-        this.leaseBounds = new LeaseBounds(config, clock, transport, client::suspicious);
+        this.leaseBounds = new LeaseBounds(config, clock, transport, suspicious);
         this.challengeCheck = new ChallengeCheck(transport, config, clock, folds);
         this.held = held;
     }
@@ -106,7 +110,7 @@ final class ElectionPass {
         // times out. The entry is the record we wrote, so the challenge anchors on its time,
         // never on now.
         state = Registrations.withNewest(state, me, registered);
-        Shares shares = client.balancer().spreadShares();
+        Shares shares = balancer.spreadShares();
         Instant now = clock.instant();
         RoleState bounded = leaseBounds.bounded(role, state);
         if (!Succession.placesOnce(bounded, shares, config, now)) {
@@ -123,12 +127,12 @@ final class ElectionPass {
         // A first start under spread: decided with this member's own roles counted exactly,
         // its challenges in flight included, so concurrent passes never take more than its share.
         RoleState placing = bounded;
-        Decision placed = client.balancer().placeOnce(role, me, shares, () -> held.activeOf(me),
+        Decision placed = balancer.placeOnce(role, me, shares, () -> held.activeOf(me),
                 exact -> Succession.evaluate(placing, me, false, config, now, exact));
         try {
             return decide(role, me, placing, shares, placed, confirm);
         } finally {
-            client.balancer().placed(role);
+            balancer.placed(role);
         }
     }
 
@@ -193,7 +197,7 @@ final class ElectionPass {
 
     private LeadershipTerm challenge(Role role, MemberId me, RoleState state, boolean confirm, Shares shares) {
         AtomicLong term = new AtomicLong(-1);
-        return client.instrumentation().around(CoordinationInstrumentation.Operation.GRANT, role, me, term::get, 0, () -> {
+        return host.instrumentation().around(CoordinationInstrumentation.Operation.GRANT, role, me, term::get, 0, () -> {
             LeadershipTerm won = challengeNow(role, me, state, confirm, shares);
             if (won != null) {
                 term.set(won.term());
@@ -207,7 +211,7 @@ final class ElectionPass {
         challengeCheck.challenging(role, state);
         RoleEpoch epoch = transport.initEpoch(role);
         try {
-            LeadershipTerm leadership = LeadershipTerm.grant(client, transport, epoch, me, confirm, state.nextOffset());
+            LeadershipTerm leadership = LeadershipTerm.grant(host, transport, epoch, me, confirm, state.nextOffset());
             if (leadership.term() < 0) {
                 // Committed by the coordinator's word, with its lease record not yet visible (or
                 // not readable), and its producer cannot go on: no term to hand on, so no grant.
@@ -230,7 +234,7 @@ final class ElectionPass {
             if (!Succession.placesOnce(state, shares, config, clock.instant())) {
                 registrations.prune(role, me, state, Succession.dueBefore(state, me, config, shares));
                 state.lease().filter(lease -> !lease.member().equals(me) && lease.deadline() <= clock.millis())
-                        .ifPresent(expired -> client.balancer().silent(expired.member()));
+                        .ifPresent(expired -> balancer.silent(expired.member()));
             }
             // Placed once (a start, or after an outage): the members that let this one go first
             // and the holder of a lease no one could take over are not silent, only later.

@@ -85,7 +85,7 @@ public final class Engine implements AutoCloseable, TermHost {
         this.folds = new RoleFolds(transport);
         this.balancer = new Balancer(config, runtime, transport, folds);
         this.registrations = new Registrations(transport, clock);
-        this.election = new ElectionPass(this, transport, folds, registrations, held);
+        this.election = new ElectionPass(this, balancer, clock, this::suspicious, transport, folds, registrations, held);
         this.blockingAcquire = new BlockingAcquire(runtime, (role, me) -> attempt(role, me, true), folds);
         this.reports = new RoleReports(transport, folds, users::containsKey);
     }
