@@ -43,7 +43,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Size: every per-role map of a client and the one rule that forgets them together.
  */
-public final class Engine implements AutoCloseable, TermHost {
+public final class Engine implements AutoCloseable, TermHost, RoleReads, RoleMembership {
 
     /** The logger of the client's lines: operators filter by this name. */
     public static final String LOGGER = "io.krabka.streams.coordination.client.CoordinationClient";
@@ -114,9 +114,6 @@ public final class Engine implements AutoCloseable, TermHost {
         return balancer;
     }
 
-    public RoleFolds folds() {
-        return folds;
-    }
 
     /** How {@link Leadership#send} groups sends into transactions. */
     @Override
@@ -202,21 +199,19 @@ public final class Engine implements AutoCloseable, TermHost {
                 .or(() -> transport.topicProblem());
     }
 
-    /** Counts and logs a record that no honest member would have written. */
+    @Override
     public void suspicious(Role role, String what) {
         long count = suspicious.incrementAndGet();
         log.warn("Suspicious record for role {} ({} so far): {}", role, count, what);
     }
 
-    /**
-     * Calls {@code onNews} soon after a record of {@code role} is committed, until the
-     * handle is closed; null when the transport cannot tell news.
-     */
+    @Override
     public AutoCloseable watch(Role role, Consumer<RoleNews> onNews) {
         return transport.watches() ? transport.watch(role, onNews) : null;
     }
 
     /** As {@link CoordinationClient#leave}. */
+    @Override
     public boolean leave(Role role, MemberId me) {
         requireOpen();
         transport.discardPrepared(role);
@@ -225,9 +220,14 @@ public final class Engine implements AutoCloseable, TermHost {
         return left;
     }
 
-    /** Closes the producer built ahead of a challenge of {@code role}, if any; asks nothing of the cluster. */
+    @Override
     public void discardPrepared(Role role) {
         transport.discardPrepared(role);
+    }
+
+    @Override
+    public void renewedInNews(Role role, RoleNews news, long boundMillis) {
+        folds.renewedInNews(role, news, boundMillis);
     }
 
     /** As {@link CoordinationClient#describe}. */
@@ -280,12 +280,14 @@ public final class Engine implements AutoCloseable, TermHost {
     }
 
     /** The role's folded state, waiting up to {@code maxWait} for news: what a contender decides on. */
+    @Override
     public RoleState awaitRoleState(Role role, Duration maxWait) {
         requireOpen();
         return folds.refresh(role, maxWait);
     }
 
     /** Whether a read of {@code role} now could find nothing its watchers were not told of: see {@link RoleFolds#quietSinceRead}. */
+    @Override
     public boolean quietSinceRead(Role role) {
         return folds.quietSinceRead(role);
     }
@@ -371,7 +373,7 @@ public final class Engine implements AutoCloseable, TermHost {
         return true;
     }
 
-    /** Where the transport reaches the cluster, for messages. */
+    @Override
     public String location() {
         return transport.location();
     }

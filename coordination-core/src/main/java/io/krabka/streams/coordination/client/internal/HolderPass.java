@@ -49,7 +49,8 @@ final class HolderPass {
         void passNow();
     }
 
-    private final Engine client;
+    private final TermHost host;
+    private final RoleReads reads;
     private final CoordinationRuntime runtime;
     private final Role role;
     private final MemberId member;
@@ -65,10 +66,11 @@ final class HolderPass {
     // Owned by the pass that runs.
     private long reportedSuspiciousLease = -1;
 
-    HolderPass(Engine client, Role role, MemberId member, Contender.Listener listener, OrderedCallbacks callbacks,
+    HolderPass(TermHost host, RoleReads reads, Role role, MemberId member, Contender.Listener listener, OrderedCallbacks callbacks,
             FailureReport failures, ReadFreshness freshness, TenureEnd ending, Owner owner) {
-        this.client = client;
-        this.runtime = client.runtime();
+        this.host = host;
+        this.reads = reads;
+        this.runtime = host.runtime();
         this.role = role;
         this.member = member;
         this.listener = listener;
@@ -136,7 +138,7 @@ final class HolderPass {
             ending.finish(held, null, null);
             return Duration.ZERO;
         }
-        Instant now = client.now();
+        Instant now = host.now();
         if (leadership.renewDue() && (held.retryAt == null || !now.isBefore(held.retryAt))) {
             held.retryAt = null;
             long start = runtime.nanoTime();
@@ -166,7 +168,7 @@ final class HolderPass {
                 }
                 tell(() -> listener.renewFailed(leadership, failed));
                 failures.unreachable("renew", failed);
-                held.retryAt = client.now().plus(RENEW_RETRY);
+                held.retryAt = host.now().plus(RENEW_RETRY);
             }
         }
         if (freshness.holderShouldLook()) {
@@ -198,7 +200,7 @@ final class HolderPass {
         if (retryAt != null && retryAt.isAfter(next)) {
             next = retryAt;
         }
-        return RoleContender.max(Duration.ZERO, RoleContender.min(MAX_HOLD_WAIT, Duration.between(client.now(), next)));
+        return RoleContender.max(Duration.ZERO, RoleContender.min(MAX_HOLD_WAIT, Duration.between(host.now(), next)));
     }
 
     /**
@@ -213,7 +215,7 @@ final class HolderPass {
         }
         if (freshness.noNewsSinceRead()) {
             try {
-                if (client.quietSinceRead(role)) {
+                if (reads.quietSinceRead(role)) {
                     freshness.vouched();
                     return false;
                 }
@@ -238,8 +240,8 @@ final class HolderPass {
     private boolean stepDownConfirmed(Tenure held) {
         RoleState state;
         try {
-            state = client.awaitRoleState(role, Duration.ZERO);
-            Decision decision = Succession.evaluate(state, member, true, client.config(), client.now());
+            state = reads.awaitRoleState(role, Duration.ZERO);
+            Decision decision = Succession.evaluate(state, member, true, host.config(), host.now());
             if (decision instanceof Decision.Renew && state.lease().isEmpty()) {
                 // A tombstone this member did not write (a stray or forged record): write
                 // the lease again at once, before a standby reads the role as released.
@@ -262,7 +264,7 @@ final class HolderPass {
             }
             if (offset != reportedSuspiciousLease) {
                 reportedSuspiciousLease = offset;
-                client.suspicious(role, "a lease at offset " + offset + " of " + client.location() + " names "
+                reads.suspicious(role, "a lease at offset " + offset + " of " + reads.location() + " names "
                         + stepDown.newHolder() + " as the holder, but the transaction coordinator says " + member
                         + " still holds the epoch: no holder wrote it; " + member + " keeps the role and renews now");
                 // Until this member's next lease, observers read the forged one: make that now,
@@ -294,7 +296,7 @@ final class HolderPass {
         // Health shows it at once, not only when the blocked renewal times out; the next
         // operation that succeeds clears it (after a pause of this process, at once).
         failures.show(new CoordinationTimeoutException("the renewals of role " + role + " got no answer from "
-                + client.location() + " before the lease deadline " + held.leadership.deadline()));
+                + reads.location() + " before the lease deadline " + held.leadership.deadline()));
         ending.finish(held, null, null);
         return true;
     }

@@ -39,7 +39,9 @@ final class PassLoop {
 
     private final RoleContender contender;
     private final RoleLane lane;
-    private final Engine client;
+    private final TermHost host;
+    private final Balancer balancer;
+    private final RoleMembership membership;
     private final CoordinationRuntime runtime;
     private final Role role;
     private final MemberId member;
@@ -64,12 +66,14 @@ final class PassLoop {
     private Thread passThread;
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
 
-    PassLoop(RoleContender contender, Engine client, FailureReport failures, ReadFreshness freshness, TenureEnd ending,
+    PassLoop(RoleContender contender, TermHost host, Balancer balancer, RoleMembership membership, FailureReport failures, ReadFreshness freshness, TenureEnd ending,
             HolderPass holder, StandbyPass standby, Handover handover) {
         this.contender = contender;
         this.lane = contender.lane();
-        this.client = client;
-        this.runtime = client.runtime();
+        this.host = host;
+        this.balancer = balancer;
+        this.membership = membership;
+        this.runtime = host.runtime();
         this.role = contender.role();
         this.member = contender.member();
         this.failures = failures;
@@ -101,7 +105,7 @@ final class PassLoop {
         if (failed[0] != null) {
             // The first pass could not be scheduled (a closed runtime): the caller hears it, as before the lane.
             started.set(false);
-            client.balancer().delist(contender);
+            balancer.delist(contender);
             closeNews();
             throw failed[0];
         }
@@ -109,9 +113,9 @@ final class PassLoop {
 
     /** Enlists the contender with the balancer, subscribes to the role's news and schedules the first pass; on the lane. */
     private void enlistAndSchedule() {
-        client.balancer().enlist(contender);
+        balancer.enlist(contender);
         try {
-            news = client.watch(role, this::wake);
+            news = membership.watch(role, this::wake);
             freshness.watching(news != null);
         } catch (RuntimeException e) {
             // Only a wake-up: the periodic passes find the news anyway.
@@ -212,8 +216,8 @@ final class PassLoop {
         boolean urgent = false;
         if (!holding) {
             // Believed at most one lease from now, as a lease read from the topic.
-            long bound = client.clock().millis() + client.config().duration().toMillis();
-            client.folds().renewedInNews(role, news, bound);
+            long bound = host.now().toEpochMilli() + host.config().duration().toMillis();
+            membership.renewedInNews(role, news, bound);
             if (standby.renewedInNews(news, bound)) {
                 return;
             }
@@ -349,7 +353,7 @@ final class PassLoop {
         } finally {
             releasePassThread();
             lane.run(() -> {
-                client.balancer().delist(contender);
+                balancer.delist(contender);
                 contender.transition(now -> new ContenderState.Stopped());
                 stopped.complete(null);
             });
@@ -361,7 +365,7 @@ final class PassLoop {
         Tenure held = contender.state().tenure();
         if (held != null) {
             // Under spread, a drain: to the live standby with the fewest roles, made next in line.
-            MemberId to = client.balancer().drainTarget(role, member);
+            MemberId to = balancer.drainTarget(role, member);
             if (to == null || handover.release(held, to) != HandoverResult.HANDED_OVER) {
                 // Releasing leaves the roster too; a leadership that had already ended does not.
                 ending.finish(held, LeadershipEndCause.RELEASED, null);
@@ -370,7 +374,7 @@ final class PassLoop {
         CoordinationException problem = failures.problem();
         if (problem instanceof CoordinationTimeoutException || problem instanceof CoordinationConfigurationException) {
             // A producer built ahead of a challenge is local: close it even when the cluster is not asked.
-            client.discardPrepared(role);
+            membership.discardPrepared(role);
             // Leaving would only wait for the cluster to time out again, or write into a
             // topic that is not the one this member joined; the next member to win the
             // role removes this registration as silent.
@@ -378,7 +382,7 @@ final class PassLoop {
             return;
         }
         try {
-            client.leave(role, member);
+            membership.leave(role, member);
         } catch (RuntimeException e) {
             log.warn("Member {} could not leave the roster of role {}: {}", member, role, e.toString());
         }

@@ -83,7 +83,7 @@ public final class RoleContender {
                     transition(now -> now.ended(held, rejoinAtNanos));
                     tell.run();
                 }));
-        HolderPass holder = new HolderPass(client, role, member, listener, this.callbacks, failures, freshness, ending,
+        HolderPass holder = new HolderPass(client, client, role, member, listener, this.callbacks, failures, freshness, ending,
                 new HolderPass.Owner() {
                     @Override
                     public void granted(Tenure held, Runnable then) {
@@ -109,7 +109,7 @@ public final class RoleContender {
                 });
         this.handover = new Handover(client.balancer(), client::awaitRoleState, runtime, role, member, () -> state.tenure(), ending,
                 () -> RoleContender.this.loop.schedule(Duration.ZERO), holder::renewalBlocked);
-        this.loop = new PassLoop(this, client, failures, freshness, ending, holder,
+        this.loop = new PassLoop(this, client, client.balancer(), client, failures, freshness, ending, holder,
                 new StandbyPass(client::attempt, runtime.clock(), role, member, failures, freshness, holder,
                         () -> state, this::transition), handover);
     }
