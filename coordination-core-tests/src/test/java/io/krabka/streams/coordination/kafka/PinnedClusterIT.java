@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.krabka.streams.coordination.CoordinationConfigurationException;
 import io.krabka.streams.coordination.CoordinationException;
+import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.TopicConfigurationException;
@@ -22,6 +23,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -180,6 +183,53 @@ class PinnedClusterIT {
             assertThat(a.endOffset(partition, IsolationLevel.READ_UNCOMMITTED)).as("nothing written after the switch")
                     .isEqualTo(written);
             epoch.close();
+        }
+    }
+
+    /**
+     * A fence by a newer epoch of the role (another member's InitProducerId) ends the
+     * leadership at once: the member does not first ask the cluster who it is. The admin is
+     * switched to the other cluster, so an identity check in the failure's path would turn
+     * the fence into a configuration error, and more than the second in which a failure's
+     * re-check is skipped has passed since the admin last answered.
+     */
+    @Test
+    void aFenceByANewerEpochIsThrownAtOnceWithoutLookingAtTheCluster() throws Exception {
+        TopicSpec spec = freshTopic();
+        Role role = Role.of("fenced-" + UUID.randomUUID().toString().substring(0, 8));
+        AtomicReference<KafkaTestCluster> behindTheAddress = new AtomicReference<>(a);
+        AtomicInteger adminCalls = new AtomicInteger();
+        AtomicLong lastAdminCall = new AtomicLong(System.nanoTime());
+        Admin switching = switching(behindTheAddress);
+        Admin counting = (Admin) Proxy.newProxyInstance(Admin.class.getClassLoader(), new Class<?>[] {Admin.class},
+                (proxy, method, args) -> {
+                    adminCalls.incrementAndGet();
+                    lastAdminCall.set(System.nanoTime());
+                    try {
+                        return method.invoke(switching, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+        try (KafkaCoordinationTransport transport = new KafkaCoordinationTransport(counting,
+                new KafkaProducer<>(KafkaCoordinationTransport.registrarSettings(a.connection(), TIMEOUT)),
+                r -> new KafkaProducer<>(KafkaCoordinationTransport.transactionalSettings(a.connection(), r, TIMEOUT, TIMEOUT)),
+                new KafkaConsumer<>(KafkaCoordinationTransport.readerSettings(a.connection())), spec, TIMEOUT);
+                RoleEpoch holder = transport.initEpoch(role);
+                KafkaProducer<byte[], byte[]> challenger = new KafkaProducer<>(
+                        KafkaCoordinationTransport.transactionalSettings(a.connection(), role, TIMEOUT, TIMEOUT))) {
+            TopicPartition partition = new TopicPartition(spec.name(), RolePartitioner.partitionFor(role,
+                    transport.partitionCount()));
+            holder.transact(List.of(lease(spec, partition, role)));
+            challenger.initTransactions();
+            behindTheAddress.set(b);
+            await().atMost(Duration.ofSeconds(10)).until(() -> System.nanoTime() - lastAdminCall.get()
+                    > Duration.ofMillis(1_100).toNanos());
+            adminCalls.set(0);
+
+            assertThat(catchThrowable(() -> holder.transact(List.of(lease(spec, partition, role)))))
+                    .isExactlyInstanceOf(FencedException.class);
+            assertThat(adminCalls).as("admin calls while the fenced epoch wrote").hasValue(0);
         }
     }
 

@@ -4,6 +4,7 @@ import io.krabka.streams.coordination.CommitOutcomeUnknownException;
 import io.krabka.streams.coordination.ConsumedOffsets;
 import io.krabka.streams.coordination.CoordinationConfigurationException;
 import io.krabka.streams.coordination.CoordinationException;
+import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import java.time.Duration;
@@ -12,6 +13,8 @@ import java.util.Optional;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.ProducerFencedException;
 
 /**
  * A role's epoch bound to the topic and the cluster its member pinned: no transaction once
@@ -59,9 +62,29 @@ final class PinnedEpoch implements RoleEpoch {
             // Still of unknown outcome (the commit may have landed on the old cluster): only the reason is new.
             throw new CommitOutcomeUnknownException("a commit of role " + role() + " got no answer: "
                     + changed.get().getMessage(), unknown, unknown.acknowledged().orElse(null));
+        } catch (FencedException fenced) {
+            if (byANewerEpoch(fenced)) {
+                // The broker knows this producer id and holds a newer epoch: a challenger's
+                // InitProducerId. The leadership ends now, not after a look at the cluster; a
+                // switch made meanwhile is found by the next periodic check.
+                throw fenced;
+            }
+            throw topic.explain(fenced);
         } catch (CoordinationException failed) {
             throw topic.explain(failed);
         }
+    }
+
+    /**
+     * Whether {@code fenced} says that a newer epoch of the same producer id exists. Another
+     * cluster behind the address does not know the producer id, so it answers
+     * INVALID_PRODUCER_ID_MAPPING (or times out), which is looked at again, as is an invalid
+     * transaction state. Should another cluster's producer id happen to match and answer with
+     * a newer epoch, only the end's cause is wrong: the leadership ends either way, and the
+     * periodic identity check stops the member with the switch as the reason.
+     */
+    private static boolean byANewerEpoch(FencedException fenced) {
+        return fenced.getCause() instanceof ProducerFencedException || fenced.getCause() instanceof InvalidProducerEpochException;
     }
 
     @Override
