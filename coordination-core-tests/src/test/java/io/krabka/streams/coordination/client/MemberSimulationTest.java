@@ -35,7 +35,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * theirs runs), crashes and restarts them, releases roles, and injects cluster faults:
  * commit markers that keep records invisible, a partition stuck behind an open
  * transaction, a frozen transaction coordinator, a dead partition leader (calls block
- * until their timeout), slow InitProducerIds.
+ * until their timeout), slow InitProducerIds, stalled watchers (news held, nothing vouched).
  *
  * <p>Checked after every tick: no member believes it holds a role longer than a lease
  * past another member's later grant; a deposed holder never commits after a newer
@@ -137,7 +137,7 @@ class MemberSimulationTest {
     private void inject(SplittableRandom random, List<InMemoryCluster.Fault> faults) {
         List<String> running = sim.members.keySet().stream().filter(id -> sim.members.get(id).running()).toList();
         Role role = ROLES.get(random.nextInt(ROLES.size()));
-        switch (random.nextInt(9)) {
+        switch (random.nextInt(10)) {
             case 0 -> {
                 if (running.size() > 1) {
                     sim.members.get(running.get(random.nextInt(running.size()))).runtime.freeze();
@@ -166,6 +166,8 @@ class MemberSimulationTest {
             case 6 -> faults.add(sim.cluster.freezeCoordinator(role));
             case 7 -> faults.add(sim.cluster.freezePartition(new TopicPartition(TOPIC.name(),
                     random.nextInt(TOPIC.partitions()))));
+            // The watchers' consumer failed a poll: no news and no vouching until its back-off ends.
+            case 8 -> faults.add(sim.cluster.stallWatchers());
             default -> faults.add(sim.cluster.slowInitProducerId(role, Duration.ofMillis(random.nextLong(0, 3_000))));
         }
         // Faults last a while, then end by themselves.

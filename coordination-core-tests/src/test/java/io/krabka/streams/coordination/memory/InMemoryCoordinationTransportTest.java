@@ -8,6 +8,8 @@ import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.CoordinationTransportContract;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class InMemoryCoordinationTransportTest extends CoordinationTransportContract {
@@ -44,5 +46,30 @@ class InMemoryCoordinationTransportTest extends CoordinationTransportContract {
             watch.close();
         }
         assertThat(transport.tellsEverythingSince(role, before)).as("once the watch is closed").isFalse();
+    }
+
+    @Test
+    void stalledWatchersHearNothingAndVouchForNothingUntilTheStallEndsThenHearItAllInOrder() throws Exception {
+        Role role = Role.of("stalled");
+        InMemoryCoordinationTransport transport = cluster.transport(TopicSpec.DEFAULTS.withPartitions(3));
+        long before = transport.register(role, MemberId.of("a"), 1L) + 1;
+        List<MemberId> heard = new ArrayList<>();
+        AutoCloseable watch = transport.watch(role, news -> heard.add(news.member()));
+        try {
+            InMemoryCluster.Fault stall = cluster.stallWatchers();
+            long during = transport.register(role, MemberId.of("b"), 2L) + 1;
+            transport.register(role, MemberId.of("c"), 3L);
+            assertThat(heard).as("news while stalled").isEmpty();
+            assertThat(transport.tellsEverythingSince(role, before)).as("vouched while stalled").isFalse();
+
+            stall.close();
+            assertThat(heard).as("held news, told when the stall ends").containsExactly(MemberId.of("b"), MemberId.of("c"));
+            assertThat(transport.tellsEverythingSince(role, during)).as("a read that stopped during the stall").isFalse();
+            long after = transport.register(role, MemberId.of("d"), 4L) + 1;
+            assertThat(heard).last().isEqualTo(MemberId.of("d"));
+            assertThat(transport.tellsEverythingSince(role, after)).as("a read after the stall").isTrue();
+        } finally {
+            watch.close();
+        }
     }
 }

@@ -102,8 +102,9 @@ public final class InMemoryCluster {
     // wrote and when readers may see it. Until then they hold back every later record.
     private long visibilityDelayMillis;
     private boolean vouchForWatchers = true;
-    // Per partition, the end of the last commit whose watchers heard of it before readers
-    // could see it (under delayVisibility): no read that stopped before it is vouched for.
+    // Per partition, no read that stopped before this offset is vouched for: the end of the
+    // last commit whose watchers heard of it before readers could see it (under
+    // delayVisibility), or the end when stalled watchers went on (stallWatchers).
     private final Map<TopicPartition, Long> toldEarlyUntil = new HashMap<>();
     private final Map<TopicPartition, List<long[]>> invisible = new HashMap<>();
 
@@ -123,6 +124,9 @@ public final class InMemoryCluster {
     private final Map<String, long[]> cutOffEpochs = new HashMap<>();
     /** Per held partition, the offset at which its open transaction starts: readers see nothing from there. */
     private final Map<TopicPartition, Long> heldAt = new HashMap<>();
+    // While stallWatchers faults are open: how many, and the news held for the watchers meanwhile, in order.
+    private int watcherStalls;
+    private final List<HeldNews> stalledNews = new ArrayList<>();
 
     /** How often a blocked call looks whether its fault ended, on a runtime that is no {@link ManualRuntime}. */
     private static final Duration RECHECK = Duration.ofMillis(100);
@@ -311,11 +315,24 @@ public final class InMemoryCluster {
         log.add(new RawRecord(offset, timestamp, key, value));
         wakeReaders();
         if (!heldAt.containsKey(partition)) {
-            for (AppendListener listener : appendListeners) {
-                listener.appended(partition, key, value);
-            }
+            tellWatchers(partition, key, value);
         }
         return offset;
+    }
+
+    /** A record appended while the watchers were stalled, told when the stall ends. */
+    private record HeldNews(TopicPartition partition, byte[] key, byte[] value) {
+    }
+
+    /** Tells every watcher of an append, or holds it while the watchers are stalled. Holds the lock. */
+    private void tellWatchers(TopicPartition partition, byte[] key, byte[] value) {
+        if (watcherStalls > 0) {
+            stalledNews.add(new HeldNews(partition, key, value));
+            return;
+        }
+        for (AppendListener listener : appendListeners) {
+            listener.appended(partition, key, value);
+        }
     }
 
     /** Commits a transaction atomically, or throws {@link FencedException} and writes nothing. */
@@ -435,7 +452,8 @@ public final class InMemoryCluster {
      * nobody is told again.
      */
     synchronized boolean vouchesForWatchers(TopicPartition partition, long fromOffset) {
-        return vouchForWatchers && visibilityDelayMillis == 0 && fromOffset >= toldEarlyUntil.getOrDefault(partition, 0L);
+        return vouchForWatchers && visibilityDelayMillis == 0 && watcherStalls == 0
+                && fromOffset >= toldEarlyUntil.getOrDefault(partition, 0L);
     }
 
     /**
@@ -813,12 +831,31 @@ public final class InMemoryCluster {
             for (int i = (int) (long) from; i < log.size(); i++) {
                 RawRecord record = log.get(i);
                 if (record != null) {
-                    for (AppendListener listener : appendListeners) {
-                        listener.appended(partition, record.key(), record.value());
-                    }
+                    tellWatchers(partition, record.key(), record.value());
                 }
             }
             wakeReaders();
+        });
+    }
+
+    /**
+     * Stalls every watcher, as a failed poll stalls the Kafka transport's watcher for its
+     * back-off (100 ms doubling to 10 s): news of what is appended from now on is held and
+     * told, in order, when the fault ends, as its consumer goes on from its position. No
+     * read is vouched for meanwhile ({@link #vouchForWatchers}), and afterwards only reads
+     * from the end at that moment: the Kafka watcher vouches again only from the first
+     * record it sees after a failure.
+     */
+    public synchronized Fault stallWatchers() {
+        watcherStalls++;
+        return fault(() -> {
+            if (--watcherStalls > 0) {
+                return;
+            }
+            List<HeldNews> held = new ArrayList<>(stalledNews);
+            stalledNews.clear();
+            held.forEach(news -> tellWatchers(news.partition(), news.key(), news.value()));
+            logs.keySet().forEach(partition -> toldEarlyUntil.merge(partition, endOffset(partition), Math::max));
         });
     }
 
