@@ -42,6 +42,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * leadership's grant (read from the log, the broker's view); no storm (grants per role
  * per lease bounded). Once the faults stop: every role has one holder within a lease plus
  * the capped stagger plus a stated slack, and keeps it for three leases.
+ *
+ * <p>2 000 seeds by default ({@code -Dsim.seeds=N} sets how many); a failing seed prints
+ * the one command that replays it ({@code -Dsim.seed=N}).
  */
 @Execution(ExecutionMode.CONCURRENT)
 class MemberSimulationTest {
@@ -60,12 +63,17 @@ class MemberSimulationTest {
     }
 
     static LongStream seeds() {
-        return LongStream.range(0, Long.getLong("sim.seeds", 1_000));
+        return SimulatedMembers.seeds("sim.seed", "sim.seeds", 2_000);
     }
 
     @ParameterizedTest(name = "seed {0}")
     @MethodSource("seeds")
     void startedMembersUnderFaultsKeepOneWriterAndSettleToOneLastingHolderPerRole(long seed) {
+        SimulatedMembers.replayable("MemberSimulationTest#startedMembersUnderFaultsKeepOneWriterAndSettleToOneLastingHolderPerRole",
+                "sim.seed", seed, () -> simulate(seed));
+    }
+
+    private void simulate(long seed) {
         SplittableRandom random = new SplittableRandom(seed);
         sim.cluster.setTransactionVersion(seed % 3 == 0 ? (short) 1 : (short) 2);
         // Every other seed spreads the roles: moves by handover join the faults, and every check holds the same.

@@ -33,6 +33,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import java.util.stream.IntStream;
+import java.util.stream.LongStream;
 import org.apache.kafka.common.TopicPartition;
 
 /**
@@ -119,6 +120,26 @@ final class SimulatedMembers implements AutoCloseable {
     }
 
     /** {@code role-0} to {@code role-<count - 1>}. */
+    /**
+     * The seeds a seeded test runs: the one named by system property {@code one}, else
+     * {@code 0} to the count property {@code count} sets (default {@code defaultCount}).
+     */
+    static LongStream seeds(String one, String count, long defaultCount) {
+        Long single = Long.getLong(one);
+        return single != null ? LongStream.of(single) : LongStream.range(0, Long.getLong(count, defaultCount));
+    }
+
+    /** Runs one seed of {@code test}; a failure says which seed failed and the one command that replays it. */
+    static void replayable(String test, String seedProperty, long seed, Runnable simulation) {
+        try {
+            simulation.run();
+        } catch (Throwable failure) {
+            throw new AssertionError("seed " + seed + " failed; replay it with:\n  ./mvnw -B -o -pl coordination-core,"
+                    + "coordination-test,coordination-core-tests test -Dsurefire.failIfNoSpecifiedTests=false"
+                    + " -Dtest='" + test + "' -D" + seedProperty + "=" + seed + "\n" + failure.getMessage(), failure);
+        }
+    }
+
     static List<Role> roles(int count) {
         return IntStream.range(0, count).mapToObj(i -> Role.of("role-" + i)).toList();
     }

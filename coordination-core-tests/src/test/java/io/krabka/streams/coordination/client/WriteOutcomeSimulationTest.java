@@ -130,21 +130,13 @@ class WriteOutcomeSimulationTest {
     }
 
     static LongStream seeds() {
-        Long one = Long.getLong("sim.outcome.seed");
-        return one != null ? LongStream.of(one) : LongStream.range(0, Long.getLong("sim.outcome.seeds", 120));
+        return SimulatedMembers.seeds("sim.outcome.seed", "sim.outcome.seeds", 120);
     }
 
     @ParameterizedTest(name = "seed {0}")
     @MethodSource("seeds")
     void everyWriteIsInTheLogExactlyAsItsOutcomeSays(long seed) {
-        try {
-            simulate(seed);
-        } catch (Throwable failure) {
-            throw new AssertionError("seed " + seed + " failed; replay it with:\n  ./mvnw -B -o -pl coordination-core,"
-                    + "coordination-test,coordination-core-tests test -Dsurefire.failIfNoSpecifiedTests=false"
-                    + " -Dtest='WriteOutcomeSimulationTest#" + METHOD + "' -Dsim.outcome.seed=" + seed + "\n"
-                    + failure.getMessage(), failure);
-        }
+        SimulatedMembers.replayable("WriteOutcomeSimulationTest#" + METHOD, "sim.outcome.seed", seed, () -> simulate(seed));
     }
 
     private void simulate(long seed) {
