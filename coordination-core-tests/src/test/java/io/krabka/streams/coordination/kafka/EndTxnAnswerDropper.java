@@ -28,10 +28,12 @@ import java.util.concurrent.CountDownLatch;
  * correlation_id, string client_id} (request header v1 and v2), responses as {@code int32
  * size, int32 correlation_id}. It also keeps the error code of every EndTxn answer the
  * armed client got, so a test can tell what the coordinator said to a resent commit.
+ * {@link #holdFrom} holds one client's requests from its first request of a kind instead.
  */
 final class EndTxnAnswerDropper implements AutoCloseable {
 
     static final short END_TXN = 26;
+    static final short PRODUCE = 0;
 
     private final ServerSocket server;
     private final int target;
@@ -47,6 +49,8 @@ final class EndTxnAnswerDropper implements AutoCloseable {
         final List<Short> held = new CopyOnWriteArrayList<>();
         final List<String> endTxnAnswers = new CopyOnWriteArrayList<>();
         volatile boolean holding;
+        // Holding begins at the first request with this api key (-1: not by hold()).
+        volatile short holdFrom = -1;
 
         Armed(String clientId) {
             this.clientId = clientId;
@@ -96,6 +100,21 @@ final class EndTxnAnswerDropper implements AutoCloseable {
     void arm(String clientId) {
         Armed before = armed;
         armed = new Armed(clientId);
+        if (before != null) {
+            release(before);
+        }
+    }
+
+    /**
+     * Holds every request of the client with this {@code client.id}, on every connection,
+     * from its first request with {@code apiKey} until {@link #release()}: from its first
+     * Produce, no record it sends is acknowledged meanwhile. Any earlier arming is released.
+     */
+    void holdFrom(String clientId, short apiKey) {
+        Armed before = armed;
+        Armed holding = new Armed(clientId);
+        holding.holdFrom = apiKey;
+        armed = holding;
         if (before != null) {
             release(before);
         }
@@ -166,6 +185,9 @@ final class EndTxnAnswerDropper implements AutoCloseable {
                 String clientId = clientId(header);
                 Armed current = armed;
                 boolean ofArmed = current != null && current.clientId.equals(clientId);
+                if (ofArmed && apiKey == current.holdFrom && current.released.getCount() > 0) {
+                    current.holding = true;
+                }
                 if (ofArmed && current.holding) {
                     current.held.add(apiKey);
                     current.released.await();

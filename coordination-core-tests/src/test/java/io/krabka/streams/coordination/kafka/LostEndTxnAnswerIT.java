@@ -136,6 +136,49 @@ class LostEndTxnAnswerIT {
         }
     }
 
+    /**
+     * A guarded write whose records are never acknowledged (the leader's requests are held,
+     * as for a member paused by SIGSTOP) when its lease runs out: the expiry closes its
+     * producer under the commit. Kafka's producer sends EndTxn only once every record was
+     * acknowledged, so nothing was written, and the write says so ({@link FencedException},
+     * the leadership EXPIRED) instead of "may have committed or not".
+     */
+    @org.junit.jupiter.api.Test
+    void aWriteCutShortByItsExpiryBeforeItsRecordsWereAcknowledgedReportsNothingWritten() throws Exception {
+        setTransactionVersion((short) 2);
+        Role role = Role.of("cut-short");
+        String topic = "commands-cut-short";
+        CommitOutcomeIT.createTopic(cluster, topic);
+        LeaseConfig lease = new LeaseConfig(Duration.ofSeconds(3), Duration.ofSeconds(1), Duration.ofSeconds(1));
+        ExecutorService writer = Executors.newSingleThreadExecutor();
+        Throwable thrown;
+        try (KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(
+                     Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(PROXIED)),
+                     TopicSpec.DEFAULTS.withName("coordination-cut-short").withPartitions(1).withReplicationFactor(1),
+                     Duration.ofSeconds(10), lease.duration());
+             CoordinationClient client = new CoordinationClient(transport, lease, InstantSource.system())) {
+            Leadership held = client.acquire(role, MemberId.of("a"), Duration.ofSeconds(60));
+            proxy.holdFrom("krabka-coordination-role-" + role.name(), EndTxnAnswerDropper.PRODUCE);
+            CompletableFuture<List<RecordMetadata>> write = CompletableFuture.supplyAsync(
+                    () -> held.write(List.of(new ProducerRecord<>(topic, 0, null, "command".getBytes()))), writer);
+            await().atMost(Duration.ofSeconds(30)).until(() -> proxy.heldRequests().contains(EndTxnAnswerDropper.PRODUCE));
+            // The member's expiry check, once the deadline passed.
+            await().atMost(Duration.ofSeconds(30)).until(held::expireIfDue);
+            thrown = outcome(write);
+            proxy.release();
+        } finally {
+            writer.shutdownNow();
+        }
+        // A challenger's InitProducerId aborts whatever the held requests left open.
+        try (KafkaProducer<byte[], byte[]> challenger = challenger(role)) {
+            challenger.initTransactions();
+        }
+        assertThat(CommitOutcomeIT.committedValues(cluster, topic)).as("the log").isEmpty();
+        assertThat(thrown).as("what the write reported").isExactlyInstanceOf(FencedException.class)
+                .hasMessageContaining("ended (EXPIRED)")
+                .hasStackTraceContaining("before every record was acknowledged");
+    }
+
     /** What {@code write} returned (null) or threw. */
     private static Throwable outcome(CompletableFuture<?> write) throws Exception {
         try {

@@ -9,6 +9,7 @@ import io.krabka.streams.coordination.transport.RoleEpoch;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -32,6 +33,8 @@ final class KafkaRoleEpoch implements RoleEpoch {
     // Lets the transport forget this epoch once it is closed, so the role can be prepared again.
     private final java.util.function.Consumer<KafkaRoleEpoch> onClose;
     private volatile boolean closed;
+    // Counted down once close() returned: the producer's sender thread is gone by then.
+    private final CountDownLatch closeDone = new CountDownLatch(1);
     private volatile boolean broken;
     // Whether the running transaction's thread was interrupted; guarded by the lock.
     private boolean interrupted;
@@ -144,6 +147,11 @@ final class KafkaRoleEpoch implements RoleEpoch {
                     throw unknown(operation, "timed out, and its retry failed", e, sent);
                 }
                 if (closed) {
+                    if (commitNeverSent(sent)) {
+                        throw new CoordinationException("the commit of " + operation + " was cut short when the epoch closed,"
+                                + " before every record was acknowledged; Kafka's producer sends a commit only once every record"
+                                + " of its transaction was, so nothing of it was written (" + e + ")", e);
+                    }
                     // Closed under the commit (the expiry watchdog): the EndTxn may be on its way.
                     throw unknown(operation, "was cut short when the epoch closed", e, sent);
                 }
@@ -155,6 +163,26 @@ final class KafkaRoleEpoch implements RoleEpoch {
                 throw e;
             }
         }
+    }
+
+    /**
+     * Whether this closed producer never sent the transaction's commit. Once its close
+     * returned, its sender thread is gone, and kafka-clients sends EndTxn only when no batch
+     * of the transaction is still in flight ({@code TransactionManager.nextRequest}); a batch
+     * that failed puts it in an error state that refuses the commit. So a record that was not
+     * acknowledged by then means the commit was never sent: the coordinator aborts the
+     * transaction. A record acknowledged before the close leaves it open either way.
+     */
+    private boolean commitNeverSent(List<Future<RecordMetadata>> sent) {
+        try {
+            if (!closeDone.await(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                return false;
+            }
+        } catch (InterruptedException e) {
+            interrupted = true;
+            return false;
+        }
+        return acknowledged(sent) == null;
     }
 
     private CommitOutcomeUnknownException unknown(String operation, String what, Throwable cause,
@@ -259,6 +287,7 @@ final class KafkaRoleEpoch implements RoleEpoch {
         } catch (RuntimeException e) {
             log.warn("Closing the producer of role {} failed", role, e);
         } finally {
+            closeDone.countDown();
             onClose.accept(this);
         }
     }
