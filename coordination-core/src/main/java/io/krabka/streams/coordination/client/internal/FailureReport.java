@@ -30,8 +30,11 @@ final class FailureReport {
     private final Supplier<String> location;
     // Whether the contender still runs: stopping interrupts waits, which is no news about the cluster.
     private final BooleanSupplier running;
-    // The last cluster operation's failure, and when failures began and were last logged.
+    // The last cluster operation's failure, when the last operation succeeded, and when
+    // failures began to be reported (a failure is reported when its call gives up, up to a
+    // whole timeout after the cluster stopped answering) and were last logged.
     private volatile CoordinationException problem;
+    private volatile long reachedAtNanos;
     private volatile long failingSinceNanos;
     private volatile long warnedAtNanos;
 
@@ -41,6 +44,7 @@ final class FailureReport {
         this.runtime = runtime;
         this.location = location;
         this.running = running;
+        this.reachedAtNanos = runtime.nanoTime();
     }
 
     /** The failure of the last cluster operation, while operations fail; null once one succeeds. */
@@ -55,10 +59,14 @@ final class FailureReport {
 
     /** An operation succeeded: the problem is over. */
     void reachable() {
+        long now = runtime.nanoTime();
         if (problem != null && failingSinceNanos != 0) {
-            log.info("Member {} reaches {} again for role {} after {} s of failures", member, location.get(), role,
-                    TimeUnit.NANOSECONDS.toSeconds(runtime.nanoTime() - failingSinceNanos));
+            // Since the last success, not the first failure: a call that got no answer fails
+            // only at its timeout, so failures are reported up to a timeout late.
+            log.info("Member {} reaches {} again for role {} after {} s without a successful operation", member,
+                    location.get(), role, TimeUnit.NANOSECONDS.toSeconds(now - reachedAtNanos));
         }
+        reachedAtNanos = now;
         problem = null;
         failingSinceNanos = 0;
         warnedAtNanos = 0;
