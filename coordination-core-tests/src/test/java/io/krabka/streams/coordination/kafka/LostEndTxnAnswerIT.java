@@ -88,10 +88,7 @@ class LostEndTxnAnswerIT {
         LeaseConfig lease = new LeaseConfig(Duration.ofSeconds(30), Duration.ofSeconds(10), Duration.ofSeconds(1));
         ExecutorService writer = Executors.newSingleThreadExecutor();
         Throwable thrown;
-        try (KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(
-                     Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(PROXIED)),
-                     TopicSpec.DEFAULTS.withName("coordination-" + suffix).withPartitions(1).withReplicationFactor(1),
-                     Duration.ofSeconds(10), lease.duration());
+        try (KafkaCoordinationTransport transport = proxied("coordination-" + suffix, lease);
              CoordinationClient client = new CoordinationClient(transport, lease, InstantSource.system())) {
             Leadership held = client.acquire(role, MemberId.of("a"), Duration.ofSeconds(60));
             held.renew();
@@ -152,10 +149,7 @@ class LostEndTxnAnswerIT {
         LeaseConfig lease = new LeaseConfig(Duration.ofSeconds(3), Duration.ofSeconds(1), Duration.ofSeconds(1));
         ExecutorService writer = Executors.newSingleThreadExecutor();
         Throwable thrown;
-        try (KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(
-                     Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(PROXIED)),
-                     TopicSpec.DEFAULTS.withName("coordination-cut-short").withPartitions(1).withReplicationFactor(1),
-                     Duration.ofSeconds(10), lease.duration());
+        try (KafkaCoordinationTransport transport = proxied("coordination-cut-short", lease);
              CoordinationClient client = new CoordinationClient(transport, lease, InstantSource.system())) {
             Leadership held = client.acquire(role, MemberId.of("a"), Duration.ofSeconds(60));
             proxy.holdFrom("krabka-coordination-role-" + role.name(), EndTxnAnswerDropper.PRODUCE);
@@ -177,6 +171,13 @@ class LostEndTxnAnswerIT {
         assertThat(thrown).as("what the write reported").isExactlyInstanceOf(FencedException.class)
                 .hasMessageContaining("ended (EXPIRED)")
                 .hasStackTraceContaining("before every record was acknowledged");
+    }
+
+    /** A transport on a one-partition coordination topic {@code topic}, reaching the broker through the proxy. */
+    private static KafkaCoordinationTransport proxied(String topic, LeaseConfig lease) {
+        return KafkaCoordinationTransport.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
+                cluster.bootstrapServers(PROXIED)), TopicSpec.DEFAULTS.withName(topic).withPartitions(1).withReplicationFactor(1),
+                Duration.ofSeconds(10), lease.duration());
     }
 
     /** What {@code write} returned (null) or threw. */
