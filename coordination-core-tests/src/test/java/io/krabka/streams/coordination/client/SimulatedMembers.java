@@ -119,7 +119,6 @@ final class SimulatedMembers implements AutoCloseable {
         this.roles = List.copyOf(roles);
     }
 
-    /** {@code role-0} to {@code role-<count - 1>}. */
     /**
      * The seeds a seeded test runs: the one named by system property {@code one}, else
      * {@code 0} to the count property {@code count} sets (default {@code defaultCount}).
@@ -140,6 +139,7 @@ final class SimulatedMembers implements AutoCloseable {
         }
     }
 
+    /** {@code role-0} to {@code role-<count - 1>}. */
     static List<Role> roles(int count) {
         return IntStream.range(0, count).mapToObj(i -> Role.of("role-" + i)).toList();
     }

@@ -842,9 +842,11 @@ public final class InMemoryCluster {
      * Stalls every watcher, as a failed poll stalls the Kafka transport's watcher for its
      * back-off (100 ms doubling to 10 s): news of what is appended from now on is held and
      * told, in order, when the fault ends, as its consumer goes on from its position. No
-     * read is vouched for meanwhile ({@link #vouchForWatchers}), and afterwards only reads
-     * from the end at that moment: the Kafka watcher vouches again only from the first
-     * record it sees after a failure.
+     * read is vouched for meanwhile ({@link #vouchForWatchers}). Afterwards only reads from
+     * the end at that moment are: stricter than Kafka's watcher for reads that stopped
+     * during the stall (it vouches again from the first record it sees after the failure,
+     * the first one held), looser in vouching at once, before it saw any record. Every
+     * member's watchers stall together, where on Kafka each member's does on its own.
      */
     public synchronized Fault stallWatchers() {
         watcherStalls++;
