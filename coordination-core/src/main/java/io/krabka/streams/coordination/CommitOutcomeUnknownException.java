@@ -3,6 +3,7 @@ package io.krabka.streams.coordination;
 import java.util.List;
 import java.util.Optional;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A guarded write's commit was sent, got no answer until the lease deadline, and the
@@ -22,9 +23,9 @@ public class CommitOutcomeUnknownException extends CoordinationException {
 
     private static final long serialVersionUID = 1L;
 
-    private final transient List<RecordMetadata> acknowledged;
+    private final transient @Nullable List<RecordMetadata> acknowledged;
 
-    public CommitOutcomeUnknownException(String message, Throwable cause) {
+    public CommitOutcomeUnknownException(String message, @Nullable Throwable cause) {
         this(message, cause, null);
     }
 
@@ -33,7 +34,7 @@ public class CommitOutcomeUnknownException extends CoordinationException {
      *     every partition leader acknowledged them before the outcome became unknown;
      *     null otherwise
      */
-    public CommitOutcomeUnknownException(String message, Throwable cause, List<RecordMetadata> acknowledged) {
+    public CommitOutcomeUnknownException(String message, @Nullable Throwable cause, @Nullable List<RecordMetadata> acknowledged) {
         super(message, cause);
         this.acknowledged = acknowledged == null ? null : List.copyOf(acknowledged);
     }

@@ -5,6 +5,7 @@ import java.util.Objects;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Input offsets that a guarded transaction commits together with its records, in the
@@ -16,7 +17,7 @@ import org.apache.kafka.common.TopicPartition;
  *     generation, no member, so the offsets commit without joining the group)
  * @param offsets per input partition, the offset of the next record to read
  */
-public record ConsumedOffsets(ConsumerGroupMetadata group, Map<TopicPartition, OffsetAndMetadata> offsets) {
+public record ConsumedOffsets(@Nullable ConsumerGroupMetadata group, Map<TopicPartition, OffsetAndMetadata> offsets) {
 
     /** No input offsets: a plain guarded write. */
     public static final ConsumedOffsets NONE = new ConsumedOffsets(null, Map.of());

@@ -1,5 +1,7 @@
 package io.krabka.streams.coordination;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The cluster did not authenticate this member: wrong SASL credentials, or TLS settings
  * it does not trust (or that do not trust it). Like a refused ACL, retrying does not
@@ -9,7 +11,7 @@ public class CoordinationAuthenticationException extends CoordinationAuthorizati
 
     private static final long serialVersionUID = 1L;
 
-    public CoordinationAuthenticationException(String message, Throwable cause) {
+    public CoordinationAuthenticationException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

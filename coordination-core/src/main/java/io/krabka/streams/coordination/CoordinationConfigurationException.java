@@ -1,5 +1,7 @@
 package io.krabka.streams.coordination;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The cluster or the coordination topic is set up in a way this member cannot work with,
  * or is no longer the one it started on (another cluster answers at the same address), and
@@ -13,7 +15,7 @@ public class CoordinationConfigurationException extends CoordinationException {
         super(message);
     }
 
-    public CoordinationConfigurationException(String message, Throwable cause) {
+    public CoordinationConfigurationException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

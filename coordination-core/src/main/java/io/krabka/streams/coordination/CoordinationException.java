@@ -1,5 +1,7 @@
 package io.krabka.streams.coordination;
 
+import org.jspecify.annotations.Nullable;
+
 /** The base of every exception this module throws about coordination itself. */
 public class CoordinationException extends RuntimeException {
 
@@ -9,7 +11,7 @@ public class CoordinationException extends RuntimeException {
         super(message);
     }
 
-    public CoordinationException(String message, Throwable cause) {
+    public CoordinationException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

@@ -1,5 +1,7 @@
 package io.krabka.streams.coordination;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The cluster did not answer within the time allowed, or a member did not win a role
  * before its deadline. The message says which operation waited and for how long.
@@ -19,7 +21,7 @@ public class CoordinationTimeoutException extends CoordinationException {
         super(message);
     }
 
-    public CoordinationTimeoutException(String message, Throwable cause) {
+    public CoordinationTimeoutException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

@@ -1,6 +1,7 @@
 package io.krabka.streams.coordination;
 
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The only signal that a leadership ended. {@link #endCause()} says how: most often
@@ -37,11 +38,11 @@ public class FencedException extends CoordinationException {
         this(message, null, LeadershipEndCause.FENCED);
     }
 
-    public FencedException(String message, Throwable cause) {
+    public FencedException(String message, @Nullable Throwable cause) {
         this(message, cause, LeadershipEndCause.FENCED);
     }
 
-    public FencedException(String message, Throwable cause, LeadershipEndCause endCause) {
+    public FencedException(String message, @Nullable Throwable cause, LeadershipEndCause endCause) {
         super(message, cause);
         this.endCause = Objects.requireNonNull(endCause, "endCause");
     }
@@ -51,7 +52,7 @@ public class FencedException extends CoordinationException {
      * {@link LeadershipReleasedException} for a planned end ({@code RELEASED}), so a worker
      * tells it from a fence by its type, and a {@code FencedException} otherwise.
      */
-    public static FencedException ended(String message, Throwable cause, LeadershipEndCause endCause) {
+    public static FencedException ended(String message, @Nullable Throwable cause, LeadershipEndCause endCause) {
         return endCause == LeadershipEndCause.RELEASED ? new LeadershipReleasedException(message, cause)
                 : new FencedException(message, cause, endCause);
     }

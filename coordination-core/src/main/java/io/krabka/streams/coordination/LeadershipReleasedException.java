@@ -1,5 +1,7 @@
 package io.krabka.streams.coordination;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A {@link FencedException} for a planned end: this member released the role (on request,
  * on shutdown, in a handover or a drain under spread, or because the role's work returned).
@@ -22,7 +24,7 @@ public class LeadershipReleasedException extends FencedException {
 
     private static final long serialVersionUID = 1L;
 
-    public LeadershipReleasedException(String message, Throwable cause) {
+    public LeadershipReleasedException(String message, @Nullable Throwable cause) {
         super(message, cause, LeadershipEndCause.RELEASED);
     }
 }

@@ -2,6 +2,7 @@ package io.krabka.streams.coordination;
 
 import java.nio.charset.StandardCharsets;
 import java.text.Normalizer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The one rule for the names this module writes to Kafka: role names (which become
@@ -20,7 +21,7 @@ final class Names {
      * Returns why {@code value} is not a valid name of at most {@code maxBytes} UTF-8
      * bytes, or {@code null} when it is valid.
      */
-    static String problem(String value, int maxBytes) {
+    static @Nullable String problem(String value, int maxBytes) {
         if (value == null) {
             return "must not be null";
         }

@@ -1,5 +1,7 @@
 package io.krabka.streams.coordination;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A transient failure (a leader moved, a coordinator is loading, a transaction was
  * aborted by the coordinator): the operation may succeed if tried again. The
@@ -13,7 +15,7 @@ public class RetriableCoordinationException extends CoordinationException {
 
     private static final long serialVersionUID = 1L;
 
-    public RetriableCoordinationException(String message, Throwable cause) {
+    public RetriableCoordinationException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

@@ -1,5 +1,7 @@
 package io.krabka.streams.coordination;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A guarded send was refused because its leadership already had
  * {@link SendBatching#maxQueuedRecords()} records waiting for their transactions, and
@@ -14,7 +16,7 @@ public class SendQueueFullException extends RetriableCoordinationException {
 
     private static final long serialVersionUID = 1L;
 
-    public SendQueueFullException(String message, Throwable cause) {
+    public SendQueueFullException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

@@ -1,5 +1,7 @@
 package io.krabka.streams.coordination;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The coordination topic is missing and may not be created, or exists with settings
  * that break the module's guarantees, or changed under a running member (deleted,
@@ -13,7 +15,7 @@ public class TopicConfigurationException extends CoordinationConfigurationExcept
         super(message);
     }
 
-    public TopicConfigurationException(String message, Throwable cause) {
+    public TopicConfigurationException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

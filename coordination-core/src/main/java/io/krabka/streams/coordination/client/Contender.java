@@ -14,6 +14,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Executor;
 import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Contends for one role on behalf of one member for as long as it runs: registers, waits
@@ -87,7 +88,7 @@ public final class Contender implements AutoCloseable {
          * @param failure what ended it when it ended {@code FENCED} or {@code FAILED} (when known);
          *     always null for {@code RELEASED} and {@code EXPIRED}, which are no failure
          */
-        void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure);
+        void ended(Leadership leadership, LeadershipEndCause cause, @Nullable Throwable failure);
 
         /** A renewal succeeded after {@code took}. Runs on a pass thread: must not block. */
         default void renewed(Leadership leadership, Duration took) {
@@ -110,7 +111,7 @@ public final class Contender implements AutoCloseable {
      * threads when that is null. The callbacks of one contender run one at a time and in
      * order either way.
      */
-    public Contender(CoordinationClient client, Role role, MemberId member, Listener listener, Executor callbacks) {
+    public Contender(CoordinationClient client, Role role, MemberId member, Listener listener, @Nullable Executor callbacks) {
         Objects.requireNonNull(client, "client");
         Objects.requireNonNull(listener, "listener");
         this.engine = new RoleContender(client.engine(), Objects.requireNonNull(role, "role"),
@@ -132,7 +133,7 @@ public final class Contender implements AutoCloseable {
      * The same, also telling {@code events} of each grant and end (after the work started,
      * and after it stopped); null for none.
      */
-    public static Contender running(CoordinationClient client, Role role, MemberId member, LeaderWork work, Listener events) {
+    public static Contender running(CoordinationClient client, Role role, MemberId member, LeaderWork work, @Nullable Listener events) {
         WorkListener listener = new WorkListener(new LeaderWorkRunner("krabka-work-" + role, work), events);
         return listener.bind(new Contender(client, role, member, listener));
     }
@@ -214,7 +215,7 @@ public final class Contender implements AutoCloseable {
      *
      * @param failure what the work threw, or null when it returned
      */
-    public void relinquish(Leadership leadership, Throwable failure) {
+    public void relinquish(Leadership leadership, @Nullable Throwable failure) {
         engine.relinquish(leadership, failure);
     }
 

@@ -5,6 +5,7 @@ import io.krabka.streams.coordination.client.internal.DurationText;
 import java.util.Objects;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,7 +28,7 @@ public final class LeaderWorkRunner {
     private final String description;
     private final LeaderWork work;
     // The run of the latest leadership, until it returned or was abandoned; guarded by this.
-    private Run current;
+    private @Nullable Run current;
 
     /**
      * @param name the name its thread carries while the work runs (it shows in logs and thread dumps)
@@ -140,7 +141,7 @@ public final class LeaderWorkRunner {
         final CoordinationRuntime runtime;
         final CompletableFuture<Void> done = new CompletableFuture<>();
         // Guarded by this run: its thread while it runs the work, whether it was told to stop, and given up on.
-        private Thread thread;
+        private @Nullable Thread thread;
         private boolean interrupted;
         private boolean abandoned;
 
@@ -149,7 +150,7 @@ public final class LeaderWorkRunner {
             this.runtime = runtime;
         }
 
-        Throwable run() {
+        @Nullable Throwable run() {
             Thread current = Thread.currentThread();
             String poolName = current.getName();
             synchronized (this) {

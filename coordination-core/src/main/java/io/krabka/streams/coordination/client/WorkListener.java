@@ -3,6 +3,8 @@ package io.krabka.streams.coordination.client;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import java.time.Duration;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The listener of a contender that runs its role's work itself ({@link Contender#running}):
@@ -11,11 +13,11 @@ import java.time.Duration;
 final class WorkListener implements Contender.Listener {
 
     private final LeaderWorkRunner runner;
-    private final Contender.Listener events;
+    private final Contender.@Nullable Listener events;
     // Set once, right after the contender is built and before it starts.
-    private volatile Contender contender;
+    private volatile @Nullable Contender contender;
 
-    WorkListener(LeaderWorkRunner runner, Contender.Listener events) {
+    WorkListener(LeaderWorkRunner runner, Contender.@Nullable Listener events) {
         this.runner = runner;
         this.events = events;
     }
@@ -28,14 +30,14 @@ final class WorkListener implements Contender.Listener {
 
     @Override
     public void granted(Leadership leadership) throws Exception {
-        runner.start(leadership, contender);
+        runner.start(leadership, Objects.requireNonNull(contender, "bound before the contender starts"));
         if (events != null) {
             events.granted(leadership);
         }
     }
 
     @Override
-    public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
+    public void ended(Leadership leadership, LeadershipEndCause cause, @Nullable Throwable failure) {
         runner.stop(Contender.DEFAULT_CLOSE_TIMEOUT);
         if (events != null) {
             events.ended(leadership, cause, failure);

@@ -11,6 +11,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Headers;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The device's half of fencing: admits a record (a command) only when its writer's term
@@ -92,7 +93,7 @@ public final class TermGate {
      *     empty when none was
      * @param reason a sentence for a log line
      */
-    public record Verdict(Outcome outcome, Role role, String scope, long term, OptionalLong highest, String reason) {
+    public record Verdict(Outcome outcome, @Nullable Role role, @Nullable String scope, long term, OptionalLong highest, String reason) {
 
         /**
          * A verdict in the scope {@link TermStore#WHOLE_ROLE}.
@@ -122,7 +123,7 @@ public final class TermGate {
     }
 
     private final TermStore store;
-    private final Role only;
+    private final @Nullable Role only;
     private final ScopedBy scopedBy;
 
     /**
@@ -137,7 +138,7 @@ public final class TermGate {
         this(store, null, ScopedBy.ROLE);
     }
 
-    private TermGate(TermStore store, Role only, ScopedBy scopedBy) {
+    private TermGate(TermStore store, @Nullable Role only, ScopedBy scopedBy) {
         this.store = Objects.requireNonNull(store, "store");
         this.only = only;
         this.scopedBy = scopedBy;
@@ -199,11 +200,13 @@ public final class TermGate {
     public Verdict check(ConsumerRecord<?, ?> record) {
         Objects.requireNonNull(record, "record");
         Read read = read(record.headers());
-        if (read.refused() != null) {
-            return read.refused();
+        Verdict refused = read.refused();
+        if (refused != null) {
+            return refused;
         }
-        Role role = read.stamp().role();
-        long term = read.stamp().token().term();
+        TokenHeaders.Stamp stamp = read.stampOfAdmissible();
+        Role role = stamp.role();
+        long term = stamp.token().term();
         if (only != null && !only.equals(role)) {
             return otherRole(role, term);
         }
@@ -226,7 +229,12 @@ public final class TermGate {
     public Verdict check(Headers headers, String scope) {
         Objects.requireNonNull(scope, "scope");
         Read read = read(headers);
-        return read.refused() != null ? read.refused() : check(read.stamp().role(), scope, read.stamp().token().term());
+        Verdict refused = read.refused();
+        if (refused != null) {
+            return refused;
+        }
+        TokenHeaders.Stamp stamp = read.stampOfAdmissible();
+        return check(stamp.role(), scope, stamp.token().term());
     }
 
     /** Checks a {@code term} of {@code role} in {@code scope} that the application carried itself, and raises the scope's highest term when admitted. */
@@ -292,7 +300,12 @@ public final class TermGate {
     }
 
     /** The stamp of some headers, or the verdict on headers without a readable one. */
-    private record Read(TokenHeaders.Stamp stamp, Verdict refused) {
+    private record Read(TokenHeaders.@Nullable Stamp stamp, @Nullable Verdict refused) {
+
+        /** The stamp, once {@link #refused()} is null: one of the two is always set. */
+        TokenHeaders.Stamp stampOfAdmissible() {
+            return Objects.requireNonNull(stamp, "a read is either refused or stamped");
+        }
     }
 
     private static Read read(Headers headers) {

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /** Closes Kafka clients side by side, so a shutdown waits for the slowest close, not their sum. */
 final class ClientClose {
@@ -19,7 +20,7 @@ final class ClientClose {
      *
      * @return the first close that failed, wrapped; null when none did
      */
-    static CoordinationException inParallel(Map<String, Runnable> closes, Duration bound) {
+    static @Nullable CoordinationException inParallel(Map<String, Runnable> closes, Duration bound) {
         List<RuntimeException> failures = Collections.synchronizedList(new ArrayList<>());
         List<Thread> closing = new ArrayList<>();
         closes.forEach((name, close) -> {

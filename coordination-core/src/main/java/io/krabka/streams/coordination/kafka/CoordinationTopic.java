@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
@@ -29,6 +30,7 @@ import org.apache.kafka.common.errors.InvalidReplicationFactorException;
 import org.apache.kafka.common.errors.PolicyViolationException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -117,7 +119,7 @@ final class CoordinationTopic {
                             }
                         });
             } catch (ExecutionException e) {
-                why = e.getCause().toString();
+                why = String.valueOf(e.getCause());
                 break;
             } catch (java.util.concurrent.TimeoutException e) {
                 break;
@@ -199,19 +201,19 @@ final class CoordinationTopic {
         return TopicIdentity.of(clusterId, describe(admin, spec, timeout), timeout);
     }
 
-    private static TopicDescription describe(Admin admin, TopicSpec spec, Duration timeout) {
-        return nullWhileUnknown(admin.describeTopics(Set.of(spec.name())).topicNameValues().get(spec.name()),
+    private static @Nullable TopicDescription describe(Admin admin, TopicSpec spec, Duration timeout) {
+        return nullWhileUnknown(Objects.requireNonNull(admin.describeTopics(Set.of(spec.name())).topicNameValues().get(spec.name())),
                 "describing topic " + spec.name(), timeout);
     }
 
-    private static Config describeConfig(Admin admin, TopicSpec spec, Duration timeout) {
+    private static @Nullable Config describeConfig(Admin admin, TopicSpec spec, Duration timeout) {
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, spec.name());
-        return nullWhileUnknown(admin.describeConfigs(List.of(resource)).values().get(resource),
+        return nullWhileUnknown(Objects.requireNonNull(admin.describeConfigs(List.of(resource)).values().get(resource)),
                 "describing the configuration of topic " + spec.name(), timeout);
     }
 
     /** The answer, or null when the broker asked does not know the topic (yet). */
-    private static <T> T nullWhileUnknown(KafkaFuture<T> answer, String action, Duration timeout) {
+    private static <T> @Nullable T nullWhileUnknown(KafkaFuture<T> answer, String action, Duration timeout) {
         try {
             return answer.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
@@ -254,7 +256,7 @@ final class CoordinationTopic {
      * replication factor above the broker count (one broker, replication 3) is a mistake
      * in the configuration, not a cluster that does not answer, and retrying cannot heal it.
      */
-    private static Optional<TopicConfigurationException> refusal(TopicSpec spec, Throwable cause) {
+    private static Optional<TopicConfigurationException> refusal(TopicSpec spec, @Nullable Throwable cause) {
         if (cause instanceof InvalidReplicationFactorException tooFewBrokers) {
             return Optional.of(new TopicConfigurationException("the cluster cannot create the coordination topic "
                     + spec.name() + " with replication factor " + spec.replicationFactor() + " (" + tooFewBrokers.getMessage()
@@ -302,7 +304,7 @@ final class CoordinationTopic {
     static List<String> safetyProblems(Admin admin, TopicSpec spec, Duration timeout) {
         TopicDescription description = describe(admin, spec, timeout);
         Config config = description == null ? null : describeConfig(admin, spec, timeout);
-        return config == null ? List.of() : safetyProblems(spec, description, config);
+        return description == null || config == null ? List.of() : safetyProblems(spec, description, config);
     }
 
     private static List<String> safetyProblems(TopicSpec spec, TopicDescription description, Config config) {
@@ -327,7 +329,7 @@ final class CoordinationTopic {
         return problems;
     }
 
-    private static String value(Config config, String name) {
+    private static @Nullable String value(Config config, String name) {
         return config.get(name) == null ? null : config.get(name).value();
     }
 }

@@ -32,6 +32,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The transport that talks to a Kafka cluster. It owns, and closes:
@@ -69,10 +70,10 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     private final RoleEpochs epochs;
     private final TransactionDescriptions descriptions;
     // Wakes contenders on news; null when this transport was built without one.
-    private volatile TopicWatcher watcher;
-    private final String bootstrapServers;
+    private volatile @Nullable TopicWatcher watcher;
+    private final @Nullable String bootstrapServers;
     // What create() built this transport from; null when it was given its clients.
-    private final Settings settings;
+    private final @Nullable Settings settings;
 
     /**
      * What a transport was {@linkplain #create(Map, Map, Map, TopicSpec, Duration, Duration) created}
@@ -122,7 +123,7 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     /** @param settings what create() built the clients from (the role producers' transaction.timeout.ms among them); null otherwise */
     private KafkaCoordinationTransport(Admin admin, Producer<byte[], byte[]> registrar,
             Function<Role, Producer<byte[], byte[]>> transactionalProducers, Consumer<byte[], byte[]> reader,
-            TopicSpec topic, Duration timeout, Settings settings) {
+            TopicSpec topic, Duration timeout, @Nullable Settings settings) {
         this.admin = Objects.requireNonNull(admin, "admin");
         this.registrar = Objects.requireNonNull(registrar, "registrar");
         Objects.requireNonNull(transactionalProducers, "transactionalProducers");
@@ -270,7 +271,7 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         append(role, CoordinationKey.registration(role, member), null, "deregistering " + member + " from role " + role);
     }
 
-    private long append(Role role, CoordinationKey key, byte[] value, String operation) {
+    private long append(Role role, CoordinationKey key, byte @Nullable [] value, String operation) {
         TopicPartition partition = pinned.partitionOf(role);
         try {
             return registrar.send(new ProducerRecord<>(partition.topic(), partition.partition(),

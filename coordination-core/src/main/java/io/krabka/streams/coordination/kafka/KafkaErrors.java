@@ -21,6 +21,7 @@ import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.TransactionAbortedException;
 import org.apache.kafka.common.protocol.Errors;
+import org.jspecify.annotations.Nullable;
 
 /** The one place where Kafka's exceptions become the module's. */
 final class KafkaErrors {
@@ -99,7 +100,7 @@ final class KafkaErrors {
     }
 
     @SafeVarargs
-    private static Throwable find(Throwable error, Class<? extends Throwable>... types) {
+    private static @Nullable Throwable find(Throwable error, Class<? extends Throwable>... types) {
         for (Throwable t = error; t != null; t = t.getCause() == t ? null : t.getCause()) {
             for (Class<? extends Throwable> type : types) {
                 if (type.isInstance(t)) {

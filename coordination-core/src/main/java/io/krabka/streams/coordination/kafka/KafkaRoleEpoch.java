@@ -19,6 +19,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.errors.TimeoutException;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -192,7 +193,7 @@ final class KafkaRoleEpoch implements RoleEpoch {
     }
 
     /** The metadata of every send, if each partition leader acknowledged it; null otherwise. */
-    private List<RecordMetadata> acknowledged(List<Future<RecordMetadata>> sent) {
+    private @Nullable List<RecordMetadata> acknowledged(List<Future<RecordMetadata>> sent) {
         List<RecordMetadata> metadata = new ArrayList<>(sent.size());
         for (Future<RecordMetadata> future : sent) {
             if (!future.isDone()) {

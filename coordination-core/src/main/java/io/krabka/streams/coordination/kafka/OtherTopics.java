@@ -14,6 +14,7 @@ import org.apache.kafka.clients.admin.DescribeProducersResult;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Finds the other coordination topic a role is contended on: the topic whose partition for
@@ -69,7 +70,7 @@ final class OtherTopics {
     }
 
     /** The answer, or null when the cluster refused this one (an ACL, a topic just deleted). */
-    private static <T> T answer(KafkaFuture<T> future, long deadline)
+    private static <T> @Nullable T answer(KafkaFuture<T> future, long deadline)
             throws InterruptedException, java.util.concurrent.TimeoutException {
         try {
             return future.get(left(deadline), TimeUnit.NANOSECONDS);

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
@@ -19,6 +20,7 @@ import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,21 +49,21 @@ final class PinnedTopic {
     private final TopicSpec topic;
     private final Duration timeout;
     // The role producers' transaction.timeout.ms, when the transport built them itself.
-    private final Duration transactionTimeout;
+    private final @Nullable Duration transactionTimeout;
     private volatile int partitionCount;
     // The topic this member pinned on first use, when it last checked it is still that
     // topic, and why it no longer is (then every operation refuses: sticky on purpose).
-    private volatile TopicIdentity pinned;
+    private volatile @Nullable TopicIdentity pinned;
     private volatile long identityCheckedAt;
-    private volatile CoordinationConfigurationException changed;
+    private volatile @Nullable CoordinationConfigurationException changed;
     private volatile boolean missingOnce;
     private volatile long safetyCheckedAt;
     // The topic's min.compaction.lag.ms as read when it was pinned; zero until then.
     private volatile Duration minCompactionLag = Duration.ZERO;
     // What the topic's settings break now, found while running; null while it is safe.
-    private volatile TopicConfigurationException unsafe;
+    private volatile @Nullable TopicConfigurationException unsafe;
 
-    PinnedTopic(Admin admin, TopicSpec topic, Duration timeout, Duration transactionTimeout) {
+    PinnedTopic(Admin admin, TopicSpec topic, Duration timeout, @Nullable Duration transactionTimeout) {
         this.admin = admin;
         this.topic = topic;
         this.timeout = timeout;
@@ -187,7 +189,7 @@ final class PinnedTopic {
             return;
         }
         String what = !now.exists() ? "was deleted"
-                : !now.topicId().equals(expected.topicId()) ? "was deleted and created again (topic id " + expected.topicId()
+                : !Objects.equals(now.topicId(), expected.topicId()) ? "was deleted and created again (topic id " + expected.topicId()
                         + " is now " + now.topicId() + ")"
                 : "changed its partition count from " + expected.partitions() + " to " + now.partitions();
         changed = new TopicConfigurationException("the coordination topic " + topic.name() + " " + what + " while this member"
@@ -240,10 +242,13 @@ final class PinnedTopic {
      * an exception of the change's type that says so, caused by {@code failed}.
      */
     CoordinationException explain(CoordinationException failed) {
-        return changedNow().<CoordinationException>map(gone -> gone instanceof TopicConfigurationException
-                        ? new TopicConfigurationException(gone.getMessage(), failed)
-                        : new CoordinationConfigurationException(gone.getMessage(), failed))
-                .orElse(failed);
+        return changedNow().<CoordinationException>map(gone -> {
+            // Every change this member records is built with a message (see checkIdentity).
+            String message = Objects.requireNonNullElse(gone.getMessage(), gone.toString());
+            return gone instanceof TopicConfigurationException
+                    ? new TopicConfigurationException(message, failed)
+                    : new CoordinationConfigurationException(message, failed);
+        }).orElse(failed);
     }
 
     /**
@@ -283,7 +288,7 @@ final class PinnedTopic {
                 + " keeps the fencing guarantees: " + String.join("; ", problems) + ". This member goes on contending (the"
                 + " brokers still fence every deposed writer), but restore the setting" + (problems.size() > 1 ? "s" : "")
                 + " on the topic now";
-        if (before == null || !before.getMessage().equals(message)) {
+        if (before == null || !message.equals(before.getMessage())) {
             log.error("{}", message);
         }
         unsafe = new TopicConfigurationException(message);

@@ -7,10 +7,12 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One read of some partitions, each from its own offset up to the end first found for it
@@ -32,7 +34,7 @@ final class ReadToEnd {
     private final Duration timeout;
     private final Map<TopicPartition, Long> next;
     private final Map<TopicPartition, List<RawRecord>> records = new HashMap<>();
-    private Map<TopicPartition, Long> ends;
+    private @Nullable Map<TopicPartition, Long> ends;
 
     ReadToEnd(Map<TopicPartition, Long> fromOffsets, Duration timeout) {
         this.next = new HashMap<>(fromOffsets);
@@ -73,14 +75,14 @@ final class ReadToEnd {
         }
         Set<TopicPartition> assigned = reader.assignment();
         focus(reader, behind);
-        behind.forEach(partition -> seek(reader, partition, next.get(partition), assigned.contains(partition)));
+        behind.forEach(partition -> seek(reader, partition, next(partition), assigned.contains(partition)));
         while (!behind.isEmpty() && System.nanoTime() < sliceEnd) {
             var polled = reader.poll(POLL_STEP);
             for (TopicPartition partition : List.copyOf(behind)) {
-                collect(polled.records(partition), records.get(partition));
+                collect(polled.records(partition), records(partition));
                 long position = reader.position(partition, timeout);
                 next.put(partition, position);
-                if (position >= ends.get(partition)) {
+                if (position >= end(partition)) {
                     behind.remove(partition);
                     if (!behind.isEmpty()) {
                         // Done: fetch only the others from now on. The next read focuses
@@ -100,7 +102,7 @@ final class ReadToEnd {
 
     /** The end found for {@code partition}; only once {@link #endsKnown()}. */
     long end(TopicPartition partition) {
-        return ends.get(partition);
+        return Objects.requireNonNull(knownEnds().get(partition));
     }
 
     /** Whether every partition reached its end. */
@@ -111,8 +113,8 @@ final class ReadToEnd {
     /** The partitions whose next offset is short of their end; only once {@link #endsKnown()}. */
     Set<TopicPartition> behind() {
         Set<TopicPartition> behind = new HashSet<>();
-        ends.forEach((partition, end) -> {
-            if (next.get(partition) < end) {
+        knownEnds().forEach((partition, end) -> {
+            if (next(partition) < end) {
                 behind.add(partition);
             }
         });
@@ -121,12 +123,16 @@ final class ReadToEnd {
 
     /** The offset to read {@code partition} from next. */
     long next(TopicPartition partition) {
-        return next.get(partition);
+        return Objects.requireNonNull(next.get(partition));
     }
 
     /** What was read of {@code partition} so far, in offset order; the list itself, to add to. */
     List<RawRecord> records(TopicPartition partition) {
-        return records.get(partition);
+        return Objects.requireNonNull(records.get(partition));
+    }
+
+    private Map<TopicPartition, Long> knownEnds() {
+        return Objects.requireNonNull(ends, "the ends are not known yet");
     }
 
     /**

@@ -9,6 +9,7 @@ import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.Uuid;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,12 +22,12 @@ import org.slf4j.LoggerFactory;
  * @param topicId the topic's id; null when the topic does not exist (there)
  * @param partitions the topic's partition count; 0 when it does not exist
  */
-record TopicIdentity(String clusterId, Uuid topicId, int partitions) {
+record TopicIdentity(@Nullable String clusterId, @Nullable Uuid topicId, int partitions) {
 
     private static final Logger log = LoggerFactory.getLogger(TopicIdentity.class);
 
     /** The identity of {@code description} (null: the topic is gone) on the cluster whose id {@code clusterId} brings. */
-    static TopicIdentity of(KafkaFuture<String> clusterId, TopicDescription description, Duration timeout) {
+    static TopicIdentity of(KafkaFuture<String> clusterId, @Nullable TopicDescription description, Duration timeout) {
         String cluster = clusterId(clusterId, timeout);
         return description == null ? new TopicIdentity(cluster, null, 0)
                 : new TopicIdentity(cluster, description.topicId(), description.partitions().size());
@@ -57,7 +58,7 @@ record TopicIdentity(String clusterId, Uuid topicId, int partitions) {
      * The cluster's id, or null when it cannot be read (a backend that does not tell, a
      * request that failed): the topic's own identity is checked all the same.
      */
-    private static String clusterId(KafkaFuture<String> clusterId, Duration timeout) {
+    private static @Nullable String clusterId(KafkaFuture<String> clusterId, Duration timeout) {
         try {
             return clusterId.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {

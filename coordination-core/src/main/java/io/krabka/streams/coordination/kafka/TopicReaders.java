@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
@@ -16,6 +17,7 @@ import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.common.TopicPartition;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The transport's {@code read_committed} consumers: the reader every role's reads share
@@ -53,17 +55,17 @@ final class TopicReaders {
     /** One reader and its lock; the consumer of a lane other than 0 is null until built. */
     private static final class Lane {
         final ReentrantLock lock;
-        volatile Consumer<byte[], byte[]> consumer;
+        volatile @Nullable Consumer<byte[], byte[]> consumer;
 
-        Lane(ReentrantLock lock, Consumer<byte[], byte[]> consumer) {
+        Lane(ReentrantLock lock, @Nullable Consumer<byte[], byte[]> consumer) {
             this.lock = lock;
             this.consumer = consumer;
         }
     }
     // Reads for describes of many roles (readAll), so they never queue behind the
     // contenders' reads on the shared reader; built on first use, null without a supplier.
-    private volatile Supplier<Consumer<byte[], byte[]>> describeReaders;
-    private Consumer<byte[], byte[]> describeReader;
+    private volatile @Nullable Supplier<Consumer<byte[], byte[]>> describeReaders;
+    private @Nullable Consumer<byte[], byte[]> describeReader;
     private final ReentrantLock describeReaderLock = new ReentrantLock();
     // Partitions whose last read did not learn the end offset within a slice, until one
     // does; while one is, a single read at a time probes it and the others fail at once.
@@ -120,7 +122,8 @@ final class TopicReaders {
                 // slice at a time, so a slow partition or a role waiting for news never
                 // blocks another's read for long.
                 Lane lane = laneOf(partition);
-                Consumer<byte[], byte[]> laneReader = lane.consumer;
+                // laneOf gives a lane whose consumer is built (lane 0's is the shared reader).
+                Consumer<byte[], byte[]> laneReader = Objects.requireNonNull(lane.consumer);
                 lane.lock.lock();
                 try {
                     ReadToEnd.focus(laneReader, Set.of(partition));
@@ -241,7 +244,7 @@ final class TopicReaders {
     /** The consumer of {@link #readAll}; called with its lock held. */
     private Consumer<byte[], byte[]> describeReader() {
         if (describeReader == null) {
-            describeReader = describeReaders.get();
+            describeReader = Objects.requireNonNull(describeReaders, "readAll reads with its own consumer only with a supplier").get();
         }
         return describeReader;
     }

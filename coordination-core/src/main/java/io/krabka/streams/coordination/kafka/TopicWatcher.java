@@ -21,6 +21,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.utils.ExponentialBackoff;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -65,8 +66,8 @@ final class TopicWatcher implements AutoCloseable {
     // When to look for the topic's partition count again, or 0; the watcher's thread only.
     private long followAgainAt;
     private volatile boolean closed;
-    private volatile Consumer<byte[], byte[]> consumer;
-    private Thread thread;
+    private volatile @Nullable Consumer<byte[], byte[]> consumer;
+    private @Nullable Thread thread;
     // Failures in a row and when they began and were last reported; the watcher's thread only.
     private int failures;
     private long failingSinceNanos;

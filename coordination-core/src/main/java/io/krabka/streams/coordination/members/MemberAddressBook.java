@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -30,6 +31,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.WakeupException;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,7 +50,7 @@ public final class MemberAddressBook implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(MemberAddressBook.class);
 
     private final String topic;
-    private final Producer<byte[], byte[]> producer;
+    private final @Nullable Producer<byte[], byte[]> producer;
     private final Consumer<byte[], byte[]> consumer;
     private final Duration timeout;
     private final Map<MemberId, MemberAddress> addresses = new ConcurrentHashMap<>();
@@ -57,7 +59,7 @@ public final class MemberAddressBook implements AutoCloseable {
     private final Thread tail;
     private volatile boolean closed;
 
-    MemberAddressBook(String topic, Producer<byte[], byte[]> producer, Consumer<byte[], byte[]> consumer, Duration timeout) {
+    MemberAddressBook(String topic, @Nullable Producer<byte[], byte[]> producer, Consumer<byte[], byte[]> consumer, Duration timeout) {
         this.topic = topic;
         this.producer = producer;
         this.consumer = consumer;
@@ -146,9 +148,10 @@ public final class MemberAddressBook implements AutoCloseable {
         addresses.remove(member);
     }
 
-    private void write(MemberId member, byte[] value) {
+    private void write(MemberId member, byte @Nullable [] value) {
         try {
-            producer.send(new ProducerRecord<>(topic, MemberAddressCodec.encodeKey(member), value))
+            Objects.requireNonNull(producer, "a book that reads once writes nothing")
+                    .send(new ProducerRecord<>(topic, MemberAddressCodec.encodeKey(member), value))
                     .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
             throw new CoordinationException("cannot write the address of member " + member + " to " + topic + ": "
@@ -286,6 +289,8 @@ public final class MemberAddressBook implements AutoCloseable {
         } catch (RuntimeException e) {
             log.debug("Closing the member address reader failed", e);
         }
-        producer.close(Duration.ofSeconds(1));
+        if (producer != null) {
+            producer.close(Duration.ofSeconds(1));
+        }
     }
 }

@@ -15,6 +15,7 @@ import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The byte layouts of the member address topic, {@code <coordination topic>-members}.
@@ -73,7 +74,7 @@ public final class MemberAddressCodec {
      *
      * @throws MalformedAddressException the first problem met reading left to right
      */
-    public static MemberId decodeKey(byte[] bytes) {
+    public static MemberId decodeKey(byte @Nullable [] bytes) {
         Reader in = new Reader(bytes, "key");
         in.version();
         String member = in.string("member");
@@ -94,7 +95,7 @@ public final class MemberAddressCodec {
      * @return the address, or empty for a tombstone
      * @throws MalformedAddressException the first problem met reading left to right
      */
-    public static Optional<MemberAddress> decodeValue(MemberId member, byte[] value) {
+    public static Optional<MemberAddress> decodeValue(MemberId member, byte @Nullable [] value) {
         Objects.requireNonNull(member, "member");
         if (value == null) {
             return Optional.empty();
@@ -117,7 +118,7 @@ public final class MemberAddressCodec {
         private final ByteBuffer buffer;
         private final String part;
 
-        Reader(byte[] bytes, String part) {
+        Reader(byte @Nullable [] bytes, String part) {
             if (bytes == null) {
                 throw new MalformedAddressException(TRUNCATED, part + " is null");
             }

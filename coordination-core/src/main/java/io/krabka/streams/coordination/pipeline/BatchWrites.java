@@ -10,6 +10,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -19,6 +20,7 @@ import org.apache.kafka.common.errors.InvalidTimestampException;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.RecordBatchTooLargeException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -86,7 +88,8 @@ final class BatchWrites {
                 if (again == null) {
                     return false;
                 }
-                outputs = again.outputs(0, inputs.size(), inputs.size());
+                // All of a processing's records: known whether or not it attributed them.
+                outputs = Objects.requireNonNull(again.outputs(0, inputs.size(), inputs.size()));
             }
             Exception refused = topics.refusal(outputs, consumer);
             if (refused == null) {
@@ -115,7 +118,7 @@ final class BatchWrites {
      * @return null when they committed; what the cluster refused them for when it refused
      *     an output for what it is
      */
-    private Exception commit(List<ConsumerRecord<byte[], byte[]>> inputs, List<ProducerRecord<byte[], byte[]>> outputs,
+    private @Nullable Exception commit(List<ConsumerRecord<byte[], byte[]>> inputs, List<ProducerRecord<byte[], byte[]>> outputs,
             Leadership leadership, Consumer<byte[], byte[]> consumer) {
         try {
             // An assigned consumer's group metadata has no generation and no member: the
@@ -162,7 +165,7 @@ final class BatchWrites {
     }
 
     /** The processor's outputs, or null when the thread was interrupted or the leadership ended while it ran. */
-    private Processed process(List<ConsumerRecord<byte[], byte[]>> inputs, Leadership leadership) throws Exception {
+    private @Nullable Processed process(List<ConsumerRecord<byte[], byte[]>> inputs, Leadership leadership) throws Exception {
         Processed processed;
         try {
             if (processor instanceof PerRecordProcessor each) {
@@ -197,7 +200,7 @@ final class BatchWrites {
      * The cluster's refusal of one output for what it is, found in a write's failure: never
      * a transient failure, a fence or a refused ACL. Null when there is none.
      */
-    static Exception refusedRecord(CoordinationException failed) {
+    static @Nullable Exception refusedRecord(CoordinationException failed) {
         for (Throwable cause = failed.getCause(); cause != null; cause = cause.getCause() == cause ? null : cause.getCause()) {
             if (cause instanceof RecordTooLargeException || cause instanceof RecordBatchTooLargeException
                     || cause instanceof InvalidRecordException || cause instanceof InvalidTopicException
@@ -213,10 +216,11 @@ final class BatchWrites {
     }
 
     /** A processor's outputs: per input record, or for the processed records as a whole. */
-    private record Processed(List<List<ProducerRecord<byte[], byte[]>>> perRecord, List<ProducerRecord<byte[], byte[]>> all) {
+    private record Processed(@Nullable List<List<ProducerRecord<byte[], byte[]>>> perRecord,
+            @Nullable List<ProducerRecord<byte[], byte[]>> all) {
 
         /** The outputs of records {@code from} to {@code to}; null when they are not known apart from the others'. */
-        List<ProducerRecord<byte[], byte[]>> outputs(int from, int to, int size) {
+        @Nullable List<ProducerRecord<byte[], byte[]>> outputs(int from, int to, int size) {
             if (perRecord == null) {
                 return from == 0 && to == size ? all : null;
             }

@@ -7,6 +7,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Dead letters: an input record a pipeline could not turn into outputs, written as it
@@ -45,7 +46,7 @@ public final class DeadLetters {
      *
      * @param group the pipeline's group, or null when there is none to name
      */
-    public static ProducerRecord<byte[], byte[]> of(ConsumerRecord<byte[], byte[]> record, String group, Throwable failure) {
+    public static ProducerRecord<byte[], byte[]> of(ConsumerRecord<byte[], byte[]> record, @Nullable String group, Throwable failure) {
         RecordHeaders headers = new RecordHeaders();
         for (Header header : record.headers()) {
             headers.add(header);

@@ -11,6 +11,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The topics a pipeline writes, as its consumer's metadata shows them: whether each
@@ -53,7 +54,7 @@ final class OutputTopics {
      * Why the cluster would refuse one of {@code outputs} whatever the transaction: its
      * topic, or the partition it names, does not exist. Null when none is refused so.
      */
-    UnknownTopicOrPartitionException refusal(List<ProducerRecord<byte[], byte[]>> outputs, Consumer<byte[], byte[]> consumer) {
+    @Nullable UnknownTopicOrPartitionException refusal(List<ProducerRecord<byte[], byte[]>> outputs, Consumer<byte[], byte[]> consumer) {
         for (ProducerRecord<byte[], byte[]> output : outputs) {
             int count = partitions(consumer, output.topic(), false);
             if (count == 0) {

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.FutureTask;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.Consumer;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,7 +25,7 @@ final class PipelineConsumers implements AutoCloseable {
     private final Supplier<Consumer<byte[], byte[]>> consumers;
     private final CoordinationRuntime runtime;
     // A consumer between runs (connected, unassigned), and whether close() was called; guarded by this.
-    private Consumer<byte[], byte[]> idle;
+    private @Nullable Consumer<byte[], byte[]> idle;
     private boolean closed;
 
     PipelineConsumers(Supplier<Consumer<byte[], byte[]>> consumers, CoordinationRuntime runtime) {

@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.TransactionDescription;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Whether one commit moved the epoch as the finalized {@code transaction.version} says:
@@ -21,7 +22,7 @@ final class EpochBehaviour {
      * @param before the coordinator's answer before the commit
      * @param after its answer after the commit
      */
-    static ProbeCheck check(String name, Short transactionVersion, TransactionDescription before, TransactionDescription after) {
+    static ProbeCheck check(String name, @Nullable Short transactionVersion, TransactionDescription before, TransactionDescription after) {
         String observed = "one commit took the epoch from " + before.producerEpoch() + " to " + after.producerEpoch();
         if (after.producerId() != before.producerId()) {
             return ProbeCheck.warn(name, "the commit changed the producer id from " + before.producerId() + " to "
@@ -51,7 +52,7 @@ final class EpochBehaviour {
      * the backend: the {@code name} check becomes a WARN when the level read again now
      * differs from the one read before the live checks.
      */
-    static List<ProbeCheck> recheck(String name, List<ProbeCheck> live, Short before, Supplier<Short> now) {
+    static List<ProbeCheck> recheck(String name, List<ProbeCheck> live, @Nullable Short before, Supplier<@Nullable Short> now) {
         boolean disagreed = live.stream().anyMatch(check -> check.name().equals(name) && check.status() == ProbeStatus.FAIL);
         Short current = disagreed ? now.get() : before;
         if (Objects.equals(current, before)) {

@@ -24,6 +24,7 @@ import org.apache.kafka.common.Node;
 import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.TransactionalIdNotFoundException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Checks that a Kafka backend does what every fencing guarantee of this library rests
@@ -74,7 +75,7 @@ public final class FencingProbe {
     private final TopicSpec topic;
     private final String probeTopic;
     private final Duration timeout;
-    private final Duration leaseDuration;
+    private final @Nullable Duration leaseDuration;
     private final int roles;
     private final boolean readOnly;
     private final Duration reuseLiveChecksFor;
@@ -195,7 +196,7 @@ public final class FencingProbe {
     }
 
     /** The finalized {@code transaction.version} and {@code metadata.version}; returns the former, null when unknown. */
-    private Short features(Admin admin, List<ProbeCheck> checks) {
+    private @Nullable Short features(Admin admin, List<ProbeCheck> checks) {
         FeatureMetadata features;
         try {
             features = ProbeCalls.await(admin.describeFeatures().featureMetadata(), timeout);
@@ -227,7 +228,7 @@ public final class FencingProbe {
     }
 
     /** The finalized {@code transaction.version} read again; null when it cannot be read. */
-    private Short transactionVersion(Admin admin) {
+    private @Nullable Short transactionVersion(Admin admin) {
         try {
             return transactionVersion(ProbeCalls.await(admin.describeFeatures().featureMetadata(), timeout));
         } catch (RuntimeException e) {
@@ -294,9 +295,9 @@ public final class FencingProbe {
         private final Map<String, Object> producerConnection;
         private final Map<String, Object> consumerConnection;
         private TopicSpec topic = TopicSpec.DEFAULTS;
-        private String probeTopic;
+        private @Nullable String probeTopic;
         private Duration timeout = KafkaCoordinationTransport.DEFAULT_OPERATION_TIMEOUT;
-        private Duration leaseDuration;
+        private @Nullable Duration leaseDuration;
         private int roles;
         private boolean readOnly;
         private Duration reuseLiveChecksFor = Duration.ZERO;
@@ -336,7 +337,7 @@ public final class FencingProbe {
         }
 
         /** The members' lease duration (their transaction.timeout.ms), checked against the brokers' maximum; unchecked when not given. */
-        public Builder leaseDuration(Duration leaseDuration) {
+        public Builder leaseDuration(@Nullable Duration leaseDuration) {
             if (leaseDuration != null && (leaseDuration.isNegative() || leaseDuration.isZero())) {
                 throw new IllegalArgumentException("leaseDuration must be positive: " + leaseDuration);
             }

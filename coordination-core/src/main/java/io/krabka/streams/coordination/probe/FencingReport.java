@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a {@link FencingProbe} found on one cluster: every check in the order it ran
@@ -21,7 +22,8 @@ import java.util.Objects;
  * @param tookMillis how long it took
  * @param checks every check, in the order it ran
  */
-public record FencingReport(String clusterId, String bootstrapServers, String topic, String probeTopic, String transactionalId,
+public record FencingReport(@Nullable String clusterId, String bootstrapServers, String topic, @Nullable String probeTopic,
+        @Nullable String transactionalId,
         boolean readOnly, Instant startedAt, long tookMillis, List<ProbeCheck> checks) {
 
     public FencingReport {

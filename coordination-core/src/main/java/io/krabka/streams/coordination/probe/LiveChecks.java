@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 import java.util.function.BiFunction;
@@ -29,6 +30,7 @@ import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The checks that write, on the probe topic and a scratch transactional id of their own:
@@ -106,7 +108,7 @@ final class LiveChecks {
                 ProbeCheck.skipped(ABORTED_READ, "not checked (read-only)", READ_MEANS));
     }
 
-    List<ProbeCheck> run(Short transactionVersion) {
+    List<ProbeCheck> run(@Nullable Short transactionVersion) {
         try {
             step = "creating the probe topic " + probeTopic;
             ensureTopic();
@@ -182,7 +184,7 @@ final class LiveChecks {
     }
 
     /** Adds the live-fence check; whether the fence held. */
-    private boolean fence(TransactionDescription first, TransactionDescription challenged, RuntimeException refused) {
+    private boolean fence(TransactionDescription first, TransactionDescription challenged, @Nullable RuntimeException refused) {
         if (refused == null) {
             checks.add(ProbeCheck.fail(FENCE, "producer A committed after producer B initialized " + transactionalId,
                     "The backend does not fence a superseded producer: a deposed holder's writes would land",
@@ -297,7 +299,7 @@ final class LiveChecks {
 
     private void ensureTopic() {
         try {
-            ProbeCalls.await(admin.describeTopics(Set.of(probeTopic)).topicNameValues().get(probeTopic), timeout);
+            ProbeCalls.await(Objects.requireNonNull(admin.describeTopics(Set.of(probeTopic)).topicNameValues().get(probeTopic)), timeout);
         } catch (RuntimeException e) {
             if (!ProbeCalls.is(e, UnknownTopicOrPartitionException.class)) {
                 throw e;
@@ -322,7 +324,7 @@ final class LiveChecks {
         while (true) {
             try {
                 TopicDescription description = ProbeCalls.await(
-                        admin.describeTopics(Set.of(probeTopic)).topicNameValues().get(probeTopic), timeout);
+                        Objects.requireNonNull(admin.describeTopics(Set.of(probeTopic)).topicNameValues().get(probeTopic)), timeout);
                 if (description.partitions().get(0).leader() != null) {
                     return;
                 }
@@ -361,7 +363,7 @@ final class LiveChecks {
         return "producer id " + description.producerId() + ", epoch " + description.producerEpoch() + ", " + description.state();
     }
 
-    private static RuntimeException outcome(Runnable commit) {
+    private static @Nullable RuntimeException outcome(Runnable commit) {
         try {
             commit.run();
             return null;
@@ -388,7 +390,7 @@ final class LiveChecks {
         }
     }
 
-    private static void close(KafkaProducer<byte[], byte[]> producer) {
+    private static void close(@Nullable KafkaProducer<byte[], byte[]> producer) {
         if (producer != null) {
             producer.close(FencingProbe.CLOSE_TIMEOUT);
         }

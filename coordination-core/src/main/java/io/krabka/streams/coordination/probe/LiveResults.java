@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Live checks that passed in this JVM, by bootstrap servers (a gateway in front of a
@@ -26,12 +27,13 @@ final class LiveResults {
     private LiveResults() {
     }
 
-    private static String key(String bootstrapServers, String clusterId, Short transactionVersion) {
+    private static String key(String bootstrapServers, String clusterId, @Nullable Short transactionVersion) {
         return bootstrapServers + "|" + clusterId + "|" + transactionVersion;
     }
 
     /** A run of the live checks on this cluster and level, at most {@code maxAge} old, its findings marked as reused. */
-    static Optional<Run> reusable(String bootstrapServers, String clusterId, Short transactionVersion, Duration maxAge,
+    static Optional<Run> reusable(String bootstrapServers, @Nullable String clusterId, @Nullable Short transactionVersion,
+            Duration maxAge,
             Instant now) {
         if (clusterId == null || maxAge.isZero()) {
             return Optional.empty();
@@ -46,7 +48,7 @@ final class LiveResults {
     }
 
     /** Keeps {@code checks} when every one passed. */
-    static void passed(String bootstrapServers, String clusterId, Short transactionVersion, Run run) {
+    static void passed(String bootstrapServers, @Nullable String clusterId, @Nullable Short transactionVersion, Run run) {
         if (clusterId != null && run.checks().stream().allMatch(check -> check.status() == ProbeStatus.PASS)) {
             PASSED.put(key(bootstrapServers, clusterId, transactionVersion), run);
         }

@@ -9,6 +9,7 @@ import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.errors.UnsupportedVersionException;
+import org.jspecify.annotations.Nullable;
 
 /** Waiting for the cluster's answers, and telling them apart, for the probe's checks. */
 final class ProbeCalls {
@@ -38,7 +39,7 @@ final class ProbeCalls {
         return find(failure, type) != null;
     }
 
-    static <T extends Throwable> T find(Throwable failure, Class<T> type) {
+    static <T extends Throwable> @Nullable T find(Throwable failure, Class<T> type) {
         for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (type.isInstance(t)) {
                 return type.cast(t);

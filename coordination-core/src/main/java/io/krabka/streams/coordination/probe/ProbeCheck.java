@@ -1,6 +1,7 @@
 package io.krabka.streams.coordination.probe;
 
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One check's answer.
@@ -12,7 +13,7 @@ import java.util.Objects;
  * @param meaning one sentence on what that means for the fencing guarantees
  * @param fix what to change; null when the status is PASS or SKIPPED
  */
-public record ProbeCheck(String name, ProbeStatus status, String finding, String meaning, String fix) {
+public record ProbeCheck(String name, ProbeStatus status, String finding, String meaning, @Nullable String fix) {
 
     public ProbeCheck {
         Objects.requireNonNull(name, "name");
@@ -25,11 +26,11 @@ public record ProbeCheck(String name, ProbeStatus status, String finding, String
         return new ProbeCheck(name, ProbeStatus.PASS, finding, meaning, null);
     }
 
-    static ProbeCheck warn(String name, String finding, String meaning, String fix) {
+    static ProbeCheck warn(String name, String finding, String meaning, @Nullable String fix) {
         return new ProbeCheck(name, ProbeStatus.WARN, finding, meaning, fix);
     }
 
-    static ProbeCheck fail(String name, String finding, String meaning, String fix) {
+    static ProbeCheck fail(String name, String finding, String meaning, @Nullable String fix) {
         return new ProbeCheck(name, ProbeStatus.FAIL, finding, meaning, fix);
     }
 

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
@@ -14,6 +15,7 @@ import org.apache.kafka.common.Node;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The read-only checks of the coordination topic's settings and of the brokers'
@@ -32,9 +34,9 @@ final class TopicChecks {
     private final Admin admin;
     private final TopicSpec spec;
     private final Duration timeout;
-    private final Duration leaseDuration;
+    private final @Nullable Duration leaseDuration;
 
-    TopicChecks(Admin admin, TopicSpec spec, Duration timeout, Duration leaseDuration) {
+    TopicChecks(Admin admin, TopicSpec spec, Duration timeout, @Nullable Duration leaseDuration) {
         this.admin = admin;
         this.spec = spec;
         this.timeout = timeout;
@@ -52,8 +54,8 @@ final class TopicChecks {
         Config config;
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, spec.name());
         try {
-            description = ProbeCalls.await(admin.describeTopics(Set.of(spec.name())).topicNameValues().get(spec.name()), timeout);
-            config = ProbeCalls.await(admin.describeConfigs(List.of(resource)).values().get(resource), timeout);
+            description = ProbeCalls.await(Objects.requireNonNull(admin.describeTopics(Set.of(spec.name())).topicNameValues().get(spec.name())), timeout);
+            config = ProbeCalls.await(Objects.requireNonNull(admin.describeConfigs(List.of(resource)).values().get(resource)), timeout);
         } catch (RuntimeException e) {
             if (ProbeCalls.is(e, UnknownTopicOrPartitionException.class)) {
                 return List.of(missing());
@@ -145,7 +147,7 @@ final class TopicChecks {
         ConfigResource resource = new ConfigResource(ConfigResource.Type.BROKER, broker.idString());
         Config config;
         try {
-            config = ProbeCalls.await(admin.describeConfigs(List.of(resource)).values().get(resource), timeout);
+            config = ProbeCalls.await(Objects.requireNonNull(admin.describeConfigs(List.of(resource)).values().get(resource)), timeout);
         } catch (RuntimeException e) {
             return List.of(ProbeCheck.warn("broker.transaction-settings", "the configuration of broker " + broker.id()
                     + " could not be read (" + ProbeCalls.describe(e) + ")", "The transaction state log's replication and the"
@@ -181,7 +183,7 @@ final class TopicChecks {
         return checks;
     }
 
-    private static String value(Config config, String name) {
+    private static @Nullable String value(Config config, String name) {
         ConfigEntry entry = config.get(name);
         return entry == null ? null : entry.value();
     }

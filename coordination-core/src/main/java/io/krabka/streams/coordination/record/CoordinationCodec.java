@@ -23,6 +23,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The frozen byte layouts of {@code __coordination_state}. The same bytes are written
@@ -105,7 +106,7 @@ public final class CoordinationCodec {
      *
      * @throws MalformedRecordException the first problem met reading left to right
      */
-    public static CoordinationKey decodeKey(byte[] bytes) {
+    public static CoordinationKey decodeKey(byte @Nullable [] bytes) {
         Reader in = new Reader(bytes, "key");
         in.readVersion();
         short kindCode = in.readShort("kind");
@@ -139,7 +140,7 @@ public final class CoordinationCodec {
      * @return the record, or empty for a tombstone
      * @throws MalformedRecordException the first problem met reading left to right
      */
-    public static Optional<CoordinationRecord> decodeValue(RecordKind kind, byte[] value) {
+    public static Optional<CoordinationRecord> decodeValue(RecordKind kind, byte @Nullable [] value) {
         Objects.requireNonNull(kind, "kind");
         if (value == null) {
             return Optional.empty();
@@ -200,7 +201,7 @@ public final class CoordinationCodec {
         private final ByteBuffer buffer;
         private final String part;
 
-        Reader(byte[] bytes, String part) {
+        Reader(byte @Nullable [] bytes, String part) {
             if (bytes == null) {
                 throw new MalformedRecordException(TRUNCATED, part + " is null");
             }

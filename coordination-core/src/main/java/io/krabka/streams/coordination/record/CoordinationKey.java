@@ -4,6 +4,7 @@ import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The decoded key of one {@code __coordination_state} record. A registration key
@@ -15,7 +16,7 @@ import java.util.Optional;
  * @param member the member for a registration; {@code null} for a lease (the wire
  *     carries an empty string)
  */
-public record CoordinationKey(RecordKind kind, Role role, MemberId member) {
+public record CoordinationKey(RecordKind kind, Role role, @Nullable MemberId member) {
 
     /** Checks that a registration key has a member and a lease key has none. */
     public CoordinationKey {

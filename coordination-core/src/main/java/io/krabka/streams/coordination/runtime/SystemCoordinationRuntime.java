@@ -18,6 +18,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The runtime on real time and threads: the system clock (or the one given),
@@ -207,8 +208,8 @@ public final class SystemCoordinationRuntime implements CoordinationRuntime {
         private InstantSource clock = InstantSource.system();
         private int passThreads = DEFAULT_PASS_THREADS;
         private int renewalThreads = DEFAULT_RENEWAL_THREADS;
-        private Executor callbacks;
-        private Executor workers;
+        private @Nullable Executor callbacks;
+        private @Nullable Executor workers;
 
         Builder() {
         }

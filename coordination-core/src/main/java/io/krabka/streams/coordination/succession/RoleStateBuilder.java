@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The incremental fold of one role's records in offset order. A reader keeps one
@@ -37,7 +38,7 @@ public final class RoleStateBuilder {
 
     private final Role role;
     private final List<RosterEntry> roster = new ArrayList<>();
-    private LeaseState lease;
+    private @Nullable LeaseState lease;
     private final ArrayDeque<ProducerEpoch> recentEpochs = new ArrayDeque<>();
     // The epochs of the newest lease records of any leadership, kept across new
     // leaderships and tombstones: what the coordinator may still report when the newest
@@ -97,7 +98,7 @@ public final class RoleStateBuilder {
             throw new IllegalArgumentException("a " + value.get().kind() + " value under a " + key.kind() + " key");
         }
         if (key.kind() == RecordKind.REGISTRATION) {
-            MemberId member = key.member();
+            MemberId member = key.registrant().orElseThrow();
             if (value.isPresent() && !value.get().member().equals(member)) {
                 throw new MalformedRecordException(MalformedRecordException.Problem.MEMBER_MISMATCH,
                         "registration at offset " + offset + " has key member \"" + member
@@ -106,7 +107,8 @@ public final class RoleStateBuilder {
             roster.removeIf(entry -> entry.member().equals(member));
             value.ifPresent(record -> roster.add(
                     new RosterEntry(member, offset, ((Registration) record).registeredAt())));
-            if (value.isEmpty() && lease != null && lease.member().equals(member)) {
+            LeaseState current = lease;
+            if (value.isEmpty() && current != null && current.member().equals(member)) {
                 // The holder left the roster after its newest lease: the first act of its
                 // release, a plain append that readers see before the lease tombstone's
                 // transaction completes. The lease ends here (a holder that renews after
@@ -116,10 +118,11 @@ public final class RoleStateBuilder {
         } else if (value.isPresent()) {
             Lease written = (Lease) value.get();
             Leader leader = new Leader(written.member(), written.grantedAt());
-            boolean renewal = lease != null && lease.sameLeadershipAs(written.member(), written.grantedAt());
+            LeaseState current = lease;
+            boolean renewal = current != null && current.sameLeadershipAs(written.member(), written.grantedAt());
             long term;
-            if (renewal) {
-                term = lease.term();
+            if (current != null && renewal) {
+                term = current.term();
             } else {
                 recentEpochs.clear();
                 term = terms.computeIfAbsent(leader, first -> offset);

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
 import java.util.OptionalLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What one member saw of a role, on its own clock, and what it may therefore believe: the
@@ -88,7 +89,7 @@ public record Sighted(long leaseSeenAt, long earlierBound, long releaseSeenAt, l
      * moved its deadline: a wait decided on it ends that much later, and nothing else of
      * the decision changes, so the standby need not read again for them.
      */
-    public static Duration renewalDelay(LeaseState decidedOn, long renewedUntil) {
+    public static Duration renewalDelay(@Nullable LeaseState decidedOn, long renewedUntil) {
         return decidedOn != null && renewedUntil != NONE && renewedUntil > decidedOn.deadline()
                 ? Duration.ofMillis(renewedUntil - decidedOn.deadline()) : Duration.ZERO;
     }

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.OptionalInt;
 import org.apache.kafka.common.utils.Utils;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The succession rules: pure functions of a role's state, a member, the lease timings
@@ -74,7 +75,7 @@ public final class Succession {
      * @param shares how the roles {@code me} reads are shared out; null for the roster order alone
      */
     public static Decision evaluate(RoleState state, MemberId me, boolean holding, LeaseConfig config, Instant now,
-            Shares shares) {
+            @Nullable Shares shares) {
         Objects.requireNonNull(state, "state");
         Objects.requireNonNull(me, "me");
         Objects.requireNonNull(config, "config");
@@ -86,7 +87,7 @@ public final class Succession {
         if (rank.isEmpty()) {
             return new Decision.Register();
         }
-        if (placesOnce(state, shares, config, now)) {
+        if (shares != null && placesOnce(state, shares, config, now)) {
             if (state.lease().isPresent() && !state.registeredSinceLease(me)) {
                 // Back after a lease no one took over: say so, and the members back place the role.
                 return new Decision.Register();
@@ -95,7 +96,7 @@ public final class Succession {
         }
         int place = rank.getAsInt();
         Duration wait = stagger(place, config);
-        if (spreads(state, shares)) {
+        if (shares != null && spreads(state, shares)) {
             place = spreadOrder(state, me, shares).indexOf(me);
             wait = spreadWait(place, rank.getAsInt(), config);
         }
@@ -110,7 +111,7 @@ public final class Succession {
      * {@code me} won the role: the roster ranks ahead of it, or under the spread order the
      * standbys whose turn came strictly earlier. A winner removes them as silent.
      */
-    public static List<MemberId> dueBefore(RoleState state, MemberId me, LeaseConfig config, Shares shares) {
+    public static List<MemberId> dueBefore(RoleState state, MemberId me, LeaseConfig config, @Nullable Shares shares) {
         List<MemberId> ahead = new ArrayList<>();
         if (shares != null && neverLeased(state)) {
             // Who deferred under the cold-start rule depends on shares each member counts from
@@ -119,7 +120,7 @@ public final class Succession {
             return ahead;
         }
         List<MemberId> standbys = standbys(state, me);
-        if (!spreads(state, shares)) {
+        if (shares == null || !spreads(state, shares)) {
             for (MemberId standby : standbys) {
                 if (standby.equals(me)) {
                     break;
@@ -145,7 +146,7 @@ public final class Succession {
      * stopped (a full restart), or a lease that ran out while the cluster or every member
      * was away ({@link #abandoned}).
      */
-    public static boolean placesOnce(RoleState state, Shares shares, LeaseConfig config, Instant now) {
+    public static boolean placesOnce(RoleState state, @Nullable Shares shares, LeaseConfig config, Instant now) {
         if (shares == null) {
             return false;
         }
@@ -209,7 +210,7 @@ public final class Succession {
         return now.isBefore(challengeAt) ? new Decision.Wait(place, challengeAt) : new Decision.Challenge(place, challengeAt);
     }
 
-    private static boolean spreads(RoleState state, Shares shares) {
+    private static boolean spreads(RoleState state, @Nullable Shares shares) {
         return shares != null && state.lease().isPresent();
     }
 

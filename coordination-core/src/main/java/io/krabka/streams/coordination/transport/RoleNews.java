@@ -5,6 +5,7 @@ import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.RecordKind;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a committed record of a role was, as far as waking a contender goes.
@@ -18,13 +19,13 @@ import io.krabka.streams.coordination.record.RecordKind;
  *     standby that knows this leadership already learns from it that its turn moved later,
  *     without reading the partition
  */
-public record RoleNews(boolean lease, MemberId member, long grantedAt, long deadline) {
+public record RoleNews(boolean lease, @Nullable MemberId member, long grantedAt, long deadline) {
 
     /** The grant time and deadline of a record that is not a readable lease. */
     public static final long UNKNOWN = Long.MIN_VALUE;
 
     /** News that carries no lease times: a registration, a tombstone, an undecodable lease. */
-    public RoleNews(boolean lease, MemberId member) {
+    public RoleNews(boolean lease, @Nullable MemberId member) {
         this(lease, member, UNKNOWN, UNKNOWN);
     }
 

@@ -22,12 +22,14 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.IntSupplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -82,8 +84,8 @@ final class Balancer {
     // Guarded by this.
     private Set<MemberId> lastLive = Set.of();
     private long steadySinceNanos;
-    private Move inFlight;
-    private CoordinationRuntime.Scheduled tick;
+    private @Nullable Move inFlight;
+    private CoordinationRuntime.@Nullable Scheduled tick;
     private Duration nextTick = TICK;
     private volatile long lastWarnNanos;
     // Roles this client challenges for under the cold-start rule now, with the member. Guarded by this.
@@ -173,7 +175,7 @@ final class Balancer {
     }
 
     /** The shares the spread order decides on, or null under {@link Balance#NONE}. */
-    Shares spreadShares() {
+    @Nullable Shares spreadShares() {
         return balance == Balance.SPREAD ? shares() : null;
     }
 
@@ -243,7 +245,7 @@ final class Balancer {
      * The live standby of {@code role} to drain it to when {@code me} stops: the one with
      * the fewest roles, counting those this stop already gave it; null for none.
      */
-    MemberId drainTarget(Role role, MemberId me) {
+    @Nullable MemberId drainTarget(Role role, MemberId me) {
         if (balance != Balance.SPREAD) {
             return null;
         }
@@ -357,12 +359,12 @@ final class Balancer {
         }
     }
 
-    private synchronized Move inFlight() {
+    private synchronized @Nullable Move inFlight() {
         return inFlight;
     }
 
     /** The move to make now, or null: none in flight, the live members steady, and a gap of two in the role's group. */
-    private Move nextMove() {
+    private @Nullable Move nextMove() {
         if (balance != Balance.SPREAD) {
             return null;
         }
@@ -440,7 +442,7 @@ final class Balancer {
         Map<MemberId, Integer> held = new HashMap<>();
         contending.forEach((role, of) -> {
             if (of.containsAll(members)) {
-                states.get(role).lease().ifPresent(lease -> held.merge(lease.member(), 1, Integer::sum));
+                Objects.requireNonNull(states.get(role)).lease().ifPresent(lease -> held.merge(lease.member(), 1, Integer::sum));
             }
         });
         return held;

@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,9 +64,10 @@ public final class ChallengeCheck {
      * the coordinator reported after it failed on its own (not to a later InitProducerId),
      * since that epoch is this member's own doing.
      */
-    private record Challenged(long visibleOffset, long visibleRelease, LeadershipTerm won, ProducerState ownFailure) {
+    private record Challenged(long visibleOffset, long visibleRelease, @Nullable LeadershipTerm won,
+            @Nullable ProducerState ownFailure) {
 
-        static Challenged of(RoleState state, LeadershipTerm won, ProducerState ownFailure) {
+        static Challenged of(RoleState state, @Nullable LeadershipTerm won, @Nullable ProducerState ownFailure) {
             return new Challenged(state.lease().map(LeaseState::offset).orElse(-1L), state.leaseReleasedAt().orElse(-1L), won,
                     ownFailure);
         }
@@ -233,7 +235,7 @@ public final class ChallengeCheck {
      * epoch the coordinator reports: the lease's own epoch, or one more after an abort (the
      * coordinator aborting a dead holder's open transaction at its timeout).
      */
-    private static boolean explained(RoleState state, ProducerState reported, Challenged ownLast) {
+    private static boolean explained(RoleState state, ProducerState reported, @Nullable Challenged ownLast) {
         if (ownLast != null && ownLast.explains(reported)) {
             return true;
         }

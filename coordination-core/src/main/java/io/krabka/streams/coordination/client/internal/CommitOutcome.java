@@ -2,6 +2,7 @@ package io.krabka.streams.coordination.client.internal;
 
 import io.krabka.streams.coordination.ProducerState;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What became of a transaction whose commit got no answer, decided from evidence only.
@@ -77,7 +78,7 @@ final class CommitOutcome {
      * @param reported what the coordinator reported after the commit went unanswered; null when it did not answer or knew no such id
      * @param log what the read showed
      */
-    record Evidence(Version version, boolean ranAtKnown, long producerId, short ranAt, ProducerState reported,
+    record Evidence(Version version, boolean ranAtKnown, long producerId, short ranAt, @Nullable ProducerState reported,
             LogEvidence log) {
 
         Evidence {

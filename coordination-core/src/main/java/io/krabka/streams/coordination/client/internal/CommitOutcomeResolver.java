@@ -20,6 +20,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.record.RecordBatch;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -152,7 +153,7 @@ final class CommitOutcomeResolver {
         }
     }
 
-    private static String describeRead(LeaseSearch search, long leaseOffset) {
+    private static String describeRead(@Nullable LeaseSearch search, long leaseOffset) {
         String where = leaseOffset >= 0 ? "its lease was appended at offset " + leaseOffset : "where its lease was appended is not known";
         if (search == null) {
             return "the partition could not be read, and " + where;

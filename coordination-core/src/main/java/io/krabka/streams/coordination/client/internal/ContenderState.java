@@ -7,6 +7,7 @@ import io.krabka.streams.coordination.transport.RoleNews;
 import java.time.Instant;
 
 import io.krabka.streams.coordination.client.Contender;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where a {@link Contender} stands (like Kafka raft's {@code EpochState} classes). Its
@@ -31,7 +32,7 @@ public sealed interface ContenderState {
     ContenderState STANDBY = Standby.FRESH;
 
     /** The leadership held now, ended or not yet reported ended; null when none. */
-    default Tenure tenure() {
+    default @Nullable Tenure tenure() {
         return null;
     }
 
@@ -72,7 +73,7 @@ public sealed interface ContenderState {
      * @param renewedUntil how far renewals of that leadership seen in the news since moved
      *     its deadline ({@link Sighted#NONE} for none)
      */
-    record Standby(Decision decision, Instant readAgainAt, LeaseState anchor, long renewedUntil) implements ContenderState {
+    record Standby(@Nullable Decision decision, @Nullable Instant readAgainAt, @Nullable LeaseState anchor, long renewedUntil) implements ContenderState {
 
         /** Nothing decided yet. */
         static final Standby FRESH = new Standby(null, null, null, Sighted.NONE);
@@ -83,7 +84,7 @@ public sealed interface ContenderState {
         }
 
         /** A read decided {@code decided}, to read again at {@code readAgain}, anchored on {@code lease}. */
-        Standby decided(Decision decided, Instant readAgain, LeaseState lease) {
+        Standby decided(Decision decided, @Nullable Instant readAgain, @Nullable LeaseState lease) {
             return new Standby(decided, readAgain, lease, lease == null ? Sighted.NONE : lease.deadline());
         }
 
@@ -127,7 +128,7 @@ public sealed interface ContenderState {
      * Stopped: passes no more, releases {@code tenure} if it holds one (null otherwise) and
      * leaves the roster once; {@code begun} once that leave began.
      */
-    record Leaving(Tenure tenure, boolean begun) implements ContenderState {
+    record Leaving(@Nullable Tenure tenure, boolean begun) implements ContenderState {
 
         @Override
         public boolean contending() {

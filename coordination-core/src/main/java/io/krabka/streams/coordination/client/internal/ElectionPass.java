@@ -21,6 +21,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -113,7 +114,7 @@ final class ElectionPass {
         Shares shares = balancer.spreadShares();
         Instant now = clock.instant();
         RoleState bounded = leaseBounds.bounded(role, state);
-        if (!Succession.placesOnce(bounded, shares, config, now)) {
+        if (shares == null || !Succession.placesOnce(bounded, shares, config, now)) {
             return decide(role, me, bounded, shares, Succession.evaluate(bounded, me, false, config, now, shares), confirm);
         }
         if (bounded.lease().isPresent() && !bounded.registeredSinceLease(me)) {
@@ -137,7 +138,7 @@ final class ElectionPass {
     }
 
     /** Challenges, prepares or waits, as {@code decision} says. */
-    private Engine.Attempt decide(Role role, MemberId me, RoleState state, Shares shares, Decision decision,
+    private Engine.Attempt decide(Role role, MemberId me, RoleState state, @Nullable Shares shares, Decision decision,
             boolean confirm) {
         if (decision instanceof Decision.Challenge due) {
             decision = challengeCheck.unlessAlreadyChallenged(role, me, state, due);
@@ -187,7 +188,7 @@ final class ElectionPass {
      * leaves a third of a lease or more to build the producer before a crash's challenge.
      * A handover's target builds it on the handover's path (tens of milliseconds).
      */
-    private Instant prepareAt(RoleState state, Shares shares) {
+    private Instant prepareAt(RoleState state, @Nullable Shares shares) {
         if (shares == null || state.lease().isEmpty()) {
             return Instant.MIN;
         }
@@ -195,7 +196,7 @@ final class ElectionPass {
         return state.lease().get().deadlineInstant().minus(margin);
     }
 
-    private LeadershipTerm challenge(Role role, MemberId me, RoleState state, boolean confirm, Shares shares) {
+    private @Nullable LeadershipTerm challenge(Role role, MemberId me, RoleState state, boolean confirm, @Nullable Shares shares) {
         AtomicLong term = new AtomicLong(-1);
         return host.instrumentation().around(CoordinationInstrumentation.Operation.GRANT, role, me, term::get, 0, () -> {
             LeadershipTerm won = challengeNow(role, me, state, confirm, shares);
@@ -206,7 +207,8 @@ final class ElectionPass {
         });
     }
 
-    private LeadershipTerm challengeNow(Role role, MemberId me, RoleState state, boolean confirm, Shares shares) {
+    private @Nullable LeadershipTerm challengeNow(Role role, MemberId me, RoleState state, boolean confirm,
+            @Nullable Shares shares) {
         // Recorded before InitProducerId: a challenge that fails after it still moved the epoch.
         challengeCheck.challenging(role, state);
         RoleEpoch epoch = transport.initEpoch(role);

@@ -31,6 +31,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -172,7 +173,8 @@ public final class Engine implements AutoCloseable, TermHost, RoleReads, RoleMem
      * One pass's outcome: the leadership won, or the decision, when to read again before the
      * turn (see {@link ContenderState.Standby}; null: not to come) and the lease decided on.
      */
-    public record Attempt(LeadershipTerm leadership, Decision decision, Instant readAgainAt, LeaseState lease) {
+    public record Attempt(@Nullable LeadershipTerm leadership, Decision decision, @Nullable Instant readAgainAt,
+            @Nullable LeaseState lease) {
     }
 
     /** What a standby's pass asks of the client: one election pass. */
@@ -206,7 +208,7 @@ public final class Engine implements AutoCloseable, TermHost, RoleReads, RoleMem
     }
 
     @Override
-    public AutoCloseable watch(Role role, Consumer<RoleNews> onNews) {
+    public @Nullable AutoCloseable watch(Role role, Consumer<RoleNews> onNews) {
         return transport.watches() ? transport.watch(role, onNews) : null;
     }
 

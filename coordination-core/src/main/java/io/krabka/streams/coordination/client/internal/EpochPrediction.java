@@ -1,6 +1,7 @@
 package io.krabka.streams.coordination.client.internal;
 
 import io.krabka.streams.coordination.ProducerState;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Which (producer id, epoch) the coordinator will report for a role's producer once its
@@ -52,7 +53,7 @@ final class EpochPrediction {
     private int unseen;
     // A report after a commit that its own transactions do not explain, most likely a
     // challenger's InitProducerId; null when none was seen since the last commit it learned from.
-    private ProducerState unexplained;
+    private @Nullable ProducerState unexplained;
 
     /** @param initial the coordinator's report right after InitProducerId */
     EpochPrediction(ProducerState initial, long featureGeneration) {
@@ -117,7 +118,7 @@ final class EpochPrediction {
      *
      * @param reported the report, or null when the coordinator knows no such id
      */
-    void learned(Transaction transaction, ProducerState reported, long generation) {
+    void learned(Transaction transaction, @Nullable ProducerState reported, long generation) {
         if (reported == null) {
             lost();
             return;

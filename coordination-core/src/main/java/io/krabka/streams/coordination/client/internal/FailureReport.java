@@ -10,6 +10,7 @@ import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,7 +34,7 @@ final class FailureReport {
     // The last cluster operation's failure, when the last operation succeeded, and when
     // failures began to be reported (a failure is reported when its call gives up, up to a
     // whole timeout after the cluster stopped answering) and were last logged.
-    private volatile CoordinationException problem;
+    private volatile @Nullable CoordinationException problem;
     private volatile long reachedAtNanos;
     private volatile long failingSinceNanos;
     private volatile long warnedAtNanos;
@@ -48,7 +49,7 @@ final class FailureReport {
     }
 
     /** The failure of the last cluster operation, while operations fail; null once one succeeds. */
-    CoordinationException problem() {
+    @Nullable CoordinationException problem() {
         return problem;
     }
 
@@ -123,7 +124,7 @@ final class FailureReport {
         }
     }
 
-    private static String sentence(String text) {
+    private static String sentence(@Nullable String text) {
         return text == null ? "(no reason given)." : text.endsWith(".") ? text : text + ".";
     }
 }

@@ -14,6 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The group commit of {@link Leadership#send}: sends wait in a queue, one flusher at a
@@ -38,7 +39,7 @@ final class GroupCommit {
     private final Object lock = new Object();
     private final ArrayDeque<QueuedSend> queued = new ArrayDeque<>();
     private boolean flushing;
-    private Thread flusher;
+    private @Nullable Thread flusher;
     private int unwritten;
 
     GroupCommit(CoordinationRuntime runtime, SendBatching batching, Role role, LeadershipLifecycle life, LeaseWriter lease) {
@@ -106,7 +107,7 @@ final class GroupCommit {
         return result;
     }
 
-    private SendQueueFullException queueFull(SendBatching batching, InterruptedException interrupted) {
+    private SendQueueFullException queueFull(SendBatching batching, @Nullable InterruptedException interrupted) {
         return new SendQueueFullException((interrupted != null ? "interrupted while waiting: " : "")
                 + batching.maxQueuedRecords() + " records of role " + role + " wait for their transactions"
                 + (interrupted != null ? "" : (Thread.currentThread() == flusher

@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -221,7 +222,7 @@ public final class Handover {
     }
 
     /** Removes {@code to}'s registration and waits for a newer one; the state that shows it, or null. */
-    private RoleState registeredAgain(MemberId to, RosterEntry before) {
+    private @Nullable RoleState registeredAgain(MemberId to, RosterEntry before) {
         balancer.evict(role, to);
         long deadline = runtime.nanoTime() + PROBE_TIMEOUT.toNanos();
         for (;;) {

@@ -7,7 +7,9 @@ import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.Leadership.State;
 import io.krabka.streams.coordination.client.Leadership;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where a leadership is in its life ({@link State}), whether its release began, and what a
@@ -30,7 +32,8 @@ final class LeadershipLifecycle {
     }
 
     State state() {
-        return state.get();
+        // Starts ACTIVE and only ever moves to another state: never null.
+        return Objects.requireNonNull(state.get());
     }
 
     /** Whether the leadership has not ended and is not being released: a send may be queued, a guarded write start. */
@@ -54,15 +57,15 @@ final class LeadershipLifecycle {
     }
 
     /** The exception for a write or renewal after this leadership ended. */
-    FencedException ended(Throwable cause) {
-        State ended = state.get();
+    FencedException ended(@Nullable Throwable cause) {
+        State ended = state();
         return FencedException.ended("the leadership of " + member + " over role " + role + " ended (" + ended + ")", cause,
                 ended.endCause().orElse(LeadershipEndCause.RELEASED));
     }
 
     /** Why a send or guarded write is refused now: the leadership ended, or it is being released. */
     FencedException refusal() {
-        return state.get() != State.ACTIVE ? ended(null) : new LeadershipReleasedException("the leadership of " + member
+        return state() != State.ACTIVE ? ended(null) : new LeadershipReleasedException("the leadership of " + member
                 + " over role " + role + " is being released", null);
     }
 }

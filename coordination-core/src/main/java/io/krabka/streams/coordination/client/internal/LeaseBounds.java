@@ -130,7 +130,7 @@ final class LeaseBounds {
                 + own / 1000.0 + " s: members of one role must agree on the lease settings, or a standby takes the role"
                 + " from a live holder that renews less often than its own duration";
         CoordinationConfigurationException before = disagreements.put(role, new CoordinationConfigurationException(message));
-        if (before == null || !before.getMessage().equals(message)) {
+        if (before == null || !message.equals(before.getMessage())) {
             log.error("Role {}: {}", role, message);
         }
     }

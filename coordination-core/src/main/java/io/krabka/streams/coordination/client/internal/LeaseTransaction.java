@@ -25,9 +25,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -72,7 +74,7 @@ final class LeaseTransaction {
     // the epoch (a contender's grant: the describe then stays off the handover's path),
     // and the learn still owed for it. Guarded by the lock.
     private boolean learnGrantLater;
-    private EpochPrediction.Transaction owedLearn;
+    private EpochPrediction.@Nullable Transaction owedLearn;
     private long owedGeneration;
 
     /**
@@ -165,8 +167,10 @@ final class LeaseTransaction {
             throw new IllegalStateException("records of role " + role + " before its grant committed");
         }
         // Stamped with the lease's own token, so a consumer can refuse a deposed leader's records.
-        FencingToken stamp = records.isEmpty() ? null : FencingToken.of(term, epochs.producerId(), predicted.leaseEpoch());
-        records.forEach(record -> batch.add(TokenHeaders.stamp(record, role, stamp)));
+        if (!records.isEmpty()) {
+            FencingToken stamp = FencingToken.of(term, epochs.producerId(), predicted.leaseEpoch());
+            records.forEach(record -> batch.add(TokenHeaders.stamp(record, role, stamp)));
+        }
         List<RecordMetadata> written;
         // A commit that times out is sent again until the lease ends: until the current
         // lease's deadline, or the new one's for the grant (nothing to outlast before it).
@@ -200,7 +204,9 @@ final class LeaseTransaction {
             leadership.end(supersededAs(release));
             if (leadership.state() == State.RELEASED && !(fenced instanceof LeadershipReleasedException)) {
                 // Fenced during this member's own release: a planned end, as the leadership says.
-                throw new LeadershipReleasedException(fenced.getMessage(), fenced);
+                // A FencedException is always built with a message: pass it on as it is.
+                String message = Objects.requireNonNullElse(fenced.getMessage(), fenced.toString());
+                throw new LeadershipReleasedException(message, fenced);
             }
             throw fenced;
         } catch (CoordinationException e) {

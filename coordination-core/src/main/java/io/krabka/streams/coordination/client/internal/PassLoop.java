@@ -15,6 +15,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,16 +55,16 @@ final class PassLoop {
     // Changed on the lane: whether start() ran, the next pass's timer, whether a pass
     // runs now and whether news came during it, and the news subscription.
     private final AtomicBoolean started = new AtomicBoolean();
-    private CoordinationRuntime.Scheduled nextPass;
+    private CoordinationRuntime.@Nullable Scheduled nextPass;
     private boolean inPass;
     private boolean newsDuringPass;
     // Whether that news may let this standby take the role now (StandbyPass.mayTakeRoleOn).
     private boolean urgentNewsDuringPass;
-    private AutoCloseable news;
+    private @Nullable AutoCloseable news;
     // The thread running this contender's pass or leave now, under its own small lock: an
     // interrupt meant for a stuck pass must never reach the pool thread's next task.
     private final Object passThreadLock = new Object();
-    private Thread passThread;
+    private @Nullable Thread passThread;
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
 
     PassLoop(RoleContender contender, TermHost host, Balancer balancer, RoleMembership membership, FailureReport failures, ReadFreshness freshness, TenureEnd ending,

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,7 +36,7 @@ final class Registrations {
     }
 
     /** This client's registration for {@code role}, or null. */
-    Registered of(Role role) {
+    @Nullable Registered of(Role role) {
         return registrations.get(role);
     }
 

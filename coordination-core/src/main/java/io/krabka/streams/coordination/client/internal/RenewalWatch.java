@@ -2,6 +2,7 @@ package io.krabka.streams.coordination.client.internal;
 
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The two timers around a holder's renewals: the expiry check at the lease's deadline,
@@ -16,10 +17,10 @@ final class RenewalWatch {
 
     private final CoordinationRuntime runtime;
     // The check that ends a leadership at its deadline while a renewal blocks; guarded by this.
-    private CoordinationRuntime.Scheduled expiryCheck;
+    private CoordinationRuntime.@Nullable Scheduled expiryCheck;
     // The renewal in progress, if any, and whether the runtime was told it is blocked; guarded by renewalLock.
     private final Object renewalLock = new Object();
-    private Object renewing;
+    private @Nullable Object renewing;
     private boolean renewalReportedBlocked;
 
     RenewalWatch(CoordinationRuntime runtime) {

@@ -16,6 +16,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,7 +64,7 @@ public final class RoleContender {
      * threads when that is null. The callbacks of one contender run one at a time and in
      * order either way.
      */
-    public RoleContender(Engine client, Role role, MemberId member, Contender.Listener listener, Executor callbacks) {
+    public RoleContender(Engine client, Role role, MemberId member, Contender.Listener listener, @Nullable Executor callbacks) {
         this.client = Objects.requireNonNull(client, "client");
         this.runtime = client.runtime();
         this.role = Objects.requireNonNull(role, "role");
@@ -167,7 +168,7 @@ public final class RoleContender {
     }
 
     /** As {@link Contender#relinquish}. */
-    public void relinquish(Leadership leadership, Throwable failure) {
+    public void relinquish(Leadership leadership, @Nullable Throwable failure) {
         Tenure held = state.tenure();
         if (held != null && held.leadership == leadership) {
             ending.relinquish(held, failure);

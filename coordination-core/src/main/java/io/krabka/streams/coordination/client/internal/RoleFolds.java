@@ -19,6 +19,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -241,7 +242,7 @@ public final class RoleFolds {
         }
         Map<Role, RoleState> states = new HashMap<>();
         for (Role role : sharing) {
-            RoleStateBuilder view = views.get(role);
+            RoleStateBuilder view = Objects.requireNonNull(views.get(role));
             synchronized (view) {
                 for (RawRecord raw : byRole.getOrDefault(role, List.of())) {
                     fold(role, view, raw);

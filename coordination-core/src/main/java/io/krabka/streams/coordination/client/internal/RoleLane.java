@@ -6,6 +6,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One contender's serial lane: every change to its state and its pass loop's bookkeeping
@@ -24,7 +25,7 @@ final class RoleLane {
 
     private final Queue<Runnable> events = new ConcurrentLinkedQueue<>();
     // The thread running the lane's events now; null while it is idle.
-    private final AtomicReference<Thread> runner = new AtomicReference<>();
+    private final AtomicReference<@Nullable Thread> runner = new AtomicReference<>();
     private final Consumer<Throwable> failed;
 
     RoleLane(Consumer<Throwable> failed) {
@@ -58,7 +59,7 @@ final class RoleLane {
      * it. So a pass that a lane event lets begin runs at once on the thread that asked,
      * as it would have under a lock, and never on the lane.
      */
-    void runThen(Supplier<Runnable> event, Executor elsewhere) {
+    void runThen(Supplier<@Nullable Runnable> event, Executor elsewhere) {
         // A handoff per call, not the thread's identity: the asking thread may have left
         // (and come back with another event) by the time another thread runs this one.
         AtomicReference<Object> handoff = new AtomicReference<>();

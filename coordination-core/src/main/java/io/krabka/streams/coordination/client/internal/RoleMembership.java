@@ -4,6 +4,7 @@ import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.transport.RoleNews;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a contender's pass loop needs of the client besides its balancer and timings: the
@@ -13,7 +14,7 @@ import java.util.function.Consumer;
 interface RoleMembership {
 
     /** Calls {@code onNews} soon after a record of {@code role} is committed, until closed; null when nothing tells news. */
-    AutoCloseable watch(Role role, Consumer<RoleNews> onNews);
+    @Nullable AutoCloseable watch(Role role, Consumer<RoleNews> onNews);
 
     /** A renewal heard in the news, believed until {@code boundMillis}: the fold follows it without reading. */
     void renewedInNews(Role role, RoleNews news, long boundMillis);

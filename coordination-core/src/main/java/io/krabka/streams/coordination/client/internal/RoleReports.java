@@ -19,6 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -64,7 +65,7 @@ final class RoleReports {
                 throw new IllegalStateException("the transport described no epoch for role " + role + ": "
                         + transport.getClass().getName() + " breaks the contract of describeEpochs");
             }
-            described.put(role, status(states.get(role), reported));
+            described.put(role, status(Objects.requireNonNull(states.get(role)), reported));
         }
         return described;
     }

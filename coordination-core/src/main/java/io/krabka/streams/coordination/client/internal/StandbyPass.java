@@ -16,6 +16,7 @@ import java.time.InstantSource;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A standby's side of a {@link Contender}: reads the role (unless nothing is new and it
@@ -128,7 +129,7 @@ final class StandbyPass {
     }
 
     /** The wait before the next pass: at most a second, and no later than the turn or the time to read again. */
-    private static Duration untilNext(Instant now, Instant turn, Instant readAgain) {
+    private static Duration untilNext(Instant now, Instant turn, @Nullable Instant readAgain) {
         Duration wait = RoleContender.min(MAX_STANDBY_WAIT, Duration.between(now, turn));
         if (readAgain != null) {
             wait = RoleContender.min(wait, Duration.between(now, readAgain));

@@ -2,6 +2,7 @@ package io.krabka.streams.coordination.client.internal;
 
 import java.time.Instant;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 
 /** One leadership of a contender, from the grant until it is reported ended. */
 final class Tenure {
@@ -10,7 +11,7 @@ final class Tenure {
     /** Whether its end was reported: set once, by whichever thread ends it first. */
     final AtomicBoolean finished = new AtomicBoolean();
     /** When a failed renewal is tried again; null while none failed. Owned by the holder's pass. */
-    volatile Instant retryAt;
+    volatile @Nullable Instant retryAt;
     /** When the member contends again after this tenure because its work gave it up; 0 for at once. */
     volatile long rejoinAtNanos;
 

@@ -8,6 +8,7 @@ import io.krabka.streams.coordination.client.Contender;
 import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -59,7 +60,7 @@ final class TenureEnd {
      * released when {@code failure} is null, ended as FAILED otherwise, and the member
      * contends again only after a pause. One that already ended is reported as it ended.
      */
-    void relinquish(Tenure held, Throwable failure) {
+    void relinquish(Tenure held, @Nullable Throwable failure) {
         if (held.finished.get() || !held.leadership.isActive()) {
             // Ended already (fenced, expired, released): the work stopped because of that.
             finish(held, null, failure);
@@ -85,7 +86,7 @@ final class TenureEnd {
     }
 
     /** The authorization failure among {@code failure} and its causes, if any. */
-    private static CoordinationAuthorizationException refusal(Throwable failure) {
+    private static @Nullable CoordinationAuthorizationException refusal(@Nullable Throwable failure) {
         for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
             if (cause instanceof CoordinationAuthorizationException refused) {
                 return refused;
@@ -103,7 +104,7 @@ final class TenureEnd {
     }
 
     /** Ends {@code held} once, on the topic it was granted on: see the method below. */
-    boolean finish(Tenure held, LeadershipEndCause endAs, Throwable failure) {
+    boolean finish(Tenure held, @Nullable LeadershipEndCause endAs, @Nullable Throwable failure) {
         return finish(held, endAs, failure, false);
     }
 
@@ -121,7 +122,7 @@ final class TenureEnd {
      *     takes over at once instead of after a whole lease.
      * @return whether this call ended it
      */
-    boolean finish(Tenure held, LeadershipEndCause endAs, Throwable failure, boolean topicChanged) {
+    boolean finish(Tenure held, @Nullable LeadershipEndCause endAs, @Nullable Throwable failure, boolean topicChanged) {
         if (!held.finished.compareAndSet(false, true)) {
             return false;
         }
@@ -141,7 +142,8 @@ final class TenureEnd {
             }
             endedHere = leadership.state() == Leadership.State.RELEASED;
         }
-        LeadershipEndCause cause = endedHere ? endAs
+        // endedHere implies endAs != null: only an end this call asked for ends it here.
+        LeadershipEndCause cause = endedHere && endAs != null ? endAs
                 : leadership.state().endCause().orElse(LeadershipEndCause.RELEASED);
         long rejoinAtNanos = held.rejoinAtNanos;
         if (cause == LeadershipEndCause.FAILED) {
