@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
+import io.krabka.streams.coordination.ConsumedOffsets;
 import io.krabka.streams.coordination.CoordinationConfigurationException;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.FencedException;
@@ -31,8 +32,10 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.InvalidPidMappingException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -231,6 +234,54 @@ class PinnedClusterIT {
                     .isExactlyInstanceOf(FencedException.class);
             assertThat(adminCalls).as("admin calls while the fenced epoch wrote").hasValue(0);
         }
+    }
+
+    /**
+     * A producer id the coordinator never gave out (INVALID_PRODUCER_ID_MAPPING) is what
+     * another cluster behind the address answers. An identity check that ran just before
+     * the switch must not stand for one after it: the failure is looked at again at once,
+     * not only once the second in which failures share a check has passed.
+     */
+    @Test
+    void aProducerIdTheCoordinatorDoesNotKnowRightAfterACheckIsExplainedAsTheSwitch() {
+        TopicSpec spec = freshTopic();
+        AtomicReference<KafkaTestCluster> behindTheAddress = new AtomicReference<>(a);
+        PinnedTopic pinned = new PinnedTopic(switching(behindTheAddress), spec, TIMEOUT, null);
+        pinned.partitionCount();
+        Role role = Role.of("unknown-pid");
+        RoleEpoch answeredByTheOtherCluster = new RoleEpoch() {
+            @Override
+            public Role role() {
+                return role;
+            }
+
+            @Override
+            public List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed) {
+                throw KafkaErrors.translate("a transaction of role " + role, new InvalidPidMappingException(
+                        "The producer attempted to use a producer id which is not currently assigned to its transactional id."));
+            }
+
+            @Override
+            public long featureGeneration() {
+                return 0;
+            }
+
+            @Override
+            public boolean usable() {
+                return true;
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+
+        pinned.checkIdentity(Duration.ZERO);
+        behindTheAddress.set(b);
+        assertThatThrownBy(() -> new PinnedEpoch(answeredByTheOtherCluster, pinned).transact(List.of()))
+                .isExactlyInstanceOf(CoordinationConfigurationException.class)
+                .hasMessageContaining("cluster " + idB + " answers now")
+                .hasCauseInstanceOf(FencedException.class);
     }
 
     /** A topic deleted and created again on the same cluster is still reported as before, as a topic change. */

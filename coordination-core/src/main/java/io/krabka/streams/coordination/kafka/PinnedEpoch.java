@@ -52,6 +52,7 @@ final class PinnedEpoch implements RoleEpoch {
 
     private List<RecordMetadata> bound(Supplier<List<RecordMetadata>> transaction) {
         topic.requireUnchanged();
+        long started = System.nanoTime();
         try {
             return transaction.get();
         } catch (CommitOutcomeUnknownException unknown) {
@@ -69,7 +70,9 @@ final class PinnedEpoch implements RoleEpoch {
                 // switch made meanwhile is found by the next periodic check.
                 throw fenced;
             }
-            throw topic.explain(fenced);
+            // A producer id the coordinator does not know is what another cluster answers:
+            // looked at again even right after a check, which may predate the switch.
+            throw topic.explain(fenced, started);
         } catch (CoordinationException failed) {
             throw topic.explain(failed);
         }

@@ -238,11 +238,39 @@ final class PinnedTopic {
     }
 
     /**
+     * As {@link #changedNow}, but looked at again unless a check began after
+     * {@code startedNanos} (a {@link System#nanoTime()}), when the operation that failed
+     * began: for a failure that is what another cluster answers (a producer id its
+     * coordinator never gave out), a check from just before the switch must not stand for
+     * one after it. Only the first such failure after a check asks the cluster.
+     */
+    Optional<CoordinationConfigurationException> changedSince(long startedNanos) {
+        try {
+            checkIdentity(Duration.ofNanos(Math.max(0, System.nanoTime() - startedNanos)));
+        } catch (CoordinationConfigurationException gone) {
+            return Optional.of(gone);
+        } catch (RuntimeException e) {
+            log.debug("Could not check the coordination topic {}: {}", topic.name(), e.toString());
+        }
+        return Optional.ofNullable(changed);
+    }
+
+    /**
      * {@code failed}, or, when the topic or the cluster changed meanwhile ({@link #changedNow}),
      * an exception of the change's type that says so, caused by {@code failed}.
      */
     CoordinationException explain(CoordinationException failed) {
-        return changedNow().<CoordinationException>map(gone -> {
+        return explain(failed, changedNow());
+    }
+
+    /** As {@link #explain(CoordinationException)}, looked at as {@link #changedSince} says. */
+    CoordinationException explain(CoordinationException failed, long startedNanos) {
+        return explain(failed, changedSince(startedNanos));
+    }
+
+    private static CoordinationException explain(CoordinationException failed,
+            Optional<CoordinationConfigurationException> change) {
+        return change.<CoordinationException>map(gone -> {
             // Every change this member records is built with a message (see checkIdentity).
             String message = Objects.requireNonNullElse(gone.getMessage(), gone.toString());
             return gone instanceof TopicConfigurationException
