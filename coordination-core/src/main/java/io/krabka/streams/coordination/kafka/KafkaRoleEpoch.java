@@ -34,7 +34,7 @@ final class KafkaRoleEpoch implements RoleEpoch {
     // Lets the transport forget this epoch once it is closed, so the role can be prepared again.
     private final java.util.function.Consumer<KafkaRoleEpoch> onClose;
     private volatile boolean closed;
-    // Counted down once close() returned: the producer's sender thread is gone by then.
+    // Counted down once close() returned: the producer's sender was force-closed by then.
     private final CountDownLatch closeDone = new CountDownLatch(1);
     private volatile boolean broken;
     // Whether the running transaction's thread was interrupted; guarded by the lock.
@@ -168,11 +168,14 @@ final class KafkaRoleEpoch implements RoleEpoch {
 
     /**
      * Whether this closed producer never sent the transaction's commit. Once its close
-     * returned, its sender thread is gone, and kafka-clients sends EndTxn only when no batch
-     * of the transaction is still in flight ({@code TransactionManager.nextRequest}); a batch
-     * that failed puts it in an error state that refuses the commit. So a record that was not
-     * acknowledged by then means the commit was never sent: the coordinator aborts the
-     * transaction. A record acknowledged before the close leaves it open either way.
+     * returned, its sender was force-closed: it runs at most the pass it was in (usually
+     * the thread is gone; an interrupt of the closing thread can cut the join short), and
+     * within a pass it decides on EndTxn before it reads any answer. kafka-clients sends
+     * EndTxn only when no batch of the transaction is still in flight
+     * ({@code TransactionManager.nextRequest}); a batch that failed puts it in an error
+     * state that refuses the commit. So a record not acknowledged by then means the commit
+     * was never sent, and the coordinator aborts the transaction. A record acknowledged
+     * before the close leaves the outcome open either way.
      */
     private boolean commitNeverSent(List<Future<RecordMetadata>> sent) {
         try {
