@@ -61,13 +61,16 @@ class BusyLaneHolderLeaveTest {
                 }
             });
 
-            // The stop runs on a thread of its own, which hands the leave to a renewal thread
-            // and is kept on the lane a moment after that: the leave finds the lane busy.
+            // The stop runs on a thread of its own. The thread that runs its lane event (the
+            // stopper, or the thread running the lane then, which runs it after its own)
+            // hands the leave to a renewal thread and is kept on the lane a moment after
+            // that: the leave finds the lane busy.
+            LaneHoldingRuntime.Gate inStop = runtime.arm(null, LaneHoldingRuntime.Gate.Hook.RENEWALS);
             Thread stopper = new Thread(holder::stop, "stopper");
-            LaneHoldingRuntime.Gate inStop = runtime.arm(stopper, LaneHoldingRuntime.Gate.Hook.RENEWALS);
             stopper.start();
             assertThat(inStop.awaitEntered(WAIT)).isTrue();
-            await().atMost(WAIT).until(() -> runtime.renewalsDoneHandedInBy.getOrDefault(stopper, new AtomicInteger()).get() > 0);
+            await().atMost(WAIT).until(() -> runtime.renewalsDoneHandedInBy.getOrDefault(inStop.enteredBy(), new AtomicInteger())
+                    .get() > 0);
             inStop.open();
 
             // The release must not wait for the pass thread.

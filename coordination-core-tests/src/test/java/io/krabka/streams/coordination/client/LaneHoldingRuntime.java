@@ -18,12 +18,13 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 final class LaneHoldingRuntime implements CoordinationRuntime {
 
-    /** Blocks the thread it is armed for, once, at the hook named, until opened. */
+    /** Blocks the thread it is armed for (null: the first to get there), once, at the hook named, until opened. */
     static final class Gate {
         enum Hook { SCHEDULE, PASSES, RENEWALS }
 
         private final Thread thread;
         private final Hook hook;
+        private volatile Thread enteredBy;
         private final CountDownLatch entered = new CountDownLatch(1);
         private final CountDownLatch open = new CountDownLatch(1);
 
@@ -36,11 +37,17 @@ final class LaneHoldingRuntime implements CoordinationRuntime {
             return entered.await(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
         }
 
+        /** The thread the gate holds, once one entered. */
+        Thread enteredBy() {
+            return enteredBy;
+        }
+
         void open() {
             open.countDown();
         }
 
         private void pass() {
+            enteredBy = Thread.currentThread();
             entered.countDown();
             try {
                 if (!open.await(30, java.util.concurrent.TimeUnit.SECONDS)) {
@@ -80,7 +87,8 @@ final class LaneHoldingRuntime implements CoordinationRuntime {
 
     private void maybeBlock(Gate.Hook at) {
         Gate armed = gate.get();
-        if (armed != null && armed.hook == at && armed.thread == Thread.currentThread() && gate.compareAndSet(armed, null)) {
+        if (armed != null && armed.hook == at && (armed.thread == null || armed.thread == Thread.currentThread())
+                && gate.compareAndSet(armed, null)) {
             armed.pass();
         }
     }
