@@ -14,8 +14,8 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.errors.AuthorizationException;
 import org.springframework.beans.factory.BeanInitializationException;
-import org.springframework.boot.convert.DurationStyle;
 import org.springframework.core.env.PropertyResolver;
+import org.springframework.format.datetime.standard.DurationFormatterUtils;
 
 /**
  * One {@link LeaderListener} method: checked when its bean is created, its pipeline built
@@ -64,7 +64,7 @@ final class LeaderListenerMethod {
             this.settings = defaults
                     .withGroupId(group.isEmpty() ? defaults.groupId() : group)
                     .withMaxBatchRecords(records.isEmpty() ? defaults.maxBatchRecords() : Integer.parseInt(records.trim()))
-                    .withMaxBatchWait(wait.isEmpty() ? defaults.maxBatchWait() : DurationStyle.detectAndParse(wait.trim()))
+                    .withMaxBatchWait(wait.isEmpty() ? defaults.maxBatchWait() : DurationFormatterUtils.detectAndParse(wait.trim()))
                     .withDeadLetters(true);
         } catch (IllegalArgumentException e) {
             throw new BeanInitializationException("@LeaderListener on " + where + " is not valid: " + e.getMessage(), e);
