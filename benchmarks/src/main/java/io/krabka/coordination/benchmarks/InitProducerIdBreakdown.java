@@ -75,7 +75,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * out the back-off before it is sent. CONCURRENT_TRANSACTIONS is rare: the previous transaction is complete ~3 ms after
  * its commit returned, before the challenger usually asks.
  * Options: {@code --logs=false} (no client or broker logging: timing and Yammer metrics only, to see what logging
- * costs), {@code --dump=true} (print two runs' log lines per cell),
+ * costs), {@code --dump=true} (print two runs' log lines per cell), {@code --node-topic=ipb-other} (the topic whose
+ * metadata the +node variants ask for, e.g. {@code __transaction_state}),
  * {@code --shapes=A,B,C,A+node,C+node,C+visible,C+visible+node,C+described,C+probe} (the variants run only at
  * {@code --variant-backoffs}, default 5).
  */
@@ -97,6 +98,7 @@ public final class InitProducerIdBreakdown {
 
     private static Capture capture;
     private static boolean DUMP;
+    private static String NODE_TOPIC = "ipb-other";
 
     private InitProducerIdBreakdown() {
     }
@@ -106,6 +108,7 @@ public final class InitProducerIdBreakdown {
         int warmups = Integer.parseInt(arg(args, "warmups", "5"));
         boolean logs = Boolean.parseBoolean(arg(args, "logs", "true"));
         DUMP = Boolean.parseBoolean(arg(args, "dump", "false"));
+        NODE_TOPIC = arg(args, "node-topic", NODE_TOPIC);
         List<Integer> backoffs = ints(arg(args, "backoffs", "1,5,20"));
         List<Integer> versions = ints(arg(args, "tv", "2,1"));
         List<Integer> variantBackoffs = ints(arg(args, "variant-backoffs", "5"));
@@ -213,7 +216,7 @@ public final class InitProducerIdBreakdown {
                     KafkaProducer<byte[], byte[]> challenger = transactional(connection, role, clientId);
                     challenger.partitionsFor(data);
                     if (shape.endsWith("+node") || shape.equals("C+probe")) {
-                        challenger.partitionsFor("ipb-other"); // a metadata request to the broker's own node id
+                        challenger.partitionsFor(NODE_TOPIC); // a metadata request to the broker's own node id
                     }
                     Map<String, double[]> y0 = yammer();
                     Probe probe = null;
