@@ -15,6 +15,7 @@ import org.apache.kafka.clients.admin.NewTopic;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
 import org.springframework.context.annotation.Bean;
@@ -43,6 +44,17 @@ public final class CoordinationTestAutoConfiguration {
     @Bean
     ManualClock coordinationClock() {
         return new ManualClock(Instant.now().truncatedTo(ChronoUnit.SECONDS));
+    }
+
+    /**
+     * The starter's runtime on the lease clock, whose timers also fire when
+     * {@link CoordinationTestSupport#advance} moves the clock past them. An application's
+     * own runtime bean (a {@code ManualRuntime}, say) takes its place.
+     */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean
+    CoordinationRuntime coordinationRuntime(ManualClock coordinationClock) {
+        return new ClockTimersRuntime(CoordinationRuntime.builder().clock(coordinationClock).build(), coordinationClock);
     }
 
     /** The cluster, with the topics of the application's {@link NewTopic} beans. */
@@ -96,8 +108,10 @@ public final class CoordinationTestAutoConfiguration {
     @Bean
     CoordinationTestSupport coordinationTestSupport(InMemoryCluster coordinationTestCluster, ManualClock coordinationClock,
             LeadershipLoop leadershipLoop, LeaseConfig leaseConfig, TopicSpec topic, RoleTransitions coordinationTestTransitions,
-            ObjectProvider<LeaderPipelines> leaderPipelines) {
+            ObjectProvider<LeaderPipelines> leaderPipelines, CoordinationRuntime coordinationRuntime) {
+        // Tells the runtime's timers when advance() moved the clock, unless the application chose its own runtime.
+        Runnable clockMoved = coordinationRuntime instanceof ClockTimersRuntime timers ? timers::clockMoved : () -> { };
         return new CoordinationTestSupport(coordinationTestCluster, coordinationClock, leadershipLoop, leaseConfig, topic,
-                coordinationTestTransitions, leaderPipelines);
+                coordinationTestTransitions, leaderPipelines, clockMoved);
     }
 }

@@ -62,10 +62,13 @@ public final class CoordinationTestSupport {
     private final TopicSpec topic;
     private final RoleTransitions transitions;
     private final ObjectProvider<LeaderPipelines> pipelines;
+    // Fires the runtime's timers that the clock passed (ClockTimersRuntime), after each step.
+    private final Runnable clockMoved;
 
     CoordinationTestSupport(InMemoryCluster cluster, ManualClock clock, LeadershipLoop loop, LeaseConfig lease,
-            TopicSpec topic, RoleTransitions transitions, ObjectProvider<LeaderPipelines> pipelines) {
+            TopicSpec topic, RoleTransitions transitions, ObjectProvider<LeaderPipelines> pipelines, Runnable clockMoved) {
         this.transitions = transitions;
+        this.clockMoved = clockMoved;
         this.pipelines = pipelines;
         this.cluster = cluster;
         this.clock = clock;
@@ -114,6 +117,7 @@ public final class CoordinationTestSupport {
             Map<Role, Held> held = held();
             Duration left = Duration.between(clock.instant(), target);
             clock.advance(left.compareTo(step) < 0 ? left : step);
+            clockMoved.run();
             awaitRenewals(held);
         }
     }
