@@ -1,11 +1,10 @@
 package io.krabka.streams.coordination.client;
 
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
+import io.krabka.streams.coordination.runtime.ForwardingCoordinationRuntime;
 import java.time.Duration;
-import java.time.InstantSource;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
-import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -16,7 +15,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * (after handing the task on), which the engine makes from inside a lane event. It also
  * counts the tasks of {@code passes()} and {@code workers()} that have finished.
  */
-final class LaneHoldingRuntime implements CoordinationRuntime {
+final class LaneHoldingRuntime extends ForwardingCoordinationRuntime {
 
     /** Blocks the thread it is armed for (null: the first to get there), once, at the hook named, until opened. */
     static final class Gate {
@@ -59,7 +58,6 @@ final class LaneHoldingRuntime implements CoordinationRuntime {
         }
     }
 
-    private final CoordinationRuntime delegate;
     private final AtomicReference<Gate> gate = new AtomicReference<>();
     final AtomicInteger passesDone = new AtomicInteger();
     final AtomicInteger workersDone = new AtomicInteger();
@@ -75,7 +73,7 @@ final class LaneHoldingRuntime implements CoordinationRuntime {
     }
 
     LaneHoldingRuntime(int passThreads) {
-        this.delegate = CoordinationRuntime.builder().name("lane-holding").passThreads(passThreads).build();
+        super(CoordinationRuntime.builder().name("lane-holding").passThreads(passThreads).build());
     }
 
     /** Arms {@code next}: the thread it names blocks at its hook the next time it gets there. */
@@ -140,20 +138,6 @@ final class LaneHoldingRuntime implements CoordinationRuntime {
         }
     });
 
-    private CoordinationRuntime delegate() {
-        return delegate;
-    }
-
-    @Override
-    public InstantSource clock() {
-        return delegate.clock();
-    }
-
-    @Override
-    public long nanoTime() {
-        return delegate.nanoTime();
-    }
-
     @Override
     public Executor passes() {
         return passes;
@@ -170,44 +154,14 @@ final class LaneHoldingRuntime implements CoordinationRuntime {
     }
 
     @Override
-    public Executor callbacks() {
-        return delegate.callbacks();
-    }
-
-    @Override
     public Executor workers() {
         return workers;
     }
 
     @Override
     public Scheduled schedule(Runnable task, Duration delay) {
-        Scheduled scheduled = delegate.schedule(task, delay);
+        Scheduled scheduled = delegate().schedule(task, delay);
         maybeBlock(Gate.Hook.SCHEDULE);
         return scheduled;
-    }
-
-    @Override
-    public void sleep(Duration duration) throws InterruptedException {
-        delegate.sleep(duration);
-    }
-
-    @Override
-    public boolean await(Future<?> future, Duration timeout) throws InterruptedException {
-        return delegate.await(future, timeout);
-    }
-
-    @Override
-    public void renewalBlocked() {
-        delegate.renewalBlocked();
-    }
-
-    @Override
-    public void renewalUnblocked() {
-        delegate.renewalUnblocked();
-    }
-
-    @Override
-    public void close() {
-        delegate.close();
     }
 }

@@ -2,14 +2,13 @@ package io.krabka.streams.coordination.test;
 
 import io.krabka.streams.coordination.ManualClock;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
+import io.krabka.streams.coordination.runtime.ForwardingCoordinationRuntime;
 import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executor;
-import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -19,14 +18,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * waited in real time for that look before the renewal due at the new instant ran.
  * Timers still fire in real time too, whichever comes first, and once.
  */
-final class ClockTimersRuntime implements CoordinationRuntime {
+final class ClockTimersRuntime extends ForwardingCoordinationRuntime {
 
-    private final CoordinationRuntime delegate;
     private final ManualClock clock;
     private final Set<Timer> pending = ConcurrentHashMap.newKeySet();
 
     ClockTimersRuntime(CoordinationRuntime delegate, ManualClock clock) {
-        this.delegate = delegate;
+        super(delegate);
         this.clock = clock;
     }
 
@@ -35,7 +33,7 @@ final class ClockTimersRuntime implements CoordinationRuntime {
         Instant now = clock.instant();
         for (Timer timer : pending) {
             if (!timer.due.isAfter(now)) {
-                delegate.workers().execute(timer::fire);
+                delegate().workers().execute(timer::fire);
             }
         }
     }
@@ -44,7 +42,7 @@ final class ClockTimersRuntime implements CoordinationRuntime {
     public Scheduled schedule(Runnable task, Duration delay) {
         Timer timer = new Timer(task, dueAfter(delay));
         pending.add(timer);
-        timer.realTime(delegate.schedule(timer::fire, delay));
+        timer.realTime(delegate().schedule(timer::fire, delay));
         return timer;
     }
 
@@ -113,62 +111,7 @@ final class ClockTimersRuntime implements CoordinationRuntime {
     }
 
     @Override
-    public long nanoTime() {
-        return delegate.nanoTime();
-    }
-
-    @Override
-    public Executor passes() {
-        return delegate.passes();
-    }
-
-    @Override
-    public Executor urgentPasses() {
-        return delegate.urgentPasses();
-    }
-
-    @Override
-    public Executor renewals() {
-        return delegate.renewals();
-    }
-
-    @Override
-    public Executor callbacks() {
-        return delegate.callbacks();
-    }
-
-    @Override
-    public Executor workers() {
-        return delegate.workers();
-    }
-
-    @Override
-    public void sleep(Duration duration) throws InterruptedException {
-        delegate.sleep(duration);
-    }
-
-    @Override
-    public boolean await(Future<?> future, Duration timeout) throws InterruptedException {
-        return delegate.await(future, timeout);
-    }
-
-    @Override
-    public void renewalBlocked() {
-        delegate.renewalBlocked();
-    }
-
-    @Override
-    public void renewalUnblocked() {
-        delegate.renewalUnblocked();
-    }
-
-    @Override
-    public void close() {
-        delegate.close();
-    }
-
-    @Override
     public String toString() {
-        return delegate + ", timers also on " + clock;
+        return delegate() + ", timers also on " + clock;
     }
 }
