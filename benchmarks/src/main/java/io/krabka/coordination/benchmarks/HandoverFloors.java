@@ -11,9 +11,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -57,7 +55,7 @@ final class HandoverFloors {
         Map<String, Object> connection = cluster.connection();
         try (KafkaProducer<byte[], byte[]> registrar = new KafkaProducer<>(
                      KafkaCoordinationTransport.registrarSettings(connection, TIMEOUT), new ByteArraySerializer(), new ByteArraySerializer());
-             Watcher watcher = new Watcher(connection, partition);
+             PartitionWatcher watcher = new PartitionWatcher(connection, partition, "bench-floors-watcher");
              KafkaConsumer<byte[], byte[]> reader = consumer(connection);
              Admin admin = Admin.create(KafkaCoordinationTransport.adminSettings(connection, TIMEOUT))) {
             reader.assign(Set.of(partition));
@@ -147,59 +145,5 @@ final class HandoverFloors {
     private static KafkaConsumer<byte[], byte[]> consumer(Map<String, Object> connection) {
         return new KafkaConsumer<>(KafkaCoordinationTransport.readerSettings(connection), new ByteArrayDeserializer(),
                 new ByteArrayDeserializer());
-    }
-
-    /** A read_committed consumer at the partition's end in a long poll on its own thread, as the topic watcher is. */
-    private static final class Watcher implements AutoCloseable {
-        private final KafkaConsumer<byte[], byte[]> consumer;
-        private final AtomicReference<CompletableFuture<Long>> waiting = new AtomicReference<>();
-        private final Thread thread;
-        private volatile boolean closed;
-
-        Watcher(Map<String, Object> connection, TopicPartition partition) {
-            consumer = consumer(connection);
-            consumer.assign(Set.of(partition));
-            consumer.seekToEnd(Set.of(partition));
-            consumer.position(partition);
-            thread = new Thread(this::run, "bench-floors-watcher");
-            thread.setDaemon(true);
-            thread.start();
-        }
-
-        /** Completes with the instant the watcher's poll returns its next record. */
-        CompletableFuture<Long> next() {
-            CompletableFuture<Long> future = new CompletableFuture<>();
-            waiting.set(future);
-            return future;
-        }
-
-        private void run() {
-            while (!closed) {
-                try {
-                    ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(500));
-                    if (!records.isEmpty()) {
-                        long now = System.nanoTime();
-                        CompletableFuture<Long> future = waiting.getAndSet(null);
-                        if (future != null) {
-                            future.complete(now);
-                        }
-                    }
-                } catch (org.apache.kafka.common.errors.WakeupException closing) {
-                    return;
-                }
-            }
-        }
-
-        @Override
-        public void close() {
-            closed = true;
-            consumer.wakeup();
-            try {
-                thread.join(5_000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            consumer.close();
-        }
     }
 }

@@ -19,20 +19,16 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TransactionDescription;
 import org.apache.kafka.clients.admin.TransactionState;
-import org.apache.kafka.clients.consumer.ConsumerRecords;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
@@ -193,7 +189,7 @@ public final class InitProducerIdBreakdown {
             }
             TopicPartition tombstones = new TopicPartition(compacted, 0);
             try (Admin admin = Admin.create(KafkaCoordinationTransport.adminSettings(cluster.connection(), TIMEOUT));
-                 Watcher watcher = shape.startsWith("C+visible") ? new Watcher(cluster.connection(), tombstones) : null) {
+                 PartitionWatcher watcher = shape.startsWith("C+visible") ? new PartitionWatcher(cluster.connection(), tombstones, "ipb-watcher") : null) {
                 if (shape.startsWith("A")) {
                     // The roles' last transactions, completed long before each is measured.
                     for (Role role : roles) {
@@ -642,60 +638,6 @@ public final class InitProducerIdBreakdown {
                 return;
             }
             original.println(line);
-        }
-    }
-
-    /** A read_committed consumer at the partition's end in a long poll on its own thread, as the topic watcher is. */
-    private static final class Watcher implements AutoCloseable {
-        private final KafkaConsumer<byte[], byte[]> consumer;
-        private final AtomicReference<CompletableFuture<Long>> waiting = new AtomicReference<>();
-        private final Thread thread;
-        private volatile boolean closed;
-
-        Watcher(Map<String, Object> connection, TopicPartition partition) {
-            consumer = new KafkaConsumer<>(KafkaCoordinationTransport.readerSettings(connection),
-                    new ByteArrayDeserializer(), new ByteArrayDeserializer());
-            consumer.assign(Set.of(partition));
-            consumer.seekToEnd(Set.of(partition));
-            consumer.position(partition);
-            thread = new Thread(this::run, "ipb-watcher");
-            thread.setDaemon(true);
-            thread.start();
-        }
-
-        CompletableFuture<Long> next() {
-            CompletableFuture<Long> future = new CompletableFuture<>();
-            waiting.set(future);
-            return future;
-        }
-
-        private void run() {
-            while (!closed) {
-                try {
-                    ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(500));
-                    if (!records.isEmpty()) {
-                        long now = System.nanoTime();
-                        CompletableFuture<Long> future = waiting.getAndSet(null);
-                        if (future != null) {
-                            future.complete(now);
-                        }
-                    }
-                } catch (org.apache.kafka.common.errors.WakeupException closing) {
-                    return;
-                }
-            }
-        }
-
-        @Override
-        public void close() {
-            closed = true;
-            consumer.wakeup();
-            try {
-                thread.join(5_000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            consumer.close();
         }
     }
 
