@@ -221,20 +221,12 @@ final class PinnedTopic {
     /**
      * Whether the topic or the cluster changed, looked at again unless a check is fresher
      * than {@link KafkaCoordinationTransport#IDENTITY_CHECK_BEFORE_CHALLENGE}: after an
-     * operation failed, whose failure (a producer id the coordinator does not know, a
-     * timeout) may be the cluster's change rather than what it says. Many roles failing at
-     * once (a cluster that is down) share one check a second. A check that fails itself
-     * leaves the operation's own failure standing.
+     * operation failed, whose failure (a timeout, say) may be the cluster's change rather
+     * than what it says. Many roles failing at once (a cluster that is down) share one
+     * check a second. A check that fails itself leaves the operation's own failure standing.
      */
     Optional<CoordinationConfigurationException> changedNow() {
-        try {
-            checkIdentity(KafkaCoordinationTransport.IDENTITY_CHECK_BEFORE_CHALLENGE);
-        } catch (CoordinationConfigurationException gone) {
-            return Optional.of(gone);
-        } catch (RuntimeException e) {
-            log.debug("Could not check the coordination topic {}: {}", topic.name(), e.toString());
-        }
-        return Optional.ofNullable(changed);
+        return changedUnlessCheckedWithin(KafkaCoordinationTransport.IDENTITY_CHECK_BEFORE_CHALLENGE);
     }
 
     /**
@@ -245,8 +237,12 @@ final class PinnedTopic {
      * one after it. Only the first such failure after a check asks the cluster.
      */
     Optional<CoordinationConfigurationException> changedSince(long startedNanos) {
+        return changedUnlessCheckedWithin(Duration.ofNanos(Math.max(0, System.nanoTime() - startedNanos)));
+    }
+
+    private Optional<CoordinationConfigurationException> changedUnlessCheckedWithin(Duration maxAge) {
         try {
-            checkIdentity(Duration.ofNanos(Math.max(0, System.nanoTime() - startedNanos)));
+            checkIdentity(maxAge);
         } catch (CoordinationConfigurationException gone) {
             return Optional.of(gone);
         } catch (RuntimeException e) {
