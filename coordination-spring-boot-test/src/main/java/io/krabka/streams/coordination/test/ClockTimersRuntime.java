@@ -76,26 +76,28 @@ final class ClockTimersRuntime extends ForwardingCoordinationRuntime {
         }
 
         void fire() {
-            if (over.compareAndSet(false, true)) {
+            if (end()) {
                 fired = true;
-                pending.remove(this);
-                Scheduled other = realTime;
-                if (other != null) {
-                    other.cancel();
-                }
                 task.run();
             }
         }
 
         @Override
         public void cancel() {
-            if (over.compareAndSet(false, true)) {
-                pending.remove(this);
-                Scheduled other = realTime;
-                if (other != null) {
-                    other.cancel();
-                }
+            end();
+        }
+
+        /** Ends the timer once, whoever comes first: it is no longer pending, and the real-time timer is cancelled. */
+        private boolean end() {
+            if (!over.compareAndSet(false, true)) {
+                return false;
             }
+            pending.remove(this);
+            Scheduled other = realTime;
+            if (other != null) {
+                other.cancel();
+            }
+            return true;
         }
 
         @Override
