@@ -76,8 +76,14 @@ class PinnedClusterIT {
 
     /** An admin that asks whichever cluster {@code current} names; closing it leaves both admins open. */
     private static Admin switching(AtomicReference<KafkaTestCluster> current) {
+        return switching(current, () -> { });
+    }
+
+    /** As {@link #switching(AtomicReference)}, running {@code onCall} first on every call. */
+    private static Admin switching(AtomicReference<KafkaTestCluster> current, Runnable onCall) {
         return (Admin) Proxy.newProxyInstance(Admin.class.getClassLoader(), new Class<?>[] {Admin.class},
                 (proxy, method, args) -> {
+                    onCall.run();
                     if (method.getName().equals("close")) {
                         return null;
                     }
@@ -203,17 +209,10 @@ class PinnedClusterIT {
         AtomicReference<KafkaTestCluster> behindTheAddress = new AtomicReference<>(a);
         AtomicInteger adminCalls = new AtomicInteger();
         AtomicLong lastAdminCall = new AtomicLong(System.nanoTime());
-        Admin switching = switching(behindTheAddress);
-        Admin counting = (Admin) Proxy.newProxyInstance(Admin.class.getClassLoader(), new Class<?>[] {Admin.class},
-                (proxy, method, args) -> {
-                    adminCalls.incrementAndGet();
-                    lastAdminCall.set(System.nanoTime());
-                    try {
-                        return method.invoke(switching, args);
-                    } catch (InvocationTargetException e) {
-                        throw e.getCause();
-                    }
-                });
+        Admin counting = switching(behindTheAddress, () -> {
+            adminCalls.incrementAndGet();
+            lastAdminCall.set(System.nanoTime());
+        });
         try (KafkaCoordinationTransport transport = new KafkaCoordinationTransport(counting,
                 new KafkaProducer<>(KafkaCoordinationTransport.registrarSettings(a.connection(), TIMEOUT)),
                 r -> new KafkaProducer<>(KafkaCoordinationTransport.transactionalSettings(a.connection(), r, TIMEOUT, TIMEOUT)),
