@@ -46,15 +46,16 @@ import org.junit.jupiter.api.Test;
  */
 public abstract class AbstractLeadershipIT {
 
-    private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3);
-
     /** The coordinator looks for timed-out transactions every half second (default: 10 s). */
-    public static final Map<String, String> BROKER_SETTINGS = Map.of("transaction.abort.timed.out.transaction.cleanup.interval.ms", "500");
+    public static final Map<String, String> BROKER_SETTINGS = KafkaTestCluster.SHARED_SETTINGS;
     private static final Duration PAUSED_TRANSACTION_TIMEOUT = Duration.ofSeconds(20);
 
     private final ManualClock clock = new ManualClock();
     private final List<AutoCloseable> opened = new ArrayList<>();
     private final Role role = Role.of("role-" + UUID.randomUUID().toString().substring(0, 8));
+    /** A coordination topic per test: the cluster may be shared with other tests, and one of these forges records. */
+    private final TopicSpec topic = TopicSpec.DEFAULTS.withName("leadership-" + role.name())
+            .withReplicationFactor(1).withPartitions(3);
 
     protected abstract KafkaTestCluster cluster();
 
@@ -107,7 +108,7 @@ public abstract class AbstractLeadershipIT {
     }
 
     Member member(String id, LeaseConfig config) {
-        return new Member(id, config, cluster().transport(TOPIC));
+        return new Member(id, config, cluster().transport(topic));
     }
 
     @Test
@@ -435,7 +436,7 @@ public abstract class AbstractLeadershipIT {
                 r -> pauseOnCommand(KafkaCoordinationTransport.transactionalSettings(cluster().connection(), r, Duration.ofSeconds(20),
                         transactionTimeout), sending, resume),
                 new org.apache.kafka.clients.consumer.KafkaConsumer<>(KafkaCoordinationTransport.readerSettings(cluster().connection())),
-                TOPIC, Duration.ofSeconds(20));
+                topic, Duration.ofSeconds(20));
     }
 
     @Test

@@ -57,7 +57,7 @@ class ChallengeStormIT {
             try {
                 opened.get(i).close();
             } catch (Exception ignored) {
-                // Best effort: the cluster goes next.
+                // Best effort: close the rest.
             }
         }
     }
@@ -65,11 +65,10 @@ class ChallengeStormIT {
     @ParameterizedTest(name = "transaction version {0}")
     @ValueSource(shorts = {2, 1})
     void aGrantHeldBackBehindAnOpenTransactionIsNotChallengedAgainAndAgain(short transactionVersion) throws Exception {
-        KafkaTestCluster cluster = KafkaTestCluster.start(1, AbstractLeadershipIT.BROKER_SETTINGS);
-        opened.add(cluster);
+        KafkaTestCluster cluster = KafkaTestCluster.shared();
         cluster.setTransactionVersion(transactionVersion);
         // One partition: every role's records, and the open transaction, share it.
-        TopicSpec topic = TopicSpec.DEFAULTS.withName("storm-" + transactionVersion).withReplicationFactor(1).withPartitions(1);
+        TopicSpec topic = TopicSpec.DEFAULTS.withName(role.name()).withReplicationFactor(1).withPartitions(1);
 
         // The first holder takes the role by hand and stops renewing once the partition is held back.
         KafkaCoordinationTransport first = open(cluster.transport(topic));
@@ -94,7 +93,7 @@ class ChallengeStormIT {
         blocker.initTransactions();
         dying.renew();
         blocker.beginTransaction();
-        Role bystander = Role.of("bystander");
+        Role bystander = Role.of("bystander-" + role.name());
         blocker.send(new ProducerRecord<>(topic.name(), 0, CoordinationCodec.encodeKey(CoordinationKey.registration(bystander,
                 MemberId.of("x"))), CoordinationCodec.encodeValue(new CoordinationRecord.Registration(MemberId.of("x"), 0)))).get();
         blocker.flush();

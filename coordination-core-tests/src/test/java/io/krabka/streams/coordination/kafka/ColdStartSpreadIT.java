@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
@@ -33,7 +34,10 @@ class ColdStartSpreadIT {
     // A stagger of 3 s: time enough for three members of one JVM to register on a busy machine.
     private static final LeaseConfig CONFIG = new LeaseConfig(Duration.ofSeconds(6), Duration.ofSeconds(2),
             Duration.ofSeconds(3));
-    private static final List<Role> ROLES = List.of(Role.of("rollout-eu"), Role.of("rollout-us"), Role.of("rollout-ap"));
+    /** Roles and topic named for this run: the cluster is shared with other test classes. */
+    private static final String RUN = UUID.randomUUID().toString().substring(0, 8);
+    private static final List<Role> ROLES = List.of(Role.of("rollout-eu-" + RUN), Role.of("rollout-us-" + RUN),
+            Role.of("rollout-ap-" + RUN));
     private static final List<String> MEMBERS = List.of("cp-1", "cp-2", "cp-3");
 
     private final List<AutoCloseable> closing = new ArrayList<>();
@@ -41,7 +45,7 @@ class ColdStartSpreadIT {
     private final List<String> ends = new CopyOnWriteArrayList<>();
     private final List<Contender> contenders = new ArrayList<>();
     private final List<CoordinationClient> clients = new ArrayList<>();
-    private KafkaTestCluster cluster;
+    private final KafkaTestCluster cluster = KafkaTestCluster.shared();
 
     @AfterEach
     void close() throws Exception {
@@ -54,15 +58,13 @@ class ColdStartSpreadIT {
 
     @Test
     void threeMembersStartedTogetherTakeOneRoleEachWithNoHandover() {
-        cluster = KafkaTestCluster.start(1, Map.of());
-        closing.add(cluster);
-        TopicSpec topic = TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3);
+        TopicSpec topic = TopicSpec.DEFAULTS.withName("cold-start-" + RUN).withReplicationFactor(1).withPartitions(3);
         // The topic exists before the members start, as it does for every start but the very first.
         KafkaCoordinationTransport creator = cluster.transport(topic);
         closing.add(creator);
         // And so does the transaction log, which the first InitProducerId of a cluster creates (50 partitions).
         CoordinationClient creating = new CoordinationClient(creator, CONFIG, CoordinationRuntime.shared());
-        creating.tryAcquire(Role.of("warm-up"), MemberId.of("warm-up")).orElseThrow().close();
+        creating.tryAcquire(Role.of("warm-up-" + RUN), MemberId.of("warm-up")).orElseThrow().close();
 
         for (String id : MEMBERS) {
             KafkaCoordinationTransport transport = cluster.transport(topic);

@@ -26,7 +26,6 @@ import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -51,13 +50,8 @@ class DescribeManyRolesIT {
     private final List<List<Integer>> reads = new CopyOnWriteArrayList<>();
 
     @BeforeAll
-    static void startCluster() {
-        cluster = KafkaTestCluster.start();
-    }
-
-    @AfterAll
-    static void stopCluster() {
-        cluster.close();
+    static void takeSharedCluster() {
+        cluster = KafkaTestCluster.shared();
     }
 
     @AfterEach

@@ -36,7 +36,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -60,13 +59,8 @@ class GuardedSendIT {
     private final String commands = "commands-" + suffix;
 
     @BeforeAll
-    static void startCluster() {
-        cluster = KafkaTestCluster.start();
-    }
-
-    @AfterAll
-    static void stopCluster() {
-        cluster.close();
+    static void takeSharedCluster() {
+        cluster = KafkaTestCluster.shared();
     }
 
     @AfterEach

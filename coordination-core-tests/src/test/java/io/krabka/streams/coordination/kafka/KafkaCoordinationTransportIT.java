@@ -2,7 +2,6 @@ package io.krabka.streams.coordination.kafka;
 
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.CoordinationTransportContract;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 /** The transport contract on a real KRaft broker. */
@@ -11,13 +10,8 @@ class KafkaCoordinationTransportIT extends CoordinationTransportContract {
     private static KafkaTestCluster cluster;
 
     @BeforeAll
-    static void startCluster() {
-        cluster = KafkaTestCluster.start();
-    }
-
-    @AfterAll
-    static void stopCluster() {
-        cluster.close();
+    static void takeSharedCluster() {
+        cluster = KafkaTestCluster.shared();
     }
 
     @Override

@@ -31,13 +31,28 @@ import org.junit.jupiter.api.Assumptions;
 /**
  * A real in-process KRaft cluster: one dedicated controller and 1-3 brokers, on the
  * production metadata version and its default features (transaction version 2).
+ *
+ * <p>Most tests take the {@linkplain #shared() shared} cluster, one per test JVM; a test
+ * that stops, pauses or reconfigures brokers, or needs several of them, starts its own.
  */
 public final class KafkaTestCluster implements AutoCloseable {
 
     private static final MetadataVersion VERSION = MetadataVersion.latestProduction();
+    /**
+     * The broker settings of the shared cluster: a transaction that timed out is aborted
+     * within half a second of its timeout, not a minute (the broker's default check).
+     */
+    public static final Map<String, String> SHARED_SETTINGS =
+            Map.of("transaction.abort.timed.out.transaction.cleanup.interval.ms", "500");
+    private static final short DEFAULT_TRANSACTION_VERSION = Feature.TRANSACTION_VERSION.defaultLevel(VERSION);
+
+    /** This JVM's shared cluster, started on first use; null until then and after {@link #stopShared()}. */
+    private static KafkaTestCluster shared;
 
     private final KafkaClusterTestKit kit;
     private final Admin admin;
+    /** Whether this is the shared cluster, which only {@link #stopShared()} stops. */
+    private boolean isShared;
     /** The bootstrap servers and the owner of a cluster that {@link #wrap} took over; null on the test kit's. */
     private final String wrappedBootstrapServers;
     private final AutoCloseable wrappedOwner;
@@ -97,6 +112,36 @@ public final class KafkaTestCluster implements AutoCloseable {
     /** Starts a one-broker cluster. */
     public static KafkaTestCluster start() {
         return start(1, Map.of());
+    }
+
+    /**
+     * The one-broker cluster that the tests of this JVM share ({@link #SHARED_SETTINGS}),
+     * started on first use and stopped when the test run ends ({@link SharedClusterStop}).
+     * Starting a cluster costs seconds; a test class that only needs a broker saves them.
+     *
+     * <p>What a test on it must keep to: its topics and roles are its own (a random suffix
+     * in their names), as tests of other classes ran before it on the same broker; it does
+     * not stop, pause or reconfigure the broker. The cluster comes back at the default
+     * transaction version on every call, whatever an earlier test set. {@link #close()} on
+     * it does nothing, so a class closes it as it would close its own.
+     */
+    public static synchronized KafkaTestCluster shared() {
+        if (shared == null) {
+            shared = start(1, SHARED_SETTINGS);
+            shared.isShared = true;
+        }
+        shared.setTransactionVersion(DEFAULT_TRANSACTION_VERSION);
+        return shared;
+    }
+
+    /** Stops the shared cluster if it was started. */
+    static synchronized void stopShared() {
+        if (shared != null) {
+            KafkaTestCluster stopping = shared;
+            shared = null;
+            stopping.isShared = false;
+            stopping.close();
+        }
     }
 
     public String bootstrapServers() {
@@ -202,6 +247,9 @@ public final class KafkaTestCluster implements AutoCloseable {
 
     @Override
     public void close() {
+        if (isShared) {
+            return;
+        }
         admin.close(Duration.ofSeconds(5));
         try {
             if (kit == null) {

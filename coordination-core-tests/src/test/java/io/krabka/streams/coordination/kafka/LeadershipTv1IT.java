@@ -1,6 +1,5 @@
 package io.krabka.streams.coordination.kafka;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 /** Leadership on a cluster lowered to transaction version 1: the epoch stays fixed across commits. */
@@ -9,14 +8,9 @@ class LeadershipTv1IT extends AbstractLeadershipIT {
     private static KafkaTestCluster cluster;
 
     @BeforeAll
-    static void startCluster() {
-        cluster = KafkaTestCluster.start(1, BROKER_SETTINGS);
+    static void takeSharedCluster() {
+        cluster = KafkaTestCluster.shared();
         cluster.setTransactionVersion((short) 1);
-    }
-
-    @AfterAll
-    static void stopCluster() {
-        cluster.close();
     }
 
     @Override

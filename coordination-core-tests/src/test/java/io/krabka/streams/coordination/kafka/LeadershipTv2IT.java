@@ -1,6 +1,5 @@
 package io.krabka.streams.coordination.kafka;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 /** Leadership on a cluster with transaction version 2, the Kafka 4.x default: the epoch moves on every commit. */
@@ -9,14 +8,9 @@ class LeadershipTv2IT extends AbstractLeadershipIT {
     private static KafkaTestCluster cluster;
 
     @BeforeAll
-    static void startCluster() {
-        cluster = KafkaTestCluster.start(1, BROKER_SETTINGS);
+    static void takeSharedCluster() {
+        cluster = KafkaTestCluster.shared();
         cluster.setTransactionVersion((short) 2);
-    }
-
-    @AfterAll
-    static void stopCluster() {
-        cluster.close();
     }
 
     @Override

@@ -18,7 +18,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import javax.management.ObjectName;
 import org.apache.kafka.clients.CommonClientConfigs;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -33,13 +32,8 @@ class ReaderLanesIT {
     private static KafkaTestCluster cluster;
 
     @BeforeAll
-    static void startCluster() {
-        cluster = KafkaTestCluster.start();
-    }
-
-    @AfterAll
-    static void stopCluster() {
-        cluster.close();
+    static void takeSharedCluster() {
+        cluster = KafkaTestCluster.shared();
     }
 
     @Test

@@ -30,14 +30,12 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -52,25 +50,21 @@ class CoordinationStarterIT {
     private static final Role CONTROLLER = Role.of("controller");
     private static KafkaTestCluster cluster;
 
-    private final List<ConfigurableApplicationContext> apps = new CopyOnWriteArrayList<>();
     /** Each test gets its own coordination topic, so rosters and leases do not leak between tests. */
-    private final String topic = "coordination-" + java.util.UUID.randomUUID().toString().substring(0, 8);
+    @RegisterExtension
+    final SpringMembers members = SpringMembers.of(MemberApp.class, () -> cluster.bootstrapServers())
+            .with("spring.kafka.producer.transaction-id-prefix=tx-",
+                    "management.endpoints.web.exposure.include=coordination,health",
+                    "management.endpoint.health.show-details=always", "krabka.coordination.roles=controller",
+                    "krabka.coordination.endpoint.show-details=always")
+            .withFastLeases();
+    private final String topic = members.topic();
     private final HttpClient http = HttpClient.newHttpClient();
 
     @BeforeAll
-    static void startCluster() {
-        cluster = KafkaTestCluster.start();
+    static void takeSharedCluster() {
+        cluster = KafkaTestCluster.shared();
         cluster.createTopic("commands", 1);
-    }
-
-    @AfterAll
-    static void stopCluster() {
-        cluster.close();
-    }
-
-    @AfterEach
-    void closeApps() {
-        apps.forEach(ConfigurableApplicationContext::close);
     }
 
     @SpringBootConfiguration
@@ -129,26 +123,6 @@ class CoordinationStarterIT {
         }
     }
 
-    private ConfigurableApplicationContext start(String member, String... more) {
-        ConfigurableApplicationContext app = new SpringApplicationBuilder(MemberApp.class).properties(Map.of(
-                "spring.kafka.bootstrap-servers", cluster.bootstrapServers(),
-                "spring.kafka.producer.transaction-id-prefix", "tx-",
-                "server.port", "0",
-                "management.endpoints.web.exposure.include", "coordination,health",
-                "management.endpoint.health.show-details", "always",
-                "krabka.coordination.member-id", member,
-                "krabka.coordination.roles", "controller",
-                "krabka.coordination.lease.duration", "3s",
-                "krabka.coordination.lease.renew-interval", "1s",
-                "krabka.coordination.lease.challenge-stagger", "1s"))
-                .properties("krabka.coordination.topic.replication-factor=1", "krabka.coordination.topic.allow-unsafe=true",
-                        "krabka.coordination.topic.partitions=3",
-                        "krabka.coordination.topic.name=" + topic, "krabka.coordination.endpoint.show-details=always")
-                .properties(more)
-                .run();
-        apps.add(app);
-        return app;
-    }
 
     private static MemberApp appOf(ConfigurableApplicationContext context) {
         return context.getBean(MemberApp.class);
@@ -168,9 +142,9 @@ class CoordinationStarterIT {
 
     @Test
     void winnerWorksStandbyWaitsAndBothEndpointsShowTheSameHolder() throws Exception {
-        ConfigurableApplicationContext n1 = start("n1");
+        ConfigurableApplicationContext n1 = members.start("n1");
         await().atMost(Duration.ofSeconds(30)).until(() -> state(n1) == MemberRoleState.LEADER);
-        ConfigurableApplicationContext n2 = start("n2");
+        ConfigurableApplicationContext n2 = members.start("n2");
         await().atMost(Duration.ofSeconds(30)).until(() -> appOf(n1).dispatched.get() >= 3);
         assertThat(state(n2)).isEqualTo(MemberRoleState.STANDBY);
         assertThat(appOf(n2).dispatched).hasValue(0);
@@ -209,7 +183,7 @@ class CoordinationStarterIT {
 
     @Test
     void whenTheBrokerFencesTheHolderItsWorkIsInterruptedAndTheEventSaysFenced() throws Exception {
-        ConfigurableApplicationContext n1 = start("n1");
+        ConfigurableApplicationContext n1 = members.start("n1");
         await().atMost(Duration.ofSeconds(30)).until(() -> appOf(n1).dispatched.get() >= 2);
 
         // Another producer of the role's transactional id: InitProducerId fences n1's epoch.
@@ -236,9 +210,9 @@ class CoordinationStarterIT {
 
     @Test
     void gracefulShutdownHandsTheRoleOverBeforeTheDeadline() throws Exception {
-        ConfigurableApplicationContext n1 = start("n1");
+        ConfigurableApplicationContext n1 = members.start("n1");
         await().atMost(Duration.ofSeconds(30)).until(() -> state(n1) == MemberRoleState.LEADER);
-        ConfigurableApplicationContext n2 = start("n2");
+        ConfigurableApplicationContext n2 = members.start("n2");
         await().atMost(Duration.ofSeconds(30)).until(() -> state(n2) == MemberRoleState.STANDBY
                 && get(n2, "/actuator/coordination").get("roles").get("controller").get("roster").size() == 2);
 
@@ -264,9 +238,9 @@ class CoordinationStarterIT {
      */
     @Test
     void releasesAndShutdownUnderFullLoadHandTheRoleOverWithinHalfALease() throws Exception {
-        ConfigurableApplicationContext n1 = start("n1", "krabka.coordination.endpoint.release-enabled=true");
+        ConfigurableApplicationContext n1 = members.start("n1", "krabka.coordination.endpoint.release-enabled=true");
         await().atMost(Duration.ofSeconds(30)).until(() -> state(n1) == MemberRoleState.LEADER);
-        ConfigurableApplicationContext n2 = start("n2", "krabka.coordination.endpoint.release-enabled=true");
+        ConfigurableApplicationContext n2 = members.start("n2", "krabka.coordination.endpoint.release-enabled=true");
         appOf(n1).flatOut = true;
         appOf(n2).flatOut = true;
         await().atMost(Duration.ofSeconds(30)).until(() -> state(n2) == MemberRoleState.STANDBY
@@ -324,7 +298,7 @@ class CoordinationStarterIT {
     @Test
     @ExtendWith(OutputCaptureExtension.class)
     void aMissingTopicThatMayNotBeCreatedIsOneClearErrorAndHealthDown(CapturedOutput output) throws Exception {
-        ConfigurableApplicationContext n1 = start("n1", "krabka.coordination.topic.create=false");
+        ConfigurableApplicationContext n1 = members.start("n1", "krabka.coordination.topic.create=false");
         await().atMost(Duration.ofSeconds(30)).until(() -> output.getOut().contains("Member n1 cannot contend for role controller"));
         JsonNode health = JsonMapper.builder().build().readTree(http.send(HttpRequest.newBuilder(URI.create(
                 "http://127.0.0.1:" + n1.getEnvironment().getProperty("local.server.port") + "/actuator/health")).build(),
@@ -342,7 +316,7 @@ class CoordinationStarterIT {
     @Test
     void aReplicationFactorTheClusterCannotMeetIsMisconfiguredNamingTheProperty() throws Exception {
         // The fencing probe would stop startup on this one-broker cluster's transaction log (replication 1).
-        ConfigurableApplicationContext n1 = start("n1", "krabka.coordination.topic.replication-factor=3",
+        ConfigurableApplicationContext n1 = members.start("n1", "krabka.coordination.topic.replication-factor=3",
                 "krabka.coordination.topic.allow-unsafe=false", "krabka.coordination.probe=warn");
         assertThat(health(n1).get("status").asString()).isIn("OUT_OF_SERVICE", "DOWN");
         await().atMost(Duration.ofSeconds(30)).until(() -> health(n1).get("status").asString().equals("DOWN"));
@@ -360,7 +334,7 @@ class CoordinationStarterIT {
     @Test
     @ExtendWith(OutputCaptureExtension.class)
     void theFencingProbeRunsBeforeTheFirstGrantWarnsOnceAndShowsInTheEndpointAndHealth(CapturedOutput output) throws Exception {
-        ConfigurableApplicationContext n1 = start("n1");
+        ConfigurableApplicationContext n1 = members.start("n1");
         await().atMost(Duration.ofSeconds(30)).until(() -> state(n1) == MemberRoleState.LEADER);
         String clusterId = cluster.admin().describeCluster().clusterId().get(10, TimeUnit.SECONDS);
         String log = output.getOut();
@@ -401,7 +375,7 @@ class CoordinationStarterIT {
         cluster.admin().createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(topic, 3, (short) 1).configs(Map.of(
                 "cleanup.policy", "compact", "unclean.leader.election.enable", "true")))).all()
                 .get(20, TimeUnit.SECONDS);
-        assertThatThrownBy(() -> start("n1")).hasMessageContaining("Failed to start bean 'startupFencingProbe'");
+        assertThatThrownBy(() -> members.start("n1")).hasMessageContaining("Failed to start bean 'startupFencingProbe'");
         assertThat(output.getOut()).contains("APPLICATION FAILED TO START")
                 .contains("the fencing probe of cluster")
                 .contains("- topic.unclean-leader-election: " + topic + ": unclean.leader.election.enable=true")
@@ -418,9 +392,9 @@ class CoordinationStarterIT {
     /** An operator adds partitions to the live coordination topic: nobody challenges, each says why, the endpoint answers. */
     @Test
     void whenTheTopicIsAlteredUnderTheMembersNobodyChallengesAndTheEndpointKeepsAnswering() throws Exception {
-        ConfigurableApplicationContext n1 = start("n1");
+        ConfigurableApplicationContext n1 = members.start("n1");
         await().atMost(Duration.ofSeconds(30)).until(() -> state(n1) == MemberRoleState.LEADER);
-        ConfigurableApplicationContext n2 = start("n2");
+        ConfigurableApplicationContext n2 = members.start("n2");
         await().atMost(Duration.ofSeconds(30)).until(() -> state(n2) == MemberRoleState.STANDBY
                 && get(n2, "/actuator/coordination").get("roles").get("controller").get("roster").size() == 2);
         cluster.admin().createPartitions(Map.of(topic, org.apache.kafka.clients.admin.NewPartitions.increaseTo(5))).all()

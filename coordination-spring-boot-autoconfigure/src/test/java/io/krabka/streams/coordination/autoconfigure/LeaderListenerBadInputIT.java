@@ -21,6 +21,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.stream.Stream;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -37,14 +38,13 @@ import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -69,13 +69,21 @@ class LeaderListenerBadInputIT {
     private static final String WEB = "spring.main.web-application-type=servlet";
     private static KafkaTestCluster cluster;
 
-    private final List<ConfigurableApplicationContext> apps = new CopyOnWriteArrayList<>();
     private final HttpClient http = HttpClient.newHttpClient();
     private final String suffix = UUID.randomUUID().toString().substring(0, 8);
     private final String requests = "requests-" + suffix;
     private final String commands = "commands-" + suffix;
     private final String deadLetters = requests + ".DLT";
+    @RegisterExtension
+    final SpringMembers members = SpringMembers.of(BadInputApp.class, () -> cluster.bootstrapServers())
+            .with("spring.main.web-application-type=none", "management.endpoint.health.show-details=always",
+                    "management.endpoint.health.probes.enabled=true",
+                    "management.endpoint.health.group.readiness.include=readinessState,coordination",
+                    "krabka.coordination.roles=controller", "krabka.coordination.lease.duration=3s",
+                    "krabka.coordination.lease.renew-interval=1s", "krabka.coordination.topic.partitions=1",
+                    "test.requests=" + requests);
 
+    /** A cluster of its own: no topic is created by a first send to it, so a missing output topic stays missing. */
     @BeforeAll
     static void startCluster() {
         cluster = KafkaTestCluster.start(1, Map.of("auto.create.topics.enable", "false"));
@@ -84,11 +92,6 @@ class LeaderListenerBadInputIT {
     @AfterAll
     static void stopCluster() {
         cluster.close();
-    }
-
-    @AfterEach
-    void closeApps() {
-        apps.forEach(ConfigurableApplicationContext::close);
     }
 
     @SpringBootConfiguration
@@ -158,25 +161,7 @@ class LeaderListenerBadInputIT {
     }
 
     private ConfigurableApplicationContext start(String listener, String... more) {
-        ConfigurableApplicationContext app = new SpringApplicationBuilder(BadInputApp.class).properties(Map.of(
-                "spring.kafka.bootstrap-servers", cluster.bootstrapServers(),
-                "server.port", "0",
-                "management.endpoint.health.show-details", "always",
-                "management.endpoint.health.probes.enabled", "true",
-                "management.endpoint.health.group.readiness.include", "readinessState,coordination",
-                "krabka.coordination.member-id", "a",
-                "krabka.coordination.roles", "controller",
-                "krabka.coordination.lease.duration", "3s",
-                "krabka.coordination.lease.renew-interval", "1s",
-                "test.listener", listener))
-                .properties("spring.main.web-application-type=none", "test.requests=" + requests,
-                        "krabka.coordination.topic.replication-factor=1",
-                        "krabka.coordination.topic.allow-unsafe=true", "krabka.coordination.topic.partitions=1",
-                        "krabka.coordination.topic.name=coordination-" + suffix)
-                .properties(more)
-                .run();
-        apps.add(app);
-        return app;
+        return members.start("a", Stream.concat(Stream.of("test.listener=" + listener), Stream.of(more)).toArray(String[]::new));
     }
 
     /** Finding 2: the interrupt that ends a leadership ends its batch; no dead letter is claimed for the fenced batch. */

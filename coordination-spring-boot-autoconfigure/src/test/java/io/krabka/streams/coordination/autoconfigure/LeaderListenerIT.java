@@ -21,7 +21,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Stream;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
@@ -35,14 +35,12 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
@@ -58,24 +56,17 @@ class LeaderListenerIT {
     private static final Role CONTROLLER = Role.of("controller");
     private static KafkaTestCluster cluster;
 
-    private final List<ConfigurableApplicationContext> apps = new CopyOnWriteArrayList<>();
     private final String suffix = UUID.randomUUID().toString().substring(0, 8);
     private final String requests = "requests-" + suffix;
     private final String commands = "commands-" + suffix;
+    @RegisterExtension
+    final SpringMembers members = SpringMembers.of(ListenerApp.class, () -> cluster.bootstrapServers())
+            .with("spring.main.web-application-type=none", "krabka.coordination.roles=controller", "test.requests=" + requests)
+            .withFastLeases();
 
     @BeforeAll
-    static void startCluster() {
-        cluster = KafkaTestCluster.start();
-    }
-
-    @AfterAll
-    static void stopCluster() {
-        cluster.close();
-    }
-
-    @AfterEach
-    void closeApps() {
-        apps.forEach(ConfigurableApplicationContext::close);
+    static void takeSharedCluster() {
+        cluster = KafkaTestCluster.shared();
     }
 
     @SpringBootConfiguration
@@ -173,22 +164,7 @@ class LeaderListenerIT {
     }
 
     private ConfigurableApplicationContext start(String member, String listener, String... more) {
-        ConfigurableApplicationContext app = new SpringApplicationBuilder(ListenerApp.class).properties(Map.of(
-                "spring.kafka.bootstrap-servers", cluster.bootstrapServers(),
-                "spring.main.web-application-type", "none",
-                "krabka.coordination.member-id", member,
-                "krabka.coordination.roles", "controller",
-                "krabka.coordination.lease.duration", "3s",
-                "krabka.coordination.lease.renew-interval", "1s",
-                "krabka.coordination.lease.challenge-stagger", "1s",
-                "test.listener", listener,
-                "test.requests", requests))
-                .properties("krabka.coordination.topic.replication-factor=1", "krabka.coordination.topic.allow-unsafe=true",
-                        "krabka.coordination.topic.partitions=3", "krabka.coordination.topic.name=coordination-" + suffix)
-                .properties(more)
-                .run();
-        apps.add(app);
-        return app;
+        return members.start(member, Stream.concat(Stream.of("test.listener=" + listener), Stream.of(more)).toArray(String[]::new));
     }
 
     private static LeadershipLoop loop(ConfigurableApplicationContext app) {

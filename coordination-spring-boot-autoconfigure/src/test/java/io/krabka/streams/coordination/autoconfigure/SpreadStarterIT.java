@@ -19,18 +19,15 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.event.EventListener;
 
@@ -55,23 +52,18 @@ class SpreadStarterIT {
     private static final Duration EVEN_WITHIN = Duration.ofSeconds(45);
     private static KafkaTestCluster cluster;
 
-    private final List<ConfigurableApplicationContext> apps = new CopyOnWriteArrayList<>();
-    private final String topic = "coordination-" + java.util.UUID.randomUUID().toString().substring(0, 8);
+    @RegisterExtension
+    final SpringMembers members = SpringMembers.of(MemberApp.class, () -> cluster.bootstrapServers())
+            .with("management.endpoints.web.exposure.include=coordination,health", "krabka.coordination.roles=" + ROLE_LIST,
+                    "krabka.coordination.balance=spread", "krabka.coordination.lease.duration=" + LEASE.toSeconds() + "s",
+                    "krabka.coordination.lease.renew-interval=1s",
+                    "krabka.coordination.lease.challenge-stagger=" + STAGGER.toSeconds() + "s",
+                    "krabka.coordination.endpoint.release-enabled=true", "krabka.coordination.topic.partitions=6");
     private final HttpClient http = HttpClient.newHttpClient();
 
     @BeforeAll
-    static void startCluster() {
-        cluster = KafkaTestCluster.start();
-    }
-
-    @AfterAll
-    static void stopCluster() {
-        cluster.close();
-    }
-
-    @AfterEach
-    void closeApps() {
-        apps.forEach(ConfigurableApplicationContext::close);
+    static void takeSharedCluster() {
+        cluster = KafkaTestCluster.shared();
     }
 
     @SpringBootConfiguration
@@ -95,10 +87,10 @@ class SpreadStarterIT {
     @Test
     void threeMembersEvenOutAHandoverGoesWhereItIsToldAndACrashedMembersRolesSpreadAndComeBackByHandovers()
             throws Exception {
-        ConfigurableApplicationContext n1 = start("n1");
+        ConfigurableApplicationContext n1 = members.start("n1");
         await().atMost(Duration.ofSeconds(60)).until(() -> held(n1) == ROLES);
-        ConfigurableApplicationContext n2 = start("n2");
-        ConfigurableApplicationContext n3 = start("n3");
+        ConfigurableApplicationContext n2 = members.start("n2");
+        ConfigurableApplicationContext n3 = members.start("n3");
         Instant joined = Instant.now();
         await().atMost(EVEN_WITHIN).until(() -> even(List.of(n1, n2, n3)));
         Duration evened = Duration.between(joined, Instant.now());
@@ -135,13 +127,12 @@ class SpreadStarterIT {
         assertThat(toN1).as("n2's roles %s spread over both: n1 took %s, n3 %s", orphans, toN1, toN3).isNotEmpty();
         assertThat(toN3).as("n2's roles %s spread over both: n1 took %s, n3 %s", orphans, toN1, toN3).isNotEmpty();
         await().atMost(EVEN_WITHIN).until(() -> even(List.of(n1, n3)));
-        n2.close();
-        apps.remove(n2);
+        members.stop(n2);
 
         // It comes back and gets its share by handovers alone: nobody's lease runs out.
         int n1Ends = appOf(n1).ends.size();
         int n3Ends = appOf(n3).ends.size();
-        ConfigurableApplicationContext back = start("n2");
+        ConfigurableApplicationContext back = members.start("n2");
         Instant returned = Instant.now();
         await().atMost(EVEN_WITHIN).until(() -> even(List.of(n1, back, n3)));
         // For the notes and docs/PERFORMANCE.md: what this run took.
@@ -153,24 +144,6 @@ class SpreadStarterIT {
                 .containsOnly(LeadershipEndCause.RELEASED);
     }
 
-    private ConfigurableApplicationContext start(String member) {
-        ConfigurableApplicationContext app = new SpringApplicationBuilder(MemberApp.class).properties(Map.of(
-                "spring.kafka.bootstrap-servers", cluster.bootstrapServers(),
-                "server.port", "0",
-                "management.endpoints.web.exposure.include", "coordination,health",
-                "krabka.coordination.member-id", member,
-                "krabka.coordination.roles", ROLE_LIST,
-                "krabka.coordination.balance", "spread",
-                "krabka.coordination.lease.duration", LEASE.toSeconds() + "s",
-                "krabka.coordination.lease.renew-interval", "1s",
-                "krabka.coordination.lease.challenge-stagger", STAGGER.toSeconds() + "s",
-                "krabka.coordination.endpoint.release-enabled", "true"))
-                .properties("krabka.coordination.topic.replication-factor=1", "krabka.coordination.topic.allow-unsafe=true",
-                        "krabka.coordination.topic.partitions=6", "krabka.coordination.topic.name=" + topic)
-                .run();
-        apps.add(app);
-        return app;
-    }
 
     private static LeadershipLoop loop(ConfigurableApplicationContext app) {
         return app.getBean(LeadershipLoop.class);
