@@ -17,7 +17,6 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -25,18 +24,10 @@ import java.util.stream.Stream;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.function.IntFunction;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.RecordTooLargeException;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -170,20 +161,20 @@ class LeaderListenerBadInputIT {
         cluster.createTopic(requests, 1);
         cluster.createTopic(commands, 1);
         cluster.createTopic(deadLetters, 1);
-        produce(requests, 0, 100, i -> ("r" + i).getBytes(StandardCharsets.UTF_8));
+        cluster.produce(requests, 0, 100, i -> ("r" + i).getBytes(StandardCharsets.UTF_8));
         ConfigurableApplicationContext a = start("device");
         assertThat(DeviceListener.tenthCallBlocked.await(30, TimeUnit.SECONDS)).isTrue();
         long deposedTerm = DeviceListener.calls.get(0);
 
         assertThat(a.getBean(LeadershipLoop.class).release(CONTROLLER)).isTrue();
         // The member takes the role back and does the whole batch under its next term.
-        await().atMost(Duration.ofSeconds(30)).until(() -> committed(commands).size() == 100);
+        await().atMost(Duration.ofSeconds(30)).until(() -> cluster.committed(commands).size() == 100);
 
         assertThat(DeviceListener.calls.stream().filter(term -> term == deposedTerm).count())
                 .as("device calls under the released term").isEqualTo(10);
-        assertThat(committed(commands)).extracting(r -> new String(r.value(), StandardCharsets.UTF_8))
+        assertThat(cluster.committed(commands)).extracting(r -> new String(r.value(), StandardCharsets.UTF_8))
                 .containsExactlyElementsOf(java.util.stream.IntStream.range(0, 100).mapToObj(i -> "r" + i).toList());
-        assertThat(committed(deadLetters)).isEmpty();
+        assertThat(cluster.committed(deadLetters)).isEmpty();
         assertThat(output.getOut()).doesNotContain(deadLetters);
     }
 
@@ -204,13 +195,13 @@ class LeaderListenerBadInputIT {
         for (int i = 0; i < 20; i++) {
             values.add(i == 5 ? "big" : i == 12 ? "lost" : "r" + i);
         }
-        produce(requests, 0, values.size(), i -> values.get(i).getBytes(StandardCharsets.UTF_8));
+        cluster.produce(requests, 0, values.size(), i -> values.get(i).getBytes(StandardCharsets.UTF_8));
         start("refused");
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> committed(deadLetters).size() == 2 && committed(commands).size() == 18);
-        assertThat(committed(commands)).extracting(r -> new String(r.value(), StandardCharsets.UTF_8))
+        await().atMost(Duration.ofSeconds(30)).until(() -> cluster.committed(deadLetters).size() == 2 && cluster.committed(commands).size() == 18);
+        assertThat(cluster.committed(commands)).extracting(r -> new String(r.value(), StandardCharsets.UTF_8))
                 .containsExactlyElementsOf(values.stream().filter(v -> v.startsWith("r")).map(v -> "do " + v).toList());
-        List<ConsumerRecord<byte[], byte[]>> dead = committed(deadLetters);
+        List<ConsumerRecord<byte[], byte[]>> dead = cluster.committed(deadLetters);
         assertThat(dead).extracting(r -> new String(r.value(), StandardCharsets.UTF_8)).containsExactly("big", "lost");
         assertThat(dead).extracting(r -> ByteBuffer.wrap(r.headers().lastHeader(KafkaHeaders.DLT_ORIGINAL_OFFSET).value()).getLong())
                 .containsExactly(5L, 12L);
@@ -227,14 +218,14 @@ class LeaderListenerBadInputIT {
     void withoutItsDeadLetterTopicEveryGrantFailsAndHealthSaysSoWhileReadinessStaysUp() throws Exception {
         cluster.createTopic(requests, 1);
         cluster.createTopic(commands, 1);
-        produce(requests, 0, 3, i -> (i == 1 ? "poison" : "r" + i).getBytes(StandardCharsets.UTF_8));
+        cluster.produce(requests, 0, 3, i -> (i == 1 ? "poison" : "r" + i).getBytes(StandardCharsets.UTF_8));
         // The guide's probe settings: the root shows WORK_FAILING, and no probe changes its answer.
         ConfigurableApplicationContext a = start("refused", WEB,
                 "management.endpoint.health.status.order=down,out-of-service,work-failing,up,unknown");
 
         JsonNode coordination = awaitWorkFailing(a);
         assertThat(coordination.get("details").get("workFailing").get("controller").asString()).contains(deadLetters);
-        assertThat(committed(commands)).isEmpty();
+        assertThat(cluster.committed(commands)).isEmpty();
         assertThat(json(a, "/actuator/health").get("status").asString()).isEqualTo("WORK_FAILING");
         assertThat(status(a, "/actuator/health")).isEqualTo(200);
         assertThat(status(a, "/actuator/health/readiness")).isEqualTo(200);
@@ -259,17 +250,17 @@ class LeaderListenerBadInputIT {
         cluster.createTopic(requests, 1);
         cluster.createTopic(commands, 1);
         cluster.createTopic(deadLetters, 1);
-        produce(requests, 0, 4, i -> i == 2 ? new byte[] {1, 2, 3} : ByteBuffer.allocate(4).putInt(i).array());
+        cluster.produce(requests, 0, 4, i -> i == 2 ? new byte[] {1, 2, 3} : ByteBuffer.allocate(4).putInt(i).array());
         start("typed",
                 "spring.kafka.consumer.value-deserializer=org.springframework.kafka.support.serializer.ErrorHandlingDeserializer",
                 "spring.kafka.consumer.properties.spring.deserializer.value.delegate.class="
                         + "org.apache.kafka.common.serialization.IntegerDeserializer");
 
         // Four records in, each either a command or a dead letter.
-        await().atMost(Duration.ofSeconds(30)).until(() -> committed(commands).size() + committed(deadLetters).size() == 4);
-        assertThat(committed(commands)).extracting(r -> new String(r.value(), StandardCharsets.UTF_8))
+        await().atMost(Duration.ofSeconds(30)).until(() -> cluster.committed(commands).size() + cluster.committed(deadLetters).size() == 4);
+        assertThat(cluster.committed(commands)).extracting(r -> new String(r.value(), StandardCharsets.UTF_8))
                 .containsExactly("v=0", "v=1", "v=3");
-        ConsumerRecord<byte[], byte[]> dead = committed(deadLetters).get(0);
+        ConsumerRecord<byte[], byte[]> dead = cluster.committed(deadLetters).get(0);
         assertThat(dead.value()).containsExactly(1, 2, 3);
         assertThat(ByteBuffer.wrap(dead.headers().lastHeader(KafkaHeaders.DLT_ORIGINAL_OFFSET).value()).getLong()).isEqualTo(2);
         assertThat(header(dead, KafkaHeaders.DLT_EXCEPTION_FQCN)).isEqualTo(DeserializationException.class.getName());
@@ -300,36 +291,5 @@ class LeaderListenerBadInputIT {
     private static HttpRequest request(ConfigurableApplicationContext app, String path) {
         return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + app.getEnvironment().getProperty("local.server.port") + path))
                 .build();
-    }
-
-    private static void produce(String topic, int from, int to, IntFunction<byte[]> value) {
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
-                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
-                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
-            for (int i = from; i < to; i++) {
-                producer.send(new ProducerRecord<>(topic, ("k" + i).getBytes(StandardCharsets.UTF_8), value.apply(i)));
-            }
-        }
-    }
-
-    /** The committed records of partition 0 of {@code topic}, as a read_committed reader sees them. */
-    private static List<ConsumerRecord<byte[], byte[]>> committed(String topic) {
-        Map<String, Object> settings = new HashMap<>();
-        settings.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers());
-        settings.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        settings.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
-        settings.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
-        List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(settings)) {
-            TopicPartition partition = new TopicPartition(topic, 0);
-            consumer.assign(List.of(partition));
-            consumer.seekToBeginning(List.of(partition));
-            long end = consumer.endOffsets(List.of(partition)).get(partition);
-            while (consumer.position(partition) < end) {
-                consumer.poll(Duration.ofMillis(100)).forEach(records::add);
-            }
-        }
-        return records;
     }
 }

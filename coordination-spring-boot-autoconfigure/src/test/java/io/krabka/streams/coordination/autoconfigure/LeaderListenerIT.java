@@ -17,24 +17,15 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.stream.Stream;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.function.IntFunction;
 import java.util.stream.Collectors;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -178,25 +169,25 @@ class LeaderListenerIT {
         cluster.createTopic(requests + ".DLT", 1);
         ConfigurableApplicationContext a = start("a", "one-record");
         ConfigurableApplicationContext b = start("b", "one-record");
-        produce(requests, 0, 150, i -> ("r" + i).getBytes(StandardCharsets.UTF_8));
-        await().atMost(Duration.ofSeconds(30)).until(() -> committed(commands).size() == 150);
+        cluster.produce(requests, 0, 150, i -> ("r" + i).getBytes(StandardCharsets.UTF_8));
+        await().atMost(Duration.ofSeconds(30)).until(() -> cluster.committed(commands).size() == 150);
 
         ConfigurableApplicationContext leader = loop(a).state(CONTROLLER) == MemberRoleState.LEADER ? a : b;
         ConfigurableApplicationContext standby = leader == a ? b : a;
         assertThat(loop(leader).release(CONTROLLER)).isTrue();
-        produce(requests, 150, 300, i -> ("r" + i).getBytes(StandardCharsets.UTF_8));
-        produce(requests, 0, 1, i -> "poison-1".getBytes(StandardCharsets.UTF_8));
-        await().atMost(Duration.ofSeconds(30)).until(() -> committed(commands).size() == 300
-                && committed(requests + ".DLT").size() == 1);
+        cluster.produce(requests, 150, 300, i -> ("r" + i).getBytes(StandardCharsets.UTF_8));
+        cluster.produce(requests, 0, 1, i -> "poison-1".getBytes(StandardCharsets.UTF_8));
+        await().atMost(Duration.ofSeconds(30)).until(() -> cluster.committed(commands).size() == 300
+                && cluster.committed(requests + ".DLT").size() == 1);
 
-        List<String> log = committed(commands).stream().map(r -> new String(r.value(), StandardCharsets.UTF_8)).toList();
+        List<String> log = cluster.committed(commands).stream().map(r -> new String(r.value(), StandardCharsets.UTF_8)).toList();
         Map<String, Long> perRequest = log.stream().collect(Collectors.groupingBy(c -> c.split(",")[0], Collectors.counting()));
         assertThat(perRequest).hasSize(300).allSatisfy((request, count) -> assertThat(count).as(request).isEqualTo(1));
         assertThat(log).extracting(c -> Long.parseLong(c.split(",")[2])).isSortedAccordingTo(Long::compare);
         assertThat(log).extracting(c -> c.split(",")[1]).as("the standby took over after the release")
                 .contains(loop(leader).member().value(), loop(standby).member().value());
 
-        ConsumerRecord<byte[], byte[]> dead = committed(requests + ".DLT").get(0);
+        ConsumerRecord<byte[], byte[]> dead = cluster.committed(requests + ".DLT").get(0);
         assertThat(new String(dead.value(), StandardCharsets.UTF_8)).isEqualTo("poison-1");
         assertThat(new String(dead.headers().lastHeader(KafkaHeaders.DLT_EXCEPTION_MESSAGE).value(), StandardCharsets.UTF_8))
                 .isEqualTo("cannot handle poison-1");
@@ -215,14 +206,14 @@ class LeaderListenerIT {
         start("a", "batch",
                 "spring.kafka.consumer.value-deserializer=org.apache.kafka.common.serialization.IntegerDeserializer",
                 "spring.kafka.producer.value-serializer=org.apache.kafka.common.serialization.IntegerSerializer");
-        produce(requests, 1, 4, i -> ByteBuffer.allocate(4).putInt(i).array());
-        produce(requests, 0, 1, i -> new byte[] {1, 2, 3});
-        produce(requests, 4, 6, i -> ByteBuffer.allocate(4).putInt(i).array());
+        cluster.produce(requests, 1, 4, i -> ByteBuffer.allocate(4).putInt(i).array());
+        cluster.produce(requests, 0, 1, i -> new byte[] {1, 2, 3});
+        cluster.produce(requests, 4, 6, i -> ByteBuffer.allocate(4).putInt(i).array());
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> committed(commands).size() == 5
-                && committed(requests + ".DLT").size() == 1);
-        assertThat(committed(commands)).extracting(r -> ByteBuffer.wrap(r.value()).getInt()).containsExactly(2, 4, 6, 8, 10);
-        ConsumerRecord<byte[], byte[]> dead = committed(requests + ".DLT").get(0);
+        await().atMost(Duration.ofSeconds(30)).until(() -> cluster.committed(commands).size() == 5
+                && cluster.committed(requests + ".DLT").size() == 1);
+        assertThat(cluster.committed(commands)).extracting(r -> ByteBuffer.wrap(r.value()).getInt()).containsExactly(2, 4, 6, 8, 10);
+        ConsumerRecord<byte[], byte[]> dead = cluster.committed(requests + ".DLT").get(0);
         assertThat(dead.value()).containsExactly(1, 2, 3);
         assertThat(ByteBuffer.wrap(dead.headers().lastHeader(KafkaHeaders.DLT_ORIGINAL_OFFSET).value()).getLong()).isEqualTo(3);
     }
@@ -232,9 +223,9 @@ class LeaderListenerIT {
         cluster.createTopic(commands, 1);
         start("a", "typed-sender",
                 "spring.kafka.producer.value-serializer=org.apache.kafka.common.serialization.IntegerSerializer");
-        await().atMost(Duration.ofSeconds(30)).until(() -> committed(commands).size() == 3);
-        assertThat(committed(commands)).extracting(r -> ByteBuffer.wrap(r.value()).getInt()).containsExactly(1, 2, 3);
-        assertThat(new String(committed(commands).get(0).key(), StandardCharsets.UTF_8)).isEqualTo("a");
+        await().atMost(Duration.ofSeconds(30)).until(() -> cluster.committed(commands).size() == 3);
+        assertThat(cluster.committed(commands)).extracting(r -> ByteBuffer.wrap(r.value()).getInt()).containsExactly(1, 2, 3);
+        assertThat(new String(cluster.committed(commands).get(0).key(), StandardCharsets.UTF_8)).isEqualTo("a");
     }
 
     @Test
@@ -250,36 +241,5 @@ class LeaderListenerIT {
         assertThatThrownBy(() -> start("a", "shared-group"))
                 .hasStackTraceContaining("give one of them its own groupId")
                 .hasStackTraceContaining("controller-pipeline");
-    }
-
-    private static void produce(String topic, int from, int to, IntFunction<byte[]> value) {
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
-                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
-                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
-            for (int i = from; i < to; i++) {
-                producer.send(new ProducerRecord<>(topic, ("k" + i).getBytes(StandardCharsets.UTF_8), value.apply(i)));
-            }
-        }
-    }
-
-    /** The committed records of partition 0 of {@code topic}, as a read_committed reader sees them. */
-    private static List<ConsumerRecord<byte[], byte[]>> committed(String topic) {
-        Map<String, Object> settings = new HashMap<>();
-        settings.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers());
-        settings.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        settings.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
-        settings.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
-        List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(settings)) {
-            TopicPartition partition = new TopicPartition(topic, 0);
-            consumer.assign(List.of(partition));
-            consumer.seekToBeginning(List.of(partition));
-            long end = consumer.endOffsets(List.of(partition)).get(partition);
-            while (consumer.position(partition) < end) {
-                consumer.poll(Duration.ofMillis(100)).forEach(records::add);
-            }
-        }
-        return records;
     }
 }
