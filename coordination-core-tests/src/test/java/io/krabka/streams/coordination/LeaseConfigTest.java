@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination;
 
+import io.krabka.streams.coordination.test.runtime.ManualClock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatNullPointerException;

@@ -8,8 +8,8 @@ import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.internal.RoleContender;
-import io.krabka.streams.coordination.memory.InMemoryCluster;
-import io.krabka.streams.coordination.memory.InMemoryCoordinationTransport;
+import io.krabka.streams.coordination.test.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.memory.InMemoryCoordinationTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.time.InstantSource;
@@ -97,7 +97,7 @@ class LeaderWorkRunnerTest {
      */
     @Test
     void workTheClusterRefusesEndsFailedNamesTheRefusalAndIsRetriedOnlyAfterTheDenialBackOff() {
-        io.krabka.streams.coordination.ManualRuntime runtime = new io.krabka.streams.coordination.ManualRuntime();
+        io.krabka.streams.coordination.test.runtime.ManualRuntime runtime = new io.krabka.streams.coordination.test.runtime.ManualRuntime();
         try {
             InMemoryCluster simulated = new InMemoryCluster(runtime);
             CoordinationClient onRuntime = new CoordinationClient(simulated.transport(TOPIC), LeaseConfig.DEFAULTS, runtime);
@@ -134,7 +134,7 @@ class LeaderWorkRunnerTest {
      */
     @Test
     void aRunThatOutlivesItsStopBoundDoesNotKeepTheNextLeadershipsRunFromBeingInterrupted() {
-        io.krabka.streams.coordination.ManualRuntime runtime = new io.krabka.streams.coordination.ManualRuntime();
+        io.krabka.streams.coordination.test.runtime.ManualRuntime runtime = new io.krabka.streams.coordination.test.runtime.ManualRuntime();
         try {
             InMemoryCluster simulated = new InMemoryCluster(runtime);
             CoordinationClient onRuntime = new CoordinationClient(simulated.transport(TOPIC), LeaseConfig.DEFAULTS, runtime);

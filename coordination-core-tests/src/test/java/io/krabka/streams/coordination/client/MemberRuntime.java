@@ -1,6 +1,6 @@
 package io.krabka.streams.coordination.client;
 
-import io.krabka.streams.coordination.ManualRuntime;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import java.time.Duration;
 import java.time.InstantSource;

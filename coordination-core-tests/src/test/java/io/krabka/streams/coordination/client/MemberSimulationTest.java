@@ -4,10 +4,10 @@ import static io.krabka.streams.coordination.client.SimulatedMembers.CONFIG;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.Balance;
-import io.krabka.streams.coordination.ManualRuntime;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.SimulatedMembers.Grant;
-import io.krabka.streams.coordination.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,7 +1,7 @@
 package io.krabka.streams.coordination.client;
 
 import io.krabka.streams.coordination.Balance;
-import io.krabka.streams.coordination.ManualRuntime;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.SimulatedMembers.Member;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;

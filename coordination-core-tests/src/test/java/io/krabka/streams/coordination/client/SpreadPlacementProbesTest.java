@@ -7,7 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.krabka.streams.coordination.Balance;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
-import io.krabka.streams.coordination.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;

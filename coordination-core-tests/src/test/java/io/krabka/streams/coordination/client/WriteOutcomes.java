@@ -4,7 +4,7 @@ import io.krabka.streams.coordination.CommitOutcomeUnknownException;
 import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.Role;
-import io.krabka.streams.coordination.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.transport.RawRecord;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;

@@ -3,7 +3,7 @@ package io.krabka.streams.coordination.succession;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.ManualClock;
+import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.record.CoordinationKey;

@@ -11,7 +11,7 @@ import io.krabka.streams.coordination.TopicConfigurationException;
 import io.krabka.streams.coordination.actuate.CoordinationHealthIndicator;
 import io.krabka.streams.coordination.actuate.CoordinationLeadershipHealth;
 import io.krabka.streams.coordination.client.CoordinationClient;
-import io.krabka.streams.coordination.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.spring.ClusterContact;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.spring.MemberRoleState;

@@ -10,7 +10,7 @@ import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 
 /**
  * On a Spring Boot test: the starter runs on an in-memory cluster instead of Kafka, with
- * a {@link io.krabka.streams.coordination.ManualClock} as its lease clock, and a
+ * a {@link io.krabka.streams.coordination.test.runtime.ManualClock} as its lease clock, and a
  * {@link CoordinationTestSupport} bean grants, fences, expires and releases this member's
  * roles on demand. No broker, and no waiting for leases.
  *

@@ -1,6 +1,6 @@
 package io.krabka.streams.coordination.test;
 
-import io.krabka.streams.coordination.ManualClock;
+import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.runtime.ForwardingCoordinationRuntime;
 import java.time.DateTimeException;

@@ -1,14 +1,14 @@
 package io.krabka.streams.coordination.test;
 
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.ManualClock;
+import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.Leadership;
-import io.krabka.streams.coordination.memory.InMemoryCluster;
-import io.krabka.streams.coordination.memory.InMemoryConsumer;
-import io.krabka.streams.coordination.memory.InMemoryCoordinationTransport;
+import io.krabka.streams.coordination.test.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.memory.InMemoryConsumer;
+import io.krabka.streams.coordination.test.memory.InMemoryCoordinationTransport;
 import io.krabka.streams.coordination.pipeline.PipelineSettings;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;

@@ -3,7 +3,7 @@ package io.krabka.streams.coordination.test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.krabka.streams.coordination.ManualClock;
+import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import java.time.Duration;
 import java.time.Instant;

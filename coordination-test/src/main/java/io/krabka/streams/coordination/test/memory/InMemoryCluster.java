@@ -1,10 +1,10 @@
-package io.krabka.streams.coordination.memory;
+package io.krabka.streams.coordination.test.memory;
 
 import io.krabka.streams.coordination.CommitOutcomeUnknownException;
 import io.krabka.streams.coordination.ConsumedOffsets;
 import io.krabka.streams.coordination.CoordinationTimeoutException;
 import io.krabka.streams.coordination.FencedException;
-import io.krabka.streams.coordination.ManualRuntime;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.kafka.KafkaCoordinationTransport;

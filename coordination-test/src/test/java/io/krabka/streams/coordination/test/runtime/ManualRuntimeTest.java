@@ -1,4 +1,4 @@
-package io.krabka.streams.coordination;
+package io.krabka.streams.coordination.test.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package io.krabka.streams.coordination.memory;
+package io.krabka.streams.coordination.test.memory;
 
 import java.time.Duration;
 import java.util.ArrayList;

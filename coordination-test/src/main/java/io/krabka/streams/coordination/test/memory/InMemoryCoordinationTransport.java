@@ -1,4 +1,4 @@
-package io.krabka.streams.coordination.memory;
+package io.krabka.streams.coordination.test.memory;
 
 import io.krabka.streams.coordination.CommitOutcomeUnknownException;
 import io.krabka.streams.coordination.ConsumedOffsets;

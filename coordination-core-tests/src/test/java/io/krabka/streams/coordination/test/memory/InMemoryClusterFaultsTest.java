@@ -1,15 +1,15 @@
-package io.krabka.streams.coordination.memory;
+package io.krabka.streams.coordination.test.memory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.ConsumedOffsets;
 import io.krabka.streams.coordination.CoordinationTimeoutException;
 import io.krabka.streams.coordination.FencedException;
-import io.krabka.streams.coordination.ManualRuntime;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
-import io.krabka.streams.coordination.memory.InMemoryCluster.Fault;
-import io.krabka.streams.coordination.memory.InMemoryCluster.Operation;
+import io.krabka.streams.coordination.test.memory.InMemoryCluster.Fault;
+import io.krabka.streams.coordination.test.memory.InMemoryCluster.Operation;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import io.krabka.streams.coordination.transport.RoleNews;
 import io.krabka.streams.coordination.transport.RoleRecords;

@@ -1,11 +1,11 @@
-package io.krabka.streams.coordination.memory;
+package io.krabka.streams.coordination.test.memory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
-import io.krabka.streams.coordination.transport.CoordinationTransportContract;
+import io.krabka.streams.coordination.test.transport.CoordinationTransportContract;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package io.krabka.streams.coordination;
+package io.krabka.streams.coordination.test.runtime;
 
 import java.time.Duration;
 import java.time.Instant;

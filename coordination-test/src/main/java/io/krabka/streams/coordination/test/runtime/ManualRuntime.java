@@ -1,4 +1,4 @@
-package io.krabka.streams.coordination;
+package io.krabka.streams.coordination.test.runtime;
 
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.runtime.SystemCoordinationRuntime;

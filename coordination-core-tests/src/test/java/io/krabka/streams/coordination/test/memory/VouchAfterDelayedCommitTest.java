@@ -1,4 +1,4 @@
-package io.krabka.streams.coordination.memory;
+package io.krabka.streams.coordination.test.memory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
