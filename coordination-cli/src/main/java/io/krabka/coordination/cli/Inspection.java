@@ -10,14 +10,18 @@ import io.krabka.streams.coordination.members.MemberAddressBook;
 import io.krabka.streams.coordination.members.MemberAddressCodec;
 import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.transport.TopicSpec;
+import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
 import java.util.stream.IntStream;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.InterruptException;
+import picocli.CommandLine;
 
 /**
  * The two commands. The topic and every role are read through the core: the role names
@@ -28,15 +32,36 @@ import org.apache.kafka.common.errors.InterruptException;
 final class Inspection {
 
     private final ReadOnlyCluster cluster;
-    private final CliOptions options;
+    private final SharedOptions options;
     private final String bootstrap;
     private final TopicReader reader;
 
-    Inspection(ReadOnlyCluster cluster, CliOptions options, String bootstrap) {
+    Inspection(ReadOnlyCluster cluster, SharedOptions options, String bootstrap) {
         this.cluster = cluster;
         this.options = options;
         this.bootstrap = bootstrap;
         this.reader = new TopicReader(cluster, bootstrap);
+    }
+
+    /** Connects with read-only clients and runs one command: {@link #list} or {@link #describe}. */
+    static Report read(SharedOptions options, Function<Inspection, Report> command) {
+        Map<String, Object> connection = options.connection();
+        try (ReadOnlyCluster cluster = new ReadOnlyCluster(connection, options.timeout())) {
+            return command.apply(new Inspection(cluster, options, options.bootstrap()));
+        }
+    }
+
+    /** Prints the report to the command's output and its warnings to its error stream, which it returns. */
+    static PrintWriter print(CommandLine line, String shown, Report report, List<String> unreadable) {
+        line.getOut().print(shown);
+        PrintWriter err = line.getErr();
+        for (String warning : report.warnings()) {
+            err.println("warning: " + warning);
+        }
+        for (String problem : unreadable) {
+            err.println("warning: " + problem);
+        }
+        return err;
     }
 
     /** Every role that has a record in the topic. */

@@ -30,7 +30,7 @@ class CoordinationCliTest {
         Result result = cli("--help");
 
         assertThat(result.exitCode()).isZero();
-        assertThat(result.out()).contains("Usage:", "list", "describe --role NAME", "--command-config FILE", "Exit codes");
+        assertThat(result.out()).contains("Usage:", "list", "describe", "doctor", "--command-config=FILE", "Exit codes");
         assertThat(result.err()).isEmpty();
     }
 
@@ -39,7 +39,7 @@ class CoordinationCliTest {
         Result result = cli("describe", "--bootstrap-server", "127.0.0.1:9092");
 
         assertThat(result.exitCode()).isEqualTo(2);
-        assertThat(result.err()).contains("error: describe needs --role NAME", "--help");
+        assertThat(result.err()).contains("error: Missing required option: '--role=NAME'", "--help");
         assertThat(result.out()).isEmpty();
     }
 
@@ -64,9 +64,10 @@ class CoordinationCliTest {
         Path config = dir.resolve("client.properties");
         Files.writeString(config, "bootstrap.servers=k1:9092\nsecurity.protocol=SASL_SSL\n");
 
-        Map<String, Object> connection = CoordinationCli.connection(CliOptions.parse("list", "--command-config", config.toString()));
-        Map<String, Object> overridden = CoordinationCli.connection(CliOptions.parse("list", "--command-config", config.toString(),
-                "--bootstrap-server", "k2:9092"));
+        Map<String, Object> connection = CommandLineParsingTest.shared(CommandLineParsingTest.parse("list", "--command-config",
+                config.toString())).connection();
+        Map<String, Object> overridden = CommandLineParsingTest.shared(CommandLineParsingTest.parse("list", "--command-config",
+                config.toString(), "--bootstrap-server", "k2:9092")).connection();
 
         assertThat(connection).containsEntry("bootstrap.servers", "k1:9092").containsEntry("security.protocol", "SASL_SSL");
         assertThat(overridden).containsEntry("bootstrap.servers", "k2:9092").containsEntry("security.protocol", "SASL_SSL");
