@@ -1,27 +1,16 @@
 package io.krabka.coordination.cli;
 
 import io.krabka.streams.coordination.Role;
-import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ITypeConverter;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParentCommand;
-import picocli.CommandLine.Spec;
 import picocli.CommandLine.TypeConversionException;
 
 /** {@code describe}: one role, with its roster in detail. */
 @Command(name = "describe", description = "one role, with its roster in detail (needs --role)")
-final class DescribeCommand implements Callable<Integer> {
-
-    @ParentCommand
-    private CoordinationCli cli;
-
-    @Spec
-    private CommandSpec spec;
+final class DescribeCommand extends ClusterCommand {
 
     @Option(names = "--role", required = true, order = 5, paramLabel = "NAME", converter = RoleName.class,
             description = "the role to describe")
@@ -29,18 +18,15 @@ final class DescribeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        SharedOptions options = cli.options();
-        Report report = Inspection.read(options, inspection -> inspection.describe(role));
         List<String> unreadable = new ArrayList<>();
-        String shown = options.json() ? JsonOutput.write(report, unreadable) : TextOutput.describe(report, unreadable);
-        PrintWriter err = Inspection.print(spec.commandLine(), shown, report, unreadable);
+        Report report = show(inspection -> inspection.describe(role), TextOutput::describe, unreadable);
         if (!unreadable.isEmpty()) {
-            err.println("error: role " + role.name() + " cannot be shown; please report it with the warning above");
+            err().println("error: role " + role.name() + " cannot be shown; please report it with the warning above");
             return CoordinationCli.EXIT_FAILED;
         }
         Report.RoleView view = report.roles().get(0);
         if (!view.found()) {
-            err.println("error: no record of role " + role.name() + " in partition " + view.partition() + " of topic "
+            err().println("error: no record of role " + role.name() + " in partition " + view.partition() + " of topic "
                     + report.topic() + ": no member registered for it (or its records were compacted away). Check --role");
             return CoordinationCli.EXIT_ROLE_NOT_FOUND;
         }

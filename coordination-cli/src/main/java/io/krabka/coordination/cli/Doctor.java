@@ -5,12 +5,8 @@ import io.krabka.streams.coordination.probe.FencingReport;
 import io.krabka.streams.coordination.probe.ProbeCheck;
 import io.krabka.streams.coordination.probe.ProbeStatus;
 import io.krabka.streams.coordination.transport.TopicSpec;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParentCommand;
-import picocli.CommandLine.Spec;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
 
@@ -27,13 +23,7 @@ import tools.jackson.databind.node.ObjectNode;
             "<topic>-probe-<random>: it checks that the cluster fences a superseded producer and",
             "hides aborted records, besides the topic's and the brokers' settings. It never",
             "writes to the coordination topic; with --read-only it writes nothing."})
-final class Doctor implements Callable<Integer> {
-
-    @ParentCommand
-    private CoordinationCli cli;
-
-    @Spec
-    private CommandSpec spec;
+final class Doctor extends ClusterCommand {
 
     @Option(names = "--roles", order = 8, paramLabel = "N", converter = SharedOptions.PositiveNumber.class,
             description = {"how many roles a member contends for, for the", "connection estimate (default: not given)"})
@@ -48,13 +38,13 @@ final class Doctor implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        SharedOptions options = cli.options();
+        SharedOptions options = options();
         TopicSpec topic = TopicSpec.DEFAULTS.withName(options.topic()).withPartitions(options.partitions())
                 .withReplicationFactor(allowUnsafe ? 1 : TopicSpec.DEFAULT_REPLICATION_FACTOR)
                 .withAllowUnsafe(allowUnsafe);
         FencingReport report = FencingProbe.builder(options.connection()).topic(topic).timeout(options.timeout()).roles(roles)
                 .readOnly(readOnly).build().run();
-        spec.commandLine().getOut().print(options.json() ? json(report) : text(report));
+        out().print(options.json() ? json(report) : text(report));
         return exitCode(report);
     }
 

@@ -10,7 +10,6 @@ import io.krabka.streams.coordination.members.MemberAddressBook;
 import io.krabka.streams.coordination.members.MemberAddressCodec;
 import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.transport.TopicSpec;
-import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -21,7 +20,6 @@ import java.util.stream.IntStream;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.InterruptException;
-import picocli.CommandLine;
 
 /**
  * The two commands. The topic and every role are read through the core: the role names
@@ -49,19 +47,6 @@ final class Inspection {
         try (ReadOnlyCluster cluster = new ReadOnlyCluster(connection, options.timeout())) {
             return command.apply(new Inspection(cluster, options, options.bootstrap()));
         }
-    }
-
-    /** Prints the report to the command's output and its warnings to its error stream, which it returns. */
-    static PrintWriter print(CommandLine line, String shown, Report report, List<String> unreadable) {
-        line.getOut().print(shown);
-        PrintWriter err = line.getErr();
-        for (String warning : report.warnings()) {
-            err.println("warning: " + warning);
-        }
-        for (String problem : unreadable) {
-            err.println("warning: " + problem);
-        }
-        return err;
     }
 
     /** Every role that has a record in the topic. */
