@@ -3,7 +3,6 @@ package io.krabka.coordination.cli;
 import io.krabka.streams.coordination.CoordinationException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.util.Properties;
@@ -86,23 +85,19 @@ public final class CoordinationCli implements Runnable {
     }
 
     public static void main(String[] args) {
-        int exitCode = run(args, System.out, System.err);
-        System.out.flush();
-        System.exit(exitCode);
+        System.exit(run(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true)));
     }
 
     /**
      * Runs one command line, printing the result to {@code out} and problems to
      * {@code err}; returns the exit code.
      */
-    static int run(String[] args, PrintStream out, PrintStream err) {
-        PrintWriter outWriter = new PrintWriter(out, true);
-        PrintWriter errWriter = new PrintWriter(err, true);
+    static int run(String[] args, PrintWriter out, PrintWriter err) {
         try {
-            return commandLine().setOut(outWriter).setErr(errWriter).execute(args);
+            return commandLine().setOut(out).setErr(err).execute(args);
         } finally {
-            outWriter.flush();
-            errWriter.flush();
+            out.flush();
+            err.flush();
         }
     }
 

@@ -2,9 +2,8 @@ package io.krabka.coordination.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -18,11 +17,10 @@ class CoordinationCliTest {
     }
 
     static Result cli(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exitCode = CoordinationCli.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
-        return new Result(exitCode, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exitCode = CoordinationCli.run(args, new PrintWriter(out), new PrintWriter(err));
+        return new Result(exitCode, out.toString(), err.toString());
     }
 
     @Test
