@@ -1,20 +1,23 @@
 package io.krabka.coordination.cli;
 
 import io.krabka.streams.coordination.CoordinationException;
-import io.krabka.streams.coordination.probe.FencingReport;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.PrintStream;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
-import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Locale;
-import java.util.Map;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
 import java.util.Properties;
-import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.common.KafkaException;
+import picocli.AutoComplete.GenerateCompletion;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.HelpCommand;
+import picocli.CommandLine.IVersionProvider;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.ScopeType;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.UnmatchedArgumentException;
 
 /**
  * {@code krabka-coordination-cli}: a read-only view of the coordination topic for
@@ -31,7 +34,30 @@ import org.apache.kafka.common.KafkaException;
  * {@code read_committed} consumers without a group. {@code doctor} runs the core's
  * {@code FencingProbe}, which writes to its probe topic only ({@link Doctor}).
  */
-public final class CoordinationCli {
+// scope = INHERIT: the subcommands share the help options, the version, the layout and the exit codes of this one.
+@Command(name = "krabka-coordination-cli", scope = ScopeType.INHERIT, mixinStandardHelpOptions = true,
+        versionProvider = CoordinationCli.Version.class, sortOptions = false, synopsisSubcommandLabel = "COMMAND",
+        descriptionHeading = "%n",
+        subcommands = {ListCommand.class, DescribeCommand.class, Doctor.class, HelpCommand.class, GenerateCompletion.class},
+        description = {
+            "A read-only view of the krabka coordination topic: who holds each role, under which",
+            "term, until when, whether the transaction coordinator confirms the holder (current),",
+            "and the roster of standbys with their ranks. list and describe never write to the",
+            "topic, never register, never initialize a producer id, and never create the topic.",
+            "doctor writes only to a probe topic of its own: see doctor --help.",
+            "",
+            "Run it as java -jar krabka-coordination-cli.jar COMMAND [OPTIONS]. The options",
+            "below may stand before or after the command; a command's own options follow it."},
+        commandListHeading = "%nCommands:%n", optionListHeading = "%nOptions:%n",
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {
+            "0:done",
+            "1:the cluster or the topic failed (unreachable, missing topic, partition count%nmismatch, refused by ACLs), or describe could not show the role",
+            "2:bad command line",
+            "3:describe found no record of the role",
+            "4:doctor: some check warned, none failed",
+            "5:doctor: some check failed: do not contend on this cluster until it is fixed"})
+public final class CoordinationCli implements Runnable {
 
     /** Done. */
     static final int EXIT_OK = 0;
@@ -49,109 +75,102 @@ public final class CoordinationCli {
     /** {@code doctor}: some check failed. */
     static final int EXIT_FAIL = 5;
 
+    @Spec
+    private CommandSpec spec;
+
+    @Mixin
+    private SharedOptions options;
+
     private CoordinationCli() {
     }
 
     public static void main(String[] args) {
-        int exitCode = run(args, System.out, System.err);
-        System.out.flush();
-        System.exit(exitCode);
+        System.exit(run(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true)));
     }
 
     /**
      * Runs one command line, printing the result to {@code out} and problems to
      * {@code err}; returns the exit code.
      */
-    static int run(String[] args, PrintStream out, PrintStream err) {
-        CliOptions options;
+    static int run(String[] args, PrintWriter out, PrintWriter err) {
         try {
-            options = CliOptions.parse(args);
-        } catch (CliException e) {
-            err.println("error: " + e.getMessage());
-            err.println("Run with --help for the usage.");
-            return e.exitCode();
-        }
-        if (options.command() == CliOptions.Command.HELP) {
-            out.print(CliOptions.usage());
-            return EXIT_OK;
-        }
-        String bootstrap = "?";
-        try {
-            Map<String, Object> connection = connection(options);
-            bootstrap = String.valueOf(connection.get(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG));
-            if (options.command() == CliOptions.Command.DOCTOR) {
-                FencingReport probed = Doctor.run(connection, options);
-                out.print(options.output() == CliOptions.Output.JSON ? Doctor.json(probed) : Doctor.text(probed));
-                return Doctor.exitCode(probed);
-            }
-            Report report;
-            try (ReadOnlyCluster cluster = new ReadOnlyCluster(connection, options.timeout())) {
-                Inspection inspection = new Inspection(cluster, options, bootstrap);
-                report = options.command() == CliOptions.Command.LIST ? inspection.list() : inspection.describe(options.role());
-            }
-            boolean json = options.output() == CliOptions.Output.JSON;
-            // Each role is rendered on its own: one that cannot be shown is reported, and the others still are.
-            List<String> unreadable = new ArrayList<>();
-            if (json) {
-                out.print(JsonOutput.write(report, unreadable));
-            } else {
-                out.print(options.command() == CliOptions.Command.LIST ? TextOutput.list(report, unreadable)
-                        : TextOutput.describe(report, unreadable));
-            }
-            for (String warning : report.warnings()) {
-                err.println("warning: " + warning);
-            }
-            for (String problem : unreadable) {
-                err.println("warning: " + problem);
-            }
-            if (options.command() == CliOptions.Command.DESCRIBE && !unreadable.isEmpty()) {
-                err.println("error: role " + options.role().name() + " cannot be shown; please report it with the warning above");
-                return EXIT_FAILED;
-            }
-            if (options.command() == CliOptions.Command.DESCRIBE && !report.roles().get(0).found()) {
-                Report.RoleView view = report.roles().get(0);
-                err.println("error: no record of role " + options.role().name() + " in partition " + view.partition() + " of topic "
-                        + report.topic() + ": no member registered for it (or its records were compacted away). Check --role");
-                return EXIT_ROLE_NOT_FOUND;
-            }
-            return EXIT_OK;
-        } catch (CliException e) {
-            err.println("error: " + e.getMessage());
-            return e.exitCode();
-        } catch (CoordinationException | KafkaException e) {
-            err.println("error: " + Failures.of(options.command().name().toLowerCase(Locale.ROOT), e, bootstrap,
-                    options.timeout()).getMessage());
-            return EXIT_FAILED;
-        } catch (RuntimeException e) {
-            err.println("error: unexpected failure, please report it: " + e);
-            e.printStackTrace(err);
-            return EXIT_FAILED;
+            return commandLine().setOut(out).setErr(err).execute(args);
+        } finally {
+            out.flush();
+            err.flush();
         }
     }
 
-    /** The client settings: the command config's properties, then --bootstrap-server over them. */
-    static Map<String, Object> connection(CliOptions options) {
-        Map<String, Object> connection = new HashMap<>();
-        if (options.commandConfig() != null) {
+    /** The command line of the tool, with its subcommands, ready to parse or execute. */
+    static CommandLine commandLine() {
+        CoordinationCli cli = new CoordinationCli();
+        CommandLine line = new CommandLine(cli);
+        // "@file" is an argument like any other: no argument files.
+        line.setExpandAtFiles(false);
+        line.setCaseInsensitiveEnumValuesAllowed(true);
+        line.setUsageHelpWidth(100);
+        line.setUsageHelpLongOptionsMaxWidth(24);
+        line.setParameterExceptionHandler(CoordinationCli::badCommandLine);
+        line.setExecutionExceptionHandler((failure, failed, parsed) -> failed(failure, failed, cli.options));
+        return line;
+    }
+
+    /** No command word: the tool does nothing on its own. */
+    @Override
+    public void run() {
+        throw new ParameterException(spec.commandLine(), "no command: use list, describe or doctor");
+    }
+
+    /** The options every command shares. */
+    SharedOptions options() {
+        return options;
+    }
+
+    /** A refused command line: one line naming the mistake, exit code {@value #EXIT_USAGE}; help wins over mistakes. */
+    private static int badCommandLine(ParameterException e, String[] args) {
+        CommandLine line = e.getCommandLine();
+        if (line.isUsageHelpRequested()) {
+            line.usage(line.getOut());
+            return EXIT_OK;
+        }
+        PrintWriter err = line.getErr();
+        if (line.getParent() == null && e instanceof UnmatchedArgumentException unmatched && !unmatched.isUnknownOption()) {
+            err.println("error: unknown command \"" + unmatched.getUnmatched().get(0) + "\": use list, describe or doctor");
+        } else {
+            err.println("error: " + e.getMessage());
+        }
+        UnmatchedArgumentException.printSuggestions(e, err);
+        err.println("Run with --help for the usage.");
+        return EXIT_USAGE;
+    }
+
+    /** A command that failed: one line on stderr, and the exit code that says why. */
+    private static int failed(Exception failure, CommandLine line, SharedOptions options) {
+        PrintWriter err = line.getErr();
+        if (failure instanceof CliException e) {
+            err.println("error: " + e.getMessage());
+            return e.exitCode();
+        }
+        if (failure instanceof CoordinationException || failure instanceof KafkaException) {
+            err.println("error: " + Failures.of(line.getCommandName(), failure, options.bootstrap(), options.timeout()).getMessage());
+            return EXIT_FAILED;
+        }
+        err.println("error: unexpected failure, please report it: " + failure);
+        failure.printStackTrace(err);
+        return EXIT_FAILED;
+    }
+
+    /** The version Maven wrote into {@code krabka-coordination-cli.properties} at build time. */
+    static final class Version implements IVersionProvider {
+        @Override
+        public String[] getVersion() {
             Properties properties = new Properties();
-            try (InputStream in = Files.newInputStream(options.commandConfig())) {
+            try (InputStream in = CoordinationCli.class.getResourceAsStream("/krabka-coordination-cli.properties")) {
                 properties.load(in);
-            } catch (NoSuchFileException e) {
-                throw CliException.usage("--command-config: no such file " + options.commandConfig());
-            } catch (IOException | IllegalArgumentException e) {
-                throw CliException.usage("--command-config: cannot read " + options.commandConfig() + ": " + e.getMessage());
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
             }
-            for (String name : properties.stringPropertyNames()) {
-                connection.put(name, properties.getProperty(name));
-            }
+            return new String[] {"krabka-coordination-cli " + properties.getProperty("version")};
         }
-        if (options.bootstrapServer() != null) {
-            connection.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, options.bootstrapServer());
-        }
-        Object servers = connection.get(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG);
-        if (servers == null || servers.toString().isBlank()) {
-            throw CliException.usage("--bootstrap-server HOST:PORT is required");
-        }
-        return connection;
     }
 }

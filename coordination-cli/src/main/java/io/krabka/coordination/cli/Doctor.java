@@ -5,7 +5,8 @@ import io.krabka.streams.coordination.probe.FencingReport;
 import io.krabka.streams.coordination.probe.ProbeCheck;
 import io.krabka.streams.coordination.probe.ProbeStatus;
 import io.krabka.streams.coordination.transport.TopicSpec;
-import java.util.Map;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
 
@@ -15,17 +16,36 @@ import tools.jackson.databind.node.ObjectNode;
  * ({@code <topic>-probe}) under a scratch transactional id, never to the coordination
  * topic; {@code --read-only} writes nothing.
  */
-final class Doctor {
+@Command(name = "doctor", description = "the fencing probe: PASS, WARN or FAIL for each check",
+        footerHeading = "%n", footer = {
+            "doctor is the one command that writes, and only to the probe topic <topic>-probe",
+            "(created on first use, one hour retention) under a scratch transactional id",
+            "<topic>-probe-<random>: it checks that the cluster fences a superseded producer and",
+            "hides aborted records, besides the topic's and the brokers' settings. It never",
+            "writes to the coordination topic; with --read-only it writes nothing."})
+final class Doctor extends ClusterCommand {
 
-    private Doctor() {
-    }
+    @Option(names = "--roles", order = 8, paramLabel = "N", converter = SharedOptions.PositiveNumber.class,
+            description = {"how many roles a member contends for, for the", "connection estimate (default: not given)"})
+    private int roles;
 
-    static FencingReport run(Map<String, Object> connection, CliOptions options) {
+    @Option(names = "--read-only", order = 9, description = {"write nothing; the live fence and the", "aborted-read canary are skipped"})
+    private boolean readOnly;
+
+    @Option(names = "--allow-unsafe", order = 10, description = {"a development cluster (as krabka.coordination.topic.allow-unsafe):",
+        "settings that void the quorum claim WARN instead of FAIL"})
+    private boolean allowUnsafe;
+
+    @Override
+    public Integer call() {
+        SharedOptions options = options();
         TopicSpec topic = TopicSpec.DEFAULTS.withName(options.topic()).withPartitions(options.partitions())
-                .withReplicationFactor(options.allowUnsafe() ? 1 : TopicSpec.DEFAULT_REPLICATION_FACTOR)
-                .withAllowUnsafe(options.allowUnsafe());
-        return FencingProbe.builder(connection).topic(topic).timeout(options.timeout()).roles(options.roles())
-                .readOnly(options.readOnly()).build().run();
+                .withReplicationFactor(allowUnsafe ? 1 : TopicSpec.DEFAULT_REPLICATION_FACTOR)
+                .withAllowUnsafe(allowUnsafe);
+        FencingReport report = FencingProbe.builder(options.connection()).topic(topic).timeout(options.timeout()).roles(roles)
+                .readOnly(readOnly).build().run();
+        out().print(options.json() ? json(report) : text(report));
+        return exitCode(report);
     }
 
     /** 0 when every check passed, {@value CoordinationCli#EXIT_WARN} when some warn, {@value CoordinationCli#EXIT_FAIL} when some failed. */

@@ -14,6 +14,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
 import java.util.stream.IntStream;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.KafkaException;
@@ -28,15 +30,23 @@ import org.apache.kafka.common.errors.InterruptException;
 final class Inspection {
 
     private final ReadOnlyCluster cluster;
-    private final CliOptions options;
+    private final SharedOptions options;
     private final String bootstrap;
     private final TopicReader reader;
 
-    Inspection(ReadOnlyCluster cluster, CliOptions options, String bootstrap) {
+    Inspection(ReadOnlyCluster cluster, SharedOptions options, String bootstrap) {
         this.cluster = cluster;
         this.options = options;
         this.bootstrap = bootstrap;
         this.reader = new TopicReader(cluster, bootstrap);
+    }
+
+    /** Connects with read-only clients and runs one command: {@link #list} or {@link #describe}. */
+    static Report read(SharedOptions options, Function<Inspection, Report> command) {
+        Map<String, Object> connection = options.connection();
+        try (ReadOnlyCluster cluster = new ReadOnlyCluster(connection, options.timeout())) {
+            return command.apply(new Inspection(cluster, options, options.bootstrap()));
+        }
     }
 
     /** Every role that has a record in the topic. */

@@ -2,9 +2,8 @@ package io.krabka.coordination.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -18,11 +17,10 @@ class CoordinationCliTest {
     }
 
     static Result cli(String... args) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int exitCode = CoordinationCli.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
-                new PrintStream(err, true, StandardCharsets.UTF_8));
-        return new Result(exitCode, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exitCode = CoordinationCli.run(args, new PrintWriter(out), new PrintWriter(err));
+        return new Result(exitCode, out.toString(), err.toString());
     }
 
     @Test
@@ -30,7 +28,7 @@ class CoordinationCliTest {
         Result result = cli("--help");
 
         assertThat(result.exitCode()).isZero();
-        assertThat(result.out()).contains("Usage:", "list", "describe --role NAME", "--command-config FILE", "Exit codes");
+        assertThat(result.out()).contains("Usage:", "list", "describe", "doctor", "--command-config=FILE", "Exit codes");
         assertThat(result.err()).isEmpty();
     }
 
@@ -39,7 +37,7 @@ class CoordinationCliTest {
         Result result = cli("describe", "--bootstrap-server", "127.0.0.1:9092");
 
         assertThat(result.exitCode()).isEqualTo(2);
-        assertThat(result.err()).contains("error: describe needs --role NAME", "--help");
+        assertThat(result.err()).contains("error: Missing required option: '--role=NAME'", "--help");
         assertThat(result.out()).isEmpty();
     }
 
@@ -64,9 +62,10 @@ class CoordinationCliTest {
         Path config = dir.resolve("client.properties");
         Files.writeString(config, "bootstrap.servers=k1:9092\nsecurity.protocol=SASL_SSL\n");
 
-        Map<String, Object> connection = CoordinationCli.connection(CliOptions.parse("list", "--command-config", config.toString()));
-        Map<String, Object> overridden = CoordinationCli.connection(CliOptions.parse("list", "--command-config", config.toString(),
-                "--bootstrap-server", "k2:9092"));
+        Map<String, Object> connection = CommandLineParsingTest.shared(CommandLineParsingTest.parse("list", "--command-config",
+                config.toString())).connection();
+        Map<String, Object> overridden = CommandLineParsingTest.shared(CommandLineParsingTest.parse("list", "--command-config",
+                config.toString(), "--bootstrap-server", "k2:9092")).connection();
 
         assertThat(connection).containsEntry("bootstrap.servers", "k1:9092").containsEntry("security.protocol", "SASL_SSL");
         assertThat(overridden).containsEntry("bootstrap.servers", "k2:9092").containsEntry("security.protocol", "SASL_SSL");
