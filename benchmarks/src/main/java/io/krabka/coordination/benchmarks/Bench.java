@@ -25,7 +25,7 @@ import java.util.stream.Stream;
  * bench.only} overrides it, and {@code -Dbench.only=pipeline} runs only {@link PipelineBench}, which writes its own block
  * and leaves this one as it is), {@code --scale=100,500,1000} (roles per member in measure 5), {@code --scale-seconds=20}
  * (renewal phase), {@code --fold=1000,10000,100000,1000000} (records in the role's partition in measure 6),
- * {@code --fold-passes=50}, {@code --fold-catchups=5}; issue 14's measures: {@code --json=target/bench.json} (every
+ * {@code --fold-passes=50}, {@code --fold-catchups=5}; {@code --json=target/bench.json} (every
  * measure and goal verdict as JSON), {@code --send-factor=11} (the fixed rate of async guarded sends, times the one-record
  * baseline), {@code --send-threads=4}, {@code --send-seconds=5}, {@code --batched-rounds=7}, {@code --batched-tx=60}
  * (100-record transactions per side per round), {@code --spring-roles=1000}, {@code --spring-lease-ms=30000},
@@ -63,7 +63,7 @@ public final class Bench {
             return;
         }
         if (only.equals(java.util.Set.of("spread"))) {
-            SpreadBench.main(args); // issue 24: four member JVMs against one; prints its report
+            SpreadBench.main(args); // four member JVMs against one; prints its report
             return;
         }
         List<Integer> scaleSizes = ints(arg(args, "scale", "100,500,1000"));
@@ -428,7 +428,7 @@ public final class Bench {
             b.append("\nScale (5) and election-pass cost (6), ours only:\n\n");
             notes.forEach(n -> b.append(n).append('\n'));
         }
-        // Issue 14's goals, then issue 23's; measures without a goal after them.
+        // The goals, then the measures without a goal.
         List<String> measuredOnly = new ArrayList<>();
         Samples handover = find(rows, HANDOVER, OursBench.SYSTEM);
         Samples curatorHandover = find(rows, CROSS_HANDOVER, CuratorBench.SYSTEM);
@@ -513,7 +513,7 @@ public final class Bench {
             long cold = find(rows, "7 cold start to first grant", OursBench.SYSTEM).percentile(50);
             goals.add(new Goal("earlier-7", "cold start p50 <= 1500 ms", ms(cold) + " ms", cold <= 1_500_000_000L, ""));
         }
-        b.append("\nGoals (issues 14 and 23, ours; the earlier goals last):\n\n");
+        b.append("\nGoals (ours):\n\n");
         for (Goal g : goals) {
             b.append(String.format(Locale.ROOT, "- %s %s: %s, %s%n", g.id(), g.goal(), g.value(), g.met() ? "met" : "MISSED"));
         }
