@@ -14,8 +14,8 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
- * Runs every measure for this library and its peers in one JVM on one machine, prints a Markdown table and
- * writes it into docs/PERFORMANCE.md between the generated-block markers (the rest of that file is kept).
+ * Runs every measure for this library and its peers in one JVM on one machine, prints a Markdown report and writes
+ * every measure and goal verdict as JSON. With {@code --out}, {@link BenchReport} then renders that JSON into the page.
  *
  * <pre>./mvnw -B -q -Pbench -pl benchmarks -am verify -DskipTests</pre>
  *
@@ -25,7 +25,7 @@ import java.util.stream.Stream;
  * bench.only} overrides it, and {@code -Dbench.only=pipeline} runs only {@link PipelineBench}, which writes its own block
  * and leaves this one as it is), {@code --scale=100,500,1000} (roles per member in measure 5), {@code --scale-seconds=20}
  * (renewal phase), {@code --fold=1000,10000,100000,1000000} (records in the role's partition in measure 6),
- * {@code --fold-passes=50}, {@code --fold-catchups=5}; issue 14's measures: {@code --json=target/bench.json} (every
+ * {@code --fold-passes=50}, {@code --fold-catchups=5}; {@code --json=target/bench.json} (every
  * measure and goal verdict as JSON), {@code --send-factor=11} (the fixed rate of async guarded sends, times the one-record
  * baseline), {@code --send-threads=4}, {@code --send-seconds=5}, {@code --batched-rounds=7}, {@code --batched-tx=60}
  * (100-record transactions per side per round), {@code --spring-roles=1000}, {@code --spring-lease-ms=30000},
@@ -33,8 +33,6 @@ import java.util.stream.Stream;
  */
 public final class Bench {
 
-    static final String BEGIN = "<!-- BEGIN GENERATED: benchmarks/ Bench; do not edit by hand -->";
-    static final String END = "<!-- END GENERATED -->";
     static final String COMMAND = "./mvnw -B -q -Pbench -pl benchmarks -am verify -DskipTests";
 
     private Bench() {
@@ -65,7 +63,7 @@ public final class Bench {
             return;
         }
         if (only.equals(java.util.Set.of("spread"))) {
-            SpreadBench.main(args); // issue 24: four member JVMs against one; prints its report
+            SpreadBench.main(args); // four member JVMs against one; prints its report
             return;
         }
         List<Integer> scaleSizes = ints(arg(args, "scale", "100,500,1000"));
@@ -184,12 +182,12 @@ public final class Bench {
         String report = report(rows, throughput, notes, minutes, String.join(" ", args), goals);
         System.out.println(report);
         if (!json.isEmpty()) {
-            writeJson(Path.of(json), rows, goals, minutes);
+            writeJson(Path.of(json), rows, throughput, goals, minutes);
             System.err.println("json written to " + Path.of(json).toAbsolutePath().normalize());
-        }
-        if (!out.isEmpty()) {
-            write(Path.of(out), report);
-            System.err.println("written to " + Path.of(out).toAbsolutePath().normalize());
+            if (!out.isEmpty()) { // the page shows what the JSON holds, rendered by the same code as BenchReport's check
+                BenchReport.rewrite(Path.of(out), Path.of(json));
+                System.err.println("figures rendered into " + Path.of(out).toAbsolutePath().normalize());
+            }
         }
         if (only.contains("pipeline")) {
             PipelineBench.run(args);
@@ -364,7 +362,6 @@ public final class Bench {
     static String report(List<Samples> rows, OursBench.Throughput throughput, List<String> notes, double minutes, String args,
             List<Goal> goals) {
         StringBuilder b = new StringBuilder();
-        b.append(BEGIN).append('\n');
         b.append("Run ").append(ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME).replaceAll("\\.\\d+", ""))
                 .append(String.format(Locale.ROOT, ", %.1f minutes, with `%s`%s.%n%n", minutes, COMMAND,
                         args.replaceAll("--(out|json)=\\S*", "").isBlank() ? ""
@@ -431,7 +428,7 @@ public final class Bench {
             b.append("\nScale (5) and election-pass cost (6), ours only:\n\n");
             notes.forEach(n -> b.append(n).append('\n'));
         }
-        // Issue 14's goals, then issue 23's; measures without a goal after them.
+        // The goals, then the measures without a goal.
         List<String> measuredOnly = new ArrayList<>();
         Samples handover = find(rows, HANDOVER, OursBench.SYSTEM);
         Samples curatorHandover = find(rows, CROSS_HANDOVER, CuratorBench.SYSTEM);
@@ -516,7 +513,7 @@ public final class Bench {
             long cold = find(rows, "7 cold start to first grant", OursBench.SYSTEM).percentile(50);
             goals.add(new Goal("earlier-7", "cold start p50 <= 1500 ms", ms(cold) + " ms", cold <= 1_500_000_000L, ""));
         }
-        b.append("\nGoals (issues 14 and 23, ours; the earlier goals last):\n\n");
+        b.append("\nGoals (ours):\n\n");
         for (Goal g : goals) {
             b.append(String.format(Locale.ROOT, "- %s %s: %s, %s%n", g.id(), g.goal(), g.value(), g.met() ? "met" : "MISSED"));
         }
@@ -527,7 +524,6 @@ public final class Bench {
                 : "- 5 core-level scale (100/500/1000 roles on one member): not measured in this run\n");
         b.append(folded ? "- 6 election-pass cost as the partition grows: measured above (no numeric goal; see the notes)\n"
                 : "- 6 election-pass cost as the partition grows: not measured in this run\n");
-        b.append(END).append('\n');
         return b.toString();
     }
 
@@ -549,7 +545,8 @@ public final class Bench {
     }
 
     /** Every measure (system, n, p50/p90/p99/max in ms) and the goal verdicts, as JSON. */
-    static void writeJson(Path file, List<Samples> rows, List<Goal> goals, double minutes) throws IOException {
+    static void writeJson(Path file, List<Samples> rows, OursBench.Throughput throughput, List<Goal> goals, double minutes)
+            throws IOException {
         StringBuilder j = new StringBuilder("{\n");
         j.append("  \"run\": ").append(jsonString(ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME))).append(",\n");
         j.append("  \"minutes\": ").append(num(minutes)).append(",\n");
@@ -565,6 +562,11 @@ public final class Bench {
         }
         j.append("  ],\n  \"rates\": [\n");
         List<String> rates = new ArrayList<>();
+        if (throughput != null) { // the baseline the async send's rate is compared with
+            rates.add(String.format(Locale.ROOT, "    {\"measure\": \"3 one-record transactions per second\", \"unit\": \"tx/s\","
+                    + " \"guardedPerSecond\": %s, \"plainPerSecond\": %s}", num(throughput.guardedPerSecond()),
+                    num(throughput.plainPerSecond())));
+        }
         for (OursBench.SendRun run : java.util.Arrays.asList(SEND_FIXED, SEND_CLOSED)) {
             if (run != null) {
                 rates.add(String.format(Locale.ROOT, "    {\"measure\": %s, \"system\": %s, \"unit\": \"records/s\", \"offered\": %s,"
@@ -624,15 +626,5 @@ public final class Bench {
                 Runtime.getRuntime().availableProcessors(), cpu, System.getProperty("java.runtime.version"),
                 System.getProperty("java.vm.name"), System.getProperty("java.vendor"), System.getProperty("os.name"),
                 System.getProperty("os.version"), ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getMax() >> 20);
-    }
-
-    static void write(Path file, String block) throws IOException {
-        String text = Files.exists(file) ? Files.readString(file, StandardCharsets.UTF_8) : "# Performance\n\n" + BEGIN + "\n" + END + "\n";
-        int from = text.indexOf(BEGIN);
-        int to = text.indexOf(END);
-        String updated = from < 0 || to < 0 ? text + "\n" + block
-                : text.substring(0, from) + block + text.substring(to + END.length() + (text.startsWith("\n", to + END.length()) ? 1 : 0));
-        Files.createDirectories(file.toAbsolutePath().getParent());
-        Files.writeString(file, updated, StandardCharsets.UTF_8);
     }
 }

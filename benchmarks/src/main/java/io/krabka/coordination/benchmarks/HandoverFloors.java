@@ -32,10 +32,7 @@ final class HandoverFloors {
      * tombstone, the standby's wake-up and read, its InitProducerId behind the release's transaction, the describe of
      * its epoch, and the grant's transaction.
      */
-    static final List<String> PATH = List.of("a plain append (acks=all) acknowledged",
-            "its watcher's long poll returns it, after the ack", "a read of the partition (end offset, fetch)",
-            "InitProducerId right after another producer's commit returned", "DescribeTransactions",
-            "one-record transaction (begin, send, commit)");
+    static final List<String> PATH = BenchReport.HANDOVER_PATH;
 
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
     private static final byte[] VALUE = new byte[64];

@@ -32,7 +32,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
- * Issue 39: where a challenger's InitProducerId ({@code initTransactions()}) spends its time, on the benchmark's
+ * Where a challenger's InitProducerId ({@code initTransactions()}) spends its time, on the benchmark's
  * in-process one-broker KRaft cluster ({@link KafkaTestCluster}, as {@link OursBench} starts it).
  *
  * <p>Shapes, each on a fresh producer of the role built with the library's transactional settings and connected to
@@ -64,7 +64,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * </pre>
  * (About 3 minutes on a 2-core machine; stdout is the report, stderr the clients' and broker's INFO lines.)
  *
- * <p>What it showed (kafka-clients and broker 4.1.2; issue 39): every {@code initTransactions()} of a fresh producer
+ * <p>What it showed (kafka-clients and broker 4.1.2): every {@code initTransactions()} of a fresh producer
  * sleeps {@code retry.backoff.ms} once between the FindCoordinator answer and the InitProducerId request, whatever the
  * coordinator's state and the transaction version: the Sender, finding the coordinator unknown, enqueues FindCoordinator
  * and re-enqueues InitProducerId as a retry ({@code Sender.maybeFindCoordinatorAndRetry}), and a retried request waits

@@ -12,8 +12,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.ZonedDateTime;
-import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
@@ -887,8 +885,7 @@ public final class PipelineBench {
     static String report(Config c, Results r, double minutes, String args, String load) {
         StringBuilder b = new StringBuilder();
         b.append(BEGIN).append('\n');
-        b.append("Run ").append(ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME).replaceAll("\\.\\d+", ""))
-                .append(String.format(Locale.ROOT, ", %.1f minutes, with `%s`%s.%n%n", minutes, COMMAND,
+        b.append(String.format(Locale.ROOT, "The run took %.1f minutes, with `%s`%s.%n%n", minutes, COMMAND,
                         args.isBlank() ? "" : " and `-Dbench.args=\"" + args.trim() + "\"`"));
         b.append("Machine: ").append(Bench.machine()).append("; every member in a JVM of its own (")
                 .append(String.join(" ", MEMBER_JVM.subList(0, 3))).append("); ").append(load).append("\n\n");

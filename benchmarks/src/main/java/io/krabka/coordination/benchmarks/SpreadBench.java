@@ -17,7 +17,7 @@ import java.util.Map;
 import java.util.function.BooleanSupplier;
 
 /**
- * Issue 24's benchmark: {@code roles} roles over four starter members with
+ * The spread benchmark: {@code roles} roles over four starter members with
  * {@code krabka.coordination.balance=spread}, each its own JVM ({@link SpreadMember}), against one member holding them
  * all, measured in the same run on the same broker: each member's live threads and heap used after a GC, as a ratio to
  * the lone member's, and how long after the fourth member's JVM starts the shares are even again (every role held,

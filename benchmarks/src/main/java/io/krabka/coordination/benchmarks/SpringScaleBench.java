@@ -30,7 +30,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 
 /**
- * Goal 5 of issue 14: one member holding many roles through the Spring Boot starter. A Spring Boot application context
+ * One member holding many roles through the Spring Boot starter. A Spring Boot application context
  * (no web server) with the starter's auto-configuration and {@code krabka.coordination.roles} = N roles, on the bench's
  * in-process broker; waits until the member holds every role, holds them for a while, and counts the JVM's live threads
  * before the context and while it holds them all, by name prefix. Renewals after their deadline are found two ways: a
@@ -242,7 +242,7 @@ final class SpringScaleBench {
     }
 
     /**
-     * Issue 23, goal 3's second half: a standby joins the member that holds every role. Prints
+     * A standby joins the member that holds every role. Prints
      * when every role's roster names it (read by the holder's describe) and when it has
      * prepared a producer for each role it is next in line for (its producers' I/O threads,
      * named after its client id), then closes it.
