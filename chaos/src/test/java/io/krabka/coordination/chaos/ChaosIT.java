@@ -38,7 +38,7 @@ class ChaosIT {
      * One second by default (the library's is 5 s; {@code -Dchaos.stagger-ms} sets it). With
      * 500 ms, broker restarts on this overloaded machine made grant commits slower than the
      * stagger, and before standbys asked the coordinator first, challenge storms left a role
-     * without a holder for up to 103 s (docs/RELIABILITY.md).
+     * without a holder for up to 103 s (docs/DESIGN.md, challenge storms).
      */
     static final Duration STAGGER = Duration.ofMillis(Long.getLong("chaos.stagger-ms", 1000));
     /**
