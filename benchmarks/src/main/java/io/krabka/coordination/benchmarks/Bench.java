@@ -35,8 +35,7 @@ public final class Bench {
 
     static final String COMMAND = "./mvnw -B -q -Pbench -pl benchmarks -am verify -DskipTests";
 
-    private Bench() {
-    }
+    private Bench() {}
 
     public static void main(String[] args) throws Exception {
         String out = arg(args, "out", "");
@@ -48,16 +47,19 @@ public final class Bench {
         int batchedTx = Integer.parseInt(arg(args, "batched-tx", "60"));
         int springRoles = Integer.parseInt(arg(args, "spring-roles", "1000"));
         int springHold = Integer.parseInt(arg(args, "spring-hold-seconds", "30"));
-        java.time.Duration springLease = java.time.Duration.ofMillis(Long.parseLong(arg(args, "spring-lease-ms", "30000")));
-        java.time.Duration springRenew = java.time.Duration.ofMillis(Long.parseLong(arg(args, "spring-renew-ms", "10000")));
+        java.time.Duration springLease =
+                java.time.Duration.ofMillis(Long.parseLong(arg(args, "spring-lease-ms", "30000")));
+        java.time.Duration springRenew =
+                java.time.Duration.ofMillis(Long.parseLong(arg(args, "spring-renew-ms", "10000")));
         int handovers = Integer.parseInt(arg(args, "handovers", "30"));
         int crashes = Integer.parseInt(arg(args, "crashes", "30"));
         int cold = Integer.parseInt(arg(args, "cold", "10"));
         int describes = Integer.parseInt(arg(args, "describes", "300"));
         int tx = Integer.parseInt(arg(args, "tx", "300"));
         String selected = System.getProperty("bench.only", "");
-        java.util.Set<String> only = java.util.Set.of((selected.isBlank() ? arg(args, "only", "ours,curator,spring,scale,fold,spring-scale")
-                : selected).split(","));
+        java.util.Set<String> only = java.util.Set.of(
+                (selected.isBlank() ? arg(args, "only", "ours,curator,spring,scale,fold,spring-scale") : selected)
+                        .split(","));
         if (only.equals(java.util.Set.of("pipeline"))) {
             PipelineBench.main(args); // its own block in the output file; exits
             return;
@@ -84,98 +86,172 @@ public final class Bench {
         boolean batchedOnly = only.equals(java.util.Set.of("batched"));
         // "handover" alone: only the three systems' graceful handovers (goal 1).
         boolean handoverOnly = only.equals(java.util.Set.of("handover"));
-        if (only.contains("ours") || only.contains("scale") || only.contains("fold") || only.contains("spring-scale") || crashOnly
-                || batchedOnly || handoverOnly) {
-        System.err.println("benchmarks: Kafka (this library)");
-        try (OursBench ours = new OursBench()) {
-            if (only.contains("spring-scale")) { // first: before any Contender in this JVM started the shared pass threads
-                System.err.println("benchmarks: " + springRoles + " roles through the Spring Boot starter");
-                SPRING_SCALE = SpringScaleBench.run(ours.cluster(), springRoles, java.time.Duration.ofSeconds(springHold),
-                        springLease, springRenew);
-                if (!SPRING_SCALE.renewTook().isEmpty()) {
-                    rows.add(new Samples("5s Spring starter " + springRoles + " roles: renewal (Contender pass)", OursBench.SYSTEM,
-                            SPRING_SCALE.renewTook()));
-                }
-            }
-            if (batchedOnly) {
-                BATCHED = ours.batched(batchedRounds, batchedTx, 100);
-                rows.add(new Samples("3b 100-record transaction", OursBench.SYSTEM + " guarded write", BATCHED.guardedTx()));
-                rows.add(new Samples("3b 100-record transaction", "plain transactional KafkaProducer", BATCHED.plainTx()));
-            }
-            if (handoverOnly) {
-                rows.add(new Samples(HANDOVER, OursBench.SYSTEM, ours.handoverContender(HANDOVER_WARMUPS, handovers)));
-                handoverFloors(ours, handovers, rows);
-            }
-            if (crashOnly) {
-                List<long[]> crash = ours.crashContender(1, crashes);
-                rows.add(new Samples("2 crash failover: overshoot past deadline", OursBench.SYSTEM, column(crash, 0)));
-                rows.add(new Samples("2 crash failover: kill -> granted", OursBench.SYSTEM, column(crash, 1)));
-            }
-            if (only.contains("ours")) {
-            rows.add(new Samples(HANDOVER, OursBench.SYSTEM, ours.handoverContender(HANDOVER_WARMUPS, handovers)));
-            rows.add(new Samples(HANDOVER_ACQUIRE, OursBench.SYSTEM, ours.handover(2, handovers)));
-            handoverFloors(ours, handovers, rows);
-            List<long[]> crash = ours.crashContender(1, crashes);
-            rows.add(new Samples("2 crash failover: overshoot past deadline", OursBench.SYSTEM, column(crash, 0)));
-            rows.add(new Samples("2 crash failover: kill -> granted", OursBench.SYSTEM, column(crash, 1)));
-            List<List<Long>> describe = ours.describe(describes);
-            rows.add(new Samples("4 describe(role)", OursBench.SYSTEM, describe.get(0)));
-            rows.add(new Samples("4 describe(role)", "raw Admin.describeTransactions", describe.get(1)));
-            rows.add(new Samples("7 cold start to first grant", OursBench.SYSTEM, ours.coldStart(1, cold)));
-            List<List<Long>> init = ours.initTransactions(20);
-            rows.add(new Samples("x initTransactions, new producer", OursBench.SYSTEM + " (experiment)", init.get(0)));
-            rows.add(new Samples("x initTransactions, pre-connected producer", OursBench.SYSTEM + " (experiment)", init.get(1)));
-            rows.add(new Samples("x initTransactions, new producer, retry.backoff.ms=10", OursBench.SYSTEM + " (experiment)", init.get(2)));
-            throughput = ours.throughput(3, tx);
-            rows.add(new Samples("3 one-record transaction", OursBench.SYSTEM + " guarded write", throughput.guarded()));
-            rows.add(new Samples("3 one-record transaction", "plain transactional KafkaProducer", throughput.plain()));
-            double baseline = throughput.guardedPerSecond();
-            SEND_FIXED = ours.send(Math.ceil(baseline * sendFactor), sendThreads, sendSeconds, Integer.MAX_VALUE);
-            rows.add(new Samples(String.format(Locale.ROOT, "3 async send at %.0f/s (%.0fx baseline): send -> committed",
-                    SEND_FIXED.offeredPerSecond(), sendFactor), OursBench.SYSTEM + " Leadership.send", SEND_FIXED.latencies()));
-            // Within SendBatching's default bound on queued sends (10 000), so no sender blocks on it.
-            SEND_CLOSED = ours.send(0, sendThreads, 3, 10_000);
-            rows.add(new Samples("3 async send, closed loop (10000 outstanding): send -> committed",
-                    OursBench.SYSTEM + " Leadership.send", SEND_CLOSED.latencies()));
-            BATCHED = ours.batched(batchedRounds, batchedTx, 100);
-            rows.add(new Samples("3b 100-record transaction", OursBench.SYSTEM + " guarded write", BATCHED.guardedTx()));
-            rows.add(new Samples("3b 100-record transaction", "plain transactional KafkaProducer", BATCHED.plainTx()));
-            }
-            ScaleBench scale = new ScaleBench(ours.cluster());
-            if (only.contains("scale")) {
-                for (int n : scaleSizes) {
-                    ScaleBench.Scale r = scale.scale(n, java.time.Duration.ofSeconds(scaleSeconds));
-                    rows.add(new Samples("5 scale " + n + " roles: acquire one role (sequential)", OursBench.SYSTEM, r.acquire()));
-                    rows.add(new Samples("5 scale " + n + " roles: renew() one role, " + ScaleBench.RENEW_THREADS + " renew threads",
-                            OursBench.SYSTEM, r.renew()));
-                    notes.add(scaleNote(r));
-                }
-            }
-            if (only.contains("fold")) {
-                for (int n : foldSizes) {
-                    ScaleBench.Fold r;
-                    try {
-                        r = scale.fold(n, foldCatchUps, foldPasses);
-                    } catch (RuntimeException e) { // reported, not fatal: the rest of the run still counts
-                        System.err.println("  fold " + n + " records failed: " + e);
-                        notes.add("- 6 partition of " + n + " records: not measured, the measure failed: " + e.getMessage());
-                        continue;
+        if (only.contains("ours")
+                || only.contains("scale")
+                || only.contains("fold")
+                || only.contains("spring-scale")
+                || crashOnly
+                || batchedOnly
+                || handoverOnly) {
+            System.err.println("benchmarks: Kafka (this library)");
+            try (OursBench ours = new OursBench()) {
+                if (only.contains(
+                        "spring-scale")) { // first: before any Contender in this JVM started the shared pass threads
+                    System.err.println("benchmarks: " + springRoles + " roles through the Spring Boot starter");
+                    SPRING_SCALE = SpringScaleBench.run(
+                            ours.cluster(),
+                            springRoles,
+                            java.time.Duration.ofSeconds(springHold),
+                            springLease,
+                            springRenew);
+                    if (!SPRING_SCALE.renewTook().isEmpty()) {
+                        rows.add(new Samples(
+                                "5s Spring starter " + springRoles + " roles: renewal (Contender pass)",
+                                OursBench.SYSTEM,
+                                SPRING_SCALE.renewTook()));
                     }
-                    rows.add(new Samples("6 partition " + n + " records: catch-up (new client's first pass)", OursBench.SYSTEM, r.catchUp()));
-                    rows.add(new Samples("6 partition " + n + " records: incremental election pass", OursBench.SYSTEM, r.passes()));
-                    notes.add(String.format(Locale.ROOT, "- 6 partition of %d records (filled in %.1f s): catch-up p50 %s ms,"
-                            + " incremental pass p50 %s ms / p90 %s ms", n, r.fillNanos() / 1e9,
-                            ms(new Samples("", "", r.catchUp()).percentile(50)), ms(new Samples("", "", r.passes()).percentile(50)),
-                            ms(new Samples("", "", r.passes()).percentile(90))));
+                }
+                if (batchedOnly) {
+                    BATCHED = ours.batched(batchedRounds, batchedTx, 100);
+                    rows.add(new Samples(
+                            "3b 100-record transaction", OursBench.SYSTEM + " guarded write", BATCHED.guardedTx()));
+                    rows.add(new Samples(
+                            "3b 100-record transaction", "plain transactional KafkaProducer", BATCHED.plainTx()));
+                }
+                if (handoverOnly) {
+                    rows.add(new Samples(
+                            HANDOVER, OursBench.SYSTEM, ours.handoverContender(HANDOVER_WARMUPS, handovers)));
+                    handoverFloors(ours, handovers, rows);
+                }
+                if (crashOnly) {
+                    List<long[]> crash = ours.crashContender(1, crashes);
+                    rows.add(new Samples(
+                            "2 crash failover: overshoot past deadline", OursBench.SYSTEM, column(crash, 0)));
+                    rows.add(new Samples("2 crash failover: kill -> granted", OursBench.SYSTEM, column(crash, 1)));
+                }
+                if (only.contains("ours")) {
+                    rows.add(new Samples(
+                            HANDOVER, OursBench.SYSTEM, ours.handoverContender(HANDOVER_WARMUPS, handovers)));
+                    rows.add(new Samples(HANDOVER_ACQUIRE, OursBench.SYSTEM, ours.handover(2, handovers)));
+                    handoverFloors(ours, handovers, rows);
+                    List<long[]> crash = ours.crashContender(1, crashes);
+                    rows.add(new Samples(
+                            "2 crash failover: overshoot past deadline", OursBench.SYSTEM, column(crash, 0)));
+                    rows.add(new Samples("2 crash failover: kill -> granted", OursBench.SYSTEM, column(crash, 1)));
+                    List<List<Long>> describe = ours.describe(describes);
+                    rows.add(new Samples("4 describe(role)", OursBench.SYSTEM, describe.get(0)));
+                    rows.add(new Samples("4 describe(role)", "raw Admin.describeTransactions", describe.get(1)));
+                    rows.add(new Samples("7 cold start to first grant", OursBench.SYSTEM, ours.coldStart(1, cold)));
+                    List<List<Long>> init = ours.initTransactions(20);
+                    rows.add(new Samples(
+                            "x initTransactions, new producer", OursBench.SYSTEM + " (experiment)", init.get(0)));
+                    rows.add(new Samples(
+                            "x initTransactions, pre-connected producer",
+                            OursBench.SYSTEM + " (experiment)",
+                            init.get(1)));
+                    rows.add(new Samples(
+                            "x initTransactions, new producer, retry.backoff.ms=10",
+                            OursBench.SYSTEM + " (experiment)",
+                            init.get(2)));
+                    throughput = ours.throughput(3, tx);
+                    rows.add(new Samples(
+                            "3 one-record transaction", OursBench.SYSTEM + " guarded write", throughput.guarded()));
+                    rows.add(new Samples(
+                            "3 one-record transaction", "plain transactional KafkaProducer", throughput.plain()));
+                    double baseline = throughput.guardedPerSecond();
+                    SEND_FIXED =
+                            ours.send(Math.ceil(baseline * sendFactor), sendThreads, sendSeconds, Integer.MAX_VALUE);
+                    rows.add(new Samples(
+                            String.format(
+                                    Locale.ROOT,
+                                    "3 async send at %.0f/s (%.0fx baseline): send -> committed",
+                                    SEND_FIXED.offeredPerSecond(),
+                                    sendFactor),
+                            OursBench.SYSTEM + " Leadership.send",
+                            SEND_FIXED.latencies()));
+                    // Within SendBatching's default bound on queued sends (10 000), so no sender blocks on it.
+                    SEND_CLOSED = ours.send(0, sendThreads, 3, 10_000);
+                    rows.add(new Samples(
+                            "3 async send, closed loop (10000 outstanding): send -> committed",
+                            OursBench.SYSTEM + " Leadership.send",
+                            SEND_CLOSED.latencies()));
+                    BATCHED = ours.batched(batchedRounds, batchedTx, 100);
+                    rows.add(new Samples(
+                            "3b 100-record transaction", OursBench.SYSTEM + " guarded write", BATCHED.guardedTx()));
+                    rows.add(new Samples(
+                            "3b 100-record transaction", "plain transactional KafkaProducer", BATCHED.plainTx()));
+                }
+                ScaleBench scale = new ScaleBench(ours.cluster());
+                if (only.contains("scale")) {
+                    for (int n : scaleSizes) {
+                        ScaleBench.Scale r = scale.scale(n, java.time.Duration.ofSeconds(scaleSeconds));
+                        rows.add(new Samples(
+                                "5 scale " + n + " roles: acquire one role (sequential)",
+                                OursBench.SYSTEM,
+                                r.acquire()));
+                        rows.add(new Samples(
+                                "5 scale " + n + " roles: renew() one role, " + ScaleBench.RENEW_THREADS
+                                        + " renew threads",
+                                OursBench.SYSTEM,
+                                r.renew()));
+                        notes.add(scaleNote(r));
+                    }
+                }
+                if (only.contains("fold")) {
+                    for (int n : foldSizes) {
+                        ScaleBench.Fold r;
+                        try {
+                            r = scale.fold(n, foldCatchUps, foldPasses);
+                        } catch (RuntimeException e) { // reported, not fatal: the rest of the run still counts
+                            System.err.println("  fold " + n + " records failed: " + e);
+                            notes.add("- 6 partition of " + n + " records: not measured, the measure failed: "
+                                    + e.getMessage());
+                            continue;
+                        }
+                        rows.add(new Samples(
+                                "6 partition " + n + " records: catch-up (new client's first pass)",
+                                OursBench.SYSTEM,
+                                r.catchUp()));
+                        rows.add(new Samples(
+                                "6 partition " + n + " records: incremental election pass",
+                                OursBench.SYSTEM,
+                                r.passes()));
+                        notes.add(String.format(
+                                Locale.ROOT,
+                                "- 6 partition of %d records (filled in %.1f s): catch-up p50 %s ms,"
+                                        + " incremental pass p50 %s ms / p90 %s ms",
+                                n,
+                                r.fillNanos() / 1e9,
+                                ms(new Samples("", "", r.catchUp()).percentile(50)),
+                                ms(new Samples("", "", r.passes()).percentile(50)),
+                                ms(new Samples("", "", r.passes()).percentile(90))));
+                    }
                 }
             }
-        }
         }
         if (only.contains("curator") || crashOnly || handoverOnly) {
-            peer("Curator", CuratorBench.SYSTEM, CuratorBench::new, !crashOnly, !handoverOnly, handovers, crashes, cold, rows);
+            peer(
+                    "Curator",
+                    CuratorBench.SYSTEM,
+                    CuratorBench::new,
+                    !crashOnly,
+                    !handoverOnly,
+                    handovers,
+                    crashes,
+                    cold,
+                    rows);
         }
         if (only.contains("spring") || crashOnly || handoverOnly) {
-            peer("Spring Integration", SpringBench.SYSTEM, SpringBench::new, !crashOnly, !handoverOnly, handovers, crashes, cold, rows);
+            peer(
+                    "Spring Integration",
+                    SpringBench.SYSTEM,
+                    SpringBench::new,
+                    !crashOnly,
+                    !handoverOnly,
+                    handovers,
+                    crashes,
+                    cold,
+                    rows);
         }
         double minutes = (System.nanoTime() - began) / 60e9;
         List<Goal> goals = new ArrayList<>();
@@ -183,10 +259,13 @@ public final class Bench {
         System.out.println(report);
         if (!json.isEmpty()) {
             writeJson(Path.of(json), rows, throughput, goals, minutes);
-            System.err.println("json written to " + Path.of(json).toAbsolutePath().normalize());
-            if (!out.isEmpty()) { // the page shows what the JSON holds, rendered by the same code as BenchReport's check
+            System.err.println(
+                    "json written to " + Path.of(json).toAbsolutePath().normalize());
+            if (!out.isEmpty()) { // the page shows what the JSON holds, rendered by the same code as BenchReport's
+                // check
                 BenchReport.rewrite(Path.of(out), Path.of(json));
-                System.err.println("figures rendered into " + Path.of(out).toAbsolutePath().normalize());
+                System.err.println(
+                        "figures rendered into " + Path.of(out).toAbsolutePath().normalize());
             }
         }
         if (only.contains("pipeline")) {
@@ -201,22 +280,40 @@ public final class Bench {
         if (cpu == null) {
             return "";
         }
-        String top = cpu.byPrefix().entrySet().stream().limit(8)
-                .map(e -> String.format(Locale.ROOT, "`%s` %.1f s", e.getKey(), e.getValue())).collect(Collectors.joining(", "));
-        return String.format(Locale.ROOT, "%n%s: %.1f s of process CPU in %.1f s (%.2f cores busy); JIT compilation %.1f s,"
+        String top = cpu.byPrefix().entrySet().stream()
+                .limit(8)
+                .map(e -> String.format(Locale.ROOT, "`%s` %.1f s", e.getKey(), e.getValue()))
+                .collect(Collectors.joining(", "));
+        return String.format(
+                Locale.ROOT,
+                "%n%s: %.1f s of process CPU in %.1f s (%.2f cores busy); JIT compilation %.1f s,"
                         + " GC %.1f s; by thread: %s; in no thread live at both ends (compiler and GC threads, threads that"
-                        + " ended) %.1f s.%n", what, cpu.processSeconds(), cpu.wallSeconds(),
-                cpu.processSeconds() / cpu.wallSeconds(), cpu.compileSeconds(), cpu.gcSeconds(), top, cpu.unattributedSeconds());
+                        + " ended) %.1f s.%n",
+                what,
+                cpu.processSeconds(),
+                cpu.wallSeconds(),
+                cpu.processSeconds() / cpu.wallSeconds(),
+                cpu.compileSeconds(),
+                cpu.gcSeconds(),
+                top,
+                cpu.unattributedSeconds());
     }
 
     private static String cpuJson(CpuSplit.Split cpu) {
         if (cpu == null) {
             return "null";
         }
-        return String.format(Locale.ROOT, "{\"wallSeconds\": %s, \"processSeconds\": %s, \"compileSeconds\": %s, \"gcSeconds\": %s,"
-                        + " \"unattributedSeconds\": %s, \"byThreadPrefix\": {%s}}", num(cpu.wallSeconds()), num(cpu.processSeconds()),
-                num(cpu.compileSeconds()), num(cpu.gcSeconds()), num(cpu.unattributedSeconds()),
-                cpu.byPrefix().entrySet().stream().map(e -> jsonString(e.getKey()) + ": " + num(e.getValue()))
+        return String.format(
+                Locale.ROOT,
+                "{\"wallSeconds\": %s, \"processSeconds\": %s, \"compileSeconds\": %s, \"gcSeconds\": %s,"
+                        + " \"unattributedSeconds\": %s, \"byThreadPrefix\": {%s}}",
+                num(cpu.wallSeconds()),
+                num(cpu.processSeconds()),
+                num(cpu.compileSeconds()),
+                num(cpu.gcSeconds()),
+                num(cpu.unattributedSeconds()),
+                cpu.byPrefix().entrySet().stream()
+                        .map(e -> jsonString(e.getKey()) + ": " + num(e.getValue()))
                         .collect(Collectors.joining(", ")));
     }
 
@@ -234,8 +331,17 @@ public final class Bench {
      * A peer's measures, as for ours: its handovers (unless only crashes run), its crash failovers (unless only
      * handovers run) and its cold starts (only when both run).
      */
-    private static void peer(String name, String system, PeerStart start, boolean handover, boolean crash, int handovers,
-            int crashes, int cold, List<Samples> rows) throws Exception {
+    private static void peer(
+            String name,
+            String system,
+            PeerStart start,
+            boolean handover,
+            boolean crash,
+            int handovers,
+            int crashes,
+            int cold,
+            List<Samples> rows)
+            throws Exception {
         System.err.println("benchmarks: " + name);
         try (PeerBench peer = start.start()) {
             if (handover) {
@@ -254,8 +360,11 @@ public final class Bench {
 
     /** The floor of each step of a handover on this broker ({@link HandoverFloors}), as experiment rows. */
     private static void handoverFloors(OursBench ours, int runs, List<Samples> rows) throws Exception {
-        for (java.util.Map.Entry<String, List<Long>> step : new HandoverFloors(ours.cluster()).measure(HANDOVER_WARMUPS, runs).entrySet()) {
-            rows.add(new Samples("x handover step floor: " + step.getKey(), OursBench.SYSTEM + " (experiment)", step.getValue()));
+        for (java.util.Map.Entry<String, List<Long>> step : new HandoverFloors(ours.cluster())
+                .measure(HANDOVER_WARMUPS, runs)
+                .entrySet()) {
+            rows.add(new Samples(
+                    "x handover step floor: " + step.getKey(), OursBench.SYSTEM + " (experiment)", step.getValue()));
         }
     }
 
@@ -272,8 +381,7 @@ public final class Bench {
     static final LoadSampler LOAD = new LoadSampler();
 
     /** One goal's verdict: what was measured against what limit. */
-    record Goal(String id, String goal, String value, boolean met, String note) {
-    }
+    record Goal(String id, String goal, String value, boolean met, String note) {}
 
     /** The 1-minute load average every 5 s of the run. */
     static final class LoadSampler {
@@ -284,18 +392,21 @@ public final class Bench {
             if (thread != null) {
                 return;
             }
-            thread = new Thread(() -> {
-                while (true) {
-                    try {
-                        samples.add(Double.parseDouble(Files.readString(Path.of("/proc/loadavg")).split(" ")[0]));
-                        Thread.sleep(5000);
-                    } catch (InterruptedException e) {
-                        return;
-                    } catch (IOException | RuntimeException e) {
-                        return;
-                    }
-                }
-            }, "bench-loadavg");
+            thread = new Thread(
+                    () -> {
+                        while (true) {
+                            try {
+                                samples.add(Double.parseDouble(Files.readString(Path.of("/proc/loadavg"))
+                                        .split(" ")[0]));
+                                Thread.sleep(5000);
+                            } catch (InterruptedException e) {
+                                return;
+                            } catch (IOException | RuntimeException e) {
+                                return;
+                            }
+                        }
+                    },
+                    "bench-loadavg");
             thread.setDaemon(true);
             thread.start();
         }
@@ -309,8 +420,13 @@ public final class Bench {
                 return "load average not sampled";
             }
             java.util.Collections.sort(s);
-            return String.format(Locale.ROOT, "1-minute load average during the run: median %.1f, min %.1f, max %.1f (%d samples, 5 s apart)",
-                    s.get(s.size() / 2), s.get(0), s.get(s.size() - 1), s.size());
+            return String.format(
+                    Locale.ROOT,
+                    "1-minute load average during the run: median %.1f, min %.1f, max %.1f (%d samples, 5 s apart)",
+                    s.get(s.size() / 2),
+                    s.get(0),
+                    s.get(s.size() - 1),
+                    s.size());
         }
     }
 
@@ -325,16 +441,32 @@ public final class Bench {
     }
 
     private static String scaleNote(ScaleBench.Scale r) {
-        return String.format(Locale.ROOT, "- 5 scale, %d roles on one member (lease %d s, renew %d s, %d renew threads):"
+        return String.format(
+                Locale.ROOT,
+                "- 5 scale, %d roles on one member (lease %d s, renew %d s, %d renew threads):"
                         + " acquired all in %.1f s; heap used after GC %d MiB (%d MiB before the member, +%d KiB per role);"
                         + " live threads %d (%d before, +%d); producer network threads +%d (one transactional producer per role"
                         + " plus the registrar); %d renewals in %.0f s (%.0f/s; renewing from the first grant through acquisition and %d s after), %d after their lease deadline, %d failed;"
                         + " worst start after renewAt %s ms",
-                r.roles(), ScaleBench.SCALE_LEASE.duration().toSeconds(), ScaleBench.SCALE_LEASE.renewInterval().toSeconds(),
-                ScaleBench.RENEW_THREADS, r.acquireAllNanos() / 1e9, r.heapHeld() >> 20, r.heapBefore() >> 20,
-                Math.max(0, r.heapHeld() - r.heapBefore()) / 1024 / r.roles(), r.threadsHeld(), r.threadsBefore(),
-                r.threadsHeld() - r.threadsBefore(), r.producerThreads(), r.renewals(), r.renewSeconds(),
-                r.renewals() / r.renewSeconds(), RENEW_AFTER_SECONDS, r.missed(), r.failed(), ms(r.worstLateNanos()));
+                r.roles(),
+                ScaleBench.SCALE_LEASE.duration().toSeconds(),
+                ScaleBench.SCALE_LEASE.renewInterval().toSeconds(),
+                ScaleBench.RENEW_THREADS,
+                r.acquireAllNanos() / 1e9,
+                r.heapHeld() >> 20,
+                r.heapBefore() >> 20,
+                Math.max(0, r.heapHeld() - r.heapBefore()) / 1024 / r.roles(),
+                r.threadsHeld(),
+                r.threadsBefore(),
+                r.threadsHeld() - r.threadsBefore(),
+                r.producerThreads(),
+                r.renewals(),
+                r.renewSeconds(),
+                r.renewals() / r.renewSeconds(),
+                RENEW_AFTER_SECONDS,
+                r.missed(),
+                r.failed(),
+                ms(r.worstLateNanos()));
     }
 
     private static List<Long> column(List<long[]> pairs, int index) {
@@ -356,70 +488,152 @@ public final class Bench {
     }
 
     private static Samples find(List<Samples> rows, String measure, String system) {
-        return rows.stream().filter(s -> s.measure().equals(measure) && s.system().equals(system)).findFirst().orElse(null);
+        return rows.stream()
+                .filter(s -> s.measure().equals(measure) && s.system().equals(system))
+                .findFirst()
+                .orElse(null);
     }
 
-    static String report(List<Samples> rows, OursBench.Throughput throughput, List<String> notes, double minutes, String args,
+    static String report(
+            List<Samples> rows,
+            OursBench.Throughput throughput,
+            List<String> notes,
+            double minutes,
+            String args,
             List<Goal> goals) {
         StringBuilder b = new StringBuilder();
-        b.append("Run ").append(ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME).replaceAll("\\.\\d+", ""))
-                .append(String.format(Locale.ROOT, ", %.1f minutes, with `%s`%s.%n%n", minutes, COMMAND,
-                        args.replaceAll("--(out|json)=\\S*", "").isBlank() ? ""
-                                : " and `-Dbench.args=\"" + args.replaceAll("--(out|json)=\\S*", "").trim() + "\"`"));
-        b.append("Machine: ").append(machine()).append("; ").append(LOAD.describe()).append("\n\n");
+        b.append("Run ")
+                .append(ZonedDateTime.now()
+                        .format(DateTimeFormatter.ISO_OFFSET_DATE_TIME)
+                        .replaceAll("\\.\\d+", ""))
+                .append(String.format(
+                        Locale.ROOT,
+                        ", %.1f minutes, with `%s`%s.%n%n",
+                        minutes,
+                        COMMAND,
+                        args.replaceAll("--(out|json)=\\S*", "").isBlank()
+                                ? ""
+                                : " and `-Dbench.args=\""
+                                        + args.replaceAll("--(out|json)=\\S*", "")
+                                                .trim() + "\"`"));
+        b.append("Machine: ")
+                .append(machine())
+                .append("; ")
+                .append(LOAD.describe())
+                .append("\n\n");
         b.append("| Measure | System | n | p50 ms | p90 ms | p99 ms | max ms | ours / this (p50, p99) |\n");
         b.append("|---|---|---:|---:|---:|---:|---:|---:|\n");
         for (Samples s : rows) {
             String ratio = "";
-            if (!s.system().startsWith(OursBench.SYSTEM) && !s.measure().startsWith("3") && !s.measure().startsWith("x")) {
-                Samples ours = find(rows, s.measure().equals(CROSS_HANDOVER) ? HANDOVER : s.measure(), OursBench.SYSTEM);
-                ratio = ours == null ? "" : ratio(ours.percentile(50), s.percentile(50)) + ", " + ratio(ours.percentile(99), s.percentile(99));
+            if (!s.system().startsWith(OursBench.SYSTEM)
+                    && !s.measure().startsWith("3")
+                    && !s.measure().startsWith("x")) {
+                Samples ours =
+                        find(rows, s.measure().equals(CROSS_HANDOVER) ? HANDOVER : s.measure(), OursBench.SYSTEM);
+                ratio = ours == null
+                        ? ""
+                        : ratio(ours.percentile(50), s.percentile(50)) + ", "
+                                + ratio(ours.percentile(99), s.percentile(99));
             } else if (s.measure().startsWith("3") && !s.system().startsWith(OursBench.SYSTEM)) {
                 Samples ours = find(rows, s.measure(), OursBench.SYSTEM + " guarded write");
-                ratio = ours == null ? "" : ratio(ours.percentile(50), s.percentile(50)) + ", " + ratio(ours.percentile(99), s.percentile(99));
+                ratio = ours == null
+                        ? ""
+                        : ratio(ours.percentile(50), s.percentile(50)) + ", "
+                                + ratio(ours.percentile(99), s.percentile(99));
             }
-            b.append(String.format(Locale.ROOT, "| %s | %s | %d | %s | %s | %s | %s | %s |%n", s.measure(), s.system(), s.n(),
-                    ms(s.percentile(50)), ms(s.percentile(90)), ms(s.percentile(99)), ms(s.max()), ratio));
+            b.append(String.format(
+                    Locale.ROOT,
+                    "| %s | %s | %d | %s | %s | %s | %s | %s |%n",
+                    s.measure(),
+                    s.system(),
+                    s.n(),
+                    ms(s.percentile(50)),
+                    ms(s.percentile(90)),
+                    ms(s.percentile(99)),
+                    ms(s.max()),
+                    ratio));
         }
         if (throughput != null) {
-            b.append(String.format(Locale.ROOT, "%nOne-record transactions (baseline of goal 3): guarded `write` %.0f tx/s, plain"
-                    + " transactional producer %.0f tx/s (ratio %.2f).%n", throughput.guardedPerSecond(), throughput.plainPerSecond(),
+            b.append(String.format(
+                    Locale.ROOT,
+                    "%nOne-record transactions (baseline of goal 3): guarded `write` %.0f tx/s, plain"
+                            + " transactional producer %.0f tx/s (ratio %.2f).%n",
+                    throughput.guardedPerSecond(),
+                    throughput.plainPerSecond(),
                     throughput.guardedPerSecond() / throughput.plainPerSecond()));
         }
         if (SEND_FIXED != null) {
             for (OursBench.SendRun run : List.of(SEND_FIXED, SEND_CLOSED)) {
                 Samples l = new Samples("", "", run.latencies());
-                b.append(String.format(Locale.ROOT, "%nAsync guarded `send` (group commit, default `SendBatching` 1000 records / 2 ms), %s%s,"
+                b.append(String.format(
+                        Locale.ROOT,
+                        "%nAsync guarded `send` (group commit, default `SendBatching` 1000 records / 2 ms), %s%s,"
                                 + " %d sender threads: %.0f records committed per s (%.1fx the one-record baseline), %d sent, %d failed;"
-                                + " send -> committed p50 %s ms, p90 %s ms, p99 %s ms, max %s ms.%n", run.label(),
-                        run.offeredPerSecond() > 0 ? String.format(Locale.ROOT, " offered %.0f/s", run.offeredPerSecond()) : "",
-                        run.threads(), run.committedPerSecond(), throughput == null ? Double.NaN
-                                : run.committedPerSecond() / throughput.guardedPerSecond(), run.sent(), run.failed(),
-                        ms(l.percentile(50)), ms(l.percentile(90)), ms(l.percentile(99)), ms(l.max())));
+                                + " send -> committed p50 %s ms, p90 %s ms, p99 %s ms, max %s ms.%n",
+                        run.label(),
+                        run.offeredPerSecond() > 0
+                                ? String.format(Locale.ROOT, " offered %.0f/s", run.offeredPerSecond())
+                                : "",
+                        run.threads(),
+                        run.committedPerSecond(),
+                        throughput == null ? Double.NaN : run.committedPerSecond() / throughput.guardedPerSecond(),
+                        run.sent(),
+                        run.failed(),
+                        ms(l.percentile(50)),
+                        ms(l.percentile(90)),
+                        ms(l.percentile(99)),
+                        ms(l.max())));
             }
         }
         if (BATCHED != null) {
-            b.append(String.format(Locale.ROOT, "%n%d records per transaction on both sides, %d alternating rounds: guarded %s records/s,"
-                            + " plain %s records/s (per round); guarded / plain per round %s.%n", BATCHED.recordsPerTx(),
-                    BATCHED.ratios().size(), list(BATCHED.guardedPerSecond(), "%.0f"), list(BATCHED.plainPerSecond(), "%.0f"),
+            b.append(String.format(
+                    Locale.ROOT,
+                    "%n%d records per transaction on both sides, %d alternating rounds: guarded %s records/s,"
+                            + " plain %s records/s (per round); guarded / plain per round %s.%n",
+                    BATCHED.recordsPerTx(),
+                    BATCHED.ratios().size(),
+                    list(BATCHED.guardedPerSecond(), "%.0f"),
+                    list(BATCHED.plainPerSecond(), "%.0f"),
                     list(BATCHED.ratios(), "%.2f")));
         }
         if (SPRING_SCALE != null) {
             SpringScaleBench.Result r = SPRING_SCALE;
-            b.append(String.format(Locale.ROOT, "%nSpring Boot starter, %d roles on one member (lease %d s, renew %d s): %s;"
+            b.append(String.format(
+                    Locale.ROOT,
+                    "%nSpring Boot starter, %d roles on one member (lease %d s, renew %d s): %s;"
                             + " then %.0f s more; live threads %d before the context, %d while holding"
                             + " (+%d); %d renewals, %d completed after the deadline they renewed (worst %s ms %s it), %d lapses seen by"
                             + " the 50 ms sampler, %d failed; ends %s; heap used after a GC %d MiB before the context, %d MiB holding;"
                             + " a standby joining it was in every roster after %s and had a producer prepared for every role after %s."
-                            + " New threads by name prefix: %s.%n", r.roles(),
-                    SpringScaleBench.LEASE.toSeconds(), SpringScaleBench.RENEW.toSeconds(), r.acquireAllNanos() >= 0
-                            ? String.format(Locale.ROOT, "held all %.1f s after the context started", r.acquireAllNanos() / 1e9)
-                            : String.format(Locale.ROOT, "never held all at once (at most %d) within the 90 s wait", r.heldMax()),
-                    r.holdSeconds(), r.threadsBefore(), r.threadsHeld(), r.memberThreads(), r.renewals(), r.lateRenewals(),
-                    ms(Math.abs(r.worstLateNanos())), r.worstLateNanos() > 0 ? "after" : "before", r.lapsedSeen(),
-                    r.renewFailures(), r.ends().isEmpty() ? "none" : r.ends().toString(), r.heapBefore() >> 20, r.heapHeld() >> 20,
-                    seconds(r.standbyRosterNanos()), seconds(r.standbyPreparedNanos()), r.newByPrefix().entrySet().stream()
-                            .sorted((x, y) -> y.getValue() - x.getValue()).map(e -> "`" + e.getKey() + "` " + e.getValue())
+                            + " New threads by name prefix: %s.%n",
+                    r.roles(),
+                    SpringScaleBench.LEASE.toSeconds(),
+                    SpringScaleBench.RENEW.toSeconds(),
+                    r.acquireAllNanos() >= 0
+                            ? String.format(
+                                    Locale.ROOT, "held all %.1f s after the context started", r.acquireAllNanos() / 1e9)
+                            : String.format(
+                                    Locale.ROOT,
+                                    "never held all at once (at most %d) within the 90 s wait",
+                                    r.heldMax()),
+                    r.holdSeconds(),
+                    r.threadsBefore(),
+                    r.threadsHeld(),
+                    r.memberThreads(),
+                    r.renewals(),
+                    r.lateRenewals(),
+                    ms(Math.abs(r.worstLateNanos())),
+                    r.worstLateNanos() > 0 ? "after" : "before",
+                    r.lapsedSeen(),
+                    r.renewFailures(),
+                    r.ends().isEmpty() ? "none" : r.ends().toString(),
+                    r.heapBefore() >> 20,
+                    r.heapHeld() >> 20,
+                    seconds(r.standbyRosterNanos()),
+                    seconds(r.standbyPreparedNanos()),
+                    r.newByPrefix().entrySet().stream()
+                            .sorted((x, y) -> y.getValue() - x.getValue())
+                            .map(e -> "`" + e.getKey() + "` " + e.getValue())
                             .collect(Collectors.joining(", "))));
             b.append(cpuLine("CPU while the starter took its roles", r.startCpu()));
             b.append(cpuLine("CPU while the standby joined, until it was ready", r.standbyCpu()));
@@ -435,18 +649,44 @@ public final class Bench {
         if (handover != null) {
             if (curatorHandover != null) {
                 double x = (double) handover.percentile(50) / curatorHandover.percentile(50);
-                goals.add(new Goal("1a", "graceful handover (Contender) p50 <= 5x Curator's p50", String.format(Locale.ROOT,
-                        "%s ms = %.1fx Curator's %s ms", ms(handover.percentile(50)), x, ms(curatorHandover.percentile(50))), x <= 5, ""));
+                goals.add(new Goal(
+                        "1a",
+                        "graceful handover (Contender) p50 <= 5x Curator's p50",
+                        String.format(
+                                Locale.ROOT,
+                                "%s ms = %.1fx Curator's %s ms",
+                                ms(handover.percentile(50)),
+                                x,
+                                ms(curatorHandover.percentile(50))),
+                        x <= 5,
+                        ""));
             }
-            goals.add(new Goal("1b", "graceful handover (Contender) p99 <= 60 ms", ms(handover.percentile(99)) + " ms",
-                    handover.percentile(99) <= 60_000_000L, ""));
+            goals.add(new Goal(
+                    "1b",
+                    "graceful handover (Contender) p99 <= 60 ms",
+                    ms(handover.percentile(99)) + " ms",
+                    handover.percentile(99) <= 60_000_000L,
+                    ""));
             if (curatorHandover != null) {
                 double x = (double) handover.percentile(50) / curatorHandover.percentile(50);
-                goals.add(new Goal("23-1a", "graceful handover (Contender) p50 <= 2x Curator's p50", String.format(Locale.ROOT,
-                        "%s ms = %.1fx Curator's %s ms", ms(handover.percentile(50)), x, ms(curatorHandover.percentile(50))), x <= 2, ""));
+                goals.add(new Goal(
+                        "23-1a",
+                        "graceful handover (Contender) p50 <= 2x Curator's p50",
+                        String.format(
+                                Locale.ROOT,
+                                "%s ms = %.1fx Curator's %s ms",
+                                ms(handover.percentile(50)),
+                                x,
+                                ms(curatorHandover.percentile(50))),
+                        x <= 2,
+                        ""));
             }
-            goals.add(new Goal("23-1b", "graceful handover (Contender) p99 <= 30 ms", ms(handover.percentile(99)) + " ms",
-                    handover.percentile(99) <= 30_000_000L, ""));
+            goals.add(new Goal(
+                    "23-1b",
+                    "graceful handover (Contender) p99 <= 30 ms",
+                    ms(handover.percentile(99)) + " ms",
+                    handover.percentile(99) <= 30_000_000L,
+                    ""));
             long floor = 0;
             List<String> parts = new ArrayList<>();
             for (String step : HandoverFloors.PATH) {
@@ -459,71 +699,130 @@ public final class Bench {
                 parts.add(ms(s.percentile(50)));
             }
             if (floor > 0) {
-                measuredOnly.add(String.format(Locale.ROOT, "- 23-1c the handover path's floor on this broker, the p50s of its"
-                        + " steps added (the x rows): %s ms (%s), against the measured p50 of %s ms (no goal)%n", ms(floor),
-                        String.join(" + ", parts), ms(handover.percentile(50))));
+                measuredOnly.add(String.format(
+                        Locale.ROOT,
+                        "- 23-1c the handover path's floor on this broker, the p50s of its"
+                                + " steps added (the x rows): %s ms (%s), against the measured p50 of %s ms (no goal)%n",
+                        ms(floor),
+                        String.join(" + ", parts),
+                        ms(handover.percentile(50))));
             }
             Samples crash = find(rows, "2 crash failover: overshoot past deadline", OursBench.SYSTEM);
             Samples cc = find(rows, "2 crash failover: overshoot past deadline", CuratorBench.SYSTEM);
             Samples sc = find(rows, "2 crash failover: overshoot past deadline", SpringBench.SYSTEM);
             if (crash != null && cc != null && sc != null) {
                 long best = Math.min(cc.percentile(99), sc.percentile(99));
-                goals.add(new Goal("2", "crash overshoot past the deadline p99 <= the better peer's p99", String.format(Locale.ROOT,
-                        "%s ms against %s ms (Curator %s, Spring Integration %s)", ms(crash.percentile(99)), ms(best),
-                        ms(cc.percentile(99)), ms(sc.percentile(99))), crash.percentile(99) <= best, ""));
+                goals.add(new Goal(
+                        "2",
+                        "crash overshoot past the deadline p99 <= the better peer's p99",
+                        String.format(
+                                Locale.ROOT,
+                                "%s ms against %s ms (Curator %s, Spring Integration %s)",
+                                ms(crash.percentile(99)),
+                                ms(best),
+                                ms(cc.percentile(99)),
+                                ms(sc.percentile(99))),
+                        crash.percentile(99) <= best,
+                        ""));
             }
         }
         if (SEND_FIXED != null && throughput != null) {
             double x = SEND_FIXED.committedPerSecond() / throughput.guardedPerSecond();
-            goals.add(new Goal("3a", "async guarded send throughput of one role >= 10x one-record guarded tx/s", String.format(
-                    Locale.ROOT, "%.0f/s = %.1fx %.0f tx/s", SEND_FIXED.committedPerSecond(), x, throughput.guardedPerSecond()),
-                    x >= 10 && SEND_FIXED.failed() == 0, ""));
+            goals.add(new Goal(
+                    "3a",
+                    "async guarded send throughput of one role >= 10x one-record guarded tx/s",
+                    String.format(
+                            Locale.ROOT,
+                            "%.0f/s = %.1fx %.0f tx/s",
+                            SEND_FIXED.committedPerSecond(),
+                            x,
+                            throughput.guardedPerSecond()),
+                    x >= 10 && SEND_FIXED.failed() == 0,
+                    ""));
             long p99 = new Samples("", "", SEND_FIXED.latencies()).percentile(99);
-            goals.add(new Goal("3b", "p99 send -> committed <= 50 ms at that rate", ms(p99) + " ms", p99 <= 50_000_000L, ""));
+            goals.add(new Goal(
+                    "3b", "p99 send -> committed <= 50 ms at that rate", ms(p99) + " ms", p99 <= 50_000_000L, ""));
         }
         if (BATCHED != null) {
             List<Double> r = new ArrayList<>(BATCHED.ratios());
             java.util.Collections.sort(r);
-            double median = r.size() % 2 == 1 ? r.get(r.size() / 2) : (r.get(r.size() / 2 - 1) + r.get(r.size() / 2)) / 2;
-            goals.add(new Goal("4", "guarded / plain at 100 records per transaction >= 0.95x (median of rounds)", String.format(
-                    Locale.ROOT, "%.2fx (rounds %.2f-%.2f)", median, r.get(0), r.get(r.size() - 1)), median >= 0.95, ""));
+            double median =
+                    r.size() % 2 == 1 ? r.get(r.size() / 2) : (r.get(r.size() / 2 - 1) + r.get(r.size() / 2)) / 2;
+            goals.add(new Goal(
+                    "4",
+                    "guarded / plain at 100 records per transaction >= 0.95x (median of rounds)",
+                    String.format(Locale.ROOT, "%.2fx (rounds %.2f-%.2f)", median, r.get(0), r.get(r.size() - 1)),
+                    median >= 0.95,
+                    ""));
         }
         if (SPRING_SCALE != null) {
             SpringScaleBench.Result r = SPRING_SCALE;
-            goals.add(new Goal("5a", "Spring starter, " + r.roles() + " roles: threads <= roles + 50", String.format(Locale.ROOT,
-                    "+%d threads (limit %d)", r.memberThreads(), r.roles() + 50), r.acquireAllNanos() > 0
-                    && r.memberThreads() <= r.roles() + 50, ""));
+            goals.add(new Goal(
+                    "5a",
+                    "Spring starter, " + r.roles() + " roles: threads <= roles + 50",
+                    String.format(Locale.ROOT, "+%d threads (limit %d)", r.memberThreads(), r.roles() + 50),
+                    r.acquireAllNanos() > 0 && r.memberThreads() <= r.roles() + 50,
+                    ""));
             int expired = r.ends().getOrDefault("EXPIRED", 0);
-            goals.add(new Goal("5b", "Spring starter: 0 renewals after their deadline", String.format(Locale.ROOT,
-                    "%d late of %d renewals, %d lapses seen, %d EXPIRED ends", r.lateRenewals(), r.renewals(), r.lapsedSeen(),
-                    expired), r.acquireAllNanos() > 0 && r.lateRenewals() == 0 && r.lapsedSeen() == 0 && expired == 0, ""));
-            goals.add(new Goal("23-3a", "Spring starter holds " + r.roles() + " roles within 10 s of its context starting",
-                    seconds(r.acquireAllNanos()), r.acquireAllNanos() > 0 && r.acquireAllNanos() <= 10_000_000_000L, ""));
-            long ready = r.standbyRosterNanos() < 0 || r.standbyPreparedNanos() < 0 ? -1
+            goals.add(new Goal(
+                    "5b",
+                    "Spring starter: 0 renewals after their deadline",
+                    String.format(
+                            Locale.ROOT,
+                            "%d late of %d renewals, %d lapses seen, %d EXPIRED ends",
+                            r.lateRenewals(),
+                            r.renewals(),
+                            r.lapsedSeen(),
+                            expired),
+                    r.acquireAllNanos() > 0 && r.lateRenewals() == 0 && r.lapsedSeen() == 0 && expired == 0,
+                    ""));
+            goals.add(new Goal(
+                    "23-3a",
+                    "Spring starter holds " + r.roles() + " roles within 10 s of its context starting",
+                    seconds(r.acquireAllNanos()),
+                    r.acquireAllNanos() > 0 && r.acquireAllNanos() <= 10_000_000_000L,
+                    ""));
+            long ready = r.standbyRosterNanos() < 0 || r.standbyPreparedNanos() < 0
+                    ? -1
                     : Math.max(r.standbyRosterNanos(), r.standbyPreparedNanos());
-            goals.add(new Goal("23-3b", "a standby joining it is ready (in every roster, producers prepared) within 10 s",
-                    seconds(ready), ready > 0 && ready <= 10_000_000_000L, ""));
+            goals.add(new Goal(
+                    "23-3b",
+                    "a standby joining it is ready (in every roster, producers prepared) within 10 s",
+                    seconds(ready),
+                    ready > 0 && ready <= 10_000_000_000L,
+                    ""));
         }
         Samples describeOurs = find(rows, "4 describe(role)", OursBench.SYSTEM);
         if (describeOurs != null) {
             double describe = (double) describeOurs.percentile(50)
-                    / find(rows, "4 describe(role)", "raw Admin.describeTransactions").percentile(50);
-            goals.add(new Goal("earlier-4", "describe p50 <= 2x raw describeTransactions", String.format(Locale.ROOT, "%.2fx", describe),
-                    describe <= 2, ""));
-            long cold = find(rows, "7 cold start to first grant", OursBench.SYSTEM).percentile(50);
+                    / find(rows, "4 describe(role)", "raw Admin.describeTransactions")
+                            .percentile(50);
+            goals.add(new Goal(
+                    "earlier-4",
+                    "describe p50 <= 2x raw describeTransactions",
+                    String.format(Locale.ROOT, "%.2fx", describe),
+                    describe <= 2,
+                    ""));
+            long cold =
+                    find(rows, "7 cold start to first grant", OursBench.SYSTEM).percentile(50);
             goals.add(new Goal("earlier-7", "cold start p50 <= 1500 ms", ms(cold) + " ms", cold <= 1_500_000_000L, ""));
         }
         b.append("\nGoals (ours):\n\n");
         for (Goal g : goals) {
-            b.append(String.format(Locale.ROOT, "- %s %s: %s, %s%n", g.id(), g.goal(), g.value(), g.met() ? "met" : "MISSED"));
+            b.append(String.format(
+                    Locale.ROOT, "- %s %s: %s, %s%n", g.id(), g.goal(), g.value(), g.met() ? "met" : "MISSED"));
         }
         measuredOnly.forEach(b::append);
         boolean scaled = rows.stream().anyMatch(r -> r.measure().startsWith("5 "));
         boolean folded = rows.stream().anyMatch(r -> r.measure().startsWith("6 "));
-        b.append(scaled ? "- 5 core-level scale: measured above (no numeric goal; see the notes)\n"
-                : "- 5 core-level scale (100/500/1000 roles on one member): not measured in this run\n");
-        b.append(folded ? "- 6 election-pass cost as the partition grows: measured above (no numeric goal; see the notes)\n"
-                : "- 6 election-pass cost as the partition grows: not measured in this run\n");
+        b.append(
+                scaled
+                        ? "- 5 core-level scale: measured above (no numeric goal; see the notes)\n"
+                        : "- 5 core-level scale (100/500/1000 roles on one member): not measured in this run\n");
+        b.append(
+                folded
+                        ? "- 6 election-pass cost as the partition grows: measured above (no numeric goal; see the notes)\n"
+                        : "- 6 election-pass cost as the partition grows: not measured in this run\n");
         return b.toString();
     }
 
@@ -545,60 +844,108 @@ public final class Bench {
     }
 
     /** Every measure (system, n, p50/p90/p99/max in ms) and the goal verdicts, as JSON. */
-    static void writeJson(Path file, List<Samples> rows, OursBench.Throughput throughput, List<Goal> goals, double minutes)
+    static void writeJson(
+            Path file, List<Samples> rows, OursBench.Throughput throughput, List<Goal> goals, double minutes)
             throws IOException {
         StringBuilder j = new StringBuilder("{\n");
-        j.append("  \"run\": ").append(jsonString(ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME))).append(",\n");
+        j.append("  \"run\": ")
+                .append(jsonString(ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME)))
+                .append(",\n");
         j.append("  \"minutes\": ").append(num(minutes)).append(",\n");
         j.append("  \"machine\": ").append(jsonString(machine())).append(",\n");
         j.append("  \"load\": ").append(jsonString(LOAD.describe())).append(",\n");
         j.append("  \"measures\": [\n");
         for (int i = 0; i < rows.size(); i++) {
             Samples s = rows.get(i);
-            j.append(String.format(Locale.ROOT, "    {\"measure\": %s, \"system\": %s, \"unit\": \"ms\", \"n\": %d, \"p50\": %s,"
-                            + " \"p90\": %s, \"p99\": %s, \"max\": %s}%s%n", jsonString(s.measure()), jsonString(s.system()), s.n(),
-                    num(s.percentile(50) / 1e6), num(s.percentile(90) / 1e6), num(s.percentile(99) / 1e6), num(s.max() / 1e6),
+            j.append(String.format(
+                    Locale.ROOT,
+                    "    {\"measure\": %s, \"system\": %s, \"unit\": \"ms\", \"n\": %d, \"p50\": %s,"
+                            + " \"p90\": %s, \"p99\": %s, \"max\": %s}%s%n",
+                    jsonString(s.measure()),
+                    jsonString(s.system()),
+                    s.n(),
+                    num(s.percentile(50) / 1e6),
+                    num(s.percentile(90) / 1e6),
+                    num(s.percentile(99) / 1e6),
+                    num(s.max() / 1e6),
                     i + 1 < rows.size() ? "," : ""));
         }
         j.append("  ],\n  \"rates\": [\n");
         List<String> rates = new ArrayList<>();
         if (throughput != null) { // the baseline the async send's rate is compared with
-            rates.add(String.format(Locale.ROOT, "    {\"measure\": \"3 one-record transactions per second\", \"unit\": \"tx/s\","
-                    + " \"guardedPerSecond\": %s, \"plainPerSecond\": %s}", num(throughput.guardedPerSecond()),
+            rates.add(String.format(
+                    Locale.ROOT,
+                    "    {\"measure\": \"3 one-record transactions per second\", \"unit\": \"tx/s\","
+                            + " \"guardedPerSecond\": %s, \"plainPerSecond\": %s}",
+                    num(throughput.guardedPerSecond()),
                     num(throughput.plainPerSecond())));
         }
         for (OursBench.SendRun run : java.util.Arrays.asList(SEND_FIXED, SEND_CLOSED)) {
             if (run != null) {
-                rates.add(String.format(Locale.ROOT, "    {\"measure\": %s, \"system\": %s, \"unit\": \"records/s\", \"offered\": %s,"
+                rates.add(String.format(
+                        Locale.ROOT,
+                        "    {\"measure\": %s, \"system\": %s, \"unit\": \"records/s\", \"offered\": %s,"
                                 + " \"committed\": %s, \"sent\": %d, \"failed\": %d, \"threads\": %d}",
-                        jsonString("3 async send, " + run.label()), jsonString(OursBench.SYSTEM + " Leadership.send"),
-                        num(run.offeredPerSecond()), num(run.committedPerSecond()), run.sent(), run.failed(), run.threads()));
+                        jsonString("3 async send, " + run.label()),
+                        jsonString(OursBench.SYSTEM + " Leadership.send"),
+                        num(run.offeredPerSecond()),
+                        num(run.committedPerSecond()),
+                        run.sent(),
+                        run.failed(),
+                        run.threads()));
             }
         }
         if (BATCHED != null) {
-            rates.add(String.format(Locale.ROOT, "    {\"measure\": \"3b 100 records per transaction, per round\", \"unit\": \"records/s\","
-                            + " \"guarded\": [%s], \"plain\": [%s], \"ratio\": [%s]}", list(BATCHED.guardedPerSecond(), "%.0f"),
-                    list(BATCHED.plainPerSecond(), "%.0f"), list(BATCHED.ratios(), "%.3f")));
+            rates.add(String.format(
+                    Locale.ROOT,
+                    "    {\"measure\": \"3b 100 records per transaction, per round\", \"unit\": \"records/s\","
+                            + " \"guarded\": [%s], \"plain\": [%s], \"ratio\": [%s]}",
+                    list(BATCHED.guardedPerSecond(), "%.0f"),
+                    list(BATCHED.plainPerSecond(), "%.0f"),
+                    list(BATCHED.ratios(), "%.3f")));
         }
         if (SPRING_SCALE != null) {
             SpringScaleBench.Result r = SPRING_SCALE;
-            rates.add(String.format(Locale.ROOT, "    {\"measure\": \"5 Spring starter scale\", \"roles\": %d, \"acquireAllSeconds\": %s,"
+            rates.add(String.format(
+                    Locale.ROOT,
+                    "    {\"measure\": \"5 Spring starter scale\", \"roles\": %d, \"acquireAllSeconds\": %s,"
                             + " \"threadsBefore\": %d, \"threadsHeld\": %d, \"memberThreads\": %d, \"renewals\": %d,"
                             + " \"lateRenewals\": %d, \"lapsesSeen\": %d, \"renewFailures\": %d, \"heapBeforeMiB\": %d,"
                             + " \"heapHeldMiB\": %d, \"standbyInEveryRosterSeconds\": %s, \"standbyPreparedSeconds\": %s,"
                             + " \"startCpu\": %s, \"standbyCpu\": %s, \"ends\": {%s}, \"threadsByPrefix\": {%s}}",
-                    r.roles(), jsonSeconds(r.acquireAllNanos()), r.threadsBefore(), r.threadsHeld(), r.memberThreads(), r.renewals(),
-                    r.lateRenewals(), r.lapsedSeen(), r.renewFailures(), r.heapBefore() >> 20, r.heapHeld() >> 20,
-                    jsonSeconds(r.standbyRosterNanos()), jsonSeconds(r.standbyPreparedNanos()), cpuJson(r.startCpu()), cpuJson(r.standbyCpu()),
-                    r.ends().entrySet().stream().map(e -> jsonString(e.getKey()) + ": " + e.getValue()).collect(Collectors.joining(", ")),
-                    r.newByPrefix().entrySet().stream().map(e -> jsonString(e.getKey()) + ": " + e.getValue())
+                    r.roles(),
+                    jsonSeconds(r.acquireAllNanos()),
+                    r.threadsBefore(),
+                    r.threadsHeld(),
+                    r.memberThreads(),
+                    r.renewals(),
+                    r.lateRenewals(),
+                    r.lapsedSeen(),
+                    r.renewFailures(),
+                    r.heapBefore() >> 20,
+                    r.heapHeld() >> 20,
+                    jsonSeconds(r.standbyRosterNanos()),
+                    jsonSeconds(r.standbyPreparedNanos()),
+                    cpuJson(r.startCpu()),
+                    cpuJson(r.standbyCpu()),
+                    r.ends().entrySet().stream()
+                            .map(e -> jsonString(e.getKey()) + ": " + e.getValue())
+                            .collect(Collectors.joining(", ")),
+                    r.newByPrefix().entrySet().stream()
+                            .map(e -> jsonString(e.getKey()) + ": " + e.getValue())
                             .collect(Collectors.joining(", "))));
         }
         j.append(String.join(",\n", rates)).append("\n  ],\n  \"goals\": [\n");
         for (int i = 0; i < goals.size(); i++) {
             Goal g = goals.get(i);
-            j.append(String.format(Locale.ROOT, "    {\"id\": %s, \"goal\": %s, \"value\": %s, \"verdict\": %s}%s%n", jsonString(g.id()),
-                    jsonString(g.goal()), jsonString(g.value()), jsonString(g.met() ? "met" : "missed"), i + 1 < goals.size() ? "," : ""));
+            j.append(String.format(
+                    Locale.ROOT,
+                    "    {\"id\": %s, \"goal\": %s, \"value\": %s, \"verdict\": %s}%s%n",
+                    jsonString(g.id()),
+                    jsonString(g.goal()),
+                    jsonString(g.value()),
+                    jsonString(g.met() ? "met" : "missed"),
+                    i + 1 < goals.size() ? "," : ""));
         }
         j.append("  ]\n}\n");
         Files.createDirectories(file.toAbsolutePath().getParent());
@@ -606,8 +953,14 @@ public final class Bench {
     }
 
     private static void goal(StringBuilder b, String what, long nanos, long limitMs) {
-        b.append(String.format(Locale.ROOT, "- %s: %s ms, %s%n", what, ms(nanos), nanos <= limitMs * 1_000_000L ? "met"
-                : String.format(Locale.ROOT, "MISSED by %s ms", ms(nanos - limitMs * 1_000_000L))));
+        b.append(String.format(
+                Locale.ROOT,
+                "- %s: %s ms, %s%n",
+                what,
+                ms(nanos),
+                nanos <= limitMs * 1_000_000L
+                        ? "met"
+                        : String.format(Locale.ROOT, "MISSED by %s ms", ms(nanos - limitMs * 1_000_000L))));
     }
 
     private static String ratio(long ours, long peer) {
@@ -617,14 +970,23 @@ public final class Bench {
     static String machine() {
         String cpu = "unknown CPU";
         try (Stream<String> lines = Files.lines(Path.of("/proc/cpuinfo"))) {
-            cpu = lines.filter(l -> l.startsWith("model name")).map(l -> l.substring(l.indexOf(':') + 1).trim())
-                    .findFirst().orElse(cpu);
+            cpu = lines.filter(l -> l.startsWith("model name"))
+                    .map(l -> l.substring(l.indexOf(':') + 1).trim())
+                    .findFirst()
+                    .orElse(cpu);
         } catch (IOException | RuntimeException ignored) {
             // not Linux
         }
-        return String.format(Locale.ROOT, "%d CPUs (`nproc`), %s; Java %s (%s, %s); %s %s; heap max %d MiB",
-                Runtime.getRuntime().availableProcessors(), cpu, System.getProperty("java.runtime.version"),
-                System.getProperty("java.vm.name"), System.getProperty("java.vendor"), System.getProperty("os.name"),
-                System.getProperty("os.version"), ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getMax() >> 20);
+        return String.format(
+                Locale.ROOT,
+                "%d CPUs (`nproc`), %s; Java %s (%s, %s); %s %s; heap max %d MiB",
+                Runtime.getRuntime().availableProcessors(),
+                cpu,
+                System.getProperty("java.runtime.version"),
+                System.getProperty("java.vm.name"),
+                System.getProperty("java.vendor"),
+                System.getProperty("os.name"),
+                System.getProperty("os.version"),
+                ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getMax() >> 20);
     }
 }

@@ -18,12 +18,19 @@ import java.util.stream.Collectors;
 final class CpuSplit {
 
     /** CPU seconds between the two snapshots; byPrefix sorted by seconds, largest first. */
-    record Split(double wallSeconds, double processSeconds, double compileSeconds, double gcSeconds,
-                 Map<String, Double> byPrefix) {
+    record Split(
+            double wallSeconds,
+            double processSeconds,
+            double compileSeconds,
+            double gcSeconds,
+            Map<String, Double> byPrefix) {
 
         /** Process CPU not in a thread that was live at both snapshots: compiler and GC threads, threads that ended. */
         double unattributedSeconds() {
-            return processSeconds - byPrefix.values().stream().mapToDouble(Double::doubleValue).sum();
+            return processSeconds
+                    - byPrefix.values().stream()
+                            .mapToDouble(Double::doubleValue)
+                            .sum();
         }
     }
 
@@ -34,8 +41,7 @@ final class CpuSplit {
     private final Map<Long, Long> threadNanos = threadCpuNanos();
 
     /** Takes the first snapshot now. */
-    CpuSplit() {
-    }
+    CpuSplit() {}
 
     /** The CPU spent since this snapshot was taken. */
     Split since() {
@@ -50,19 +56,26 @@ final class CpuSplit {
             long spent = thread.getValue() - threadNanos.getOrDefault(thread.getKey(), 0L);
             byPrefix.merge(SpringScaleBench.prefix(info.getThreadName()), spent / 1e9, Double::sum);
         }
-        Map<String, Double> sorted = byPrefix.entrySet().stream().sorted((a, b) -> Double.compare(b.getValue(), a.getValue()))
+        Map<String, Double> sorted = byPrefix.entrySet().stream()
+                .sorted((a, b) -> Double.compare(b.getValue(), a.getValue()))
                 .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue, (a, b) -> a, LinkedHashMap::new));
-        return new Split((System.nanoTime() - wallNanos) / 1e9, (processCpuNanos() - processNanos) / 1e9,
+        return new Split(
+                (System.nanoTime() - wallNanos) / 1e9,
+                (processCpuNanos() - processNanos) / 1e9,
                 (ManagementFactory.getCompilationMXBean().getTotalCompilationTime() - compileMillis) / 1e3,
-                (gcMillis() - gcMillis) / 1e3, sorted);
+                (gcMillis() - gcMillis) / 1e3,
+                sorted);
     }
 
     private static long processCpuNanos() {
-        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
     }
 
     private static long gcMillis() {
-        return ManagementFactory.getGarbageCollectorMXBeans().stream().mapToLong(GarbageCollectorMXBean::getCollectionTime).sum();
+        return ManagementFactory.getGarbageCollectorMXBeans().stream()
+                .mapToLong(GarbageCollectorMXBean::getCollectionTime)
+                .sum();
     }
 
     private static Map<Long, Long> threadCpuNanos() {

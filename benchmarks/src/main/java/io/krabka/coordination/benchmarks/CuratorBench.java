@@ -32,7 +32,15 @@ final class CuratorBench implements PeerBench {
 
     CuratorBench() throws Exception {
         File dir = Files.createTempDirectory("bench-zk").toFile();
-        InstanceSpec spec = new InstanceSpec(dir, -1, -1, -1, true, -1, TICK_TIME_MS, -1,
+        InstanceSpec spec = new InstanceSpec(
+                dir,
+                -1,
+                -1,
+                -1,
+                true,
+                -1,
+                TICK_TIME_MS,
+                -1,
                 Map.of("maxSessionTimeout", String.valueOf(20 * SESSION_TIMEOUT_MS)));
         this.server = new TestingServer(spec, true);
     }
@@ -64,8 +72,7 @@ final class CuratorBench implements PeerBench {
             }
 
             @Override
-            public void notLeader() {
-            }
+            public void notLeader() {}
         });
         return latch;
     }
@@ -73,7 +80,8 @@ final class CuratorBench implements PeerBench {
     /** Holder latch.close() -> standby's isLeader() fires. */
     @Override
     public List<Long> handover(int warmups, int runs) throws Exception {
-        try (CuratorFramework a = client(server.getConnectString()); CuratorFramework b = client(server.getConnectString())) {
+        try (CuratorFramework a = client(server.getConnectString());
+                CuratorFramework b = client(server.getConnectString())) {
             return Timing.measure("curator handover", warmups, runs, () -> {
                 String path = newPath("handover");
                 CompletableFuture<Long> aGranted = new CompletableFuture<>();

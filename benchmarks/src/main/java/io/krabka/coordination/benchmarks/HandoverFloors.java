@@ -51,10 +51,12 @@ final class HandoverFloors {
         TopicPartition partition = new TopicPartition(topic, 0);
         Map<String, Object> connection = cluster.connection();
         try (KafkaProducer<byte[], byte[]> registrar = new KafkaProducer<>(
-                     KafkaCoordinationTransport.registrarSettings(connection, TIMEOUT), new ByteArraySerializer(), new ByteArraySerializer());
-             PartitionWatcher watcher = new PartitionWatcher(connection, partition, "bench-floors-watcher");
-             KafkaConsumer<byte[], byte[]> reader = consumer(connection);
-             Admin admin = Admin.create(KafkaCoordinationTransport.adminSettings(connection, TIMEOUT))) {
+                        KafkaCoordinationTransport.registrarSettings(connection, TIMEOUT),
+                        new ByteArraySerializer(),
+                        new ByteArraySerializer());
+                PartitionWatcher watcher = new PartitionWatcher(connection, partition, "bench-floors-watcher");
+                KafkaConsumer<byte[], byte[]> reader = consumer(connection);
+                Admin admin = Admin.create(KafkaCoordinationTransport.adminSettings(connection, TIMEOUT))) {
             reader.assign(Set.of(partition));
             for (int i = 0; i < warmups + runs; i++) {
                 boolean keep = i >= warmups;
@@ -104,7 +106,8 @@ final class HandoverFloors {
                 long c0 = System.nanoTime();
                 next.initTransactions();
                 long behind = System.nanoTime();
-                // 8. The commit's markers: from commitTransaction's return to a read_committed watcher seeing the record.
+                // 8. The commit's markers: from commitTransaction's return to a read_committed watcher seeing the
+                // record.
                 long markers = visible.get(30, TimeUnit.SECONDS);
                 standby.close(Duration.ZERO);
                 next.close(Duration.ZERO);
@@ -135,12 +138,16 @@ final class HandoverFloors {
     }
 
     private static KafkaProducer<byte[], byte[]> transactional(Map<String, Object> connection, Role role) {
-        return new KafkaProducer<>(KafkaCoordinationTransport.transactionalSettings(connection, role, TIMEOUT, TIMEOUT),
-                new ByteArraySerializer(), new ByteArraySerializer());
+        return new KafkaProducer<>(
+                KafkaCoordinationTransport.transactionalSettings(connection, role, TIMEOUT, TIMEOUT),
+                new ByteArraySerializer(),
+                new ByteArraySerializer());
     }
 
     private static KafkaConsumer<byte[], byte[]> consumer(Map<String, Object> connection) {
-        return new KafkaConsumer<>(KafkaCoordinationTransport.readerSettings(connection), new ByteArrayDeserializer(),
+        return new KafkaConsumer<>(
+                KafkaCoordinationTransport.readerSettings(connection),
+                new ByteArrayDeserializer(),
                 new ByteArrayDeserializer());
     }
 }

@@ -82,22 +82,52 @@ public final class InitProducerIdBreakdown {
     private static final byte[] VALUE = new byte[64];
     private static final byte[] KEY = "lease".getBytes(StandardCharsets.UTF_8);
     private static final AtomicInteger IDS = new AtomicInteger();
-    private static final List<String> REQUESTS = List.of("InitProducerId", "FindCoordinator", "EndTxn", "Produce",
-            "WriteTxnMarkers", "AddPartitionsToTxn");
-    private static final List<String> PARTS = List.of("RequestQueueTimeMs", "LocalTimeMs", "RemoteTimeMs",
-            "ResponseQueueTimeMs", "ResponseSendTimeMs", "ThrottleTimeMs", "TotalTimeMs");
-    private static final Map<Integer, String> API = Map.of(22, "InitProducerId", 10, "FindCoordinator", 26, "EndTxn",
-            0, "Produce", 27, "WriteTxnMarkers", 24, "AddPartitionsToTxn", 65, "DescribeTransactions");
-    private static final Map<Integer, String> ERRORS = Map.of(0, "NONE", 51, "CONCURRENT_TRANSACTIONS", 14,
-            "COORDINATOR_LOAD_IN_PROGRESS", 15, "COORDINATOR_NOT_AVAILABLE", 16, "NOT_COORDINATOR", 47,
-            "INVALID_PRODUCER_EPOCH", 90, "PRODUCER_FENCED");
+    private static final List<String> REQUESTS =
+            List.of("InitProducerId", "FindCoordinator", "EndTxn", "Produce", "WriteTxnMarkers", "AddPartitionsToTxn");
+    private static final List<String> PARTS = List.of(
+            "RequestQueueTimeMs",
+            "LocalTimeMs",
+            "RemoteTimeMs",
+            "ResponseQueueTimeMs",
+            "ResponseSendTimeMs",
+            "ThrottleTimeMs",
+            "TotalTimeMs");
+    private static final Map<Integer, String> API = Map.of(
+            22,
+            "InitProducerId",
+            10,
+            "FindCoordinator",
+            26,
+            "EndTxn",
+            0,
+            "Produce",
+            27,
+            "WriteTxnMarkers",
+            24,
+            "AddPartitionsToTxn",
+            65,
+            "DescribeTransactions");
+    private static final Map<Integer, String> ERRORS = Map.of(
+            0,
+            "NONE",
+            51,
+            "CONCURRENT_TRANSACTIONS",
+            14,
+            "COORDINATOR_LOAD_IN_PROGRESS",
+            15,
+            "COORDINATOR_NOT_AVAILABLE",
+            16,
+            "NOT_COORDINATOR",
+            47,
+            "INVALID_PRODUCER_EPOCH",
+            90,
+            "PRODUCER_FENCED");
 
     private static Capture capture;
     private static boolean DUMP;
     private static String NODE_TOPIC = "ipb-other";
 
-    private InitProducerIdBreakdown() {
-    }
+    private InitProducerIdBreakdown() {}
 
     public static void main(String[] args) throws Exception {
         int runs = Integer.parseInt(arg(args, "runs", "40"));
@@ -108,12 +138,16 @@ public final class InitProducerIdBreakdown {
         List<Integer> backoffs = ints(arg(args, "backoffs", "1,5,20"));
         List<Integer> versions = ints(arg(args, "tv", "2,1"));
         List<Integer> variantBackoffs = ints(arg(args, "variant-backoffs", "5"));
-        Set<String> shapes = Set.of(arg(args, "shapes", "A,B,C,A+node,C+node,C+visible,C+visible+node,C+described,C+probe")
-                .split(","));
+        Set<String> shapes =
+                Set.of(arg(args, "shapes", "A,B,C,A+node,C+node,C+visible,C+visible+node,C+described,C+probe")
+                        .split(","));
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "error");
         if (logs) {
-            System.setProperty("org.slf4j.simpleLogger.log.org.apache.kafka.clients.producer.internals.TransactionManager", "trace");
-            System.setProperty("org.slf4j.simpleLogger.log.org.apache.kafka.clients.producer.internals.Sender", "debug");
+            System.setProperty(
+                    "org.slf4j.simpleLogger.log.org.apache.kafka.clients.producer.internals.TransactionManager",
+                    "trace");
+            System.setProperty(
+                    "org.slf4j.simpleLogger.log.org.apache.kafka.clients.producer.internals.Sender", "debug");
             System.setProperty("org.slf4j.simpleLogger.log.org.apache.kafka.clients.NetworkClient", "debug");
             System.setProperty("org.slf4j.simpleLogger.log.kafka.request.logger", "debug");
         }
@@ -121,14 +155,18 @@ public final class InitProducerIdBreakdown {
         capture = new Capture(original);
         System.setErr(new PrintStream(capture, true, StandardCharsets.UTF_8));
         PrintStream out = System.out;
-        out.printf("# InitProducerId breakdown: runs=%d warmups=%d logs=%s backoffs=%s tv=%s%n", runs, warmups, logs, backoffs,
-                versions);
+        out.printf(
+                "# InitProducerId breakdown: runs=%d warmups=%d logs=%s backoffs=%s tv=%s%n",
+                runs, warmups, logs, backoffs, versions);
         try (KafkaTestCluster cluster = KafkaTestCluster.start()) {
             String data = "ipb-data";
             String compacted = "ipb-compacted";
             cluster.createTopic(data, 1);
-            cluster.admin().createTopics(List.of(new NewTopic(compacted, 1, (short) 1)
-                    .configs(Map.of("cleanup.policy", "compact")))).all().get(20, TimeUnit.SECONDS);
+            cluster.admin()
+                    .createTopics(
+                            List.of(new NewTopic(compacted, 1, (short) 1).configs(Map.of("cleanup.policy", "compact"))))
+                    .all()
+                    .get(20, TimeUnit.SECONDS);
             cluster.createTopic("ipb-other", 1);
             // JIT and connection warm-up, not reported.
             new Cell(cluster, 2, 5, "B", data, compacted).run(40, 1, new PrintStream(OutputStream.nullOutputStream()));
@@ -143,8 +181,8 @@ public final class InitProducerIdBreakdown {
                     }
                 }
                 for (int backoff : variantBackoffs) {
-                    for (String shape : List.of("A+node", "C+node", "C+visible", "C+visible+node", "C+described",
-                            "C+probe")) {
+                    for (String shape :
+                            List.of("A+node", "C+node", "C+visible", "C+visible+node", "C+described", "C+probe")) {
                         if (shapes.contains(shape) && (version == 2 || !shape.equals("C+probe"))) {
                             new Cell(cluster, version, backoff, shape, data, compacted).run(warmups, runs, out);
                         }
@@ -181,7 +219,8 @@ public final class InitProducerIdBreakdown {
         void run(int warmups, int runs, PrintStream out) throws Exception {
             Map<String, Object> connection = new HashMap<>(cluster.connection());
             connection.put(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, backoff);
-            String prefix = "ipb-tv" + version + "-b" + backoff + "-" + shape.replace('+', '-') + "-" + IDS.incrementAndGet();
+            String prefix =
+                    "ipb-tv" + version + "-b" + backoff + "-" + shape.replace('+', '-') + "-" + IDS.incrementAndGet();
             int total = warmups + runs;
             List<Role> roles = new ArrayList<>();
             for (int i = 0; i < total; i++) {
@@ -189,7 +228,9 @@ public final class InitProducerIdBreakdown {
             }
             TopicPartition tombstones = new TopicPartition(compacted, 0);
             try (Admin admin = Admin.create(KafkaCoordinationTransport.adminSettings(cluster.connection(), TIMEOUT));
-                 PartitionWatcher watcher = shape.startsWith("C+visible") ? new PartitionWatcher(cluster.connection(), tombstones, "ipb-watcher") : null) {
+                    PartitionWatcher watcher = shape.startsWith("C+visible")
+                            ? new PartitionWatcher(cluster.connection(), tombstones, "ipb-watcher")
+                            : null) {
                 if (shape.startsWith("A")) {
                     // The roles' last transactions, completed long before each is measured.
                     for (Role role : roles) {
@@ -229,7 +270,9 @@ public final class InitProducerIdBreakdown {
                             visible.get(30, TimeUnit.SECONDS);
                         } else if (shape.equals("C+described")) {
                             while (true) {
-                                TransactionDescription d = admin.describeTransactions(List.of(role.name())).all().get()
+                                TransactionDescription d = admin.describeTransactions(List.of(role.name()))
+                                        .all()
+                                        .get()
                                         .get(role.name());
                                 if (d.state() != TransactionState.PREPARE_COMMIT) {
                                     break;
@@ -254,8 +297,14 @@ public final class InitProducerIdBreakdown {
                         holder.close(Duration.ZERO);
                     }
                     if (i >= warmups) {
-                        Run run = new Run(inited - beforeInit, committed == 0 ? -1 : beforeInit - committed, described,
-                                probeLeft < 0 ? -1 : probeLeft, beforeInit, lines, clientId);
+                        Run run = new Run(
+                                inited - beforeInit,
+                                committed == 0 ? -1 : beforeInit - committed,
+                                described,
+                                probeLeft < 0 ? -1 : probeLeft,
+                                beforeInit,
+                                lines,
+                                clientId);
                         results.add(run);
                         if (immediate) {
                             add(y0, y2, "commit+init ");
@@ -282,27 +331,44 @@ public final class InitProducerIdBreakdown {
 
         void report(PrintStream out) {
             out.printf("%n## TV%d retry.backoff.ms=%d shape %s (%d runs)%n", version, backoff, shape, results.size());
-            out.println("client: " + quantiles("initTransactions() total", results.stream().map(r -> r.total).toList()));
+            out.println("client: "
+                    + quantiles(
+                            "initTransactions() total",
+                            results.stream().map(r -> r.total).toList()));
             if (shape.startsWith("C+visible") || shape.equals("C+described")) {
-                out.println("client: " + quantiles("commit returned -> InitProducerId asked",
-                        results.stream().map(r -> r.waited).toList()));
-                out.println("client: " + quantiles("commit returned -> InitProducerId done",
-                        results.stream().map(r -> r.waited + r.total).toList()));
+                out.println("client: "
+                        + quantiles(
+                                "commit returned -> InitProducerId asked",
+                                results.stream().map(r -> r.waited).toList()));
+                out.println("client: "
+                        + quantiles(
+                                "commit returned -> InitProducerId done",
+                                results.stream().map(r -> r.waited + r.total).toList()));
             }
             if (!shape.startsWith("A") && !shape.startsWith("C+visible") && !shape.equals("C+described")) {
-                out.println("client: " + quantiles("commit returned -> initTransactions() called",
-                        results.stream().map(r -> r.waited).toList()));
+                out.println("client: "
+                        + quantiles(
+                                "commit returned -> initTransactions() called",
+                                results.stream().map(r -> r.waited).toList()));
             }
             if (shape.equals("C+probe")) {
-                out.println("describe: " + quantiles("commit returned -> state left PrepareCommit",
-                        results.stream().filter(r -> r.probeLeft >= 0).map(r -> r.probeLeft).toList()));
+                out.println("describe: "
+                        + quantiles(
+                                "commit returned -> state left PrepareCommit",
+                                results.stream()
+                                        .filter(r -> r.probeLeft >= 0)
+                                        .map(r -> r.probeLeft)
+                                        .toList()));
             }
             if (DUMP) {
                 for (Run run : results.subList(0, Math.min(2, results.size()))) {
                     out.println("  run's log, ms from the start of initTransactions():");
                     for (Capture.Line line : run.lines) {
                         String text = line.text();
-                        out.printf(Locale.ROOT, "  %8.3f %s%n", (line.nanos() - run.start) / 1e6,
+                        out.printf(
+                                Locale.ROOT,
+                                "  %8.3f %s%n",
+                                (line.nanos() - run.start) / 1e6,
                                 text.length() > 400 ? text.substring(0, 400) : text);
                     }
                 }
@@ -320,7 +386,11 @@ public final class InitProducerIdBreakdown {
                     if (totals == null || totals[0] < 0.5) {
                         continue;
                     }
-                    b.append(String.format(Locale.ROOT, "%n  %-11s %-18s n/run %.2f", window.trim(), request,
+                    b.append(String.format(
+                            Locale.ROOT,
+                            "%n  %-11s %-18s n/run %.2f",
+                            window.trim(),
+                            request,
                             totals[0] / results.size()));
                     for (String part : PARTS) {
                         double[] v = yammer.get(window + request + " " + part);
@@ -329,8 +399,12 @@ public final class InitProducerIdBreakdown {
                 }
                 yammer.forEach((name, v) -> {
                     if (name.startsWith(window) && name.contains("Errors:") && v[0] > 0.5) {
-                        b.append(String.format(Locale.ROOT, "%n  %-11s errors %s: %.0f", window.trim(),
-                                name.substring(window.length()), v[0]));
+                        b.append(String.format(
+                                Locale.ROOT,
+                                "%n  %-11s errors %s: %.0f",
+                                window.trim(),
+                                name.substring(window.length()),
+                                v[0]));
                     }
                 });
             }
@@ -375,27 +449,33 @@ public final class InitProducerIdBreakdown {
                     runsWithCt++;
                     lastCt.add(p.lastCt + Math.max(0, run.waited));
                 }
-                p.broker.forEach((k, v) -> broker.computeIfAbsent(k, x -> new ArrayList<>()).addAll(v));
+                p.broker.forEach((k, v) ->
+                        broker.computeIfAbsent(k, x -> new ArrayList<>()).addAll(v));
                 if (shape.equals("C+probe")) {
-                    StringBuilder b = new StringBuilder(String.format(Locale.ROOT,
+                    StringBuilder b = new StringBuilder(String.format(
+                            Locale.ROOT,
                             "  probe: ms after commit returned: state left PrepareCommit %.2f; InitProducerId",
                             run.probeLeft / 1e6));
                     for (int k = 0; k < p.initSends.size(); k++) {
-                        b.append(String.format(Locale.ROOT, " [sent %.2f %s %.2f]", (p.initSends.get(k) + run.waited) / 1e6,
-                                p.initErrors.get(k), (p.initRecvs.get(k) + run.waited) / 1e6));
+                        b.append(String.format(
+                                Locale.ROOT,
+                                " [sent %.2f %s %.2f]",
+                                (p.initSends.get(k) + run.waited) / 1e6,
+                                p.initErrors.get(k),
+                                (p.initRecvs.get(k) + run.waited) / 1e6));
                     }
                     out.println(b);
                 }
             }
-            out.println("client: InitProducerId requests per initTransactions(): " + attempts
-                    + "; their errors: " + clientErrors + "; runs with CONCURRENT_TRANSACTIONS: " + runsWithCt);
+            out.println("client: InitProducerId requests per initTransactions(): " + attempts + "; their errors: "
+                    + clientErrors + "; runs with CONCURRENT_TRANSACTIONS: " + runsWithCt);
             out.println("client: " + quantiles("start -> FindCoordinator response", find));
             if (!connect.isEmpty()) {
                 out.println("client: " + quantiles("connection to the coordinator's node (TCP + ApiVersions)", connect)
                         + " in " + connect.size() + " runs");
             }
-            out.println("client: " + quantiles("FindCoordinator answered (and node ready) -> first InitProducerId sent",
-                    gap));
+            out.println("client: "
+                    + quantiles("FindCoordinator answered (and node ready) -> first InitProducerId sent", gap));
             out.println("client: " + quantiles("first InitProducerId round trip", firstRtt));
             if (!sleeps.isEmpty()) {
                 out.println("client: " + quantiles("error response -> retried InitProducerId sent", sleeps));
@@ -414,17 +494,32 @@ public final class InitProducerIdBreakdown {
                     }
                     totals.add((long) (r[5] * 1e6));
                 }
-                out.printf(Locale.ROOT, "broker log: %-55s n %3d  queue %.3f local %.3f remote %.3f respQueue %.3f "
-                        + "send %.3f | total p50 %.3f p90 %.3f ms%n", key, rows.size(), mean[0], mean[1], mean[2], mean[3],
-                        mean[4], pct(totals, 50) / 1e6, pct(totals, 90) / 1e6);
+                out.printf(
+                        Locale.ROOT,
+                        "broker log: %-55s n %3d  queue %.3f local %.3f remote %.3f respQueue %.3f "
+                                + "send %.3f | total p50 %.3f p90 %.3f ms%n",
+                        key,
+                        rows.size(),
+                        mean[0],
+                        mean[1],
+                        mean[2],
+                        mean[3],
+                        mean[4],
+                        pct(totals, 50) / 1e6,
+                        pct(totals, 90) / 1e6);
             });
         }
     }
 
     /** One measured initTransactions(). */
-    private record Run(long total, long waited, long described, long probeLeft, long start, List<Capture.Line> lines,
-            String clientId) {
-    }
+    private record Run(
+            long total,
+            long waited,
+            long described,
+            long probeLeft,
+            long start,
+            List<Capture.Line> lines,
+            String clientId) {}
 
     /** What a run's log lines say, in nanoseconds from the start of initTransactions(). */
     private static final class Parsed {
@@ -438,12 +533,18 @@ public final class InitProducerIdBreakdown {
         final Map<String, List<double[]>> broker = new TreeMap<>();
 
         private static final Pattern SENDING = Pattern.compile("Sending transactional request (\\w+)");
-        private static final Pattern RECEIVED = Pattern.compile("Received transactional response (\\w+).*?errorCode=(-?\\d+)");
+        private static final Pattern RECEIVED =
+                Pattern.compile("Received transactional response (\\w+).*?errorCode=(-?\\d+)");
         private static final Pattern API_KEY = Pattern.compile("\"requestApiKey\":(\\d+)");
         private static final Pattern CLIENT = Pattern.compile("\"clientId\":\"([^\"]*)\"");
         private static final Pattern ERROR = Pattern.compile("\"response\":\\{.*?\"errorCode\":(-?\\d+)");
-        private static final List<String> FIELDS = List.of("requestQueueTimeMs", "localTimeMs", "remoteTimeMs",
-                "responseQueueTimeMs", "sendTimeMs", "totalTimeMs");
+        private static final List<String> FIELDS = List.of(
+                "requestQueueTimeMs",
+                "localTimeMs",
+                "remoteTimeMs",
+                "responseQueueTimeMs",
+                "sendTimeMs",
+                "totalTimeMs");
 
         static Parsed of(Run run) {
             Parsed p = new Parsed();
@@ -461,7 +562,9 @@ public final class InitProducerIdBreakdown {
                     String who = client.find() && client.group(1).equals(run.clientId) ? "challenger" : "other";
                     Matcher error = ERROR.matcher(s);
                     String code = error.find() ? errorName(Integer.parseInt(error.group(1))) : "?";
-                    p.broker.computeIfAbsent(name + " (" + who + ") " + code, k -> new ArrayList<>()).add(row);
+                    p.broker
+                            .computeIfAbsent(name + " (" + who + ") " + code, k -> new ArrayList<>())
+                            .add(row);
                     continue;
                 }
                 if (!s.contains("clientId=" + run.clientId + ",")) {
@@ -506,7 +609,8 @@ public final class InitProducerIdBreakdown {
         private static double[] times(String s) {
             double[] row = new double[FIELDS.size()];
             for (int k = 0; k < row.length; k++) {
-                Matcher m = Pattern.compile("\"" + FIELDS.get(k) + "\":([0-9.E-]+)").matcher(s);
+                Matcher m =
+                        Pattern.compile("\"" + FIELDS.get(k) + "\":([0-9.E-]+)").matcher(s);
                 if (!m.find()) {
                     return null;
                 }
@@ -523,18 +627,23 @@ public final class InitProducerIdBreakdown {
         private volatile long left = -1;
 
         Probe(Admin admin, String id, long from) {
-            thread = new Thread(() -> {
-                while (!stopped && left < 0) {
-                    try {
-                        TransactionDescription d = admin.describeTransactions(List.of(id)).all().get().get(id);
-                        if (d.state() != TransactionState.PREPARE_COMMIT) {
-                            left = System.nanoTime() - from;
+            thread = new Thread(
+                    () -> {
+                        while (!stopped && left < 0) {
+                            try {
+                                TransactionDescription d = admin.describeTransactions(List.of(id))
+                                        .all()
+                                        .get()
+                                        .get(id);
+                                if (d.state() != TransactionState.PREPARE_COMMIT) {
+                                    left = System.nanoTime() - from;
+                                }
+                            } catch (Exception e) {
+                                return;
+                            }
                         }
-                    } catch (Exception e) {
-                        return;
-                    }
-                }
-            }, "ipb-probe");
+                    },
+                    "ipb-probe");
             thread.setDaemon(true);
             thread.start();
         }
@@ -552,8 +661,10 @@ public final class InitProducerIdBreakdown {
         Map<String, double[]> values = new HashMap<>();
         try {
             Object registry = Class.forName("org.apache.kafka.server.metrics.KafkaYammerMetrics")
-                    .getMethod("defaultRegistry").invoke(null);
-            Map<?, ?> all = (Map<?, ?>) registry.getClass().getMethod("allMetrics").invoke(registry);
+                    .getMethod("defaultRegistry")
+                    .invoke(null);
+            Map<?, ?> all =
+                    (Map<?, ?>) registry.getClass().getMethod("allMetrics").invoke(registry);
             for (Map.Entry<?, ?> e : all.entrySet()) {
                 Object name = e.getKey();
                 Class<?> n = name.getClass();
@@ -572,11 +683,15 @@ public final class InitProducerIdBreakdown {
                 if (kind.equals("Histogram") && PARTS.contains(metricName) && parts.length == 2) {
                     values.put(parts[1] + " " + metricName, new double[] {
                         ((Number) metric.getClass().getMethod("count").invoke(metric)).doubleValue(),
-                        ((Number) metric.getClass().getMethod("sum").invoke(metric)).doubleValue()});
-                } else if (kind.equals("Meter") && metricName.equals("ErrorsPerSec") && parts.length == 4
+                        ((Number) metric.getClass().getMethod("sum").invoke(metric)).doubleValue()
+                    });
+                } else if (kind.equals("Meter")
+                        && metricName.equals("ErrorsPerSec")
+                        && parts.length == 4
                         && !parts[3].equals("NONE")) {
                     values.put(parts[1] + " Errors:" + parts[3], new double[] {
-                        ((Number) metric.getClass().getMethod("count").invoke(metric)).doubleValue(), 0});
+                        ((Number) metric.getClass().getMethod("count").invoke(metric)).doubleValue(), 0
+                    });
                 }
             }
         } catch (ReflectiveOperationException e) {
@@ -587,8 +702,7 @@ public final class InitProducerIdBreakdown {
 
     /** slf4j-simple's stderr, line by line: a window's lines are kept with the instant each arrived. */
     private static final class Capture extends OutputStream {
-        record Line(long nanos, String text) {
-        }
+        record Line(long nanos, String text) {}
 
         private final PrintStream original;
         private final ByteArrayOutputStream buffer = new ByteArrayOutputStream();
@@ -641,15 +755,17 @@ public final class InitProducerIdBreakdown {
         }
     }
 
-    private static void transaction(KafkaProducer<byte[], byte[]> producer, String topic, boolean tombstone) throws Exception {
+    private static void transaction(KafkaProducer<byte[], byte[]> producer, String topic, boolean tombstone)
+            throws Exception {
         producer.beginTransaction();
         producer.send(new ProducerRecord<>(topic, 0, KEY, tombstone ? null : VALUE));
         producer.commitTransaction();
     }
 
-    private static KafkaProducer<byte[], byte[]> transactional(Map<String, Object> connection, Role role, String clientId) {
-        Map<String, Object> settings = new HashMap<>(KafkaCoordinationTransport.transactionalSettings(connection, role,
-                TIMEOUT, TIMEOUT));
+    private static KafkaProducer<byte[], byte[]> transactional(
+            Map<String, Object> connection, Role role, String clientId) {
+        Map<String, Object> settings =
+                new HashMap<>(KafkaCoordinationTransport.transactionalSettings(connection, role, TIMEOUT, TIMEOUT));
         settings.put(ProducerConfig.CLIENT_ID_CONFIG, clientId + "-" + IDS.incrementAndGet());
         if (!clientId.equals("old") && !clientId.equals("holder")) {
             settings.put(ProducerConfig.CLIENT_ID_CONFIG, clientId);
@@ -665,8 +781,14 @@ public final class InitProducerIdBreakdown {
         if (nanos.isEmpty()) {
             return label + ": none";
         }
-        return String.format(Locale.ROOT, "%s: p50 %.2f p90 %.2f max %.2f ms (n %d)", label, pct(nanos, 50) / 1e6,
-                pct(nanos, 90) / 1e6, pct(nanos, 100) / 1e6, nanos.size());
+        return String.format(
+                Locale.ROOT,
+                "%s: p50 %.2f p90 %.2f max %.2f ms (n %d)",
+                label,
+                pct(nanos, 50) / 1e6,
+                pct(nanos, 90) / 1e6,
+                pct(nanos, 100) / 1e6,
+                nanos.size());
     }
 
     private static double pct(List<Long> values, int p) {
@@ -692,5 +814,4 @@ public final class InitProducerIdBreakdown {
         }
         return fallback;
     }
-
 }

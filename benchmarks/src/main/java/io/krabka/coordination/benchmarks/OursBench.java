@@ -20,16 +20,16 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
-import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /** This library on one in-process KRaft broker (the core's KafkaTestCluster). */
@@ -38,7 +38,8 @@ final class OursBench implements AutoCloseable {
     static final String SYSTEM = "krabka (Kafka)";
 
     /** Lease 2 s, renew every 0.6 s, stagger 0.5 s per rank. */
-    static final LeaseConfig LEASE = new LeaseConfig(Duration.ofSeconds(2), Duration.ofMillis(600), Duration.ofMillis(500));
+    static final LeaseConfig LEASE =
+            new LeaseConfig(Duration.ofSeconds(2), Duration.ofMillis(600), Duration.ofMillis(500));
 
     private static final Duration WAIT = Duration.ofSeconds(30);
     private static final AtomicInteger ROLES = new AtomicInteger();
@@ -68,8 +69,10 @@ final class OursBench implements AutoCloseable {
 
     /** Holder close() -> standby (registered, waiting in acquire) granted. Two members, one role per sample. */
     List<Long> handover(int warmups, int runs) throws Exception {
-        try (KafkaCoordinationTransport ta = cluster.transport(); KafkaCoordinationTransport tb = cluster.transport();
-             CoordinationClient a = client(ta); CoordinationClient b = client(tb)) {
+        try (KafkaCoordinationTransport ta = cluster.transport();
+                KafkaCoordinationTransport tb = cluster.transport();
+                CoordinationClient a = client(ta);
+                CoordinationClient b = client(tb)) {
             return Timing.measure("krabka handover", warmups, runs, () -> {
                 Role role = newRole("handover");
                 Leadership held = a.acquire(role, MemberId.of("a"), WAIT);
@@ -97,7 +100,8 @@ final class OursBench implements AutoCloseable {
     /** Crash: the holder's transport closes with no release; returns [overshoot past its deadline, kill -> grant]. */
     List<long[]> crash(int warmups, int runs) throws Exception {
         List<long[]> out = new ArrayList<>();
-        try (KafkaCoordinationTransport tb = cluster.transport(); CoordinationClient b = client(tb)) {
+        try (KafkaCoordinationTransport tb = cluster.transport();
+                CoordinationClient b = client(tb)) {
             Timing.measure("krabka crash failover", warmups, runs, () -> {
                 Role role = newRole("failover");
                 KafkaCoordinationTransport ta = cluster.transport();
@@ -123,14 +127,18 @@ final class OursBench implements AutoCloseable {
     List<List<Long>> describe(int runs) throws Exception {
         List<Long> ours = new ArrayList<>();
         List<Long> raw = new ArrayList<>();
-        try (KafkaCoordinationTransport transport = cluster.transport(); CoordinationClient client = client(transport)) {
+        try (KafkaCoordinationTransport transport = cluster.transport();
+                CoordinationClient client = client(transport)) {
             Role role = newRole("describe");
             Leadership held = client.acquire(role, MemberId.of("a"), WAIT);
             for (int i = 0; i < runs + 20; i++) {
                 long t0 = System.nanoTime();
                 client.describe(role);
                 long t1 = System.nanoTime();
-                cluster.admin().describeTransactions(List.of(role.name())).description(role.name()).get(10, TimeUnit.SECONDS);
+                cluster.admin()
+                        .describeTransactions(List.of(role.name()))
+                        .description(role.name())
+                        .get(10, TimeUnit.SECONDS);
                 long t2 = System.nanoTime();
                 if (i >= 20) {
                     ours.add(t1 - t0);
@@ -151,7 +159,8 @@ final class OursBench implements AutoCloseable {
         return Timing.measure("krabka cold start", warmups, runs, () -> {
             Role role = newRole("cold");
             long start = System.nanoTime();
-            try (KafkaCoordinationTransport transport = cluster.transport(); CoordinationClient client = client(transport)) {
+            try (KafkaCoordinationTransport transport = cluster.transport();
+                    CoordinationClient client = client(transport)) {
                 Leadership held = client.acquire(role, MemberId.of("cold"), WAIT);
                 long elapsed = System.nanoTime() - start;
                 held.close();
@@ -160,10 +169,9 @@ final class OursBench implements AutoCloseable {
         });
     }
 
-
     /** A contender whose listener completes the current future with the grant's (nanoTime, wall clock). */
-    private static Contender contender(CoordinationClient client, Role role, String member,
-            AtomicReference<CompletableFuture<long[]>> grantedAt) {
+    private static Contender contender(
+            CoordinationClient client, Role role, String member, AtomicReference<CompletableFuture<long[]>> grantedAt) {
         return new Contender(client, role, MemberId.of(member), new Contender.Listener() {
             @Override
             public void granted(Leadership leadership) {
@@ -173,8 +181,7 @@ final class OursBench implements AutoCloseable {
             }
 
             @Override
-            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-            }
+            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {}
         });
     }
 
@@ -183,17 +190,21 @@ final class OursBench implements AutoCloseable {
      * holder {@code release()} -> the standby contender's {@code Listener.granted}. One role per sample.
      */
     List<Long> handoverContender(int warmups, int runs) throws Exception {
-        try (KafkaCoordinationTransport ta = cluster.transport(); KafkaCoordinationTransport tb = cluster.transport();
-             CoordinationClient a = client(ta); CoordinationClient b = client(tb)) {
+        try (KafkaCoordinationTransport ta = cluster.transport();
+                KafkaCoordinationTransport tb = cluster.transport();
+                CoordinationClient a = client(ta);
+                CoordinationClient b = client(tb)) {
             return Timing.measure("krabka handover (Contender)", warmups, runs, () -> {
                 Role role = newRole("handover-c");
                 AtomicReference<CompletableFuture<long[]>> grantedAt = new AtomicReference<>(new CompletableFuture<>());
-                try (Contender first = contender(a, role, "a", grantedAt); Contender second = contender(b, role, "b", grantedAt)) {
+                try (Contender first = contender(a, role, "a", grantedAt);
+                        Contender second = contender(b, role, "b", grantedAt)) {
                     first.start();
                     grantedAt.get().get(30, TimeUnit.SECONDS);
                     grantedAt.set(new CompletableFuture<>());
                     second.start();
-                    Thread.sleep(300); // the standby registers and settles into its wait, as in the other systems' samples
+                    Thread.sleep(
+                            300); // the standby registers and settles into its wait, as in the other systems' samples
                     Contender holder = first.leadership().isPresent() ? first : second;
                     long start = System.nanoTime();
                     holder.release();
@@ -209,7 +220,8 @@ final class OursBench implements AutoCloseable {
      */
     List<long[]> crashContender(int warmups, int runs) throws Exception {
         List<long[]> out = new ArrayList<>();
-        try (KafkaCoordinationTransport tb = cluster.transport(); CoordinationClient b = client(tb)) {
+        try (KafkaCoordinationTransport tb = cluster.transport();
+                CoordinationClient b = client(tb)) {
             Timing.measure("krabka crash failover (Contender standby)", warmups, runs, () -> {
                 Role role = newRole("failover-c");
                 KafkaCoordinationTransport ta = cluster.transport();
@@ -234,9 +246,14 @@ final class OursBench implements AutoCloseable {
     }
 
     /** What a run of asynchronous guarded sends saw. */
-    record SendRun(String label, double offeredPerSecond, double committedPerSecond, List<Long> latencies, long sent,
-                   long failed, int threads) {
-    }
+    record SendRun(
+            String label,
+            double offeredPerSecond,
+            double committedPerSecond,
+            List<Long> latencies,
+            long sent,
+            long failed,
+            int threads) {}
 
     /**
      * Asynchronous guarded sends ({@link Leadership#send}, group commit with the client's default {@code SendBatching})
@@ -257,7 +274,8 @@ final class OursBench implements AutoCloseable {
         AtomicLong done = new AtomicLong();
         AtomicLong committed = new AtomicLong();
         AtomicLong lastCommit = new AtomicLong();
-        try (KafkaCoordinationTransport transport = cluster.transport(); CoordinationClient client = client(transport)) {
+        try (KafkaCoordinationTransport transport = cluster.transport();
+                CoordinationClient client = client(transport)) {
             Leadership held = client.acquire(newRole("sender"), MemberId.of("s"), WAIT);
             long begin = System.nanoTime() + 50_000_000L;
             long measureFrom = begin + 1_000_000_000L;
@@ -266,51 +284,54 @@ final class OursBench implements AutoCloseable {
             List<Thread> senders = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 int me = t;
-                Thread sender = new Thread(() -> {
-                    long k = 0;
-                    while (true) {
-                        long scheduled;
-                        if (rate > 0) {
-                            scheduled = begin + (long) ((k * threads + me) * (1e9 / rate));
-                            if (scheduled >= end) {
-                                return;
+                Thread sender = new Thread(
+                        () -> {
+                            long k = 0;
+                            while (true) {
+                                long scheduled;
+                                if (rate > 0) {
+                                    scheduled = begin + (long) ((k * threads + me) * (1e9 / rate));
+                                    if (scheduled >= end) {
+                                        return;
+                                    }
+                                    long wait = scheduled - System.nanoTime();
+                                    if (wait > 0) {
+                                        LockSupport.parkNanos(wait);
+                                    }
+                                } else {
+                                    if (System.nanoTime() >= end) {
+                                        return;
+                                    }
+                                    outstanding.acquireUninterruptibly();
+                                    scheduled = System.nanoTime();
+                                }
+                                k++;
+                                long at = scheduled;
+                                CompletableFuture<RecordMetadata> f =
+                                        held.send(new ProducerRecord<>(topic, key, value));
+                                sent.incrementAndGet();
+                                if (at >= measureFrom) {
+                                    measuredSent.incrementAndGet();
+                                }
+                                f.whenComplete((m, e) -> {
+                                    long now = System.nanoTime();
+                                    if (at >= measureFrom) {
+                                        done.incrementAndGet();
+                                    }
+                                    if (rate <= 0) {
+                                        outstanding.release();
+                                    }
+                                    if (e != null) {
+                                        failed.incrementAndGet();
+                                    } else if (at >= measureFrom) {
+                                        latencies.add(now - at);
+                                        committed.incrementAndGet();
+                                        lastCommit.accumulateAndGet(now, Math::max);
+                                    }
+                                });
                             }
-                            long wait = scheduled - System.nanoTime();
-                            if (wait > 0) {
-                                LockSupport.parkNanos(wait);
-                            }
-                        } else {
-                            if (System.nanoTime() >= end) {
-                                return;
-                            }
-                            outstanding.acquireUninterruptibly();
-                            scheduled = System.nanoTime();
-                        }
-                        k++;
-                        long at = scheduled;
-                        CompletableFuture<RecordMetadata> f = held.send(new ProducerRecord<>(topic, key, value));
-                        sent.incrementAndGet();
-                        if (at >= measureFrom) {
-                            measuredSent.incrementAndGet();
-                        }
-                        f.whenComplete((m, e) -> {
-                            long now = System.nanoTime();
-                            if (at >= measureFrom) {
-                                done.incrementAndGet();
-                            }
-                            if (rate <= 0) {
-                                outstanding.release();
-                            }
-                            if (e != null) {
-                                failed.incrementAndGet();
-                            } else if (at >= measureFrom) {
-                                latencies.add(now - at);
-                                committed.incrementAndGet();
-                                lastCommit.accumulateAndGet(now, Math::max);
-                            }
-                        });
-                    }
-                }, "bench-sender-" + t);
+                        },
+                        "bench-sender-" + t);
                 sender.setDaemon(true);
                 senders.add(sender);
                 sender.start();
@@ -325,16 +346,30 @@ final class OursBench implements AutoCloseable {
             Thread.sleep(100);
             double span = (Math.max(end, lastCommit.get()) - measureFrom) / 1e9;
             held.close();
-            System.err.printf("  done: guarded send %s (%d sent, %d committed in the window, %d failed)%n",
-                    rate > 0 ? String.format(Locale.ROOT, "at %.0f/s", rate) : "closed loop", sent.get(), committed.get(), failed.get());
-            return new SendRun(rate > 0 ? "fixed rate" : "closed loop", rate, committed.get() / span,
-                    new ArrayList<>(latencies), sent.get(), failed.get(), threads);
+            System.err.printf(
+                    "  done: guarded send %s (%d sent, %d committed in the window, %d failed)%n",
+                    rate > 0 ? String.format(Locale.ROOT, "at %.0f/s", rate) : "closed loop",
+                    sent.get(),
+                    committed.get(),
+                    failed.get());
+            return new SendRun(
+                    rate > 0 ? "fixed rate" : "closed loop",
+                    rate,
+                    committed.get() / span,
+                    new ArrayList<>(latencies),
+                    sent.get(),
+                    failed.get(),
+                    threads);
         }
     }
 
     /** Guarded vs plain at equal batching: per round, records per second of each and the per-transaction latencies. */
-    record Batched(int recordsPerTx, List<Double> guardedPerSecond, List<Double> plainPerSecond, List<Long> guardedTx,
-                   List<Long> plainTx) {
+    record Batched(
+            int recordsPerTx,
+            List<Double> guardedPerSecond,
+            List<Double> plainPerSecond,
+            List<Long> guardedTx,
+            List<Long> plainTx) {
         List<Double> ratios() {
             List<Double> r = new ArrayList<>();
             for (int i = 0; i < guardedPerSecond.size(); i++) {
@@ -365,8 +400,10 @@ final class OursBench implements AutoCloseable {
         Map<String, Object> settings = new HashMap<>(cluster.connection());
         settings.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "bench-plain-" + ROLES.incrementAndGet());
         settings.put(ProducerConfig.ACKS_CONFIG, "all");
-        try (KafkaCoordinationTransport transport = cluster.transport(); CoordinationClient client = client(transport);
-             KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(settings, new ByteArraySerializer(), new ByteArraySerializer())) {
+        try (KafkaCoordinationTransport transport = cluster.transport();
+                CoordinationClient client = client(transport);
+                KafkaProducer<byte[], byte[]> producer =
+                        new KafkaProducer<>(settings, new ByteArraySerializer(), new ByteArraySerializer())) {
             producer.initTransactions();
             Leadership held = client.acquire(newRole("batched"), MemberId.of("w"), WAIT);
             for (int round = -1; round < rounds; round++) { // round -1: warm-up of both
@@ -400,8 +437,9 @@ final class OursBench implements AutoCloseable {
             }
             held.close();
         }
-        System.err.printf("  done: %d records per transaction, guarded vs plain (%d rounds x %d transactions)%n", recordsPerTx,
-                rounds, txPerRound);
+        System.err.printf(
+                "  done: %d records per transaction, guarded vs plain (%d rounds x %d transactions)%n",
+                recordsPerTx, rounds, txPerRound);
         return new Batched(recordsPerTx, guardedRate, plainRate, guardedTx, plainTx);
     }
 
@@ -422,8 +460,10 @@ final class OursBench implements AutoCloseable {
         Map<String, Object> settings = new HashMap<>(cluster.connection());
         settings.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "bench-plain-" + ROLES.incrementAndGet());
         settings.put(ProducerConfig.ACKS_CONFIG, "all");
-        try (KafkaCoordinationTransport transport = cluster.transport(); CoordinationClient client = client(transport);
-             KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(settings, new ByteArraySerializer(), new ByteArraySerializer())) {
+        try (KafkaCoordinationTransport transport = cluster.transport();
+                CoordinationClient client = client(transport);
+                KafkaProducer<byte[], byte[]> producer =
+                        new KafkaProducer<>(settings, new ByteArraySerializer(), new ByteArraySerializer())) {
             producer.initTransactions();
             Leadership held = client.acquire(newRole("writer"), MemberId.of("w"), WAIT);
             // One plain transaction, then one guarded write, alternately, so that drift hits both alike.
@@ -477,8 +517,8 @@ final class OursBench implements AutoCloseable {
                 }
             }
             long t3 = System.nanoTime();
-            try (KafkaProducer<byte[], byte[]> p = producer("bench-init-" + ROLES.incrementAndGet(),
-                    Map.of(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 10))) {
+            try (KafkaProducer<byte[], byte[]> p = producer(
+                    "bench-init-" + ROLES.incrementAndGet(), Map.of(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 10))) {
                 p.initTransactions();
                 if (i >= 2) {
                     shortBackoff.add(System.nanoTime() - t3);

@@ -19,7 +19,9 @@ final class PartitionWatcher implements AutoCloseable {
     private volatile boolean closed;
 
     PartitionWatcher(Map<String, Object> connection, TopicPartition partition, String threadName) {
-        consumer = new KafkaConsumer<>(KafkaCoordinationTransport.readerSettings(connection), new ByteArrayDeserializer(),
+        consumer = new KafkaConsumer<>(
+                KafkaCoordinationTransport.readerSettings(connection),
+                new ByteArrayDeserializer(),
                 new ByteArrayDeserializer());
         consumer.assign(Set.of(partition));
         consumer.seekToEnd(Set.of(partition));

@@ -79,12 +79,18 @@ public final class PipelineBench {
     static final String STREAMS = "Kafka Streams EOS v2";
     /** Kafka Streams' defaults: consumer session timeout, heartbeat interval, producer transaction timeout under EOS. */
     static final int STREAMS_DEFAULT_SESSION_MS = 45_000;
+
     static final int STREAMS_DEFAULT_HEARTBEAT_MS = 3_000;
     static final int STREAMS_DEFAULT_TX_TIMEOUT_MS = 10_000;
     static final int STREAMS_COMMIT_MS = 100;
     /** The options of every member JVM, both systems alike. */
-    static final List<String> MEMBER_JVM = List.of("-Xms128m", "-Xmx256m", "-XX:+UseSerialGC",
-            "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dlog4j2.configurationFile=classpath:bench-log4j2.xml");
+    static final List<String> MEMBER_JVM = List.of(
+            "-Xms128m",
+            "-Xmx256m",
+            "-XX:+UseSerialGC",
+            "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+            "-Dlog4j2.configurationFile=classpath:bench-log4j2.xml");
+
     private static final Duration READY = Duration.ofSeconds(60);
     private static final long STARTED = System.nanoTime();
     /** Opens one lane while the main thread opens the other (the common pool has one thread on two cores). */
@@ -98,9 +104,18 @@ public final class PipelineBench {
     private final KafkaTestCluster cluster;
     private final Path logs;
 
-    record Config(int rounds, int kills, int defaultRounds, int rate, int warmSeconds, int latencySeconds, int backlog,
-            int detectMs, int batchWaitMs, int batchRecords, int bigBatchRecords) {
-    }
+    record Config(
+            int rounds,
+            int kills,
+            int defaultRounds,
+            int rate,
+            int warmSeconds,
+            int latencySeconds,
+            int backlog,
+            int detectMs,
+            int batchWaitMs,
+            int batchRecords,
+            int bigBatchRecords) {}
 
     private PipelineBench(Config config, KafkaTestCluster cluster, Path logs) {
         this.config = config;
@@ -116,11 +131,17 @@ public final class PipelineBench {
     /** Runs the whole pipeline bench, prints its block and, with {@code --out}, writes it into that file. */
     static void run(String[] args) throws Exception {
         int rounds = intArg(args, "pipeline-rounds", 3);
-        Config config = new Config(rounds, Math.max(rounds, intArg(args, "pipeline-kills", 5)),
+        Config config = new Config(
+                rounds,
+                Math.max(rounds, intArg(args, "pipeline-kills", 5)),
                 intArg(args, "pipeline-default-rounds", 2),
-                intArg(args, "pipeline-rate", 1000), 2, intArg(args, "pipeline-latency-seconds", 5),
-                intArg(args, "pipeline-backlog", 50_000), intArg(args, "pipeline-detect-ms", 6000),
-                intArg(args, "pipeline-batch-wait-ms", 100), intArg(args, "pipeline-batch-records", 100_000),
+                intArg(args, "pipeline-rate", 1000),
+                2,
+                intArg(args, "pipeline-latency-seconds", 5),
+                intArg(args, "pipeline-backlog", 50_000),
+                intArg(args, "pipeline-detect-ms", 6000),
+                intArg(args, "pipeline-batch-wait-ms", 100),
+                intArg(args, "pipeline-batch-records", 100_000),
                 intArg(args, "pipeline-big-batch-records", 0));
         String out = arg(args, "out", "");
         long began = System.nanoTime();
@@ -132,7 +153,8 @@ public final class PipelineBench {
             results = new PipelineBench(config, cluster, logs).measure();
         }
         double minutes = (System.nanoTime() - began) / 60e9;
-        String shown = Arrays.stream(args).filter(a -> a.startsWith("--pipeline-")).collect(Collectors.joining(" "));
+        String shown =
+                Arrays.stream(args).filter(a -> a.startsWith("--pipeline-")).collect(Collectors.joining(" "));
         String report = report(config, results, minutes, shown, load.stop());
         System.out.println(report);
         if (!out.isEmpty()) {
@@ -143,12 +165,15 @@ public final class PipelineBench {
 
     // ------------------------------------------------------------------------------------------------ the run
 
-    record Failover(long killToOutput, long killToTakeover, long killToFirstProcessed, long killToUnblocked,
-            boolean openAtKill, long lastOldOutputBeforeKill) {
-    }
+    record Failover(
+            long killToOutput,
+            long killToTakeover,
+            long killToFirstProcessed,
+            long killToUnblocked,
+            boolean openAtKill,
+            long lastOldOutputBeforeKill) {}
 
-    record Drain(long perSecond, double recordsPerTransaction, long nanosPerTransaction) {
-    }
+    record Drain(long perSecond, double recordsPerTransaction, long nanosPerTransaction) {}
 
     static final class Results {
         final Map<String, List<Drain>> drains = new HashMap<>();
@@ -161,7 +186,8 @@ public final class PipelineBench {
     private Results measure() throws Exception {
         Results results = new Results();
         // The coordination topic, created once before the members race for it.
-        try (KafkaCoordinationTransport transport = cluster.transport(); CoordinationClient client = new CoordinationClient(transport)) {
+        try (KafkaCoordinationTransport transport = cluster.transport();
+                CoordinationClient client = new CoordinationClient(transport)) {
             client.describe(Role.of("bench-pipeline-setup"));
         }
         Lane ours = new Lane("ours", "tuned", config.detectMs(), 0, 0);
@@ -169,13 +195,16 @@ public final class PipelineBench {
         List<Lane> lanes = List.of(ours, streams);
         try {
             System.err.printf("  [%s] starting both systems' members%n", elapsed());
-            CompletableFuture<Void> opening = CompletableFuture.runAsync(() -> uncheck(() -> {
-                ours.open();
-                return null;
-            }), OPENER);
+            CompletableFuture<Void> opening = CompletableFuture.runAsync(
+                    () -> uncheck(() -> {
+                        ours.open();
+                        return null;
+                    }),
+                    OPENER);
             streams.open();
             opening.get(5, TimeUnit.MINUTES);
-            // One unmeasured backlog each before round 1, so the broker (in this JVM) is not cold for whichever goes first.
+            // One unmeasured backlog each before round 1, so the broker (in this JVM) is not cold for whichever goes
+            // first.
             System.err.printf("  [%s] warm-up%n", elapsed());
             ours.drain(config.backlog());
             streams.drain(config.backlog());
@@ -185,7 +214,9 @@ public final class PipelineBench {
                     System.err.printf("  [%s] round %d: %s%n", elapsed(), round + 1, lane.system);
                     if (round >= config.rounds()) { // a kill-only round
                         Failover f = lane.failover();
-                        results.tuned.computeIfAbsent(lane.system, k -> new ArrayList<>()).add(f);
+                        results.tuned
+                                .computeIfAbsent(lane.system, k -> new ArrayList<>())
+                                .add(f);
                         System.err.printf("    kill -> output %s ms%n", ms(f.killToOutput()));
                         if (round + 1 < config.kills()) {
                             lane.replaceStandby();
@@ -193,16 +224,25 @@ public final class PipelineBench {
                         continue;
                     }
                     lane.drain(config.backlog() / 8); // warm-up
-                    results.drains.computeIfAbsent(lane.system, k -> new ArrayList<>()).add(lane.drain(config.backlog()));
+                    results.drains
+                            .computeIfAbsent(lane.system, k -> new ArrayList<>())
+                            .add(lane.drain(config.backlog()));
                     if (lane.system.equals("ours") && config.bigBatchRecords() > 0) {
                         lane.batch("big");
-                        results.drains.computeIfAbsent("ours-big", k -> new ArrayList<>()).add(lane.drain(config.backlog()));
+                        results.drains
+                                .computeIfAbsent("ours-big", k -> new ArrayList<>())
+                                .add(lane.drain(config.backlog()));
                         lane.batch("normal");
                     }
-                    results.latencies.computeIfAbsent(lane.system, k -> new ArrayList<>()).add(lane.latency());
+                    results.latencies
+                            .computeIfAbsent(lane.system, k -> new ArrayList<>())
+                            .add(lane.latency());
                     Failover f = lane.failover();
-                    results.tuned.computeIfAbsent(lane.system, k -> new ArrayList<>()).add(f);
-                    System.err.printf("    drain %d/s, kill -> output %s ms%n",
+                    results.tuned
+                            .computeIfAbsent(lane.system, k -> new ArrayList<>())
+                            .add(f);
+                    System.err.printf(
+                            "    drain %d/s, kill -> output %s ms%n",
                             results.drains.get(lane.system).get(round).perSecond(), ms(f.killToOutput()));
                     if (round + 1 < config.kills()) {
                         lane.replaceStandby();
@@ -229,27 +269,38 @@ public final class PipelineBench {
         Lane streams45 = new Lane("streams", "default", 0, 0, 0);
         List<Lane> slow = List.of(ours45, streams45);
         System.err.printf("  [%s] defaults: starting both systems' members%n", elapsed());
-        CompletableFuture<Void> opening = CompletableFuture.runAsync(() -> uncheck(() -> {
-            ours45.open();
-            return null;
-        }), OPENER);
+        CompletableFuture<Void> opening = CompletableFuture.runAsync(
+                () -> uncheck(() -> {
+                    ours45.open();
+                    return null;
+                }),
+                OPENER);
         streams45.open();
         opening.get(5, TimeUnit.MINUTES);
         for (int round = 0; round < config.defaultRounds(); round++) {
             List<Lane> order = round % 2 == 0 ? slow : List.of(streams45, ours45);
-            System.err.printf("  [%s] defaults round %d: kill %s, then %s 2 s later%n", elapsed(), round + 1, order.get(0).system,
-                    order.get(1).system);
+            System.err.printf(
+                    "  [%s] defaults round %d: kill %s, then %s 2 s later%n",
+                    elapsed(), round + 1, order.get(0).system, order.get(1).system);
             // Threads of their own: the common pool has one thread on two cores.
-            CompletableFuture<Failover> first = CompletableFuture.supplyAsync(() -> uncheck(order.get(0)::failover), OPENER);
+            CompletableFuture<Failover> first =
+                    CompletableFuture.supplyAsync(() -> uncheck(order.get(0)::failover), OPENER);
             Timing.sleep(2000);
-            CompletableFuture<Failover> second = CompletableFuture.supplyAsync(() -> uncheck(order.get(1)::failover), OPENER);
-            results.defaults.computeIfAbsent(order.get(0).system, k -> new ArrayList<>()).add(first.get(5, TimeUnit.MINUTES));
-            results.defaults.computeIfAbsent(order.get(1).system, k -> new ArrayList<>()).add(second.get(5, TimeUnit.MINUTES));
+            CompletableFuture<Failover> second =
+                    CompletableFuture.supplyAsync(() -> uncheck(order.get(1)::failover), OPENER);
+            results.defaults
+                    .computeIfAbsent(order.get(0).system, k -> new ArrayList<>())
+                    .add(first.get(5, TimeUnit.MINUTES));
+            results.defaults
+                    .computeIfAbsent(order.get(1).system, k -> new ArrayList<>())
+                    .add(second.get(5, TimeUnit.MINUTES));
             if (round + 1 < config.defaultRounds()) {
-                CompletableFuture<Void> replacing = CompletableFuture.runAsync(() -> uncheck(() -> {
-                    ours45.replaceStandby();
-                    return null;
-                }), OPENER);
+                CompletableFuture<Void> replacing = CompletableFuture.runAsync(
+                        () -> uncheck(() -> {
+                            ours45.replaceStandby();
+                            return null;
+                        }),
+                        OPENER);
                 streams45.replaceStandby();
                 replacing.get(5, TimeUnit.MINUTES);
             }
@@ -292,6 +343,7 @@ public final class PipelineBench {
         final String group;
         /** ours: lease; streams: session timeout (0: default). */
         final int detectMs;
+
         final int heartbeatMs;
         final int txTimeoutMs;
         final Load load;
@@ -321,11 +373,20 @@ public final class PipelineBench {
 
         Member start() {
             String name = tag(members++);
-            List<String> args = new ArrayList<>(List.of("system=" + system, "bootstrap=" + cluster.bootstrapServers(),
-                    "input=" + input, "output=" + output, "group=" + group, "name=" + name));
+            List<String> args = new ArrayList<>(List.of(
+                    "system=" + system,
+                    "bootstrap=" + cluster.bootstrapServers(),
+                    "input=" + input,
+                    "output=" + output,
+                    "group=" + group,
+                    "name=" + name));
             if (system.equals("ours")) {
-                args.addAll(List.of("leaseMs=" + detectMs, "renewMs=" + detectMs / 3, "batchRecords=" + config.batchRecords(),
-                        "batchWaitMs=" + config.batchWaitMs(), "bigBatchRecords=" + Math.max(1, config.bigBatchRecords())));
+                args.addAll(List.of(
+                        "leaseMs=" + detectMs,
+                        "renewMs=" + detectMs / 3,
+                        "batchRecords=" + config.batchRecords(),
+                        "batchWaitMs=" + config.batchWaitMs(),
+                        "bigBatchRecords=" + Math.max(1, config.bigBatchRecords())));
             } else {
                 args.add("commitMs=" + STREAMS_COMMIT_MS);
                 if (detectMs > 0) {
@@ -338,7 +399,9 @@ public final class PipelineBench {
                     args.add("txTimeoutMs=" + txTimeoutMs);
                 }
             }
-            return new Member(name, ChildJvm.start(PipelineMember.class.getName(), MEMBER_JVM, args, logs.resolve(name + ".log")),
+            return new Member(
+                    name,
+                    ChildJvm.start(PipelineMember.class.getName(), MEMBER_JVM, args, logs.resolve(name + ".log")),
                     logs.resolve(name + ".log"));
         }
 
@@ -357,8 +420,11 @@ public final class PipelineBench {
             member.await("STATE", "RUNNING", 0, READY);
             long deadline = System.nanoTime() + READY.toNanos();
             while (System.nanoTime() < deadline) {
-                ConsumerGroupDescription d = cluster.admin().describeConsumerGroups(List.of(group)).all()
-                        .get(10, TimeUnit.SECONDS).get(group);
+                ConsumerGroupDescription d = cluster.admin()
+                        .describeConsumerGroups(List.of(group))
+                        .all()
+                        .get(10, TimeUnit.SECONDS)
+                        .get(group);
                 if (d.groupState() == GroupState.STABLE && d.members().size() == 2) {
                     Timing.sleep(500);
                     return;
@@ -384,7 +450,8 @@ public final class PipelineBench {
                 standby = swap;
                 return active;
             }
-            throw new IllegalStateException("commands from " + tag + ", neither " + active.name + " nor " + standby.name);
+            throw new IllegalStateException(
+                    "commands from " + tag + ", neither " + active.name + " nor " + standby.name);
         }
 
         /** Ours: switches the active member to the other batch size (a new run, so a new consumer). */
@@ -418,7 +485,8 @@ public final class PipelineBench {
             long transactions = after[1] - before[1];
             double perTx = transactions <= 0 ? Double.NaN : (double) (after[0] - before[0]) / transactions;
             long nanosPerTx = transactions <= 0 ? -1 : (arrivals[n - 1] - resumed) / transactions;
-            System.err.printf("    %s drain of %d: %d/s (first command %s ms after resume), %.0f records and %s ms per transaction%n",
+            System.err.printf(
+                    "    %s drain of %d: %d/s (first command %s ms after resume), %.0f records and %s ms per transaction%n",
                     system, n, perSecond, ms(arrivals[0] - resumed), perTx, ms(nanosPerTx));
             return new Drain(perSecond, perTx, nanosPerTx);
         }
@@ -458,19 +526,26 @@ public final class PipelineBench {
                 Timing.sleep(20);
             }
             if (firstNew < 0) {
-                throw new IllegalStateException(system + ": no command from " + next.name + " within 180 s of the kill");
+                throw new IllegalStateException(
+                        system + ": no command from " + next.name + " within 180 s of the kill");
             }
             Timing.sleep(500);
             load.stopPaced();
             long takeover = next.await(system.equals("ours") ? "GRANTED" : "TASK", killed, Duration.ofSeconds(5));
             long processed = next.await("FIRST", killed, Duration.ofSeconds(5));
             if (!watcher.awaitDistinct(load.sent(), Duration.ofSeconds(60))) {
-                throw new IllegalStateException(system + ": requests sent around the kill were not committed within 60 s");
+                throw new IllegalStateException(
+                        system + ": requests sent around the kill were not committed within 60 s");
             }
             active = next;
             standby = null;
-            return new Failover(firstNew - killed, takeover - killed, processed - killed,
-                    unblocked < 0 ? -1 : unblocked - killed, atKill[0] < atKill[1], killed - lastOld);
+            return new Failover(
+                    firstNew - killed,
+                    takeover - killed,
+                    processed - killed,
+                    unblocked < 0 ? -1 : unblocked - killed,
+                    atKill[0] < atKill[1],
+                    killed - lastOld);
         }
 
         void replaceStandby() throws Exception {
@@ -495,10 +570,16 @@ public final class PipelineBench {
 
     /** [last stable offset, high watermark] of one partition. */
     private static long[] offsets(Admin admin, TopicPartition partition) throws Exception {
-        long stable = admin.listOffsets(Map.of(partition, OffsetSpec.latest()), new ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
-                .partitionResult(partition).get(10, TimeUnit.SECONDS).offset();
-        long high = admin.listOffsets(Map.of(partition, OffsetSpec.latest()), new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED))
-                .partitionResult(partition).get(10, TimeUnit.SECONDS).offset();
+        long stable = admin.listOffsets(
+                        Map.of(partition, OffsetSpec.latest()), new ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
+                .partitionResult(partition)
+                .get(10, TimeUnit.SECONDS)
+                .offset();
+        long high = admin.listOffsets(
+                        Map.of(partition, OffsetSpec.latest()), new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED))
+                .partitionResult(partition)
+                .get(10, TimeUnit.SECONDS)
+                .offset();
         return new long[] {stable, high};
     }
 
@@ -525,12 +606,15 @@ public final class PipelineBench {
             long deadline = System.nanoTime() + timeout.toNanos();
             while (true) {
                 for (String[] e : events()) {
-                    if (e[1].equals(event) && Long.parseLong(e[2]) >= after && (detail == null || (e.length > 3 && e[3].equals(detail)))) {
+                    if (e[1].equals(event)
+                            && Long.parseLong(e[2]) >= after
+                            && (detail == null || (e.length > 3 && e[3].equals(detail)))) {
                         return Long.parseLong(e[2]);
                     }
                 }
                 if (!process.isAlive()) {
-                    throw new IllegalStateException(name + " exited (" + process.exitValue() + ") before " + event + "; see " + log);
+                    throw new IllegalStateException(
+                            name + " exited (" + process.exitValue() + ") before " + event + "; see " + log);
                 }
                 if (System.nanoTime() > deadline) {
                     throw new IllegalStateException(name + ": no " + event + " within " + timeout + "; see " + log);
@@ -611,10 +695,18 @@ public final class PipelineBench {
 
         Load(String bootstrap, String topic) {
             this.topic = topic;
-            this.producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                    ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.LINGER_MS_CONFIG, 0,
-                    ProducerConfig.CLIENT_ID_CONFIG, "bench-load-" + topic),
-                    new ByteArraySerializer(), new ByteArraySerializer());
+            this.producer = new KafkaProducer<>(
+                    Map.of(
+                            ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                            bootstrap,
+                            ProducerConfig.ACKS_CONFIG,
+                            "all",
+                            ProducerConfig.LINGER_MS_CONFIG,
+                            0,
+                            ProducerConfig.CLIENT_ID_CONFIG,
+                            "bench-load-" + topic),
+                    new ByteArraySerializer(),
+                    new ByteArraySerializer());
         }
 
         long sent() {
@@ -657,16 +749,18 @@ public final class PipelineBench {
 
         void startPaced(int rate) {
             stop = false;
-            pacer = new Thread(() -> {
-                long period = 1_000_000_000L / rate;
-                long start = System.nanoTime();
-                for (long i = 0; !stop; i++) {
-                    long at = start + i * period;
-                    park(at);
-                    send(at);
-                }
-                producer.flush();
-            }, "bench-pacer-" + topic);
+            pacer = new Thread(
+                    () -> {
+                        long period = 1_000_000_000L / rate;
+                        long start = System.nanoTime();
+                        for (long i = 0; !stop; i++) {
+                            long at = start + i * period;
+                            park(at);
+                            send(at);
+                        }
+                        producer.flush();
+                    },
+                    "bench-pacer-" + topic);
             pacer.start();
         }
 
@@ -728,7 +822,10 @@ public final class PipelineBench {
                     for (ConsumerRecord<byte[], byte[]> r : records) {
                         ByteBuffer v = ByteBuffer.wrap(r.value());
                         long seq = v.getLong(0);
-                        String tag = new String(r.value(), PipelineMember.REQUEST_BYTES, r.value().length - PipelineMember.REQUEST_BYTES,
+                        String tag = new String(
+                                r.value(),
+                                PipelineMember.REQUEST_BYTES,
+                                r.value().length - PipelineMember.REQUEST_BYTES,
                                 StandardCharsets.UTF_8);
                         int t = tags.indexOf(tag);
                         if (t < 0) {
@@ -843,21 +940,24 @@ public final class PipelineBench {
         private final Thread thread;
 
         private LoadAverage() {
-            thread = new Thread(() -> {
-                while (!Thread.currentThread().isInterrupted()) {
-                    try {
-                        double v = Double.parseDouble(Files.readString(Path.of("/proc/loadavg")).split(" ")[0]);
-                        synchronized (samples) {
-                            samples.add(v);
+            thread = new Thread(
+                    () -> {
+                        while (!Thread.currentThread().isInterrupted()) {
+                            try {
+                                double v = Double.parseDouble(Files.readString(Path.of("/proc/loadavg"))
+                                        .split(" ")[0]);
+                                synchronized (samples) {
+                                    samples.add(v);
+                                }
+                                Thread.sleep(5000);
+                            } catch (InterruptedException e) {
+                                return;
+                            } catch (IOException | RuntimeException e) {
+                                return; // not Linux
+                            }
                         }
-                        Thread.sleep(5000);
-                    } catch (InterruptedException e) {
-                        return;
-                    } catch (IOException | RuntimeException e) {
-                        return; // not Linux
-                    }
-                }
-            }, "bench-loadavg");
+                    },
+                    "bench-loadavg");
             thread.setDaemon(true);
         }
 
@@ -874,8 +974,12 @@ public final class PipelineBench {
                     return "load average not available";
                 }
                 List<Double> sorted = samples.stream().sorted().toList();
-                return String.format(Locale.ROOT, "1-minute load average during the run: median %.1f, max %.1f (%d samples, 5 s apart)",
-                        sorted.get(sorted.size() / 2), sorted.get(sorted.size() - 1), sorted.size());
+                return String.format(
+                        Locale.ROOT,
+                        "1-minute load average during the run: median %.1f, max %.1f (%d samples, 5 s apart)",
+                        sorted.get(sorted.size() / 2),
+                        sorted.get(sorted.size() - 1),
+                        sorted.size());
             }
         }
     }
@@ -885,11 +989,22 @@ public final class PipelineBench {
     static String report(Config c, Results r, double minutes, String args, String load) {
         StringBuilder b = new StringBuilder();
         b.append(BEGIN).append('\n');
-        b.append(String.format(Locale.ROOT, "The run took %.1f minutes, with `%s`%s.%n%n", minutes, COMMAND,
-                        args.isBlank() ? "" : " and `-Dbench.args=\"" + args.trim() + "\"`"));
-        b.append("Machine: ").append(Bench.machine()).append("; every member in a JVM of its own (")
-                .append(String.join(" ", MEMBER_JVM.subList(0, 3))).append("); ").append(load).append("\n\n");
-        b.append(String.format(Locale.ROOT, "Settings. Same batching: a transaction is bounded by time only, %d ms, with no"
+        b.append(String.format(
+                Locale.ROOT,
+                "The run took %.1f minutes, with `%s`%s.%n%n",
+                minutes,
+                COMMAND,
+                args.isBlank() ? "" : " and `-Dbench.args=\"" + args.trim() + "\"`"));
+        b.append("Machine: ")
+                .append(Bench.machine())
+                .append("; every member in a JVM of its own (")
+                .append(String.join(" ", MEMBER_JVM.subList(0, 3)))
+                .append("); ")
+                .append(load)
+                .append("\n\n");
+        b.append(String.format(
+                Locale.ROOT,
+                "Settings. Same batching: a transaction is bounded by time only, %d ms, with no"
                         + " record cap on either side (ours: `maxBatchWait` %d ms from when the batch's first record was there,"
                         + " `maxBatchRecords` %d, large enough never to cap; its consumer polls at most 500 records at a time and a"
                         + " batch spans polls; Kafka Streams: `commit.interval.ms` %d, its EOS default, `max.poll.records` 1000,"
@@ -900,106 +1015,207 @@ public final class PipelineBench {
                         + " %d ms; Kafka Streams `session.timeout.ms` %d, `heartbeat.interval.ms` %d, `transaction.timeout.ms` %d."
                         + " One stream thread; classic group protocol; one broker (KafkaTestCluster, broker defaults but"
                         + " `group.initial.rebalance.delay.ms` 0).%n%n",
-                c.batchWaitMs(), c.batchWaitMs(), c.batchRecords(), STREAMS_COMMIT_MS, c.rate(), PipelineMember.REQUEST_BYTES,
-                c.backlog(), c.backlog() / 8, c.detectMs(), c.detectMs(), c.detectMs() / 3, c.detectMs(), c.detectMs() / 3,
-                c.detectMs(), STREAMS_DEFAULT_SESSION_MS, STREAMS_DEFAULT_SESSION_MS / 3, STREAMS_DEFAULT_SESSION_MS,
-                STREAMS_DEFAULT_HEARTBEAT_MS, STREAMS_DEFAULT_TX_TIMEOUT_MS));
+                c.batchWaitMs(),
+                c.batchWaitMs(),
+                c.batchRecords(),
+                STREAMS_COMMIT_MS,
+                c.rate(),
+                PipelineMember.REQUEST_BYTES,
+                c.backlog(),
+                c.backlog() / 8,
+                c.detectMs(),
+                c.detectMs(),
+                c.detectMs() / 3,
+                c.detectMs(),
+                c.detectMs() / 3,
+                c.detectMs(),
+                STREAMS_DEFAULT_SESSION_MS,
+                STREAMS_DEFAULT_SESSION_MS / 3,
+                STREAMS_DEFAULT_SESSION_MS,
+                STREAMS_DEFAULT_HEARTBEAT_MS,
+                STREAMS_DEFAULT_TX_TIMEOUT_MS));
 
-        b.append("Median over the rounds (with an even n, the mean of the two middle values); min and max are the extreme"
-                + " rounds.\n\n");
+        b.append(
+                "Median over the rounds (with an even n, the mean of the two middle values); min and max are the extreme"
+                        + " rounds.\n\n");
         b.append("| Measure | System | n | median | min | max | ours / Kafka Streams (median) |\n");
         b.append("|---|---|---:|---:|---:|---:|---:|\n");
-        Samples oursRate = new Samples("", "", r.drains.get("ours").stream().map(Drain::perSecond).toList());
-        Samples ksRate = new Samples("", "", r.drains.get("streams").stream().map(Drain::perSecond).toList());
-        List<String> drained = r.drains.containsKey("ours-big") ? List.of("ours", "streams", "ours-big") : List.of("ours", "streams");
+        Samples oursRate = new Samples(
+                "", "", r.drains.get("ours").stream().map(Drain::perSecond).toList());
+        Samples ksRate = new Samples(
+                "", "", r.drains.get("streams").stream().map(Drain::perSecond).toList());
+        List<String> drained =
+                r.drains.containsKey("ours-big") ? List.of("ours", "streams", "ours-big") : List.of("ours", "streams");
         String[][] measures = {
             {"throughput, commands committed per s", "rate"},
             {"records per transaction in that drain", "size"},
-            {"ms per transaction in that drain", "time"}};
+            {"ms per transaction in that drain", "time"}
+        };
         for (String[] measure : measures) {
             for (String system : drained) {
-                List<Long> values = r.drains.get(system).stream().map(d -> switch (measure[1]) {
-                    case "rate" -> d.perSecond();
-                    case "size" -> Math.round(d.recordsPerTransaction());
-                    default -> d.nanosPerTransaction();
-                }).toList();
+                List<Long> values = r.drains.get(system).stream()
+                        .map(d -> switch (measure[1]) {
+                            case "rate" -> d.perSecond();
+                            case "size" -> Math.round(d.recordsPerTransaction());
+                            default -> d.nanosPerTransaction();
+                        })
+                        .toList();
                 Samples v = new Samples("", "", values);
                 String ratio = "";
                 if (measure[1].equals("rate") && !system.equals("streams")) {
                     ratio = String.format(Locale.ROOT, "%.2f", (double) median(v) / median(ksRate));
                 }
                 LongFunction<String> show = measure[1].equals("time") ? PipelineBench::ms : Long::toString;
-                b.append(String.format(Locale.ROOT, "| %s | %s | %d rounds | %s | %s | %s | %s |%n", measure[0], label(system, c),
-                        v.n(), show.apply(median(v)), show.apply(v.values().get(0)), show.apply(v.max()), ratio));
+                b.append(String.format(
+                        Locale.ROOT,
+                        "| %s | %s | %d rounds | %s | %s | %s | %s |%n",
+                        measure[0],
+                        label(system, c),
+                        v.n(),
+                        show.apply(median(v)),
+                        show.apply(v.values().get(0)),
+                        show.apply(v.max()),
+                        ratio));
             }
         }
         for (String kind : kinds(r)) {
             Map<String, List<Failover>> f = kind.equals("tuned") ? r.tuned : r.defaults;
             int detect = kind.equals("tuned") ? c.detectMs() : STREAMS_DEFAULT_SESSION_MS;
-            Samples o = new Samples("", "", f.get("ours").stream().map(Failover::killToOutput).toList());
-            Samples k = new Samples("", "", f.get("streams").stream().map(Failover::killToOutput).toList());
-            String what = String.format(Locale.ROOT, "kill -9 -> first new command visible, ms (%s, detection %d s)", kind,
-                    detect / 1000);
-            b.append(String.format(Locale.ROOT, "| %s | %s | %d | %s | %s | %s | %.2f |%n", what, OURS, o.n(), ms(median(o)),
-                    ms(o.values().get(0)), ms(o.max()), (double) median(o) / median(k)));
-            b.append(String.format(Locale.ROOT, "| %s | %s | %d | %s | %s | %s | |%n", what, STREAMS, k.n(), ms(median(k)),
-                    ms(k.values().get(0)), ms(k.max())));
+            Samples o = new Samples(
+                    "", "", f.get("ours").stream().map(Failover::killToOutput).toList());
+            Samples k = new Samples(
+                    "",
+                    "",
+                    f.get("streams").stream().map(Failover::killToOutput).toList());
+            String what = String.format(
+                    Locale.ROOT, "kill -9 -> first new command visible, ms (%s, detection %d s)", kind, detect / 1000);
+            b.append(String.format(
+                    Locale.ROOT,
+                    "| %s | %s | %d | %s | %s | %s | %.2f |%n",
+                    what,
+                    OURS,
+                    o.n(),
+                    ms(median(o)),
+                    ms(o.values().get(0)),
+                    ms(o.max()),
+                    (double) median(o) / median(k)));
+            b.append(String.format(
+                    Locale.ROOT,
+                    "| %s | %s | %d | %s | %s | %s | |%n",
+                    what,
+                    STREAMS,
+                    k.n(),
+                    ms(median(k)),
+                    ms(k.values().get(0)),
+                    ms(k.max())));
         }
 
-        b.append(String.format(Locale.ROOT, "%nEnd-to-end latency at %d requests/s (scheduled send -> command visible"
-                + " `read_committed`), %d s per round after %d s of warm-up:%n%n", c.rate(), c.latencySeconds(), c.warmSeconds()));
-        b.append("| System | n | p50 ms | p90 ms | p99 ms | max ms | p50 per round | p99 per round | ours / Kafka Streams (p50, p99) |\n");
+        b.append(String.format(
+                Locale.ROOT,
+                "%nEnd-to-end latency at %d requests/s (scheduled send -> command visible"
+                        + " `read_committed`), %d s per round after %d s of warm-up:%n%n",
+                c.rate(),
+                c.latencySeconds(),
+                c.warmSeconds()));
+        b.append(
+                "| System | n | p50 ms | p90 ms | p99 ms | max ms | p50 per round | p99 per round | ours / Kafka Streams (p50, p99) |\n");
         b.append("|---|---:|---:|---:|---:|---:|---|---|---:|\n");
         Samples oursAll = pooled(r.latencies.get("ours"));
         Samples ksAll = pooled(r.latencies.get("streams"));
         for (String system : List.of("ours", "streams")) {
             Samples all = system.equals("ours") ? oursAll : ksAll;
-            String perRound50 = r.latencies.get(system).stream().map(l -> ms(new Samples("", "", l).percentile(50)))
+            String perRound50 = r.latencies.get(system).stream()
+                    .map(l -> ms(new Samples("", "", l).percentile(50)))
                     .collect(Collectors.joining(", "));
-            String perRound99 = r.latencies.get(system).stream().map(l -> ms(new Samples("", "", l).percentile(99)))
+            String perRound99 = r.latencies.get(system).stream()
+                    .map(l -> ms(new Samples("", "", l).percentile(99)))
                     .collect(Collectors.joining(", "));
-            String ratio = system.equals("ours") ? "" : String.format(Locale.ROOT, "%.2f, %.2f",
-                    (double) oursAll.percentile(50) / ksAll.percentile(50), (double) oursAll.percentile(99) / ksAll.percentile(99));
-            b.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %s | %s | %s | %s | %s |%n", name(system), all.n(),
-                    ms(all.percentile(50)), ms(all.percentile(90)), ms(all.percentile(99)), ms(all.max()), perRound50, perRound99,
+            String ratio = system.equals("ours")
+                    ? ""
+                    : String.format(
+                            Locale.ROOT,
+                            "%.2f, %.2f",
+                            (double) oursAll.percentile(50) / ksAll.percentile(50),
+                            (double) oursAll.percentile(99) / ksAll.percentile(99));
+            b.append(String.format(
+                    Locale.ROOT,
+                    "| %s | %d | %s | %s | %s | %s | %s | %s | %s |%n",
+                    name(system),
+                    all.n(),
+                    ms(all.percentile(50)),
+                    ms(all.percentile(90)),
+                    ms(all.percentile(99)),
+                    ms(all.max()),
+                    perRound50,
+                    perRound99,
                     ratio));
         }
 
-        b.append("\nWhere the failover time goes (ms after the kill, the median of each column on its own; takeover is ours' grant or Kafka Streams' task"
-                + " initialised on the standby; \"open tx ended\" is when the output's last stable offset moved past where it stood"
-                + " at the kill, counted only for kills that left a transaction open):\n\n");
-        b.append("| Setting | System | killed member's last command seen, ms before the kill | takeover | first request processed"
-                + " | open tx ended (kills with one open) | first new command visible |\n");
+        b.append(
+                "\nWhere the failover time goes (ms after the kill, the median of each column on its own; takeover is ours' grant or Kafka Streams' task"
+                        + " initialised on the standby; \"open tx ended\" is when the output's last stable offset moved past where it stood"
+                        + " at the kill, counted only for kills that left a transaction open):\n\n");
+        b.append(
+                "| Setting | System | killed member's last command seen, ms before the kill | takeover | first request processed"
+                        + " | open tx ended (kills with one open) | first new command visible |\n");
         b.append("|---|---|---:|---:|---:|---:|---:|\n");
         for (String kind : kinds(r)) {
             Map<String, List<Failover>> f = kind.equals("tuned") ? r.tuned : r.defaults;
             for (String system : List.of("ours", "streams")) {
                 List<Failover> list = f.get(system);
-                List<Long> open = list.stream().filter(Failover::openAtKill).map(Failover::killToUnblocked).filter(v -> v >= 0).toList();
-                b.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s (%d of %d) | %s |%n", kind, name(system),
-                        med(list, Failover::lastOldOutputBeforeKill), med(list, Failover::killToTakeover),
-                        med(list, Failover::killToFirstProcessed), open.isEmpty() ? "-" : ms(median(open)),
-                        open.size(), list.size(), med(list, Failover::killToOutput)));
+                List<Long> open = list.stream()
+                        .filter(Failover::openAtKill)
+                        .map(Failover::killToUnblocked)
+                        .filter(v -> v >= 0)
+                        .toList();
+                b.append(String.format(
+                        Locale.ROOT,
+                        "| %s | %s | %s | %s | %s | %s (%d of %d) | %s |%n",
+                        kind,
+                        name(system),
+                        med(list, Failover::lastOldOutputBeforeKill),
+                        med(list, Failover::killToTakeover),
+                        med(list, Failover::killToFirstProcessed),
+                        open.isEmpty() ? "-" : ms(median(open)),
+                        open.size(),
+                        list.size(),
+                        med(list, Failover::killToOutput)));
             }
         }
-        b.append("\nExactly once, as a `read_committed` consumer of the commands saw it over the whole run (every kill included): ");
+        b.append(
+                "\nExactly once, as a `read_committed` consumer of the commands saw it over the whole run (every kill included): ");
         for (String system : List.of("ours", "streams")) {
             long[] e = r.exactlyOnce.get(system);
-            b.append(String.format(Locale.ROOT, "%s %d commands, %d duplicates, %d requests without a command; ", name(system), e[0], e[1],
+            b.append(String.format(
+                    Locale.ROOT,
+                    "%s %d commands, %d duplicates, %d requests without a command; ",
+                    name(system),
+                    e[0],
+                    e[1],
                     e[2]));
         }
         b.setLength(b.length() - 2);
         b.append(".\n\nGoals (ours):\n\n");
         double ratio = (double) median(oursRate) / median(ksRate);
-        b.append(String.format(Locale.ROOT, "- throughput >= 1.0x Kafka Streams at the same batching: %.2fx (median of %d rounds), %s%n",
-                ratio, oursRate.n(), ratio >= 1.0 ? "met" : "MISSED"));
+        b.append(String.format(
+                Locale.ROOT,
+                "- throughput >= 1.0x Kafka Streams at the same batching: %.2fx (median of %d rounds), %s%n",
+                ratio,
+                oursRate.n(),
+                ratio >= 1.0 ? "met" : "MISSED"));
         for (String kind : kinds(r)) {
             Map<String, List<Failover>> f = kind.equals("tuned") ? r.tuned : r.defaults;
             long o = median(f.get("ours").stream().map(Failover::killToOutput).toList());
-            long k = median(f.get("streams").stream().map(Failover::killToOutput).toList());
-            b.append(String.format(Locale.ROOT, "- kill -9 -> first new command <= Kafka Streams' at the same failure detection (%s, %d s):"
-                            + " %s ms against %s ms (medians), %s%n", kind,
-                    (kind.equals("tuned") ? c.detectMs() : STREAMS_DEFAULT_SESSION_MS) / 1000, ms(o), ms(k),
+            long k =
+                    median(f.get("streams").stream().map(Failover::killToOutput).toList());
+            b.append(String.format(
+                    Locale.ROOT,
+                    "- kill -9 -> first new command <= Kafka Streams' at the same failure detection (%s, %d s):"
+                            + " %s ms against %s ms (medians), %s%n",
+                    kind,
+                    (kind.equals("tuned") ? c.detectMs() : STREAMS_DEFAULT_SESSION_MS) / 1000,
+                    ms(o),
+                    ms(k),
                     o <= k ? "met" : String.format(Locale.ROOT, "MISSED by %s ms", ms(o - k))));
         }
         b.append(END).append('\n');
@@ -1009,7 +1225,9 @@ public final class PipelineBench {
     /** The median: the middle value, or the mean of the two middle values when n is even (n = 2: their mean). */
     static long median(Samples s) {
         int n = s.n();
-        return n % 2 == 1 ? s.values().get(n / 2) : (s.values().get(n / 2 - 1) + s.values().get(n / 2)) / 2;
+        return n % 2 == 1
+                ? s.values().get(n / 2)
+                : (s.values().get(n / 2 - 1) + s.values().get(n / 2)) / 2;
     }
 
     private static long median(List<Long> values) {
@@ -1035,7 +1253,8 @@ public final class PipelineBench {
     }
 
     private static String label(String system, Config c) {
-        return system.equals("ours-big") ? OURS + " with `maxBatchRecords` " + c.bigBatchRecords() + " (not the same batching)"
+        return system.equals("ours-big")
+                ? OURS + " with `maxBatchRecords` " + c.bigBatchRecords() + " (not the same batching)"
                 : name(system);
     }
 
@@ -1062,8 +1281,11 @@ public final class PipelineBench {
         String text = Files.exists(file) ? Files.readString(file, StandardCharsets.UTF_8) : "# Performance\n";
         int from = text.indexOf(BEGIN);
         int to = text.indexOf(END, Math.max(from, 0));
-        String updated = from < 0 || to < 0 ? text + "\n" + block
-                : text.substring(0, from) + block + text.substring(to + END.length() + (text.startsWith("\n", to + END.length()) ? 1 : 0));
+        String updated = from < 0 || to < 0
+                ? text + "\n" + block
+                : text.substring(0, from)
+                        + block
+                        + text.substring(to + END.length() + (text.startsWith("\n", to + END.length()) ? 1 : 0));
         Files.createDirectories(file.toAbsolutePath().getParent());
         Files.writeString(file, updated, StandardCharsets.UTF_8);
     }

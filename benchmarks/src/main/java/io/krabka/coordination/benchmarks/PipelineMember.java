@@ -59,8 +59,7 @@ public final class PipelineMember {
     /** The request's bytes: sequence number (8), scheduled send time in nanos (8), padding. */
     static final int REQUEST_BYTES = 100;
 
-    private PipelineMember() {
-    }
+    private PipelineMember() {}
 
     public static void main(String[] args) throws Exception {
         Map<String, String> a = new HashMap<>();
@@ -94,15 +93,18 @@ public final class PipelineMember {
         String output = a.get("output");
         byte[] tag = name.getBytes(StandardCharsets.UTF_8);
         Map<String, Object> connection = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, a.get("bootstrap"));
-        LeaseConfig lease = new LeaseConfig(Duration.ofMillis(Long.parseLong(a.get("leaseMs"))),
-                Duration.ofMillis(Long.parseLong(a.get("renewMs"))), Duration.ofMillis(500));
+        LeaseConfig lease = new LeaseConfig(
+                Duration.ofMillis(Long.parseLong(a.get("leaseMs"))),
+                Duration.ofMillis(Long.parseLong(a.get("renewMs"))),
+                Duration.ofMillis(500));
         Role role = Role.of(a.get("group"));
         MemberId member = MemberId.of(name);
         PipelineSettings settings = PipelineSettings.of(role, a.get("input"))
                 .withMaxBatchRecords(Integer.parseInt(a.get("batchRecords")))
                 .withMaxBatchWait(Duration.ofMillis(Long.parseLong(a.get("batchWaitMs"))));
         // A second pipeline of the same role and group with another batch size: "batch big" / "batch normal" switch.
-        PipelineSettings big = settings.withMaxBatchRecords(Integer.parseInt(a.getOrDefault("bigBatchRecords", a.get("batchRecords"))));
+        PipelineSettings big = settings.withMaxBatchRecords(
+                Integer.parseInt(a.getOrDefault("bigBatchRecords", a.get("batchRecords"))));
         AtomicBoolean first = new AtomicBoolean();
         Gate gate = new Gate();
         BatchProcessor map = (batch, leadership) -> {
@@ -110,14 +112,19 @@ public final class PipelineMember {
                 event("FIRST", "");
             }
             gate.pass();
-            return batch.stream().map(request -> new ProducerRecord<byte[], byte[]>(output, 0, request.key(),
-                    command(request.value(), tag))).toList();
+            return batch.stream()
+                    .map(request ->
+                            new ProducerRecord<byte[], byte[]>(output, 0, request.key(), command(request.value(), tag)))
+                    .toList();
         };
         LeaderPipeline pipeline = LeaderPipeline.create(connection, settings, map);
         LeaderPipeline bigPipeline = LeaderPipeline.create(connection, big, map);
         Worker worker = new Worker(pipeline);
-        KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(connection,
-                TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3), Duration.ofSeconds(30), lease.duration());
+        KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(
+                connection,
+                TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3),
+                Duration.ofSeconds(30),
+                lease.duration());
         CoordinationClient client = new CoordinationClient(transport, lease, InstantSource.system());
         Contender contender = new Contender(client, role, member, new Contender.Listener() {
             @Override
@@ -134,21 +141,24 @@ public final class PipelineMember {
         });
         contender.start();
         // Registered: a standby in the roster (or the holder). The bench waits for it before a kill.
-        Thread registered = new Thread(() -> {
-            for (int i = 0; i < 600; i++) {
-                try {
-                    if (client.describe(role).roster().stream().anyMatch(m -> m.member().equals(member))) {
-                        event("REGISTERED", "");
-                        return;
+        Thread registered = new Thread(
+                () -> {
+                    for (int i = 0; i < 600; i++) {
+                        try {
+                            if (client.describe(role).roster().stream()
+                                    .anyMatch(m -> m.member().equals(member))) {
+                                event("REGISTERED", "");
+                                return;
+                            }
+                            Thread.sleep(50);
+                        } catch (InterruptedException e) {
+                            return;
+                        } catch (RuntimeException e) {
+                            Timing.sleep(100);
+                        }
                     }
-                    Thread.sleep(50);
-                } catch (InterruptedException e) {
-                    return;
-                } catch (RuntimeException e) {
-                    Timing.sleep(100);
-                }
-            }
-        }, "registered");
+                },
+                "registered");
         registered.setDaemon(true);
         registered.start();
         event("STARTED", "");
@@ -170,9 +180,13 @@ public final class PipelineMember {
                     worker.use(pipeline);
                     event("BATCH", Integer.toString(settings.maxBatchRecords()));
                 }
-                case "stats" -> event("STATS", "records=" + (pipeline.processedRecords() + bigPipeline.processedRecords())
-                        + " transactions=" + (pipeline.committedBatches() + bigPipeline.committedBatches()));
-                default -> { }
+                case "stats" ->
+                    event(
+                            "STATS",
+                            "records=" + (pipeline.processedRecords() + bigPipeline.processedRecords())
+                                    + " transactions="
+                                    + (pipeline.committedBatches() + bigPipeline.committedBatches()));
+                default -> {}
             }
         });
     }
@@ -260,20 +274,28 @@ public final class PipelineMember {
         p.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
         p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 1);
         p.put(StreamsConfig.CLIENT_ID_CONFIG, name);
-        p.put(StreamsConfig.STATE_DIR_CONFIG, Files.createTempDirectory("ks-" + name).toString());
+        p.put(
+                StreamsConfig.STATE_DIR_CONFIG,
+                Files.createTempDirectory("ks-" + name).toString());
         p.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.ByteArraySerde.class);
         p.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.ByteArraySerde.class);
         if (a.containsKey("commitMs")) {
             p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, Long.parseLong(a.get("commitMs")));
         }
         if (a.containsKey("sessionMs")) {
-            p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), Integer.parseInt(a.get("sessionMs")));
+            p.put(
+                    StreamsConfig.mainConsumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG),
+                    Integer.parseInt(a.get("sessionMs")));
         }
         if (a.containsKey("heartbeatMs")) {
-            p.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG), Integer.parseInt(a.get("heartbeatMs")));
+            p.put(
+                    StreamsConfig.mainConsumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG),
+                    Integer.parseInt(a.get("heartbeatMs")));
         }
         if (a.containsKey("txTimeoutMs")) {
-            p.put(StreamsConfig.producerPrefix(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG), Integer.parseInt(a.get("txTimeoutMs")));
+            p.put(
+                    StreamsConfig.producerPrefix(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG),
+                    Integer.parseInt(a.get("txTimeoutMs")));
         }
         StreamsBuilder builder = new StreamsBuilder();
         builder.stream(a.get("input"), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray()))
@@ -315,9 +337,12 @@ public final class PipelineMember {
                     streams.resume();
                     event("RESUMED", "");
                 }
-                case "stats" -> event("STATS", "records=" + (long) metric(streams, "process-total")
-                        + " transactions=" + (long) metric(streams, "commit-total"));
-                default -> { }
+                case "stats" ->
+                    event(
+                            "STATS",
+                            "records=" + (long) metric(streams, "process-total") + " transactions="
+                                    + (long) metric(streams, "commit-total"));
+                default -> {}
             }
         });
     }

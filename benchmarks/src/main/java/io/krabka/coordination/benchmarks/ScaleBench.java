@@ -41,7 +41,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 final class ScaleBench {
 
     /** Measure 5's timings: lease 6 s, renew every 2 s. */
-    static final LeaseConfig SCALE_LEASE = new LeaseConfig(Duration.ofSeconds(6), Duration.ofSeconds(2), Duration.ofMillis(500));
+    static final LeaseConfig SCALE_LEASE =
+            new LeaseConfig(Duration.ofSeconds(6), Duration.ofSeconds(2), Duration.ofMillis(500));
     /** Threads that renew the held roles in measure 5. */
     static final int RENEW_THREADS = 4;
 
@@ -55,14 +56,24 @@ final class ScaleBench {
     }
 
     /** What one scale run saw. Heap in bytes, durations in nanoseconds. */
-    record Scale(int roles, long acquireAllNanos, List<Long> acquire, List<Long> renew, long heapBefore, long heapHeld,
-                 int threadsBefore, int threadsHeld, int producerThreads, int renewals, int missed, int failed,
-                 long worstLateNanos, double renewSeconds) {
-    }
+    record Scale(
+            int roles,
+            long acquireAllNanos,
+            List<Long> acquire,
+            List<Long> renew,
+            long heapBefore,
+            long heapHeld,
+            int threadsBefore,
+            int threadsHeld,
+            int producerThreads,
+            int renewals,
+            int missed,
+            int failed,
+            long worstLateNanos,
+            double renewSeconds) {}
 
     /** What one partition size saw: catch-up (a new client's first pass) and incremental passes, nanoseconds. */
-    record Fold(int records, List<Long> catchUp, List<Long> passes, long fillNanos) {
-    }
+    record Fold(int records, List<Long> catchUp, List<Long> passes, long fillNanos) {}
 
     Scale scale(int roles, Duration renewFor) throws Exception {
         long heapBefore = heapAfterGc();
@@ -73,7 +84,7 @@ final class ScaleBench {
         List<Long> renew = Collections.synchronizedList(new ArrayList<>());
         List<Leadership> held = new java.util.concurrent.CopyOnWriteArrayList<>();
         try (KafkaCoordinationTransport transport = cluster.transport();
-             CoordinationClient client = new CoordinationClient(transport, SCALE_LEASE, InstantSource.system())) {
+                CoordinationClient client = new CoordinationClient(transport, SCALE_LEASE, InstantSource.system())) {
             MemberId me = MemberId.of("m");
             AtomicLong renewUntil = new AtomicLong(Long.MAX_VALUE);
 
@@ -102,7 +113,8 @@ final class ScaleBench {
                             Instant renewAt = l.renewAt();
                             Instant deadline = l.deadline();
                             Instant began = Instant.now();
-                            worstLate.accumulateAndGet(Duration.between(renewAt, began).toNanos(), Math::max);
+                            worstLate.accumulateAndGet(
+                                    Duration.between(renewAt, began).toNanos(), Math::max);
                             long t0 = System.nanoTime();
                             try {
                                 l.renew();
@@ -122,7 +134,8 @@ final class ScaleBench {
                     return null;
                 }));
             }
-            // Renewal runs from the first grant on, so that roles acquired early do not lapse while later ones are acquired.
+            // Renewal runs from the first grant on, so that roles acquired early do not lapse while later ones are
+            // acquired.
             long start = System.nanoTime();
             for (int i = 0; i < roles; i++) {
                 long t0 = System.nanoTime();
@@ -140,10 +153,24 @@ final class ScaleBench {
             int threadsHeld = ManagementFactory.getThreadMXBean().getThreadCount() - RENEW_THREADS;
             int producers = producerThreads() - producersBefore;
             long heapHeld = heapAfterGc();
-            System.err.printf("  done: scale %d roles (%d renewals, %d missed, %d failed)%n", roles, renewals.get(),
-                    missed.get(), failed.get());
-            return new Scale(roles, acquireAll, acquire, new ArrayList<>(renew), heapBefore, heapHeld, threadsBefore,
-                    threadsHeld, producers, renewals.get(), missed.get(), failed.get(), worstLate.get(), renewSeconds);
+            System.err.printf(
+                    "  done: scale %d roles (%d renewals, %d missed, %d failed)%n",
+                    roles, renewals.get(), missed.get(), failed.get());
+            return new Scale(
+                    roles,
+                    acquireAll,
+                    acquire,
+                    new ArrayList<>(renew),
+                    heapBefore,
+                    heapHeld,
+                    threadsBefore,
+                    threadsHeld,
+                    producers,
+                    renewals.get(),
+                    missed.get(),
+                    failed.get(),
+                    worstLate.get(),
+                    renewSeconds);
         }
     }
 
@@ -154,28 +181,32 @@ final class ScaleBench {
      */
     Fold fold(int records, int catchUps, int passes) throws Exception {
         String topicName = "bench_fold_" + records + "_" + IDS.incrementAndGet();
-        TopicSpec spec = TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3).withName(topicName);
+        TopicSpec spec =
+                TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3).withName(topicName);
         Role role = Role.of("fold-" + records + "-" + IDS.incrementAndGet());
         List<Long> catchUp = new ArrayList<>();
         List<Long> pass = new ArrayList<>();
         long fillNanos;
         AtomicBoolean stop = new AtomicBoolean();
         try (KafkaCoordinationTransport holderTransport = cluster.transport(spec);
-             CoordinationClient holder = new CoordinationClient(holderTransport, OursBench.LEASE, InstantSource.system());
-             KafkaCoordinationTransport transport = cluster.transport(spec)) {
+                CoordinationClient holder =
+                        new CoordinationClient(holderTransport, OursBench.LEASE, InstantSource.system());
+                KafkaCoordinationTransport transport = cluster.transport(spec)) {
             Leadership lease = holder.acquire(role, MemberId.of("holder"), WAIT);
-            Thread renewer = new Thread(() -> {
-                while (!stop.get()) {
-                    if (lease.renewDue()) {
-                        try {
-                            lease.renew();
-                        } catch (RuntimeException e) {
-                            return;
+            Thread renewer = new Thread(
+                    () -> {
+                        while (!stop.get()) {
+                            if (lease.renewDue()) {
+                                try {
+                                    lease.renew();
+                                } catch (RuntimeException e) {
+                                    return;
+                                }
+                            }
+                            Timing.sleep(10);
                         }
-                    }
-                    Timing.sleep(10);
-                }
-            }, "bench-fold-renewer");
+                    },
+                    "bench-fold-renewer");
             renewer.setDaemon(true);
             renewer.start();
 
@@ -184,19 +215,24 @@ final class ScaleBench {
                     KafkaCoordinationTransport.registrarSettings(cluster.connection(), Duration.ofSeconds(30)));
             settings.put(ProducerConfig.BATCH_SIZE_CONFIG, 256 * 1024);
             long f0 = System.nanoTime();
-            try (KafkaProducer<byte[], byte[]> filler = new KafkaProducer<>(settings, new ByteArraySerializer(), new ByteArraySerializer())) {
+            try (KafkaProducer<byte[], byte[]> filler =
+                    new KafkaProducer<>(settings, new ByteArraySerializer(), new ByteArraySerializer())) {
                 long now = System.currentTimeMillis();
                 for (int i = 0; i < records; i++) {
                     Role other = Role.of("other-" + i); // another role, pinned here as if it hashed to this partition
                     MemberId member = MemberId.of("member-" + i);
-                    filler.send(new ProducerRecord<>(topicName, partition,
+                    filler.send(new ProducerRecord<>(
+                            topicName,
+                            partition,
                             CoordinationCodec.encodeKey(CoordinationKey.registration(other, member)),
                             CoordinationCodec.encodeValue(new CoordinationRecord.Registration(member, now))));
                 }
                 filler.flush();
             }
             fillNanos = System.nanoTime() - f0;
-            System.err.printf("  filled partition %d of %s with %d records in %.1f s%n", partition, topicName, records, fillNanos / 1e9);
+            System.err.printf(
+                    "  filled partition %d of %s with %d records in %.1f s%n",
+                    partition, topicName, records, fillNanos / 1e9);
 
             CoordinationClient last = null;
             List<CoordinationClient> clients = new ArrayList<>();
@@ -242,6 +278,7 @@ final class ScaleBench {
 
     static int producerThreads() {
         return (int) Thread.getAllStackTraces().keySet().stream()
-                .filter(t -> t.getName().startsWith("kafka-producer-network-thread")).count();
+                .filter(t -> t.getName().startsWith("kafka-producer-network-thread"))
+                .count();
     }
 }

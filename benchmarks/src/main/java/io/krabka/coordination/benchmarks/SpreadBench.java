@@ -26,8 +26,11 @@ import java.util.function.BooleanSupplier;
  */
 final class SpreadBench {
 
-    private static final List<String> MEMBER_JVM = List.of("-Xmx768m", "-XX:+UseSerialGC",
-            "-Dorg.springframework.boot.logging.LoggingSystem=none", "-Dorg.slf4j.simpleLogger.defaultLogLevel=error",
+    private static final List<String> MEMBER_JVM = List.of(
+            "-Xmx768m",
+            "-XX:+UseSerialGC",
+            "-Dorg.springframework.boot.logging.LoggingSystem=none",
+            "-Dorg.slf4j.simpleLogger.defaultLogLevel=error",
             "-Dlog4j2.configurationFile=classpath:bench-log4j2.xml");
     private static final Duration READY = Duration.ofMinutes(10);
     // The lease timings of every member: --spread-lease-ms, --spread-renew-ms, --spread-stagger-ms.
@@ -35,15 +38,16 @@ final class SpreadBench {
     private static long renewMs;
     private static long staggerMs;
 
-    private SpreadBench() {
-    }
+    private SpreadBench() {}
 
     /** One member JVM; its lines are read back from its log. */
     private record Member(String name, Process process, Path log) {
 
         int held() {
             List<String> lines = lines("HELD ");
-            return lines.isEmpty() ? 0 : Integer.parseInt(lines.get(lines.size() - 1).split(" ")[2]);
+            return lines.isEmpty()
+                    ? 0
+                    : Integer.parseInt(lines.get(lines.size() - 1).split(" ")[2]);
         }
 
         /** Live threads, heap used after a GC (bytes), moves made and the threads by name, asked for on stdin. */
@@ -54,7 +58,10 @@ final class SpreadBench {
             in.flush();
             await(() -> lines("STATS ").size() > before, Duration.ofSeconds(30), name + " answers stats");
             String[] last = lines("STATS ").get(before).split(" ");
-            return new Stats(Long.parseLong(last[1]), Long.parseLong(last[2]), Long.parseLong(last[3]),
+            return new Stats(
+                    Long.parseLong(last[1]),
+                    Long.parseLong(last[2]),
+                    Long.parseLong(last[3]),
                     last.length > 4 ? last[4] : "");
         }
 
@@ -68,15 +75,16 @@ final class SpreadBench {
 
         private List<String> lines(String prefix) {
             try {
-                return Files.readAllLines(log, StandardCharsets.UTF_8).stream().filter(l -> l.startsWith(prefix)).toList();
+                return Files.readAllLines(log, StandardCharsets.UTF_8).stream()
+                        .filter(l -> l.startsWith(prefix))
+                        .toList();
             } catch (IOException e) {
                 return List.of();
             }
         }
     }
 
-    private record Stats(long threads, long heap, long moves, String threadsByName) {
-    }
+    private record Stats(long threads, long heap, long moves, String threadsByName) {}
 
     static void main(String[] args) throws Exception {
         int roles = Integer.parseInt(Bench.arg(args, "spread-roles", "1000"));
@@ -108,18 +116,30 @@ final class SpreadBench {
             double fourEven = (System.nanoTime() - arrived) / 1e9;
 
             StringBuilder report = new StringBuilder();
-            report.append(String.format("Spread, %d roles through the starter (lease %d ms, renew %d ms, stagger %d ms), each member "
-                    + "its own JVM:%n", roles, leaseMs, renewMs, staggerMs));
-            report.append(String.format("- one member alone: held all after %.1f s; %d live threads, heap used after GC %d MiB; "
-                    + "threads by name %s%n", soloHeld, soloStats.threads(), soloStats.heap() >> 20, soloStats.threadsByName()));
+            report.append(String.format(
+                    "Spread, %d roles through the starter (lease %d ms, renew %d ms, stagger %d ms), each member "
+                            + "its own JVM:%n",
+                    roles, leaseMs, renewMs, staggerMs));
+            report.append(String.format(
+                    "- one member alone: held all after %.1f s; %d live threads, heap used after GC %d MiB; "
+                            + "threads by name %s%n",
+                    soloHeld, soloStats.threads(), soloStats.heap() >> 20, soloStats.threadsByName()));
             report.append(String.format("- three members (started together): even shares after %.1f s%n", threeEven));
-            report.append(String.format("- a fourth member: shares even again %.1f s after its JVM started%n", fourEven));
+            report.append(
+                    String.format("- a fourth member: shares even again %.1f s after its JVM started%n", fourEven));
             for (Member member : members) {
                 Stats stats = member.stats();
-                report.append(String.format("- %s: holds %d; %d live threads (%.2f of the lone member's), heap used after GC %d MiB "
-                        + "(%.2f of its); %d moves made; threads by name %s%n", member.name(), member.held(), stats.threads(),
-                        stats.threads() / (double) soloStats.threads(), stats.heap() >> 20, stats.heap() / (double) soloStats.heap(),
-                        stats.moves(), stats.threadsByName()));
+                report.append(String.format(
+                        "- %s: holds %d; %d live threads (%.2f of the lone member's), heap used after GC %d MiB "
+                                + "(%.2f of its); %d moves made; threads by name %s%n",
+                        member.name(),
+                        member.held(),
+                        stats.threads(),
+                        stats.threads() / (double) soloStats.threads(),
+                        stats.heap() >> 20,
+                        stats.heap() / (double) soloStats.heap(),
+                        stats.moves(),
+                        stats.threadsByName()));
             }
             report.append(gaps(members));
             System.out.print(report);
@@ -128,10 +148,21 @@ final class SpreadBench {
         }
     }
 
-    private static Member start(KafkaTestCluster cluster, String name, String topic, int roles, Path logs, List<Member> started) {
+    private static Member start(
+            KafkaTestCluster cluster, String name, String topic, int roles, Path logs, List<Member> started) {
         Path log = logs.resolve(name + ".log");
-        Process process = ChildJvm.start(SpreadMember.class.getName(), MEMBER_JVM, List.of("bootstrap=" + cluster.bootstrapServers(),
-                "topic=" + topic, "member=" + name, "roles=" + roles, "leaseMs=" + leaseMs, "renewMs=" + renewMs, "staggerMs=" + staggerMs), log);
+        Process process = ChildJvm.start(
+                SpreadMember.class.getName(),
+                MEMBER_JVM,
+                List.of(
+                        "bootstrap=" + cluster.bootstrapServers(),
+                        "topic=" + topic,
+                        "member=" + name,
+                        "roles=" + roles,
+                        "leaseMs=" + leaseMs,
+                        "renewMs=" + renewMs,
+                        "staggerMs=" + staggerMs),
+                log);
         Member member = new Member(name, process, log);
         started.add(member);
         return member;
@@ -153,7 +184,9 @@ final class SpreadBench {
             for (String[] event : member.events()) {
                 if (event[0].equals("GRANTED")) {
                     grants.computeIfAbsent(event[2], role -> new ArrayList<>()).add(Long.parseLong(event[1]));
-                    grantsByMember.computeIfAbsent(member.name() + " " + event[2], key -> new ArrayList<>()).add(Long.parseLong(event[1]));
+                    grantsByMember
+                            .computeIfAbsent(member.name() + " " + event[2], key -> new ArrayList<>())
+                            .add(Long.parseLong(event[1]));
                 } else if (event[3].equals("RELEASED")) {
                     releases.add(new String[] {member.name(), event[1], event[2]});
                 } else if (event[3].equals("EXPIRED")) {
@@ -164,18 +197,28 @@ final class SpreadBench {
         List<Long> gaps = new ArrayList<>();
         for (String[] release : releases) {
             long at = Long.parseLong(release[1]);
-            long tenure = grantsByMember.getOrDefault(release[0] + " " + release[2], List.of()).stream().filter(granted -> granted <= at)
-                    .max(Long::compare).orElse(Long.MIN_VALUE);
-            grants.getOrDefault(release[2], List.of()).stream().filter(granted -> granted > tenure).min(Long::compare)
+            long tenure = grantsByMember.getOrDefault(release[0] + " " + release[2], List.of()).stream()
+                    .filter(granted -> granted <= at)
+                    .max(Long::compare)
+                    .orElse(Long.MIN_VALUE);
+            grants.getOrDefault(release[2], List.of()).stream()
+                    .filter(granted -> granted > tenure)
+                    .min(Long::compare)
                     .ifPresent(granted -> gaps.add(Math.max(0, granted - at)));
         }
         Collections.sort(gaps);
         if (gaps.isEmpty()) {
             return String.format("- no releases; %d leases ran out%n", expired);
         }
-        return String.format("- a released role without a holder until its next grant (%d releases): p50 %.0f ms, p90 %.0f ms, "
-                + "p99 %.0f ms, max %.0f ms; %d leases ran out (EXPIRED ends)%n", gaps.size(), percentile(gaps, 0.5),
-                percentile(gaps, 0.9), percentile(gaps, 0.99), gaps.get(gaps.size() - 1) / 1e6, expired);
+        return String.format(
+                "- a released role without a holder until its next grant (%d releases): p50 %.0f ms, p90 %.0f ms, "
+                        + "p99 %.0f ms, max %.0f ms; %d leases ran out (EXPIRED ends)%n",
+                gaps.size(),
+                percentile(gaps, 0.5),
+                percentile(gaps, 0.9),
+                percentile(gaps, 0.99),
+                gaps.get(gaps.size() - 1) / 1e6,
+                expired);
     }
 
     private static double percentile(List<Long> sorted, double p) {

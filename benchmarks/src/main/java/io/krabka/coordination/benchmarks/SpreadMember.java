@@ -41,7 +41,8 @@ public final class SpreadMember {
         /** Each grant and end on stdout with the monotonic clock, which the bench JVM shares on Linux: the gaps of the moves. */
         @EventListener
         void granted(LeadershipGrantedEvent event) {
-            System.out.println("GRANTED " + System.nanoTime() + " " + event.role().name());
+            System.out.println(
+                    "GRANTED " + System.nanoTime() + " " + event.role().name());
         }
 
         @EventListener
@@ -71,21 +72,31 @@ public final class SpreadMember {
         properties.put("krabka.coordination.topic.name", args.get("topic"));
         properties.put("krabka.coordination.topic.replication-factor", "1");
         properties.put("krabka.coordination.topic.allow-unsafe", "true");
-        ConfigurableApplicationContext context = new SpringApplicationBuilder(App.class).web(WebApplicationType.NONE)
-                .properties(properties).run();
+        ConfigurableApplicationContext context = new SpringApplicationBuilder(App.class)
+                .web(WebApplicationType.NONE)
+                .properties(properties)
+                .run();
         LeadershipLoop loop = context.getBean(LeadershipLoop.class);
         ScheduledExecutorService ticker = Executors.newSingleThreadScheduledExecutor();
-        ticker.scheduleAtFixedRate(() -> {
-            long held = loop.roles().stream().filter(role -> loop.state(role) == MemberRoleState.LEADER).count();
-            System.out.println("HELD " + System.nanoTime() + " " + held);
-        }, 0, 200, TimeUnit.MILLISECONDS);
+        ticker.scheduleAtFixedRate(
+                () -> {
+                    long held = loop.roles().stream()
+                            .filter(role -> loop.state(role) == MemberRoleState.LEADER)
+                            .count();
+                    System.out.println("HELD " + System.nanoTime() + " " + held);
+                },
+                0,
+                200,
+                TimeUnit.MILLISECONDS);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         for (String line; (line = in.readLine()) != null; ) {
             if (line.equals("stats")) {
                 System.gc();
-                long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
-                System.out.println("STATS " + ManagementFactory.getThreadMXBean().getThreadCount() + " " + heap + " " + loop.share().movesOut()
-                        + " " + threadsByPrefix());
+                long heap =
+                        ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+                System.out.println(
+                        "STATS " + ManagementFactory.getThreadMXBean().getThreadCount() + " " + heap + " "
+                                + loop.share().movesOut() + " " + threadsByPrefix());
             }
         }
         ticker.shutdownNow();
@@ -95,9 +106,14 @@ public final class SpreadMember {
     /** Live threads by name less a trailing number, the largest groups first: {@code kafka-producer-network-thread=51,...}. */
     private static String threadsByPrefix() {
         Map<String, Integer> groups = new TreeMap<>();
-        Thread.getAllStackTraces().keySet().forEach(thread -> groups.merge(thread.getName()
-                .replaceAll("[-_ ]?\\d+$", "").replaceAll(" \\| .*$", ""), 1, Integer::sum));
-        return groups.entrySet().stream().sorted(Map.Entry.<String, Integer>comparingByValue().reversed()).limit(8)
-                .map(e -> e.getKey().replace(' ', '_') + "=" + e.getValue()).collect(Collectors.joining(","));
+        Thread.getAllStackTraces()
+                .keySet()
+                .forEach(thread -> groups.merge(
+                        thread.getName().replaceAll("[-_ ]?\\d+$", "").replaceAll(" \\| .*$", ""), 1, Integer::sum));
+        return groups.entrySet().stream()
+                .sorted(Map.Entry.<String, Integer>comparingByValue().reversed())
+                .limit(8)
+                .map(e -> e.getKey().replace(' ', '_') + "=" + e.getValue())
+                .collect(Collectors.joining(","));
     }
 }

@@ -45,10 +45,12 @@ final class SpringBench implements PeerBench {
         database = new JdbcDataSource();
         database.setURL("jdbc:h2:mem:bench-locks;DB_CLOSE_DELAY=-1");
         jdbc = new JdbcTemplate(database);
-        try (Connection c = database.getConnection(); Statement s = c.createStatement()) {
-            s.execute("CREATE TABLE INT_LOCK (LOCK_KEY CHAR(36) NOT NULL, REGION VARCHAR(100) NOT NULL, CLIENT_ID CHAR(36),"
-                    + " CREATED_DATE TIMESTAMP NOT NULL, EXPIRED_AFTER TIMESTAMP NOT NULL,"
-                    + " constraint INT_LOCK_PK primary key (LOCK_KEY, REGION))");
+        try (Connection c = database.getConnection();
+                Statement s = c.createStatement()) {
+            s.execute(
+                    "CREATE TABLE INT_LOCK (LOCK_KEY CHAR(36) NOT NULL, REGION VARCHAR(100) NOT NULL, CLIENT_ID CHAR(36),"
+                            + " CREATED_DATE TIMESTAMP NOT NULL, EXPIRED_AFTER TIMESTAMP NOT NULL,"
+                            + " constraint INT_LOCK_PK primary key (LOCK_KEY, REGION))");
         }
     }
 
@@ -142,10 +144,13 @@ final class SpringBench implements PeerBench {
             long killedMillis = System.currentTimeMillis();
             a.dataSource.kill();
             // The deadline the standby waits for: the row's EXPIRED_AFTER, written (UTC) by a's last renewal.
-            Timestamp expiry = jdbc.queryForObject("SELECT EXPIRED_AFTER FROM INT_LOCK WHERE REGION = 'DEFAULT'"
-                    + " AND LOCK_KEY = (SELECT LOCK_KEY FROM INT_LOCK WHERE REGION = 'DEFAULT' AND CLIENT_ID IS NOT NULL"
-                    + " ORDER BY CREATED_DATE DESC LIMIT 1)", Timestamp.class);
-            long deadlineMillis = expiry.toLocalDateTime().toInstant(ZoneOffset.UTC).toEpochMilli();
+            Timestamp expiry = jdbc.queryForObject(
+                    "SELECT EXPIRED_AFTER FROM INT_LOCK WHERE REGION = 'DEFAULT'"
+                            + " AND LOCK_KEY = (SELECT LOCK_KEY FROM INT_LOCK WHERE REGION = 'DEFAULT' AND CLIENT_ID IS NOT NULL"
+                            + " ORDER BY CREATED_DATE DESC LIMIT 1)",
+                    Timestamp.class);
+            long deadlineMillis =
+                    expiry.toLocalDateTime().toInstant(ZoneOffset.UTC).toEpochMilli();
             long granted = b.awaitGranted();
             long total = granted - killedNanos;
             long overshoot = total - TimeUnit.MILLISECONDS.toNanos(deadlineMillis - killedMillis);

@@ -42,6 +42,7 @@ final class SpringScaleBench {
 
     /** The lease and renew interval of the run (Bench's defaults: the starter's own, 30 s and 10 s). */
     static Duration LEASE = Duration.ofSeconds(6);
+
     static Duration RENEW = Duration.ofSeconds(2);
 
     /**
@@ -49,10 +50,27 @@ final class SpringScaleBench {
      * used after a GC. The standby's times (from its context's start: every roster names it, it prepared a producer for
      * every role) are -1 when not reached within 90 s.
      */
-    record Result(int roles, int heldMax, long acquireAllNanos, int threadsBefore, int threadsHeld, Map<String, Integer> newByPrefix,
-                  List<Long> renewTook, int renewals, int lateRenewals, int lapsedSeen, int renewFailures,
-                  Map<String, Integer> ends, double holdSeconds, long worstLateNanos, long heapBefore, long heapHeld,
-                  long standbyRosterNanos, long standbyPreparedNanos, CpuSplit.Split startCpu, CpuSplit.Split standbyCpu) {
+    record Result(
+            int roles,
+            int heldMax,
+            long acquireAllNanos,
+            int threadsBefore,
+            int threadsHeld,
+            Map<String, Integer> newByPrefix,
+            List<Long> renewTook,
+            int renewals,
+            int lateRenewals,
+            int lapsedSeen,
+            int renewFailures,
+            Map<String, Integer> ends,
+            double holdSeconds,
+            long worstLateNanos,
+            long heapBefore,
+            long heapHeld,
+            long standbyRosterNanos,
+            long standbyPreparedNanos,
+            CpuSplit.Split startCpu,
+            CpuSplit.Split standbyCpu) {
         int memberThreads() {
             return threadsHeld - threadsBefore;
         }
@@ -71,7 +89,9 @@ final class SpringScaleBench {
 
         private Instant deadlineOf(Role role) {
             LeadershipLoop l = loop;
-            return l == null ? null : l.leadership(role).map(Leadership::deadline).orElse(null);
+            return l == null
+                    ? null
+                    : l.leadership(role).map(Leadership::deadline).orElse(null);
         }
 
         @Override
@@ -123,7 +143,8 @@ final class SpringScaleBench {
         }
     }
 
-    static Result run(KafkaTestCluster cluster, int roles, Duration hold, Duration lease, Duration renew) throws Exception {
+    static Result run(KafkaTestCluster cluster, int roles, Duration hold, Duration lease, Duration renew)
+            throws Exception {
         LEASE = lease;
         RENEW = renew;
         WATCH = new Watch();
@@ -147,26 +168,30 @@ final class SpringScaleBench {
         // The sampler exists before the first count, so it is not counted as the member's.
         AtomicInteger lapsed = new AtomicInteger();
         Set<String> lapsedSeen = ConcurrentHashMap.newKeySet();
-        Thread sampler = new Thread(() -> {
-            while (!Thread.currentThread().isInterrupted()) {
-                LeadershipLoop l = WATCH.loop;
-                if (l != null) {
-                    Instant now = Instant.now();
-                    for (Role r : all) {
-                        l.leadership(r).ifPresent(ld -> {
-                            if (ld.isActive() && now.isAfter(ld.deadline()) && lapsedSeen.add(r.name() + "@" + ld.deadline())) {
-                                lapsed.incrementAndGet();
+        Thread sampler = new Thread(
+                () -> {
+                    while (!Thread.currentThread().isInterrupted()) {
+                        LeadershipLoop l = WATCH.loop;
+                        if (l != null) {
+                            Instant now = Instant.now();
+                            for (Role r : all) {
+                                l.leadership(r).ifPresent(ld -> {
+                                    if (ld.isActive()
+                                            && now.isAfter(ld.deadline())
+                                            && lapsedSeen.add(r.name() + "@" + ld.deadline())) {
+                                        lapsed.incrementAndGet();
+                                    }
+                                });
                             }
-                        });
+                        }
+                        try {
+                            Thread.sleep(50);
+                        } catch (InterruptedException e) {
+                            return;
+                        }
                     }
-                }
-                try {
-                    Thread.sleep(50);
-                } catch (InterruptedException e) {
-                    return;
-                }
-            }
-        }, "bench-spring-lapse-sampler");
+                },
+                "bench-spring-lapse-sampler");
         sampler.setDaemon(true);
         sampler.start();
         Map<Long, String> before = threads();
@@ -174,7 +199,8 @@ final class SpringScaleBench {
         int threadsBefore = ManagementFactory.getThreadMXBean().getThreadCount();
         CpuSplit cpu = new CpuSplit();
         long t0 = System.nanoTime();
-        ConfigurableApplicationContext context = new SpringApplicationBuilder(App.class).properties(props).run();
+        ConfigurableApplicationContext context =
+                new SpringApplicationBuilder(App.class).properties(props).run();
         try {
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
             WATCH.loop = loop;
@@ -185,7 +211,9 @@ final class SpringScaleBench {
             int held = 0;
             int heldMax = 0;
             while (System.nanoTime() < waitUntil) {
-                held = (int) all.stream().filter(r -> loop.state(r) == MemberRoleState.LEADER).count();
+                held = (int) all.stream()
+                        .filter(r -> loop.state(r) == MemberRoleState.LEADER)
+                        .count();
                 heldMax = Math.max(heldMax, held);
                 if (held == roles) {
                     break;
@@ -200,7 +228,8 @@ final class SpringScaleBench {
             double holdSeconds = (System.nanoTime() - h0) / 1e9;
             int threadsHeld = ManagementFactory.getThreadMXBean().getThreadCount();
             long heapHeld = heapAfterGc();
-            System.err.printf("  spring starter: heap used after a GC %d MiB before the context, %d MiB holding every role%n",
+            System.err.printf(
+                    "  spring starter: heap used after a GC %d MiB before the context, %d MiB holding every role%n",
                     heapBefore >> 20, heapHeld >> 20);
             Map<Long, String> after = threads();
             Map<String, Integer> byPrefix = new TreeMap<>();
@@ -210,23 +239,53 @@ final class SpringScaleBench {
                 }
             });
             // Threads that ended since the first count (none expected) would make the difference smaller than the sum.
-            int gone = (int) before.keySet().stream().filter(id -> !after.containsKey(id)).count();
+            int gone = (int) before.keySet().stream()
+                    .filter(id -> !after.containsKey(id))
+                    .count();
             if (gone > 0) {
                 byPrefix.put("(threads of before that ended)", -gone);
             }
-            int stillHeld = (int) all.stream().filter(r -> loop.state(r) == MemberRoleState.LEADER).count();
+            int stillHeld = (int) all.stream()
+                    .filter(r -> loop.state(r) == MemberRoleState.LEADER)
+                    .count();
             StandbyJoin standby = standbyJoins(props, all, context.getBean(CoordinationClient.class));
-            System.err.printf("  spring starter: %d threads before, %d holding (%d roles still held after %.0f s); %d renewals,"
-                            + " %d after their deadline, %d lapses seen, ends %s%n", threadsBefore, threadsHeld, stillHeld,
-                    holdSeconds, WATCH.renewals.get(), WATCH.late.get(), lapsed.get(), WATCH.ends);
+            System.err.printf(
+                    "  spring starter: %d threads before, %d holding (%d roles still held after %.0f s); %d renewals,"
+                            + " %d after their deadline, %d lapses seen, ends %s%n",
+                    threadsBefore,
+                    threadsHeld,
+                    stillHeld,
+                    holdSeconds,
+                    WATCH.renewals.get(),
+                    WATCH.late.get(),
+                    lapsed.get(),
+                    WATCH.ends);
             if (held < roles) {
                 System.err.printf("  spring starter: WARNING only %d of %d roles were held%n", held, roles);
             }
-            return new Result(roles, heldMax, held == roles ? acquireAll : -1, threadsBefore, threadsHeld, byPrefix,
-                    new ArrayList<>(WATCH.renewTook), WATCH.renewals.get(), WATCH.late.get(), lapsed.get(),
-                    WATCH.failures.get(), WATCH.ends.entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey,
-                            e -> e.getValue().get(), (a, b) -> a, TreeMap::new)), holdSeconds, WATCH.worstLate.get(),
-                    heapBefore, heapHeld, standby.rosterNanos(), standby.preparedNanos(), startCpu, standby.cpu());
+            return new Result(
+                    roles,
+                    heldMax,
+                    held == roles ? acquireAll : -1,
+                    threadsBefore,
+                    threadsHeld,
+                    byPrefix,
+                    new ArrayList<>(WATCH.renewTook),
+                    WATCH.renewals.get(),
+                    WATCH.late.get(),
+                    lapsed.get(),
+                    WATCH.failures.get(),
+                    WATCH.ends.entrySet().stream()
+                            .collect(Collectors.toMap(
+                                    Map.Entry::getKey, e -> e.getValue().get(), (a, b) -> a, TreeMap::new)),
+                    holdSeconds,
+                    WATCH.worstLate.get(),
+                    heapBefore,
+                    heapHeld,
+                    standby.rosterNanos(),
+                    standby.preparedNanos(),
+                    startCpu,
+                    standby.cpu());
         } finally {
             long c0 = System.nanoTime();
             context.close();
@@ -238,8 +297,7 @@ final class SpringScaleBench {
     /** The second member of the bench: the same roles, no observer. */
     @SpringBootConfiguration
     @EnableAutoConfiguration
-    static class StandbyApp {
-    }
+    static class StandbyApp {}
 
     /**
      * A standby joins the member that holds every role. Prints
@@ -248,8 +306,7 @@ final class SpringScaleBench {
      * named after its client id), then closes it.
      */
     /** When a joining standby was in every roster and had every producer prepared (-1: not within 90 s), and the CPU until then. */
-    record StandbyJoin(long rosterNanos, long preparedNanos, CpuSplit.Split cpu) {
-    }
+    record StandbyJoin(long rosterNanos, long preparedNanos, CpuSplit.Split cpu) {}
 
     private static StandbyJoin standbyJoins(Map<String, Object> props, List<Role> all, CoordinationClient holder) {
         Map<String, Object> standby = new HashMap<>(props);
@@ -263,20 +320,25 @@ final class SpringScaleBench {
         int prepared = 0;
         CpuSplit.Split cpu = null;
         CpuSplit cpuFromStart = new CpuSplit();
-        ConfigurableApplicationContext context = new SpringApplicationBuilder(StandbyApp.class).properties(standby).run();
+        ConfigurableApplicationContext context = new SpringApplicationBuilder(StandbyApp.class)
+                .properties(standby)
+                .run();
         try {
             long giveUp = s0 + Duration.ofSeconds(90).toNanos();
             while (System.nanoTime() < giveUp && (registeredAt < 0 || preparedAt < 0)) {
                 if (registeredAt < 0) {
                     registered = (int) holder.describe(all).values().stream()
-                            .filter(status -> status.roster().stream().anyMatch(ranked -> ranked.member().equals(member))).count();
+                            .filter(status -> status.roster().stream()
+                                    .anyMatch(ranked -> ranked.member().equals(member)))
+                            .count();
                     if (registered == all.size()) {
                         registeredAt = System.nanoTime() - s0;
                     }
                 }
                 if (preparedAt < 0) {
                     prepared = (int) Thread.getAllStackTraces().keySet().stream()
-                            .filter(t -> t.getName().startsWith("kafka-producer-network-thread | bench-standby-coordination-role-"))
+                            .filter(t -> t.getName()
+                                    .startsWith("kafka-producer-network-thread | bench-standby-coordination-role-"))
                             .count();
                     if (prepared >= all.size()) {
                         preparedAt = System.nanoTime() - s0;
@@ -290,10 +352,14 @@ final class SpringScaleBench {
         } finally {
             long c0 = System.nanoTime();
             context.close();
-            System.err.printf("  spring starter: a standby joining %d held roles: in every roster after %s, producers prepared"
-                            + " for %s; %d rosters and %d producers at the end; its context closed in %.1f s%n", all.size(),
+            System.err.printf(
+                    "  spring starter: a standby joining %d held roles: in every roster after %s, producers prepared"
+                            + " for %s; %d rosters and %d producers at the end; its context closed in %.1f s%n",
+                    all.size(),
                     registeredAt < 0 ? "never (90 s)" : String.format("%.1f s", registeredAt / 1e9),
-                    preparedAt < 0 ? "not all (90 s)" : String.format("all after %.1f s", preparedAt / 1e9), registered, prepared,
+                    preparedAt < 0 ? "not all (90 s)" : String.format("all after %.1f s", preparedAt / 1e9),
+                    registered,
+                    prepared,
                     (System.nanoTime() - c0) / 1e9);
         }
         return new StandbyJoin(registeredAt, preparedAt, cpu);
@@ -305,7 +371,8 @@ final class SpringScaleBench {
     }
 
     private static Map<Long, String> threads() {
-        return Thread.getAllStackTraces().keySet().stream().collect(Collectors.toMap(Thread::getId, Thread::getName, (a, b) -> a));
+        return Thread.getAllStackTraces().keySet().stream()
+                .collect(Collectors.toMap(Thread::getId, Thread::getName, (a, b) -> a));
     }
 
     /** A thread's name without what numbers it: "kafka-producer-network-thread | producer-x" -> "kafka-producer-network-thread". */

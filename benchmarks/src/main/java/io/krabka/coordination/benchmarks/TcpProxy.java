@@ -51,18 +51,21 @@ final class TcpProxy implements AutoCloseable {
     }
 
     private void pump(Socket from, Socket to) {
-        Thread t = new Thread(() -> {
-            byte[] buffer = new byte[8192];
-            try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-                int n;
-                while ((n = in.read(buffer)) >= 0) {
-                    out.write(buffer, 0, n);
-                    out.flush();
-                }
-            } catch (IOException ignored) {
-                // killed or closed
-            }
-        }, "bench-proxy-pump");
+        Thread t = new Thread(
+                () -> {
+                    byte[] buffer = new byte[8192];
+                    try (InputStream in = from.getInputStream();
+                            OutputStream out = to.getOutputStream()) {
+                        int n;
+                        while ((n = in.read(buffer)) >= 0) {
+                            out.write(buffer, 0, n);
+                            out.flush();
+                        }
+                    } catch (IOException ignored) {
+                        // killed or closed
+                    }
+                },
+                "bench-proxy-pump");
         t.setDaemon(true);
         t.start();
     }

@@ -10,8 +10,7 @@ final class Timing {
         long run() throws Exception;
     }
 
-    private Timing() {
-    }
+    private Timing() {}
 
     static List<Long> measure(String label, int warmups, int runs, Step step) throws Exception {
         for (int i = 0; i < warmups; i++) {

@@ -48,49 +48,65 @@ class BenchReportTest {
     @Test
     void aComparisonRowCarriesThisLibrarysFigureOverItsOwn() {
         String section = BenchReport.render(RUN);
-        assertThat(section).contains("| graceful handover | Curator LeaderLatch (ZooKeeper) | 30 | 5.00 | 8.00 | 80 | 80 | 2.00, 0.50 |");
-        assertThat(section).contains("| one-record transaction | plain transactional KafkaProducer | 9 | 1.00 | 2.00 | 2.00 | 2.00 | 1.50, 1.50 |");
+        assertThat(section)
+                .contains(
+                        "| graceful handover | Curator LeaderLatch (ZooKeeper) | 30 | 5.00 | 8.00 | 80 | 80 | 2.00, 0.50 |");
+        assertThat(section)
+                .contains(
+                        "| one-record transaction | plain transactional KafkaProducer | 9 | 1.00 | 2.00 | 2.00 | 2.00 | 1.50, 1.50 |");
         // this library's own rows compare with nothing
-        assertThat(section).contains("| graceful handover: Contender.release() -> standby Listener.granted | krabka (Kafka) | 30 | 10 | 20 | 40 | 40 |  |");
+        assertThat(section)
+                .contains(
+                        "| graceful handover: Contender.release() -> standby Listener.granted | krabka (Kafka) | 30 | 10 | 20 | 40 | 40 |  |");
     }
 
     @Test
     void theAsyncRateIsComparedWithTheOneRecordRateOfTheSameRun() {
         String section = BenchReport.render(RUN);
-        assertThat(section).contains("a guarded `write` committed 500 per second, a plain transactional producer 1000 (ratio 0.50)");
-        assertThat(section).contains("6000 offered per second, 5500 records committed per second, 1 sent, 0 failed; 11.0 times");
+        assertThat(section)
+                .contains(
+                        "a guarded `write` committed 500 per second, a plain transactional producer 1000 (ratio 0.50)");
+        assertThat(section)
+                .contains("6000 offered per second, 5500 records committed per second, 1 sent, 0 failed; 11.0 times");
     }
 
     @Test
     void goalsShowTheirVerdictWithoutTheirId() {
         String section = BenchReport.render(RUN);
-        assertThat(section).contains("| handover p99 <= 30 ms | 40 ms | **missed** |").doesNotContain("1b");
+        assertThat(section)
+                .contains("| handover p99 <= 30 ms | 40 ms | **missed** |")
+                .doesNotContain("1b");
     }
 
     @Test
     void rewritingKeepsEverythingOutsideTheMarkers(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
         Path page = dir.resolve("PERFORMANCE.md");
         Path json = dir.resolve("bench.json");
-        Files.writeString(page, "# Title\n\nbefore\n" + BenchReport.BEGIN + "\nold figures\n" + BenchReport.END + "\nafter\n");
+        Files.writeString(
+                page, "# Title\n\nbefore\n" + BenchReport.BEGIN + "\nold figures\n" + BenchReport.END + "\nafter\n");
         Files.writeString(json, RUN);
 
         BenchReport.rewrite(page, json);
 
         String text = Files.readString(page);
-        assertThat(text).startsWith("# Title\n\nbefore\n" + BenchReport.BEGIN).endsWith(BenchReport.END + "\nafter\n")
+        assertThat(text)
+                .startsWith("# Title\n\nbefore\n" + BenchReport.BEGIN)
+                .endsWith(BenchReport.END + "\nafter\n")
                 .doesNotContain("old figures");
         assertThat(BenchReport.section(text)).isEqualTo(BenchReport.render(RUN));
     }
 
     @Test
     void aPageWithoutMarkersIsRefused() {
-        assertThatThrownBy(() -> BenchReport.section("# no markers\n")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> BenchReport.section("# no markers\n"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining(BenchReport.BEGIN);
     }
 
     @Test
     void theReaderKeepsKeyOrderEscapesAndNesting() {
-        Object parsed = JsonReader.parse("{\"b\": [1, 2.5e1, -3], \"a\": {\"s\": \"q\\\"\\u00e9\\n\"}, \"t\": true, \"z\": null}");
+        Object parsed = JsonReader.parse(
+                "{\"b\": [1, 2.5e1, -3], \"a\": {\"s\": \"q\\\"\\u00e9\\n\"}, \"t\": true, \"z\": null}");
         assertThat(parsed).isInstanceOf(Map.class);
         Map<?, ?> map = (Map<?, ?>) parsed;
         assertThat(List.copyOf(map.keySet())).isEqualTo(List.of("b", "a", "t", "z"));

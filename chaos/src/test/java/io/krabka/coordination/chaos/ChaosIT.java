@@ -48,7 +48,9 @@ class ChaosIT {
      * timeout (5 s) for its markers; plus 2 s because two cores run up to nine JVMs.
      */
     static final Duration SLACK = KafkaProcessCluster.BROKER_SESSION_TIMEOUT
-            .plus(KafkaProcessCluster.BROKER_REQUEST_TIMEOUT).plusSeconds(2);
+            .plus(KafkaProcessCluster.BROKER_REQUEST_TIMEOUT)
+            .plusSeconds(2);
+
     static final Duration FULL_BUDGET = Duration.ofMinutes(28);
     /**
      * What the full plan must reach in {@link #FULL_BUDGET}, over all eight roles: half of
@@ -65,45 +67,88 @@ class ChaosIT {
         boolean full = plan.equals("full");
         Duration budget = Duration.parse(System.getProperty("chaos.budget", full ? FULL_BUDGET.toString() : "PT4M"));
         // With one broker, killing it is a full outage, not a fault the product can ride out.
-        List<FaultKind> kinds = System.getProperty("chaos.faults", "").isBlank() ? ALL_FAULTS
-                : Arrays.stream(System.getProperty("chaos.faults").split(",")).map(String::trim).map(FaultKind::valueOf).toList();
-        List<FaultKind> faults = brokers >= 3 ? kinds
-                : kinds.stream().filter(kind -> kind != FaultKind.KILL_BROKER && kind != FaultKind.PAUSE_BROKER).toList();
+        List<FaultKind> kinds = System.getProperty("chaos.faults", "").isBlank()
+                ? ALL_FAULTS
+                : Arrays.stream(System.getProperty("chaos.faults").split(","))
+                        .map(String::trim)
+                        .map(FaultKind::valueOf)
+                        .toList();
+        List<FaultKind> faults = brokers >= 3
+                ? kinds
+                : kinds.stream()
+                        .filter(kind -> kind != FaultKind.KILL_BROKER && kind != FaultKind.PAUSE_BROKER)
+                        .toList();
         int transactionVersion = Integer.getInteger("chaos.transaction-version", 0);
         // A TV1 run writes beside the TV2 one rather than over it.
         String dir = "chaos-" + plan + (transactionVersion == 0 ? "" : "-tv" + transactionVersion);
         ChaosRun.Settings settings = full
-                ? new ChaosRun.Settings("full", brokers, 5, LEASE, RENEW, STAGGER, SLACK,
-                        FaultPlan.random(seed, faults, 2000, LEASE.toMillis()), budget, List.of(), target.resolve(dir))
-                : new ChaosRun.Settings("smoke", brokers, 3, LEASE, RENEW, STAGGER, SLACK,
-                        FaultPlan.eachOnce(seed, faults, LEASE.toMillis()), budget, List.of(), target.resolve(dir));
+                ? new ChaosRun.Settings(
+                        "full",
+                        brokers,
+                        5,
+                        LEASE,
+                        RENEW,
+                        STAGGER,
+                        SLACK,
+                        FaultPlan.random(seed, faults, 2000, LEASE.toMillis()),
+                        budget,
+                        List.of(),
+                        target.resolve(dir))
+                : new ChaosRun.Settings(
+                        "smoke",
+                        brokers,
+                        3,
+                        LEASE,
+                        RENEW,
+                        STAGGER,
+                        SLACK,
+                        FaultPlan.eachOnce(seed, faults, LEASE.toMillis()),
+                        budget,
+                        List.of(),
+                        target.resolve(dir));
 
         ChaosRun.Report report = new ChaosRun(settings.withTransactionVersion(transactionVersion)).run();
         System.out.println(report.table());
 
-        assertThat(report.result().violations()).as("violations (details in %s/report.md)", report.dir()).isEmpty();
-        assertThat(report.faultCounts()).as("every kind of fault ran").containsKeys(
-                faults.stream().map(Enum::name).toArray(String[]::new));
-        assertThat(report.faultCounts()).as("the plan never waited in vain for a holder").doesNotContainKey("STUCK");
+        assertThat(report.result().violations())
+                .as("violations (details in %s/report.md)", report.dir())
+                .isEmpty();
+        assertThat(report.faultCounts())
+                .as("every kind of fault ran")
+                .containsKeys(faults.stream().map(Enum::name).toArray(String[]::new));
+        assertThat(report.faultCounts())
+                .as("the plan never waited in vain for a holder")
+                .doesNotContainKey("STUCK");
         // A plan drawn from a few kinds (an experiment) is held to no number of changes.
         long leastChanges = full && kinds.equals(ALL_FAULTS)
-                ? Math.max(3, FULL_LEADERSHIP_CHANGES * budget.toSeconds() / FULL_BUDGET.toSeconds()) : 1;
+                ? Math.max(3, FULL_LEADERSHIP_CHANGES * budget.toSeconds() / FULL_BUDGET.toSeconds())
+                : 1;
         assertThat(report.result().leadershipChanges()).isGreaterThanOrEqualTo((int) leastChanges);
         // What the faults exercised, beyond their counts.
-        assertThat(report.coverage().rolesSharePartitions()).as("roles share coordination partitions").isTrue();
-        assertThat(report.coverage().partitionOfRole().values()).as("every coordination partition has a role")
+        assertThat(report.coverage().rolesSharePartitions())
+                .as("roles share coordination partitions")
+                .isTrue();
+        assertThat(report.coverage().partitionOfRole().values())
+                .as("every coordination partition has a role")
                 .contains(0, 1, 2);
-        assertThat(report.coverage().compactedAway()).as("compaction removed records while members read the topic")
+        assertThat(report.coverage().compactedAway())
+                .as("compaction removed records while members read the topic")
                 .isPositive();
-        assertThat(report.coverage().currentAnswers()).as("describe() answers the current-holder rule judged").isPositive();
+        assertThat(report.coverage().currentAnswers())
+                .as("describe() answers the current-holder rule judged")
+                .isPositive();
         if (faults.contains(FaultKind.FORGE)) {
-            assertThat(report.coverage().forgedInjected()).as("the hostile producer appended records").isPositive();
+            assertThat(report.coverage().forgedInjected())
+                    .as("the hostile producer appended records")
+                    .isPositive();
         }
-        assertThat(report.faultCounts().get("TRANSACTIONAL_ID_EXPIRED")).as("the coordinator expired the role's id")
+        assertThat(report.faultCounts().get("TRANSACTIONAL_ID_EXPIRED"))
+                .as("the coordinator expired the role's id")
                 .isEqualTo(report.faultCounts().get(FaultKind.EXPIRE_TRANSACTIONAL_ID.name()));
         assertThat(report.result().commandsCommitted()).isPositive();
         // The request rules judged something: requests were acknowledged and processed through the faults.
         assertThat(report.result().requestsAcknowledged()).isPositive();
-        assertThat(report.result().requestsProcessed()).isGreaterThanOrEqualTo(report.result().requestsAcknowledged());
+        assertThat(report.result().requestsProcessed())
+                .isGreaterThanOrEqualTo(report.result().requestsAcknowledged());
     }
 }

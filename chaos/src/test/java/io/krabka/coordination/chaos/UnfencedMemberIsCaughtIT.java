@@ -32,8 +32,18 @@ class UnfencedMemberIsCaughtIT {
 
     private static ChaosRun.Settings settings(String name, List<String> unfenced, FaultPlan plan) {
         Path target = Path.of(System.getProperty("chaos.target", "target"));
-        return new ChaosRun.Settings(name, 1, 2, ChaosIT.LEASE, ChaosIT.RENEW, ChaosIT.STAGGER, ChaosIT.SLACK, plan,
-                java.time.Duration.ofMinutes(2), unfenced, target.resolve("chaos-" + name));
+        return new ChaosRun.Settings(
+                name,
+                1,
+                2,
+                ChaosIT.LEASE,
+                ChaosIT.RENEW,
+                ChaosIT.STAGGER,
+                ChaosIT.SLACK,
+                plan,
+                java.time.Duration.ofMinutes(2),
+                unfenced,
+                target.resolve("chaos-" + name));
     }
 
     @Test
@@ -42,16 +52,19 @@ class UnfencedMemberIsCaughtIT {
         System.out.println(report.table());
 
         List<Violation> violations = report.result().violations();
-        assertThat(violations).extracting(Violation::kind)
+        assertThat(violations)
+                .extracting(Violation::kind)
                 .contains(Violation.Kind.STALE_DISPATCH, Violation.Kind.TERM_BACKWARDS);
-        assertThat(violations).filteredOn(v -> v.kind() == Violation.Kind.STALE_DISPATCH)
+        assertThat(violations)
+                .filteredOn(v -> v.kind() == Violation.Kind.STALE_DISPATCH)
                 .allSatisfy(v -> assertThat(v.evidence()).contains("member=m1"));
     }
 
     /** On a transaction-version-1 cluster: the default build's brief run of the plan on TV1. */
     @Test
     void theSameZombieWithTheRolesProducerIsFencedAndNothingIsReported() throws Exception {
-        ChaosRun.Report report = new ChaosRun(settings("fenced-control", List.of(), ZOMBIE).withTransactionVersion(1)).run();
+        ChaosRun.Report report =
+                new ChaosRun(settings("fenced-control", List.of(), ZOMBIE).withTransactionVersion(1)).run();
         System.out.println(report.table());
 
         assertThat(report.result().violations()).isEmpty();

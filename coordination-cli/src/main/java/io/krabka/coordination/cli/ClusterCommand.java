@@ -38,7 +38,10 @@ abstract class ClusterCommand implements Callable<Integer> {
      * warnings. Each role is rendered on its own: one that cannot be shown is added to
      * {@code unreadable}, and the others are still shown.
      */
-    final Report show(Function<Inspection, Report> read, BiFunction<Report, List<String>, String> tables, List<String> unreadable) {
+    final Report show(
+            Function<Inspection, Report> read,
+            BiFunction<Report, List<String>, String> tables,
+            List<String> unreadable) {
         SharedOptions options = options();
         Report report = Inspection.read(options, read);
         out().print(options.json() ? JsonOutput.write(report, unreadable) : tables.apply(report, unreadable));

@@ -35,10 +35,21 @@ import picocli.CommandLine.UnmatchedArgumentException;
  * {@code FencingProbe}, which writes to its probe topic only ({@link Doctor}).
  */
 // scope = INHERIT: the subcommands share the help options, the version, the layout and the exit codes of this one.
-@Command(name = "krabka-coordination-cli", scope = ScopeType.INHERIT, mixinStandardHelpOptions = true,
-        versionProvider = CoordinationCli.Version.class, sortOptions = false, synopsisSubcommandLabel = "COMMAND",
+@Command(
+        name = "krabka-coordination-cli",
+        scope = ScopeType.INHERIT,
+        mixinStandardHelpOptions = true,
+        versionProvider = CoordinationCli.Version.class,
+        sortOptions = false,
+        synopsisSubcommandLabel = "COMMAND",
         descriptionHeading = "%n",
-        subcommands = {ListCommand.class, DescribeCommand.class, Doctor.class, HelpCommand.class, GenerateCompletion.class},
+        subcommands = {
+            ListCommand.class,
+            DescribeCommand.class,
+            Doctor.class,
+            HelpCommand.class,
+            GenerateCompletion.class
+        },
         description = {
             "A read-only view of the krabka coordination topic: who holds each role, under which",
             "term, until when, whether the transaction coordinator confirms the holder (current),",
@@ -47,8 +58,10 @@ import picocli.CommandLine.UnmatchedArgumentException;
             "doctor writes only to a probe topic of its own: see doctor --help.",
             "",
             "Run it as java -jar krabka-coordination-cli.jar COMMAND [OPTIONS]. The options",
-            "below may stand before or after the command; a command's own options follow it."},
-        commandListHeading = "%nCommands:%n", optionListHeading = "%nOptions:%n",
+            "below may stand before or after the command; a command's own options follow it."
+        },
+        commandListHeading = "%nCommands:%n",
+        optionListHeading = "%nOptions:%n",
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
             "0:done",
@@ -56,7 +69,8 @@ import picocli.CommandLine.UnmatchedArgumentException;
             "2:bad command line",
             "3:describe found no record of the role",
             "4:doctor: some check warned, none failed",
-            "5:doctor: some check failed: do not contend on this cluster until it is fixed"})
+            "5:doctor: some check failed: do not contend on this cluster until it is fixed"
+        })
 public final class CoordinationCli implements Runnable {
 
     /** Done. */
@@ -81,8 +95,7 @@ public final class CoordinationCli implements Runnable {
     @Mixin
     private SharedOptions options;
 
-    private CoordinationCli() {
-    }
+    private CoordinationCli() {}
 
     public static void main(String[] args) {
         System.exit(run(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true)));
@@ -134,8 +147,11 @@ public final class CoordinationCli implements Runnable {
             return EXIT_OK;
         }
         PrintWriter err = line.getErr();
-        if (line.getParent() == null && e instanceof UnmatchedArgumentException unmatched && !unmatched.isUnknownOption()) {
-            err.println("error: unknown command \"" + unmatched.getUnmatched().get(0) + "\": use list, describe or doctor");
+        if (line.getParent() == null
+                && e instanceof UnmatchedArgumentException unmatched
+                && !unmatched.isUnknownOption()) {
+            err.println(
+                    "error: unknown command \"" + unmatched.getUnmatched().get(0) + "\": use list, describe or doctor");
         } else {
             err.println("error: " + e.getMessage());
         }
@@ -152,7 +168,9 @@ public final class CoordinationCli implements Runnable {
             return e.exitCode();
         }
         if (failure instanceof CoordinationException || failure instanceof KafkaException) {
-            err.println("error: " + Failures.of(line.getCommandName(), failure, options.bootstrap(), options.timeout()).getMessage());
+            err.println("error: "
+                    + Failures.of(line.getCommandName(), failure, options.bootstrap(), options.timeout())
+                            .getMessage());
             return EXIT_FAILED;
         }
         err.println("error: unexpected failure, please report it: " + failure);

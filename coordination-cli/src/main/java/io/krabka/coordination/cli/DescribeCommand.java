@@ -12,7 +12,12 @@ import picocli.CommandLine.TypeConversionException;
 @Command(name = "describe", description = "one role, with its roster in detail (needs --role)")
 final class DescribeCommand extends ClusterCommand {
 
-    @Option(names = "--role", required = true, order = 5, paramLabel = "NAME", converter = RoleName.class,
+    @Option(
+            names = "--role",
+            required = true,
+            order = 5,
+            paramLabel = "NAME",
+            converter = RoleName.class,
             description = "the role to describe")
     private Role role;
 
@@ -27,7 +32,8 @@ final class DescribeCommand extends ClusterCommand {
         Report.RoleView view = report.roles().get(0);
         if (!view.found()) {
             err().println("error: no record of role " + role.name() + " in partition " + view.partition() + " of topic "
-                    + report.topic() + ": no member registered for it (or its records were compacted away). Check --role");
+                    + report.topic()
+                    + ": no member registered for it (or its records were compacted away). Check --role");
             return CoordinationCli.EXIT_ROLE_NOT_FOUND;
         }
         return CoordinationCli.EXIT_OK;

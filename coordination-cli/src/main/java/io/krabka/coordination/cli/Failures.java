@@ -12,8 +12,7 @@ import org.apache.kafka.common.errors.TimeoutException;
 /** Turns what the Kafka clients and the core throw into one line an operator can act on. */
 final class Failures {
 
-    private Failures() {
-    }
+    private Failures() {}
 
     /**
      * The message for a failure of {@code operation} against the cluster at
@@ -23,33 +22,47 @@ final class Failures {
         if (failure instanceof CliException cli) {
             return cli;
         }
-        if (find(failure, InterruptedException.class) != null || find(failure,
-                org.apache.kafka.common.errors.InterruptException.class) != null) {
+        if (find(failure, InterruptedException.class) != null
+                || find(failure, org.apache.kafka.common.errors.InterruptException.class) != null) {
             Thread.currentThread().interrupt();
             return new CliException(CoordinationCli.EXIT_FAILED, operation + " was interrupted", failure);
         }
-        Throwable unauthenticated = find(failure, AuthenticationException.class, CoordinationAuthenticationException.class);
+        Throwable unauthenticated =
+                find(failure, AuthenticationException.class, CoordinationAuthenticationException.class);
         if (unauthenticated != null) {
-            return new CliException(CoordinationCli.EXIT_FAILED, "the Kafka cluster at " + bootstrap + " did not authenticate"
-                    + " this tool while " + operation + ": " + unauthenticated.getMessage()
-                    + " (check the SASL and TLS settings of --command-config)", failure);
+            return new CliException(
+                    CoordinationCli.EXIT_FAILED,
+                    "the Kafka cluster at " + bootstrap + " did not authenticate"
+                            + " this tool while " + operation + ": " + unauthenticated.getMessage()
+                            + " (check the SASL and TLS settings of --command-config)",
+                    failure);
         }
         Throwable denied = find(failure, AuthorizationException.class, CoordinationAuthorizationException.class);
         if (denied != null) {
             String reason = String.valueOf(denied.getMessage());
             // Some of Kafka's texts end with a full stop of their own ("Topic authorization failed.").
-            return new CliException(CoordinationCli.EXIT_FAILED, "the Kafka cluster at " + bootstrap + " refused " + operation
-                    + " (ACLs): " + (reason.endsWith(".") ? reason.substring(0, reason.length() - 1) : reason)
-                    + ". The tool needs Read and DescribeConfigs on the coordination topic, and Describe on the roles'"
-                    + " transactional ids", failure);
+            return new CliException(
+                    CoordinationCli.EXIT_FAILED,
+                    "the Kafka cluster at " + bootstrap + " refused " + operation
+                            + " (ACLs): " + (reason.endsWith(".") ? reason.substring(0, reason.length() - 1) : reason)
+                            + ". The tool needs Read and DescribeConfigs on the coordination topic, and Describe on the roles'"
+                            + " transactional ids",
+                    failure);
         }
-        Throwable timedOut = find(failure, TimeoutException.class, java.util.concurrent.TimeoutException.class,
+        Throwable timedOut = find(
+                failure,
+                TimeoutException.class,
+                java.util.concurrent.TimeoutException.class,
                 CoordinationTimeoutException.class);
         if (timedOut != null) {
-            return new CliException(CoordinationCli.EXIT_FAILED, "no answer from the Kafka cluster at " + bootstrap + " within "
-                    + text(timeout) + " while " + operation + " (" + reason(timedOut) + "). Is a broker reachable at that"
-                    + " address from here, and do the security settings of --command-config match its listener?"
-                    + " --timeout sets the wait", failure);
+            return new CliException(
+                    CoordinationCli.EXIT_FAILED,
+                    "no answer from the Kafka cluster at " + bootstrap + " within "
+                            + text(timeout) + " while " + operation + " (" + reason(timedOut)
+                            + "). Is a broker reachable at that"
+                            + " address from here, and do the security settings of --command-config match its listener?"
+                            + " --timeout sets the wait",
+                    failure);
         }
         if (failure instanceof CoordinationException coordination) {
             return new CliException(CoordinationCli.EXIT_FAILED, coordination.getMessage(), failure);
@@ -64,7 +77,8 @@ final class Failures {
     }
 
     private static String reason(Throwable failure) {
-        return failure.getMessage() == null ? failure.getClass().getSimpleName()
+        return failure.getMessage() == null
+                ? failure.getClass().getSimpleName()
                 : failure.getClass().getSimpleName() + ": " + failure.getMessage();
     }
 

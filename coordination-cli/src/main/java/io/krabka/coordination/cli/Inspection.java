@@ -62,8 +62,17 @@ final class Inspection {
                 roles.add(view(client, role, topic, true, warnings));
             }
         }
-        return new Report(bootstrap, topic.name(), topic.partitions(), topic.replicationFactor(), readAt, roles, all,
-                scan.malformedCount(), scan.malformed(), warnings);
+        return new Report(
+                bootstrap,
+                topic.name(),
+                topic.partitions(),
+                topic.replicationFactor(),
+                readAt,
+                roles,
+                all,
+                scan.malformedCount(),
+                scan.malformed(),
+                warnings);
     }
 
     /** One role, whether or not the topic holds a record of it. */
@@ -78,8 +87,17 @@ final class Inspection {
             view = view(client, role, topic, scan.roles().containsKey(role), warnings);
         }
         view = withHolderUrl(view, topic, warnings);
-        return new Report(bootstrap, topic.name(), topic.partitions(), topic.replicationFactor(), readAt, List.of(view),
-                List.of(partition), scan.malformedCount(), scan.malformed(), warnings);
+        return new Report(
+                bootstrap,
+                topic.name(),
+                topic.partitions(),
+                topic.replicationFactor(),
+                readAt,
+                List.of(view),
+                List.of(partition),
+                scan.malformedCount(),
+                scan.malformed(),
+                warnings);
     }
 
     /**
@@ -110,11 +128,15 @@ final class Inspection {
     private TopicReader.TopicFacts checkedTopic() {
         TopicReader.TopicFacts topic = reader.describe(options.topic());
         if (topic.partitions() != options.partitions()) {
-            throw new CliException(CoordinationCli.EXIT_FAILED, "the coordination topic " + topic.name() + " has "
-                    + topic.partitions() + " partitions, but --partitions is " + options.partitions() + ". A role's partition"
-                    + " is murmur2(role) % partitions, and members refuse a topic whose count differs from theirs"
-                    + " (krabka.coordination.topic.partitions, TopicSpec.partitions): pass --partitions " + topic.partitions()
-                    + " if that is what the members are configured with");
+            throw new CliException(
+                    CoordinationCli.EXIT_FAILED,
+                    "the coordination topic " + topic.name() + " has "
+                            + topic.partitions() + " partitions, but --partitions is " + options.partitions()
+                            + ". A role's partition"
+                            + " is murmur2(role) % partitions, and members refuse a topic whose count differs from theirs"
+                            + " (krabka.coordination.topic.partitions, TopicSpec.partitions): pass --partitions "
+                            + topic.partitions()
+                            + " if that is what the members are configured with");
         }
         return topic;
     }
@@ -123,7 +145,8 @@ final class Inspection {
         List<String> warnings = new ArrayList<>();
         List<String> problems = topic.unsafe();
         if (!problems.isEmpty()) {
-            warnings.add("the coordination topic " + topic.name() + " breaks the fencing guarantees: " + String.join("; ", problems)
+            warnings.add("the coordination topic " + topic.name() + " breaks the fencing guarantees: "
+                    + String.join("; ", problems)
                     + ". Members accept it only with allow-unsafe (TopicSpec.allowUnsafe): development clusters only");
         }
         return warnings;
@@ -135,11 +158,12 @@ final class Inspection {
      * unsafe development topic too (members are the ones that refuse it).
      */
     private static TopicSpec spec(TopicReader.TopicFacts topic) {
-        return new TopicSpec(topic.name(), topic.partitions(), (short) Math.max(1, topic.replicationFactor()), false, true);
+        return new TopicSpec(
+                topic.name(), topic.partitions(), (short) Math.max(1, topic.replicationFactor()), false, true);
     }
 
-    private Report.RoleView view(CoordinationClient client, Role role, TopicReader.TopicFacts topic, boolean found,
-            List<String> warnings) {
+    private Report.RoleView view(
+            CoordinationClient client, Role role, TopicReader.TopicFacts topic, boolean found, List<String> warnings) {
         int partition = RolePartitioner.partitionFor(role, topic.partitions());
         String operation = "describing role " + role.name();
         try {
@@ -148,7 +172,8 @@ final class Inspection {
                 return new Report.RoleView(described, partition, true, found, Instant.now());
             } catch (CoordinationAuthorizationException refused) {
                 // Reading the topic may still be allowed: show the lease without the coordinator's word.
-                warnings.add("not allowed to describe the transactional id " + role.name() + " (DescribeTransactions): current is"
+                warnings.add("not allowed to describe the transactional id " + role.name()
+                        + " (DescribeTransactions): current is"
                         + " unknown for that role; grant Describe on TransactionalId " + role.name() + " to know it");
                 LeadershipStatus observed = client.observe(role, Duration.ZERO);
                 return new Report.RoleView(observed, partition, false, found, Instant.now());

@@ -34,8 +34,7 @@ final class JsonOutput {
 
     private static final ObjectWriter WRITER = MAPPER.writer().with(layout()).with(new LineSeparatorEscapes());
 
-    private JsonOutput() {
-    }
+    private JsonOutput() {}
 
     static String write(Report report) {
         return write(report, new ArrayList<>());
@@ -100,7 +99,15 @@ final class JsonOutput {
         role.put("role", view.role().name());
         role.put("found", view.found());
         role.put("partition", view.partition());
-        for (String field : List.of("readUpTo", "holder", "holderUrl", "term", "current", "grantedAt", "deadline", "deadlineInMs",
+        for (String field : List.of(
+                "readUpTo",
+                "holder",
+                "holderUrl",
+                "term",
+                "current",
+                "grantedAt",
+                "deadline",
+                "deadlineInMs",
                 "leaseEpoch")) {
             role.putNull(field);
         }
@@ -136,7 +143,8 @@ final class JsonOutput {
                     .put("producerEpoch", lease.token().producerEpoch());
         }
         role.put("coordinatorAsked", view.coordinatorAsked());
-        role.set("coordinator", status.coordinator().map(JsonOutput::coordinator).orElse(null));
+        role.set(
+                "coordinator", status.coordinator().map(JsonOutput::coordinator).orElse(null));
         ArrayNode roster = role.putArray("roster");
         for (RankedMember member : status.roster()) {
             roster.addObject()

@@ -72,8 +72,8 @@ final class ReadOnlyCluster implements AutoCloseable {
                 throw new UnsupportedOperationException(
                         "krabka-coordination-cli is read-only: it never takes an epoch for role " + role);
             };
-            transport = new KafkaCoordinationTransport(admin, refusingProducer(), noRoleProducers, newReader("reader"), topic,
-                    timeout);
+            transport = new KafkaCoordinationTransport(
+                    admin, refusingProducer(), noRoleProducers, newReader("reader"), topic, timeout);
         }
         return transport;
     }
@@ -81,14 +81,17 @@ final class ReadOnlyCluster implements AutoCloseable {
     /** A producer whose every call but {@code close} throws: the transport's registrar, never used. */
     @SuppressWarnings("unchecked")
     static Producer<byte[], byte[]> refusingProducer() {
-        return (Producer<byte[], byte[]>) Proxy.newProxyInstance(ReadOnlyCluster.class.getClassLoader(),
-                new Class<?>[] {Producer.class}, (proxy, method, args) -> switch (method.getName()) {
+        return (Producer<byte[], byte[]>) Proxy.newProxyInstance(
+                ReadOnlyCluster.class.getClassLoader(),
+                new Class<?>[] {Producer.class},
+                (proxy, method, args) -> switch (method.getName()) {
                     case "close" -> null;
                     case "toString" -> "read-only producer";
                     case "hashCode" -> System.identityHashCode(proxy);
                     case "equals" -> proxy == args[0];
-                    default -> throw new UnsupportedOperationException(
-                            "krabka-coordination-cli is read-only: Producer." + method.getName() + " is never called");
+                    default ->
+                        throw new UnsupportedOperationException("krabka-coordination-cli is read-only: Producer."
+                                + method.getName() + " is never called");
                 });
     }
 

@@ -19,8 +19,16 @@ import java.util.List;
  * @param malformed the first of them
  * @param warnings what an operator should look at
  */
-record Report(String bootstrapServers, String topic, int partitions, int replicationFactor, Instant readAt,
-        List<RoleView> roles, List<Integer> partitionsRead, long malformedCount, List<TopicReader.MalformedRecord> malformed,
+record Report(
+        String bootstrapServers,
+        String topic,
+        int partitions,
+        int replicationFactor,
+        Instant readAt,
+        List<RoleView> roles,
+        List<Integer> partitionsRead,
+        long malformedCount,
+        List<TopicReader.MalformedRecord> malformed,
         List<String> warnings) {
 
     Report {
@@ -46,15 +54,28 @@ record Report(String bootstrapServers, String topic, int partitions, int replica
      * @param holderUrl where the holder answers HTTP, as it advertises itself on
      *     {@code <topic>-members} (for routing requests to the leader); null when it advertises none
      */
-    record RoleView(Role role, LeadershipStatus status, int partition, boolean coordinatorAsked, boolean found,
-            Instant observedAt, String problem, String holderUrl) {
+    record RoleView(
+            Role role,
+            LeadershipStatus status,
+            int partition,
+            boolean coordinatorAsked,
+            boolean found,
+            Instant observedAt,
+            String problem,
+            String holderUrl) {
 
         RoleView(LeadershipStatus status, int partition, boolean coordinatorAsked, boolean found, Instant observedAt) {
             this(status.role(), status, partition, coordinatorAsked, found, observedAt, null, null);
         }
 
-        RoleView(Role role, LeadershipStatus status, int partition, boolean coordinatorAsked, boolean found,
-                Instant observedAt, String problem) {
+        RoleView(
+                Role role,
+                LeadershipStatus status,
+                int partition,
+                boolean coordinatorAsked,
+                boolean found,
+                Instant observedAt,
+                String problem) {
             this(role, status, partition, coordinatorAsked, found, observedAt, problem, null);
         }
 

@@ -27,33 +27,68 @@ final class SharedOptions {
 
     /** The output formats. */
     enum Output {
-        TEXT, JSON
+        TEXT,
+        JSON
     }
 
-    @Option(names = "--bootstrap-server", order = 1, paramLabel = "HOST:PORT[,...]", scope = ScopeType.INHERIT,
+    @Option(
+            names = "--bootstrap-server",
+            order = 1,
+            paramLabel = "HOST:PORT[,...]",
+            scope = ScopeType.INHERIT,
             description = {"the Kafka cluster (required unless the command config", "sets bootstrap.servers)"})
     private String bootstrapServer;
 
-    @Option(names = "--command-config", order = 2, paramLabel = "FILE", scope = ScopeType.INHERIT,
+    @Option(
+            names = "--command-config",
+            order = 2,
+            paramLabel = "FILE",
+            scope = ScopeType.INHERIT,
             description = {"Kafka client properties (security.protocol, ssl.*, sasl.*),", "as for Kafka's own tools"})
     private Path commandConfig;
 
-    @Option(names = "--topic", order = 3, paramLabel = "NAME", converter = TopicName.class, scope = ScopeType.INHERIT,
+    @Option(
+            names = "--topic",
+            order = 3,
+            paramLabel = "NAME",
+            converter = TopicName.class,
+            scope = ScopeType.INHERIT,
             description = "the coordination topic (default ${DEFAULT-VALUE})")
     private String topic = CoordinationCodec.COORDINATION_STATE_TOPIC;
 
     // A '%' in a description is a format specifier for picocli: '%%' prints one.
-    @Option(names = "--partitions", order = 4, paramLabel = "N", converter = PositiveNumber.class, scope = ScopeType.INHERIT,
-            description = {"the partition count the members are configured with", "(krabka.coordination.topic.partitions,"
-                + " default ${DEFAULT-VALUE}); must", "equal the topic's: a role's partition is", "murmur2(role) %% partitions"})
+    @Option(
+            names = "--partitions",
+            order = 4,
+            paramLabel = "N",
+            converter = PositiveNumber.class,
+            scope = ScopeType.INHERIT,
+            description = {
+                "the partition count the members are configured with",
+                "(krabka.coordination.topic.partitions," + " default ${DEFAULT-VALUE}); must",
+                "equal the topic's: a role's partition is",
+                "murmur2(role) %% partitions"
+            })
     private int partitions = TopicSpec.DEFAULT_PARTITIONS;
 
-    @Option(names = "--output", order = 6, paramLabel = "text|json", scope = ScopeType.INHERIT,
+    @Option(
+            names = "--output",
+            order = 6,
+            paramLabel = "text|json",
+            scope = ScopeType.INHERIT,
             description = "aligned tables (default) or one JSON document")
     private Output output = Output.TEXT;
 
-    @Option(names = "--timeout", order = 7, paramLabel = "DURATION", converter = Timeout.class, scope = ScopeType.INHERIT,
-            description = {"how long one cluster operation may wait before the tool", "gives up: 30s (default), 500ms, 2m; a bare number is seconds"})
+    @Option(
+            names = "--timeout",
+            order = 7,
+            paramLabel = "DURATION",
+            converter = Timeout.class,
+            scope = ScopeType.INHERIT,
+            description = {
+                "how long one cluster operation may wait before the tool",
+                "gives up: 30s (default), 500ms, 2m; a bare number is seconds"
+            })
     private Duration timeout = Duration.ofSeconds(30);
 
     // The bootstrap servers the connection was built with, to name the cluster in a failure.
@@ -157,7 +192,8 @@ final class SharedOptions {
                 // reported below
             }
             if (parsed == null || parsed.isNegative() || parsed.isZero() || parsed.toMillis() > Integer.MAX_VALUE) {
-                throw new TypeConversionException("must be a positive duration such as 30s, 500ms or 2m, not \"" + value + "\"");
+                throw new TypeConversionException(
+                        "must be a positive duration such as 30s, 500ms or 2m, not \"" + value + "\"");
             }
             return parsed;
         }

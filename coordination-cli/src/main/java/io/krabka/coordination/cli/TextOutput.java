@@ -19,8 +19,7 @@ final class TextOutput {
     /** The cells of a role that cannot be shown. */
     static final String UNREADABLE = "?";
 
-    private TextOutput() {
-    }
+    private TextOutput() {}
 
     /** {@code list}: one line per role, then the malformed records. */
     static String list(Report report) {
@@ -36,7 +35,8 @@ final class TextOutput {
         if (report.roles().isEmpty()) {
             out.append("No roles in topic ").append(report.topic()).append(".\n");
         } else {
-            TextTable table = new TextTable("ROLE", "PARTITION", "HOLDER", "TERM", "CURRENT", "DEADLINE", "ROSTER (RANK)");
+            TextTable table =
+                    new TextTable("ROLE", "PARTITION", "HOLDER", "TERM", "CURRENT", "DEADLINE", "ROSTER (RANK)");
             for (Report.RoleView view : report.roles()) {
                 table.row(listRow(view, problems));
             }
@@ -52,15 +52,29 @@ final class TextOutput {
         LeadershipStatus status = view.status();
         if (status != null) {
             try {
-                return new String[] {status.role().name(), Integer.toString(view.partition()), holder(status), term(status),
-                    current(view), deadline(status, view.observedAt()), roster(status.roster())};
+                return new String[] {
+                    status.role().name(),
+                    Integer.toString(view.partition()),
+                    holder(status),
+                    term(status),
+                    current(view),
+                    deadline(status, view.observedAt()),
+                    roster(status.roster())
+                };
             } catch (RuntimeException e) {
                 problem = "showing it failed: " + e;
             }
         }
         problems.add(unreadable(view, problem));
-        return new String[] {view.role().name(), Integer.toString(view.partition()), UNREADABLE, UNREADABLE, UNREADABLE,
-            UNREADABLE, UNREADABLE};
+        return new String[] {
+            view.role().name(),
+            Integer.toString(view.partition()),
+            UNREADABLE,
+            UNREADABLE,
+            UNREADABLE,
+            UNREADABLE,
+            UNREADABLE
+        };
     }
 
     /** The line {@code problems} gets for a role that cannot be shown. */
@@ -90,7 +104,10 @@ final class TextOutput {
         fields.row("Topic:", report.topic() + ", partition " + view.partition() + " of " + report.partitions());
         fields.row("Problem:", problem);
         StringBuilder out = new StringBuilder(fields.render()).append('\n');
-        out.append("Malformed records in partition ").append(view.partition()).append(": ").append(report.malformedCount())
+        out.append("Malformed records in partition ")
+                .append(view.partition())
+                .append(": ")
+                .append(report.malformedCount())
                 .append('\n');
         malformed(report, out);
         return out.toString();
@@ -100,9 +117,15 @@ final class TextOutput {
         LeadershipStatus status = view.status();
         TextTable fields = new TextTable();
         fields.row("Role:", status.role().name());
-        fields.row("Topic:", report.topic() + ", partition " + view.partition() + " of " + report.partitions()
-                + ", read up to offset " + status.readUpTo());
-        fields.row("Holder:", status.holder().isPresent() ? status.holder().get().value() : NONE + " (no lease: nobody holds the role)");
+        fields.row(
+                "Topic:",
+                report.topic() + ", partition " + view.partition() + " of " + report.partitions()
+                        + ", read up to offset " + status.readUpTo());
+        fields.row(
+                "Holder:",
+                status.holder().isPresent()
+                        ? status.holder().get().value()
+                        : NONE + " (no lease: nobody holds the role)");
         if (view.holderUrl() != null) {
             fields.row("Holder URL:", view.holderUrl());
         }
@@ -118,13 +141,20 @@ final class TextOutput {
         } else {
             TextTable roster = new TextTable("MEMBER", "RANK", "REGISTRATION OFFSET", "REGISTERED AT");
             for (RankedMember member : status.roster()) {
-                roster.row(member.member().value(), member.holder() ? "holder" : Integer.toString(member.rank()),
-                        Long.toString(member.registrationOffset()), instant(member.registeredAt()));
+                roster.row(
+                        member.member().value(),
+                        member.holder() ? "holder" : Integer.toString(member.rank()),
+                        Long.toString(member.registrationOffset()),
+                        instant(member.registeredAt()));
             }
             out.append(roster.render());
         }
-        out.append('\n').append("Malformed records in partition ").append(view.partition()).append(": ")
-                .append(report.malformedCount()).append('\n');
+        out.append('\n')
+                .append("Malformed records in partition ")
+                .append(view.partition())
+                .append(": ")
+                .append(report.malformedCount())
+                .append('\n');
         malformed(report, out);
         return out.toString();
     }
@@ -142,11 +172,17 @@ final class TextOutput {
         }
         TextTable table = new TextTable("PARTITION", "OFFSET", "PROBLEM", "DETAIL");
         for (TopicReader.MalformedRecord record : report.malformed()) {
-            table.row(Integer.toString(record.partition()), Long.toString(record.offset()), record.problem(), record.detail());
+            table.row(
+                    Integer.toString(record.partition()),
+                    Long.toString(record.offset()),
+                    record.problem(),
+                    record.detail());
         }
         out.append('\n').append(table.render());
         if (report.malformedCount() > report.malformed().size()) {
-            out.append("... and ").append(report.malformedCount() - report.malformed().size()).append(" more\n");
+            out.append("... and ")
+                    .append(report.malformedCount() - report.malformed().size())
+                    .append(" more\n");
         }
     }
 
@@ -177,7 +213,8 @@ final class TextOutput {
             return " (no lease)";
         }
         if (status.coordinator().isEmpty()) {
-            return " (the transaction coordinator knows no transactional id " + status.role().name() + ")";
+            return " (the transaction coordinator knows no transactional id "
+                    + status.role().name() + ")";
         }
         return " (no lease record carries the coordinator's epoch: a challenger took a newer one, or the holder is"
                 + " committing or was just granted; describe again to tell)";
@@ -187,21 +224,26 @@ final class TextOutput {
         if (!view.coordinatorAsked()) {
             return "not asked (refused)";
         }
-        return view.status().coordinator().map(TextOutput::producer).orElse(NONE + " (no transactional id " + view.status()
-                .role().name() + ")");
+        return view.status()
+                .coordinator()
+                .map(TextOutput::producer)
+                .orElse(NONE + " (no transactional id " + view.status().role().name() + ")");
     }
 
     private static String producer(ProducerState state) {
-        return "producer " + state.producerId() + ", epoch " + state.producerEpoch() + ", transaction state " + state.state();
+        return "producer " + state.producerId() + ", epoch " + state.producerEpoch() + ", transaction state "
+                + state.state();
     }
 
     private static String leaseEpoch(LeaseSnapshot lease) {
-        return "producer " + lease.token().producerId() + ", epoch " + lease.token().producerEpoch()
-                + " (the epoch the newest lease record carries)";
+        return "producer " + lease.token().producerId() + ", epoch "
+                + lease.token().producerEpoch() + " (the epoch the newest lease record carries)";
     }
 
     static String deadline(LeadershipStatus status, Instant now) {
-        return status.deadline().map(deadline -> instant(deadline) + " (" + remaining(deadline, now) + ")").orElse(NONE);
+        return status.deadline()
+                .map(deadline -> instant(deadline) + " (" + remaining(deadline, now) + ")")
+                .orElse(NONE);
     }
 
     /**
@@ -212,7 +254,8 @@ final class TextOutput {
     static String remaining(Instant deadline, Instant now) {
         Duration left = Duration.between(now, deadline);
         long millis = millisBetween(now, deadline);
-        double seconds = millis == Long.MIN_VALUE || millis == Long.MAX_VALUE ? Math.abs((double) left.getSeconds())
+        double seconds = millis == Long.MIN_VALUE || millis == Long.MAX_VALUE
+                ? Math.abs((double) left.getSeconds())
                 : Math.abs(millis) / 1000.0;
         String amount = String.format(Locale.ROOT, "%.1fs", seconds);
         return left.isNegative() ? "passed " + amount + " ago" : "in " + amount;

@@ -28,7 +28,8 @@ final class TextTable {
         int[] widths = new int[columns];
         for (List<String> row : rows) {
             for (int c = 0; c < row.size(); c++) {
-                widths[c] = Math.max(widths[c], row.get(c).codePointCount(0, row.get(c).length()));
+                widths[c] = Math.max(
+                        widths[c], row.get(c).codePointCount(0, row.get(c).length()));
             }
         }
         StringBuilder out = new StringBuilder();

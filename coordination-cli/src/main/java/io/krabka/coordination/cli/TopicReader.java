@@ -89,12 +89,13 @@ final class TopicReader {
         }
     }
 
-    private static final List<String> SETTINGS = List.of(TopicConfig.CLEANUP_POLICY_CONFIG,
-            TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG, TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG);
+    private static final List<String> SETTINGS = List.of(
+            TopicConfig.CLEANUP_POLICY_CONFIG,
+            TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG,
+            TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG);
 
     /** One record the codec refused. */
-    record MalformedRecord(int partition, long offset, String problem, String detail) {
-    }
+    record MalformedRecord(int partition, long offset, String problem, String detail) {}
 
     /**
      * What a read of some partitions found.
@@ -105,9 +106,12 @@ final class TopicReader {
      * @param malformed the first {@value #MALFORMED_EXAMPLES} of those
      * @param readUpTo per partition, the offset read up to (its last stable offset when the read began)
      */
-    record Scan(SortedMap<Role, SortedSet<Integer>> roles, long records, long malformedCount, List<MalformedRecord> malformed,
-            SortedMap<Integer, Long> readUpTo) {
-    }
+    record Scan(
+            SortedMap<Role, SortedSet<Integer>> roles,
+            long records,
+            long malformedCount,
+            List<MalformedRecord> malformed,
+            SortedMap<Integer, Long> readUpTo) {}
 
     /**
      * Describes the topic.
@@ -117,11 +121,20 @@ final class TopicReader {
     TopicFacts describe(String topic) {
         String operation = "describing topic " + topic;
         try {
-            TopicDescription description = cluster.admin().describeTopics(Set.of(topic)).topicNameValues().get(topic)
+            TopicDescription description = cluster.admin()
+                    .describeTopics(Set.of(topic))
+                    .topicNameValues()
+                    .get(topic)
                     .get(cluster.timeout().toMillis(), TimeUnit.MILLISECONDS);
-            int replicas = description.partitions().stream().mapToInt(p -> p.replicas().size()).min().orElse(0);
+            int replicas = description.partitions().stream()
+                    .mapToInt(p -> p.replicas().size())
+                    .min()
+                    .orElse(0);
             ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-            Config config = cluster.admin().describeConfigs(List.of(resource)).values().get(resource)
+            Config config = cluster.admin()
+                    .describeConfigs(List.of(resource))
+                    .values()
+                    .get(resource)
                     .get(cluster.timeout().toMillis(), TimeUnit.MILLISECONDS);
             Map<String, String> settings = new TreeMap<>();
             for (String name : SETTINGS) {
@@ -130,12 +143,16 @@ final class TopicReader {
                     settings.put(name, entry.value());
                 }
             }
-            return new TopicFacts(topic, description.partitions().size(), replicas, Collections.unmodifiableMap(settings));
+            return new TopicFacts(
+                    topic, description.partitions().size(), replicas, Collections.unmodifiableMap(settings));
         } catch (ExecutionException e) {
             if (e.getCause() instanceof UnknownTopicOrPartitionException) {
-                throw new CliException(CoordinationCli.EXIT_FAILED, "the coordination topic " + topic + " does not exist on the"
-                        + " Kafka cluster at " + bootstrap + ". This tool never creates it: the members create it when they"
-                        + " first start (or an operator does, compacted). Check --topic and --bootstrap-server");
+                throw new CliException(
+                        CoordinationCli.EXIT_FAILED,
+                        "the coordination topic " + topic + " does not exist on the"
+                                + " Kafka cluster at " + bootstrap
+                                + ". This tool never creates it: the members create it when they"
+                                + " first start (or an operator does, compacted). Check --topic and --bootstrap-server");
             }
             throw Failures.of(operation, e, bootstrap, cluster.timeout());
         } catch (InterruptedException e) {
@@ -156,13 +173,15 @@ final class TopicReader {
      * @param warnings where a record of a role in another partition is reported
      */
     Scan scan(String topic, int partitionCount, List<Integer> partitions, List<String> warnings) {
-        String operation = "reading partition" + (partitions.size() == 1 ? " " : "s ") + partitions + " of topic " + topic;
+        String operation =
+                "reading partition" + (partitions.size() == 1 ? " " : "s ") + partitions + " of topic " + topic;
         Duration timeout = cluster.timeout();
         SortedMap<Role, SortedSet<Integer>> roles = new TreeMap<>(Comparator.comparing(Role::name));
         List<MalformedRecord> malformed = new ArrayList<>();
         long malformedCount = 0;
         long records = 0;
-        List<TopicPartition> assigned = partitions.stream().map(p -> new TopicPartition(topic, p)).toList();
+        List<TopicPartition> assigned =
+                partitions.stream().map(p -> new TopicPartition(topic, p)).toList();
         try (KafkaConsumer<byte[], byte[]> consumer = cluster.newReader("scanner")) {
             consumer.assign(assigned);
             consumer.seekToBeginning(assigned);
@@ -210,9 +229,11 @@ final class TopicReader {
                 if (progress) {
                     lastProgress = System.nanoTime();
                 } else if (System.nanoTime() - lastProgress > timeout.toNanos()) {
-                    throw new CliException(CoordinationCli.EXIT_FAILED, operation + " made no progress within "
-                            + Failures.text(timeout) + ": stuck at " + stuck(pending, positions, ends)
-                            + ". Does each partition have a leader? --timeout sets the wait");
+                    throw new CliException(
+                            CoordinationCli.EXIT_FAILED,
+                            operation + " made no progress within "
+                                    + Failures.text(timeout) + ": stuck at " + stuck(pending, positions, ends)
+                                    + ". Does each partition have a leader? --timeout sets the wait");
                 }
             }
             SortedMap<Integer, Long> readUpTo = new TreeMap<>();
@@ -223,18 +244,23 @@ final class TopicReader {
         }
     }
 
-    private static String stuck(Set<TopicPartition> pending, Map<TopicPartition, Long> positions, Map<TopicPartition, Long> ends) {
+    private static String stuck(
+            Set<TopicPartition> pending, Map<TopicPartition, Long> positions, Map<TopicPartition, Long> ends) {
         List<String> each = new ArrayList<>();
         for (TopicPartition partition : pending) {
-            each.add("partition " + partition.partition() + " at offset " + positions.get(partition) + " of " + ends.get(partition));
+            each.add("partition " + partition.partition() + " at offset " + positions.get(partition) + " of "
+                    + ends.get(partition));
         }
         each.sort(Comparator.naturalOrder());
         return String.join(", ", each);
     }
 
     /** Notes the record's role, or returns why the codec refused it. */
-    private static Optional<MalformedRecord> decode(ConsumerRecord<byte[], byte[]> record, int partitionCount,
-            SortedMap<Role, SortedSet<Integer>> roles, List<String> warnings) {
+    private static Optional<MalformedRecord> decode(
+            ConsumerRecord<byte[], byte[]> record,
+            int partitionCount,
+            SortedMap<Role, SortedSet<Integer>> roles,
+            List<String> warnings) {
         CoordinationKey key;
         try {
             key = CoordinationCodec.decodeKey(record.key());
@@ -245,19 +271,26 @@ final class TopicReader {
         if (roles.computeIfAbsent(role, r -> new TreeSet<>()).add(record.partition())) {
             int expected = RolePartitioner.partitionFor(role, partitionCount);
             if (expected != record.partition()) {
-                warnings.add("records of role " + role.name() + " are in partition " + record.partition() + ", but with "
-                        + partitionCount + " partitions the role's partition is " + expected + ": members read only that"
-                        + " one, so these records are ignored (written by a member configured with another partition count?)");
+                warnings.add(
+                        "records of role " + role.name() + " are in partition " + record.partition() + ", but with "
+                                + partitionCount + " partitions the role's partition is " + expected
+                                + ": members read only that"
+                                + " one, so these records are ignored (written by a member configured with another partition count?)");
             }
         }
         try {
             Optional<CoordinationRecord> value = CoordinationCodec.decodeValue(key.kind(), record.value());
             Optional<MemberId> registrant = key.registrant();
-            if (value.isPresent() && registrant.isPresent() && !value.get().member().equals(registrant.get())) {
+            if (value.isPresent()
+                    && registrant.isPresent()
+                    && !value.get().member().equals(registrant.get())) {
                 // The fold's own check (RoleStateBuilder): members skip such a registration too.
-                return Optional.of(new MalformedRecord(record.partition(), record.offset(),
-                        MalformedRecordException.Problem.MEMBER_MISMATCH.code(), "the registration key names "
-                        + registrant.get().value() + " but its value names " + value.get().member().value()));
+                return Optional.of(new MalformedRecord(
+                        record.partition(),
+                        record.offset(),
+                        MalformedRecordException.Problem.MEMBER_MISMATCH.code(),
+                        "the registration key names " + registrant.get().value() + " but its value names "
+                                + value.get().member().value()));
             }
             return Optional.empty();
         } catch (MalformedRecordException e) {
@@ -266,6 +299,7 @@ final class TopicReader {
     }
 
     private static MalformedRecord refused(ConsumerRecord<byte[], byte[]> record, MalformedRecordException e) {
-        return new MalformedRecord(record.partition(), record.offset(), e.problem().code(), e.getMessage());
+        return new MalformedRecord(
+                record.partition(), record.offset(), e.problem().code(), e.getMessage());
     }
 }

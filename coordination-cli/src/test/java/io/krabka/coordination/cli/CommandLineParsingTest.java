@@ -41,13 +41,26 @@ class CommandLineParsingTest {
         Path config = dir.resolve("client.properties");
         Files.writeString(config, "security.protocol=SASL_SSL\n");
 
-        ParseResult parsed = parse("--bootstrap-server=a:1,b:2", "describe", "--role", "controller", "--command-config",
-                config.toString(), "--topic=coordination", "--partitions", "3", "--output", "JSON", "--timeout", "1500ms");
+        ParseResult parsed = parse(
+                "--bootstrap-server=a:1,b:2",
+                "describe",
+                "--role",
+                "controller",
+                "--command-config",
+                config.toString(),
+                "--topic=coordination",
+                "--partitions",
+                "3",
+                "--output",
+                "JSON",
+                "--timeout",
+                "1500ms");
         SharedOptions options = shared(parsed);
 
         assertThat(parsed.subcommand().commandSpec().name()).isEqualTo("describe");
         assertThat(parsed.subcommand().<Role>matchedOptionValue("--role", null)).isEqualTo(Role.of("controller"));
-        assertThat(options.connection()).isEqualTo(Map.of("bootstrap.servers", "a:1,b:2", "security.protocol", "SASL_SSL"));
+        assertThat(options.connection())
+                .isEqualTo(Map.of("bootstrap.servers", "a:1,b:2", "security.protocol", "SASL_SSL"));
         assertThat(options.topic()).isEqualTo("coordination");
         assertThat(options.partitions()).isEqualTo(3);
         assertThat(options.json()).isTrue();
@@ -80,15 +93,36 @@ class CommandLineParsingTest {
         Result describe = CoordinationCliTest.cli("describe", "--help");
         Result doctor = CoordinationCliTest.cli("doctor", "--help");
 
-        assertThat(top.out()).contains("  list ", "  describe ", "  doctor ", "--bootstrap-server=HOST:PORT[,...]",
-                "--command-config=FILE", "--topic=NAME", "--partitions=N", "murmur2(role) % partitions", "--output=text|json",
-                "--timeout=DURATION", "-h, --help", "-V, --version", "Exit codes:", "4   doctor: some check warned",
-                "5   doctor: some check failed", "  generate-completion ");
+        assertThat(top.out())
+                .contains(
+                        "  list ",
+                        "  describe ",
+                        "  doctor ",
+                        "--bootstrap-server=HOST:PORT[,...]",
+                        "--command-config=FILE",
+                        "--topic=NAME",
+                        "--partitions=N",
+                        "murmur2(role) % partitions",
+                        "--output=text|json",
+                        "--timeout=DURATION",
+                        "-h, --help",
+                        "-V, --version",
+                        "Exit codes:",
+                        "4   doctor: some check warned",
+                        "5   doctor: some check failed",
+                        "  generate-completion ");
         // Each command's help lists the shared options and the exit codes too, and its own options.
-        assertThat(describe.out()).contains("--role=NAME", "--bootstrap-server=HOST:PORT", "3   describe found no record")
+        assertThat(describe.out())
+                .contains("--role=NAME", "--bootstrap-server=HOST:PORT", "3   describe found no record")
                 .doesNotContain("--read-only");
-        assertThat(doctor.out()).contains("--roles=N", "--read-only", "--allow-unsafe", "--topic=NAME",
-                "doctor is the one command that writes, and only to the probe topic").doesNotContain("--role=");
+        assertThat(doctor.out())
+                .contains(
+                        "--roles=N",
+                        "--read-only",
+                        "--allow-unsafe",
+                        "--topic=NAME",
+                        "doctor is the one command that writes, and only to the probe topic")
+                .doesNotContain("--role=");
     }
 
     @Test
@@ -104,8 +138,15 @@ class CommandLineParsingTest {
         Result result = CoordinationCliTest.cli("generate-completion");
 
         assertThat(result.exitCode()).as(result.err()).isZero();
-        assertThat(result.out()).contains("complete -F _complete_krabka-coordination-cli", "list", "describe", "doctor",
-                "--role", "--read-only", "--bootstrap-server");
+        assertThat(result.out())
+                .contains(
+                        "complete -F _complete_krabka-coordination-cli",
+                        "list",
+                        "describe",
+                        "doctor",
+                        "--role",
+                        "--read-only",
+                        "--bootstrap-server");
     }
 
     @Test
@@ -118,11 +159,18 @@ class CommandLineParsingTest {
         assertUsage("Unknown option: '--read-only'", "list", "--read-only");
         assertUsage("Unknown options: '--roles', '3'", "describe", "--role", "a", "--roles", "3");
         assertUsage("Unknown options: '--role', 'controller'", "doctor", "--role", "controller");
-        assertUsage("Invalid value for option '--roles': must be a positive whole number, not \"0\"", "doctor", "--roles", "0");
+        assertUsage(
+                "Invalid value for option '--roles': must be a positive whole number, not \"0\"",
+                "doctor",
+                "--roles",
+                "0");
         assertUsage("Possible solutions: --bootstrap-server", "list", "--bootstrap-servers", "k:9092");
         assertUsage("Unknown option: '--bootstrap-servers=k:9092'", "list", "--bootstrap-servers=k:9092");
-        assertUsage("Invalid value for option '--partitions': must be a positive whole number, not \"0\"", "list",
-                "--partitions", "0");
+        assertUsage(
+                "Invalid value for option '--partitions': must be a positive whole number, not \"0\"",
+                "list",
+                "--partitions",
+                "0");
         assertUsage("Invalid value for option '--output': expected one of [TEXT, JSON]", "list", "--output", "yaml");
         assertUsage("Missing required parameter for option '--topic'", "list", "--topic");
         assertUsage("Invalid value for option '--topic': must not be blank", "list", "--topic=");

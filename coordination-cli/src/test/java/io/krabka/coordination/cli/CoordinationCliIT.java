@@ -52,7 +52,8 @@ class CoordinationCliIT {
 
     private static final Role CONTROLLER = Role.of("controller");
     private static final Role SCHEDULER = Role.of("scheduler");
-    private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3);
+    private static final TopicSpec TOPIC =
+            TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3);
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -71,7 +72,11 @@ class CoordinationCliIT {
         contender(n1, CONTROLLER, "n1", new CompletableFuture<>()).start();
         schedulerTerm = hold(n1, SCHEDULER, "n1");
         CoordinationClient observer = client();
-        await().atMost(WAIT).until(() -> observer.observe(CONTROLLER, Duration.ofMillis(500)).roster().size() == 2);
+        await().atMost(WAIT)
+                .until(() -> observer.observe(CONTROLLER, Duration.ofMillis(500))
+                                .roster()
+                                .size()
+                        == 2);
         writeMalformedRecord();
     }
 
@@ -92,8 +97,8 @@ class CoordinationCliIT {
         return client;
     }
 
-    private static Contender contender(CoordinationClient client, Role role, String member,
-            CompletableFuture<Leadership> granted) {
+    private static Contender contender(
+            CoordinationClient client, Role role, String member, CompletableFuture<Leadership> granted) {
         Contender contender = new Contender(client, role, MemberId.of(member), new Contender.Listener() {
             @Override
             public void granted(Leadership leadership) {
@@ -118,9 +123,13 @@ class CoordinationCliIT {
 
     /** A key of kind 9: neither a registration nor a lease. Members skip it; the tool must count it. */
     private static void writeMalformedRecord() throws Exception {
-        Map<String, Object> settings = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
-                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
-                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+        Map<String, Object> settings = Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                cluster.bootstrapServers(),
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG,
+                ByteArraySerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG,
+                ByteArraySerializer.class);
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(settings)) {
             producer.send(new ProducerRecord<>(TOPIC.name(), 0, new byte[] {0, 0, 0, 9}, new byte[] {1, 2, 3}))
                     .get(30, TimeUnit.SECONDS);
@@ -134,7 +143,9 @@ class CoordinationCliIT {
     }
 
     private static String line(String out, String start) {
-        return out.lines().filter(line -> line.startsWith(start)).findFirst()
+        return out.lines()
+                .filter(line -> line.startsWith(start))
+                .findFirst()
                 .orElseThrow(() -> new AssertionError("no line starts with \"" + start + "\" in:\n" + out));
     }
 
@@ -154,18 +165,32 @@ class CoordinationCliIT {
             Result result = CoordinationCliTest.cli(args("list"));
 
             assertThat(result.exitCode()).as(result.err()).isZero();
-            assertThat(line(result.out(), "ROLE ")).contains("PARTITION", "HOLDER", "TERM", "CURRENT", "DEADLINE", "ROSTER");
-            assertThat(line(result.out(), "controller ").split(" +")).startsWith("controller",
-                    Integer.toString(RolePartitioner.partitionFor(CONTROLLER, 3)), "n0", Long.toString(controllerTerm), "yes");
+            assertThat(line(result.out(), "ROLE "))
+                    .contains("PARTITION", "HOLDER", "TERM", "CURRENT", "DEADLINE", "ROSTER");
+            assertThat(line(result.out(), "controller ").split(" +"))
+                    .startsWith(
+                            "controller",
+                            Integer.toString(RolePartitioner.partitionFor(CONTROLLER, 3)),
+                            "n0",
+                            Long.toString(controllerTerm),
+                            "yes");
             assertThat(line(result.out(), "controller ")).contains("(in ").endsWith("n0 (holder), n1 (0)");
-            assertThat(line(result.out(), "scheduler ").split(" +")).startsWith("scheduler",
-                    Integer.toString(RolePartitioner.partitionFor(SCHEDULER, 3)), "n1", Long.toString(schedulerTerm), "yes");
+            assertThat(line(result.out(), "scheduler ").split(" +"))
+                    .startsWith(
+                            "scheduler",
+                            Integer.toString(RolePartitioner.partitionFor(SCHEDULER, 3)),
+                            "n1",
+                            Long.toString(schedulerTerm),
+                            "yes");
             assertThat(line(result.out(), "scheduler ")).endsWith("n1 (holder)");
-            assertThat(result.out()).contains("2 roles in topic __coordination_state (3 partitions, replication factor 1)",
-                    "malformed records: 1");
+            assertThat(result.out())
+                    .contains(
+                            "2 roles in topic __coordination_state (3 partitions, replication factor 1)",
+                            "malformed records: 1");
             assertThat(line(result.out(), "0 ")).contains("unknown_kind", "key kind 9");
-            assertThat(result.err()).contains("warning: the coordination topic __coordination_state breaks the fencing"
-                    + " guarantees: replication factor 1");
+            assertThat(result.err())
+                    .contains("warning: the coordination topic __coordination_state breaks the fencing"
+                            + " guarantees: replication factor 1");
         });
     }
 
@@ -190,15 +215,26 @@ class CoordinationCliIT {
             assertThat(controller.get("roster")).hasSize(2);
             assertThat(controller.get("roster").get(0).get("member").asText()).isEqualTo("n0");
             assertThat(controller.get("roster").get(0).get("rank").asInt()).isEqualTo(-1);
-            assertThat(controller.get("roster").get(0).get("holder").asBoolean()).isTrue();
+            assertThat(controller.get("roster").get(0).get("holder").asBoolean())
+                    .isTrue();
             assertThat(controller.get("roster").get(1).get("member").asText()).isEqualTo("n1");
             assertThat(controller.get("roster").get(1).get("rank").asInt()).isZero();
             JsonNode scheduler = role(document, SCHEDULER);
             assertThat(scheduler.get("holder").asText()).isEqualTo("n1");
             assertThat(scheduler.get("term").asLong()).isEqualTo(schedulerTerm);
             assertThat(document.get("malformedRecords").get("count").asLong()).isEqualTo(1);
-            assertThat(document.get("malformedRecords").get("first").get(0).get("partition").asInt()).isZero();
-            assertThat(document.get("malformedRecords").get("first").get(0).get("problem").asText()).isEqualTo("unknown_kind");
+            assertThat(document.get("malformedRecords")
+                            .get("first")
+                            .get(0)
+                            .get("partition")
+                            .asInt())
+                    .isZero();
+            assertThat(document.get("malformedRecords")
+                            .get("first")
+                            .get(0)
+                            .get("problem")
+                            .asText())
+                    .isEqualTo("unknown_kind");
         });
     }
 
@@ -209,7 +245,8 @@ class CoordinationCliIT {
 
             assertThat(result.exitCode()).as(result.err()).isZero();
             assertThat(line(result.out(), "Role:")).endsWith(" controller");
-            assertThat(line(result.out(), "Topic:")).contains("partition " + RolePartitioner.partitionFor(CONTROLLER, 3) + " of 3");
+            assertThat(line(result.out(), "Topic:"))
+                    .contains("partition " + RolePartitioner.partitionFor(CONTROLLER, 3) + " of 3");
             assertThat(line(result.out(), "Holder:")).endsWith(" n0");
             assertThat(line(result.out(), "Term:")).endsWith(" " + controllerTerm);
             assertThat(line(result.out(), "Current:")).matches("Current: +yes .*");
@@ -225,13 +262,20 @@ class CoordinationCliIT {
     void describeShowsTheUrlTheHolderAdvertisesForRouting() throws Exception {
         String members = MemberAddressCodec.topicFor(TOPIC.name());
         cluster.createTopic(members, 1);
-        Map<String, Object> settings = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
-                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
-                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+        Map<String, Object> settings = Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                cluster.bootstrapServers(),
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG,
+                ByteArraySerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG,
+                ByteArraySerializer.class);
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(settings)) {
             MemberAddress address = new MemberAddress(MemberId.of("n1"), "http://10.0.0.7:8080", 1_700_000_000_000L);
-            producer.send(new ProducerRecord<>(members, MemberAddressCodec.encodeKey(address.member()),
-                    MemberAddressCodec.encodeValue(address))).get(30, TimeUnit.SECONDS);
+            producer.send(new ProducerRecord<>(
+                            members,
+                            MemberAddressCodec.encodeKey(address.member()),
+                            MemberAddressCodec.encodeValue(address)))
+                    .get(30, TimeUnit.SECONDS);
         }
 
         Result text = CoordinationCliTest.cli(args("describe", "--role", "scheduler"));
@@ -239,9 +283,16 @@ class CoordinationCliIT {
         assertThat(line(text.out(), "Holder:")).endsWith(" n1");
         assertThat(line(text.out(), "Holder URL:")).endsWith(" http://10.0.0.7:8080");
         Result json = CoordinationCliTest.cli(args("describe", "--role", "scheduler", "--output", "json"));
-        assertThat(JSON.readTree(json.out()).get("roles").get(0).get("holderUrl").asText()).isEqualTo("http://10.0.0.7:8080");
+        assertThat(JSON.readTree(json.out())
+                        .get("roles")
+                        .get(0)
+                        .get("holderUrl")
+                        .asText())
+                .isEqualTo("http://10.0.0.7:8080");
         // n0, the holder of controller, advertises nothing: no line.
-        assertThat(CoordinationCliTest.cli(args("describe", "--role", "controller")).out()).doesNotContain("Holder URL:");
+        assertThat(CoordinationCliTest.cli(args("describe", "--role", "controller"))
+                        .out())
+                .doesNotContain("Holder URL:");
     }
 
     @Test
@@ -257,12 +308,15 @@ class CoordinationCliIT {
         assertThat(result.exitCode()).as(result.err()).isZero();
         JsonNode controller = JSON.readTree(result.out()).get("roles").get(0);
         assertThat(controller.get("found").asBoolean()).isTrue();
-        assertThat(controller.get("holder").asText()).isEqualTo(expected.holder().orElseThrow().value());
+        assertThat(controller.get("holder").asText())
+                .isEqualTo(expected.holder().orElseThrow().value());
         assertThat(controller.get("term").asLong()).isEqualTo(controllerTerm);
-        assertThat(controller.get("grantedAt").asText()).isEqualTo(TextOutput.instant(expected.grantedAt().orElseThrow()));
+        assertThat(controller.get("grantedAt").asText())
+                .isEqualTo(TextOutput.instant(expected.grantedAt().orElseThrow()));
         assertThat(controller.get("roster")).hasSize(2);
         for (int i = 0; i < 2; i++) {
-            assertThat(controller.get("roster").get(i).get("member").asText()).isEqualTo(expected.roster().get(i).member().value());
+            assertThat(controller.get("roster").get(i).get("member").asText())
+                    .isEqualTo(expected.roster().get(i).member().value());
             assertThat(controller.get("roster").get(i).get("registrationOffset").asLong())
                     .isEqualTo(expected.roster().get(i).registrationOffset());
         }
@@ -286,23 +340,31 @@ class CoordinationCliIT {
         Result result = CoordinationCliTest.cli("list", "--bootstrap-server", cluster.bootstrapServers());
 
         assertThat(result.exitCode()).isEqualTo(1);
-        assertThat(result.err()).contains("has 3 partitions, but --partitions is 50", "murmur2(role) % partitions",
-                "pass --partitions 3");
+        assertThat(result.err())
+                .contains(
+                        "has 3 partitions, but --partitions is 50",
+                        "murmur2(role) % partitions",
+                        "pass --partitions 3");
         assertThat(result.out()).isEmpty();
     }
 
     @Test
     void aMissingTopicIsAnErrorAndIsNotCreated() throws Exception {
         Result list = CoordinationCliTest.cli(args("list", "--topic", "absent_coordination"));
-        Result describe = CoordinationCliTest.cli(args("describe", "--role", "controller", "--topic", "absent_coordination"));
+        Result describe =
+                CoordinationCliTest.cli(args("describe", "--role", "controller", "--topic", "absent_coordination"));
 
         for (Result result : List.of(list, describe)) {
             assertThat(result.exitCode()).isEqualTo(1);
-            assertThat(result.err()).contains("error: the coordination topic absent_coordination does not exist on the Kafka"
-                    + " cluster at " + cluster.bootstrapServers(), "This tool never creates it");
+            assertThat(result.err())
+                    .contains(
+                            "error: the coordination topic absent_coordination does not exist on the Kafka"
+                                    + " cluster at " + cluster.bootstrapServers(),
+                            "This tool never creates it");
             assertThat(result.out()).isEmpty();
         }
-        assertThat(cluster.admin().listTopics().names().get(30, TimeUnit.SECONDS)).doesNotContain("absent_coordination");
+        assertThat(cluster.admin().listTopics().names().get(30, TimeUnit.SECONDS))
+                .doesNotContain("absent_coordination");
     }
 
     @Test
@@ -317,8 +379,9 @@ class CoordinationCliIT {
 
         Duration took = Duration.ofNanos(System.nanoTime() - started);
         assertThat(result.exitCode()).isEqualTo(1);
-        assertThat(result.err()).contains("error: no answer from the Kafka cluster at 127.0.0.1:" + port + " within 3s"
-                + " while describing topic __coordination_state");
+        assertThat(result.err())
+                .contains("error: no answer from the Kafka cluster at 127.0.0.1:" + port + " within 3s"
+                        + " while describing topic __coordination_state");
         assertThat(result.out()).isEmpty();
         assertThat(took).isBetween(Duration.ofSeconds(2), Duration.ofSeconds(15));
     }
@@ -326,10 +389,12 @@ class CoordinationCliIT {
     @Test
     void theToolTakesNoEpochAndCreatesNoTransactionalId() throws Exception {
         assertThat(CoordinationCliTest.cli(args("list")).exitCode()).isZero();
-        assertThat(CoordinationCliTest.cli(args("describe", "--role", "nobody")).exitCode()).isEqualTo(3);
+        assertThat(CoordinationCliTest.cli(args("describe", "--role", "nobody")).exitCode())
+                .isEqualTo(3);
 
         Set<String> ids = new TreeSet<>();
-        for (TransactionListing listing : cluster.admin().listTransactions().all().get(30, TimeUnit.SECONDS)) {
+        for (TransactionListing listing :
+                cluster.admin().listTransactions().all().get(30, TimeUnit.SECONDS)) {
             ids.add(listing.transactionalId());
         }
         assertThat(ids).containsExactly("controller", "scheduler");
@@ -338,24 +403,29 @@ class CoordinationCliIT {
     @Test
     void theExecutableJarRunsListAndExitsWithTheCode(@TempDir Path dir) throws Exception {
         Path jar = Path.of(System.getProperty("cli.jar", "target/krabka-coordination-cli.jar"));
-        assertThat(jar).as("the jar failsafe tests; build it with ./mvnw -f coordination-cli/pom.xml verify").exists();
+        assertThat(jar)
+                .as("the jar failsafe tests; build it with ./mvnw -f coordination-cli/pom.xml verify")
+                .exists();
 
         Process list = jar(dir, jar, "list", "--output", "json");
         Process missing = jar(dir, jar, "describe", "--role", "controller", "--topic", "absent_coordination");
 
         assertThat(list.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
         assertThat(missing.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
-        assertThat(list.exitValue()).as(Files.readString(dir.resolve("list.err"))).isZero();
+        assertThat(list.exitValue())
+                .as(Files.readString(dir.resolve("list.err")))
+                .isZero();
         JsonNode controller = role(JSON.readTree(dir.resolve("list.out").toFile()), CONTROLLER);
         assertThat(controller.get("holder").asText()).isEqualTo("n0");
         assertThat(controller.get("term").asLong()).isEqualTo(controllerTerm);
         assertThat(missing.exitValue()).isEqualTo(1);
-        assertThat(Files.readString(dir.resolve("describe.err"), StandardCharsets.UTF_8)).contains("does not exist");
+        assertThat(Files.readString(dir.resolve("describe.err"), StandardCharsets.UTF_8))
+                .contains("does not exist");
     }
 
     private static Process jar(Path dir, Path jar, String... command) throws Exception {
-        List<String> line = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar",
-                jar.toString()));
+        List<String> line = new ArrayList<>(
+                List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar", jar.toString()));
         line.addAll(List.of(args(command)));
         File out = dir.resolve(command[0] + ".out").toFile();
         File err = dir.resolve(command[0] + ".err").toFile();
@@ -363,14 +433,17 @@ class CoordinationCliIT {
     }
 
     @Test
-    void doctorOnADevelopmentClusterPassesTheLiveChecksWarnsAboutReplicationAndWritesOnlyToTheProbeTopic() throws Exception {
+    void doctorOnADevelopmentClusterPassesTheLiveChecksWarnsAboutReplicationAndWritesOnlyToTheProbeTopic()
+            throws Exception {
         Result result = CoordinationCliTest.cli(args("doctor", "--allow-unsafe", "--roles", "2"));
         System.out.print("CoordinationCliIT doctor:\n" + result.out());
         assertThat(result.exitCode()).as(result.err() + result.out()).isEqualTo(CoordinationCli.EXIT_WARN);
         String clusterId = cluster.admin().describeCluster().clusterId().get(10, TimeUnit.SECONDS);
-        assertThat(result.out()).startsWith("Cluster " + clusterId + " at " + cluster.bootstrapServers()
-                + ", coordination topic " + TOPIC.name() + "\nWrote to probe topic " + TOPIC.name() + "-probe as transactional id "
-                + TOPIC.name() + "-probe-");
+        assertThat(result.out())
+                .startsWith("Cluster " + clusterId + " at " + cluster.bootstrapServers()
+                        + ", coordination topic " + TOPIC.name() + "\nWrote to probe topic " + TOPIC.name()
+                        + "-probe as transactional id "
+                        + TOPIC.name() + "-probe-");
         assertThat(line(result.out(), "live-fence ")).contains("PASS", "was refused with ProducerFencedException");
         assertThat(line(result.out(), "aborted-read ")).contains("PASS");
         assertThat(line(result.out(), "WARN topic.replication-factor: ")).contains("Fix: re-create the topic");
@@ -386,8 +459,8 @@ class CoordinationCliIT {
         Result result = CoordinationCliTest.cli(args("doctor", "--read-only", "--output", "json"));
         assertThat(result.exitCode()).as(result.err() + result.out()).isEqualTo(CoordinationCli.EXIT_FAIL);
         JsonNode document = JSON.readTree(result.out());
-        assertThat(document.get("clusterId").asText()).isEqualTo(cluster.admin().describeCluster().clusterId()
-                .get(10, TimeUnit.SECONDS));
+        assertThat(document.get("clusterId").asText())
+                .isEqualTo(cluster.admin().describeCluster().clusterId().get(10, TimeUnit.SECONDS));
         assertThat(document.get("status").asText()).isEqualTo("FAIL");
         assertThat(document.get("readOnly").asBoolean()).isTrue();
         assertThat(document.get("probeTopic").isNull()).isTrue();

@@ -13,8 +13,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** The command line without a cluster: help, usage errors, the command config. */
 class CoordinationCliTest {
 
-    record Result(int exitCode, String out, String err) {
-    }
+    record Result(int exitCode, String out, String err) {}
 
     static Result cli(String... args) {
         StringWriter out = new StringWriter();
@@ -28,7 +27,8 @@ class CoordinationCliTest {
         Result result = cli("--help");
 
         assertThat(result.exitCode()).isZero();
-        assertThat(result.out()).contains("Usage:", "list", "describe", "doctor", "--command-config=FILE", "Exit codes");
+        assertThat(result.out())
+                .contains("Usage:", "list", "describe", "doctor", "--command-config=FILE", "Exit codes");
         assertThat(result.err()).isEmpty();
     }
 
@@ -51,7 +51,12 @@ class CoordinationCliTest {
 
     @Test
     void aMissingCommandConfigIsAUsageError(@TempDir Path dir) {
-        Result result = cli("list", "--bootstrap-server", "127.0.0.1:9092", "--command-config", dir.resolve("absent.properties").toString());
+        Result result = cli(
+                "list",
+                "--bootstrap-server",
+                "127.0.0.1:9092",
+                "--command-config",
+                dir.resolve("absent.properties").toString());
 
         assertThat(result.exitCode()).isEqualTo(2);
         assertThat(result.err()).contains("--command-config: no such file");
@@ -62,12 +67,18 @@ class CoordinationCliTest {
         Path config = dir.resolve("client.properties");
         Files.writeString(config, "bootstrap.servers=k1:9092\nsecurity.protocol=SASL_SSL\n");
 
-        Map<String, Object> connection = CommandLineParsingTest.shared(CommandLineParsingTest.parse("list", "--command-config",
-                config.toString())).connection();
-        Map<String, Object> overridden = CommandLineParsingTest.shared(CommandLineParsingTest.parse("list", "--command-config",
-                config.toString(), "--bootstrap-server", "k2:9092")).connection();
+        Map<String, Object> connection = CommandLineParsingTest.shared(
+                        CommandLineParsingTest.parse("list", "--command-config", config.toString()))
+                .connection();
+        Map<String, Object> overridden = CommandLineParsingTest.shared(CommandLineParsingTest.parse(
+                        "list", "--command-config", config.toString(), "--bootstrap-server", "k2:9092"))
+                .connection();
 
-        assertThat(connection).containsEntry("bootstrap.servers", "k1:9092").containsEntry("security.protocol", "SASL_SSL");
-        assertThat(overridden).containsEntry("bootstrap.servers", "k2:9092").containsEntry("security.protocol", "SASL_SSL");
+        assertThat(connection)
+                .containsEntry("bootstrap.servers", "k1:9092")
+                .containsEntry("security.protocol", "SASL_SSL");
+        assertThat(overridden)
+                .containsEntry("bootstrap.servers", "k2:9092")
+                .containsEntry("security.protocol", "SASL_SSL");
     }
 }

@@ -38,7 +38,8 @@ import org.junit.jupiter.api.Test;
 class ExtremeLeaseRecordIT {
 
     private static final Role HELD = Role.of("held");
-    private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3);
+    private static final TopicSpec TOPIC =
+            TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3);
     private static final ObjectMapper JSON = new ObjectMapper();
     /** Role name to (grantedAt, deadline). */
     private static final Map<String, long[]> EXTREMES = new LinkedHashMap<>();
@@ -62,16 +63,23 @@ class ExtremeLeaseRecordIT {
         transport = cluster.transport(TOPIC);
         member = new CoordinationClient(transport);
         held = member.tryAcquire(HELD, MemberId.of("n0")).orElseThrow();
-        Map<String, Object> settings = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
-                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
-                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
+        Map<String, Object> settings = Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                cluster.bootstrapServers(),
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG,
+                ByteArraySerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG,
+                ByteArraySerializer.class);
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(settings)) {
             for (Map.Entry<String, long[]> extreme : EXTREMES.entrySet()) {
                 Role role = Role.of(extreme.getKey());
-                CoordinationRecord.Lease lease = new CoordinationRecord.Lease(MemberId.of("forger"), 7, (short) 0,
-                        extreme.getValue()[0], extreme.getValue()[1]);
-                producer.send(new ProducerRecord<>(TOPIC.name(), RolePartitioner.partitionFor(role, 3),
-                        CoordinationCodec.encodeKey(CoordinationKey.lease(role)), CoordinationCodec.encodeValue(lease)))
+                CoordinationRecord.Lease lease = new CoordinationRecord.Lease(
+                        MemberId.of("forger"), 7, (short) 0, extreme.getValue()[0], extreme.getValue()[1]);
+                producer.send(new ProducerRecord<>(
+                                TOPIC.name(),
+                                RolePartitioner.partitionFor(role, 3),
+                                CoordinationCodec.encodeKey(CoordinationKey.lease(role)),
+                                CoordinationCodec.encodeValue(lease)))
                         .get(30, TimeUnit.SECONDS);
             }
         }
@@ -100,7 +108,9 @@ class ExtremeLeaseRecordIT {
     }
 
     private static String line(String out, String start) {
-        return out.lines().filter(line -> line.startsWith(start)).findFirst()
+        return out.lines()
+                .filter(line -> line.startsWith(start))
+                .findFirst()
                 .orElseThrow(() -> new AssertionError("no line starts with \"" + start + "\" in:\n" + out));
     }
 

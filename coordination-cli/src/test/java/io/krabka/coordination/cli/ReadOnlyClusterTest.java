@@ -14,10 +14,12 @@ class ReadOnlyClusterTest {
         Producer<byte[], byte[]> producer = ReadOnlyCluster.refusingProducer();
 
         assertThatThrownBy(() -> producer.send(new ProducerRecord<>("__coordination_state", new byte[0], new byte[0])))
-                .isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("read-only");
+                .isInstanceOf(UnsupportedOperationException.class)
+                .hasMessageContaining("read-only");
         assertThatThrownBy(producer::initTransactions).isInstanceOf(UnsupportedOperationException.class);
         assertThatThrownBy(producer::beginTransaction).isInstanceOf(UnsupportedOperationException.class);
-        assertThatThrownBy(() -> producer.partitionsFor("__coordination_state")).isInstanceOf(UnsupportedOperationException.class);
+        assertThatThrownBy(() -> producer.partitionsFor("__coordination_state"))
+                .isInstanceOf(UnsupportedOperationException.class);
         producer.close();
         assertThat(producer).isEqualTo(producer).hasToString("read-only producer");
     }

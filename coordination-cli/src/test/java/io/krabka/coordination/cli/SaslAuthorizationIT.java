@@ -54,21 +54,25 @@ class SaslAuthorizationIT {
     private static final Role CONTROLLER = Role.of("controller");
     private static final Role SCHEDULER = Role.of("scheduler");
     private static final String TOPIC = "__coordination_state";
-    private static final TopicSpec SPEC = TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3).withAllowUnsafe(true);
+    private static final TopicSpec SPEC =
+            TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3).withAllowUnsafe(true);
     private static final Duration WAIT = Duration.ofSeconds(60);
     private static final String PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule required";
     private static final List<String> USERS = List.of("member", "operator", "blind", "glancer", "unconfigured");
 
     @TempDir
     static Path dir;
+
     private static KafkaProcessCluster cluster;
     private static final List<AutoCloseable> opened = Collections.synchronizedList(new ArrayList<>());
 
     @BeforeAll
     static void startCluster() throws Exception {
         StringBuilder users = new StringBuilder(PLAIN + " user_admin=\"admin-secret\"");
-        USERS.forEach(user -> users.append(" user_").append(user).append("=\"").append(user).append("-secret\""));
-        cluster = KafkaProcessCluster.builder(dir).nodes(1)
+        USERS.forEach(user ->
+                users.append(" user_").append(user).append("=\"").append(user).append("-secret\""));
+        cluster = KafkaProcessCluster.builder(dir)
+                .nodes(1)
                 .listener(new KafkaProcessCluster.Listener("CLIENT", "SASL_PLAINTEXT"))
                 .setting("listener.name.client.sasl.enabled.mechanisms", "PLAIN")
                 .setting("listener.name.client.plain.sasl.jaas.config", users + ";")
@@ -82,12 +86,16 @@ class SaslAuthorizationIT {
         for (Role role : List.of(CONTROLLER, SCHEDULER)) {
             acls.add(allow("member", ResourceType.TRANSACTIONAL_ID, role.name(), AclOperation.WRITE));
         }
-        for (AclOperation operation : List.of(AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE,
-                AclOperation.DESCRIBE_CONFIGS)) {
+        for (AclOperation operation :
+                List.of(AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE, AclOperation.DESCRIBE_CONFIGS)) {
             acls.add(allow("member", ResourceType.TOPIC, TOPIC, operation));
         }
         for (String user : List.of("operator", "blind", "glancer", "unconfigured")) {
-            acls.add(allow(user, ResourceType.TOPIC, TOPIC, user.equals("glancer") ? AclOperation.DESCRIBE : AclOperation.READ));
+            acls.add(allow(
+                    user,
+                    ResourceType.TOPIC,
+                    TOPIC,
+                    user.equals("glancer") ? AclOperation.DESCRIBE : AclOperation.READ));
             if (!user.equals("unconfigured")) {
                 acls.add(allow(user, ResourceType.TOPIC, TOPIC, AclOperation.DESCRIBE_CONFIGS));
             }
@@ -99,8 +107,12 @@ class SaslAuthorizationIT {
         try (Admin admin = cluster.admin()) {
             admin.createAcls(acls).all().get(30, TimeUnit.SECONDS);
             // The ACLs are metadata records: wait until the broker's authorizer serves all of them.
-            await().atMost(Duration.ofSeconds(30)).until(() ->
-                    admin.describeAcls(AclBindingFilter.ANY).values().get(10, TimeUnit.SECONDS).size() == acls.size());
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> admin.describeAcls(AclBindingFilter.ANY)
+                                    .values()
+                                    .get(10, TimeUnit.SECONDS)
+                                    .size()
+                            == acls.size());
         }
         hold(CONTROLLER);
         hold(SCHEDULER);
@@ -116,21 +128,28 @@ class SaslAuthorizationIT {
     }
 
     private static AclBinding allow(String user, ResourceType type, String name, AclOperation operation) {
-        return new AclBinding(new ResourcePattern(type, name, PatternType.LITERAL),
+        return new AclBinding(
+                new ResourcePattern(type, name, PatternType.LITERAL),
                 new AccessControlEntry("User:" + user, "*", operation, AclPermissionType.ALLOW));
     }
 
     /** The client settings of {@code user} on the SASL listener. */
     private static Map<String, Object> sasl(String user) {
-        return Map.of("bootstrap.servers", cluster.bootstrapServers("CLIENT"), "security.protocol", "SASL_PLAINTEXT",
-                "sasl.mechanism", "PLAIN",
-                "sasl.jaas.config", PLAIN + " username=\"" + user + "\" password=\"" + user + "-secret\";");
+        return Map.of(
+                "bootstrap.servers",
+                cluster.bootstrapServers("CLIENT"),
+                "security.protocol",
+                "SASL_PLAINTEXT",
+                "sasl.mechanism",
+                "PLAIN",
+                "sasl.jaas.config",
+                PLAIN + " username=\"" + user + "\" password=\"" + user + "-secret\";");
     }
 
     /** A contender of member for {@code role}, through the SASL listener; returns once granted. */
     private static void hold(Role role) throws Exception {
-        KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(sasl("member"), SPEC, Duration.ofSeconds(20),
-                Duration.ofSeconds(20));
+        KafkaCoordinationTransport transport =
+                KafkaCoordinationTransport.create(sasl("member"), SPEC, Duration.ofSeconds(20), Duration.ofSeconds(20));
         opened.add(transport);
         CoordinationClient client = new CoordinationClient(transport);
         opened.add(client);
@@ -162,13 +181,22 @@ class SaslAuthorizationIT {
         });
         Files.writeString(config, properties);
         List<String> args = new ArrayList<>(List.of(command));
-        args.addAll(List.of("--bootstrap-server", cluster.bootstrapServers("CLIENT"), "--partitions", "3", "--timeout", "20s",
-                "--command-config", config.toString()));
+        args.addAll(List.of(
+                "--bootstrap-server",
+                cluster.bootstrapServers("CLIENT"),
+                "--partitions",
+                "3",
+                "--timeout",
+                "20s",
+                "--command-config",
+                config.toString()));
         return CoordinationCliTest.cli(args.toArray(String[]::new));
     }
 
     private static String line(String out, String start) {
-        return out.lines().filter(line -> line.startsWith(start)).findFirst()
+        return out.lines()
+                .filter(line -> line.startsWith(start))
+                .findFirst()
                 .orElseThrow(() -> new AssertionError("no line starts with \"" + start + "\" in:\n" + out));
     }
 
@@ -179,8 +207,8 @@ class SaslAuthorizationIT {
             Result list = cli("operator", "list");
 
             assertThat(list.exitCode()).as(list.err()).isZero();
-            assertThat(line(list.out(), "controller ").split(" +")).startsWith("controller",
-                    Integer.toString(RolePartitioner.partitionFor(CONTROLLER, 3)), "member");
+            assertThat(line(list.out(), "controller ").split(" +"))
+                    .startsWith("controller", Integer.toString(RolePartitioner.partitionFor(CONTROLLER, 3)), "member");
             assertThat(line(list.out(), "controller ").split(" +")[4]).isEqualTo("yes");
             assertThat(line(list.out(), "scheduler ").split(" +")[4]).isEqualTo("yes");
             assertThat(list.err()).doesNotContain("not allowed", "error");
@@ -202,12 +230,14 @@ class SaslAuthorizationIT {
 
             assertThat(list.exitCode()).as(list.err()).isZero();
             assertThat(line(list.out(), "controller ").split(" +")[4]).isEqualTo("yes");
-            assertThat(line(list.out(), "scheduler ").split(" +")).startsWith("scheduler",
-                    Integer.toString(RolePartitioner.partitionFor(SCHEDULER, 3)), "member");
+            assertThat(line(list.out(), "scheduler ").split(" +"))
+                    .startsWith("scheduler", Integer.toString(RolePartitioner.partitionFor(SCHEDULER, 3)), "member");
             assertThat(line(list.out(), "scheduler ").split(" +")[4]).isEqualTo("unknown");
-            assertThat(list.err()).contains("warning: not allowed to describe the transactional id scheduler"
-                    + " (DescribeTransactions): current is unknown for that role; grant Describe on TransactionalId scheduler"
-                    + " to know it").doesNotContain("transactional id controller");
+            assertThat(list.err())
+                    .contains("warning: not allowed to describe the transactional id scheduler"
+                            + " (DescribeTransactions): current is unknown for that role; grant Describe on TransactionalId scheduler"
+                            + " to know it")
+                    .doesNotContain("transactional id controller");
         });
     }
 
@@ -218,13 +248,15 @@ class SaslAuthorizationIT {
 
         assertThat(list.exitCode()).isEqualTo(1);
         assertThat(list.out()).isEmpty();
-        assertThat(list.err()).contains("error: the Kafka cluster at " + cluster.bootstrapServers("CLIENT") + " refused reading"
-                + " partitions [0, 1, 2] of topic __coordination_state (ACLs): Not authorized to access topics:"
-                + " [__coordination_state]. The tool needs Read and DescribeConfigs on the coordination topic, and Describe on"
-                + " the roles' transactional ids");
+        assertThat(list.err())
+                .contains("error: the Kafka cluster at " + cluster.bootstrapServers("CLIENT") + " refused reading"
+                        + " partitions [0, 1, 2] of topic __coordination_state (ACLs): Not authorized to access topics:"
+                        + " [__coordination_state]. The tool needs Read and DescribeConfigs on the coordination topic, and Describe on"
+                        + " the roles' transactional ids");
         assertThat(describe.exitCode()).isEqualTo(1);
-        assertThat(describe.err()).contains("refused reading partition [" + RolePartitioner.partitionFor(CONTROLLER, 3)
-                + "] of topic __coordination_state (ACLs)");
+        assertThat(describe.err())
+                .contains("refused reading partition [" + RolePartitioner.partitionFor(CONTROLLER, 3)
+                        + "] of topic __coordination_state (ACLs)");
     }
 
     @Test
@@ -233,7 +265,9 @@ class SaslAuthorizationIT {
 
         assertThat(list.exitCode()).isEqualTo(1);
         assertThat(list.out()).isEmpty();
-        assertThat(list.err()).contains("error: the Kafka cluster at " + cluster.bootstrapServers("CLIENT") + " refused describing"
-                + " topic __coordination_state (ACLs): Topic authorization failed. The tool needs Read and DescribeConfigs");
+        assertThat(list.err())
+                .contains(
+                        "error: the Kafka cluster at " + cluster.bootstrapServers("CLIENT") + " refused describing"
+                                + " topic __coordination_state (ACLs): Topic authorization failed. The tool needs Read and DescribeConfigs");
     }
 }

@@ -1,10 +1,10 @@
 package io.krabka.streams.coordination;
 
-import io.krabka.streams.coordination.test.runtime.ManualClock;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatNullPointerException;
 
+import io.krabka.streams.coordination.test.runtime.ManualClock;
 import java.time.Duration;
 import java.time.Instant;
 import org.junit.jupiter.api.Test;
@@ -22,26 +22,36 @@ class LeaseConfigTest {
     @Test
     void renewsWithMarginIsTrueUpToAThirdOfTheDuration() {
         LeaseConfig config = LeaseConfig.DEFAULTS;
-        assertThat(config.withRenewInterval(Duration.ofMillis(10_000)).renewsWithMargin()).isTrue();
-        assertThat(config.withRenewInterval(Duration.ofMillis(10_001)).renewsWithMargin()).isFalse();
-        assertThat(config.withDuration(Duration.ofSeconds(6)).withRenewInterval(Duration.ofSeconds(2)).renewsWithMargin()).isTrue();
+        assertThat(config.withRenewInterval(Duration.ofMillis(10_000)).renewsWithMargin())
+                .isTrue();
+        assertThat(config.withRenewInterval(Duration.ofMillis(10_001)).renewsWithMargin())
+                .isFalse();
+        assertThat(config.withDuration(Duration.ofSeconds(6))
+                        .withRenewInterval(Duration.ofSeconds(2))
+                        .renewsWithMargin())
+                .isTrue();
     }
 
     @Test
     void nonPositiveTimingsAreRejectedNamingTheField() {
-        assertThatIllegalArgumentException().isThrownBy(() -> LeaseConfig.DEFAULTS.withDuration(Duration.ZERO))
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> LeaseConfig.DEFAULTS.withDuration(Duration.ZERO))
                 .withMessage("duration must be positive, but is PT0S");
-        assertThatIllegalArgumentException().isThrownBy(() -> LeaseConfig.DEFAULTS.withRenewInterval(Duration.ofSeconds(-1)))
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> LeaseConfig.DEFAULTS.withRenewInterval(Duration.ofSeconds(-1)))
                 .withMessageStartingWith("renewInterval must be positive");
-        assertThatIllegalArgumentException().isThrownBy(() -> LeaseConfig.DEFAULTS.withChallengeStagger(Duration.ofMillis(-1)))
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> LeaseConfig.DEFAULTS.withChallengeStagger(Duration.ofMillis(-1)))
                 .withMessageStartingWith("challengeStagger must not be negative");
-        assertThatNullPointerException().isThrownBy(() -> LeaseConfig.DEFAULTS.withDuration(null))
+        assertThatNullPointerException()
+                .isThrownBy(() -> LeaseConfig.DEFAULTS.withDuration(null))
                 .withMessageContaining("duration");
     }
 
     @Test
     void zeroStaggerIsAllowedBecauseSimultaneousChallengesAreStillSafe() {
-        assertThat(LeaseConfig.DEFAULTS.withChallengeStagger(Duration.ZERO).challengeStagger()).isZero();
+        assertThat(LeaseConfig.DEFAULTS.withChallengeStagger(Duration.ZERO).challengeStagger())
+                .isZero();
     }
 
     @Test

@@ -34,7 +34,8 @@ public class CommitOutcomeUnknownException extends CoordinationException {
      *     every partition leader acknowledged them before the outcome became unknown;
      *     null otherwise
      */
-    public CommitOutcomeUnknownException(String message, @Nullable Throwable cause, @Nullable List<RecordMetadata> acknowledged) {
+    public CommitOutcomeUnknownException(
+            String message, @Nullable Throwable cause, @Nullable List<RecordMetadata> acknowledged) {
         super(message, cause);
         this.acknowledged = acknowledged == null ? null : List.copyOf(acknowledged);
     }

@@ -53,7 +53,8 @@ public class FencedException extends CoordinationException {
      * tells it from a fence by its type, and a {@code FencedException} otherwise.
      */
     public static FencedException ended(String message, @Nullable Throwable cause, LeadershipEndCause endCause) {
-        return endCause == LeadershipEndCause.RELEASED ? new LeadershipReleasedException(message, cause)
+        return endCause == LeadershipEndCause.RELEASED
+                ? new LeadershipReleasedException(message, cause)
                 : new FencedException(message, cause, endCause);
     }
 

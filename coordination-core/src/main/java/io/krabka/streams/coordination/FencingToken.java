@@ -91,8 +91,6 @@ public record FencingToken(long term, long producerId, short producerEpoch) {
 
     @Override
     public String toString() {
-        return isMinted()
-                ? "term " + term + " (producer " + producerId + ", epoch " + producerEpoch + ")"
-                : "NO_EPOCH";
+        return isMinted() ? "term " + term + " (producer " + producerId + ", epoch " + producerEpoch + ")" : "NO_EPOCH";
     }
 }

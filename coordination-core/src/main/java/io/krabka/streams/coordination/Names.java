@@ -14,8 +14,7 @@ import org.jspecify.annotations.Nullable;
  */
 final class Names {
 
-    private Names() {
-    }
+    private Names() {}
 
     /**
      * Returns why {@code value} is not a valid name of at most {@code maxBytes} UTF-8
@@ -52,7 +51,8 @@ final class Names {
                 at++;
             }
             return ("must be in Unicode normalization form C (NFC), so that names that look alike are one name: "
-                    + "from index %d it has %s where NFC has %s").formatted(at, codePoints(value, at), codePoints(normalized, at));
+                            + "from index %d it has %s where NFC has %s")
+                    .formatted(at, codePoints(value, at), codePoints(normalized, at));
         }
         int bytes = value.getBytes(StandardCharsets.UTF_8).length;
         if (bytes > maxBytes) {
@@ -63,7 +63,10 @@ final class Names {
 
     /** Up to three code points of {@code text} from {@code index}, as U+XXXX. */
     private static String codePoints(String text, int index) {
-        return text.substring(index).codePoints().limit(3).mapToObj("U+%04X"::formatted)
+        return text.substring(index)
+                .codePoints()
+                .limit(3)
+                .mapToObj("U+%04X"::formatted)
                 .collect(java.util.stream.Collectors.joining(" "));
     }
 

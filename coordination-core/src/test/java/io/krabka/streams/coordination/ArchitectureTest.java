@@ -51,25 +51,47 @@ class ArchitectureTest {
 
     @Test
     void theValueTypesAtTheBottomImportNoOtherPackageOfTheCore() {
-        noClasses().that().resideInAPackage(BASE)
-                .should().dependOnClassesThat().resideInAnyPackage(BASE + ".(*)..")
+        noClasses()
+                .that()
+                .resideInAPackage(BASE)
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(BASE + ".(*)..")
                 .check(CORE);
     }
 
     @Test
     void thePublicApiReturnsNoInternalType() {
-        noMethods().that().arePublic().and().areDeclaredInClassesThat().arePublic()
-                .and().areDeclaredInClassesThat().resideInAnyPackage(BASE, BASE + ".client")
-                .should().haveRawReturnType(describe("a type of the succession rules",
+        noMethods()
+                .that()
+                .arePublic()
+                .and()
+                .areDeclaredInClassesThat()
+                .arePublic()
+                .and()
+                .areDeclaredInClassesThat()
+                .resideInAnyPackage(BASE, BASE + ".client")
+                .should()
+                .haveRawReturnType(describe(
+                        "a type of the succession rules",
                         (JavaClass type) -> type.getPackageName().startsWith(BASE + ".succession")))
                 .check(CORE);
     }
 
     @Test
     void thePublicFaceReturnsNoTypeOfTheClientsInternals() {
-        noMethods().that().arePublic().and().areDeclaredInClassesThat().arePublic()
-                .and().areDeclaredInClassesThat().resideOutsideOfPackage(BASE + ".client.internal..")
-                .should().haveRawReturnType(describe("a type of the client's internals",
+        noMethods()
+                .that()
+                .arePublic()
+                .and()
+                .areDeclaredInClassesThat()
+                .arePublic()
+                .and()
+                .areDeclaredInClassesThat()
+                .resideOutsideOfPackage(BASE + ".client.internal..")
+                .should()
+                .haveRawReturnType(describe(
+                        "a type of the client's internals",
                         (JavaClass type) -> type.getPackageName().startsWith(BASE + ".client.internal")))
                 .check(CORE);
     }
@@ -82,30 +104,48 @@ class ArchitectureTest {
      */
     @Test
     void theClientsInternalsUseOnlyInterfacesAndValuesOfThePublicFace() {
-        noClasses().that().resideInAPackage(BASE + ".client.internal..")
-                .should().dependOnClassesThat(describe("a class of the public face with behaviour",
+        noClasses()
+                .that()
+                .resideInAPackage(BASE + ".client.internal..")
+                .should()
+                .dependOnClassesThat(describe(
+                        "a class of the public face with behaviour",
                         (JavaClass type) -> type.getPackageName().equals(BASE + ".client")
-                                && !type.isInterface() && !type.isEnum() && !type.isRecord()))
+                                && !type.isInterface()
+                                && !type.isEnum()
+                                && !type.isRecord()))
                 .check(CORE);
     }
 
     @Test
     void coreHasNoSpringDependency() {
-        noClasses().should().dependOnClassesThat().resideInAnyPackage("org.springframework..").check(CORE);
+        noClasses()
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage("org.springframework..")
+                .check(CORE);
     }
 
     @Test
     void recordCodecDoesNotKnowTheSuccessionRules() {
-        noClasses().that().resideInAPackage("..coordination.record..")
-                .should().dependOnClassesThat().resideInAPackage("..coordination.succession..")
+        noClasses()
+                .that()
+                .resideInAPackage("..coordination.record..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("..coordination.succession..")
                 .check(CORE);
     }
 
     @Test
     void successionRulesReadNoWallClock() {
-        noClasses().that().resideInAPackage("..coordination.succession..")
-                .should().callMethod(System.class, "currentTimeMillis")
-                .orShould().callMethod(java.time.Instant.class, "now")
+        noClasses()
+                .that()
+                .resideInAPackage("..coordination.succession..")
+                .should()
+                .callMethod(System.class, "currentTimeMillis")
+                .orShould()
+                .callMethod(java.time.Instant.class, "now")
                 .check(CORE);
     }
 
@@ -116,18 +156,31 @@ class ArchitectureTest {
      */
     @Test
     void theClientAndPipelinesTakeTimeAndThreadsOnlyFromTheRuntime() {
-        noClasses().that().resideInAnyPackage("..coordination.client..", "..coordination.pipeline..")
-                .should().callMethod(System.class, "nanoTime")
-                .orShould().callMethod(System.class, "currentTimeMillis")
-                .orShould().callMethod(Thread.class, "sleep", long.class)
-                .orShould().callMethod(java.util.concurrent.TimeUnit.class, "sleep", long.class)
-                .orShould().callConstructorWhere(describe("a new thread or thread pool",
+        noClasses()
+                .that()
+                .resideInAnyPackage("..coordination.client..", "..coordination.pipeline..")
+                .should()
+                .callMethod(System.class, "nanoTime")
+                .orShould()
+                .callMethod(System.class, "currentTimeMillis")
+                .orShould()
+                .callMethod(Thread.class, "sleep", long.class)
+                .orShould()
+                .callMethod(java.util.concurrent.TimeUnit.class, "sleep", long.class)
+                .orShould()
+                .callConstructorWhere(describe(
+                        "a new thread or thread pool",
                         call -> call.getTargetOwner().isAssignableTo(Thread.class)
                                 || call.getTargetOwner().isAssignableTo(java.util.concurrent.ExecutorService.class)))
-                .orShould().dependOnClassesThat().belongToAnyOf(java.util.concurrent.Executors.class)
-                .orShould().callMethodWhere(describe("a timed wait for one of its own tasks (use the runtime's await)",
+                .orShould()
+                .dependOnClassesThat()
+                .belongToAnyOf(java.util.concurrent.Executors.class)
+                .orShould()
+                .callMethodWhere(describe(
+                        "a timed wait for one of its own tasks (use the runtime's await)",
                         call -> call.getTargetOwner().isAssignableTo(java.util.concurrent.CompletableFuture.class)
-                                && call.getName().equals("get") && call.getTarget().getRawParameterTypes().size() == 2))
+                                && call.getName().equals("get")
+                                && call.getTarget().getRawParameterTypes().size() == 2))
                 .check(CORE);
     }
 
@@ -141,15 +194,18 @@ class ArchitectureTest {
         java.nio.file.Path sources = java.nio.file.Path.of("src/main/java");
         java.util.Map<String, Integer> unexplained = new java.util.TreeMap<>();
         try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.walk(sources)) {
-            for (java.nio.file.Path file : (Iterable<java.nio.file.Path>) files.filter(f -> f.toString().endsWith(".java"))::iterator) {
+            for (java.nio.file.Path file : (Iterable<java.nio.file.Path>)
+                    files.filter(f -> f.toString().endsWith(".java"))::iterator) {
                 java.util.List<String> lines = java.nio.file.Files.readAllLines(file);
-                if (lines.size() > MAX_SOURCE_LINES && lines.stream().noneMatch(line -> line.trim().startsWith("* <p>Size: "))) {
+                if (lines.size() > MAX_SOURCE_LINES
+                        && lines.stream().noneMatch(line -> line.trim().startsWith("* <p>Size: "))) {
                     unexplained.put(sources.relativize(file).toString(), lines.size());
                 }
             }
         }
-        org.assertj.core.api.Assertions.assertThat(unexplained).as("source files over %d lines that do not say why",
-                MAX_SOURCE_LINES).isEmpty();
+        org.assertj.core.api.Assertions.assertThat(unexplained)
+                .as("source files over %d lines that do not say why", MAX_SOURCE_LINES)
+                .isEmpty();
     }
 
     private static final int MAX_SOURCE_LINES = 350;

@@ -15,14 +15,21 @@ class FencingTokenTest {
         assertThat(first.supersedes(FencingToken.NO_EPOCH)).isTrue();
         assertThat(FencingToken.NO_EPOCH.supersedes(first)).isFalse();
         assertThat(FencingToken.NO_EPOCH.isMinted()).isFalse();
-        assertThat(FencingToken.GRANT_ORDER.compare(FencingToken.NO_EPOCH, first)).isNegative();
+        assertThat(FencingToken.GRANT_ORDER.compare(FencingToken.NO_EPOCH, first))
+                .isNegative();
     }
 
     @Test
     void ofRejectsEveryNegativeComponentNamingIt() {
-        assertThatIllegalArgumentException().isThrownBy(() -> FencingToken.of(-1, 1, (short) 1)).withMessageContaining("term");
-        assertThatIllegalArgumentException().isThrownBy(() -> FencingToken.of(1, -1, (short) 1)).withMessageContaining("producerId");
-        assertThatIllegalArgumentException().isThrownBy(() -> FencingToken.of(1, 1, (short) -1)).withMessageContaining("producerEpoch");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> FencingToken.of(-1, 1, (short) 1))
+                .withMessageContaining("term");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> FencingToken.of(1, -1, (short) 1))
+                .withMessageContaining("producerId");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> FencingToken.of(1, 1, (short) -1))
+                .withMessageContaining("producerEpoch");
         assertThatIllegalArgumentException().isThrownBy(() -> FencingToken.of(-1, -1, (short) -1));
     }
 

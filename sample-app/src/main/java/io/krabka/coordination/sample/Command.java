@@ -15,11 +15,12 @@ import java.time.Instant;
  * @param requestId the id of the request this command answers; null for the periodic
  *     commands, which answer none. Request commands count {@code seq} on their own.
  */
-public record Command(String member, long term, long seq, long producerId, short producerEpoch, Instant sentAt,
-        String requestId) {
+public record Command(
+        String member, long term, long seq, long producerId, short producerEpoch, Instant sentAt, String requestId) {
 
     /** A periodic command, which answers no request. */
-    public static Command periodic(String member, long term, long seq, long producerId, short producerEpoch, Instant sentAt) {
+    public static Command periodic(
+            String member, long term, long seq, long producerId, short producerEpoch, Instant sentAt) {
         return new Command(member, term, seq, producerId, producerEpoch, sentAt, null);
     }
 }

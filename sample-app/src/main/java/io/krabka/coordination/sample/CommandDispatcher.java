@@ -34,7 +34,9 @@ public class CommandDispatcher {
     private final String topic;
     private final Duration interval;
 
-    public CommandDispatcher(JsonMapper json, @Value("${sample.commands-topic:sample-commands}") String topic,
+    public CommandDispatcher(
+            JsonMapper json,
+            @Value("${sample.commands-topic:sample-commands}") String topic,
             @Value("${sample.dispatch-interval:200ms}") Duration interval) {
         this.json = json;
         this.topic = topic;
@@ -52,12 +54,16 @@ public class CommandDispatcher {
         log.info("{} dispatches a command every {} to {} under term {}", member, interval, topic, term);
         for (long seq = 0; ; seq++) {
             FencingToken token = leadership.token();
-            Command command = Command.periodic(member, term, seq, token.producerId(), token.producerEpoch(), Instant.now());
+            Command command =
+                    Command.periodic(member, term, seq, token.producerId(), token.producerEpoch(), Instant.now());
             try {
                 leadership.write(new ProducerRecord<>(topic, KEY, json.writeValueAsBytes(command)));
             } catch (LeadershipReleasedException moved) {
-                log.info("{} stops dispatching: term {} was released (a handover, a drain or a stop) at command {}", member,
-                        term, seq);
+                log.info(
+                        "{} stops dispatching: term {} was released (a handover, a drain or a stop) at command {}",
+                        member,
+                        term,
+                        seq);
                 return;
             } catch (FencedException fenced) {
                 log.info("{} stops dispatching: the broker fenced term {} at command {}", member, term, seq);

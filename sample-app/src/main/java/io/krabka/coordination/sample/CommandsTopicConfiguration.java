@@ -11,7 +11,8 @@ import org.springframework.kafka.config.TopicBuilder;
 class CommandsTopicConfiguration {
 
     @Bean
-    NewTopic sampleCommandsTopic(@Value("${sample.commands-topic:sample-commands}") String topic,
+    NewTopic sampleCommandsTopic(
+            @Value("${sample.commands-topic:sample-commands}") String topic,
             @Value("${sample.commands-topic-replicas:1}") short replicas) {
         // One partition: the device reads the commands in the one order the log gives them.
         return TopicBuilder.name(topic).partitions(1).replicas(replicas).build();
@@ -19,15 +20,20 @@ class CommandsTopicConfiguration {
 
     /** Requests for the leader's pipeline; two partitions, so a batch commits offsets of both. */
     @Bean
-    NewTopic sampleRequestsTopic(@Value("${sample.requests-topic:sample-requests}") String topic,
+    NewTopic sampleRequestsTopic(
+            @Value("${sample.requests-topic:sample-requests}") String topic,
             @Value("${sample.commands-topic-replicas:1}") short replicas) {
         return TopicBuilder.name(topic).partitions(2).replicas(replicas).build();
     }
 
     /** Where a request that is not JSON with a string "id" goes, with the reason in its headers. */
     @Bean
-    NewTopic sampleRequestsDeadLetterTopic(@Value("${sample.requests-topic:sample-requests}") String topic,
+    NewTopic sampleRequestsDeadLetterTopic(
+            @Value("${sample.requests-topic:sample-requests}") String topic,
             @Value("${sample.commands-topic-replicas:1}") short replicas) {
-        return TopicBuilder.name(topic + ".DLT").partitions(1).replicas(replicas).build();
+        return TopicBuilder.name(topic + ".DLT")
+                .partitions(1)
+                .replicas(replicas)
+                .build();
     }
 }

@@ -24,7 +24,9 @@ class DashboardAnnouncer {
     void ready(ApplicationReadyEvent event) {
         Environment environment = event.getApplicationContext().getEnvironment();
         String port = environment.getProperty("local.server.port", environment.getProperty("server.port", "8080"));
-        log.info("Dashboard: http://localhost:{}/ (member {}, Kafka at {})", port,
+        log.info(
+                "Dashboard: http://localhost:{}/ (member {}, Kafka at {})",
+                port,
                 loop.member().value(),
                 environment.getProperty(EmbeddedBrokerStarter.BOOTSTRAP_SERVERS));
     }

@@ -56,7 +56,8 @@ final class EmbeddedBrokerStarter implements ApplicationListener<SpringApplicati
 
     private void environmentPrepared(ConfigurableEnvironment environment) {
         Binder binder = Binder.get(environment);
-        List<String> given = binder.bind(BOOTSTRAP_SERVERS, Bindable.listOf(String.class)).orElse(List.of());
+        List<String> given =
+                binder.bind(BOOTSTRAP_SERVERS, Bindable.listOf(String.class)).orElse(List.of());
         if (!given.isEmpty()) {
             log.info("Joining the Kafka cluster at {}; no embedded broker", String.join(",", given));
             return;
@@ -65,8 +66,10 @@ final class EmbeddedBrokerStarter implements ApplicationListener<SpringApplicati
         int port = binder.bind("sample.broker.port", Integer.class).orElse(9092);
         log.info("No {} given: starting an embedded Kafka broker on {}:{}", BOOTSTRAP_SERVERS, host, port);
         broker = EmbeddedKafkaBroker.start(host, port);
-        environment.getPropertySources().addFirst(
-                new MapPropertySource("embeddedKafkaBroker", Map.of(BOOTSTRAP_SERVERS, broker.bootstrapServers())));
+        environment
+                .getPropertySources()
+                .addFirst(new MapPropertySource(
+                        "embeddedKafkaBroker", Map.of(BOOTSTRAP_SERVERS, broker.bootstrapServers())));
         log.info("Embedded Kafka broker at {}", broker.bootstrapServers());
     }
 

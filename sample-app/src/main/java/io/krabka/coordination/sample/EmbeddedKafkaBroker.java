@@ -65,9 +65,14 @@ final class EmbeddedKafkaBroker implements AutoCloseable {
             settings.put("process.roles", "broker,controller");
             settings.put("node.id", "1");
             settings.put("controller.quorum.voters", "1@" + host + ":" + controllerPort);
-            settings.put("listeners", BROKER_LISTENER + "://" + host + ":" + port + "," + CONTROLLER_LISTENER + "://" + host + ":" + controllerPort);
+            settings.put(
+                    "listeners",
+                    BROKER_LISTENER + "://" + host + ":" + port + "," + CONTROLLER_LISTENER + "://" + host + ":"
+                            + controllerPort);
             settings.put("advertised.listeners", BROKER_LISTENER + "://" + host + ":" + port);
-            settings.put("listener.security.protocol.map", BROKER_LISTENER + ":PLAINTEXT," + CONTROLLER_LISTENER + ":PLAINTEXT");
+            settings.put(
+                    "listener.security.protocol.map",
+                    BROKER_LISTENER + ":PLAINTEXT," + CONTROLLER_LISTENER + ":PLAINTEXT");
             settings.put("controller.listener.names", CONTROLLER_LISTENER);
             settings.put("inter.broker.listener.name", BROKER_LISTENER);
             settings.put("log.dirs", logDir);
@@ -100,8 +105,10 @@ final class EmbeddedKafkaBroker implements AutoCloseable {
             return new EmbeddedKafkaBroker(server, directory, host + ":" + port);
         } catch (Exception e) {
             delete(directory);
-            throw new IllegalStateException("could not start the embedded Kafka broker on " + host + ":" + port
-                    + " (is the port taken? set sample.broker.port, or give spring.kafka.bootstrap-servers)", e);
+            throw new IllegalStateException(
+                    "could not start the embedded Kafka broker on " + host + ":" + port
+                            + " (is the port taken? set sample.broker.port, or give spring.kafka.bootstrap-servers)",
+                    e);
         }
     }
 
@@ -130,7 +137,8 @@ final class EmbeddedKafkaBroker implements AutoCloseable {
 
     private static void delete(Path directory) {
         try (Stream<Path> paths = Files.walk(directory)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+            paths.sorted(Comparator.reverseOrder())
+                    .forEach(path -> path.toFile().delete());
         } catch (IOException | UncheckedIOException e) {
             // A temporary directory: the OS cleans up what is left.
         }

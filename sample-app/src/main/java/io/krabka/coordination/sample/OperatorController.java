@@ -23,12 +23,13 @@ class OperatorController {
      * @param term the term it was handled under
      * @param forwardedBy the member that forwarded it here, or null when it came straight here
      */
-    record Handled(String handledBy, long term, String forwardedBy) {
-    }
+    record Handled(String handledBy, long term, String forwardedBy) {}
 
     @LeaderOnly(role = "controller")
     @PostMapping("/operator/ping")
-    Handled ping(Leadership leadership, @RequestHeader(value = RoutingHeaders.FORWARDED_BY, required = false) String forwardedBy) {
+    Handled ping(
+            Leadership leadership,
+            @RequestHeader(value = RoutingHeaders.FORWARDED_BY, required = false) String forwardedBy) {
         return new Handled(leadership.member().value(), leadership.term(), forwardedBy);
     }
 }

@@ -44,8 +44,8 @@ public class RequestHandler {
             seq = 0;
         }
         FencingToken token = leadership.token();
-        Command command = new Command(leadership.member().value(), term, seq++, token.producerId(), token.producerEpoch(),
-                Instant.now(), id);
+        Command command = new Command(
+                leadership.member().value(), term, seq++, token.producerId(), token.producerEpoch(), Instant.now(), id);
         return new ProducerRecord<>(commandsTopic, CommandDispatcher.ROLE, json.writeValueAsString(command));
     }
 

@@ -38,8 +38,12 @@ class RequestsController implements DisposableBean {
     private final String topic;
     private final Admin admin;
 
-    RequestsController(KafkaTemplate<String, String> template, LeaderPipelines pipelines, KafkaAdmin kafkaAdmin,
-            JsonMapper json, @Value("${sample.requests-topic:sample-requests}") String topic) {
+    RequestsController(
+            KafkaTemplate<String, String> template,
+            LeaderPipelines pipelines,
+            KafkaAdmin kafkaAdmin,
+            JsonMapper json,
+            @Value("${sample.requests-topic:sample-requests}") String topic) {
         this.template = template;
         this.pipelines = pipelines;
         this.json = json;
@@ -48,12 +52,10 @@ class RequestsController implements DisposableBean {
     }
 
     /** One request: a string id, and when it was sent. */
-    record Request(String id, Instant sentAt) {
-    }
+    record Request(String id, Instant sentAt) {}
 
     /** What {@code POST /requests} answers: the ids it sent, once the broker acknowledged all. */
-    record Sent(List<String> ids) {
-    }
+    record Sent(List<String> ids) {}
 
     /**
      * What {@code GET /requests} answers.
@@ -61,8 +63,7 @@ class RequestsController implements DisposableBean {
      * @param waiting requests no leader has committed a command for yet (the pipeline's input lag)
      * @param handledHere requests whose commands this member committed while it led
      */
-    record Backlog(String topic, String group, long waiting, long handledHere) {
-    }
+    record Backlog(String topic, String group, long waiting, long handledHere) {}
 
     @PostMapping("/requests")
     Sent send(@RequestParam(defaultValue = "1") int count) {
@@ -83,10 +84,16 @@ class RequestsController implements DisposableBean {
 
     @GetMapping("/requests")
     Backlog backlog() {
-        LeaderPipelines.Entry entry = pipelines.entries().stream().findFirst()
-                .orElseThrow(() -> new ResponseStatusException(HttpStatus.SERVICE_UNAVAILABLE, "the pipeline is not built yet"));
+        LeaderPipelines.Entry entry = pipelines.entries().stream()
+                .findFirst()
+                .orElseThrow(() ->
+                        new ResponseStatusException(HttpStatus.SERVICE_UNAVAILABLE, "the pipeline is not built yet"));
         long waiting = LeaderPipeline.measureLag(admin, entry.pipeline().settings(), LAG_TIMEOUT);
-        return new Backlog(topic, entry.pipeline().settings().groupId(), waiting, entry.pipeline().processedRecords());
+        return new Backlog(
+                topic,
+                entry.pipeline().settings().groupId(),
+                waiting,
+                entry.pipeline().processedRecords());
     }
 
     @Override

@@ -46,7 +46,8 @@ final class RoleHistory {
      */
     RoleHistory(Duration minGap, Duration liveTolerance) {
         if (minGap.isNegative() || liveTolerance.compareTo(minGap) < 0) {
-            throw new IllegalArgumentException("need 0 <= minGap <= liveTolerance, got " + minGap + " and " + liveTolerance);
+            throw new IllegalArgumentException(
+                    "need 0 <= minGap <= liveTolerance, got " + minGap + " and " + liveTolerance);
         }
         this.minGap = minGap;
         this.liveTolerance = liveTolerance;
@@ -62,7 +63,8 @@ final class RoleHistory {
      * @param minGap the shortest gap, or null for 1.5 dispatch intervals
      */
     static RoleHistory forDispatchInterval(Duration dispatchInterval, Duration minGap) {
-        Duration shortest = minGap != null ? minGap : dispatchInterval.multipliedBy(3).dividedBy(2);
+        Duration shortest =
+                minGap != null ? minGap : dispatchInterval.multipliedBy(3).dividedBy(2);
         Duration live = longest(dispatchInterval.multipliedBy(5), Duration.ofSeconds(1), shortest);
         return new RoleHistory(shortest, live);
     }
@@ -155,9 +157,14 @@ final class RoleHistory {
      * @param tenures the tenures that overlap the window, oldest first
      * @param gaps the gaps that overlap the window, oldest first
      */
-    record History(String role, Instant from, Instant now, long minutes, long minGapMillis, List<Tenure> tenures,
-            List<Gap> gaps) {
-    }
+    record History(
+            String role,
+            Instant from,
+            Instant now,
+            long minutes,
+            long minGapMillis,
+            List<Tenure> tenures,
+            List<Gap> gaps) {}
 
     /**
      * One leadership as the device saw it.
@@ -170,8 +177,7 @@ final class RoleHistory {
      * @param ongoing whether it is the newest term and its last command is recent: its
      *     holder still commands the device
      */
-    record Tenure(long term, String member, Instant from, Instant to, long commands, boolean ongoing) {
-    }
+    record Tenure(long term, String member, Instant from, Instant to, long commands, boolean ongoing) {}
 
     /**
      * Time without a holder's commands between two tenures.
@@ -183,8 +189,7 @@ final class RoleHistory {
      * @param beforeTerm the term after it; null while ongoing
      * @param ongoing whether no term has followed yet
      */
-    record Gap(Instant from, Instant to, long millis, long afterTerm, Long beforeTerm, boolean ongoing) {
-    }
+    record Gap(Instant from, Instant to, long millis, long afterTerm, Long beforeTerm, boolean ongoing) {}
 
     private static final class Span {
         final long term;

@@ -70,7 +70,9 @@ public class SimulatedDevice implements SmartLifecycle {
     private volatile Thread thread;
     private volatile KafkaConsumer<byte[], byte[]> consumer;
 
-    public SimulatedDevice(ConsumerFactory<?, ?> consumerFactory, JsonMapper json,
+    public SimulatedDevice(
+            ConsumerFactory<?, ?> consumerFactory,
+            JsonMapper json,
             @Value("${sample.commands-topic:sample-commands}") String topic,
             @Value("${sample.dispatch-interval:200ms}") Duration dispatchInterval,
             @Value("${sample.history.min-gap:#{null}}") Duration minGap) {
@@ -90,8 +92,13 @@ public class SimulatedDevice implements SmartLifecycle {
 
     /** What the device has seen, for {@code GET /device}. */
     public synchronized DeviceReport report() {
-        return new DeviceReport(highestTerm < 0 ? null : highestTerm, new TreeMap<>(accepted), new TreeMap<>(rejected),
-                List.copyOf(last), malformed, readUpTo,
+        return new DeviceReport(
+                highestTerm < 0 ? null : highestTerm,
+                new TreeMap<>(accepted),
+                new TreeMap<>(rejected),
+                List.copyOf(last),
+                malformed,
+                readUpTo,
                 new Answers(answered.size(), answeredTwice, List.copyOf(lastAnswers)));
     }
 
@@ -116,7 +123,8 @@ public class SimulatedDevice implements SmartLifecycle {
         boolean accept = verdict.admitted();
         if (accept) {
             if (verdict.term() > highestTerm && highestTerm >= 0) {
-                log.info("Device now obeys term {} ({}); it refuses every lower term", verdict.term(), command.member());
+                log.info(
+                        "Device now obeys term {} ({}); it refuses every lower term", verdict.term(), command.member());
             }
             highestTerm = verdict.term();
             accepted.merge(command.member(), 1L, Long::sum);
@@ -125,8 +133,16 @@ public class SimulatedDevice implements SmartLifecycle {
             rejected.merge(command.member(), 1L, Long::sum);
             log.warn("Device rejected command {} from {}: {}", command.seq(), command.member(), verdict.reason());
         }
-        Received received = new Received(offset, command.member(), command.term(), command.seq(), command.producerId(),
-                command.producerEpoch(), command.sentAt(), accept ? "accepted" : "rejected", command.requestId());
+        Received received = new Received(
+                offset,
+                command.member(),
+                command.term(),
+                command.seq(),
+                command.producerId(),
+                command.producerEpoch(),
+                command.sentAt(),
+                accept ? "accepted" : "rejected",
+                command.requestId());
         keep(last, received);
         if (command.requestId() != null) {
             if (!answered.add(command.requestId())) {
@@ -215,9 +231,14 @@ public class SimulatedDevice implements SmartLifecycle {
      * @param readUpTo the offset after the last record read
      * @param requests the commands that answer requests
      */
-    public record DeviceReport(Long highestTerm, Map<String, Long> accepted, Map<String, Long> rejected,
-            List<Received> last, long malformed, long readUpTo, Answers requests) {
-    }
+    public record DeviceReport(
+            Long highestTerm,
+            Map<String, Long> accepted,
+            Map<String, Long> rejected,
+            List<Received> last,
+            long malformed,
+            long readUpTo,
+            Answers requests) {}
 
     /**
      * The commands that answer requests, as the device saw them.
@@ -226,11 +247,17 @@ public class SimulatedDevice implements SmartLifecycle {
      * @param answeredTwice commands for a request that already had one: exactly once means 0
      * @param last the newest of them, newest first
      */
-    public record Answers(long answered, long answeredTwice, List<Received> last) {
-    }
+    public record Answers(long answered, long answeredTwice, List<Received> last) {}
 
     /** One command as the device saw it. */
-    public record Received(long offset, String member, long term, long seq, long producerId, short producerEpoch,
-            Instant sentAt, String verdict, String requestId) {
-    }
+    public record Received(
+            long offset,
+            String member,
+            long term,
+            long seq,
+            long producerId,
+            short producerEpoch,
+            Instant sentAt,
+            String verdict,
+            String requestId) {}
 }

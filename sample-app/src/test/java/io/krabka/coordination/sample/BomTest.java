@@ -46,7 +46,9 @@ class BomTest {
             managed.put(child(dependency, "artifactId"), child(dependency, "version"));
         }
 
-        assertThat(published).as("published modules").containsKey("krabka-streams-coordination")
+        assertThat(published)
+                .as("published modules")
+                .containsKey("krabka-streams-coordination")
                 .containsKey("krabka-coordination-spring-boot-starter");
         assertThat(child(bom, "version")).as("the BOM's own version").isEqualTo(version);
         assertThat(managed).as("what the BOM manages").isEqualTo(published);

@@ -49,14 +49,15 @@ class DashboardIT {
     @BeforeAll
     static void startApp() {
         cluster = KafkaTestCluster.start();
-        app = SampleControlPlaneApplication.application().run(
-                "--spring.kafka.bootstrap-servers=" + cluster.bootstrapServers(),
-                "--server.port=0",
-                "--krabka.coordination.member-id=" + MEMBER,
-                // Every pause between two terms counts as a gap, so that the hand-off after the
-                // release below shows as one however fast it is (by default 300 ms, which a
-                // member that takes the role back from itself may beat).
-                "--sample.history.min-gap=1ms");
+        app = SampleControlPlaneApplication.application()
+                .run(
+                        "--spring.kafka.bootstrap-servers=" + cluster.bootstrapServers(),
+                        "--server.port=0",
+                        "--krabka.coordination.member-id=" + MEMBER,
+                        // Every pause between two terms counts as a gap, so that the hand-off after the
+                        // release below shows as one however fast it is (by default 300 ms, which a
+                        // member that takes the role back from itself may beat).
+                        "--sample.history.min-gap=1ms");
     }
 
     @AfterAll
@@ -80,20 +81,32 @@ class DashboardIT {
         Path profile = Files.createTempDirectory("dashboard-it-chromium-");
         ChromeOptions options = new ChromeOptions();
         options.setBinary(CHROMIUM.toString());
-        options.addArguments("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
-                "--window-size=1360,1000", "--user-data-dir=" + profile);
+        options.addArguments(
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-dev-shm-usage",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                "--window-size=1360,1000",
+                "--user-data-dir=" + profile);
         String port = app.getEnvironment().getProperty("local.server.port");
         WebDriver browser = new ChromeDriver(options);
         try {
             browser.get("http://localhost:" + port + "/");
             await("the dashboard shows " + MEMBER + " as holder with a term and accepted commands")
-                    .atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250)).ignoreExceptions()
+                    .atMost(Duration.ofSeconds(60))
+                    .pollInterval(Duration.ofMillis(250))
+                    .ignoreExceptions()
                     // current: once the endpoint's view of the cluster was read after the grant (within its max age).
-                    .until(() -> MEMBER.equals(text(browser, "holder")) && text(browser, "term").matches("\\d+")
+                    .until(() -> MEMBER.equals(text(browser, "holder"))
+                            && text(browser, "term").matches("\\d+")
                             && "yes".equals(text(browser, "current"))
                             && text(browser, "accepted").startsWith(MEMBER + ": ")
-                            && !browser.findElements(By.cssSelector("#commands .badge.accepted")).isEmpty());
+                            && !browser.findElements(By.cssSelector("#commands .badge.accepted"))
+                                    .isEmpty());
 
             assertThat(text(browser, "member")).isEqualTo(MEMBER);
             assertThat(text(browser, "my-state")).isEqualTo("leader");
@@ -111,29 +124,41 @@ class DashboardIT {
 
             // An operator's call only the leader answers (@LeaderOnly): this member holds the role, so it answers here.
             browser.findElement(By.id("ask-leader")).click();
-            await("the leader answers the operator's call").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(250))
-                    .ignoreExceptions().until(() -> !text(browser, "ask-result").isEmpty());
-            assertThat(text(browser, "ask-result")).isEqualTo("handled by " + MEMBER + " under term " + term + " (here)");
+            await("the leader answers the operator's call")
+                    .atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(250))
+                    .ignoreExceptions()
+                    .until(() -> !text(browser, "ask-result").isEmpty());
+            assertThat(text(browser, "ask-result"))
+                    .isEqualTo("handled by " + MEMBER + " under term " + term + " (here)");
 
             // Requests through the leader's pipeline: each answered once, nothing left waiting.
             browser.findElement(By.id("send-requests")).click();
             await("the dashboard shows 200 requests answered once each and none waiting")
-                    .atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250)).ignoreExceptions()
-                    .until(() -> text(browser, "requests-answered").equals("200") && text(browser, "requests-waiting").equals("0"));
+                    .atMost(Duration.ofSeconds(60))
+                    .pollInterval(Duration.ofMillis(250))
+                    .ignoreExceptions()
+                    .until(() -> text(browser, "requests-answered").equals("200")
+                            && text(browser, "requests-waiting").equals("0"));
             assertThat(text(browser, "send-result")).isEqualTo("Sent 200 requests");
             assertThat(text(browser, "requests-twice")).isEqualTo("0");
             assertThat(text(browser, "requests-here")).isEqualTo("200");
             // The table is redrawn every poll: read it in one script, inside the page, so no
             // redraw comes between its rows (20 WebDriver reads, one per cell, outlasted a
             // redraw on a loaded machine and went stale for 10 s).
-            await("the last 20 answers name their requests").atMost(Duration.ofSeconds(30))
-                    .pollInterval(Duration.ofMillis(250)).ignoreExceptions()
+            await("the last 20 answers name their requests")
+                    .atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(250))
+                    .ignoreExceptions()
                     .untilAsserted(() -> assertThat(answeredRequestIds(browser))
-                            .hasSize(20).allSatisfy(requestId -> assertThat(requestId).startsWith("req-")));
+                            .hasSize(20)
+                            .allSatisfy(requestId -> assertThat(requestId).startsWith("req-")));
 
             // The role's history: one live tenure bar of the holder, labeled with its term, and no gap yet.
             await("the timeline shows a live bar of " + MEMBER + " under term " + term)
-                    .atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(250)).ignoreExceptions()
+                    .atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(250))
+                    .ignoreExceptions()
                     .untilAsserted(() -> {
                         Timeline timeline = timeline(browser);
                         assertThat(timeline.tenures()).containsExactly(MEMBER + " " + term + " live");
@@ -144,21 +169,30 @@ class DashboardIT {
 
             // A hand-off: the member releases the role and takes it back under a new term.
             browser.findElement(By.id("release")).click();
-            await("the dashboard shows a new term after the release").atMost(Duration.ofSeconds(60))
-                    .pollInterval(Duration.ofMillis(250)).ignoreExceptions()
-                    .until(() -> text(browser, "term").matches("\\d+") && Long.parseLong(text(browser, "term")) > Long.parseLong(term)
+            await("the dashboard shows a new term after the release")
+                    .atMost(Duration.ofSeconds(60))
+                    .pollInterval(Duration.ofMillis(250))
+                    .ignoreExceptions()
+                    .until(() -> text(browser, "term").matches("\\d+")
+                            && Long.parseLong(text(browser, "term")) > Long.parseLong(term)
                             && "leader".equals(text(browser, "my-state")));
             assertThat(text(browser, "release-result")).isEqualTo("released");
             String next = text(browser, "term");
             await("the timeline shows term " + term + ", a gap, then the live term " + next)
-                    .atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(250)).ignoreExceptions()
+                    .atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(250))
+                    .ignoreExceptions()
                     .untilAsserted(() -> {
                         Timeline timeline = timeline(browser);
-                        assertThat(timeline.tenures()).containsExactlyInAnyOrder(MEMBER + " " + term, MEMBER + " " + next + " live");
+                        assertThat(timeline.tenures())
+                                .containsExactlyInAnyOrder(MEMBER + " " + term, MEMBER + " " + next + " live");
                         assertThat(timeline.tenureLabels())
                                 .containsExactlyInAnyOrder(MEMBER + " · term " + term, MEMBER + " · term " + next);
                         assertThat(timeline.gaps()).containsExactly(term + " > " + next);
-                        assertThat(timeline.gapLabels()).singleElement().asString().matches("gap (\\d+ ms|\\d+\\.\\d s)");
+                        assertThat(timeline.gapLabels())
+                                .singleElement()
+                                .asString()
+                                .matches("gap (\\d+ ms|\\d+\\.\\d s)");
                         assertThat(timeline.summary()).startsWith("2 tenures of 1 member, 1 gap: ");
                     });
 
@@ -166,9 +200,13 @@ class DashboardIT {
             JsonNode history = getJson(port, "/history?minutes=5");
             assertThat(history.path("minutes").asLong()).isEqualTo(5);
             assertThat(history.path("minGapMillis").asLong()).isEqualTo(1);
-            assertThat(history.path("tenures").values()).extracting(tenure -> tenure.path("member").asString(),
-                    tenure -> tenure.path("term").asLong(), tenure -> tenure.path("ongoing").asBoolean())
-                    .containsExactly(tuple(MEMBER, Long.parseLong(term), false), tuple(MEMBER, Long.parseLong(next), true));
+            assertThat(history.path("tenures").values())
+                    .extracting(
+                            tenure -> tenure.path("member").asString(),
+                            tenure -> tenure.path("term").asLong(),
+                            tenure -> tenure.path("ongoing").asBoolean())
+                    .containsExactly(
+                            tuple(MEMBER, Long.parseLong(term), false), tuple(MEMBER, Long.parseLong(next), true));
             assertThat(history.path("gaps").values()).singleElement().satisfies(gap -> {
                 assertThat(gap.path("afterTerm").asLong()).isEqualTo(Long.parseLong(term));
                 assertThat(gap.path("beforeTerm").asLong()).isEqualTo(Long.parseLong(next));
@@ -188,7 +226,9 @@ class DashboardIT {
 
             // The timeline alone, zoomed to the last minute.
             new Select(browser.findElement(By.id("history-minutes"))).selectByValue("1");
-            await("the timeline covers the last minute").atMost(Duration.ofSeconds(10)).ignoreExceptions()
+            await("the timeline covers the last minute")
+                    .atMost(Duration.ofSeconds(10))
+                    .ignoreExceptions()
                     .until(() -> timeline(browser).ticks().contains("\u22121 min"));
             WebElement card = browser.findElement(By.id("history-card"));
             ((JavascriptExecutor) browser).executeScript("arguments[0].scrollIntoView()", card);
@@ -201,15 +241,21 @@ class DashboardIT {
     }
 
     /** What the timeline shows at one moment. */
-    private record Timeline(List<String> tenures, List<String> tenureLabels, List<String> gaps, List<String> gapLabels,
-            List<String> ticks, String summary) {
-    }
+    private record Timeline(
+            List<String> tenures,
+            List<String> tenureLabels,
+            List<String> gaps,
+            List<String> gapLabels,
+            List<String> ticks,
+            String summary) {}
 
     /** The request ids of the answers table, read in one script (the table is redrawn every poll). */
     @SuppressWarnings("unchecked")
     private static List<String> answeredRequestIds(WebDriver browser) {
-        return (List<String>) ((JavascriptExecutor) browser).executeScript(
-                "return [...document.querySelectorAll('#answers tr td:nth-child(2)')].map((cell) => cell.textContent.trim())");
+        return (List<String>)
+                ((JavascriptExecutor) browser)
+                        .executeScript(
+                                "return [...document.querySelectorAll('#answers tr td:nth-child(2)')].map((cell) => cell.textContent.trim())");
     }
 
     /**
@@ -233,21 +279,30 @@ class DashboardIT {
                   summary: document.getElementById('history-summary').textContent
                 };
                 """);
-        return new Timeline((List<String>) drawn.get("tenures"), (List<String>) drawn.get("tenureLabels"),
-                (List<String>) drawn.get("gaps"), (List<String>) drawn.get("gapLabels"), (List<String>) drawn.get("ticks"),
+        return new Timeline(
+                (List<String>) drawn.get("tenures"),
+                (List<String>) drawn.get("tenureLabels"),
+                (List<String>) drawn.get("gaps"),
+                (List<String>) drawn.get("gapLabels"),
+                (List<String>) drawn.get("ticks"),
                 (String) drawn.get("summary"));
     }
 
     private static JsonNode getJson(String port, String path) throws Exception {
         HttpResponse<String> response = get(port, path);
-        assertThat(response.statusCode()).as("GET %s: %s", path, response.body()).isEqualTo(200);
+        assertThat(response.statusCode())
+                .as("GET %s: %s", path, response.body())
+                .isEqualTo(200);
         return JsonMapper.builder().build().readTree(response.body());
     }
 
     private static HttpResponse<String> get(String port, String path) throws Exception {
-        return HttpClient.newHttpClient().send(
-                HttpRequest.newBuilder(URI.create("http://localhost:" + port + path)).timeout(Duration.ofSeconds(5)).build(),
-                HttpResponse.BodyHandlers.ofString());
+        return HttpClient.newHttpClient()
+                .send(
+                        HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
+                                .timeout(Duration.ofSeconds(5))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString());
     }
 
     private static String text(WebDriver browser, String id) {

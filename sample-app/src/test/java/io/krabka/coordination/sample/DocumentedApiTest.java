@@ -34,20 +34,26 @@ class DocumentedApiTest {
 
     private static final String OURS = "io.krabka.streams.coordination";
     /** Types of other libraries that the docs name by their simple name. */
-    private static final List<String> FOREIGN_PACKAGES = List.of("org.apache.kafka.clients.producer",
-            "org.apache.kafka.clients.consumer", "org.apache.kafka.clients.admin", "org.springframework.kafka.core", "java.time",
-            "java.util", "java.util.concurrent");
+    private static final List<String> FOREIGN_PACKAGES = List.of(
+            "org.apache.kafka.clients.producer",
+            "org.apache.kafka.clients.consumer",
+            "org.apache.kafka.clients.admin",
+            "org.springframework.kafka.core",
+            "java.time",
+            "java.util",
+            "java.util.concurrent");
+
     private static final Pattern FENCED = Pattern.compile("```(\\w*)\\n(.*?)```", Pattern.DOTALL);
     private static final Pattern SPAN = Pattern.compile("`([^`]+)`");
-    private static final Pattern QUALIFIED_CALL = Pattern.compile(
-            "(?<![\\w.])(new\\s+)?([A-Za-z]\\w*(?:\\.[A-Z]\\w*)*)(?:\\.([a-z]\\w*))?\\(([^()]*)\\)");
+    private static final Pattern QUALIFIED_CALL =
+            Pattern.compile("(?<![\\w.])(new\\s+)?([A-Za-z]\\w*(?:\\.[A-Z]\\w*)*)(?:\\.([a-z]\\w*))?\\(([^()]*)\\)");
     private static final Pattern CLASS_NAME = Pattern.compile(
             "\\b((?:io\\.krabka|org\\.springframework|org\\.apache\\.kafka)(?:\\.[a-z]\\w*)+(?:\\.[A-Z]\\w*)+)\\b");
 
     private static final Map<String, Class<?>> TYPES = ourPublicTypes();
 
     @ParameterizedTest
-    @ValueSource(strings = { "README.md", "docs/USER-GUIDE.md" })
+    @ValueSource(strings = {"README.md", "docs/USER-GUIDE.md"})
     void everyMethodTheDocsNameExistsOnItsType(String file) throws IOException {
         String text = Files.readString(Path.of("..").resolve(file));
         String prose = FENCED.matcher(text).replaceAll("");
@@ -71,7 +77,8 @@ class DocumentedApiTest {
                 }
                 boolean exists = constructor
                         ? Arrays.stream(type.get().getConstructors()).anyMatch(c -> accepts(c, arity))
-                        : Arrays.stream(type.get().getMethods()).anyMatch(m -> m.getName().equals(method) && accepts(m, arity));
+                        : Arrays.stream(type.get().getMethods())
+                                .anyMatch(m -> m.getName().equals(method) && accepts(m, arity));
                 checked.add(call.group());
                 if (!exists) {
                     wrong.add(call.group() + ": " + type.get().getName() + " has no public "
@@ -84,7 +91,7 @@ class DocumentedApiTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = { "README.md", "docs/USER-GUIDE.md" })
+    @ValueSource(strings = {"README.md", "docs/USER-GUIDE.md"})
     void everyClassTheDocsNameExistsAndIsNotDeprecated(String file) throws IOException {
         Matcher names = CLASS_NAME.matcher(Files.readString(Path.of("..").resolve(file)));
         List<String> wrong = new ArrayList<>();
@@ -103,7 +110,7 @@ class DocumentedApiTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = { "README.md", "docs/USER-GUIDE.md" })
+    @ValueSource(strings = {"README.md", "docs/USER-GUIDE.md"})
     void everyJavaBlockShowsItsImportsAndNoBoot3StarterIsNamed(String file) throws IOException {
         String text = Files.readString(Path.of("..").resolve(file));
         Matcher blocks = FENCED.matcher(text);
@@ -112,23 +119,32 @@ class DocumentedApiTest {
             if (!blocks.group(1).equals("java") || blocks.group(2).contains("import ")) {
                 continue;
             }
-            List<String> before = text.substring(0, blocks.start()).lines()
-                    .filter(line -> !line.isBlank() && !line.strip().startsWith("<!--")).toList();
+            List<String> before = text.substring(0, blocks.start())
+                    .lines()
+                    .filter(line -> !line.isBlank() && !line.strip().startsWith("<!--"))
+                    .toList();
             // The Imports: paragraph ends right before the block (after a snippet marker, if any).
             String paragraph = before.isEmpty() ? "" : lastParagraph(text.substring(0, blocks.start()));
             if (!paragraph.strip().startsWith("Imports:")) {
                 withoutImports.add(blocks.group(2).lines().findFirst().orElse(""));
             }
         }
-        assertThat(withoutImports).as("Java blocks of %s without their imports", file).isEmpty();
-        assertThat(Pattern.compile("spring-boot-starter-web(?![a-z])").matcher(text).find())
-                .as("%s names spring-boot-starter-web (Boot 4: spring-boot-starter-webmvc)", file).isFalse();
+        assertThat(withoutImports)
+                .as("Java blocks of %s without their imports", file)
+                .isEmpty();
+        assertThat(Pattern.compile("spring-boot-starter-web(?![a-z])")
+                        .matcher(text)
+                        .find())
+                .as("%s names spring-boot-starter-web (Boot 4: spring-boot-starter-webmvc)", file)
+                .isFalse();
     }
 
     /** The paragraph that ends right before a block, snippet markers left out. */
     private static String lastParagraph(String before) {
         List<String> lines = new ArrayList<>(before.lines().toList());
-        while (!lines.isEmpty() && (lines.get(lines.size() - 1).isBlank() || lines.get(lines.size() - 1).strip().startsWith("<!--"))) {
+        while (!lines.isEmpty()
+                && (lines.get(lines.size() - 1).isBlank()
+                        || lines.get(lines.size() - 1).strip().startsWith("<!--"))) {
             lines.remove(lines.size() - 1);
         }
         int start = lines.size();
@@ -147,7 +163,9 @@ class DocumentedApiTest {
     }
 
     private static boolean accepts(Executable executable, int arity) {
-        return arity < 0 || executable.getParameterCount() == arity || (executable.isVarArgs() && arity >= executable.getParameterCount() - 1);
+        return arity < 0
+                || executable.getParameterCount() == arity
+                || (executable.isVarArgs() && arity >= executable.getParameterCount() - 1);
     }
 
     /** {@code Leadership}, {@code Contender.Listener}, or a variable named after its type ({@code guardedSenders}). */
@@ -164,7 +182,10 @@ class DocumentedApiTest {
         }
         for (int i = 1; type != null && i < parts.length; i++) {
             String nested = parts[i];
-            type = Arrays.stream(type.getClasses()).filter(c -> c.getSimpleName().equals(nested)).findFirst().orElse(null);
+            type = Arrays.stream(type.getClasses())
+                    .filter(c -> c.getSimpleName().equals(nested))
+                    .findFirst()
+                    .orElse(null);
         }
         return Optional.ofNullable(type);
     }
@@ -190,16 +211,19 @@ class DocumentedApiTest {
         try {
             Resource[] classes = new PathMatchingResourcePatternResolver()
                     .getResources("classpath*:" + OURS.replace('.', '/') + "/**/*.class");
-            Stream.of(classes).map(DocumentedApiTest::className).filter(name -> !name.contains("$")).forEach(name -> {
-                try {
-                    Class<?> type = Class.forName(name, false, DocumentedApiTest.class.getClassLoader());
-                    if (Modifier.isPublic(type.getModifiers())) {
-                        types.putIfAbsent(type.getSimpleName(), type);
-                    }
-                } catch (ClassNotFoundException | LinkageError e) {
-                    // a test class of another module, say: not documented API
-                }
-            });
+            Stream.of(classes)
+                    .map(DocumentedApiTest::className)
+                    .filter(name -> !name.contains("$"))
+                    .forEach(name -> {
+                        try {
+                            Class<?> type = Class.forName(name, false, DocumentedApiTest.class.getClassLoader());
+                            if (Modifier.isPublic(type.getModifiers())) {
+                                types.putIfAbsent(type.getSimpleName(), type);
+                            }
+                        } catch (ClassNotFoundException | LinkageError e) {
+                            // a test class of another module, say: not documented API
+                        }
+                    });
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }

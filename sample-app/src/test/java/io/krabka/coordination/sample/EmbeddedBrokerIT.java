@@ -23,18 +23,21 @@ class EmbeddedBrokerIT {
     @Test
     void startsItsOwnBrokerWhenNoClusterIsGivenAndStopsItOnClose() throws IOException {
         int brokerPort = freePort();
-        ConfigurableApplicationContext app = SampleControlPlaneApplication.application().run(
-                "--server.port=0", "--sample.broker.port=" + brokerPort, "--krabka.coordination.member-id=solo");
+        ConfigurableApplicationContext app = SampleControlPlaneApplication.application()
+                .run("--server.port=0", "--sample.broker.port=" + brokerPort, "--krabka.coordination.member-id=solo");
         try {
             assertThat(app.getEnvironment().getProperty("spring.kafka.bootstrap-servers"))
                     .isEqualTo("127.0.0.1:" + brokerPort);
             LeadershipLoop loop = app.getBean(LeadershipLoop.class);
             SimulatedDevice device = app.getBean(SimulatedDevice.class);
-            await("the member leads and its device accepts its commands").atMost(Duration.ofSeconds(60))
+            await("the member leads and its device accepts its commands")
+                    .atMost(Duration.ofSeconds(60))
                     .until(() -> device.report().accepted().getOrDefault("solo", 0L) >= 3);
             assertThat(loop.state(Role.of("controller"))).isEqualTo(MemberRoleState.LEADER);
             assertThat(device.report().rejected()).isEmpty();
-            assertThat(device.report().highestTerm()).isEqualTo(loop.leadership(Role.of("controller")).orElseThrow().term());
+            assertThat(device.report().highestTerm())
+                    .isEqualTo(
+                            loop.leadership(Role.of("controller")).orElseThrow().term());
         } finally {
             app.close();
         }

@@ -22,11 +22,14 @@ class RoleHistoryTest {
     @Test
     void derivesTheShortestGapAndTheLiveToleranceFromTheDispatchInterval() {
         assertThat(history.minGap()).isEqualTo(Duration.ofMillis(300));
-        assertThat(RoleHistory.forDispatchInterval(Duration.ofSeconds(1), null).minGap()).isEqualTo(Duration.ofMillis(1500));
-        assertThat(RoleHistory.forDispatchInterval(Duration.ofMillis(200), Duration.ofMillis(1)).minGap())
+        assertThat(RoleHistory.forDispatchInterval(Duration.ofSeconds(1), null).minGap())
+                .isEqualTo(Duration.ofMillis(1500));
+        assertThat(RoleHistory.forDispatchInterval(Duration.ofMillis(200), Duration.ofMillis(1))
+                        .minGap())
                 .isEqualTo(Duration.ofMillis(1));
         // A shortest gap beyond the live tolerance widens the tolerance.
-        assertThat(RoleHistory.forDispatchInterval(Duration.ofMillis(200), Duration.ofSeconds(5)).minGap())
+        assertThat(RoleHistory.forDispatchInterval(Duration.ofMillis(200), Duration.ofSeconds(5))
+                        .minGap())
                 .isEqualTo(Duration.ofSeconds(5));
         assertThatThrownBy(() -> new RoleHistory(Duration.ofSeconds(2), Duration.ofSeconds(1)))
                 .isInstanceOf(IllegalArgumentException.class);
@@ -45,9 +48,10 @@ class RoleHistoryTest {
         assertThat(window.now()).isEqualTo(at(20_100));
         assertThat(window.minutes()).isEqualTo(5);
         assertThat(window.minGapMillis()).isEqualTo(300);
-        assertThat(window.tenures()).containsExactly(
-                new Tenure(1, "n0", at(0), at(10_000), 51, false),
-                new Tenure(219, "n1", at(16_000), at(20_000), 21, true));
+        assertThat(window.tenures())
+                .containsExactly(
+                        new Tenure(1, "n0", at(0), at(10_000), 51, false),
+                        new Tenure(219, "n1", at(16_000), at(20_000), 21, true));
         assertThat(window.gaps()).containsExactly(new Gap(at(10_000), at(16_000), 6_000, 1, 219L, false));
     }
 
@@ -59,7 +63,8 @@ class RoleHistoryTest {
 
         History window = history.window(at(6_000), FIVE_MINUTES);
 
-        assertThat(window.tenures()).extracting(Tenure::term, Tenure::to)
+        assertThat(window.tenures())
+                .extracting(Tenure::term, Tenure::to)
                 .containsExactly(tuple(1L, at(2_000)), tuple(2L, at(3_850)), tuple(3L, at(5_950)));
         // 250 ms is within the cadence; 300 ms is the shortest gap.
         assertThat(window.gaps()).containsExactly(new Gap(at(3_850), at(4_150), 300, 2, 3L, false));
@@ -81,8 +86,9 @@ class RoleHistoryTest {
         // The next holder closes it.
         commands("n1", 9, 9_000, 200, 9_400);
         History after = history.window(at(9_500), FIVE_MINUTES);
-        assertThat(after.tenures()).extracting(Tenure::term, Tenure::ongoing).containsExactly(
-                tuple(7L, false), tuple(9L, true));
+        assertThat(after.tenures())
+                .extracting(Tenure::term, Tenure::ongoing)
+                .containsExactly(tuple(7L, false), tuple(9L, true));
         assertThat(after.gaps()).containsExactly(new Gap(at(3_000), at(9_000), 6_000, 7, 9L, false));
     }
 
@@ -104,7 +110,9 @@ class RoleHistoryTest {
 
         assertThat(window.from()).isEqualTo(windowStart);
         assertThat(window.tenures()).extracting(Tenure::term).containsExactly(2L, 3L);
-        assertThat(window.tenures().get(0).from()).as("not clipped to the window").isBefore(windowStart);
+        assertThat(window.tenures().get(0).from())
+                .as("not clipped to the window")
+                .isBefore(windowStart);
         assertThat(window.gaps()).containsExactly(new Gap(n1End, n1End.plusSeconds(30), 30_000, 2, 3L, false));
 
         // A one-minute window holds n2 alone, and no gap.
@@ -122,8 +130,14 @@ class RoleHistoryTest {
         History window = history.window(now, FIVE_MINUTES);
 
         assertThat(window.tenures()).extracting(Tenure::term).containsExactly(2L);
-        assertThat(window.gaps()).containsExactly(
-                new Gap(at(10_000), now.minus(Duration.ofMinutes(1)), Duration.ofMinutes(6).toMillis(), 1, 2L, false));
+        assertThat(window.gaps())
+                .containsExactly(new Gap(
+                        at(10_000),
+                        now.minus(Duration.ofMinutes(1)),
+                        Duration.ofMinutes(6).toMillis(),
+                        1,
+                        2L,
+                        false));
     }
 
     @Test
@@ -150,8 +164,13 @@ class RoleHistoryTest {
         Instant later = at((RoleHistory.MAX_TENURES + 500) * 1_000L).plus(Duration.ofHours(1));
         history.record("n9", 10_000, later);
         History after = history.window(later, Duration.ofDays(1));
-        assertThat(after.tenures()).extracting(Tenure::term).containsExactly((long) RoleHistory.MAX_TENURES + 500, 10_000L);
-        assertThat(after.gaps()).singleElement().extracting(Gap::millis).isEqualTo(Duration.ofHours(1).toMillis());
+        assertThat(after.tenures())
+                .extracting(Tenure::term)
+                .containsExactly((long) RoleHistory.MAX_TENURES + 500, 10_000L);
+        assertThat(after.gaps())
+                .singleElement()
+                .extracting(Gap::millis)
+                .isEqualTo(Duration.ofHours(1).toMillis());
     }
 
     /** One command of {@code term} every {@code every} from {@code from} up to and including {@code to}. */

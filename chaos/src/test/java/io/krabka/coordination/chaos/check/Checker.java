@@ -71,9 +71,17 @@ public final class Checker {
      * longest of any role between two of its tenures, outages excluded; {@code longestGapAt}
      * names the term granted after it ("term 42", or "role-3 term 42" outside the main role).
      */
-    public record Result(List<Violation> violations, int leadershipChanges, int commandsCommitted, long longestGapMillis,
-            String longestGapAt, long deliveriesRefused, int requestsProduced, int requestsAcknowledged,
-            int requestsProcessed, Map<String, Integer> leadershipChangesByRole) {
+    public record Result(
+            List<Violation> violations,
+            int leadershipChanges,
+            int commandsCommitted,
+            long longestGapMillis,
+            String longestGapAt,
+            long deliveriesRefused,
+            int requestsProduced,
+            int requestsAcknowledged,
+            int requestsProcessed,
+            Map<String, Integer> leadershipChangesByRole) {
 
         public boolean passed() {
             return violations.isEmpty();
@@ -81,8 +89,8 @@ public final class Checker {
     }
 
     /** Request ids in the order they were sent when they are a prefix and a number ({@code r9} before {@code r10}). */
-    private static final Comparator<String> REQUEST_ORDER = Comparator.comparingInt(String::length)
-            .thenComparing(Comparator.naturalOrder());
+    private static final Comparator<String> REQUEST_ORDER =
+            Comparator.comparingInt(String::length).thenComparing(Comparator.naturalOrder());
 
     private final GapBound gapBound;
 
@@ -94,8 +102,9 @@ public final class Checker {
         List<Violation> violations = new ArrayList<>();
         // Per role, its tenures by term: a term is unique only within its role.
         Map<String, TreeMap<Long, Tenure>> tenures = new TreeMap<>();
-        history.tenures().forEach(tenure -> tenures.computeIfAbsent(tenure.role(), role -> new TreeMap<>())
-                .put(tenure.term(), tenure));
+        history.tenures()
+                .forEach(tenure -> tenures.computeIfAbsent(tenure.role(), role -> new TreeMap<>())
+                        .put(tenure.term(), tenure));
 
         checkCommandLog(history.commands(), history.fences(), tenures, violations);
         Set<String> committed = keys(history.commands());
@@ -116,17 +125,31 @@ public final class Checker {
         checkCurrentAnswers(history.currentAnswers(), tenures, violations);
         for (TailCheck tail : history.tailChecks()) {
             if (!tail.behind().isEmpty()) {
-                violations.add(new Violation(Kind.RESTART_NOT_AT_TAIL, tail.member() + " restarted but still ranks ahead of "
-                        + tail.behind()));
+                violations.add(new Violation(
+                        Kind.RESTART_NOT_AT_TAIL,
+                        tail.member() + " restarted but still ranks ahead of " + tail.behind()));
             }
         }
-        long refused = history.deliveries().stream().filter(delivery -> !delivery.accepted()).count();
-        int periodic = (int) history.commands().stream().filter(command -> command.request().isEmpty()).count();
-        int changes = changesByRole.values().stream().mapToInt(Integer::intValue).sum();
+        long refused = history.deliveries().stream()
+                .filter(delivery -> !delivery.accepted())
+                .count();
+        int periodic = (int) history.commands().stream()
+                .filter(command -> command.request().isEmpty())
+                .count();
+        int changes =
+                changesByRole.values().stream().mapToInt(Integer::intValue).sum();
         boolean gapped = longest != null && longest.counted() > 0;
-        return new Result(Collections.unmodifiableList(violations), changes, periodic, gapped ? longest.counted() : 0,
-                gapped ? termName(longest.role(), longest.term()) : "-", refused, history.requests().produced().size(),
-                history.requests().acknowledged().size(), processed, Collections.unmodifiableMap(changesByRole));
+        return new Result(
+                Collections.unmodifiableList(violations),
+                changes,
+                periodic,
+                gapped ? longest.counted() : 0,
+                gapped ? termName(longest.role(), longest.term()) : "-",
+                refused,
+                history.requests().produced().size(),
+                history.requests().acknowledged().size(),
+                processed,
+                Collections.unmodifiableMap(changesByRole));
     }
 
     /** A term as the evidence names it: with its role unless it is the main role's. */
@@ -148,8 +171,11 @@ public final class Checker {
      * keeps log-append time): a zombie frozen inside a write that retries for a lease is
      * judged by when its records reached the log, not by when it meant to write them.
      */
-    private static void checkCommandLog(List<CommittedCommand> commands, List<History.ChallengerFence> fences,
-            Map<String, TreeMap<Long, Tenure>> tenures, List<Violation> violations) {
+    private static void checkCommandLog(
+            List<CommittedCommand> commands,
+            List<History.ChallengerFence> fences,
+            Map<String, TreeMap<Long, Tenure>> tenures,
+            List<Violation> violations) {
         Map<String, Set<String>> membersByTerm = new TreeMap<>();
         Map<String, CommittedCommand> highestByPartition = new HashMap<>();
         for (CommittedCommand command : commands) {
@@ -157,18 +183,23 @@ public final class Checker {
             String term = termName(command.role(), command.term());
             Tenure tenure = roleTenures.get(command.term());
             if (tenure == null || !tenure.member().equals(command.member())) {
-                violations.add(new Violation(Kind.UNGRANTED_TERM, command + " but " + term + " is "
-                        + (tenure == null ? "no grant" : "granted to " + tenure.member())));
+                violations.add(new Violation(
+                        Kind.UNGRANTED_TERM,
+                        command + " but " + term + " is "
+                                + (tenure == null ? "no grant" : "granted to " + tenure.member())));
             }
             // From the role's earliest later grant on, this term's producer is fenced: it can append nothing.
             Tenure superseding = roleTenures.tailMap(command.term(), false).values().stream()
-                    .min(Comparator.comparingLong(Tenure::fencesFrom)).orElse(null);
+                    .min(Comparator.comparingLong(Tenure::fencesFrom))
+                    .orElse(null);
             if (superseding != null && command.appendedAt() > superseding.fencesFrom()) {
-                violations.add(new Violation(Kind.STALE_DISPATCH, command + " was appended "
-                        + (command.appendedAt() - superseding.fencesFrom()) + " ms after "
-                        + termName(superseding.role(), superseding.term()) + " (" + superseding.member()
-                        + ") had fenced term " + command.term() + " at " + superseding.fencesFrom()
-                        + " (its transaction began at " + command.began() + ")"));
+                violations.add(new Violation(
+                        Kind.STALE_DISPATCH,
+                        command + " was appended "
+                                + (command.appendedAt() - superseding.fencesFrom()) + " ms after "
+                                + termName(superseding.role(), superseding.term()) + " (" + superseding.member()
+                                + ") had fenced term " + command.term() + " at " + superseding.fencesFrom()
+                                + " (its transaction began at " + command.began() + ")"));
             }
             String partitionOfRole = command.partition() + "/" + command.role();
             CommittedCommand highest = highestByPartition.get(partitionOfRole);
@@ -179,10 +210,14 @@ public final class Checker {
                 highestByPartition.put(partitionOfRole, command);
             }
             for (History.ChallengerFence fence : fences) {
-                if (History.MAIN_ROLE.equals(command.role()) && fence.partition() == command.partition()
-                        && command.offset() > fence.offset() && command.term() < fence.termsBelow()) {
-                    violations.add(new Violation(Kind.FENCED_BY_CHALLENGER_YET_COMMITTED, command + " after " + fence
-                            + ": term " + command.term() + " was granted before the challenger's InitProducerId"));
+                if (History.MAIN_ROLE.equals(command.role())
+                        && fence.partition() == command.partition()
+                        && command.offset() > fence.offset()
+                        && command.term() < fence.termsBelow()) {
+                    violations.add(new Violation(
+                            Kind.FENCED_BY_CHALLENGER_YET_COMMITTED,
+                            command + " after " + fence + ": term " + command.term()
+                                    + " was granted before the challenger's InitProducerId"));
                 }
             }
             membersByTerm.computeIfAbsent(term, key -> new HashSet<>()).add(command.member());
@@ -197,7 +232,8 @@ public final class Checker {
     /** The dispatch loops' commands by (role, member, term, seq); the pipeline's have no seq and are not among them. */
     private static Set<String> keys(List<CommittedCommand> commands) {
         Set<String> keys = new HashSet<>();
-        commands.stream().filter(command -> command.request().isEmpty())
+        commands.stream()
+                .filter(command -> command.request().isEmpty())
                 .forEach(command -> keys.add(key(command.role(), command.member(), command.term(), command.seq())));
         return keys;
     }
@@ -227,29 +263,38 @@ public final class Checker {
      * Each answer that called a member current names a leadership of that member with that
      * term, which no later term's holder had fenced before the answer was asked for.
      */
-    private static void checkCurrentAnswers(List<History.CurrentAnswer> answers, Map<String, TreeMap<Long, Tenure>> tenures,
+    private static void checkCurrentAnswers(
+            List<History.CurrentAnswer> answers,
+            Map<String, TreeMap<Long, Tenure>> tenures,
             List<Violation> violations) {
         for (History.CurrentAnswer answer : answers) {
             TreeMap<Long, Tenure> ofRole = tenures.getOrDefault(answer.role(), new TreeMap<>());
             Tenure named = ofRole.get(answer.term());
             if (named == null || !named.member().equals(answer.holder())) {
-                violations.add(new Violation(Kind.CURRENT_FOR_NON_HOLDER, "describe(" + answer.role() + ") at "
-                        + answer.startedAt() + " called " + answer.holder() + " current under term " + answer.term()
-                        + ", which no leadership of " + answer.holder() + " has"));
+                violations.add(new Violation(
+                        Kind.CURRENT_FOR_NON_HOLDER,
+                        "describe(" + answer.role() + ") at "
+                                + answer.startedAt() + " called " + answer.holder() + " current under term "
+                                + answer.term()
+                                + ", which no leadership of " + answer.holder() + " has"));
                 continue;
             }
             ofRole.tailMap(answer.term(), false).values().stream()
-                    .filter(later -> later.fencesFrom() < answer.startedAt()).findFirst()
-                    .ifPresent(later -> violations.add(new Violation(Kind.CURRENT_FOR_NON_HOLDER, "describe("
-                            + answer.role() + ") at " + answer.startedAt() + " called " + answer.holder() + " current under term "
-                            + answer.term() + ", but " + later.member() + " had fenced it by " + later.fencesFrom()
-                            + " with term " + later.term())));
+                    .filter(later -> later.fencesFrom() < answer.startedAt())
+                    .findFirst()
+                    .ifPresent(later -> violations.add(new Violation(
+                            Kind.CURRENT_FOR_NON_HOLDER,
+                            "describe("
+                                    + answer.role() + ") at " + answer.startedAt() + " called " + answer.holder()
+                                    + " current under term "
+                                    + answer.term() + ", but " + later.member() + " had fenced it by "
+                                    + later.fencesFrom()
+                                    + " with term " + later.term())));
         }
     }
 
     /** A gap of a role before the grant of {@code term}: {@code counted} is the gap less its time in outages. */
-    private record Gap(String role, long term, long counted) {
-    }
+    private record Gap(String role, long term, long counted) {}
 
     /**
      * The leaderless gaps of one role, over its tenures in term order, and the one left at
@@ -258,7 +303,11 @@ public final class Checker {
      *
      * @return the role's longest counted gap between two tenures, or null with fewer than two
      */
-    private Gap checkGaps(String role, TreeMap<Long, Tenure> tenures, long endedAt, List<Outage> outages,
+    private Gap checkGaps(
+            String role,
+            TreeMap<Long, Tenure> tenures,
+            long endedAt,
+            List<Outage> outages,
             List<Violation> violations) {
         Gap longest = null;
         Tenure previous = null;
@@ -270,9 +319,12 @@ public final class Checker {
                     longest = new Gap(role, tenure.term(), gap - frozen);
                 }
                 if (gap - frozen > gapBound.millis()) {
-                    violations.add(new Violation(Kind.LEADERLESS_GAP, gap + " ms without a holder before "
-                            + termName(role, tenure.term()) + " (" + previous.member() + " -> " + tenure.member()
-                            + "), " + frozen + " ms of it in harness outages; bound: " + gapBound));
+                    violations.add(new Violation(
+                            Kind.LEADERLESS_GAP,
+                            gap + " ms without a holder before "
+                                    + termName(role, tenure.term()) + " (" + previous.member() + " -> "
+                                    + tenure.member()
+                                    + "), " + frozen + " ms of it in harness outages; bound: " + gapBound));
                 }
             }
             previous = tenure;
@@ -282,9 +334,13 @@ public final class Checker {
             long gap = endedAt - previous.endedAt();
             long frozen = overlap(previous.endedAt(), endedAt, outages);
             if (gap - frozen > gapBound.millis()) {
-                violations.add(new Violation(Kind.LEADERLESS_GAP, gap + " ms without a holder"
-                        + (History.MAIN_ROLE.equals(role) ? "" : " of " + role) + " at the end of the run after "
-                        + previous.member() + ", " + frozen + " ms of it in harness outages; bound: " + gapBound));
+                violations.add(new Violation(
+                        Kind.LEADERLESS_GAP,
+                        gap + " ms without a holder"
+                                + (History.MAIN_ROLE.equals(role) ? "" : " of " + role)
+                                + " at the end of the run after "
+                                + previous.member() + ", " + frozen + " ms of it in harness outages; bound: "
+                                + gapBound));
             }
         }
         return longest;
@@ -293,7 +349,8 @@ public final class Checker {
     /** The outage windows in time order, overlapping ones joined, so that no time is excluded twice. */
     private static List<Outage> merged(List<Outage> outages) {
         List<Outage> merged = new ArrayList<>();
-        for (Outage outage : outages.stream().sorted(Comparator.comparingLong(Outage::from)).toList()) {
+        for (Outage outage :
+                outages.stream().sorted(Comparator.comparingLong(Outage::from)).toList()) {
             Outage last = merged.isEmpty() ? null : merged.get(merged.size() - 1);
             if (last != null && outage.from() <= last.to()) {
                 merged.set(merged.size() - 1, new Outage(last.from(), Math.max(last.to(), outage.to())));
@@ -337,18 +394,26 @@ public final class Checker {
         Requests requests = history.requests();
         Map<String, List<CommittedCommand>> byRequest = new LinkedHashMap<>();
         for (CommittedCommand command : history.commands()) {
-            command.request().ifPresent(id -> byRequest.computeIfAbsent(id, key -> new ArrayList<>()).add(command));
+            command.request()
+                    .ifPresent(id -> byRequest
+                            .computeIfAbsent(id, key -> new ArrayList<>())
+                            .add(command));
         }
         byRequest.forEach((id, commands) -> {
             if (!requests.produced().contains(id)) {
-                violations.add(new Violation(Kind.REQUEST_UNKNOWN, "request " + id + ", which the producer never sent, has "
-                        + describe(commands)));
+                violations.add(new Violation(
+                        Kind.REQUEST_UNKNOWN,
+                        "request " + id + ", which the producer never sent, has " + describe(commands)));
             }
             if (commands.size() > 1) {
-                violations.add(new Violation(Kind.REQUEST_DUPLICATED, "request " + id + " ("
-                        + (requests.acknowledged().contains(id) ? "acknowledged" : "not acknowledged") + ", input "
-                        + requests.inputs().getOrDefault(id, List.of()) + ") has " + commands.size() + " commands: "
-                        + describe(commands)));
+                violations.add(new Violation(
+                        Kind.REQUEST_DUPLICATED,
+                        "request " + id + " ("
+                                + (requests.acknowledged().contains(id) ? "acknowledged" : "not acknowledged")
+                                + ", input "
+                                + requests.inputs().getOrDefault(id, List.of()) + ") has " + commands.size()
+                                + " commands: "
+                                + describe(commands)));
             }
         });
         List<String> notProcessed = new ArrayList<>();
@@ -358,39 +423,52 @@ public final class Checker {
             }
             List<InputPosition> positions = requests.inputs().getOrDefault(id, List.of());
             if (positions.isEmpty()) {
-                violations.add(new Violation(Kind.REQUEST_LOST, "request " + id
-                        + " was acknowledged, but it is not in the input topic and no command carries it"));
+                violations.add(new Violation(
+                        Kind.REQUEST_LOST,
+                        "request " + id
+                                + " was acknowledged, but it is not in the input topic and no command carries it"));
             } else if (positions.stream().anyMatch(requests::committedPast)) {
-                violations.add(new Violation(Kind.REQUEST_LOST, "request " + id + " was acknowledged, is at input " + positions
-                        + ", and the pipeline group committed past it (offsets " + requests.committedOffsets()
-                        + "), yet no command carries it"));
+                violations.add(new Violation(
+                        Kind.REQUEST_LOST,
+                        "request " + id + " was acknowledged, is at input " + positions
+                                + ", and the pipeline group committed past it (offsets " + requests.committedOffsets()
+                                + "), yet no command carries it"));
             } else {
                 notProcessed.add(id + "@" + positions);
             }
         }
         if (!notProcessed.isEmpty()) {
-            violations.add(new Violation(Kind.REQUEST_NOT_PROCESSED, notProcessed.size()
-                    + " acknowledged requests have no command and lie at or past the group's committed offsets "
-                    + requests.committedOffsets() + ": the pipeline did not drain. First ones: "
-                    + notProcessed.subList(0, Math.min(10, notProcessed.size()))));
+            violations.add(new Violation(
+                    Kind.REQUEST_NOT_PROCESSED,
+                    notProcessed.size()
+                            + " acknowledged requests have no command and lie at or past the group's committed offsets "
+                            + requests.committedOffsets() + ": the pipeline did not drain. First ones: "
+                            + notProcessed.subList(0, Math.min(10, notProcessed.size()))));
         }
         return byRequest.size();
     }
 
     private static String describe(List<CommittedCommand> commands) {
-        return commands.stream().map(command -> "offset " + command.offset() + " by " + command.member() + " under term "
-                + command.term() + " (batch began " + command.began() + ")").collect(Collectors.joining(", "));
+        return commands.stream()
+                .map(command -> "offset " + command.offset() + " by " + command.member() + " under term "
+                        + command.term() + " (batch began " + command.began() + ")")
+                .collect(Collectors.joining(", "));
     }
 
     private static void checkMalformed(History history, List<Violation> violations) {
         if (history.garbageInjected() == 0) {
             return;
         }
-        long most = history.malformedCounted().values().stream().mapToLong(Long::longValue).max().orElse(0);
+        long most = history.malformedCounted().values().stream()
+                .mapToLong(Long::longValue)
+                .max()
+                .orElse(0);
         if (most < history.garbageInjected()) {
-            violations.add(new Violation(Kind.MALFORMED_NOT_COUNTED, history.garbageInjected()
-                    + " malformed records appended, but the most any member counted is " + most + " "
-                    + history.malformedCounted()));
+            violations.add(new Violation(
+                    Kind.MALFORMED_NOT_COUNTED,
+                    history.garbageInjected()
+                            + " malformed records appended, but the most any member counted is " + most + " "
+                            + history.malformedCounted()));
         }
     }
 }

@@ -25,14 +25,15 @@ import org.junit.jupiter.api.Test;
 /** Each rule of the checker, on hand-written histories: a clean one passes, each breach is named. */
 class CheckerTest {
 
-    private static final Checker CHECKER = new Checker(
-            new Checker.GapBound(Duration.ofSeconds(2), Duration.ofMillis(500), 2, Duration.ofSeconds(5)));
+    private static final Checker CHECKER =
+            new Checker(new Checker.GapBound(Duration.ofSeconds(2), Duration.ofMillis(500), 2, Duration.ofSeconds(5)));
 
     // m1 holds term 1 from t=1000 and renews until 5000; m2 is granted term 10 at 7500 and renews until 12000.
     private final List<Tenure> tenures = new ArrayList<>(List.of(
             new Tenure(1, "m1", 1000, 5000, OptionalLong.empty()),
             new Tenure(10, "m2", 7500, 12000, OptionalLong.empty())));
-    // Interleaved with the periodic commands, the pipeline's: m1 processed request r0, m2 (after the failover) r1 and r2.
+    // Interleaved with the periodic commands, the pipeline's: m1 processed request r0, m2 (after the failover) r1 and
+    // r2.
     private final List<CommittedCommand> commands = new ArrayList<>(List.of(
             new CommittedCommand(0, "m1", 1, 0, 1100),
             new CommittedCommand(1, "m1", 1, 1, 4900),
@@ -42,8 +43,8 @@ class CheckerTest {
             forRequest(5, "m2", 10, 8000, "r2"),
             new CommittedCommand(6, "m2", 10, 1, 11900)));
     private final List<Ack> acks = new ArrayList<>(List.of(new Ack(1200, "m1", 1, 0), new Ack(7700, "m2", 10, 0)));
-    private final List<Delivery> deliveries = new ArrayList<>(List.of(
-            new Delivery(1210, "m1", 1, 0, true), new Delivery(7710, "m2", 10, 0, true)));
+    private final List<Delivery> deliveries =
+            new ArrayList<>(List.of(new Delivery(1210, "m1", 1, 0, true), new Delivery(7710, "m2", 10, 0, true)));
     private final List<TailCheck> tails = new ArrayList<>();
     private long garbage;
     private Map<String, Long> malformed = Map.of();
@@ -62,8 +63,20 @@ class CheckerTest {
     private final List<History.CurrentAnswer> currentAnswers = new ArrayList<>();
 
     private Checker.Result check() {
-        return CHECKER.check(new History(commands, tenures, acks, deliveries, List.of(), tails, garbage, malformed,
-                new Requests(produced, acknowledged, inputs, committedOffsets), 12100, fences, outages, currentAnswers));
+        return CHECKER.check(new History(
+                commands,
+                tenures,
+                acks,
+                deliveries,
+                List.of(),
+                tails,
+                garbage,
+                malformed,
+                new Requests(produced, acknowledged, inputs, committedOffsets),
+                12100,
+                fences,
+                outages,
+                currentAnswers));
     }
 
     /** Another role, sharing the dispatcher's coordination partition: its terms are offsets of the same log. */
@@ -250,8 +263,11 @@ class CheckerTest {
         commands.add(4, forRequest(4, "m2", 10, 7650, "r0"));
         List<Violation> violations = check().violations();
         assertThat(violations).extracting(Violation::kind).containsExactly(Kind.REQUEST_DUPLICATED);
-        assertThat(violations.get(0).evidence()).contains("request r0 (acknowledged, input [p0@0]) has 2 commands",
-                "offset 2 by m1 under term 1", "offset 4 by m2 under term 10");
+        assertThat(violations.get(0).evidence())
+                .contains(
+                        "request r0 (acknowledged, input [p0@0]) has 2 commands",
+                        "offset 2 by m1 under term 1",
+                        "offset 4 by m2 under term 10");
     }
 
     @Test
@@ -287,7 +303,9 @@ class CheckerTest {
         committedOffsets.remove(1); // nothing committed on partition 1: the pipeline never got to r1
         List<Violation> violations = check().violations();
         assertThat(violations).extracting(Violation::kind).containsExactly(Kind.REQUEST_NOT_PROCESSED);
-        assertThat(violations.get(0).evidence()).startsWith("1 acknowledged requests").contains("r1@[p1@0]");
+        assertThat(violations.get(0).evidence())
+                .startsWith("1 acknowledged requests")
+                .contains("r1@[p1@0]");
     }
 
     @Test
@@ -306,7 +324,8 @@ class CheckerTest {
         // m1, deposed at 7500 by m2's grant, called current at 9000 (a lease copying m2's epoch).
         currentAnswers.add(new History.CurrentAnswer(9000, 9010, History.MAIN_ROLE, "m1", 1));
         List<Violation> violations = check().violations();
-        assertThat(violations).extracting(Violation::kind)
+        assertThat(violations)
+                .extracting(Violation::kind)
                 .containsExactly(Kind.CURRENT_FOR_NON_HOLDER, Kind.CURRENT_FOR_NON_HOLDER);
         assertThat(violations.get(0).evidence()).contains("intruder", "no leadership");
         assertThat(violations.get(1).evidence()).contains("m1", "m2 had fenced it by 7500");
@@ -409,8 +428,8 @@ class CheckerTest {
         outages.add(new Outage(2500, 2999));
         List<Violation> violations = check().violations();
         assertThat(violations).extracting(Violation::kind).containsExactly(Kind.LEADERLESS_GAP);
-        assertThat(violations.get(0).evidence()).contains("9000 ms without a holder", "999 ms of it in harness outages",
-                "= 8000 ms");
+        assertThat(violations.get(0).evidence())
+                .contains("9000 ms without a holder", "999 ms of it in harness outages", "= 8000 ms");
     }
 
     @Test
@@ -429,8 +448,8 @@ class CheckerTest {
         tenures.add(tenure("role-2", 2, "m5", 1000, 12000));
         Checker.Result result = check();
         assertThat(result.violations()).isEmpty();
-        assertThat(result.leadershipChangesByRole()).containsExactlyInAnyOrderEntriesOf(
-                Map.of(History.MAIN_ROLE, 1, OTHER, 2, "role-2", 0));
+        assertThat(result.leadershipChangesByRole())
+                .containsExactlyInAnyOrderEntriesOf(Map.of(History.MAIN_ROLE, 1, OTHER, 2, "role-2", 0));
         assertThat(result.leadershipChanges()).isEqualTo(3);
     }
 

@@ -40,27 +40,87 @@ public record History(
     public static final String MAIN_ROLE = "dispatcher";
 
     /** A run without challenger fences or outages. */
-    public History(List<CommittedCommand> commands, List<Tenure> tenures, List<Ack> acks, List<Delivery> deliveries,
-            List<Fault> faults, List<TailCheck> tailChecks, long garbageInjected, Map<String, Long> malformedCounted,
-            Requests requests, long endedAt) {
-        this(commands, tenures, acks, deliveries, faults, tailChecks, garbageInjected, malformedCounted, requests, endedAt,
+    public History(
+            List<CommittedCommand> commands,
+            List<Tenure> tenures,
+            List<Ack> acks,
+            List<Delivery> deliveries,
+            List<Fault> faults,
+            List<TailCheck> tailChecks,
+            long garbageInjected,
+            Map<String, Long> malformedCounted,
+            Requests requests,
+            long endedAt) {
+        this(
+                commands,
+                tenures,
+                acks,
+                deliveries,
+                faults,
+                tailChecks,
+                garbageInjected,
+                malformedCounted,
+                requests,
+                endedAt,
                 List.of());
     }
 
     /** A run that asked no {@code describe()}. */
-    public History(List<CommittedCommand> commands, List<Tenure> tenures, List<Ack> acks, List<Delivery> deliveries,
-            List<Fault> faults, List<TailCheck> tailChecks, long garbageInjected, Map<String, Long> malformedCounted,
-            Requests requests, long endedAt, List<ChallengerFence> fences, List<Outage> outages) {
-        this(commands, tenures, acks, deliveries, faults, tailChecks, garbageInjected, malformedCounted, requests, endedAt,
-                fences, outages, List.of());
+    public History(
+            List<CommittedCommand> commands,
+            List<Tenure> tenures,
+            List<Ack> acks,
+            List<Delivery> deliveries,
+            List<Fault> faults,
+            List<TailCheck> tailChecks,
+            long garbageInjected,
+            Map<String, Long> malformedCounted,
+            Requests requests,
+            long endedAt,
+            List<ChallengerFence> fences,
+            List<Outage> outages) {
+        this(
+                commands,
+                tenures,
+                acks,
+                deliveries,
+                faults,
+                tailChecks,
+                garbageInjected,
+                malformedCounted,
+                requests,
+                endedAt,
+                fences,
+                outages,
+                List.of());
     }
 
     /** A run without outages. */
-    public History(List<CommittedCommand> commands, List<Tenure> tenures, List<Ack> acks, List<Delivery> deliveries,
-            List<Fault> faults, List<TailCheck> tailChecks, long garbageInjected, Map<String, Long> malformedCounted,
-            Requests requests, long endedAt, List<ChallengerFence> fences) {
-        this(commands, tenures, acks, deliveries, faults, tailChecks, garbageInjected, malformedCounted, requests, endedAt,
-                fences, List.of());
+    public History(
+            List<CommittedCommand> commands,
+            List<Tenure> tenures,
+            List<Ack> acks,
+            List<Delivery> deliveries,
+            List<Fault> faults,
+            List<TailCheck> tailChecks,
+            long garbageInjected,
+            Map<String, Long> malformedCounted,
+            Requests requests,
+            long endedAt,
+            List<ChallengerFence> fences) {
+        this(
+                commands,
+                tenures,
+                acks,
+                deliveries,
+                faults,
+                tailChecks,
+                garbageInjected,
+                malformedCounted,
+                requests,
+                endedAt,
+                fences,
+                List.of());
     }
 
     public History {
@@ -82,16 +142,31 @@ public record History(
      * the record key is the {@code role}. A command of the leader pipeline carries the id
      * of the request it was written for ({@code request}); its {@code seq} means nothing (-1).
      */
-    public record CommittedCommand(String role, int partition, long offset, String member, long term, long seq,
-            long began, long appendedAt, Optional<String> request) {
+    public record CommittedCommand(
+            String role,
+            int partition,
+            long offset,
+            String member,
+            long term,
+            long seq,
+            long began,
+            long appendedAt,
+            Optional<String> request) {
 
         public CommittedCommand {
             Objects.requireNonNull(role, "role");
         }
 
         /** A command of {@link #MAIN_ROLE}. */
-        public CommittedCommand(int partition, long offset, String member, long term, long seq, long began,
-                long appendedAt, Optional<String> request) {
+        public CommittedCommand(
+                int partition,
+                long offset,
+                String member,
+                long term,
+                long seq,
+                long began,
+                long appendedAt,
+                Optional<String> request) {
             this(MAIN_ROLE, partition, offset, member, term, seq, began, appendedAt, request);
         }
 
@@ -119,8 +194,7 @@ public record History(
      * it was granted to a producer the challenger fenced, so none of them may have a
      * command after {@code offset} in {@code partition}.
      */
-    public record ChallengerFence(int partition, long offset, long termsBelow, long at) {
-    }
+    public record ChallengerFence(int partition, long offset, long termsBelow, long at) {}
 
     /**
      * The request producer's side of the leader pipeline: every request id it sent (or
@@ -129,7 +203,10 @@ public record History(
      * one written twice has two), and the pipeline group's committed offset per input
      * partition at the end (a partition without one is absent: nothing committed there).
      */
-    public record Requests(Set<String> produced, Set<String> acknowledged, Map<String, List<InputPosition>> inputs,
+    public record Requests(
+            Set<String> produced,
+            Set<String> acknowledged,
+            Map<String, List<InputPosition>> inputs,
             Map<Integer, Long> committedOffsets) {
 
         /** A run without a request producer. */
@@ -166,21 +243,28 @@ public record History(
      * the grant ({@code GRANTED}, written after the grant's transaction committed), else
      * the grant record's timestamp. The term is unique only within its {@code role}.
      */
-    public record Tenure(String role, long term, String member, long grantedAt, long lastLeaseAt,
-            OptionalLong releasedAt, long fencesFrom) {
+    public record Tenure(
+            String role,
+            long term,
+            String member,
+            long grantedAt,
+            long lastLeaseAt,
+            OptionalLong releasedAt,
+            long fencesFrom) {
 
         public Tenure {
             Objects.requireNonNull(role, "role");
         }
 
         /** A tenure whose holder fenced earlier producers by its grant record's timestamp. */
-        public Tenure(String role, long term, String member, long grantedAt, long lastLeaseAt, OptionalLong releasedAt) {
+        public Tenure(
+                String role, long term, String member, long grantedAt, long lastLeaseAt, OptionalLong releasedAt) {
             this(role, term, member, grantedAt, lastLeaseAt, releasedAt, grantedAt);
         }
 
         /** A tenure of {@link #MAIN_ROLE}. */
-        public Tenure(long term, String member, long grantedAt, long lastLeaseAt, OptionalLong releasedAt,
-                long fencesFrom) {
+        public Tenure(
+                long term, String member, long grantedAt, long lastLeaseAt, OptionalLong releasedAt, long fencesFrom) {
             this(MAIN_ROLE, term, member, grantedAt, lastLeaseAt, releasedAt, fencesFrom);
         }
 
@@ -209,8 +293,7 @@ public record History(
     }
 
     /** A command of {@link #MAIN_ROLE} (the only role with a device) reached the device, which accepted or refused it. */
-    public record Delivery(long at, String member, long term, long seq, boolean accepted) {
-    }
+    public record Delivery(long at, String member, long term, long seq, boolean accepted) {}
 
     /**
      * A window in which the harness itself froze every member (all member JVMs SIGSTOPped
@@ -229,22 +312,19 @@ public record History(
     }
 
     /** A fault the harness injected (or healed). */
-    public record Fault(long at, String kind, String target) {
-    }
+    public record Fault(long at, String kind, String target) {}
 
     /**
      * An answer of {@code describe()} that called a member current: {@code holder} held
      * {@code role} under {@code term}, as far as the coordinator's epoch and the topic told,
      * asked between {@code startedAt} and {@code endedAt}.
      */
-    public record CurrentAnswer(long startedAt, long endedAt, String role, String holder, long term) {
-    }
+    public record CurrentAnswer(long startedAt, long endedAt, String role, String holder, long term) {}
 
     /**
      * A restarted member's place in the roster once its new registration was seen:
      * {@code behind} lists the members that registered before that registration but rank
      * after it (it should be none: a restarted member goes to the tail).
      */
-    public record TailCheck(long at, String member, List<String> behind) {
-    }
+    public record TailCheck(long at, String member, List<String> behind) {}
 }

@@ -79,16 +79,38 @@ public final class ChaosRun {
      * {@code transactionVersion} is the cluster's finalized {@code transaction.version}
      * (0: what the brokers come up with, 2 on Kafka 4.x).
      */
-    public record Settings(String name, int brokers, int members, Duration lease, Duration renew, Duration stagger,
-            Duration slack, FaultPlan plan, Duration budget, List<String> unfenced, Path dir, int transactionVersion) {
+    public record Settings(
+            String name,
+            int brokers,
+            int members,
+            Duration lease,
+            Duration renew,
+            Duration stagger,
+            Duration slack,
+            FaultPlan plan,
+            Duration budget,
+            List<String> unfenced,
+            Path dir,
+            int transactionVersion) {
 
-        public Settings(String name, int brokers, int members, Duration lease, Duration renew, Duration stagger,
-                Duration slack, FaultPlan plan, Duration budget, List<String> unfenced, Path dir) {
+        public Settings(
+                String name,
+                int brokers,
+                int members,
+                Duration lease,
+                Duration renew,
+                Duration stagger,
+                Duration slack,
+                FaultPlan plan,
+                Duration budget,
+                List<String> unfenced,
+                Path dir) {
             this(name, brokers, members, lease, renew, stagger, slack, plan, budget, unfenced, dir, 0);
         }
 
         public Settings withTransactionVersion(int version) {
-            return new Settings(name, brokers, members, lease, renew, stagger, slack, plan, budget, unfenced, dir, version);
+            return new Settings(
+                    name, brokers, members, lease, renew, stagger, slack, plan, budget, unfenced, dir, version);
         }
 
         public Checker.GapBound gapBound() {
@@ -100,8 +122,7 @@ public final class ChaosRun {
      * How the pipeline drained after the plan: how long until its lag was 0 (or the wait
      * gave up), and the last lag measured (-1 when none could be).
      */
-    public record Drain(Duration took, long lag) {
-    }
+    public record Drain(Duration took, long lag) {}
 
     /**
      * What the run exercised beyond the fault counts: which coordination partition each
@@ -109,8 +130,14 @@ public final class ChaosRun {
      * lease recorder saw them; a fresh read at the end did not), how many records the
      * hostile producer forged and the most any member found suspicious.
      */
-    public record Coverage(Map<String, Integer> partitionOfRole, int coordinationRecordsSeen, int compactedAway,
-            long forgedInjected, long mostSuspiciousCounted, int heldRoleReleases, int currentAnswers) {
+    public record Coverage(
+            Map<String, Integer> partitionOfRole,
+            int coordinationRecordsSeen,
+            int compactedAway,
+            long forgedInjected,
+            long mostSuspiciousCounted,
+            int heldRoleReleases,
+            int currentAnswers) {
 
         /** Whether at least two roles share a coordination partition. */
         public boolean rolesSharePartitions() {
@@ -128,35 +155,78 @@ public final class ChaosRun {
     }
 
     /** The verdict, the figures, and where the evidence is. */
-    public record Report(Settings settings, Checker.Result result, Map<String, Integer> faultCounts, long garbageInjected,
-            long mostMalformedCounted, Drain drain, Duration elapsed, Path dir, Coverage coverage) {
+    public record Report(
+            Settings settings,
+            Checker.Result result,
+            Map<String, Integer> faultCounts,
+            long garbageInjected,
+            long mostMalformedCounted,
+            Drain drain,
+            Duration elapsed,
+            Path dir,
+            Coverage coverage) {
 
         /** The table the issue asks for, as Markdown. */
         public String table() {
             StringBuilder table = new StringBuilder();
-            table.append("| run | brokers | members | faults | leadership changes | commands committed | requests sent / acknowledged / processed | violations | longest leaderless gap | gap bound | elapsed |\n");
+            table.append(
+                    "| run | brokers | members | faults | leadership changes | commands committed | requests sent / acknowledged / processed | violations | longest leaderless gap | gap bound | elapsed |\n");
             table.append("|---|---|---|---|---|---|---|---|---|---|---|\n");
-            table.append("| ").append(settings.name())
-                    .append(settings.transactionVersion() > 0 ? " (transaction version " + settings.transactionVersion() + ")" : "")
-                    .append(" | ").append(settings.brokers()).append(" | ")
-                    .append(settings.members()).append(" | ")
-                    .append(faultCounts.entrySet().stream().map(e -> e.getKey() + " " + e.getValue())
+            table.append("| ")
+                    .append(settings.name())
+                    .append(
+                            settings.transactionVersion() > 0
+                                    ? " (transaction version " + settings.transactionVersion() + ")"
+                                    : "")
+                    .append(" | ")
+                    .append(settings.brokers())
+                    .append(" | ")
+                    .append(settings.members())
+                    .append(" | ")
+                    .append(faultCounts.entrySet().stream()
+                            .map(e -> e.getKey() + " " + e.getValue())
                             .collect(Collectors.joining(", ")))
-                    .append(" | ").append(result.leadershipChanges()).append(" (").append(SpringMember.ROLE).append(" ")
-                    .append(result.leadershipChangesByRole().getOrDefault(SpringMember.ROLE, 0)).append(")").append(" | ").append(result.commandsCommitted())
-                    .append(" | ").append(result.requestsProduced()).append(" / ").append(result.requestsAcknowledged())
-                    .append(" / ").append(result.requestsProcessed())
-                    .append(" | ").append(result.violations().size()).append(" | ").append(result.longestGapMillis())
-                    .append(" ms (before ").append(result.longestGapAt()).append(") | ")
-                    .append(settings.gapBound().millis()).append(" ms | ")
-                    .append(elapsed.toSeconds()).append(" s |\n");
-            table.append("\nGarbage records appended: ").append(garbageInjected)
-                    .append("; most counted by one member: ").append(mostMalformedCounted)
-                    .append(". Late dispatches refused by the device (committed under an older term, delivered after a newer one): ")
-                    .append(result.deliveriesRefused()).append(".\n");
+                    .append(" | ")
+                    .append(result.leadershipChanges())
+                    .append(" (")
+                    .append(SpringMember.ROLE)
+                    .append(" ")
+                    .append(result.leadershipChangesByRole().getOrDefault(SpringMember.ROLE, 0))
+                    .append(")")
+                    .append(" | ")
+                    .append(result.commandsCommitted())
+                    .append(" | ")
+                    .append(result.requestsProduced())
+                    .append(" / ")
+                    .append(result.requestsAcknowledged())
+                    .append(" / ")
+                    .append(result.requestsProcessed())
+                    .append(" | ")
+                    .append(result.violations().size())
+                    .append(" | ")
+                    .append(result.longestGapMillis())
+                    .append(" ms (before ")
+                    .append(result.longestGapAt())
+                    .append(") | ")
+                    .append(settings.gapBound().millis())
+                    .append(" ms | ")
+                    .append(elapsed.toSeconds())
+                    .append(" s |\n");
+            table.append("\nGarbage records appended: ")
+                    .append(garbageInjected)
+                    .append("; most counted by one member: ")
+                    .append(mostMalformedCounted)
+                    .append(
+                            ". Late dispatches refused by the device (committed under an older term, delivered after a newer one): ")
+                    .append(result.deliveriesRefused())
+                    .append(".\n");
             table.append("\n").append(coverage.describe()).append("\n");
-            table.append("\nAfter the plan the pipeline ").append(drain.lag() == 0 ? "drained in " : "had not drained after ")
-                    .append(drain.took().toMillis()).append(" ms (lag ").append(drain.lag()).append(").\n");
+            table.append("\nAfter the plan the pipeline ")
+                    .append(drain.lag() == 0 ? "drained in " : "had not drained after ")
+                    .append(drain.took().toMillis())
+                    .append(" ms (lag ")
+                    .append(drain.lag())
+                    .append(").\n");
             return table.toString();
         }
     }
@@ -164,15 +234,18 @@ public final class ChaosRun {
     private static final String COMMANDS = "chaos-commands";
     /** The value of a challenger's marker in the command log: {@code CHALLENGER <n> <termsBelow>}. */
     private static final String CHALLENGER_MARK = "CHALLENGER ";
+
     private static final String REQUESTS = "chaos-requests";
     private static final int REQUEST_PARTITIONS = 3;
     /** 20 requests a second: a modest load beside the holder's 10 periodic commands a second. */
     private static final Duration REQUEST_INTERVAL = Duration.ofMillis(50);
     /** How long the run waits after the plan for the pipeline to commit every request. */
     private static final Duration DRAIN_TIMEOUT = Duration.ofSeconds(60);
+
     private static final Duration BROKER_DOWN = Duration.ofSeconds(4);
     /** How long a SIGTERMed member may take to release its role and exit. */
     private static final Duration TERM_TIMEOUT = Duration.ofSeconds(30);
+
     private static final int COORDINATION_PARTITIONS = 3;
     /**
      * How long the transaction coordinator keeps an idle transactional id (the broker's
@@ -188,16 +261,26 @@ public final class ChaosRun {
      * its records to readers only then, already old by their timestamps, and with a 3 s
      * lag the cleaner removed grants before the recorder read them.
      */
-    private static final Map<String, String> COMPACTION = Map.of("segment.ms", "2000", "min.cleanable.dirty.ratio", "0.01",
-            "min.compaction.lag.ms", "60000", "delete.retention.ms", "5000");
+    private static final Map<String, String> COMPACTION = Map.of(
+            "segment.ms",
+            "2000",
+            "min.cleanable.dirty.ratio",
+            "0.01",
+            "min.compaction.lag.ms",
+            "60000",
+            "delete.retention.ms",
+            "5000");
 
     private final Settings settings;
     private final Role role = Role.of(SpringMember.ROLE);
     /** Every role the members contend for: the dispatcher and the others. */
-    private final List<Role> roles = java.util.stream.Stream.concat(java.util.stream.Stream.of(SpringMember.ROLE),
-            SpringMember.OTHER_ROLES.stream()).map(Role::of).toList();
+    private final List<Role> roles = java.util.stream.Stream.concat(
+                    java.util.stream.Stream.of(SpringMember.ROLE), SpringMember.OTHER_ROLES.stream())
+            .map(Role::of)
+            .toList();
     /** Records the forged ones, as "partition/offset": what no member wrote, so no tenure. */
     private final java.util.Set<String> forged = ConcurrentHashMap.newKeySet();
+
     private final Map<String, Map<String, String>> controls = new ConcurrentHashMap<>();
     private LeaseRecorder leaseRecorder;
     private long forgedInjected;
@@ -208,9 +291,11 @@ public final class ChaosRun {
     private final List<History.TailCheck> tailChecks = Collections.synchronizedList(new ArrayList<>());
     private final List<History.CurrentAnswer> currentAnswers = Collections.synchronizedList(new ArrayList<>());
     private final Random random;
-    private final java.util.concurrent.ExecutorService tailChecker = java.util.concurrent.Executors.newSingleThreadExecutor();
+    private final java.util.concurrent.ExecutorService tailChecker =
+            java.util.concurrent.Executors.newSingleThreadExecutor();
     /** The tail checks of restarted members not yet registered again: the next fault waits for them. */
     private final List<java.util.concurrent.Future<?>> restarting = new ArrayList<>();
+
     private long garbageInjected;
     private KafkaProcessCluster cluster;
     private CoordinationClient observer;
@@ -226,7 +311,8 @@ public final class ChaosRun {
         deleteRecursively(settings.dir()); // a rerun starts from fresh broker storage
         Files.createDirectories(settings.dir());
         long started = System.currentTimeMillis();
-        KafkaProcessCluster.Builder builder = KafkaProcessCluster.builder(settings.dir().resolve("brokers"))
+        KafkaProcessCluster.Builder builder = KafkaProcessCluster.builder(
+                        settings.dir().resolve("brokers"))
                 .nodes(settings.brokers())
                 .setting("transactional.id.expiration.ms", Long.toString(TRANSACTIONAL_ID_EXPIRATION.toMillis()))
                 .setting("transaction.remove.expired.transaction.cleanup.interval.ms", "500")
@@ -235,21 +321,30 @@ public final class ChaosRun {
                 .setting("log.cleaner.backoff.ms", "1000");
         for (int m = 1; m <= settings.members(); m++) {
             String member = "m" + m;
-            builder.listener(new KafkaProcessCluster.Listener(member.toUpperCase(), "PLAINTEXT",
-                    (node, bound) -> proxies.computeIfAbsent(member + "@" + node,
-                            key -> new TcpProxy(0, bound, key)).port()));
+            builder.listener(new KafkaProcessCluster.Listener(
+                    member.toUpperCase(),
+                    "PLAINTEXT",
+                    (node, bound) -> proxies.computeIfAbsent(member + "@" + node, key -> new TcpProxy(0, bound, key))
+                            .port()));
         }
         int replicas = Math.min(3, settings.brokers());
         try (Device device = new Device();
-             KafkaProcessCluster brokers = builder.start();
-             KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(
-                     Map.of("bootstrap.servers", brokers.bootstrapServers()),
-                     TopicSpec.DEFAULTS.withPartitions(COORDINATION_PARTITIONS).withReplicationFactor(replicas),
-                     Duration.ofSeconds(20), Duration.ofSeconds(20));
-             CoordinationClient client = new CoordinationClient(transport,
-                     new LeaseConfig(settings.lease(), settings.renew(), settings.stagger()), InstantSource.system());
-             CoordinationClient tailClient = new CoordinationClient(transport,
-                     new LeaseConfig(settings.lease(), settings.renew(), settings.stagger()), InstantSource.system())) {
+                KafkaProcessCluster brokers = builder.start();
+                KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(
+                        Map.of("bootstrap.servers", brokers.bootstrapServers()),
+                        TopicSpec.DEFAULTS
+                                .withPartitions(COORDINATION_PARTITIONS)
+                                .withReplicationFactor(replicas),
+                        Duration.ofSeconds(20),
+                        Duration.ofSeconds(20));
+                CoordinationClient client = new CoordinationClient(
+                        transport,
+                        new LeaseConfig(settings.lease(), settings.renew(), settings.stagger()),
+                        InstantSource.system());
+                CoordinationClient tailClient = new CoordinationClient(
+                        transport,
+                        new LeaseConfig(settings.lease(), settings.renew(), settings.stagger()),
+                        InstantSource.system())) {
             cluster = brokers;
             observer = client;
             if (settings.transactionVersion() > 0) {
@@ -259,8 +354,8 @@ public final class ChaosRun {
             createTopics(replicas);
             observer.observe(role, Duration.ZERO); // creates the coordination topic before any member needs it
             compactOften();
-            leaseRecorder = new LeaseRecorder(brokers.bootstrapServers(), CoordinationCodec.COORDINATION_STATE_TOPIC,
-                    COORDINATION_PARTITIONS);
+            leaseRecorder = new LeaseRecorder(
+                    brokers.bootstrapServers(), CoordinationCodec.COORDINATION_STATE_TOPIC, COORDINATION_PARTITIONS);
             for (int m = 1; m <= settings.members(); m++) {
                 MemberProcess member = member("m" + m, device.port(), replicas);
                 members.put(member.id(), member);
@@ -275,7 +370,9 @@ public final class ChaosRun {
                 observer.observe(role, Duration.ofMillis(200));
             }
             if (!roster().containsAll(members.keySet())) {
-                fault("STUCK", "members did not all register within " + REGISTER_AGAIN_WITHIN.toSeconds() + " s: " + roster());
+                fault(
+                        "STUCK",
+                        "members did not all register within " + REGISTER_AGAIN_WITHIN.toSeconds() + " s: " + roster());
             }
             fault("START", members.keySet().toString());
             requests = new RequestProducer(brokers.bootstrapServers(), REQUESTS, REQUEST_PARTITIONS, REQUEST_INTERVAL);
@@ -288,7 +385,8 @@ public final class ChaosRun {
                 // boot took 55 s on a 2-core machine running two builds, so the budget, which caps
                 // the plan's faults, does not count the wait.
                 waitedForMembers += awaitRestartedMembers();
-                if (System.nanoTime() - planStarted - waitedForMembers > settings.budget().toNanos()) {
+                if (System.nanoTime() - planStarted - waitedForMembers
+                        > settings.budget().toNanos()) {
                     fault("BUDGET_SPENT", settings.budget().toString());
                     break;
                 }
@@ -317,9 +415,19 @@ public final class ChaosRun {
             List<LeaseRecorder.Seen> coordination = leaseRecorder.finish(Duration.ofSeconds(60));
             History history = readHistory(device, ended, coordination);
             Checker.Result result = new Checker(settings.gapBound()).check(history);
-            Report report = new Report(settings, result, countFaults(), garbageInjected,
-                    history.malformedCounted().values().stream().mapToLong(Long::longValue).max().orElse(0), drain,
-                    Duration.ofMillis(System.currentTimeMillis() - started), settings.dir(), coverage(coordination));
+            Report report = new Report(
+                    settings,
+                    result,
+                    countFaults(),
+                    garbageInjected,
+                    history.malformedCounted().values().stream()
+                            .mapToLong(Long::longValue)
+                            .max()
+                            .orElse(0),
+                    drain,
+                    Duration.ofMillis(System.currentTimeMillis() - started),
+                    settings.dir(),
+                    coverage(coordination));
             writeReport(report, history);
             return report;
         } finally {
@@ -339,27 +447,48 @@ public final class ChaosRun {
         String bootstrap = cluster.nodes().stream()
                 .map(node -> "127.0.0.1:" + proxies.get(id + "@" + node.id()).port())
                 .collect(Collectors.joining(","));
-        List<String> arguments = List.of("member=" + id, "bootstrap=" + bootstrap, "role=" + role.name(),
-                "commands=" + COMMANDS, "lease-ms=" + settings.lease().toMillis(), "renew-ms=" + settings.renew().toMillis(),
-                "stagger-ms=" + settings.stagger().toMillis(), "device-port=" + devicePort,
-                "partitions=" + COORDINATION_PARTITIONS, "replication=" + replicas, "requests=" + REQUESTS,
+        List<String> arguments = List.of(
+                "member=" + id,
+                "bootstrap=" + bootstrap,
+                "role=" + role.name(),
+                "commands=" + COMMANDS,
+                "lease-ms=" + settings.lease().toMillis(),
+                "renew-ms=" + settings.renew().toMillis(),
+                "stagger-ms=" + settings.stagger().toMillis(),
+                "device-port=" + devicePort,
+                "partitions=" + COORDINATION_PARTITIONS,
+                "replication=" + replicas,
+                "requests=" + REQUESTS,
                 "mode=" + (settings.unfenced().contains(id) ? "unfenced" : "fenced"),
                 "control-file=" + controlFile(id));
         // The real members run the starter; the deliberately broken one is the core-level CommandMember.
-        return new MemberProcess(id, !settings.unfenced().contains(id), arguments, settings.dir().resolve(id + ".out"));
+        return new MemberProcess(
+                id, !settings.unfenced().contains(id), arguments, settings.dir().resolve(id + ".out"));
     }
 
     /** The run on a cluster finalized at this transaction version ({@code -Dchaos.transaction-version=1} in ChaosIT). */
     private void setTransactionVersion(short version) throws Exception {
         try (Admin admin = cluster.admin()) {
-            var finalized = admin.describeFeatures().featureMetadata().get(10, TimeUnit.SECONDS).finalizedFeatures()
+            var finalized = admin.describeFeatures()
+                    .featureMetadata()
+                    .get(10, TimeUnit.SECONDS)
+                    .finalizedFeatures()
                     .get("transaction.version");
             short current = finalized == null ? 0 : finalized.maxVersionLevel();
             if (current != version) {
-                admin.updateFeatures(Map.of("transaction.version", new org.apache.kafka.clients.admin.FeatureUpdate(version,
-                        version < current ? org.apache.kafka.clients.admin.FeatureUpdate.UpgradeType.SAFE_DOWNGRADE
-                                : org.apache.kafka.clients.admin.FeatureUpdate.UpgradeType.UPGRADE)),
-                        new org.apache.kafka.clients.admin.UpdateFeaturesOptions()).all().get(30, TimeUnit.SECONDS);
+                admin.updateFeatures(
+                                Map.of(
+                                        "transaction.version",
+                                        new org.apache.kafka.clients.admin.FeatureUpdate(
+                                                version,
+                                                version < current
+                                                        ? org.apache.kafka.clients.admin.FeatureUpdate.UpgradeType
+                                                                .SAFE_DOWNGRADE
+                                                        : org.apache.kafka.clients.admin.FeatureUpdate.UpgradeType
+                                                                .UPGRADE)),
+                                new org.apache.kafka.clients.admin.UpdateFeaturesOptions())
+                        .all()
+                        .get(30, TimeUnit.SECONDS);
             }
         }
         fault("TRANSACTION_VERSION", Short.toString(version));
@@ -370,16 +499,21 @@ public final class ChaosRun {
      * topic, and its dead-letter topic (a {@code @LeaderListener} checks that it exists).
      */
     private void createTopics(int replicas) throws Exception {
-        Map<String, String> durable = Map.of("min.insync.replicas", Integer.toString(Math.min(2, replicas)),
-                "unclean.leader.election.enable", "false");
+        Map<String, String> durable = Map.of(
+                "min.insync.replicas",
+                Integer.toString(Math.min(2, replicas)),
+                "unclean.leader.election.enable",
+                "false");
         try (Admin admin = cluster.admin()) {
             Map<String, String> stamped = new HashMap<>(durable);
             // The broker stamps each command when it appends it: the stale-dispatch rule's clock.
             stamped.put("message.timestamp.type", "LogAppendTime");
-            admin.createTopics(List.of(new NewTopic(COMMANDS, 1, (short) replicas).configs(stamped),
-                    new NewTopic(REQUESTS, REQUEST_PARTITIONS, (short) replicas).configs(durable),
-                    new NewTopic(REQUESTS + ".DLT", 1, (short) replicas).configs(durable)))
-                    .all().get(30, TimeUnit.SECONDS);
+            admin.createTopics(List.of(
+                            new NewTopic(COMMANDS, 1, (short) replicas).configs(stamped),
+                            new NewTopic(REQUESTS, REQUEST_PARTITIONS, (short) replicas).configs(durable),
+                            new NewTopic(REQUESTS + ".DLT", 1, (short) replicas).configs(durable)))
+                    .all()
+                    .get(30, TimeUnit.SECONDS);
         }
     }
 
@@ -396,8 +530,11 @@ public final class ChaosRun {
         AtomicLong lag = new AtomicLong(-1);
         try (Admin admin = cluster.admin()) {
             try {
-                await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(200)).atMost(DRAIN_TIMEOUT)
-                        .ignoreExceptions().until(() -> {
+                await().pollDelay(Duration.ZERO)
+                        .pollInterval(Duration.ofMillis(200))
+                        .atMost(DRAIN_TIMEOUT)
+                        .ignoreExceptions()
+                        .until(() -> {
                             lag.set(LeaderPipeline.measureLag(admin, pipeline, Duration.ofSeconds(10)));
                             return lag.get() == 0;
                         });
@@ -417,20 +554,31 @@ public final class ChaosRun {
      * that takes longer than {@code timeout}.
      */
     private void awaitDecided(List<TopicPartition> partitions, Duration timeout) throws Exception {
-        Map<TopicPartition, OffsetSpec> latest = partitions.stream()
-                .collect(Collectors.toMap(partition -> partition, partition -> OffsetSpec.latest()));
+        Map<TopicPartition, OffsetSpec> latest =
+                partitions.stream().collect(Collectors.toMap(partition -> partition, partition -> OffsetSpec.latest()));
         try (Admin admin = cluster.admin()) {
             var ends = admin.listOffsets(latest).all().get(10, TimeUnit.SECONDS);
             try {
-                await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(50)).atMost(timeout).ignoreExceptions()
+                await().pollDelay(Duration.ZERO)
+                        .pollInterval(Duration.ofMillis(50))
+                        .atMost(timeout)
+                        .ignoreExceptions()
                         .until(() -> {
-                            var stable = admin.listOffsets(latest, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
-                                    .all().get(10, TimeUnit.SECONDS);
-                            return partitions.stream().allMatch(p -> stable.get(p).offset() >= ends.get(p).offset());
+                            var stable = admin.listOffsets(
+                                            latest, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
+                                    .all()
+                                    .get(10, TimeUnit.SECONDS);
+                            return partitions.stream()
+                                    .allMatch(p -> stable.get(p).offset()
+                                            >= ends.get(p).offset());
                         });
             } catch (ConditionTimeoutException open) {
-                fault("STUCK", "a transaction stayed open in " + partitions + " before their offsets "
-                        + ends.values().stream().map(end -> Long.toString(end.offset())).toList() + " for " + timeout);
+                fault(
+                        "STUCK",
+                        "a transaction stayed open in " + partitions + " before their offsets "
+                                + ends.values().stream()
+                                        .map(end -> Long.toString(end.offset()))
+                                        .toList() + " for " + timeout);
             }
         }
     }
@@ -480,10 +628,12 @@ public final class ChaosRun {
             }
             case KILL_BROKER -> {
                 String lagged = brokerFaultAlone();
-                int node = step.partitionLeader() ? coordinationPartitionLeader()
-                        : 1 + random.nextInt(settings.brokers());
+                int node =
+                        step.partitionLeader() ? coordinationPartitionLeader() : 1 + random.nextInt(settings.brokers());
                 cluster.kill(node);
-                fault("KILL_BROKER", "node-" + node + (step.partitionLeader() ? " (leads the role's partition)" : "") + lagged);
+                fault(
+                        "KILL_BROKER",
+                        "node-" + node + (step.partitionLeader() ? " (leads the role's partition)" : "") + lagged);
                 // Down for longer than broker.session.timeout.ms (3 s), so the controller notices
                 // the crash and takes the node out of every ISR, as after a real crash.
                 Thread.sleep(BROKER_DOWN.toMillis() + step.lingerMillis()); // part of the fault
@@ -494,9 +644,12 @@ public final class ChaosRun {
                 // Healed means caught up: until the node is back in every ISR, killing another
                 // broker would leave partitions below min.insync.replicas (two faults at once).
                 String last = awaitFullIsr(Duration.ofSeconds(120));
-                fault("RESTART_BROKER", "node-" + node + " (up after " + TimeUnit.NANOSECONDS.toMillis(up - restarting)
-                        + " ms, back in every ISR " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - up) + " ms later"
-                        + (last.isEmpty() ? "" : "; the last to catch up: " + last) + ")");
+                fault(
+                        "RESTART_BROKER",
+                        "node-" + node + " (up after " + TimeUnit.NANOSECONDS.toMillis(up - restarting)
+                                + " ms, back in every ISR " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - up)
+                                + " ms later"
+                                + (last.isEmpty() ? "" : "; the last to catch up: " + last) + ")");
             }
             case TERM_LEADER -> {
                 String holder = burstingHolder();
@@ -520,18 +673,22 @@ public final class ChaosRun {
             }
             case PAUSE_BROKER -> {
                 String lagged = brokerFaultAlone();
-                int node = step.partitionLeader() ? coordinationPartitionLeader()
-                        : 1 + random.nextInt(settings.brokers());
+                int node =
+                        step.partitionLeader() ? coordinationPartitionLeader() : 1 + random.nextInt(settings.brokers());
                 cluster.pause(node);
-                fault("PAUSE_BROKER", "node-" + node + (step.partitionLeader() ? " (leads the role's partition)" : "") + lagged);
+                fault(
+                        "PAUSE_BROKER",
+                        "node-" + node + (step.partitionLeader() ? " (leads the role's partition)" : "") + lagged);
                 // Frozen past broker.session.timeout.ms (3 s): the controller fences it while its sockets stay open.
                 Thread.sleep(BROKER_DOWN.toMillis() + step.lingerMillis()); // part of the fault
                 cluster.resume(node);
                 long resumed = System.nanoTime();
                 String last = awaitFullIsr(Duration.ofSeconds(120));
-                fault("RESUME_BROKER", "node-" + node + " (back in every ISR "
-                        + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - resumed) + " ms later"
-                        + (last.isEmpty() ? "" : "; the last to catch up: " + last) + ")");
+                fault(
+                        "RESUME_BROKER",
+                        "node-" + node + " (back in every ISR "
+                                + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - resumed) + " ms later"
+                                + (last.isEmpty() ? "" : "; the last to catch up: " + last) + ")");
             }
             case CHALLENGER -> challenge();
             case RELEASE_LEADER -> {
@@ -547,13 +704,16 @@ public final class ChaosRun {
             }
             case CLOCK_STEP -> {
                 String holder = awaitHolder(h -> true, Duration.ofSeconds(60));
-                List<String> standbys = members.keySet().stream().filter(m -> !m.equals(holder)).toList();
+                List<String> standbys =
+                        members.keySet().stream().filter(m -> !m.equals(holder)).toList();
                 boolean onHolder = random.nextBoolean() || standbys.isEmpty();
                 String target = onHolder ? holder : standbys.get(random.nextInt(standbys.size()));
                 long magnitude = settings.lease().toMillis() + 500 + random.nextInt(1500);
                 long skew = random.nextBoolean() ? magnitude : -magnitude;
                 control(target, "skew", Long.toString(skew));
-                fault("CLOCK_STEP", target + (onHolder ? " (holder) " : " (standby) ") + (skew > 0 ? "+" : "") + skew + " ms");
+                fault(
+                        "CLOCK_STEP",
+                        target + (onHolder ? " (holder) " : " (standby) ") + (skew > 0 ? "+" : "") + skew + " ms");
                 // The member lives with the stepped clock for more than two leases: part of the fault.
                 Thread.sleep(2 * settings.lease().toMillis() + step.lingerMillis());
                 control(target, "skew", "0");
@@ -567,8 +727,10 @@ public final class ChaosRun {
                 int coordinator = transactionCoordinator(role.name());
                 TcpProxy link = proxies.get(holder + "@" + coordinator);
                 link.cut();
-                fault("CUT_COORDINATOR", holder + " from node-" + coordinator + ", the coordinator of " + role.name()
-                        + "'s transactional id (its other links stay)");
+                fault(
+                        "CUT_COORDINATOR",
+                        holder + " from node-" + coordinator + ", the coordinator of " + role.name()
+                                + "'s transactional id (its other links stay)");
                 awaitHolder(h -> !h.equals(holder), Duration.ofSeconds(60));
                 Thread.sleep(step.lingerMillis());
                 link.restore();
@@ -628,8 +790,10 @@ public final class ChaosRun {
 
     /** The member a status's lease names, while that lease's deadline has not passed. */
     private static Optional<String> liveHolder(LeadershipStatus state) {
-        return state.lease().filter(lease -> lease.deadline().toEpochMilli() > System.currentTimeMillis())
-                .map(LeaseSnapshot::holder).map(MemberId::value);
+        return state.lease()
+                .filter(lease -> lease.deadline().toEpochMilli() > System.currentTimeMillis())
+                .map(LeaseSnapshot::holder)
+                .map(MemberId::value);
     }
 
     /**
@@ -641,7 +805,8 @@ public final class ChaosRun {
      */
     private void expireTransactionalId(FaultPlan.Step step) throws Exception {
         String holder = awaitHolder(h -> true, Duration.ofSeconds(60));
-        List<MemberProcess> frozen = members.values().stream().filter(MemberProcess::alive).toList();
+        List<MemberProcess> frozen =
+                members.values().stream().filter(MemberProcess::alive).toList();
         frozen.forEach(MemberProcess::pause);
         fault("OUTAGE_BEGIN", "every member frozen");
         fault("EXPIRE_TRANSACTIONAL_ID", holder + " held " + role.name());
@@ -651,7 +816,9 @@ public final class ChaosRun {
             long deadline = start + TimeUnit.SECONDS.toNanos(60);
             while (!expired && System.nanoTime() < deadline) {
                 try {
-                    admin.describeTransactions(List.of(role.name())).description(role.name()).get(10, TimeUnit.SECONDS);
+                    admin.describeTransactions(List.of(role.name()))
+                            .description(role.name())
+                            .get(10, TimeUnit.SECONDS);
                     Thread.sleep(200); // polling the coordinator
                 } catch (java.util.concurrent.ExecutionException e) {
                     expired = e.getCause() instanceof org.apache.kafka.common.errors.TransactionalIdNotFoundException;
@@ -661,8 +828,10 @@ public final class ChaosRun {
                 }
             }
         }
-        fault(expired ? "TRANSACTIONAL_ID_EXPIRED" : "STUCK", role.name() + (expired ? " expired after " : " not expired after ")
-                + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms");
+        fault(
+                expired ? "TRANSACTIONAL_ID_EXPIRED" : "STUCK",
+                role.name() + (expired ? " expired after " : " not expired after ")
+                        + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms");
         frozen.stream().filter(member -> !member.id().equals(holder)).forEach(MemberProcess::resume);
         fault("OUTAGE_END", "every member but " + holder + " thawed");
         awaitHolder(h -> !h.equals(holder), Duration.ofSeconds(60));
@@ -674,8 +843,10 @@ public final class ChaosRun {
     /** The broker that coordinates a transactional id now. */
     private int transactionCoordinator(String transactionalId) throws Exception {
         try (Admin admin = cluster.admin()) {
-            return admin.describeTransactions(List.of(transactionalId)).description(transactionalId)
-                    .get(10, TimeUnit.SECONDS).coordinatorId();
+            return admin.describeTransactions(List.of(transactionalId))
+                    .description(transactionalId)
+                    .get(10, TimeUnit.SECONDS)
+                    .coordinatorId();
         }
     }
 
@@ -688,31 +859,63 @@ public final class ChaosRun {
      */
     private int forge(String holder) throws Exception {
         int partition = RolePartitioner.partitionFor(role, COORDINATION_PARTITIONS);
-        Role neighbour = roles.stream().filter(other -> !other.equals(role)
-                && RolePartitioner.partitionFor(other, COORDINATION_PARTITIONS) == partition).findFirst().orElse(role);
-        String standby = members.keySet().stream().filter(m -> !m.equals(holder)).findFirst().orElse("m-unknown");
+        Role neighbour = roles.stream()
+                .filter(other -> !other.equals(role)
+                        && RolePartitioner.partitionFor(other, COORDINATION_PARTITIONS) == partition)
+                .findFirst()
+                .orElse(role);
+        String standby = members.keySet().stream()
+                .filter(m -> !m.equals(holder))
+                .findFirst()
+                .orElse("m-unknown");
         long now = System.currentTimeMillis();
         long century = Duration.ofDays(36_500).toMillis();
         // What anyone can read from the cluster: the coordinator's epoch and the holder's grant time.
         LeadershipStatus status = observer.describe(role);
         long producerId = status.coordinator().map(ProducerState::producerId).orElse(4240L);
         short epoch = status.coordinator().map(ProducerState::producerEpoch).orElse((short) 0);
-        long holderGrantedAt = status.lease().map(lease -> lease.grantedAt().toEpochMilli()).orElse(now);
+        long holderGrantedAt =
+                status.lease().map(lease -> lease.grantedAt().toEpochMilli()).orElse(now);
         List<ProducerRecord<byte[], byte[]>> records = List.of(
-                forged(partition, now, role, new CoordinationRecord.Lease(MemberId.of("intruder"), 4242, (short) 7, now,
-                        now + century)),
+                forged(
+                        partition,
+                        now,
+                        role,
+                        new CoordinationRecord.Lease(MemberId.of("intruder"), 4242, (short) 7, now, now + century)),
                 // The live holder's own leadership with a deadline already past, and a member
                 // that does not hold the role with the coordinator's current epoch.
-                forged(partition, now, role, new CoordinationRecord.Lease(MemberId.of(holder), producerId, epoch,
-                        holderGrantedAt, now - 1)),
-                forged(partition, now, role, new CoordinationRecord.Lease(MemberId.of(standby), producerId, epoch,
-                        now - 60_000, now + settings.lease().toMillis())),
-                forged(partition, now, role, new CoordinationRecord.Lease(MemberId.of(standby), 4243, (short) 0, now,
-                        now + settings.lease().toMillis())),
+                forged(
+                        partition,
+                        now,
+                        role,
+                        new CoordinationRecord.Lease(MemberId.of(holder), producerId, epoch, holderGrantedAt, now - 1)),
+                forged(
+                        partition,
+                        now,
+                        role,
+                        new CoordinationRecord.Lease(
+                                MemberId.of(standby),
+                                producerId,
+                                epoch,
+                                now - 60_000,
+                                now + settings.lease().toMillis())),
+                forged(
+                        partition,
+                        now,
+                        role,
+                        new CoordinationRecord.Lease(
+                                MemberId.of(standby),
+                                4243,
+                                (short) 0,
+                                now,
+                                now + settings.lease().toMillis())),
                 forged(partition, now + Duration.ofMinutes(30).toMillis(), role, null),
                 forged(partition, now, neighbour, null),
-                forged(partition, now, neighbour, new CoordinationRecord.Lease(MemberId.of("intruder"), 4244, (short) 1, now,
-                        now + century)));
+                forged(
+                        partition,
+                        now,
+                        neighbour,
+                        new CoordinationRecord.Lease(MemberId.of("intruder"), 4244, (short) 1, now, now + century)));
         appendPlain(records).forEach(written -> forged.add(written.partition() + "/" + written.offset()));
         forgedInjected += records.size();
         return records.size();
@@ -724,17 +927,24 @@ public final class ChaosRun {
         try {
             LeadershipStatus status = observer.describe(role);
             if (status.current()) {
-                currentAnswers.add(new History.CurrentAnswer(startedAt, System.currentTimeMillis(), role.name(),
-                        status.holder().orElseThrow().value(), status.lease().orElseThrow().token().term()));
+                currentAnswers.add(new History.CurrentAnswer(
+                        startedAt,
+                        System.currentTimeMillis(),
+                        role.name(),
+                        status.holder().orElseThrow().value(),
+                        status.lease().orElseThrow().token().term()));
             }
         } catch (RuntimeException unanswered) {
             // the cluster is moving (a fault): this sample has no answer, the next one may
         }
     }
 
-    private static ProducerRecord<byte[], byte[]> forged(int partition, long timestamp, Role role,
-            CoordinationRecord.Lease lease) {
-        return new ProducerRecord<>(CoordinationCodec.COORDINATION_STATE_TOPIC, partition, timestamp,
+    private static ProducerRecord<byte[], byte[]> forged(
+            int partition, long timestamp, Role role, CoordinationRecord.Lease lease) {
+        return new ProducerRecord<>(
+                CoordinationCodec.COORDINATION_STATE_TOPIC,
+                partition,
+                timestamp,
                 CoordinationCodec.encodeKey(CoordinationKey.lease(role)),
                 lease == null ? null : CoordinationCodec.encodeValue(lease));
     }
@@ -743,12 +953,17 @@ public final class ChaosRun {
     private void compactOften() throws Exception {
         try (Admin admin = cluster.admin()) {
             var topic = new org.apache.kafka.common.config.ConfigResource(
-                    org.apache.kafka.common.config.ConfigResource.Type.TOPIC, CoordinationCodec.COORDINATION_STATE_TOPIC);
-            admin.incrementalAlterConfigs(Map.of(topic, COMPACTION.entrySet().stream()
-                    .map(e -> new org.apache.kafka.clients.admin.AlterConfigOp(
-                            new org.apache.kafka.clients.admin.ConfigEntry(e.getKey(), e.getValue()),
-                            org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)).toList()))
-                    .all().get(30, TimeUnit.SECONDS);
+                    org.apache.kafka.common.config.ConfigResource.Type.TOPIC,
+                    CoordinationCodec.COORDINATION_STATE_TOPIC);
+            admin.incrementalAlterConfigs(Map.of(
+                            topic,
+                            COMPACTION.entrySet().stream()
+                                    .map(e -> new org.apache.kafka.clients.admin.AlterConfigOp(
+                                            new org.apache.kafka.clients.admin.ConfigEntry(e.getKey(), e.getValue()),
+                                            org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET))
+                                    .toList()))
+                    .all()
+                    .get(30, TimeUnit.SECONDS);
         }
     }
 
@@ -766,9 +981,16 @@ public final class ChaosRun {
         values.put(key, value);
         Path file = controlFile(member);
         Path next = file.resolveSibling(file.getFileName() + ".next");
-        Files.writeString(next, values.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue())
-                .collect(Collectors.joining("\n", "", "\n")));
-        Files.move(next, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        Files.writeString(
+                next,
+                values.entrySet().stream()
+                        .map(e -> e.getKey() + "=" + e.getValue())
+                        .collect(Collectors.joining("\n", "", "\n")));
+        Files.move(
+                next,
+                file,
+                java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                java.nio.file.StandardCopyOption.ATOMIC_MOVE);
     }
 
     /**
@@ -779,40 +1001,63 @@ public final class ChaosRun {
      */
     private void challenge() throws Exception {
         String holder = awaitHolder(h -> true, Duration.ofSeconds(60));
-        TopicPartition coordination = new TopicPartition(CoordinationCodec.COORDINATION_STATE_TOPIC,
+        TopicPartition coordination = new TopicPartition(
+                CoordinationCodec.COORDINATION_STATE_TOPIC,
                 RolePartitioner.partitionFor(role, COORDINATION_PARTITIONS));
         long termsBelow;
         try (Admin admin = cluster.admin()) {
-            termsBelow = admin.listOffsets(Map.of(coordination, OffsetSpec.latest())).all().get(10, TimeUnit.SECONDS)
-                    .get(coordination).offset();
+            termsBelow = admin.listOffsets(Map.of(coordination, OffsetSpec.latest()))
+                    .all()
+                    .get(10, TimeUnit.SECONDS)
+                    .get(coordination)
+                    .offset();
         }
         long n = faults.stream().filter(f -> f.kind().equals("CHALLENGER")).count();
         try (KafkaProducer<byte[], byte[]> challenger = new KafkaProducer<>(Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
-                ProducerConfig.TRANSACTIONAL_ID_CONFIG, role.name(), // the role's transactional id, as members use it
-                ProducerConfig.MAX_BLOCK_MS_CONFIG, 30_000,
-                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
-                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                cluster.bootstrapServers(),
+                ProducerConfig.TRANSACTIONAL_ID_CONFIG,
+                role.name(), // the role's transactional id, as members use it
+                ProducerConfig.MAX_BLOCK_MS_CONFIG,
+                30_000,
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG,
+                ByteArraySerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG,
+                ByteArraySerializer.class))) {
             challenger.initTransactions();
-            fault("CHALLENGER", "InitProducerId for " + role.name() + " while " + holder + " holds it; terms below "
-                    + termsBelow + " fenced");
+            fault(
+                    "CHALLENGER",
+                    "InitProducerId for " + role.name() + " while " + holder + " holds it; terms below " + termsBelow
+                            + " fenced");
             challenger.beginTransaction();
-            challenger.send(new ProducerRecord<>(COMMANDS, 0, role.name().getBytes(StandardCharsets.UTF_8),
-                    (CHALLENGER_MARK + n + " " + termsBelow).getBytes(StandardCharsets.UTF_8))).get(30, TimeUnit.SECONDS);
+            challenger
+                    .send(new ProducerRecord<>(
+                            COMMANDS,
+                            0,
+                            role.name().getBytes(StandardCharsets.UTF_8),
+                            (CHALLENGER_MARK + n + " " + termsBelow).getBytes(StandardCharsets.UTF_8)))
+                    .get(30, TimeUnit.SECONDS);
             challenger.commitTransaction();
             fault("CHALLENGER_DIED", "marker committed, no lease written");
         } catch (Exception e) {
             // A member's InitProducerId may have fenced the challenger first: then it fenced nothing that counts.
-            fault("CHALLENGER_DIED", "before its marker committed: " + e.getClass().getSimpleName());
+            fault(
+                    "CHALLENGER_DIED",
+                    "before its marker committed: " + e.getClass().getSimpleName());
         }
         // The holder's next write is refused; the role passes on (or back) once its lease ran out:
         // wait for a grant after the challenger, so the next fault does not hit the fenced holder.
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (System.nanoTime() < deadline) {
-            Optional<LeaseSnapshot> lease = observer.observe(role, Duration.ofMillis(200)).lease();
-            if (lease.isPresent() && lease.get().token().term() >= termsBelow
+            Optional<LeaseSnapshot> lease =
+                    observer.observe(role, Duration.ofMillis(200)).lease();
+            if (lease.isPresent()
+                    && lease.get().token().term() >= termsBelow
                     && lease.get().deadline().toEpochMilli() > System.currentTimeMillis()) {
-                fault("CHALLENGER_SUCCEEDED", lease.get().holder().value() + " under term " + lease.get().token().term());
+                fault(
+                        "CHALLENGER_SUCCEEDED",
+                        lease.get().holder().value() + " under term "
+                                + lease.get().token().term());
                 return;
             }
         }
@@ -828,18 +1073,29 @@ public final class ChaosRun {
         }
         java.util.Set<String> left = new java.util.HashSet<>();
         readAll(partitions).forEach(record -> left.add(record.partition() + "/" + record.offset()));
-        int compacted = (int) seen.stream().filter(record -> !left.contains(record.partition() + "/" + record.offset())).count();
+        int compacted = (int) seen.stream()
+                .filter(record -> !left.contains(record.partition() + "/" + record.offset()))
+                .count();
         List<MemberEvent.Line> lines = memberLines();
-        long suspicious = lines.stream().filter(line -> line.event() == MemberEvent.SUSPICIOUS)
-                .mapToLong(line -> line.number("count")).max().orElse(0);
-        int released = (int) lines.stream().filter(line -> line.event() == MemberEvent.RELEASE)
-                .filter(line -> "true".equals(line.fields().get("released"))).count();
-        return new Coverage(placement, seen.size(), compacted, forgedInjected, suspicious, released, currentAnswers.size());
+        long suspicious = lines.stream()
+                .filter(line -> line.event() == MemberEvent.SUSPICIOUS)
+                .mapToLong(line -> line.number("count"))
+                .max()
+                .orElse(0);
+        int released = (int) lines.stream()
+                .filter(line -> line.event() == MemberEvent.RELEASE)
+                .filter(line -> "true".equals(line.fields().get("released")))
+                .count();
+        return new Coverage(
+                placement, seen.size(), compacted, forgedInjected, suspicious, released, currentAnswers.size());
     }
 
     private long mostMalformedReported() throws IOException {
-        return memberLines().stream().filter(line -> line.event() == MemberEvent.MALFORMED)
-                .mapToLong(line -> line.number("count")).max().orElse(0);
+        return memberLines().stream()
+                .filter(line -> line.event() == MemberEvent.MALFORMED)
+                .mapToLong(line -> line.number("count"))
+                .max()
+                .orElse(0);
     }
 
     /** Every event line the members wrote so far, across all their lives. */
@@ -866,13 +1122,19 @@ public final class ChaosRun {
     private String brokerFaultAlone() throws Exception {
         long from = System.nanoTime();
         String behind = awaitFullIsr(Duration.ofSeconds(120));
-        return behind.isEmpty() ? "" : "; first waited " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - from)
-                + " ms for " + behind + " to be in sync";
+        return behind.isEmpty()
+                ? ""
+                : "; first waited " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - from) + " ms for " + behind
+                        + " to be in sync";
     }
 
     /** Waits until every partition the members use has its full ISR; returns the partitions that were the last to catch up. */
     private String awaitFullIsr(Duration timeout) throws Exception {
-        List<String> topics = List.of(CoordinationCodec.COORDINATION_STATE_TOPIC, "__transaction_state", COMMANDS, REQUESTS,
+        List<String> topics = List.of(
+                CoordinationCodec.COORDINATION_STATE_TOPIC,
+                "__transaction_state",
+                COMMANDS,
+                REQUESTS,
                 "__consumer_offsets");
         long deadline = System.nanoTime() + timeout.toNanos();
         List<String> behind = List.of();
@@ -880,8 +1142,12 @@ public final class ChaosRun {
             while (System.nanoTime() < deadline) {
                 try {
                     List<String> shortIsr = new ArrayList<>();
-                    admin.describeTopics(topics).allTopicNames().get(10, TimeUnit.SECONDS).forEach((name, topic) ->
-                            topic.partitions().stream().filter(partition -> partition.isr().size() < partition.replicas().size())
+                    admin.describeTopics(topics)
+                            .allTopicNames()
+                            .get(10, TimeUnit.SECONDS)
+                            .forEach((name, topic) -> topic.partitions().stream()
+                                    .filter(partition -> partition.isr().size()
+                                            < partition.replicas().size())
                                     .forEach(partition -> shortIsr.add(name + "-" + partition.partition())));
                     if (shortIsr.isEmpty()) {
                         return String.join(",", behind);
@@ -898,8 +1164,10 @@ public final class ChaosRun {
     }
 
     private List<TcpProxy> proxiesOf(String member) {
-        return proxies.entrySet().stream().filter(e -> e.getKey().startsWith(member + "@"))
-                .map(Map.Entry::getValue).toList();
+        return proxies.entrySet().stream()
+                .filter(e -> e.getKey().startsWith(member + "@"))
+                .map(Map.Entry::getValue)
+                .toList();
     }
 
     /** Waits until the role's lease names a member that passes {@code accept}; records STUCK and goes on if none does. */
@@ -912,11 +1180,16 @@ public final class ChaosRun {
             }
         }
         fault("STUCK", "no acceptable holder within " + timeout);
-        return observer.observe(role, Duration.ZERO).holder().map(MemberId::value).orElse("none");
+        return observer.observe(role, Duration.ZERO)
+                .holder()
+                .map(MemberId::value)
+                .orElse("none");
     }
 
     private List<String> roster() {
-        return observer.observe(role, Duration.ZERO).roster().stream().map(entry -> entry.member().value()).toList();
+        return observer.observe(role, Duration.ZERO).roster().stream()
+                .map(entry -> entry.member().value())
+                .toList();
     }
 
     /** How long a restarted member may take to start and register again. */
@@ -947,10 +1220,12 @@ public final class ChaosRun {
         // running two builds (a default build failed at 30 s): not the library's time.
         long deadline = System.nanoTime() + REGISTER_AGAIN_WITHIN.toNanos();
         while (System.nanoTime() < deadline) {
-            List<RankedMember> roster = tailObserver.observe(role, Duration.ofMillis(200)).roster();
+            List<RankedMember> roster =
+                    tailObserver.observe(role, Duration.ofMillis(200)).roster();
             int at = -1;
             for (int i = 0; i < roster.size(); i++) {
-                if (roster.get(i).member().value().equals(member) && roster.get(i).registrationOffset() >= registeredAfter) {
+                if (roster.get(i).member().value().equals(member)
+                        && roster.get(i).registrationOffset() >= registeredAfter) {
                     at = i;
                 }
             }
@@ -958,7 +1233,8 @@ public final class ChaosRun {
                 long registered = roster.get(at).registrationOffset();
                 List<String> behind = roster.subList(at + 1, roster.size()).stream()
                         .filter(entry -> entry.registrationOffset() < registered)
-                        .map(entry -> entry.member().value()).toList();
+                        .map(entry -> entry.member().value())
+                        .toList();
                 tailChecks.add(new History.TailCheck(System.currentTimeMillis(), member, behind));
                 return;
             }
@@ -970,7 +1246,9 @@ public final class ChaosRun {
         int partition = RolePartitioner.partitionFor(role, COORDINATION_PARTITIONS);
         try (Admin admin = cluster.admin()) {
             TopicDescription topic = admin.describeTopics(List.of(CoordinationCodec.COORDINATION_STATE_TOPIC))
-                    .allTopicNames().get(10, TimeUnit.SECONDS).get(CoordinationCodec.COORDINATION_STATE_TOPIC);
+                    .allTopicNames()
+                    .get(10, TimeUnit.SECONDS)
+                    .get(CoordinationCodec.COORDINATION_STATE_TOPIC);
             var leader = topic.partitions().get(partition).leader();
             return leader == null ? 1 + random.nextInt(settings.brokers()) : leader.id();
         }
@@ -984,12 +1262,20 @@ public final class ChaosRun {
         random.nextBytes(garbageKey);
         garbageKey[0] = (byte) 0xFF; // version 0xFFxx: never a valid key
         List<ProducerRecord<byte[], byte[]>> records = List.of(
-                new ProducerRecord<>(CoordinationCodec.COORDINATION_STATE_TOPIC, partition,
-                        CoordinationCodec.encodeKey(CoordinationKey.lease(role)), unknownVersion),
-                new ProducerRecord<>(CoordinationCodec.COORDINATION_STATE_TOPIC, partition,
+                new ProducerRecord<>(
+                        CoordinationCodec.COORDINATION_STATE_TOPIC,
+                        partition,
+                        CoordinationCodec.encodeKey(CoordinationKey.lease(role)),
+                        unknownVersion),
+                new ProducerRecord<>(
+                        CoordinationCodec.COORDINATION_STATE_TOPIC,
+                        partition,
                         CoordinationCodec.encodeKey(CoordinationKey.registration(role, MemberId.of("intruder"))),
                         new byte[] {0x00, 0x00, 0x7F}),
-                new ProducerRecord<>(CoordinationCodec.COORDINATION_STATE_TOPIC, partition, garbageKey,
+                new ProducerRecord<>(
+                        CoordinationCodec.COORDINATION_STATE_TOPIC,
+                        partition,
+                        garbageKey,
                         "not a coordination record".getBytes(StandardCharsets.UTF_8)));
         appendPlain(records);
         garbageInjected += records.size();
@@ -1000,14 +1286,18 @@ public final class ChaosRun {
      * Appends records as any client with Write on the topic can: a plain producer, no
      * transaction, acks=all. Returns where each landed.
      */
-    private List<org.apache.kafka.clients.producer.RecordMetadata> appendPlain(List<ProducerRecord<byte[], byte[]>> records)
-            throws Exception {
+    private List<org.apache.kafka.clients.producer.RecordMetadata> appendPlain(
+            List<ProducerRecord<byte[], byte[]>> records) throws Exception {
         List<org.apache.kafka.clients.producer.RecordMetadata> written = new ArrayList<>();
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
-                ProducerConfig.ACKS_CONFIG, "all",
-                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
-                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                cluster.bootstrapServers(),
+                ProducerConfig.ACKS_CONFIG,
+                "all",
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG,
+                ByteArraySerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG,
+                ByteArraySerializer.class))) {
             for (ProducerRecord<byte[], byte[]> record : records) {
                 written.add(producer.send(record).get(30, TimeUnit.SECONDS));
             }
@@ -1018,22 +1308,27 @@ public final class ChaosRun {
     private void fault(String kind, String target) {
         History.Fault fault = new History.Fault(System.currentTimeMillis(), kind, target);
         faults.add(fault);
-        System.out.println("[chaos " + settings.name() + "] " + Instant.ofEpochMilli(fault.at()) + " " + kind + " " + target);
+        System.out.println(
+                "[chaos " + settings.name() + "] " + Instant.ofEpochMilli(fault.at()) + " " + kind + " " + target);
     }
 
     private Map<String, Integer> countFaults() {
         Map<String, Integer> counts = new LinkedHashMap<>();
         for (FaultKind kind : FaultKind.values()) {
-            int count = (int) faults.stream().filter(f -> f.kind().equals(kind.name())).count();
+            int count = (int)
+                    faults.stream().filter(f -> f.kind().equals(kind.name())).count();
             if (count > 0) {
                 counts.put(kind.name(), count);
             }
         }
-        int restarts = (int) faults.stream().filter(f -> f.kind().equals("RESTART_MEMBER")).count();
+        int restarts = (int)
+                faults.stream().filter(f -> f.kind().equals("RESTART_MEMBER")).count();
         if (restarts > 0) {
             counts.put("RESTART_MEMBER", restarts);
         }
-        int expired = (int) faults.stream().filter(f -> f.kind().equals("TRANSACTIONAL_ID_EXPIRED")).count();
+        int expired = (int) faults.stream()
+                .filter(f -> f.kind().equals("TRANSACTIONAL_ID_EXPIRED"))
+                .count();
         if (expired > 0) {
             counts.put("TRANSACTIONAL_ID_EXPIRED", expired);
         }
@@ -1052,23 +1347,34 @@ public final class ChaosRun {
         for (ConsumerRecord<byte[], byte[]> record : readAll(new TopicPartition(COMMANDS, 0))) {
             String text = new String(record.value(), StandardCharsets.UTF_8);
             if (text.startsWith(CHALLENGER_MARK)) {
-                fences.add(new History.ChallengerFence(record.partition(), record.offset(),
-                        Long.parseLong(text.substring(CHALLENGER_MARK.length()).split(" ")[1]), record.timestamp()));
+                fences.add(new History.ChallengerFence(
+                        record.partition(),
+                        record.offset(),
+                        Long.parseLong(text.substring(CHALLENGER_MARK.length()).split(" ")[1]),
+                        record.timestamp()));
                 continue;
             }
             if (record.timestampType() != org.apache.kafka.common.record.TimestampType.LOG_APPEND_TIME) {
                 throw new IllegalStateException("the command topic must keep log-append time: " + record);
             }
             Command command = Command.decode(record.value());
-            commands.add(new History.CommittedCommand(new String(record.key(), StandardCharsets.UTF_8), record.partition(),
-                    record.offset(), command.member(), command.term(), command.seq(), command.began(), record.timestamp(),
+            commands.add(new History.CommittedCommand(
+                    new String(record.key(), StandardCharsets.UTF_8),
+                    record.partition(),
+                    record.offset(),
+                    command.member(),
+                    command.term(),
+                    command.seq(),
+                    command.began(),
+                    record.timestamp(),
                     command.request()));
         }
         List<MemberEvent.Line> lines = memberLines();
         Map<String, Long> reportedGrants = new HashMap<>();
-        lines.stream().filter(line -> line.event() == MemberEvent.GRANTED)
-                .forEach(line -> reportedGrants.merge(roleOf(line) + "/" + line.member() + "/" + line.number("term"),
-                        line.at(), Math::min));
+        lines.stream()
+                .filter(line -> line.event() == MemberEvent.GRANTED)
+                .forEach(line -> reportedGrants.merge(
+                        roleOf(line) + "/" + line.member() + "/" + line.number("term"), line.at(), Math::min));
         List<History.Tenure> tenures = new ArrayList<>();
         for (Role each : roles) {
             tenures.addAll(tenures(each, coordination, reportedGrants));
@@ -1077,16 +1383,30 @@ public final class ChaosRun {
         Map<String, Long> malformed = new LinkedHashMap<>();
         for (MemberEvent.Line line : lines) {
             switch (line.event()) {
-                case ACK -> acks.add(new History.Ack(line.at(), roleOf(line), line.member(), line.number("term"),
-                        line.number("seq")));
+                case ACK ->
+                    acks.add(new History.Ack(
+                            line.at(), roleOf(line), line.member(), line.number("term"), line.number("seq")));
                 case MALFORMED -> malformed.merge(line.member(), line.number("count"), Math::max);
-                default -> { }
+                default -> {}
             }
         }
         List<History.Delivery> deliveries = device.history().stream()
-                .map(d -> new History.Delivery(d.at(), d.member(), d.term(), d.seq(), d.accepted())).toList();
-        return new History(commands, tenures, acks, deliveries, List.copyOf(faults), List.copyOf(tailChecks), garbageInjected,
-                malformed, requestHistory(), ended, fences, outages(), List.copyOf(currentAnswers));
+                .map(d -> new History.Delivery(d.at(), d.member(), d.term(), d.seq(), d.accepted()))
+                .toList();
+        return new History(
+                commands,
+                tenures,
+                acks,
+                deliveries,
+                List.copyOf(faults),
+                List.copyOf(tailChecks),
+                garbageInjected,
+                malformed,
+                requestHistory(),
+                ended,
+                fences,
+                outages(),
+                List.copyOf(currentAnswers));
     }
 
     /** The role a member's line is about: the dispatcher when it names none (the core-level CommandMember's lines). */
@@ -1122,7 +1442,9 @@ public final class ChaosRun {
         }
         Map<Integer, Long> committed = new HashMap<>();
         try (Admin admin = cluster.admin()) {
-            admin.listConsumerGroupOffsets(pipeline.groupId()).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS)
+            admin.listConsumerGroupOffsets(pipeline.groupId())
+                    .partitionsToOffsetAndMetadata()
+                    .get(30, TimeUnit.SECONDS)
                     .forEach((partition, offset) -> {
                         if (partition.topic().equals(REQUESTS) && offset != null) {
                             committed.put(partition.partition(), offset.offset());
@@ -1138,7 +1460,8 @@ public final class ChaosRun {
      * received each record (a stepped lease clock does not move them; a grant counts from
      * its member's GRANTED line when that came first); forged records grant nothing.
      */
-    private List<History.Tenure> tenures(Role of, List<LeaseRecorder.Seen> coordination, Map<String, Long> reportedGrants) {
+    private List<History.Tenure> tenures(
+            Role of, List<LeaseRecorder.Seen> coordination, Map<String, Long> reportedGrants) {
         int partition = RolePartitioner.partitionFor(of, COORDINATION_PARTITIONS);
         List<History.Tenure> tenures = new ArrayList<>();
         History.Tenure current = null;
@@ -1155,23 +1478,44 @@ public final class ChaosRun {
                 Optional<CoordinationRecord> value = CoordinationCodec.decodeValue(key.kind(), record.value());
                 if (value.isEmpty()) {
                     if (current != null && current.releasedAt().isEmpty()) {
-                        current = new History.Tenure(of.name(), current.term(), current.member(), current.grantedAt(),
-                                current.lastLeaseAt(), OptionalLong.of(record.receivedAt()), current.fencesFrom());
+                        current = new History.Tenure(
+                                of.name(),
+                                current.term(),
+                                current.member(),
+                                current.grantedAt(),
+                                current.lastLeaseAt(),
+                                OptionalLong.of(record.receivedAt()),
+                                current.fencesFrom());
                         tenures.set(tenures.size() - 1, current);
                     }
                     continue;
                 }
                 CoordinationRecord.Lease lease = (CoordinationRecord.Lease) value.get();
-                if (current != null && current.member().equals(lease.member().value())
+                if (current != null
+                        && current.member().equals(lease.member().value())
                         && currentGrantedAt == lease.grantedAt()) {
-                    current = new History.Tenure(of.name(), current.term(), current.member(), current.grantedAt(),
-                            record.receivedAt(), current.releasedAt(), current.fencesFrom());
+                    current = new History.Tenure(
+                            of.name(),
+                            current.term(),
+                            current.member(),
+                            current.grantedAt(),
+                            record.receivedAt(),
+                            current.releasedAt(),
+                            current.fencesFrom());
                     tenures.set(tenures.size() - 1, current);
                 } else {
-                    long granted = Math.min(record.receivedAt(), reportedGrants.getOrDefault(
-                            of.name() + "/" + lease.member().value() + "/" + record.offset(), Long.MAX_VALUE));
-                    current = new History.Tenure(of.name(), record.offset(), lease.member().value(), granted,
-                            record.receivedAt(), OptionalLong.empty(), granted);
+                    long granted = Math.min(
+                            record.receivedAt(),
+                            reportedGrants.getOrDefault(
+                                    of.name() + "/" + lease.member().value() + "/" + record.offset(), Long.MAX_VALUE));
+                    current = new History.Tenure(
+                            of.name(),
+                            record.offset(),
+                            lease.member().value(),
+                            granted,
+                            record.receivedAt(),
+                            OptionalLong.empty(),
+                            granted);
                     currentGrantedAt = lease.grantedAt();
                     tenures.add(current);
                 }
@@ -1190,11 +1534,16 @@ public final class ChaosRun {
     private List<ConsumerRecord<byte[], byte[]>> readAll(List<TopicPartition> partitions) {
         List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, IsolationLevel.READ_COMMITTED.toString().toLowerCase(),
-                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
-                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class,
-                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class))) {
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                cluster.bootstrapServers(),
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+                IsolationLevel.READ_COMMITTED.toString().toLowerCase(),
+                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG,
+                false,
+                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
+                ByteArrayDeserializer.class,
+                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
+                ByteArrayDeserializer.class))) {
             consumer.assign(partitions);
             consumer.seekToBeginning(partitions);
             // Under read_committed the end offset is the last stable offset: everything decided so far.
@@ -1213,7 +1562,8 @@ public final class ChaosRun {
     private static void deleteRecursively(Path dir) throws IOException {
         if (Files.exists(dir)) {
             try (var paths = Files.walk(dir)) {
-                for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                for (Path path :
+                        paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
                     Files.delete(path);
                 }
             }
@@ -1239,13 +1589,15 @@ public final class ChaosRun {
         Map<String, List<History.Tenure>> byRole = history.tenures().stream()
                 .collect(Collectors.groupingBy(History.Tenure::role, LinkedHashMap::new, Collectors.toList()));
         byRole.forEach((role, tenures) -> {
-            List<History.Tenure> ordered = tenures.stream().sorted(java.util.Comparator.comparingLong(History.Tenure::term))
+            List<History.Tenure> ordered = tenures.stream()
+                    .sorted(java.util.Comparator.comparingLong(History.Tenure::term))
                     .toList();
             for (int i = 1; i < ordered.size(); i++) {
                 long grant = ordered.get(i).grantedAt();
                 long ended = ordered.get(i - 1).endedAt();
                 long gap = grant - ended - Checker.timeInOutages(ended, grant, history.outages());
-                history.faults().stream().filter(f -> f.at() <= grant && byKind.containsKey(f.kind()))
+                history.faults().stream()
+                        .filter(f -> f.at() <= grant && byKind.containsKey(f.kind()))
                         .reduce((first, second) -> second)
                         .ifPresent(f -> {
                             long[] figures = byKind.get(f.kind());
@@ -1261,30 +1613,61 @@ public final class ChaosRun {
         StringBuilder table = new StringBuilder(
                 "| fault kind | count | leadership changes after it (all roles) | violations | longest leaderless gap after it | bound |\n"
                         + "|---|---|---|---|---|---|\n");
-        byKind.forEach((kind, figures) -> table.append("| ").append(kind).append(" | ").append(figures[0]).append(" | ")
-                .append(figures[1]).append(" | ").append(violations == 0 ? "0" : "see the list (" + violations + " in the run)")
-                .append(" | ").append(figures[2]).append(" ms").append(longestIn.containsKey(kind)
-                        ? " (" + longestIn.get(kind) + ")" : "")
-                .append(" | ").append(report.settings().gapBound().millis()).append(" ms |\n"));
+        byKind.forEach((kind, figures) -> table.append("| ")
+                .append(kind)
+                .append(" | ")
+                .append(figures[0])
+                .append(" | ")
+                .append(figures[1])
+                .append(" | ")
+                .append(violations == 0 ? "0" : "see the list (" + violations + " in the run)")
+                .append(" | ")
+                .append(figures[2])
+                .append(" ms")
+                .append(longestIn.containsKey(kind) ? " (" + longestIn.get(kind) + ")" : "")
+                .append(" | ")
+                .append(report.settings().gapBound().millis())
+                .append(" ms |\n"));
         return table.toString();
     }
 
     private void writeReport(Report report, History history) {
         StringBuilder text = new StringBuilder();
-        text.append("# Chaos run ").append(settings.name()).append("\n\nPlan: ").append(settings.plan()).append("\n\n");
-        text.append(report.table()).append("\nGap bound: ").append(settings.gapBound()).append("\n\n")
-                .append(byFaultKind(history, report)).append("\n## Violations\n\n");
+        text.append("# Chaos run ")
+                .append(settings.name())
+                .append("\n\nPlan: ")
+                .append(settings.plan())
+                .append("\n\n");
+        text.append(report.table())
+                .append("\nGap bound: ")
+                .append(settings.gapBound())
+                .append("\n\n")
+                .append(byFaultKind(history, report))
+                .append("\n## Violations\n\n");
         if (report.result().violations().isEmpty()) {
             text.append("none\n");
         }
         report.result().violations().forEach(v -> text.append("- ").append(v).append('\n'));
-        text.append("\n## Requests\n\n").append(requests.sent().size()).append(" sent, ")
-                .append(requests.acknowledged().size()).append(" acknowledged, ").append(requests.failed())
-                .append(" failed").append(requests.failed() > 0 ? " (the first: " + requests.firstFailure() + ")" : "")
-                .append("; ").append(report.result().requestsProcessed()).append(" have a command.\n");
+        text.append("\n## Requests\n\n")
+                .append(requests.sent().size())
+                .append(" sent, ")
+                .append(requests.acknowledged().size())
+                .append(" acknowledged, ")
+                .append(requests.failed())
+                .append(" failed")
+                .append(requests.failed() > 0 ? " (the first: " + requests.firstFailure() + ")" : "")
+                .append("; ")
+                .append(report.result().requestsProcessed())
+                .append(" have a command.\n");
         text.append("\n## Faults\n\n");
-        history.faults().forEach(f -> text.append("- ").append(Instant.ofEpochMilli(f.at())).append(' ')
-                .append(f.kind()).append(' ').append(f.target()).append('\n'));
+        history.faults()
+                .forEach(f -> text.append("- ")
+                        .append(Instant.ofEpochMilli(f.at()))
+                        .append(' ')
+                        .append(f.kind())
+                        .append(' ')
+                        .append(f.target())
+                        .append('\n'));
         text.append("\n## Tenures\n\n");
         history.tenures().forEach(t -> text.append("- ").append(t).append('\n'));
         try {

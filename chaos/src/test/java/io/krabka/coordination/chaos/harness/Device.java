@@ -20,8 +20,7 @@ import java.util.List;
 final class Device implements AutoCloseable {
 
     /** One command as it reached the device. */
-    record Delivery(long at, String member, long term, long seq, boolean accepted) {
-    }
+    record Delivery(long at, String member, long term, long seq, boolean accepted) {}
 
     private final ServerSocket server;
     private final List<Delivery> history = new ArrayList<>();
@@ -72,8 +71,9 @@ final class Device implements AutoCloseable {
 
     private void serve(Socket socket) {
         try (socket;
-             BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
-             PrintWriter out = new PrintWriter(socket.getOutputStream(), true, StandardCharsets.UTF_8)) {
+                BufferedReader in =
+                        new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
+                PrintWriter out = new PrintWriter(socket.getOutputStream(), true, StandardCharsets.UTF_8)) {
             String line;
             while ((line = in.readLine()) != null) {
                 String[] parts = line.split(" ");

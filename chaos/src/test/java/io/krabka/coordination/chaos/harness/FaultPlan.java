@@ -20,15 +20,16 @@ public record FaultPlan(long seed, List<Step> steps) {
      * quiet time after it healed; {@code partitionLeader} picks the broker that leads the
      * role's coordination partition for {@link FaultKind#KILL_BROKER}.
      */
-    public record Step(FaultKind kind, long lingerMillis, long calmMillis, boolean partitionLeader) {
-    }
+    public record Step(FaultKind kind, long lingerMillis, long calmMillis, boolean partitionLeader) {}
 
     /** Every kind once, in a seeded order: the smoke plan. */
     public static FaultPlan eachOnce(long seed, List<FaultKind> kinds, long leaseMillis) {
         Random random = new Random(seed);
         List<FaultKind> order = new ArrayList<>(kinds);
         Collections.shuffle(order, random);
-        return new FaultPlan(seed, order.stream().map(kind -> step(kind, random, leaseMillis)).toList());
+        return new FaultPlan(
+                seed,
+                order.stream().map(kind -> step(kind, random, leaseMillis)).toList());
     }
 
     /** {@code count} steps drawn with weights that favour the leader faults (each one is a leadership change). */
@@ -54,11 +55,13 @@ public record FaultPlan(long seed, List<Step> steps) {
     }
 
     private static Step step(FaultKind kind, Random random, long leaseMillis) {
-        return new Step(kind, (long) (random.nextDouble() * leaseMillis / 2), 100 + random.nextInt(500), random.nextBoolean());
+        return new Step(
+                kind, (long) (random.nextDouble() * leaseMillis / 2), 100 + random.nextInt(500), random.nextBoolean());
     }
 
     @Override
     public String toString() {
-        return "seed " + seed + ": " + steps.stream().map(step -> step.kind().name()).collect(Collectors.joining(", "));
+        return "seed " + seed + ": "
+                + steps.stream().map(step -> step.kind().name()).collect(Collectors.joining(", "));
     }
 }

@@ -22,8 +22,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 final class LeaseRecorder implements AutoCloseable {
 
     /** One record of the coordination topic and when this recorder received it. */
-    record Seen(int partition, long offset, long receivedAt, byte[] key, byte[] value) {
-    }
+    record Seen(int partition, long offset, long receivedAt, byte[] key, byte[] value) {}
 
     private final KafkaConsumer<byte[], byte[]> consumer;
     private final List<TopicPartition> partitions;
@@ -34,12 +33,18 @@ final class LeaseRecorder implements AutoCloseable {
 
     LeaseRecorder(String bootstrapServers, String topic, int partitionCount) {
         consumer = new KafkaConsumer<>(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, IsolationLevel.READ_COMMITTED.toString().toLowerCase(),
-                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
-                ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 20, // receipt times within tens of ms of the commit
-                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class,
-                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class));
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                bootstrapServers,
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+                IsolationLevel.READ_COMMITTED.toString().toLowerCase(),
+                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG,
+                false,
+                ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG,
+                20, // receipt times within tens of ms of the commit
+                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
+                ByteArrayDeserializer.class,
+                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
+                ByteArrayDeserializer.class));
         partitions = new ArrayList<>();
         for (int partition = 0; partition < partitionCount; partition++) {
             partitions.add(new TopicPartition(topic, partition));

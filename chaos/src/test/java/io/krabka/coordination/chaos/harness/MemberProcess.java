@@ -3,7 +3,6 @@ package io.krabka.coordination.chaos.harness;
 import io.krabka.coordination.chaos.member.CommandMember;
 import io.krabka.coordination.chaos.springmember.SpringMember;
 import io.krabka.streams.coordination.kafka.ChildJvm;
-import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -41,16 +40,22 @@ final class MemberProcess {
     }
 
     void start() {
-        process = ChildJvm.start((spring ? SpringMember.class : CommandMember.class).getName(), List.of(
-                "-Xms64m", "-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-Dorg.springframework.boot.logging.LoggingSystem=none",
-                // -Dchaos.balance=spread runs a plan with the Spring members spreading their roles.
-                "-Dkrabka.coordination.balance=" + System.getProperty("chaos.balance", "none"),
-                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
-                "-Dorg.slf4j.simpleLogger.log.io.krabka=" + System.getProperty("chaos.member.log", "info"),
-                "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.producer.internals.TransactionManager="
-                        + System.getProperty("chaos.member.log", "warn")),
-                arguments, output);
+        process = ChildJvm.start(
+                (spring ? SpringMember.class : CommandMember.class).getName(),
+                List.of(
+                        "-Xms64m",
+                        "-Xmx192m",
+                        "-XX:+UseSerialGC",
+                        "-XX:TieredStopAtLevel=1",
+                        "-Dorg.springframework.boot.logging.LoggingSystem=none",
+                        // -Dchaos.balance=spread runs a plan with the Spring members spreading their roles.
+                        "-Dkrabka.coordination.balance=" + System.getProperty("chaos.balance", "none"),
+                        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                        "-Dorg.slf4j.simpleLogger.log.io.krabka=" + System.getProperty("chaos.member.log", "info"),
+                        "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.producer.internals.TransactionManager="
+                                + System.getProperty("chaos.member.log", "warn")),
+                arguments,
+                output);
     }
 
     void kill() {

@@ -49,17 +49,26 @@ final class RequestProducer implements AutoCloseable {
         this.partitions = partitions;
         this.interval = interval;
         this.producer = new KafkaProducer<>(Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
-                ProducerConfig.ACKS_CONFIG, "all",
-                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true,
-                ProducerConfig.LINGER_MS_CONFIG, 0,
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                bootstrapServers,
+                ProducerConfig.ACKS_CONFIG,
+                "all",
+                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
+                true,
+                ProducerConfig.LINGER_MS_CONFIG,
+                0,
                 // A broker kill moves partition leaders within seconds; a send still unanswered
                 // after this long counts as failed (it may have been written all the same).
-                ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 5000,
-                ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 30000,
-                ProducerConfig.MAX_BLOCK_MS_CONFIG, 5000,
-                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
-                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class));
+                ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG,
+                5000,
+                ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG,
+                30000,
+                ProducerConfig.MAX_BLOCK_MS_CONFIG,
+                5000,
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG,
+                ByteArraySerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG,
+                ByteArraySerializer.class));
     }
 
     void start() {

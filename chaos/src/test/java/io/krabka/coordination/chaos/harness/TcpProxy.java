@@ -99,23 +99,25 @@ final class TcpProxy implements AutoCloseable {
     }
 
     private void pump(Link link, Socket from, Socket to) {
-        Thread thread = new Thread(() -> {
-            byte[] buffer = new byte[16 * 1024];
-            try (InputStream in = from.getInputStream()) {
-                OutputStream out = to == null ? null : to.getOutputStream();
-                int n;
-                while ((n = in.read(buffer)) >= 0) {
-                    if (!link.blackholed && out != null) {
-                        out.write(buffer, 0, n);
-                        out.flush();
+        Thread thread = new Thread(
+                () -> {
+                    byte[] buffer = new byte[16 * 1024];
+                    try (InputStream in = from.getInputStream()) {
+                        OutputStream out = to == null ? null : to.getOutputStream();
+                        int n;
+                        while ((n = in.read(buffer)) >= 0) {
+                            if (!link.blackholed && out != null) {
+                                out.write(buffer, 0, n);
+                                out.flush();
+                            }
+                        }
+                    } catch (IOException e) {
+                        // one side closed: close both
+                    } finally {
+                        link.close();
                     }
-                }
-            } catch (IOException e) {
-                // one side closed: close both
-            } finally {
-                link.close();
-            }
-        }, "proxy-pump");
+                },
+                "proxy-pump");
         thread.setDaemon(true);
         thread.start();
     }

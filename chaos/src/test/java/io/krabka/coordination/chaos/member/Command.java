@@ -33,7 +33,8 @@ public record Command(String member, long term, long seq, long began, Optional<S
     /** The pipeline's command for the request {@code request} (one word). */
     public static byte[] encodeForRequest(String member, long term, long began, String request) {
         new Command(member, term, PIPELINE_SEQ, began, Optional.of(request)); // validates the id
-        return (member + " " + term + " " + PIPELINE_SEQ + " " + began + " " + request).getBytes(StandardCharsets.UTF_8);
+        return (member + " " + term + " " + PIPELINE_SEQ + " " + began + " " + request)
+                .getBytes(StandardCharsets.UTF_8);
     }
 
     /** Decodes a command; throws {@link IllegalArgumentException} naming the bytes when they are not one. */
@@ -43,7 +44,11 @@ public record Command(String member, long term, long seq, long began, Optional<S
         if (parts.length != 4 && parts.length != 5) {
             throw new IllegalArgumentException("not a command: " + text);
         }
-        return new Command(parts[0], Long.parseLong(parts[1]), Long.parseLong(parts[2]), Long.parseLong(parts[3]),
+        return new Command(
+                parts[0],
+                Long.parseLong(parts[1]),
+                Long.parseLong(parts[2]),
+                Long.parseLong(parts[3]),
                 parts.length == 5 ? Optional.of(parts[4]) : Optional.empty());
     }
 }

@@ -60,8 +60,8 @@ public final class CommandMember {
     private static final Duration PIPELINE_STOP = Duration.ofSeconds(10);
 
     private final Map<String, String> args;
-    private final PrintStream out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true,
-            StandardCharsets.UTF_8);
+    private final PrintStream out =
+            new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), true, StandardCharsets.UTF_8);
     private final MemberId me;
     private final Role role;
     private final String commandTopic;
@@ -109,23 +109,26 @@ public final class CommandMember {
     }
 
     private void run() throws InterruptedException {
-        LeaseConfig lease = new LeaseConfig(Duration.ofMillis(Long.parseLong(args.get("lease-ms"))),
+        LeaseConfig lease = new LeaseConfig(
+                Duration.ofMillis(Long.parseLong(args.get("lease-ms"))),
                 Duration.ofMillis(Long.parseLong(args.get("renew-ms"))),
                 Duration.ofMillis(Long.parseLong(args.get("stagger-ms"))));
-        TopicSpec topic = TopicSpec.DEFAULTS.withPartitions(Integer.parseInt(args.get("partitions")))
-                .withReplicationFactor(Integer.parseInt(args.get("replication"))).withCreate(false);
+        TopicSpec topic = TopicSpec.DEFAULTS
+                .withPartitions(Integer.parseInt(args.get("partitions")))
+                .withReplicationFactor(Integer.parseInt(args.get("replication")))
+                .withCreate(false);
         Map<String, Object> connection = connection();
         if (requestTopic != null) {
             // Through the member's proxies like every other client of it: a cut cuts the pipeline too.
-            pipeline = LeaderPipeline.create(connection, PipelineSettings.of(role, requestTopic).withMaxBatchWait(batchWait),
-                    this::commandsFor);
+            pipeline = LeaderPipeline.create(
+                    connection, PipelineSettings.of(role, requestTopic).withMaxBatchWait(batchWait), this::commandsFor);
         }
         emit(MemberEvent.START, "pid=" + ProcessHandle.current().pid());
         // As the starter does: operations may wait 10 s, a transaction lives at most one lease.
-        try (KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(connection, topic,
-                     Duration.ofSeconds(10), lease.duration());
-             CoordinationClient client = new CoordinationClient(transport, lease, InstantSource.system());
-             KafkaProducer<byte[], byte[]> plain = unfenced ? plainProducer(connection) : null) {
+        try (KafkaCoordinationTransport transport =
+                        KafkaCoordinationTransport.create(connection, topic, Duration.ofSeconds(10), lease.duration());
+                CoordinationClient client = new CoordinationClient(transport, lease, InstantSource.system());
+                KafkaProducer<byte[], byte[]> plain = unfenced ? plainProducer(connection) : null) {
             while (true) {
                 Leadership leadership;
                 try {
@@ -140,15 +143,18 @@ public final class CommandMember {
                     continue;
                 }
                 FencingToken token = leadership.token();
-                emit(MemberEvent.GRANTED, "term=" + token.term() + " producerId=" + token.producerId()
-                        + " epoch=" + token.producerEpoch());
+                emit(
+                        MemberEvent.GRANTED,
+                        "term=" + token.term() + " producerId=" + token.producerId() + " epoch="
+                                + token.producerEpoch());
                 dispatchWhileLeading(client, leadership, plain);
             }
         }
     }
 
-    private void dispatchWhileLeading(CoordinationClient client, Leadership leadership,
-            KafkaProducer<byte[], byte[]> plain) throws InterruptedException {
+    private void dispatchWhileLeading(
+            CoordinationClient client, Leadership leadership, KafkaProducer<byte[], byte[]> plain)
+            throws InterruptedException {
         long term = leadership.term();
         Thread pipelineThread = startPipeline(leadership);
         try {
@@ -163,8 +169,8 @@ public final class CommandMember {
                     }
                     long began = System.currentTimeMillis();
                     byte[] command = Command.encode(me.value(), term, seq, began);
-                    ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(commandTopic,
-                            role.name().getBytes(StandardCharsets.UTF_8), command);
+                    ProducerRecord<byte[], byte[]> record =
+                            new ProducerRecord<>(commandTopic, role.name().getBytes(StandardCharsets.UTF_8), command);
                     long offset;
                     if (unfenced) {
                         renewIgnoringFencing(leadership);
@@ -193,15 +199,15 @@ public final class CommandMember {
     }
 
     /** The pipeline's processing: one command per request, stamped with the leadership's member and term. */
-    private List<ProducerRecord<byte[], byte[]>> commandsFor(List<ConsumerRecord<byte[], byte[]>> batch,
-            Leadership leadership) {
+    private List<ProducerRecord<byte[], byte[]>> commandsFor(
+            List<ConsumerRecord<byte[], byte[]>> batch, Leadership leadership) {
         long began = System.currentTimeMillis(); // before the batch's transaction begins
         byte[] key = role.name().getBytes(StandardCharsets.UTF_8);
         List<ProducerRecord<byte[], byte[]>> commands = new ArrayList<>(batch.size());
         for (ConsumerRecord<byte[], byte[]> request : batch) {
             String id = new String(request.value(), StandardCharsets.UTF_8);
-            commands.add(new ProducerRecord<>(commandTopic, key,
-                    Command.encodeForRequest(me.value(), leadership.term(), began, id)));
+            commands.add(new ProducerRecord<>(
+                    commandTopic, key, Command.encodeForRequest(me.value(), leadership.term(), began, id)));
         }
         return commands;
     }
@@ -229,8 +235,10 @@ public final class CommandMember {
         } catch (Exception e) {
             end = "state=FAILED detail=" + oneWord(e);
         }
-        emit(MemberEvent.PIPELINE, "term=" + term + " " + end + " processed=" + pipeline.processedRecords()
-                + " batches=" + pipeline.committedBatches());
+        emit(
+                MemberEvent.PIPELINE,
+                "term=" + term + " " + end + " processed=" + pipeline.processedRecords() + " batches="
+                        + pipeline.committedBatches());
     }
 
     /**

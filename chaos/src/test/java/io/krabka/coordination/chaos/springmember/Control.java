@@ -23,7 +23,7 @@ final class Control {
     private final AtomicLong skew = new AtomicLong();
     private volatile boolean burst;
     private long releases;
-    private volatile Runnable onRelease = () -> { };
+    private volatile Runnable onRelease = () -> {};
 
     /** Starts polling {@code file}; an empty name means no control file (a member started by hand). */
     void follow(String file) {

@@ -75,13 +75,14 @@ public class SpringMember {
      * own: with {@link #ROLE}, eight roles over the harness's three coordination partitions
      * (murmur2 puts role-1 in 0, the dispatcher and role-2..4 in 1, role-5..7 in 2).
      */
-    public static final List<String> OTHER_ROLES = List.of("role-1", "role-2", "role-3", "role-4", "role-5", "role-6",
-            "role-7");
+    public static final List<String> OTHER_ROLES =
+            List.of("role-1", "role-2", "role-3", "role-4", "role-5", "role-6", "role-7");
 
     /** How many asynchronous sends a bursting dispatcher keeps unacknowledged. */
     static final int BURST_IN_FLIGHT = 2000;
 
-    static final PrintStream OUT = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
+    static final PrintStream OUT =
+            new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
 
     public static void main(String[] argv) {
         Map<String, String> args = new HashMap<>();
@@ -96,11 +97,15 @@ public class SpringMember {
         properties.put("spring.kafka.properties.reconnect.backoff.max.ms", "500");
         properties.put("spring.kafka.properties.socket.connection.setup.timeout.ms", "2000");
         properties.put("spring.kafka.properties.socket.connection.setup.timeout.max.ms", "3000");
-        properties.put("spring.kafka.producer.key-serializer", "org.apache.kafka.common.serialization.ByteArraySerializer");
-        properties.put("spring.kafka.producer.value-serializer", "org.apache.kafka.common.serialization.ByteArraySerializer");
-        properties.put("spring.kafka.consumer.key-deserializer",
+        properties.put(
+                "spring.kafka.producer.key-serializer", "org.apache.kafka.common.serialization.ByteArraySerializer");
+        properties.put(
+                "spring.kafka.producer.value-serializer", "org.apache.kafka.common.serialization.ByteArraySerializer");
+        properties.put(
+                "spring.kafka.consumer.key-deserializer",
                 "org.apache.kafka.common.serialization.ByteArrayDeserializer");
-        properties.put("spring.kafka.consumer.value-deserializer",
+        properties.put(
+                "spring.kafka.consumer.value-deserializer",
                 "org.apache.kafka.common.serialization.ByteArrayDeserializer");
         properties.put("krabka.coordination.member-id", args.get("member"));
         properties.put("krabka.coordination.roles", args.get("role") + "," + String.join(",", OTHER_ROLES));
@@ -125,10 +130,14 @@ public class SpringMember {
         application.setWebApplicationType(WebApplicationType.NONE);
         application.setDefaultProperties(properties);
         application.setRegisterShutdownHook(true); // SIGTERM: the starter releases the role (the TERM_LEADER fault)
-        emit(MemberEvent.START, args.get("member"), "pid=" + ProcessHandle.current().pid());
+        emit(
+                MemberEvent.START,
+                args.get("member"),
+                "pid=" + ProcessHandle.current().pid());
         CONTROL.follow(args.getOrDefault("control-file", ""));
         application.run();
-        // The starter's threads are daemons: main stays until SIGTERM (the shutdown hook closes the context) or SIGKILL.
+        // The starter's threads are daemons: main stays until SIGTERM (the shutdown hook closes the context) or
+        // SIGKILL.
         try {
             new java.util.concurrent.CountDownLatch(1).await();
         } catch (InterruptedException e) {
@@ -195,16 +204,26 @@ public class SpringMember {
 
         @EventListener
         void granted(LeadershipGrantedEvent event) {
-            emit(MemberEvent.GRANTED, member, "role=" + event.role().name() + " term=" + event.leadership().term()
-                    + " producerId="
-                    + event.token().producerId() + " epoch=" + event.token().producerEpoch());
+            emit(
+                    MemberEvent.GRANTED,
+                    member,
+                    "role=" + event.role().name() + " term="
+                            + event.leadership().term()
+                            + " producerId="
+                            + event.token().producerId() + " epoch="
+                            + event.token().producerEpoch());
         }
 
         @EventListener
         void ended(LeadershipEndedEvent event) {
-            emit(MemberEvent.LOST, member, "role=" + event.role().name() + " term=" + event.token().term()
-                    + " cause=" + event.cause()
-                    + event.failure().map(failure -> " detail=" + oneWord(failure)).orElse(""));
+            emit(
+                    MemberEvent.LOST,
+                    member,
+                    "role=" + event.role().name() + " term=" + event.token().term()
+                            + " cause=" + event.cause()
+                            + event.failure()
+                                    .map(failure -> " detail=" + oneWord(failure))
+                                    .orElse(""));
         }
 
         private synchronized void reportMalformed() {
@@ -237,8 +256,11 @@ public class SpringMember {
         private BufferedReader deviceIn;
         private PrintWriter deviceOut;
 
-        Dispatcher(@Value("${chaos.member}") String member, @Value("${chaos.role}") String role,
-                @Value("${chaos.commands}") String topic, @Value("${chaos.interval-ms}") long intervalMillis,
+        Dispatcher(
+                @Value("${chaos.member}") String member,
+                @Value("${chaos.role}") String role,
+                @Value("${chaos.commands}") String topic,
+                @Value("${chaos.interval-ms}") long intervalMillis,
                 @Value("${chaos.device-port}") int devicePort) {
             this.member = member;
             this.topic = topic;
@@ -285,12 +307,13 @@ public class SpringMember {
                 inFlight.acquire(); // interrupted when the leadership ends
                 long began = System.currentTimeMillis();
                 long sent = seq++;
-                commands.sendAsync(topic, key, Command.encode(member, term, sent, began)).whenComplete((written, failed) -> {
-                    inFlight.release();
-                    if (failed == null) {
-                        emitAck(member, ROLE, term, sent, began, written);
-                    }
-                });
+                commands.sendAsync(topic, key, Command.encode(member, term, sent, began))
+                        .whenComplete((written, failed) -> {
+                            inFlight.release();
+                            if (failed == null) {
+                                emitAck(member, ROLE, term, sent, began, written);
+                            }
+                        });
             }
             return seq;
         }
@@ -299,7 +322,8 @@ public class SpringMember {
             try {
                 if (device == null) {
                     device = new Socket("127.0.0.1", devicePort);
-                    deviceIn = new BufferedReader(new InputStreamReader(device.getInputStream(), StandardCharsets.UTF_8));
+                    deviceIn =
+                            new BufferedReader(new InputStreamReader(device.getInputStream(), StandardCharsets.UTF_8));
                     deviceOut = new PrintWriter(device.getOutputStream(), true, StandardCharsets.UTF_8);
                 }
                 deviceOut.println(member + " " + term + " " + seq);
@@ -328,7 +352,9 @@ public class SpringMember {
         private final String topic;
         private final long intervalMillis;
 
-        OtherRoles(@Value("${chaos.member}") String member, @Value("${chaos.commands}") String topic,
+        OtherRoles(
+                @Value("${chaos.member}") String member,
+                @Value("${chaos.commands}") String topic,
                 @Value("${chaos.other-interval-ms}") long intervalMillis) {
             this.member = member;
             this.topic = topic;
@@ -370,14 +396,21 @@ public class SpringMember {
             dispatch(leadership, commands);
         }
 
-        private void dispatch(Leadership leadership, GuardedSender<byte[], byte[]> commands) throws InterruptedException {
+        private void dispatch(Leadership leadership, GuardedSender<byte[], byte[]> commands)
+                throws InterruptedException {
             String role = leadership.role().name();
             byte[] key = role.getBytes(StandardCharsets.UTF_8);
             long term = leadership.term();
             for (long seq = 0; ; seq++) {
                 long began = System.currentTimeMillis();
                 try {
-                    emitAck(member, role, term, seq, began, commands.send(topic, key, Command.encode(member, term, seq, began)));
+                    emitAck(
+                            member,
+                            role,
+                            term,
+                            seq,
+                            began,
+                            commands.send(topic, key, Command.encode(member, term, seq, began)));
                 } catch (FencedException fenced) {
                     return;
                 } catch (CoordinationException failed) {
@@ -392,8 +425,10 @@ public class SpringMember {
     }
 
     static void emitAck(String member, String role, long term, long seq, long began, RecordMetadata written) {
-        emit(MemberEvent.ACK, member, "role=" + role + " term=" + term + " seq=" + seq + " began=" + began + " offset="
-                + written.offset());
+        emit(
+                MemberEvent.ACK,
+                member,
+                "role=" + role + " term=" + term + " seq=" + seq + " began=" + began + " offset=" + written.offset());
     }
 
     /** The leader pipeline: one command per request, stamped with the member, the term and when its batch was processed. */
@@ -404,22 +439,24 @@ public class SpringMember {
         private final String topic;
         private final byte[] key;
 
-        Pipeline(@Value("${chaos.member}") String member, @Value("${chaos.role}") String role,
+        Pipeline(
+                @Value("${chaos.member}") String member,
+                @Value("${chaos.role}") String role,
                 @Value("${chaos.commands}") String topic) {
             this.member = member;
             this.topic = topic;
             this.key = role.getBytes(StandardCharsets.UTF_8);
         }
 
-        @LeaderListener(role = ROLE, topics = "${chaos.requests}", groupId = ROLE + "-pipeline",
-                maxBatchWait = "100ms")
-        List<ProducerRecord<byte[], byte[]>> onRequests(List<ConsumerRecord<byte[], byte[]>> batch, Leadership leadership) {
+        @LeaderListener(role = ROLE, topics = "${chaos.requests}", groupId = ROLE + "-pipeline", maxBatchWait = "100ms")
+        List<ProducerRecord<byte[], byte[]>> onRequests(
+                List<ConsumerRecord<byte[], byte[]>> batch, Leadership leadership) {
             long began = System.currentTimeMillis(); // before the batch's transaction begins
             List<ProducerRecord<byte[], byte[]>> commands = new ArrayList<>(batch.size());
             for (ConsumerRecord<byte[], byte[]> request : batch) {
                 String id = new String(request.value(), StandardCharsets.UTF_8);
-                commands.add(new ProducerRecord<>(topic, key,
-                        Command.encodeForRequest(member, leadership.term(), began, id)));
+                commands.add(new ProducerRecord<>(
+                        topic, key, Command.encodeForRequest(member, leadership.term(), began, id)));
             }
             return commands;
         }

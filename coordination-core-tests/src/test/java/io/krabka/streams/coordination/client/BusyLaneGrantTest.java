@@ -11,10 +11,10 @@ import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.test.memory.InMemoryCoordinationTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -40,8 +40,8 @@ class BusyLaneGrantTest {
     }
 
     /** As above; {@code passesSoFar[0]}: the passes done before the granting pass, which then runs while the lane is held. */
-    private static LaneHoldingRuntime.Gate startWithLaneHeld(LaneHoldingRuntime runtime, Contender contender, int[] passesSoFar)
-            throws InterruptedException {
+    private static LaneHoldingRuntime.Gate startWithLaneHeld(
+            LaneHoldingRuntime runtime, Contender contender, int[] passesSoFar) throws InterruptedException {
         int passesBefore = runtime.passesDone.get();
         Thread[] holder = new Thread[1];
         holder[0] = new Thread(contender::start, "lane-holder");
@@ -69,11 +69,10 @@ class BusyLaneGrantTest {
         Role role = Role.of("dispatcher");
         List<LeadershipEndCause> ends = new CopyOnWriteArrayList<>();
         CompletableFuture<Void> workReturned = new CompletableFuture<>();
-        Contender contender = Contender.running(client, role, MemberId.of("n1"), leadership -> workReturned.complete(null),
-                new Contender.Listener() {
+        Contender contender = Contender.running(
+                client, role, MemberId.of("n1"), leadership -> workReturned.complete(null), new Contender.Listener() {
                     @Override
-                    public void granted(Leadership leadership) {
-                    }
+                    public void granted(Leadership leadership) {}
 
                     @Override
                     public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
@@ -93,7 +92,9 @@ class BusyLaneGrantTest {
 
             // "A role is never held without its work": the leadership must end, RELEASED.
             await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
-                assertThat(contender.leadership()).as("the leadership whose work returned").isEmpty();
+                assertThat(contender.leadership())
+                        .as("the leadership whose work returned")
+                        .isEmpty();
                 assertThat(ends).containsExactly(LeadershipEndCause.RELEASED);
             });
         } finally {
@@ -116,31 +117,41 @@ class BusyLaneGrantTest {
         Contender[] self = new Contender[1];
         // The listener's calls wait here until the test runs them: what was told, and when, is exact.
         List<Runnable> told = new CopyOnWriteArrayList<>();
-        self[0] = new Contender(client, role, MemberId.of("n1"), new Contender.Listener() {
-            @Override
-            public void granted(Leadership leadership) {
-                seenInGrant.complete(self[0].leadership());
-                // An operator's release right after the grant (a drain, a health check that fails).
-                releasedInGrant.complete(self[0].release());
-            }
+        self[0] = new Contender(
+                client,
+                role,
+                MemberId.of("n1"),
+                new Contender.Listener() {
+                    @Override
+                    public void granted(Leadership leadership) {
+                        seenInGrant.complete(self[0].leadership());
+                        // An operator's release right after the grant (a drain, a health check that fails).
+                        releasedInGrant.complete(self[0].release());
+                    }
 
-            @Override
-            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-            }
-        }, told::add);
+                    @Override
+                    public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {}
+                },
+                told::add);
         try {
             int[] passesSoFar = new int[1];
             LaneHoldingRuntime.Gate inBegin = startWithLaneHeld(runtime, self[0], passesSoFar);
             // The granting pass ends while the lane is held: nothing may tell of a grant the state does not hold yet.
             await().atMost(WAIT).until(() -> runtime.passesDone.get() > passesSoFar[0]);
-            assertThat(told).as("listener calls issued while the grant waited on the lane").isEmpty();
+            assertThat(told)
+                    .as("listener calls issued while the grant waited on the lane")
+                    .isEmpty();
             inBegin.open();
             await().atMost(WAIT).until(() -> !told.isEmpty());
             told.remove(0).run();
             Optional<Leadership> seen = seenInGrant.get(WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
             boolean released = releasedInGrant.get(WAIT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
-            assertThat(seen).as("Contender.leadership() inside Listener.granted").isPresent();
-            assertThat(released).as("Contender.release() inside Listener.granted").isTrue();
+            assertThat(seen)
+                    .as("Contender.leadership() inside Listener.granted")
+                    .isPresent();
+            assertThat(released)
+                    .as("Contender.release() inside Listener.granted")
+                    .isTrue();
         } finally {
             self[0].stop();
             self[0].awaitStopped(WAIT);
@@ -169,18 +180,21 @@ class BusyLaneGrantTest {
             }
 
             @Override
-            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-            }
+            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {}
         });
         try {
             int[] passesSoFar = new int[1];
             LaneHoldingRuntime.Gate inBegin = startWithLaneHeld(runtime, contender, passesSoFar);
             await().atMost(WAIT).until(() -> runtime.passesDone.get() > passesSoFar[0]);
             // The lane is held by a parked thread: nothing posted to it can run, however long this waits.
-            assertThat(contender.awaitListener(Duration.ofMillis(200))).as("all told, with the grant queued").isFalse();
+            assertThat(contender.awaitListener(Duration.ofMillis(200)))
+                    .as("all told, with the grant queued")
+                    .isFalse();
             assertThat(granted).isEmpty();
             inBegin.open();
-            assertThat(contender.awaitListener(WAIT)).as("all told, once the lane ran").isTrue();
+            assertThat(contender.awaitListener(WAIT))
+                    .as("all told, once the lane ran")
+                    .isTrue();
             assertThat(granted).as("told before awaitListener returned").hasSize(1);
         } finally {
             contender.stop();

@@ -40,8 +40,7 @@ class BusyLaneHolderLeaveTest {
         List<LeadershipEndCause> ends = new CopyOnWriteArrayList<>();
         Contender holder = new Contender(client, role, MemberId.of("n1"), new Contender.Listener() {
             @Override
-            public void granted(Leadership leadership) {
-            }
+            public void granted(Leadership leadership) {}
 
             @Override
             public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
@@ -69,12 +68,17 @@ class BusyLaneHolderLeaveTest {
             Thread stopper = new Thread(holder::stop, "stopper");
             stopper.start();
             assertThat(inStop.awaitEntered(WAIT)).isTrue();
-            await().atMost(WAIT).until(() -> runtime.renewalsDoneHandedInBy.getOrDefault(inStop.enteredBy(), new AtomicInteger())
-                    .get() > 0);
+            await().atMost(WAIT)
+                    .until(() -> runtime.renewalsDoneHandedInBy
+                                    .getOrDefault(inStop.enteredBy(), new AtomicInteger())
+                                    .get()
+                            > 0);
             inStop.open();
 
             // The release must not wait for the pass thread.
-            assertThat(holder.awaitStopped(Duration.ofSeconds(5))).as("stopped while the pass thread is busy").isTrue();
+            assertThat(holder.awaitStopped(Duration.ofSeconds(5)))
+                    .as("stopped while the pass thread is busy")
+                    .isTrue();
             assertThat(ends).containsExactly(LeadershipEndCause.RELEASED);
         } finally {
             plug.countDown();

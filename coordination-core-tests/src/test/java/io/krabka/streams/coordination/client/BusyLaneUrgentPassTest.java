@@ -8,8 +8,8 @@ import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.internal.ContenderState;
-import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.succession.Decision;
+import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.testing.ForwardingTransport;
 import io.krabka.streams.coordination.transport.RoleRecords;
 import io.krabka.streams.coordination.transport.TopicSpec;
@@ -39,7 +39,8 @@ class BusyLaneUrgentPassTest {
         List<String> order = new CopyOnWriteArrayList<>();
         java.util.concurrent.atomic.AtomicBoolean recording = new java.util.concurrent.atomic.AtomicBoolean();
 
-        CoordinationClient clientA = new CoordinationClient(cluster.transport(TOPIC), LeaseConfig.DEFAULTS, InstantSource.system());
+        CoordinationClient clientA =
+                new CoordinationClient(cluster.transport(TOPIC), LeaseConfig.DEFAULTS, InstantSource.system());
         Contender a = new Contender(clientA, role, MemberId.of("a"), new Quiet());
 
         // b's passes run on one pass thread, so the order of its queue is the order they run in.
@@ -60,8 +61,9 @@ class BusyLaneUrgentPassTest {
             await().atMost(WAIT).until(() -> a.leadership().isPresent());
             b.start();
             // b stands by, waiting for a's lease: its passes skip the read until news comes.
-            await().atMost(WAIT).until(() -> b.state() instanceof ContenderState.Standby standby
-                    && standby.decision() instanceof Decision.Wait);
+            await().atMost(WAIT)
+                    .until(() -> b.state() instanceof ContenderState.Standby standby
+                            && standby.decision() instanceof Decision.Wait);
 
             // The one pass thread of b's runtime is busy, and other roles' passes queue behind it.
             CountDownLatch plug = new CountDownLatch(1);
@@ -89,12 +91,15 @@ class BusyLaneUrgentPassTest {
             assertThat(firstStarted.await(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
             // The releaser lets b's lane go: it runs the pass's begin, and hands the pass on.
             inWake.open();
-            await().atMost(WAIT).alias("the releaser hands b's pass on; order " + order + ", b " + b.state())
-                    .until(() -> runtimeB.handedInBy.contains(releaser) || runtimeB.urgentHandedInBy.contains(releaser));
+            await().atMost(WAIT)
+                    .alias("the releaser hands b's pass on; order " + order + ", b " + b.state())
+                    .until(() ->
+                            runtimeB.handedInBy.contains(releaser) || runtimeB.urgentHandedInBy.contains(releaser));
             first.countDown();
 
             await().atMost(WAIT).until(() -> order.contains("b reads " + role) && order.contains("queued pass 3"));
-            assertThat(order.indexOf("b reads " + role)).as("the urgent pass's read among %s", order)
+            assertThat(order.indexOf("b reads " + role))
+                    .as("the urgent pass's read among %s", order)
                     .isLessThan(order.indexOf("queued pass 2"));
             await().atMost(WAIT).until(() -> b.leadership().isPresent());
         } finally {
@@ -117,11 +122,9 @@ class BusyLaneUrgentPassTest {
 
     private static final class Quiet implements Contender.Listener {
         @Override
-        public void granted(Leadership leadership) {
-        }
+        public void granted(Leadership leadership) {}
 
         @Override
-        public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-        }
+        public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {}
     }
 }

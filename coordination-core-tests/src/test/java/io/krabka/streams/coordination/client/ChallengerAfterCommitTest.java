@@ -9,17 +9,17 @@ import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.internal.LeadershipTerm;
-import io.krabka.streams.coordination.test.memory.InMemoryCluster;
-import io.krabka.streams.coordination.test.memory.InMemoryCoordinationTransport;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.RolePartitioner;
+import io.krabka.streams.coordination.test.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.memory.InMemoryCoordinationTransport;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import io.krabka.streams.coordination.transport.TopicSpec;
@@ -73,7 +73,9 @@ class ChallengerAfterCommitTest {
     private Leadership holderAboutToDescribe() {
         CoordinationClient client = new CoordinationClient(holderTransport(), LeaseConfig.DEFAULTS, runtime);
         Leadership held = client.tryAcquire(ROLE, MemberId.of("a")).orElseThrow();
-        assertThat(client.describe(ROLE).current()).as("the grant's confirm learned the step").isTrue();
+        assertThat(client.describe(ROLE).current())
+                .as("the grant's confirm learned the step")
+                .isTrue();
         cluster.reconnectProducers();
         return held;
     }
@@ -91,7 +93,8 @@ class ChallengerAfterCommitTest {
         held.renew();
         ProducerState minted = challenger.describeEpoch(ROLE).orElseThrow();
         assertThat(held.state()).isEqualTo(Leadership.State.FENCED);
-        assertThat(held.token().producerEpoch()).as("the token never carries the challenger's epoch")
+        assertThat(held.token().producerEpoch())
+                .as("the token never carries the challenger's epoch")
                 .isLessThan(minted.producerEpoch());
     }
 
@@ -106,8 +109,10 @@ class ChallengerAfterCommitTest {
 
         held.renew();
         assertThat(held.state()).isEqualTo(Leadership.State.FENCED);
-        assertThatThrownBy(() -> held.write(List.of())).isInstanceOfSatisfying(FencedException.class,
-                fenced -> assertThat(fenced.endCause()).isEqualTo(LeadershipEndCause.FENCED));
+        assertThatThrownBy(() -> held.write(List.of()))
+                .isInstanceOfSatisfying(
+                        FencedException.class,
+                        fenced -> assertThat(fenced.endCause()).isEqualTo(LeadershipEndCause.FENCED));
     }
 
     /** The same steps without a challenger: the describe teaches the holder its own epoch, as before. */
@@ -115,19 +120,25 @@ class ChallengerAfterCommitTest {
     void withoutAChallengerTheDescribeTeachesItsOwnEpoch() {
         Leadership held = holderAboutToDescribe();
         held.renew();
-        assertThat(held.token().producerEpoch()).isEqualTo(memory.describeEpoch(ROLE).orElseThrow().producerEpoch());
+        assertThat(held.token().producerEpoch())
+                .isEqualTo(memory.describeEpoch(ROLE).orElseThrow().producerEpoch());
         assertThat(((LeadershipTerm) held).confirmFenced()).isFalse();
         // One more lease learns the step again (the features changed during the last), the next is predicted.
         held.renew();
         held.renew();
         InMemoryCoordinationTransport observer = cluster.transport(TOPIC);
         opened.add(observer);
-        assertThat(new CoordinationClient(observer, LeaseConfig.DEFAULTS, runtime).describe(ROLE).current())
-                .as("the next lease carries a predicted epoch again").isTrue();
+        assertThat(new CoordinationClient(observer, LeaseConfig.DEFAULTS, runtime)
+                        .describe(ROLE)
+                        .current())
+                .as("the next lease carries a predicted epoch again")
+                .isTrue();
 
         producerBreaks.set(true);
-        assertThatThrownBy(held::renew).isInstanceOfSatisfying(FencedException.class,
-                failed -> assertThat(failed.endCause()).isEqualTo(LeadershipEndCause.FAILED));
+        assertThatThrownBy(held::renew)
+                .isInstanceOfSatisfying(
+                        FencedException.class,
+                        failed -> assertThat(failed.endCause()).isEqualTo(LeadershipEndCause.FAILED));
     }
 
     /**
@@ -140,8 +151,7 @@ class ChallengerAfterCommitTest {
         List<LeadershipEndCause> ended = new CopyOnWriteArrayList<>();
         Contender contender = new Contender(client, ROLE, MemberId.of("a"), new Contender.Listener() {
             @Override
-            public void granted(Leadership leadership) {
-            }
+            public void granted(Leadership leadership) {}
 
             @Override
             public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
@@ -149,7 +159,8 @@ class ChallengerAfterCommitTest {
             }
         });
         contender.start();
-        assertThat(runtime.advanceUntil(() -> contender.leadership().isPresent(), Duration.ofSeconds(5))).isTrue();
+        assertThat(runtime.advanceUntil(() -> contender.leadership().isPresent(), Duration.ofSeconds(5)))
+                .isTrue();
         runtime.advance(Duration.ofSeconds(1));
         cluster.reconnectProducers();
         // During the holder's next renewal: b mints an epoch and commits its grant lease.
@@ -157,21 +168,33 @@ class ChallengerAfterCommitTest {
             RoleEpoch minted = challengerMints();
             ProducerState epoch = challenger.describeEpoch(ROLE).orElseThrow();
             long now = runtime.clock().millis();
-            minted.transact(List.of(new ProducerRecord<>(TOPIC.name(), RolePartitioner.partitionFor(ROLE, TOPIC.partitions()),
-                    now, CoordinationCodec.encodeKey(CoordinationKey.lease(ROLE)), CoordinationCodec.encodeValue(
-                            new CoordinationRecord.Lease(MemberId.of("b"), epoch.producerId(), epoch.producerEpoch(), now,
-                                    now + LeaseConfig.DEFAULTS.duration().toMillis())))));
+            minted.transact(List.of(new ProducerRecord<>(
+                    TOPIC.name(),
+                    RolePartitioner.partitionFor(ROLE, TOPIC.partitions()),
+                    now,
+                    CoordinationCodec.encodeKey(CoordinationKey.lease(ROLE)),
+                    CoordinationCodec.encodeValue(new CoordinationRecord.Lease(
+                            MemberId.of("b"),
+                            epoch.producerId(),
+                            epoch.producerEpoch(),
+                            now,
+                            now + LeaseConfig.DEFAULTS.duration().toMillis())))));
         });
 
-        assertThat(runtime.advanceUntil(() -> !ended.isEmpty(), Duration.ofSeconds(30))).isTrue();
+        assertThat(runtime.advanceUntil(() -> !ended.isEmpty(), Duration.ofSeconds(30)))
+                .isTrue();
         assertThat(ended).containsExactly(LeadershipEndCause.FENCED);
-        assertThat(client.suspiciousRecords()).as("b's grant lease is no forgery").isZero();
+        assertThat(client.suspiciousRecords())
+                .as("b's grant lease is no forgery")
+                .isZero();
     }
 
     /** The in-memory transport, with the challenger's InitProducerId and the producer failure above injected. */
     private CoordinationTransport holderTransport() {
         return proxy(CoordinationTransport.class, (method, args) -> {
-            Runnable before = method.getName().equals("describeEpoch") && args.length == 2 ? beforeDescribe.getAndSet(null) : null;
+            Runnable before = method.getName().equals("describeEpoch") && args.length == 2
+                    ? beforeDescribe.getAndSet(null)
+                    : null;
             if (before != null) {
                 before.run();
             }

@@ -5,13 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.krabka.streams.coordination.Balance;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualClock;
-import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.internal.ContenderState;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.test.memory.InMemoryCoordinationTransport;
+import io.krabka.streams.coordination.test.runtime.ManualClock;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.time.Instant;
@@ -29,8 +29,7 @@ import java.util.stream.IntStream;
  */
 final class ClosedRoleHeapMeasurement {
 
-    private ClosedRoleHeapMeasurement() {
-    }
+    private ClosedRoleHeapMeasurement() {}
 
     public static void main(String[] args) throws Exception {
         measure("contenders, Balance.NONE", Balance.NONE, false);
@@ -38,12 +37,13 @@ final class ClosedRoleHeapMeasurement {
         measure("tryAcquire + close", Balance.NONE, true);
     }
 
-    private static final LeaseConfig CONFIG = new LeaseConfig(Duration.ofSeconds(10), Duration.ofSeconds(3),
-            Duration.ofMillis(500));
+    private static final LeaseConfig CONFIG =
+            new LeaseConfig(Duration.ofSeconds(10), Duration.ofSeconds(3), Duration.ofMillis(500));
     private static final int ROLES = 2_000;
 
     private static void measure(String what, Balance balance, boolean tryAcquire) throws Exception {
-        try (ManualRuntime runtime = ManualRuntime.builder().clock(new ManualClock(Instant.ofEpochMilli(1_700_000_000_000L)))
+        try (ManualRuntime runtime = ManualRuntime.builder()
+                .clock(new ManualClock(Instant.ofEpochMilli(1_700_000_000_000L)))
                 .build()) {
             InMemoryCluster cluster = new InMemoryCluster(runtime);
             InMemoryCoordinationTransport transport = cluster.transport(TopicSpec.DEFAULTS.withPartitions(7));
@@ -56,40 +56,51 @@ final class ClosedRoleHeapMeasurement {
             String entries = client.roleEntries().toString();
             client = null;
             long withoutClient = usedAfterGc();
-            System.out.printf("HEAP %s: %d roles opened and closed; heap grew %d KB; retained by the client %d KB"
-                    + " (%.1f KB per role); entries %s%n", what, ROLES, (after - before) / 1024, (after - withoutClient) / 1024,
-                    (after - withoutClient) / 1024.0 / (ROLES + 200), entries);
+            System.out.printf(
+                    "HEAP %s: %d roles opened and closed; heap grew %d KB; retained by the client %d KB"
+                            + " (%.1f KB per role); entries %s%n",
+                    what,
+                    ROLES,
+                    (after - before) / 1024,
+                    (after - withoutClient) / 1024,
+                    (after - withoutClient) / 1024.0 / (ROLES + 200),
+                    entries);
             assertThat(cluster).isNotNull();
             assertThat(transport).isNotNull();
         }
     }
 
-    private static void openAndClose(ManualRuntime runtime, CoordinationClient client, String prefix, int count,
-            boolean tryAcquire) {
-        List<Role> roles = IntStream.range(0, count).mapToObj(i -> Role.of(prefix + i)).toList();
+    private static void openAndClose(
+            ManualRuntime runtime, CoordinationClient client, String prefix, int count, boolean tryAcquire) {
+        List<Role> roles =
+                IntStream.range(0, count).mapToObj(i -> Role.of(prefix + i)).toList();
         MemberId me = MemberId.of("a");
         if (tryAcquire) {
             roles.forEach(role -> client.tryAcquire(role, me).orElseThrow().close());
             return;
         }
         AtomicInteger granted = new AtomicInteger();
-        List<Contender> contenders = roles.stream().map(role -> new Contender(client, role, me, new Contender.Listener() {
-            @Override
-            public void granted(Leadership leadership) {
-                granted.incrementAndGet();
-            }
+        List<Contender> contenders = roles.stream()
+                .map(role -> new Contender(client, role, me, new Contender.Listener() {
+                    @Override
+                    public void granted(Leadership leadership) {
+                        granted.incrementAndGet();
+                    }
 
-            @Override
-            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-            }
-        })).toList();
+                    @Override
+                    public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {}
+                }))
+                .toList();
         contenders.forEach(Contender::start);
-        assertThat(runtime.advanceUntil(() -> granted.get() == count, Duration.ofSeconds(60))).isTrue();
+        assertThat(runtime.advanceUntil(() -> granted.get() == count, Duration.ofSeconds(60)))
+                .isTrue();
         // A few renewals and balancer ticks while held.
         runtime.advance(CONFIG.renewInterval().multipliedBy(2));
         contenders.forEach(Contender::stop);
-        assertThat(runtime.advanceUntil(() -> contenders.stream().allMatch(c -> c.state() instanceof ContenderState.Stopped),
-                Duration.ofSeconds(60))).isTrue();
+        assertThat(runtime.advanceUntil(
+                        () -> contenders.stream().allMatch(c -> c.state() instanceof ContenderState.Stopped),
+                        Duration.ofSeconds(60)))
+                .isTrue();
         runtime.advance(Duration.ofSeconds(5));
     }
 

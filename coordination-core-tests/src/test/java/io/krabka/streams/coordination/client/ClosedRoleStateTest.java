@@ -5,17 +5,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.krabka.streams.coordination.Balance;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualClock;
-import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.internal.ContenderState;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.runtime.ManualClock;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
@@ -28,12 +27,13 @@ import org.junit.jupiter.api.Test;
  */
 class ClosedRoleStateTest {
 
-    private static final LeaseConfig CONFIG = new LeaseConfig(Duration.ofSeconds(10), Duration.ofSeconds(3),
-            Duration.ofMillis(500));
+    private static final LeaseConfig CONFIG =
+            new LeaseConfig(Duration.ofSeconds(10), Duration.ofSeconds(3), Duration.ofMillis(500));
     private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withPartitions(7);
     private static final int MANY = 2_000;
 
-    private final ManualRuntime runtime = ManualRuntime.builder().clock(new ManualClock(Instant.ofEpochMilli(1_700_000_000_000L)))
+    private final ManualRuntime runtime = ManualRuntime.builder()
+            .clock(new ManualClock(Instant.ofEpochMilli(1_700_000_000_000L)))
             .build();
     private final InMemoryCluster cluster = new InMemoryCluster(runtime);
 
@@ -47,7 +47,9 @@ class ClosedRoleStateTest {
         CoordinationClient client = client().balance(Balance.SPREAD);
         Members a = new Members(client, "a", roles("spread-", 200));
         a.startAll();
-        assertThat(runtime.advanceUntil(() -> a.granted.get() == 200, Duration.ofSeconds(30))).as("all roles held").isTrue();
+        assertThat(runtime.advanceUntil(() -> a.granted.get() == 200, Duration.ofSeconds(30)))
+                .as("all roles held")
+                .isTrue();
         // Balancer ticks read every role while they are held.
         runtime.advance(CONFIG.renewInterval().multipliedBy(2));
         assertThat(client.roleEntries().get("balancer.viewed")).isEqualTo(200);
@@ -55,7 +57,8 @@ class ClosedRoleStateTest {
         a.stopAll();
         runtime.advance(CONFIG.renewInterval().multipliedBy(2));
 
-        assertThat(client.roleEntries()).allSatisfy((map, entries) -> assertThat(entries).as(map).isZero());
+        assertThat(client.roleEntries())
+                .allSatisfy((map, entries) -> assertThat(entries).as(map).isZero());
     }
 
     @Test
@@ -63,12 +66,15 @@ class ClosedRoleStateTest {
         CoordinationClient client = client();
         Members a = new Members(client, "a", roles("held-", MANY));
         a.startAll();
-        assertThat(runtime.advanceUntil(() -> a.granted.get() == MANY, Duration.ofSeconds(30))).as("all roles held").isTrue();
+        assertThat(runtime.advanceUntil(() -> a.granted.get() == MANY, Duration.ofSeconds(30)))
+                .as("all roles held")
+                .isTrue();
         assertThat(client.roleEntries().get("folds.views")).isEqualTo(MANY);
 
         a.stopAll();
 
-        assertThat(client.roleEntries()).as("per-role entries after %d roles were held and closed", MANY)
+        assertThat(client.roleEntries())
+                .as("per-role entries after %d roles were held and closed", MANY)
                 .allSatisfy((map, entries) -> assertThat(entries).as(map).isZero());
     }
 
@@ -80,7 +86,8 @@ class ClosedRoleStateTest {
         Members holder = new Members(holderClient, "a", roles);
         Members standby = new Members(standbyClient, "b", roles);
         holder.startAll();
-        assertThat(runtime.advanceUntil(() -> holder.granted.get() == roles.size(), Duration.ofSeconds(10))).isTrue();
+        assertThat(runtime.advanceUntil(() -> holder.granted.get() == roles.size(), Duration.ofSeconds(10)))
+                .isTrue();
         standby.startAll();
         // Standbys through a few renewals: they see leases, bound them, and wait their turn.
         runtime.advance(CONFIG.renewInterval().multipliedBy(3));
@@ -89,10 +96,14 @@ class ClosedRoleStateTest {
 
         standby.stopAll();
 
-        assertThat(standbyClient.roleEntries()).allSatisfy((map, entries) -> assertThat(entries).as(map).isZero());
-        assertThat(holderClient.roleEntries().get("folds.views")).as("the holders' folds stay").isEqualTo(roles.size());
+        assertThat(standbyClient.roleEntries())
+                .allSatisfy((map, entries) -> assertThat(entries).as(map).isZero());
+        assertThat(holderClient.roleEntries().get("folds.views"))
+                .as("the holders' folds stay")
+                .isEqualTo(roles.size());
         holder.stopAll();
-        assertThat(holderClient.roleEntries()).allSatisfy((map, entries) -> assertThat(entries).as(map).isZero());
+        assertThat(holderClient.roleEntries())
+                .allSatisfy((map, entries) -> assertThat(entries).as(map).isZero());
     }
 
     @Test
@@ -103,7 +114,8 @@ class ClosedRoleStateTest {
             Leadership leadership = client.tryAcquire(role, me).orElseThrow();
             leadership.close();
         }
-        assertThat(client.roleEntries()).as("per-role entries after %d roles were acquired and released", MANY)
+        assertThat(client.roleEntries())
+                .as("per-role entries after %d roles were acquired and released", MANY)
                 .allSatisfy((map, entries) -> assertThat(entries).as(map).isZero());
     }
 
@@ -119,9 +131,11 @@ class ClosedRoleStateTest {
 
         assertThat(other.leave(role, MemberId.of("b"))).isTrue();
 
-        assertThat(other.roleEntries()).allSatisfy((map, entries) -> assertThat(entries).as(map).isZero());
+        assertThat(other.roleEntries())
+                .allSatisfy((map, entries) -> assertThat(entries).as(map).isZero());
         held.close();
-        assertThat(holderClient.roleEntries()).allSatisfy((map, entries) -> assertThat(entries).as(map).isZero());
+        assertThat(holderClient.roleEntries())
+                .allSatisfy((map, entries) -> assertThat(entries).as(map).isZero());
     }
 
     @Test
@@ -130,19 +144,22 @@ class ClosedRoleStateTest {
         Role role = Role.of("restarted");
         Members first = new Members(client, "a", List.of(role));
         first.startAll();
-        assertThat(runtime.advanceUntil(() -> first.granted.get() == 1, Duration.ofSeconds(10))).isTrue();
+        assertThat(runtime.advanceUntil(() -> first.granted.get() == 1, Duration.ofSeconds(10)))
+                .isTrue();
         // The second starts before the first's release and leave ran.
         first.contenders.get(0).stop();
         Members second = new Members(client, "a", List.of(role));
         second.startAll();
         assertThat(runtime.advanceUntil(() -> first.stopped() && second.granted.get() == 1, Duration.ofSeconds(10)))
-                .as("the second contender holds the role").isTrue();
+                .as("the second contender holds the role")
+                .isTrue();
         runtime.advance(CONFIG.renewInterval().multipliedBy(2));
         assertThat(second.contenders.get(0).leadership()).isPresent();
         assertThat(client.roleEntries()).containsEntry("folds.views", 1).containsEntry("held", 1);
 
         second.stopAll();
-        assertThat(client.roleEntries()).allSatisfy((map, entries) -> assertThat(entries).as(map).isZero());
+        assertThat(client.roleEntries())
+                .allSatisfy((map, entries) -> assertThat(entries).as(map).isZero());
     }
 
     private CoordinationClient client() {
@@ -160,17 +177,19 @@ class ClosedRoleStateTest {
         final AtomicInteger ended = new AtomicInteger();
 
         Members(CoordinationClient client, String member, List<Role> roles) {
-            this.contenders = roles.stream().map(role -> new Contender(client, role, MemberId.of(member), new Contender.Listener() {
-                @Override
-                public void granted(Leadership leadership) {
-                    granted.incrementAndGet();
-                }
+            this.contenders = roles.stream()
+                    .map(role -> new Contender(client, role, MemberId.of(member), new Contender.Listener() {
+                        @Override
+                        public void granted(Leadership leadership) {
+                            granted.incrementAndGet();
+                        }
 
-                @Override
-                public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-                    ended.incrementAndGet();
-                }
-            })).toList();
+                        @Override
+                        public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
+                            ended.incrementAndGet();
+                        }
+                    }))
+                    .toList();
         }
 
         void startAll() {
@@ -179,7 +198,9 @@ class ClosedRoleStateTest {
 
         void stopAll() {
             contenders.forEach(Contender::stop);
-            assertThat(runtime.advanceUntil(this::stopped, Duration.ofSeconds(30))).as("every contender stopped").isTrue();
+            assertThat(runtime.advanceUntil(this::stopped, Duration.ofSeconds(30)))
+                    .as("every contender stopped")
+                    .isTrue();
         }
 
         boolean stopped() {

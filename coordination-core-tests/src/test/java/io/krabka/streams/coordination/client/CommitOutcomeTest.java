@@ -11,15 +11,15 @@ import io.krabka.streams.coordination.CoordinationTimeoutException;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
-import io.krabka.streams.coordination.test.memory.InMemoryCluster;
-import io.krabka.streams.coordination.test.memory.InMemoryCluster.LostCommit;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.RolePartitioner;
+import io.krabka.streams.coordination.test.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.memory.InMemoryCluster.LostCommit;
+import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.TopicSpec;
@@ -59,8 +59,10 @@ class CommitOutcomeTest {
     }
 
     private List<String> committedCommands() {
-        return cluster.records(COMMANDS_0).stream().map(RawRecord::value)
-                .map(value -> new String(value, StandardCharsets.UTF_8)).toList();
+        return cluster.records(COMMANDS_0).stream()
+                .map(RawRecord::value)
+                .map(value -> new String(value, StandardCharsets.UTF_8))
+                .toList();
     }
 
     @Test
@@ -78,8 +80,10 @@ class CommitOutcomeTest {
         });
         // Its producer cannot go on; nothing says another member holds the role.
         assertThat(held.state()).isEqualTo(Leadership.State.FAILED);
-        assertThatThrownBy(() -> held.write(command("y"))).isInstanceOfSatisfying(FencedException.class,
-                ended -> assertThat(ended.endCause()).isEqualTo(LeadershipEndCause.FAILED));
+        assertThatThrownBy(() -> held.write(command("y")))
+                .isInstanceOfSatisfying(
+                        FencedException.class,
+                        ended -> assertThat(ended.endCause()).isEqualTo(LeadershipEndCause.FAILED));
         assertThat(committedCommands()).containsExactly("x");
     }
 
@@ -102,7 +106,9 @@ class CommitOutcomeTest {
 
         List<RecordMetadata> written = held.write(List.of(command("x")));
 
-        assertThat(written).singleElement().satisfies(metadata -> assertThat(metadata.hasOffset()).isFalse());
+        assertThat(written)
+                .singleElement()
+                .satisfies(metadata -> assertThat(metadata.hasOffset()).isFalse());
         assertThat(committedCommands()).containsExactly("x");
         assertThat(held.state()).isEqualTo(Leadership.State.FAILED);
     }
@@ -156,8 +162,10 @@ class CommitOutcomeTest {
             cluster.loseNextCommit(role, LostCommit.APPLIED);
             challengeAtNextDescribe.set(true);
 
-            assertThatThrownBy(() -> held.write(command("x"))).isInstanceOf(CommitOutcomeUnknownException.class)
-                    .isNotInstanceOf(FencedException.class).hasMessageContaining("Empty");
+            assertThatThrownBy(() -> held.write(command("x")))
+                    .isInstanceOf(CommitOutcomeUnknownException.class)
+                    .isNotInstanceOf(FencedException.class)
+                    .hasMessageContaining("Empty");
             assertThat(challengeAtNextDescribe).as("the challenger ran").isFalse();
             assertThat(committedCommands()).containsExactly("x");
         } finally {
@@ -187,8 +195,10 @@ class CommitOutcomeTest {
         Leadership held = client().acquire(role, MemberId.of("a"), Duration.ofSeconds(5));
         cluster.loseNextCommit(role, LostCommit.PENDING);
 
-        assertThatThrownBy(() -> held.write(command("x"))).isInstanceOf(CommitOutcomeUnknownException.class)
-                .isNotInstanceOf(FencedException.class).hasMessageContaining("Ongoing");
+        assertThatThrownBy(() -> held.write(command("x")))
+                .isInstanceOf(CommitOutcomeUnknownException.class)
+                .isNotInstanceOf(FencedException.class)
+                .hasMessageContaining("Ongoing");
         assertThat(held.state()).isEqualTo(Leadership.State.FAILED);
         assertThatThrownBy(() -> held.write(command("y"))).isInstanceOf(FencedException.class);
         assertThat(committedCommands()).isEmpty();
@@ -216,21 +226,24 @@ class CommitOutcomeTest {
         InMemoryCluster live = new InMemoryCluster();
         live.loseNextCommit(role, LostCommit.APPLIED);
         try (CoordinationClient client = new CoordinationClient(live.transport(TOPIC), lease, InstantSource.system());
-             Contender contender = new Contender(client, role, MemberId.of("a"), new Contender.Listener() {
-                 @Override
-                 public void granted(Leadership leadership) {
-                     grantedTerms.add(leadership.term());
-                 }
+                Contender contender = new Contender(client, role, MemberId.of("a"), new Contender.Listener() {
+                    @Override
+                    public void granted(Leadership leadership) {
+                        grantedTerms.add(leadership.term());
+                    }
 
-                 @Override
-                 public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-                     ends.add(cause);
-                 }
-             })) {
+                    @Override
+                    public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
+                        ends.add(cause);
+                    }
+                })) {
             contender.start();
             await().atMost(Duration.ofSeconds(30)).until(() -> grantedTerms.size() >= 2 && !ends.isEmpty());
-            List<RawRecord> leases = live.records(new TopicPartition(TOPIC.name(), RolePartitioner.partitionFor(role,
-                    TOPIC.partitions()))).stream().filter(this::isLease).toList();
+            List<RawRecord> leases = live
+                    .records(new TopicPartition(TOPIC.name(), RolePartitioner.partitionFor(role, TOPIC.partitions())))
+                    .stream()
+                    .filter(this::isLease)
+                    .toList();
             assertThat(grantedTerms.get(0)).isEqualTo(leases.get(0).offset());
             assertThat(ends.get(0)).isEqualTo(LeadershipEndCause.FAILED);
             assertThat(ends).doesNotContain(LeadershipEndCause.FENCED);
@@ -247,18 +260,18 @@ class CommitOutcomeTest {
         LeaseConfig lease = new LeaseConfig(Duration.ofSeconds(3), Duration.ofSeconds(1), Duration.ofMillis(100));
         InMemoryCluster live = new InMemoryCluster();
         try (CoordinationClient client = new CoordinationClient(live.transport(TOPIC), lease, InstantSource.system());
-             Contender contender = new Contender(client, role, MemberId.of("a"), new Contender.Listener() {
-                 @Override
-                 public void granted(Leadership leadership) {
-                     grants.add(leadership);
-                 }
+                Contender contender = new Contender(client, role, MemberId.of("a"), new Contender.Listener() {
+                    @Override
+                    public void granted(Leadership leadership) {
+                        grants.add(leadership);
+                    }
 
-                 @Override
-                 public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-                     ends.add(cause);
-                     failures.add(failure);
-                 }
-             })) {
+                    @Override
+                    public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
+                        ends.add(cause);
+                        failures.add(failure);
+                    }
+                })) {
             contender.start();
             await().atMost(Duration.ofSeconds(30)).until(() -> !grants.isEmpty());
             live.loseNextCommit(role, LostCommit.PENDING);
@@ -277,14 +290,19 @@ class CommitOutcomeTest {
         Leadership held = client.acquire(role, MemberId.of("a"), Duration.ofSeconds(5));
 
         assertThat(held.isActive()).isTrue();
-        List<RawRecord> leases = cluster.records(new TopicPartition(TOPIC.name(), RolePartitioner.partitionFor(role,
-                TOPIC.partitions()))).stream().filter(this::isLease).toList();
+        List<RawRecord> leases = cluster
+                .records(new TopicPartition(TOPIC.name(), RolePartitioner.partitionFor(role, TOPIC.partitions())))
+                .stream()
+                .filter(this::isLease)
+                .toList();
         assertThat(leases.get(0).offset()).isEqualTo(held.term());
     }
 
     private boolean isLease(RawRecord record) {
         CoordinationKey key = CoordinationCodec.decodeKey(record.key());
-        return record.value() != null && key.equals(CoordinationKey.lease(role))
-                && CoordinationCodec.decodeValue(key.kind(), record.value()).orElse(null) instanceof CoordinationRecord.Lease;
+        return record.value() != null
+                && key.equals(CoordinationKey.lease(role))
+                && CoordinationCodec.decodeValue(key.kind(), record.value()).orElse(null)
+                        instanceof CoordinationRecord.Lease;
     }
 }

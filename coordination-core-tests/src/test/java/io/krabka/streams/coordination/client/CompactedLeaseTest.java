@@ -6,15 +6,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.CommitOutcomeUnknownException;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
-import io.krabka.streams.coordination.test.memory.InMemoryCluster;
-import io.krabka.streams.coordination.test.memory.InMemoryCoordinationTransport;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.RolePartitioner;
+import io.krabka.streams.coordination.test.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.memory.InMemoryCoordinationTransport;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.RoleEpoch;
@@ -23,7 +23,6 @@ import io.krabka.streams.coordination.transport.TopicSpec;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -69,7 +68,8 @@ class CompactedLeaseTest {
     void aCommittedWriteWhoseLeaseWasCompactedAwayIsNotReportedAsNothingWritten() {
         cluster.createTopic("commands", 1);
         Leadership held = new CoordinationClient(holderTransport(), LeaseConfig.DEFAULTS, runtime)
-                .tryAcquire(ROLE, MemberId.of("a")).orElseThrow();
+                .tryAcquire(ROLE, MemberId.of("a"))
+                .orElseThrow();
         held.renew();
         loseAnswer.set(true);
 
@@ -80,8 +80,11 @@ class CompactedLeaseTest {
             thrown = e;
         }
         assertThat(cluster.records(COMMANDS_0)).as("the write committed").hasSize(1);
-        assertThat(thrown).as("returns, or CommitOutcomeUnknownException; never FencedException")
-                .satisfiesAnyOf(t -> assertThat(t).isNull(), t -> assertThat(t).isInstanceOf(CommitOutcomeUnknownException.class));
+        assertThat(thrown)
+                .as("returns, or CommitOutcomeUnknownException; never FencedException")
+                .satisfiesAnyOf(
+                        t -> assertThat(t).isNull(),
+                        t -> assertThat(t).isInstanceOf(CommitOutcomeUnknownException.class));
     }
 
     private CoordinationTransport holderTransport() {
@@ -92,7 +95,9 @@ class CompactedLeaseTest {
             Object result = call(memory, method, args);
             if (method.getName().equals("read") && compacted.get() >= 0) {
                 RoleRecords read = (RoleRecords) result;
-                List<RawRecord> kept = read.records().stream().filter(r -> r.offset() != compacted.get()).toList();
+                List<RawRecord> kept = read.records().stream()
+                        .filter(r -> r.offset() != compacted.get())
+                        .toList();
                 return new RoleRecords(kept, read.nextOffset());
             }
             return method.getName().equals("initEpoch") ? answerLost((RoleEpoch) result) : result;
@@ -112,13 +117,22 @@ class CompactedLeaseTest {
                 opened.add(next);
                 long now = runtime.clock().millis();
                 var b = successor.describeEpoch(ROLE).orElseThrow();
-                next.transact(List.of(new ProducerRecord<>(TOPIC.name(), RolePartitioner.partitionFor(ROLE, TOPIC.partitions()),
-                        now, CoordinationCodec.encodeKey(CoordinationKey.lease(ROLE)), CoordinationCodec.encodeValue(
-                                new CoordinationRecord.Lease(MemberId.of("b"), b.producerId(), b.producerEpoch(), now,
-                                        now + LeaseConfig.DEFAULTS.duration().toMillis())))));
+                next.transact(List.of(new ProducerRecord<>(
+                        TOPIC.name(),
+                        RolePartitioner.partitionFor(ROLE, TOPIC.partitions()),
+                        now,
+                        CoordinationCodec.encodeKey(CoordinationKey.lease(ROLE)),
+                        CoordinationCodec.encodeValue(new CoordinationRecord.Lease(
+                                MemberId.of("b"),
+                                b.producerId(),
+                                b.producerEpoch(),
+                                now,
+                                now + LeaseConfig.DEFAULTS.duration().toMillis())))));
                 compacted.set(written.get(0).offset());
-                throw new CommitOutcomeUnknownException("the commit of a transaction of role " + ROLE
-                        + " got no answer until the lease deadline", null, written);
+                throw new CommitOutcomeUnknownException(
+                        "the commit of a transaction of role " + ROLE + " got no answer until the lease deadline",
+                        null,
+                        written);
             }
             return result;
         });

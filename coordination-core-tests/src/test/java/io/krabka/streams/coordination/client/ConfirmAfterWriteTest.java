@@ -3,17 +3,14 @@ package io.krabka.streams.coordination.client;
 import static io.krabka.streams.coordination.testing.Intercepted.call;
 import static io.krabka.streams.coordination.testing.Intercepted.proxy;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatCode;
 
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.test.memory.InMemoryCoordinationTransport;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
-import io.krabka.streams.coordination.transport.RawRecord;
-import io.krabka.streams.coordination.transport.RoleEpoch;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -68,9 +65,11 @@ class ConfirmAfterWriteTest {
             thrown = e;
         }
         List<String> committed = cluster.records(COMMANDS_0).stream()
-                .map(r -> new String(r.value(), StandardCharsets.UTF_8)).toList();
+                .map(r -> new String(r.value(), StandardCharsets.UTF_8))
+                .toList();
         assertThat(committed).as("the write committed").containsExactly("x");
-        assertThat(thrown).as("a write whose records committed must not report FencedException ('nothing was written')")
+        assertThat(thrown)
+                .as("a write whose records committed must not report FencedException ('nothing was written')")
                 .isNull();
     }
 
@@ -96,16 +95,19 @@ class ConfirmAfterWriteTest {
             thrown = e;
         }
         List<String> committed = cluster.records(COMMANDS_0).stream()
-                .map(r -> new String(r.value(), StandardCharsets.UTF_8)).toList();
+                .map(r -> new String(r.value(), StandardCharsets.UTF_8))
+                .toList();
         assertThat(committed).as("the write committed").containsExactly("x");
-        assertThat(thrown).as("a write whose records committed must not report FencedException ('nothing was written')")
+        assertThat(thrown)
+                .as("a write whose records committed must not report FencedException ('nothing was written')")
                 .isNull();
     }
 
     private CoordinationTransport holderTransport() {
         return proxy(CoordinationTransport.class, (method, args) -> {
             Runnable before = method.getName().equals("describeEpoch") && args.length == 2
-                    ? beforeDescribe.getAndSet(null) : null;
+                    ? beforeDescribe.getAndSet(null)
+                    : null;
             if (before != null) {
                 before.run();
             }

@@ -7,10 +7,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.krabka.streams.coordination.CoordinationTimeoutException;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
@@ -28,8 +28,8 @@ import org.junit.jupiter.api.Test;
  */
 class ConservativeLeaseCrashTest {
 
-    private static final LeaseConfig CONFIG = new LeaseConfig(Duration.ofSeconds(2), Duration.ofMillis(500),
-            Duration.ofMillis(500));
+    private static final LeaseConfig CONFIG =
+            new LeaseConfig(Duration.ofSeconds(2), Duration.ofMillis(500), Duration.ofMillis(500));
     private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withPartitions(3);
     private static final Role ROLE = Role.of("controller");
     /** The scheduling slack of passes on the manual runtime: well under one lease. */
@@ -49,50 +49,61 @@ class ConservativeLeaseCrashTest {
             });
             MemberRuntime holderRuntime = new MemberRuntime(runtime);
             AtomicInteger renewals = new AtomicInteger();
-            Contender holder = new Contender(new CoordinationClient(holderTransport, CONFIG, holderRuntime), ROLE,
-                    MemberId.of("a"), new Contender.Listener() {
+            Contender holder = new Contender(
+                    new CoordinationClient(holderTransport, CONFIG, holderRuntime),
+                    ROLE,
+                    MemberId.of("a"),
+                    new Contender.Listener() {
                         @Override
-                        public void granted(Leadership leadership) {
-                        }
+                        public void granted(Leadership leadership) {}
 
                         @Override
-                        public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-                        }
+                        public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {}
 
                         @Override
                         public void renewed(Leadership leadership, Duration took) {
                             renewals.incrementAndGet();
                         }
                     });
-            Contender standby = new Contender(new CoordinationClient(cluster.transport(TOPIC), CONFIG, new MemberRuntime(runtime)),
-                    ROLE, MemberId.of("b"), new Contender.Listener() {
+            Contender standby = new Contender(
+                    new CoordinationClient(cluster.transport(TOPIC), CONFIG, new MemberRuntime(runtime)),
+                    ROLE,
+                    MemberId.of("b"),
+                    new Contender.Listener() {
                         @Override
-                        public void granted(Leadership leadership) {
-                        }
+                        public void granted(Leadership leadership) {}
 
                         @Override
-                        public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-                        }
+                        public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {}
                     });
             holder.start();
-            assertThat(runtime.advanceUntil(() -> holder.leadership().isPresent(), Duration.ofSeconds(10))).isTrue();
+            assertThat(runtime.advanceUntil(() -> holder.leadership().isPresent(), Duration.ofSeconds(10)))
+                    .isTrue();
             standby.start();
-            assertThat(runtime.advanceUntil(() -> renewals.get() >= 4, Duration.ofSeconds(10))).isTrue();
+            assertThat(runtime.advanceUntil(() -> renewals.get() >= 4, Duration.ofSeconds(10)))
+                    .isTrue();
 
-            // The next transaction runs on new connections (its epoch is learned by a describe), and that describe fails.
+            // The next transaction runs on new connections (its epoch is learned by a describe), and that describe
+            // fails.
             cluster.reconnectProducers();
             failNextDescribe.set(true);
             int before = renewals.get();
-            assertThat(runtime.advanceUntil(() -> renewals.get() >= before + 2 && !failNextDescribe.get(),
-                    Duration.ofSeconds(10))).isTrue();
+            assertThat(runtime.advanceUntil(
+                            () -> renewals.get() >= before + 2 && !failNextDescribe.get(), Duration.ofSeconds(10)))
+                    .isTrue();
 
             holderRuntime.freeze();
             Duration crashedAt = runtime.elapsed();
-            assertThat(runtime.advanceUntil(() -> standby.leadership().isPresent(), CONFIG.duration().multipliedBy(4)))
-                    .as("the standby takes over").isTrue();
+            assertThat(runtime.advanceUntil(
+                            () -> standby.leadership().isPresent(),
+                            CONFIG.duration().multipliedBy(4)))
+                    .as("the standby takes over")
+                    .isTrue();
             Duration gap = runtime.elapsed().minus(crashedAt);
-            assertThat(gap).as("from the crash to the standby's grant")
-                    .isLessThanOrEqualTo(CONFIG.duration().plus(CONFIG.challengeStagger()).plus(SLACK));
+            assertThat(gap)
+                    .as("from the crash to the standby's grant")
+                    .isLessThanOrEqualTo(
+                            CONFIG.duration().plus(CONFIG.challengeStagger()).plus(SLACK));
         }
     }
 }

@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.RankedMember;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.time.Instant;
@@ -46,13 +46,13 @@ class ContenderSimulationTest {
 
     /** The timings of this test's members: the defaults unless a test says otherwise before it builds them. */
     private LeaseConfig config = CONFIG;
+
     private final ManualClock clock = new ManualClock();
     private final InMemoryCluster cluster = new InMemoryCluster(clock::millis);
     /** Every grant in the order it happened, across all members: (member, term). */
     private final List<Grant> grants = new ArrayList<>();
 
-    private record Grant(String member, long term, Instant at) {
-    }
+    private record Grant(String member, long term, Instant at) {}
 
     @Test
     void holderDiesAndRankZeroWinsJustAfterTheDeadline() {
@@ -151,11 +151,15 @@ class ContenderSimulationTest {
         cluster.delayVisibility(Duration.ZERO);
         int delayed = grants.size();
         sim.runFor(Duration.ofSeconds(31));
-        assertThat(grants.size() - delayed).as("grants while the held-back records show").isLessThanOrEqualTo(bound);
+        assertThat(grants.size() - delayed)
+                .as("grants while the held-back records show")
+                .isLessThanOrEqualTo(bound);
         assertThat(sim.holders()).hasSize(1);
         int settled = grants.size();
         sim.runFor(config.duration().multipliedBy(3));
-        assertThat(grants).as("the holder keeps the role for three leases once records show").hasSize(settled);
+        assertThat(grants)
+                .as("the holder keeps the role for three leases once records show")
+                .hasSize(settled);
     }
 
     /**
@@ -179,7 +183,9 @@ class ContenderSimulationTest {
         // A lease, a stagger for each roster entry that may stand ahead (dead ones
         // included), two steps (the first pass after the instant, and the grant's), and
         // the skew between a holder's clock and a standby's.
-        Duration bound = CONFIG.duration().plus(CONFIG.challengeStagger().multipliedBy(MEMBERS - 1)).plus(STEP.multipliedBy(2))
+        Duration bound = CONFIG.duration()
+                .plus(CONFIG.challengeStagger().multipliedBy(MEMBERS - 1))
+                .plus(STEP.multipliedBy(2))
                 .plus(seed % 2 == 1 ? MAX_SKEW.multipliedBy(2) : Duration.ZERO);
         for (int step = 0; step < 2_000; step++) {
             int fault = random.nextInt(400);
@@ -193,13 +199,16 @@ class ContenderSimulationTest {
             } else if (fault == 3) {
                 sim.paused().stream().findFirst().ifPresent(sim::resume);
             } else if (fault == 4) {
-                sim.holders().stream().findFirst().ifPresent(holder -> sim.members.get(holder).contender.release());
+                sim.holders().stream()
+                        .findFirst()
+                        .ifPresent(holder -> sim.members.get(holder).contender.release());
             }
             sim.step();
             if (!sim.holders().isEmpty()) {
                 lastHeld = clock.instant();
             }
-            assertThat(Duration.between(lastHeld, clock.instant())).as("seed %d step %d: leaderless gap", seed, step)
+            assertThat(Duration.between(lastHeld, clock.instant()))
+                    .as("seed %d step %d: leaderless gap", seed, step)
                     .isLessThanOrEqualTo(bound);
         }
         assertThat(grants.size()).as("seed %d: grants", seed).isGreaterThan(1);
@@ -223,8 +232,11 @@ class ContenderSimulationTest {
         /** Members whose clocks are skewed at random, when {@code skew} is not null. */
         Simulation(SplittableRandom skew, String... ids) {
             for (String id : ids) {
-                skews.put(id, skew == null ? Duration.ZERO
-                        : Duration.ofMillis(skew.nextLong(-MAX_SKEW.toMillis(), MAX_SKEW.toMillis() + 1)));
+                skews.put(
+                        id,
+                        skew == null
+                                ? Duration.ZERO
+                                : Duration.ofMillis(skew.nextLong(-MAX_SKEW.toMillis(), MAX_SKEW.toMillis() + 1)));
                 members.put(id, new Member(id, skews.get(id)));
             }
         }
@@ -244,13 +256,17 @@ class ContenderSimulationTest {
                 member.contender.leadership().ifPresent(held -> {
                     Grant newest = grants.get(grants.size() - 1);
                     if (checkHolderIsNewest || held.term() == newest.term()) {
-                        assertThat(held.term()).as("%s believes it holds term %d, but %s was granted term %d", member.id,
-                                held.term(), newest.member(), newest.term()).isEqualTo(newest.term());
+                        assertThat(held.term())
+                                .as(
+                                        "%s believes it holds term %d, but %s was granted term %d",
+                                        member.id, held.term(), newest.member(), newest.term())
+                                .isEqualTo(newest.term());
                         return;
                     }
                     assertThat(Duration.between(newest.at(), clock.instant()))
-                            .as("%s still believes it holds term %d after %s was granted term %d", member.id, held.term(),
-                                    newest.member(), newest.term())
+                            .as(
+                                    "%s still believes it holds term %d after %s was granted term %d",
+                                    member.id, held.term(), newest.member(), newest.term())
                             .isLessThanOrEqualTo(config.renewInterval().plus(STEP.multipliedBy(2)));
                 });
             }
@@ -266,7 +282,9 @@ class ContenderSimulationTest {
         Instant runUntilHeldBy(String id, Duration limit) {
             Instant end = clock.instant().plus(limit);
             while (!holders().equals(List.of(id))) {
-                assertThat(clock.instant()).as("%s granted within %s", id, limit).isBefore(end);
+                assertThat(clock.instant())
+                        .as("%s granted within %s", id, limit)
+                        .isBefore(end);
                 step();
             }
             return clock.instant();
@@ -294,25 +312,39 @@ class ContenderSimulationTest {
 
         /** Running members that believe they hold the role. */
         List<String> holders() {
-            return members.values().stream().filter(m -> m.running() && m.contender.leadership().isPresent())
-                    .map(m -> m.id).toList();
+            return members.values().stream()
+                    .filter(m -> m.running() && m.contender.leadership().isPresent())
+                    .map(m -> m.id)
+                    .toList();
         }
 
         List<String> running() {
-            return members.values().stream().filter(Member::running).map(m -> m.id).toList();
+            return members.values().stream()
+                    .filter(Member::running)
+                    .map(m -> m.id)
+                    .toList();
         }
 
         List<String> notRunning() {
-            return members.values().stream().filter(m -> m.crashed).map(m -> m.id).toList();
+            return members.values().stream()
+                    .filter(m -> m.crashed)
+                    .map(m -> m.id)
+                    .toList();
         }
 
         List<String> paused() {
-            return members.values().stream().filter(m -> m.paused && !m.crashed).map(m -> m.id).toList();
+            return members.values().stream()
+                    .filter(m -> m.paused && !m.crashed)
+                    .map(m -> m.id)
+                    .toList();
         }
 
         List<String> roster() {
             CoordinationClient reader = new CoordinationClient(cluster.transport(TOPIC), CONFIG, clock);
-            return reader.observe(ROLE, Duration.ZERO).roster().stream().map(RankedMember::member).map(MemberId::value).toList();
+            return reader.observe(ROLE, Duration.ZERO).roster().stream()
+                    .map(RankedMember::member)
+                    .map(MemberId::value)
+                    .toList();
         }
     }
 
@@ -339,7 +371,9 @@ class ContenderSimulationTest {
         public void granted(Leadership leadership) {
             if (!grants.isEmpty()) {
                 Grant previous = grants.get(grants.size() - 1);
-                assertThat(leadership.term()).as("%s's grant after %s's", id, previous.member()).isGreaterThan(previous.term());
+                assertThat(leadership.term())
+                        .as("%s's grant after %s's", id, previous.member())
+                        .isGreaterThan(previous.term());
             }
             grants.add(new Grant(id, leadership.term(), clock.instant()));
         }

@@ -6,19 +6,19 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.RankedMember;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.internal.LeadershipTerm;
 import io.krabka.streams.coordination.client.internal.RoleFolds;
-import io.krabka.streams.coordination.test.memory.InMemoryCluster;
-import io.krabka.streams.coordination.test.memory.InMemoryCoordinationTransport;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.RolePartitioner;
+import io.krabka.streams.coordination.test.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.memory.InMemoryCoordinationTransport;
+import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.testing.ForwardingTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
@@ -81,7 +81,9 @@ class CoordinationClientTest {
         first.close();
         Leadership second = a.tryAcquire().orElseThrow();
         assertThat(second.grantedAt()).isAfter(first.grantedAt());
-        assertThat(a.client().describe(ROLE).token().term()).isEqualTo(second.term()).isGreaterThan(first.term());
+        assertThat(a.client().describe(ROLE).token().term())
+                .isEqualTo(second.term())
+                .isGreaterThan(first.term());
     }
 
     /** Issue 22 item 5: a standby with a shorter lease than the holder's would cut the live holder's lease; it is named. */
@@ -89,16 +91,22 @@ class CoordinationClientTest {
     void aStandbyWhoseLeaseDurationDisagreesWithTheHoldersNamesBothAndSaysSoUntilTheyAgree() {
         InMemoryCoordinationTransport longTransport = cluster.transport(TOPIC);
         opened.add(longTransport);
-        LeaseConfig longer = LeaseConfig.DEFAULTS.withDuration(Duration.ofSeconds(60)).withRenewInterval(Duration.ofSeconds(40));
+        LeaseConfig longer =
+                LeaseConfig.DEFAULTS.withDuration(Duration.ofSeconds(60)).withRenewInterval(Duration.ofSeconds(40));
         CoordinationClient holderClient = new CoordinationClient(longTransport, longer, clock);
         Leadership held = holderClient.tryAcquire(ROLE, MemberId.of("b")).orElseThrow();
         Member a = member("a");
 
         assertThat(a.tryAcquire()).isEmpty();
-        assertThat(a.client().engine().configurationProblem(ROLE)).get()
+        assertThat(a.client().engine().configurationProblem(ROLE))
+                .get()
                 .isInstanceOf(io.krabka.streams.coordination.CoordinationConfigurationException.class)
-                .extracting(Throwable::getMessage).asString()
-                .contains("member b writes leases of role " + ROLE + " for 60.0 s", "krabka.coordination.lease.duration", "is 30.0 s");
+                .extracting(Throwable::getMessage)
+                .asString()
+                .contains(
+                        "member b writes leases of role " + ROLE + " for 60.0 s",
+                        "krabka.coordination.lease.duration",
+                        "is 30.0 s");
 
         // A holder on the same settings: no disagreement once its lease is seen.
         held.close();
@@ -115,15 +123,24 @@ class CoordinationClientTest {
         Member b = member("b");
         Leadership held = a.tryAcquire().orElseThrow();
         assertThat(b.tryAcquire()).isEmpty();
-        a.transport().appendRaw(ROLE, CoordinationCodec.encodeKey(CoordinationKey.lease(ROLE)),
-                CoordinationCodec.encodeValue(new CoordinationRecord.Lease(MemberId.of("mallory"), held.token().producerId(),
-                        held.token().producerEpoch(), clock.millis(), clock.millis() + Duration.ofDays(365).toMillis())));
+        a.transport()
+                .appendRaw(
+                        ROLE,
+                        CoordinationCodec.encodeKey(CoordinationKey.lease(ROLE)),
+                        CoordinationCodec.encodeValue(new CoordinationRecord.Lease(
+                                MemberId.of("mallory"),
+                                held.token().producerId(),
+                                held.token().producerEpoch(),
+                                clock.millis(),
+                                clock.millis() + Duration.ofDays(365).toMillis())));
 
         assertThat(b.tryAcquire()).isEmpty();
         assertThat(b.client().suspiciousRecords()).isEqualTo(1);
         assertThat(b.client().engine().configurationProblem(ROLE)).isEmpty();
         // The standby's wait stays cut to its own lease duration after it saw the forgery.
-        clock.advance(LeaseConfig.DEFAULTS.duration().plus(LeaseConfig.DEFAULTS.challengeStagger().multipliedBy(2)));
+        clock.advance(LeaseConfig.DEFAULTS
+                .duration()
+                .plus(LeaseConfig.DEFAULTS.challengeStagger().multipliedBy(2)));
         assertThat(b.tryAcquire()).isPresent();
     }
 
@@ -162,16 +179,26 @@ class CoordinationClientTest {
         ProducerState coordinator = c.client().describe(ROLE).coordinator().orElseThrow();
         byte[] leaseKey = CoordinationCodec.encodeKey(CoordinationKey.lease(ROLE));
         List<CoordinationRecord.Lease> forgeries = List.of(
-                new CoordinationRecord.Lease(MemberId.of("mallory"), coordinator.producerId(), coordinator.producerEpoch(),
-                        clock.millis(), clock.millis() + 30_000),
-                new CoordinationRecord.Lease(a.id(), coordinator.producerId(), coordinator.producerEpoch(),
-                        deposed.grantedAt().toEpochMilli(), clock.millis() + 30_000));
+                new CoordinationRecord.Lease(
+                        MemberId.of("mallory"),
+                        coordinator.producerId(),
+                        coordinator.producerEpoch(),
+                        clock.millis(),
+                        clock.millis() + 30_000),
+                new CoordinationRecord.Lease(
+                        a.id(),
+                        coordinator.producerId(),
+                        coordinator.producerEpoch(),
+                        deposed.grantedAt().toEpochMilli(),
+                        clock.millis() + 30_000));
         for (CoordinationRecord.Lease forged : forgeries) {
             b.transport().appendRaw(ROLE, leaseKey, CoordinationCodec.encodeValue(forged));
             LeadershipStatus status = c.client().describe(ROLE);
             assertThat(status.holder()).contains(forged.member());
             assertThat(status.coordinator()).contains(coordinator);
-            assertThat(status.current()).as("a lease naming %s with a copied epoch", forged.member()).isFalse();
+            assertThat(status.current())
+                    .as("a lease naming %s with a copied epoch", forged.member())
+                    .isFalse();
         }
         // The holder's own next lease is current again.
         held.renew();
@@ -211,7 +238,9 @@ class CoordinationClientTest {
         assertThat(c.tryAcquire()).isEmpty();
         Leadership taken = b.tryAcquire().orElseThrow();
         assertThat(taken.token().supersedes(held.token())).isTrue();
-        assertThat(b.client().describe(ROLE).roster()).extracting(RankedMember::member).doesNotContain(a.id());
+        assertThat(b.client().describe(ROLE).roster())
+                .extracting(RankedMember::member)
+                .doesNotContain(a.id());
     }
 
     @Test
@@ -225,19 +254,35 @@ class CoordinationClientTest {
         // Forged: naming the live holder (its contender ignores leases naming itself), then
         // another member, each with the coordinator's epoch and a deadline already past.
         for (String named : List.of("a", "mallory")) {
-            a.transport().appendRaw(ROLE, leaseKey, CoordinationCodec.encodeValue(new CoordinationRecord.Lease(MemberId.of(named),
-                    held.token().producerId(), held.token().producerEpoch(), clock.millis(), clock.millis() - 1)));
-            assertThat(b.tryAcquire()).as("after a lease naming %s that ended in the past", named).isEmpty();
+            a.transport()
+                    .appendRaw(
+                            ROLE,
+                            leaseKey,
+                            CoordinationCodec.encodeValue(new CoordinationRecord.Lease(
+                                    MemberId.of(named),
+                                    held.token().producerId(),
+                                    held.token().producerEpoch(),
+                                    clock.millis(),
+                                    clock.millis() - 1)));
+            assertThat(b.tryAcquire())
+                    .as("after a lease naming %s that ended in the past", named)
+                    .isEmpty();
         }
-        assertThat(b.client().suspiciousRecords()).as("no member writes a lease ending before its timestamp").isEqualTo(2);
-        assertThat(b.client().engine().configurationProblem(ROLE)).as("a forgery is no member's lease setting").isEmpty();
+        assertThat(b.client().suspiciousRecords())
+                .as("no member writes a lease ending before its timestamp")
+                .isEqualTo(2);
+        assertThat(b.client().engine().configurationProblem(ROLE))
+                .as("a forgery is no member's lease setting")
+                .isEmpty();
         clock.advance(Duration.between(clock.instant(), held.deadline()).minusMillis(1));
         assertThat(b.tryAcquire()).as("just before the holder's own deadline").isEmpty();
         // The lease naming mallory leaves a in the roster ahead of b: one stagger more.
         clock.advance(Duration.ofMillis(1));
         assertThat(b.tryAcquire()).as("at the holder's own deadline").isEmpty();
         clock.advance(LeaseConfig.DEFAULTS.challengeStagger());
-        assertThat(b.tryAcquire()).as("one stagger after the holder's own deadline").isPresent();
+        assertThat(b.tryAcquire())
+                .as("one stagger after the holder's own deadline")
+                .isPresent();
     }
 
     @Test
@@ -250,7 +295,8 @@ class CoordinationClientTest {
 
         HexFormat hex = HexFormat.of();
         byte[] leaseKey = CoordinationCodec.encodeKey(CoordinationKey.lease(ROLE));
-        byte[] registrationKey = CoordinationCodec.encodeKey(CoordinationKey.registration(ROLE, MemberId.of("mallory")));
+        byte[] registrationKey =
+                CoordinationCodec.encodeKey(CoordinationKey.registration(ROLE, MemberId.of("mallory")));
         a.transport().appendRaw(ROLE, hex.parseHex("deadbeef"), hex.parseHex("00"));
         a.transport().appendRaw(ROLE, hex.parseHex("0001" + "0001" + "0001" + "78" + "0000"), null);
         a.transport().appendRaw(ROLE, leaseKey, hex.parseHex("0007" + "0000"));
@@ -284,7 +330,9 @@ class CoordinationClientTest {
         assertThat(d.tryAcquire()).isEmpty();
         Leadership cHolds = c.tryAcquire().orElseThrow();
         assertThat(cHolds.token().supersedes(held.token())).isTrue();
-        assertThat(c.client().observe(ROLE, Duration.ZERO).roster()).extracting(RankedMember::member).containsExactly(c.id(), d.id());
+        assertThat(c.client().observe(ROLE, Duration.ZERO).roster())
+                .extracting(RankedMember::member)
+                .containsExactly(c.id(), d.id());
 
         // c crashes too: d is rank 0 now and takes over right at the deadline, not staggers later.
         clock.advance(lease);
@@ -301,11 +349,13 @@ class CoordinationClientTest {
         assertThat(b.tryAcquire()).isEmpty();
         assertThat(c.tryAcquire()).isEmpty();
         a.transport().appendRaw(ROLE, CoordinationCodec.encodeKey(CoordinationKey.registration(ROLE, b.id())), null);
-        assertThat(c.client().observe(ROLE, Duration.ZERO).roster()).extracting(RankedMember::member)
+        assertThat(c.client().observe(ROLE, Duration.ZERO).roster())
+                .extracting(RankedMember::member)
                 .containsExactly(a.id(), c.id());
 
         assertThat(b.tryAcquire()).isEmpty();
-        assertThat(c.client().observe(ROLE, Duration.ZERO).roster()).extracting(RankedMember::member)
+        assertThat(c.client().observe(ROLE, Duration.ZERO).roster())
+                .extracting(RankedMember::member)
                 .containsExactly(a.id(), c.id(), b.id());
     }
 
@@ -321,7 +371,9 @@ class CoordinationClientTest {
         c.tryAcquire().orElseThrow();
         // b was paused past its turn; it wakes, finds itself pruned and registers again.
         assertThat(b.tryAcquire()).isEmpty();
-        assertThat(b.client().observe(ROLE, Duration.ZERO).roster()).extracting(RankedMember::member).containsExactly(c.id(), b.id());
+        assertThat(b.client().observe(ROLE, Duration.ZERO).roster())
+                .extracting(RankedMember::member)
+                .containsExactly(c.id(), b.id());
     }
 
     @Test
@@ -365,7 +417,8 @@ class CoordinationClientTest {
                 }
                 tb.initEpoch(role);
                 assertThat(b.describe(role).current())
-                        .as("deposed holder after %d writes, reconnect before write %d", writes, reconnectBefore).isFalse();
+                        .as("deposed holder after %d writes, reconnect before write %d", writes, reconnectBefore)
+                        .isFalse();
             }
         }
     }
@@ -420,7 +473,9 @@ class CoordinationClientTest {
         assertThat(held.token().producerId()).isNotEqualTo(firstProducerId);
         assertThat(held.term()).isEqualTo(term);
         assertThat(b.client().describe(ROLE).current()).isTrue();
-        assertThat(notCurrent).as("writes after which a live holder looked deposed").isLessThanOrEqualTo(2);
+        assertThat(notCurrent)
+                .as("writes after which a live holder looked deposed")
+                .isLessThanOrEqualTo(2);
         b.transport().initEpoch(ROLE);
         assertThat(b.client().describe(ROLE).current()).isFalse();
     }
@@ -429,14 +484,16 @@ class CoordinationClientTest {
     void guardedWritesLandInTheSameTransactionAsTheLease() {
         Member a = member("a");
         Leadership held = a.tryAcquire().orElseThrow();
-        var command = new org.apache.kafka.clients.producer.ProducerRecord<byte[], byte[]>("commands", 0,
-                "controller".getBytes(), "{\"seq\":0}".getBytes());
+        var command = new org.apache.kafka.clients.producer.ProducerRecord<byte[], byte[]>(
+                "commands", 0, "controller".getBytes(), "{\"seq\":0}".getBytes());
         var written = held.write(List.of(command, command));
         assertThat(written).hasSize(2);
         assertThat(cluster.records(new TopicPartition("commands", 0))).hasSize(2);
         int partition = RolePartitioner.partitionFor(ROLE, TOPIC.partitions());
         assertThat(cluster.records(new TopicPartition(TOPIC.name(), partition)).stream()
-                .filter(r -> r.key() != null && java.util.Arrays.equals(r.key(), CoordinationCodec.encodeKey(CoordinationKey.lease(ROLE)))))
+                        .filter(r -> r.key() != null
+                                && java.util.Arrays.equals(
+                                        r.key(), CoordinationCodec.encodeKey(CoordinationKey.lease(ROLE)))))
                 .hasSize(3);
     }
 
@@ -446,30 +503,40 @@ class CoordinationClientTest {
         Member b = member("b");
         Leadership released = a.tryAcquire().orElseThrow();
         released.close();
-        assertThatThrownBy(released::renew).isInstanceOfSatisfying(FencedException.class,
-                ended -> assertThat(ended.endCause()).isEqualTo(LeadershipEndCause.RELEASED));
+        assertThatThrownBy(released::renew)
+                .isInstanceOfSatisfying(
+                        FencedException.class,
+                        ended -> assertThat(ended.endCause()).isEqualTo(LeadershipEndCause.RELEASED));
 
         Leadership expired = b.tryAcquire().orElseThrow();
         assertThat(expired.expireIfDue()).as("not due yet").isFalse();
         clock.advance(LeaseConfig.DEFAULTS.duration().plusMillis(1));
         assertThat(expired.expireIfDue()).isTrue();
         assertThat(expired.state()).isEqualTo(Leadership.State.EXPIRED);
-        assertThatThrownBy(() -> expired.write(List.of())).isInstanceOfSatisfying(FencedException.class,
-                ended -> assertThat(ended.endCause()).isEqualTo(LeadershipEndCause.EXPIRED));
+        assertThatThrownBy(() -> expired.write(List.of()))
+                .isInstanceOfSatisfying(
+                        FencedException.class,
+                        ended -> assertThat(ended.endCause()).isEqualTo(LeadershipEndCause.EXPIRED));
 
         Leadership fenced = a.tryAcquire().orElseThrow();
         b.transport().initEpoch(ROLE);
-        assertThatThrownBy(fenced::renew).isInstanceOfSatisfying(FencedException.class,
-                ended -> assertThat(ended.endCause()).isEqualTo(LeadershipEndCause.FENCED));
-        assertThatThrownBy(fenced::renew).isInstanceOfSatisfying(FencedException.class,
-                ended -> assertThat(ended.endCause()).isEqualTo(LeadershipEndCause.FENCED));
+        assertThatThrownBy(fenced::renew)
+                .isInstanceOfSatisfying(
+                        FencedException.class,
+                        ended -> assertThat(ended.endCause()).isEqualTo(LeadershipEndCause.FENCED));
+        assertThatThrownBy(fenced::renew)
+                .isInstanceOfSatisfying(
+                        FencedException.class,
+                        ended -> assertThat(ended.endCause()).isEqualTo(LeadershipEndCause.FENCED));
     }
 
     @Test
     void aHolderConfirmsWithTheCoordinatorBeforeItBelievesAStrangersLease() {
         Member a = member("a");
         Leadership held = a.tryAcquire().orElseThrow();
-        assertThat(((LeadershipTerm) held).confirmFenced()).as("no other epoch exists").isFalse();
+        assertThat(((LeadershipTerm) held).confirmFenced())
+                .as("no other epoch exists")
+                .isFalse();
         assertThat(held.isActive()).isTrue();
         member("b").transport().initEpoch(ROLE);
         assertThat(((LeadershipTerm) held).confirmFenced()).isTrue();
@@ -496,7 +563,9 @@ class CoordinationClientTest {
             assertThat(b.tryAcquire(ROLE, me)).as("after %s", passed).isEmpty();
             clock.advance(Duration.ofSeconds(1));
         }
-        assertThat(b.tryAcquire(ROLE, me)).as("one stagger after its registration").isPresent();
+        assertThat(b.tryAcquire(ROLE, me))
+                .as("one stagger after its registration")
+                .isPresent();
     }
 
     /** A transport whose reads stop before {@code hidden}'s registration, as an open transaction in front of it would. */
@@ -528,15 +597,15 @@ class CoordinationClientTest {
         }
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     }
 
     @Test
     void describingEverMoreRoleNamesKeepsABoundedNumberOfFolds() {
         InMemoryCluster cluster = new InMemoryCluster();
         try (InMemoryCoordinationTransport transport = cluster.transport(TopicSpec.DEFAULTS.withPartitions(3))) {
-            CoordinationClient client = new CoordinationClient(transport, LeaseConfig.DEFAULTS, java.time.InstantSource.system());
+            CoordinationClient client =
+                    new CoordinationClient(transport, LeaseConfig.DEFAULTS, java.time.InstantSource.system());
             for (int i = 0; i < RoleFolds.MAX_DESCRIBED_FOLDS + 100; i++) {
                 client.describe(java.util.List.of(Role.of("asked-" + i)));
             }

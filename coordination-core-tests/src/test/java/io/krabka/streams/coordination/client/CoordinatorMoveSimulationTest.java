@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.internal.RoleContender;
-import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
+import io.krabka.streams.coordination.test.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.util.List;
@@ -28,8 +28,8 @@ import org.junit.jupiter.api.Test;
  */
 class CoordinatorMoveSimulationTest {
 
-    private static final LeaseConfig CONFIG = new LeaseConfig(Duration.ofSeconds(2), Duration.ofMillis(500),
-            Duration.ofSeconds(1));
+    private static final LeaseConfig CONFIG =
+            new LeaseConfig(Duration.ofSeconds(2), Duration.ofMillis(500), Duration.ofSeconds(1));
     private static final Duration OPERATION_TIMEOUT = Duration.ofSeconds(10);
     private static final Duration COORDINATOR_MOVE = Duration.ofSeconds(3);
     private static final Role ROLE = Role.of("dispatcher");
@@ -43,7 +43,8 @@ class CoordinatorMoveSimulationTest {
             Contender holder = contender(cluster, holderProcess, "a", grants, runtime::elapsed);
             Contender standby = contender(cluster, runtime, "b", grants, runtime::elapsed);
             holder.start();
-            assertThat(runtime.advanceUntil(() -> holder.leadership().isPresent(), Duration.ofSeconds(10))).isTrue();
+            assertThat(runtime.advanceUntil(() -> holder.leadership().isPresent(), Duration.ofSeconds(10)))
+                    .isTrue();
             standby.start();
             runtime.advance(CONFIG.duration()); // the standby registers and waits behind the live lease
 
@@ -52,22 +53,31 @@ class CoordinatorMoveSimulationTest {
             Duration killedAt = runtime.elapsed();
             runtime.advance(COORDINATOR_MOVE);
             moving.close();
-            boolean tookOver = runtime.advanceUntil(() -> standby.leadership().isPresent() && grants.size() == 2,
-                    OPERATION_TIMEOUT.multipliedBy(2));
+            boolean tookOver = runtime.advanceUntil(
+                    () -> standby.leadership().isPresent() && grants.size() == 2, OPERATION_TIMEOUT.multipliedBy(2));
 
-            assertThat(tookOver).as("the standby took over, and its grant was delivered").isTrue();
+            assertThat(tookOver)
+                    .as("the standby took over, and its grant was delivered")
+                    .isTrue();
             Duration gap = grants.get(1).minus(killedAt);
             // The lease ran out at most a lease after the crash; once the new coordinator
             // answers, a describe given up within a lease, the error backoff, and the grant.
-            assertThat(gap).as("from the crash to the standby's grant")
-                    .isLessThanOrEqualTo(COORDINATOR_MOVE.plus(CONFIG.duration().multipliedBy(2)).plus(RoleContender.ERROR_BACKOFF));
+            assertThat(gap)
+                    .as("from the crash to the standby's grant")
+                    .isLessThanOrEqualTo(COORDINATOR_MOVE
+                            .plus(CONFIG.duration().multipliedBy(2))
+                            .plus(RoleContender.ERROR_BACKOFF));
         }
     }
 
-    private static Contender contender(InMemoryCluster cluster, CoordinationRuntime runtime, String member,
-            List<Duration> grants, Supplier<Duration> elapsed) {
-        CoordinationClient client = new CoordinationClient(cluster.transport(TopicSpec.DEFAULTS.withPartitions(2)), CONFIG,
-                runtime);
+    private static Contender contender(
+            InMemoryCluster cluster,
+            CoordinationRuntime runtime,
+            String member,
+            List<Duration> grants,
+            Supplier<Duration> elapsed) {
+        CoordinationClient client =
+                new CoordinationClient(cluster.transport(TopicSpec.DEFAULTS.withPartitions(2)), CONFIG, runtime);
         return new Contender(client, ROLE, MemberId.of(member), new Contender.Listener() {
             @Override
             public void granted(Leadership leadership) {
@@ -75,8 +85,7 @@ class CoordinatorMoveSimulationTest {
             }
 
             @Override
-            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-            }
+            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {}
         });
     }
 }

@@ -6,10 +6,10 @@ import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeadershipReleasedException;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.util.List;
@@ -23,18 +23,19 @@ class EndCauseTest {
 
     private static final Role ROLE = Role.of("dispatcher");
 
-    private record End(LeadershipEndCause cause, Optional<Throwable> failure) {
-    }
+    private record End(LeadershipEndCause cause, Optional<Throwable> failure) {}
 
     private final ManualRuntime runtime = new ManualRuntime();
     private final InMemoryCluster cluster = new InMemoryCluster(runtime);
     private final List<End> ends = new CopyOnWriteArrayList<>();
     private final Contender contender = new Contender(
-            new CoordinationClient(cluster.transport(TopicSpec.DEFAULTS.withPartitions(1)), LeaseConfig.DEFAULTS, runtime),
-            ROLE, MemberId.of("n1"), new Contender.Listener() {
+            new CoordinationClient(
+                    cluster.transport(TopicSpec.DEFAULTS.withPartitions(1)), LeaseConfig.DEFAULTS, runtime),
+            ROLE,
+            MemberId.of("n1"),
+            new Contender.Listener() {
                 @Override
-                public void granted(Leadership leadership) {
-                }
+                public void granted(Leadership leadership) {}
 
                 @Override
                 public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
@@ -78,7 +79,8 @@ class EndCauseTest {
         assertThat(planned).isInstanceOf(LeadershipReleasedException.class);
         assertThat(planned.endCause()).isEqualTo(LeadershipEndCause.RELEASED);
 
-        runtime.advanceUntil(() -> contender.leadership().filter(Leadership::isActive).isPresent(), Duration.ofSeconds(5));
+        runtime.advanceUntil(
+                () -> contender.leadership().filter(Leadership::isActive).isPresent(), Duration.ofSeconds(5));
         Leadership fenced = contender.leadership().orElseThrow();
         // Another member's InitProducerId for the role: the broker refuses this epoch from now on.
         cluster.transport(TopicSpec.DEFAULTS.withPartitions(1)).initEpoch(ROLE);
@@ -89,7 +91,8 @@ class EndCauseTest {
 
     private Leadership granted() {
         contender.start();
-        assertThat(runtime.advanceUntil(() -> contender.leadership().isPresent(), Duration.ofSeconds(5))).isTrue();
+        assertThat(runtime.advanceUntil(() -> contender.leadership().isPresent(), Duration.ofSeconds(5)))
+                .isTrue();
         return contender.leadership().orElseThrow();
     }
 

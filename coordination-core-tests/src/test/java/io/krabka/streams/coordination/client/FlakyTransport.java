@@ -2,15 +2,16 @@ package io.krabka.streams.coordination.client;
 
 import static io.krabka.streams.coordination.testing.Intercepted.call;
 import static io.krabka.streams.coordination.testing.Intercepted.proxy;
+
 import io.krabka.streams.coordination.CommitOutcomeUnknownException;
 import io.krabka.streams.coordination.CoordinationTimeoutException;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.RetriableCoordinationException;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster.LostCommit;
 import io.krabka.streams.coordination.test.memory.InMemoryCoordinationTransport;
-import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.RoleEpoch;
@@ -62,6 +63,7 @@ final class FlakyTransport {
     volatile int transactionsToFail;
     /** Whether those fail transiently (a write retries them) rather than as a timeout. */
     volatile boolean failuresRetriable;
+
     volatile Lie lie = Lie.NONE;
     /** How many writes (transactions with records) were lied about. */
     volatile int lies;
@@ -71,8 +73,14 @@ final class FlakyTransport {
      *     challenger's InitProducerId follows it; called on the runtime's threads only
      * @param lostCommit told the role of each commit that lost its answer
      */
-    FlakyTransport(String name, InMemoryCluster cluster, CoordinationRuntime runtime, InMemoryCoordinationTransport memory,
-            InMemoryCoordinationTransport challenger, SplittableRandom random, Consumer<Role> lostCommit) {
+    FlakyTransport(
+            String name,
+            InMemoryCluster cluster,
+            CoordinationRuntime runtime,
+            InMemoryCoordinationTransport memory,
+            InMemoryCoordinationTransport challenger,
+            SplittableRandom random,
+            Consumer<Role> lostCommit) {
         this.name = name;
         this.cluster = cluster;
         this.runtime = runtime;
@@ -81,12 +89,12 @@ final class FlakyTransport {
         this.random = random;
         this.lostCommit = lostCommit;
         this.transport = proxy(CoordinationTransport.class, (method, args) -> {
-                    if (method.getName().equals("describeEpoch") && runtime.nanoTime() < describesFailUntil) {
-                        throw new CoordinationTimeoutException("injected: a describe of " + name + " got no answer");
-                    }
-                    Object result = call(memory, method, args);
-                    return method.getName().equals("initEpoch") ? flaky((RoleEpoch) result) : result;
-                });
+            if (method.getName().equals("describeEpoch") && runtime.nanoTime() < describesFailUntil) {
+                throw new CoordinationTimeoutException("injected: a describe of " + name + " got no answer");
+            }
+            Object result = call(memory, method, args);
+            return method.getName().equals("initEpoch") ? flaky((RoleEpoch) result) : result;
+        });
     }
 
     CoordinationTransport transport() {
@@ -99,44 +107,45 @@ final class FlakyTransport {
 
     private RoleEpoch flaky(RoleEpoch epoch) {
         return proxy(RoleEpoch.class, (method, args) -> {
-                    if (!method.getName().equals("transact") || args.length < 2) {
-                        return call(epoch, method, args);
-                    }
-                    if (transactionsToFail > 0) {
-                        transactionsToFail--;
-                        // Before anything was sent: nothing of it is written.
-                        throw failuresRetriable ? new RetriableCoordinationException("injected: a transaction of " + name
-                                + " failed", null) : new CoordinationTimeoutException("injected: a transaction of " + name
-                                + " timed out");
-                    }
-                    @SuppressWarnings("unchecked")
-                    List<ProducerRecord<byte[], byte[]>> batch = (List<ProducerRecord<byte[], byte[]>>) args[0];
-                    Object written;
-                    try {
-                        written = call(epoch, method, args);
-                    } catch (CommitOutcomeUnknownException lost) {
-                        lostCommit.accept(epoch.role());
-                        CommitOutcomeUnknownException answer = random.nextBoolean() ? acknowledged(lost, batch) : lost;
-                        if (random.nextInt(3) == 0) {
-                            // A challenger's InitProducerId lands before the holder looks at the coordinator.
-                            challenger.initEpoch(epoch.role());
-                        }
-                        throw answer;
-                    } catch (FencedException fenced) {
-                        if (lie == Lie.FENCED_AS_RETURNED) {
-                            lies += batch.size() > 1 ? 1 : 0;
-                            return batch.stream().map(r -> new RecordMetadata(new TopicPartition(r.topic(), 0), -1, 0, 0, -1, -1))
-                                    .toList();
-                        }
-                        throw fenced;
-                    }
-                    lastCommit.put(epoch.role(), runtime.nanoTime());
-                    if (lie == Lie.COMMITTED_AS_FENCED && batch.size() > 1) {
-                        lies++;
-                        throw new FencedException("control: a committed transaction reported as fenced");
-                    }
-                    return written;
-                });
+            if (!method.getName().equals("transact") || args.length < 2) {
+                return call(epoch, method, args);
+            }
+            if (transactionsToFail > 0) {
+                transactionsToFail--;
+                // Before anything was sent: nothing of it is written.
+                throw failuresRetriable
+                        ? new RetriableCoordinationException("injected: a transaction of " + name + " failed", null)
+                        : new CoordinationTimeoutException("injected: a transaction of " + name + " timed out");
+            }
+            @SuppressWarnings("unchecked")
+            List<ProducerRecord<byte[], byte[]>> batch = (List<ProducerRecord<byte[], byte[]>>) args[0];
+            Object written;
+            try {
+                written = call(epoch, method, args);
+            } catch (CommitOutcomeUnknownException lost) {
+                lostCommit.accept(epoch.role());
+                CommitOutcomeUnknownException answer = random.nextBoolean() ? acknowledged(lost, batch) : lost;
+                if (random.nextInt(3) == 0) {
+                    // A challenger's InitProducerId lands before the holder looks at the coordinator.
+                    challenger.initEpoch(epoch.role());
+                }
+                throw answer;
+            } catch (FencedException fenced) {
+                if (lie == Lie.FENCED_AS_RETURNED) {
+                    lies += batch.size() > 1 ? 1 : 0;
+                    return batch.stream()
+                            .map(r -> new RecordMetadata(new TopicPartition(r.topic(), 0), -1, 0, 0, -1, -1))
+                            .toList();
+                }
+                throw fenced;
+            }
+            lastCommit.put(epoch.role(), runtime.nanoTime());
+            if (lie == Lie.COMMITTED_AS_FENCED && batch.size() > 1) {
+                lies++;
+                throw new FencedException("control: a committed transaction reported as fenced");
+            }
+            return written;
+        });
     }
 
     /**
@@ -146,8 +155,8 @@ final class FlakyTransport {
      * and no other record can carry its lease's bytes). Unchanged for a pending one (Kafka's
      * open transaction would hold readers back before it) and a release's tombstone (anyone's).
      */
-    private CommitOutcomeUnknownException acknowledged(CommitOutcomeUnknownException lost,
-            List<ProducerRecord<byte[], byte[]>> batch) {
+    private CommitOutcomeUnknownException acknowledged(
+            CommitOutcomeUnknownException lost, List<ProducerRecord<byte[], byte[]>> batch) {
         boolean applied = lost.getMessage().contains("(" + LostCommit.APPLIED + ")");
         boolean aborted = lost.getMessage().contains("(" + LostCommit.ABORTED + ")");
         if (!(applied || aborted) || batch.get(0).value() == null) {
@@ -156,8 +165,11 @@ final class FlakyTransport {
         List<RecordMetadata> appended = new ArrayList<>();
         for (ProducerRecord<byte[], byte[]> record : batch) {
             // The lease names its partition; a command goes where its key hashes, so look in each.
-            List<Integer> candidates = record.partition() != null ? List.of(record.partition())
-                    : IntStream.range(0, cluster.partitionsFor(record.topic()).size()).boxed().toList();
+            List<Integer> candidates = record.partition() != null
+                    ? List.of(record.partition())
+                    : IntStream.range(0, cluster.partitionsFor(record.topic()).size())
+                            .boxed()
+                            .toList();
             RecordMetadata at = null;
             for (int p : candidates) {
                 if (at != null) {
@@ -166,7 +178,13 @@ final class FlakyTransport {
                 TopicPartition partition = new TopicPartition(record.topic(), p);
                 List<RawRecord> log = cluster.records(partition);
                 if (aborted) {
-                    at = new RecordMetadata(partition, log.isEmpty() ? 0 : log.get(log.size() - 1).offset() + 1, 0, -1, -1, -1);
+                    at = new RecordMetadata(
+                            partition,
+                            log.isEmpty() ? 0 : log.get(log.size() - 1).offset() + 1,
+                            0,
+                            -1,
+                            -1,
+                            -1);
                     continue;
                 }
                 for (RawRecord raw : log) {
@@ -180,6 +198,7 @@ final class FlakyTransport {
             }
             appended.add(at);
         }
-        return new CommitOutcomeUnknownException(lost.getMessage() + " (every send acknowledged)", lost.getCause(), appended);
+        return new CommitOutcomeUnknownException(
+                lost.getMessage() + " (every send acknowledged)", lost.getCause(), appended);
     }
 }

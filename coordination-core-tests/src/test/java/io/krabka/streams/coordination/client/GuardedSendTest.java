@@ -7,14 +7,14 @@ import static org.awaitility.Awaitility.await;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.SendBatching;
-import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.RecordKind;
 import io.krabka.streams.coordination.record.RolePartitioner;
+import io.krabka.streams.coordination.test.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.nio.charset.StandardCharsets;
@@ -51,13 +51,16 @@ class GuardedSendTest {
     }
 
     private List<String> committedCommands() {
-        return cluster.records(COMMANDS_0).stream().map(RawRecord::value)
-                .map(value -> new String(value, StandardCharsets.UTF_8)).toList();
+        return cluster.records(COMMANDS_0).stream()
+                .map(RawRecord::value)
+                .map(value -> new String(value, StandardCharsets.UTF_8))
+                .toList();
     }
 
     @Test
     void concurrentSendsShareTransactionsAndKeepEachSendersOrder() throws Exception {
-        Leadership held = client(new SendBatching(100, Duration.ofMillis(5))).acquire(role, MemberId.of("a"), Duration.ofSeconds(5));
+        Leadership held = client(new SendBatching(100, Duration.ofMillis(5)))
+                .acquire(role, MemberId.of("a"), Duration.ofSeconds(5));
         int before = held.token().producerEpoch();
         int senders = 8;
         int each = 500;
@@ -91,27 +94,35 @@ class GuardedSendTest {
         assertThat(log).hasSize(senders * each).doesNotHaveDuplicates();
         for (int s = 0; s < senders; s++) {
             String prefix = s + ":";
-            assertThat(log.stream().filter(c -> c.startsWith(prefix)).map(c -> Integer.parseInt(c.substring(prefix.length()))))
-                    .as("sender %d's records in the order of its sends", s).isSorted().hasSize(each);
+            assertThat(log.stream()
+                            .filter(c -> c.startsWith(prefix))
+                            .map(c -> Integer.parseInt(c.substring(prefix.length()))))
+                    .as("sender %d's records in the order of its sends", s)
+                    .isSorted()
+                    .hasSize(each);
         }
         // Under transaction version 2 each commit moves the epoch by one: at most one transaction
         // per 100 records would be 40; one per send would be 4 000.
         int transactions = held.token().producerEpoch() - before;
-        assertThat(transactions).as("transactions for %d sends", senders * each).isBetween(senders * each / 100, senders * each / 10);
+        assertThat(transactions)
+                .as("transactions for %d sends", senders * each)
+                .isBetween(senders * each / 100, senders * each / 10);
     }
 
     @Test
     void aSendAfterTheLeadershipWasTakenFailsFencedAndNothingOfItIsWritten() throws Exception {
         CoordinationClient a = client(SendBatching.DEFAULTS);
         Leadership held = a.acquire(role, MemberId.of("a"), Duration.ofSeconds(5));
-        assertThat(held.send(command("before")).get(5, TimeUnit.SECONDS).offset()).isZero();
+        assertThat(held.send(command("before")).get(5, TimeUnit.SECONDS).offset())
+                .isZero();
 
         clock.advance(LeaseConfig.DEFAULTS.duration().plusSeconds(1));
         CoordinationClient b = client(SendBatching.DEFAULTS);
         Leadership taken = b.acquire(role, MemberId.of("b"), Duration.ofSeconds(5));
 
         CompletableFuture<RecordMetadata> stale = held.send(command("stale"));
-        assertThatThrownBy(() -> stale.get(5, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+        assertThatThrownBy(() -> stale.get(5, TimeUnit.SECONDS))
+                .isInstanceOf(ExecutionException.class)
                 .hasCauseInstanceOf(FencedException.class);
         assertThatThrownBy(() -> held.send(command("after")).get(5, TimeUnit.SECONDS))
                 .hasCauseInstanceOf(FencedException.class);
@@ -122,8 +133,8 @@ class GuardedSendTest {
     @Test
     void aReleaseWritesTheSendsItAcceptedBeforeItsTombstoneAndRefusesLaterOnes() throws Exception {
         // A linger longer than the test: only the release makes the queued sends go.
-        Leadership held = client(new SendBatching(1_000, Duration.ofMinutes(1))).acquire(role, MemberId.of("a"),
-                Duration.ofSeconds(5));
+        Leadership held = client(new SendBatching(1_000, Duration.ofMinutes(1)))
+                .acquire(role, MemberId.of("a"), Duration.ofSeconds(5));
         List<CompletableFuture<RecordMetadata>> queued = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
             queued.add(held.send(command("queued-" + i)));
@@ -136,15 +147,16 @@ class GuardedSendTest {
         assertThat(committedCommands()).hasSize(10).startsWith("queued-0").endsWith("queued-9");
         assertThatThrownBy(() -> held.send(command("late")).get(5, TimeUnit.SECONDS))
                 .hasCauseInstanceOf(FencedException.class)
-                .satisfies(e -> assertThat(((FencedException) e.getCause()).endCause()).isEqualTo(LeadershipEndCause.RELEASED));
+                .satisfies(e ->
+                        assertThat(((FencedException) e.getCause()).endCause()).isEqualTo(LeadershipEndCause.RELEASED));
     }
 
     @Test
     void aReleaseFromASendsCompletionCallbackWritesTheSendsQueuedBeforeItAndItsTombstone() throws Exception {
         // Two records make a batch, and nothing else starts one: the callback of the first
         // runs on the thread that wrote it, while that thread still owns the flush.
-        Leadership held = client(new SendBatching(2, Duration.ofMinutes(1))).acquire(role, MemberId.of("a"),
-                Duration.ofSeconds(5));
+        Leadership held = client(new SendBatching(2, Duration.ofMinutes(1)))
+                .acquire(role, MemberId.of("a"), Duration.ofSeconds(5));
         AtomicReference<CompletableFuture<RecordMetadata>> fromCallback = new AtomicReference<>();
         CompletableFuture<Void> closed = new CompletableFuture<>();
         held.send(command("first")).whenComplete((written, failed) -> {
@@ -167,15 +179,20 @@ class GuardedSendTest {
 
     @Test
     void aContenderRelinquishingFromASendsCompletionCallbackReleasesTheRole() throws Exception {
-        CoordinationClient client = new CoordinationClient(cluster.transport(TOPIC), LeaseConfig.DEFAULTS,
-                java.time.InstantSource.system(), new SendBatching(2, Duration.ofMinutes(1)));
+        CoordinationClient client = new CoordinationClient(
+                cluster.transport(TOPIC),
+                LeaseConfig.DEFAULTS,
+                java.time.InstantSource.system(),
+                new SendBatching(2, Duration.ofMinutes(1)));
         CompletableFuture<LeadershipEndCause> ended = new CompletableFuture<>();
         AtomicReference<Contender> contender = new AtomicReference<>();
         contender.set(new Contender(client, role, MemberId.of("a"), new Contender.Listener() {
             @Override
             public void granted(Leadership leadership) {
                 // The work: one command, and the role is given up once it is written.
-                leadership.send(command("only")).whenComplete((written, failed) -> contender.get().relinquish(leadership, null));
+                leadership
+                        .send(command("only"))
+                        .whenComplete((written, failed) -> contender.get().relinquish(leadership, null));
                 leadership.send(command("and-this"));
             }
 
@@ -188,7 +205,8 @@ class GuardedSendTest {
         try {
             assertThat(ended.get(10, TimeUnit.SECONDS)).isEqualTo(LeadershipEndCause.RELEASED);
             assertThat(committedCommands()).containsExactly("only", "and-this");
-            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(committedLeaseIsTombstone()).isTrue());
+            await().atMost(Duration.ofSeconds(10))
+                    .untilAsserted(() -> assertThat(committedLeaseIsTombstone()).isTrue());
         } finally {
             contender.get().stop();
             contender.get().awaitStopped(Duration.ofSeconds(10));
@@ -197,9 +215,11 @@ class GuardedSendTest {
 
     /** Whether the newest lease record of the role is a tombstone. */
     private boolean committedLeaseIsTombstone() {
-        TopicPartition partition = new TopicPartition(TOPIC.name(), RolePartitioner.partitionFor(role, TOPIC.partitions()));
+        TopicPartition partition =
+                new TopicPartition(TOPIC.name(), RolePartitioner.partitionFor(role, TOPIC.partitions()));
         List<RawRecord> leases = cluster.records(partition).stream()
-                .filter(record -> CoordinationCodec.decodeKey(record.key()).kind() == RecordKind.LEASE).toList();
+                .filter(record -> CoordinationCodec.decodeKey(record.key()).kind() == RecordKind.LEASE)
+                .toList();
         return !leases.isEmpty() && leases.get(leases.size() - 1).value() == null;
     }
 }

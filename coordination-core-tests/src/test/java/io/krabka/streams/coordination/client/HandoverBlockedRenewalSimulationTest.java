@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.RankedMember;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.internal.Handover;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -40,7 +40,8 @@ class HandoverBlockedRenewalSimulationTest {
 
     private static final int RENEWAL_THREADS = 4;
 
-    private final ManualRuntime runtime = ManualRuntime.builder().renewalThreads(RENEWAL_THREADS).build();
+    private final ManualRuntime runtime =
+            ManualRuntime.builder().renewalThreads(RENEWAL_THREADS).build();
     // Longer than the handover's waits, shorter than what is left of the lease when it blocks.
     private final InMemoryCluster cluster = new InMemoryCluster(runtime).operationTimeout(Duration.ofSeconds(15));
     private final Map<String, Contender> contenders = new LinkedHashMap<>();
@@ -60,16 +61,28 @@ class HandoverBlockedRenewalSimulationTest {
         InMemoryCluster.Fault frozen = cluster.freezeCoordinator(ROLE);
         long frozenAfter = lastRenewalNanos.get();
         runtime.advance(CONFIG.renewInterval().plusSeconds(1));
-        assertThat(lastRenewalNanos.get()).as("no renewal while the coordinator is frozen").isEqualTo(frozenAfter);
-        assertThat(runtime.renewalLimit()).as("the renewal was reported blocked").isGreaterThan(RENEWAL_THREADS);
+        assertThat(lastRenewalNanos.get())
+                .as("no renewal while the coordinator is frozen")
+                .isEqualTo(frozenAfter);
+        assertThat(runtime.renewalLimit())
+                .as("the renewal was reported blocked")
+                .isGreaterThan(RENEWAL_THREADS);
 
         Answer answer = handOver(holder, "b");
 
         SoftAssertions.assertSoftly(softly -> {
-            softly.assertThat(answer.holding()).as("a holds when the handover answers").isTrue();
-            softly.assertThat(answer.result()).as("the answer after %s", answer.blocked()).isEqualTo(HandoverResult.BUSY);
-            softly.assertThat(answer.blocked()).as("how long handOver blocked").isLessThanOrEqualTo(Handover.PROBE_TIMEOUT);
-            softly.assertThat(standbys()).as("the standbys' order after the handover").containsExactly("b", "c");
+            softly.assertThat(answer.holding())
+                    .as("a holds when the handover answers")
+                    .isTrue();
+            softly.assertThat(answer.result())
+                    .as("the answer after %s", answer.blocked())
+                    .isEqualTo(HandoverResult.BUSY);
+            softly.assertThat(answer.blocked())
+                    .as("how long handOver blocked")
+                    .isLessThanOrEqualTo(Handover.PROBE_TIMEOUT);
+            softly.assertThat(standbys())
+                    .as("the standbys' order after the handover")
+                    .containsExactly("b", "c");
             softly.assertThat(ends).as("ends").isEmpty();
         });
 
@@ -93,9 +106,15 @@ class HandoverBlockedRenewalSimulationTest {
         Answer answer = handOver(holder, "b");
 
         SoftAssertions.assertSoftly(softly -> {
-            softly.assertThat(answer.holding()).as("a holds when the handover answers").isTrue();
-            softly.assertThat(answer.result()).as("the answer after %s", answer.blocked()).isEqualTo(HandoverResult.BUSY);
-            softly.assertThat(answer.blocked()).as("how long handOver blocked").isLessThanOrEqualTo(Handover.PROBE_TIMEOUT);
+            softly.assertThat(answer.holding())
+                    .as("a holds when the handover answers")
+                    .isTrue();
+            softly.assertThat(answer.result())
+                    .as("the answer after %s", answer.blocked())
+                    .isEqualTo(HandoverResult.BUSY);
+            softly.assertThat(answer.blocked())
+                    .as("how long handOver blocked")
+                    .isLessThanOrEqualTo(Handover.PROBE_TIMEOUT);
             softly.assertThat(ends).as("ends").isEmpty();
         });
 
@@ -106,8 +125,7 @@ class HandoverBlockedRenewalSimulationTest {
         assertThat(standbys()).containsExactly("c", "b");
     }
 
-    private record Answer(HandoverResult result, Duration blocked, boolean holding) {
-    }
+    private record Answer(HandoverResult result, Duration blocked, boolean holding) {}
 
     /** a holds the role and has just renewed; b, then c, stand by. */
     private Contender holdingWithTwoStandbys() {
@@ -117,7 +135,8 @@ class HandoverBlockedRenewalSimulationTest {
         start("c");
         advanceUntil(() -> standbys().equals(List.of("b", "c")), Duration.ofSeconds(5));
         long before = lastRenewalNanos.get();
-        advanceUntil(() -> lastRenewalNanos.get() != before, CONFIG.renewInterval().plusSeconds(1));
+        advanceUntil(
+                () -> lastRenewalNanos.get() != before, CONFIG.renewInterval().plusSeconds(1));
         return contenders.get("a");
     }
 
@@ -127,10 +146,15 @@ class HandoverBlockedRenewalSimulationTest {
         runtime.workers().execute(() -> {
             long start = runtime.nanoTime();
             HandoverResult result = holder.handOver(MemberId.of(to));
-            answer.set(new Answer(result, Duration.ofNanos(runtime.nanoTime() - start), holder.leadership().isPresent()));
+            answer.set(new Answer(
+                    result,
+                    Duration.ofNanos(runtime.nanoTime() - start),
+                    holder.leadership().isPresent()));
         });
         // Past every wait the handover may have, so the unfixed one answers too.
-        advanceUntil(() -> answer.get() != null, Handover.PROBE_TIMEOUT.plus(Handover.RELEASE_WAIT).plusSeconds(1));
+        advanceUntil(
+                () -> answer.get() != null,
+                Handover.PROBE_TIMEOUT.plus(Handover.RELEASE_WAIT).plusSeconds(1));
         return answer.get();
     }
 
@@ -143,14 +167,19 @@ class HandoverBlockedRenewalSimulationTest {
 
     /** The registered members other than the holder, first in line first. */
     private List<String> standbys() {
-        return observer.observe(ROLE, Duration.ZERO).roster().stream().map(RankedMember::member).map(MemberId::value)
-                .filter(member -> !member.equals("a")).toList();
+        return observer.observe(ROLE, Duration.ZERO).roster().stream()
+                .map(RankedMember::member)
+                .map(MemberId::value)
+                .filter(member -> !member.equals("a"))
+                .toList();
     }
 
     private void advanceUntil(BooleanSupplier condition, Duration within) {
         long start = runtime.nanoTime();
         while (!condition.getAsBoolean()) {
-            assertThat(Duration.ofNanos(runtime.nanoTime() - start)).as("waiting; ends %s", ends).isLessThanOrEqualTo(within);
+            assertThat(Duration.ofNanos(runtime.nanoTime() - start))
+                    .as("waiting; ends %s", ends)
+                    .isLessThanOrEqualTo(within);
             runtime.advance(TICK);
         }
     }
@@ -159,8 +188,7 @@ class HandoverBlockedRenewalSimulationTest {
         CoordinationClient client = new CoordinationClient(cluster.transport(TOPIC), CONFIG, runtime);
         Contender contender = new Contender(client, ROLE, MemberId.of(id), new Contender.Listener() {
             @Override
-            public void granted(Leadership leadership) {
-            }
+            public void granted(Leadership leadership) {}
 
             @Override
             public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {

@@ -19,7 +19,11 @@ final class LaneHoldingRuntime extends ForwardingCoordinationRuntime {
 
     /** Blocks the thread it is armed for (null: the first to get there), once, at the hook named, until opened. */
     static final class Gate {
-        enum Hook { SCHEDULE, PASSES, RENEWALS }
+        enum Hook {
+            SCHEDULE,
+            PASSES,
+            RENEWALS
+        }
 
         private final Thread thread;
         private final Hook hook;
@@ -73,7 +77,10 @@ final class LaneHoldingRuntime extends ForwardingCoordinationRuntime {
     }
 
     LaneHoldingRuntime(int passThreads) {
-        super(CoordinationRuntime.builder().name("lane-holding").passThreads(passThreads).build());
+        super(CoordinationRuntime.builder()
+                .name("lane-holding")
+                .passThreads(passThreads)
+                .build());
     }
 
     /** Arms {@code next}: the thread it names blocks at its hook the next time it gets there. */
@@ -85,7 +92,9 @@ final class LaneHoldingRuntime extends ForwardingCoordinationRuntime {
 
     private void maybeBlock(Gate.Hook at) {
         Gate armed = gate.get();
-        if (armed != null && armed.hook == at && (armed.thread == null || armed.thread == Thread.currentThread())
+        if (armed != null
+                && armed.hook == at
+                && (armed.thread == null || armed.thread == Thread.currentThread())
                 && gate.compareAndSet(armed, null)) {
             armed.pass();
         }

@@ -28,7 +28,8 @@ class LeaderWorkRunnerTest {
 
     private final InMemoryCluster cluster = new InMemoryCluster();
     private final InMemoryCoordinationTransport transport = cluster.transport(TOPIC);
-    private final CoordinationClient client = new CoordinationClient(transport, LeaseConfig.DEFAULTS, InstantSource.system());
+    private final CoordinationClient client =
+            new CoordinationClient(transport, LeaseConfig.DEFAULTS, InstantSource.system());
     private final List<LeadershipEndCause> ends = new CopyOnWriteArrayList<>();
     private final List<Throwable> failures = new CopyOnWriteArrayList<>();
     private Contender contender;
@@ -44,8 +45,7 @@ class LeaderWorkRunnerTest {
     private Contender.Listener events() {
         return new Contender.Listener() {
             @Override
-            public void granted(Leadership leadership) {
-            }
+            public void granted(Leadership leadership) {}
 
             @Override
             public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
@@ -61,11 +61,16 @@ class LeaderWorkRunnerTest {
     void workThatReturnsReleasesTheRoleAndRunsAgainForTheNextGrantUnderItsOwnThreadName() {
         AtomicReference<String> threadName = new AtomicReference<>();
         AtomicReference<Long> term = new AtomicReference<>();
-        contender = Contender.running(client, ROLE, MemberId.of("n1"), leadership -> {
-            threadName.set(Thread.currentThread().getName());
-            term.set(leadership.term());
-            leadership.write(List.of());
-        }, events());
+        contender = Contender.running(
+                client,
+                ROLE,
+                MemberId.of("n1"),
+                leadership -> {
+                    threadName.set(Thread.currentThread().getName());
+                    term.set(leadership.term());
+                    leadership.write(List.of());
+                },
+                events());
         contender.start();
 
         await().atMost(Duration.ofSeconds(10)).until(() -> !ends.isEmpty());
@@ -80,9 +85,14 @@ class LeaderWorkRunnerTest {
     @Test
     void workThatThrowsEndsTheLeadershipAsFailedWithWhatItThrew() {
         IllegalStateException thrown = new IllegalStateException("the device refused");
-        contender = Contender.running(client, ROLE, MemberId.of("n1"), leadership -> {
-            throw thrown;
-        }, events());
+        contender = Contender.running(
+                client,
+                ROLE,
+                MemberId.of("n1"),
+                leadership -> {
+                    throw thrown;
+                },
+                events());
         contender.start();
 
         await().atMost(Duration.ofSeconds(10)).until(() -> !ends.isEmpty());
@@ -97,25 +107,36 @@ class LeaderWorkRunnerTest {
      */
     @Test
     void workTheClusterRefusesEndsFailedNamesTheRefusalAndIsRetriedOnlyAfterTheDenialBackOff() {
-        io.krabka.streams.coordination.test.runtime.ManualRuntime runtime = new io.krabka.streams.coordination.test.runtime.ManualRuntime();
+        io.krabka.streams.coordination.test.runtime.ManualRuntime runtime =
+                new io.krabka.streams.coordination.test.runtime.ManualRuntime();
         try {
             InMemoryCluster simulated = new InMemoryCluster(runtime);
-            CoordinationClient onRuntime = new CoordinationClient(simulated.transport(TOPIC), LeaseConfig.DEFAULTS, runtime);
+            CoordinationClient onRuntime =
+                    new CoordinationClient(simulated.transport(TOPIC), LeaseConfig.DEFAULTS, runtime);
             List<Long> grantedAfterMillis = new CopyOnWriteArrayList<>();
-            contender = Contender.running(onRuntime, ROLE, MemberId.of("n1"), leadership -> {
-                grantedAfterMillis.add(runtime.elapsed().toMillis());
-                throw new io.krabka.streams.coordination.CoordinationAuthorizationException(
-                        "injected: Not authorized to access group: pipeline-router", null);
-            }, events());
+            contender = Contender.running(
+                    onRuntime,
+                    ROLE,
+                    MemberId.of("n1"),
+                    leadership -> {
+                        grantedAfterMillis.add(runtime.elapsed().toMillis());
+                        throw new io.krabka.streams.coordination.CoordinationAuthorizationException(
+                                "injected: Not authorized to access group: pipeline-router", null);
+                    },
+                    events());
             contender.start();
 
-            assertThat(runtime.advanceUntil(() -> ends.size() == 1, Duration.ofSeconds(5))).isTrue();
+            assertThat(runtime.advanceUntil(() -> ends.size() == 1, Duration.ofSeconds(5)))
+                    .isTrue();
             assertThat(ends.get(0)).isEqualTo(LeadershipEndCause.FAILED);
-            assertThat(contender.problem()).get()
+            assertThat(contender.problem())
+                    .get()
                     .isInstanceOf(io.krabka.streams.coordination.CoordinationAuthorizationException.class);
-            assertThat(runtime.advanceUntil(() -> grantedAfterMillis.size() == 2, Duration.ofSeconds(30))).isTrue();
+            assertThat(runtime.advanceUntil(() -> grantedAfterMillis.size() == 2, Duration.ofSeconds(30)))
+                    .isTrue();
             assertThat(grantedAfterMillis.get(1) - grantedAfterMillis.get(0))
-                    .as("the second grant, not a second after the first").isGreaterThanOrEqualTo(RoleContender.DENIAL_BACKOFF.toMillis());
+                    .as("the second grant, not a second after the first")
+                    .isGreaterThanOrEqualTo(RoleContender.DENIAL_BACKOFF.toMillis());
             contender.stop();
             assertThat(contender.awaitStopped(Duration.ofSeconds(30))).isTrue();
             contender = null;
@@ -134,52 +155,67 @@ class LeaderWorkRunnerTest {
      */
     @Test
     void aRunThatOutlivesItsStopBoundDoesNotKeepTheNextLeadershipsRunFromBeingInterrupted() {
-        io.krabka.streams.coordination.test.runtime.ManualRuntime runtime = new io.krabka.streams.coordination.test.runtime.ManualRuntime();
+        io.krabka.streams.coordination.test.runtime.ManualRuntime runtime =
+                new io.krabka.streams.coordination.test.runtime.ManualRuntime();
         try {
             InMemoryCluster simulated = new InMemoryCluster(runtime);
-            CoordinationClient onRuntime = new CoordinationClient(simulated.transport(TOPIC), LeaseConfig.DEFAULTS, runtime);
+            CoordinationClient onRuntime =
+                    new CoordinationClient(simulated.transport(TOPIC), LeaseConfig.DEFAULTS, runtime);
             java.util.concurrent.atomic.AtomicBoolean letTheFirstGo = new java.util.concurrent.atomic.AtomicBoolean();
             java.util.concurrent.atomic.AtomicBoolean firstReturned = new java.util.concurrent.atomic.AtomicBoolean();
             List<Leadership> leaderships = new CopyOnWriteArrayList<>();
             AtomicReference<Duration> secondInterruptedAt = new AtomicReference<>();
-            contender = Contender.running(onRuntime, ROLE, MemberId.of("n1"), leadership -> {
-                leaderships.add(leadership);
-                if (leaderships.size() == 1) {
-                    // Gives the role up itself, then ignores the interrupt until the test lets it go.
-                    leadership.close();
-                    while (!letTheFirstGo.get()) {
-                        try {
-                            runtime.sleep(Duration.ofSeconds(1));
-                        } catch (InterruptedException ignored) {
-                            // stubborn
+            contender = Contender.running(
+                    onRuntime,
+                    ROLE,
+                    MemberId.of("n1"),
+                    leadership -> {
+                        leaderships.add(leadership);
+                        if (leaderships.size() == 1) {
+                            // Gives the role up itself, then ignores the interrupt until the test lets it go.
+                            leadership.close();
+                            while (!letTheFirstGo.get()) {
+                                try {
+                                    runtime.sleep(Duration.ofSeconds(1));
+                                } catch (InterruptedException ignored) {
+                                    // stubborn
+                                }
+                            }
+                            firstReturned.set(true);
+                            return;
                         }
-                    }
-                    firstReturned.set(true);
-                    return;
-                }
-                try {
-                    while (true) {
-                        runtime.sleep(Duration.ofSeconds(10));
-                    }
-                } catch (InterruptedException e) {
-                    secondInterruptedAt.set(runtime.elapsed());
-                }
-            }, events());
+                        try {
+                            while (true) {
+                                runtime.sleep(Duration.ofSeconds(10));
+                            }
+                        } catch (InterruptedException e) {
+                            secondInterruptedAt.set(runtime.elapsed());
+                        }
+                    },
+                    events());
             contender.start();
 
             // The end waits 30 s for the first run, gives up on it, and the member takes the role again.
-            assertThat(runtime.advanceUntil(() -> leaderships.size() == 2, Duration.ofMinutes(2))).isTrue();
+            assertThat(runtime.advanceUntil(() -> leaderships.size() == 2, Duration.ofMinutes(2)))
+                    .isTrue();
             assertThat(ends).containsExactly(LeadershipEndCause.RELEASED);
             letTheFirstGo.set(true);
-            assertThat(runtime.advanceUntil(firstReturned::get, Duration.ofSeconds(5))).isTrue();
+            assertThat(runtime.advanceUntil(firstReturned::get, Duration.ofSeconds(5)))
+                    .isTrue();
             runtime.advance(Duration.ofSeconds(1));
-            assertThat(secondInterruptedAt.get()).as("the second run, still in its leadership").isNull();
+            assertThat(secondInterruptedAt.get())
+                    .as("the second run, still in its leadership")
+                    .isNull();
 
             Duration endedAt = runtime.elapsed();
             leaderships.get(1).close();
-            assertThat(runtime.advanceUntil(() -> ends.size() == 2, Duration.ofMinutes(2))).isTrue();
-            assertThat(secondInterruptedAt.get()).as("the second leadership's end interrupted its run").isNotNull();
-            assertThat(runtime.elapsed().minus(endedAt)).as("its end did not wait out the stop bound")
+            assertThat(runtime.advanceUntil(() -> ends.size() == 2, Duration.ofMinutes(2)))
+                    .isTrue();
+            assertThat(secondInterruptedAt.get())
+                    .as("the second leadership's end interrupted its run")
+                    .isNotNull();
+            assertThat(runtime.elapsed().minus(endedAt))
+                    .as("its end did not wait out the stop bound")
                     .isLessThan(Duration.ofSeconds(5));
             contender.stop();
             assertThat(contender.awaitStopped(Duration.ofSeconds(30))).isTrue();
@@ -194,15 +230,20 @@ class LeaderWorkRunnerTest {
         CountDownLatch working = new CountDownLatch(1);
         AtomicReference<Boolean> interrupted = new AtomicReference<>();
         AtomicReference<Thread> worker = new AtomicReference<>();
-        contender = Contender.running(client, ROLE, MemberId.of("n1"), leadership -> {
-            worker.set(Thread.currentThread());
-            working.countDown();
-            try {
-                new CountDownLatch(1).await();
-            } catch (InterruptedException e) {
-                interrupted.set(true);
-            }
-        }, events());
+        contender = Contender.running(
+                client,
+                ROLE,
+                MemberId.of("n1"),
+                leadership -> {
+                    worker.set(Thread.currentThread());
+                    working.countDown();
+                    try {
+                        new CountDownLatch(1).await();
+                    } catch (InterruptedException e) {
+                        interrupted.set(true);
+                    }
+                },
+                events());
         contender.start();
         assertThat(working.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
 
@@ -213,6 +254,7 @@ class LeaderWorkRunnerTest {
         assertThat(ends.get(0)).isEqualTo(LeadershipEndCause.RELEASED);
         assertThat(interrupted.get()).as("the work was interrupted").isTrue();
         // The pool thread runs other tasks next: it must not carry the work's name into them.
-        await().atMost(Duration.ofSeconds(10)).until(() -> worker.get().getName().equals("krabka-coordination-work"));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> worker.get().getName().equals("krabka-coordination-work"));
     }
 }

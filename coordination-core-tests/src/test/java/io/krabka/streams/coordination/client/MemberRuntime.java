@@ -1,7 +1,7 @@
 package io.krabka.streams.coordination.client;
 
-import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayDeque;
@@ -130,6 +130,5 @@ final class MemberRuntime implements CoordinationRuntime {
     }
 
     @Override
-    public void close() {
-    }
+    public void close() {}
 }

@@ -4,10 +4,10 @@ import static io.krabka.streams.coordination.client.SimulatedMembers.CONFIG;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.Balance;
-import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.SimulatedMembers.Grant;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -69,8 +69,11 @@ class MemberSimulationTest {
     @ParameterizedTest(name = "seed {0}")
     @MethodSource("seeds")
     void startedMembersUnderFaultsKeepOneWriterAndSettleToOneLastingHolderPerRole(long seed) {
-        SimulatedMembers.replayable("MemberSimulationTest#startedMembersUnderFaultsKeepOneWriterAndSettleToOneLastingHolderPerRole",
-                "sim.seed", seed, () -> simulate(seed));
+        SimulatedMembers.replayable(
+                "MemberSimulationTest#startedMembersUnderFaultsKeepOneWriterAndSettleToOneLastingHolderPerRole",
+                "sim.seed",
+                seed,
+                () -> simulate(seed));
     }
 
     private void simulate(long seed) {
@@ -93,7 +96,8 @@ class MemberSimulationTest {
         sim.cluster.delayVisibility(Duration.ZERO);
         // A crashed process stays dead; its member comes back as a new one.
         sim.members.values().stream().filter(member -> !member.crashed).forEach(member -> member.runtime.resume());
-        new ArrayList<>(sim.members.keySet()).stream().filter(id -> sim.members.get(id).crashed).forEach(this::startMember);
+        new ArrayList<>(sim.members.keySet())
+                .stream().filter(id -> sim.members.get(id).crashed).forEach(this::startMember);
 
         long healed = sim.runtime.nanoTime();
         // A lease, the capped stagger and slack; under spread also the moves that even the shares out.
@@ -101,19 +105,30 @@ class MemberSimulationTest {
         long settleBy = healed + bound.toNanos();
         sim.runTo(settleBy + CONFIG.duration().multipliedBy(3).toNanos());
         for (Role role : ROLES) {
-            List<Grant> ofRole = sim.grants.stream().filter(g -> g.role().equals(role)).toList();
+            List<Grant> ofRole =
+                    sim.grants.stream().filter(g -> g.role().equals(role)).toList();
             // The newest grant: a paused member's callbacks run late, so the list is not in term order.
-            Grant last = ofRole.stream().max(Comparator.comparingLong(Grant::term)).orElseThrow();
+            Grant last =
+                    ofRole.stream().max(Comparator.comparingLong(Grant::term)).orElseThrow();
             // Built only when a check fails: each role's reading of the whole log (describeRoles) cost
             // about a fifth of a passing seed's CPU when it was built for every role of every seed.
             Supplier<String> context = () -> "seed " + seed + ", " + role + ": healed at +"
                     + Duration.ofNanos(healed - ManualRuntime.TICKER_START) + "; last grant " + last + "; holders now "
                     + holdersOfAll() + "; ends " + sim.ends + sim.describe() + sim.describeRoles();
-            assertThat(last.atNanos()).as(() -> "a lasting holder within " + bound + " of the faults ending; " + context.get())
+            assertThat(last.atNanos())
+                    .as(() -> "a lasting holder within " + bound + " of the faults ending; " + context.get())
                     .isLessThanOrEqualTo(settleBy);
-            assertThat(sim.holders(role)).as(() -> "one holder, the last granted, three leases later; " + context.get())
+            assertThat(sim.holders(role))
+                    .as(() -> "one holder, the last granted, three leases later; " + context.get())
                     .containsExactly(last.member());
-            assertThat(sim.members.get(last.member()).contenders.get(role).leadership().orElseThrow().term()).as(context)
+            assertThat(sim.members
+                            .get(last.member())
+                            .contenders
+                            .get(role)
+                            .leadership()
+                            .orElseThrow()
+                            .term())
+                    .as(context)
                     .isEqualTo(last.term());
         }
         assertThat(sim.violations).as("seed %d", seed).isEmpty();
@@ -136,44 +151,60 @@ class MemberSimulationTest {
         sim.members.get(first).runtime.freeze();
         sim.members.get(first).pretendRunning = true;
         long start = sim.runtime.nanoTime();
-        while (sim.violations.isEmpty() && sim.runtime.nanoTime() - start < Duration.ofSeconds(20).toNanos()) {
+        while (sim.violations.isEmpty()
+                && sim.runtime.nanoTime() - start < Duration.ofSeconds(20).toNanos()) {
             sim.tick();
         }
         assertThat(sim.violations).first().asString().contains("believes it holds");
     }
 
     private void inject(SplittableRandom random, List<InMemoryCluster.Fault> faults) {
-        List<String> running = sim.members.keySet().stream().filter(id -> sim.members.get(id).running()).toList();
+        List<String> running = sim.members.keySet().stream()
+                .filter(id -> sim.members.get(id).running())
+                .toList();
         Role role = ROLES.get(random.nextInt(ROLES.size()));
         switch (random.nextInt(10)) {
             case 0 -> {
                 if (running.size() > 1) {
-                    sim.members.get(running.get(random.nextInt(running.size()))).runtime.freeze();
+                    sim.members
+                            .get(running.get(random.nextInt(running.size())))
+                            .runtime
+                            .freeze();
                 }
             }
-            case 1 -> sim.members.values().stream().filter(m -> m.runtime.frozen && !m.crashed).findFirst()
-                    .ifPresent(m -> m.runtime.resume());
+            case 1 ->
+                sim.members.values().stream()
+                        .filter(m -> m.runtime.frozen && !m.crashed)
+                        .findFirst()
+                        .ifPresent(m -> m.runtime.resume());
             case 2 -> {
                 if (running.size() > 1) {
                     sim.members.get(running.get(random.nextInt(running.size()))).crash();
                 }
             }
-            case 3 -> sim.members.keySet().stream().filter(id -> sim.members.get(id).crashed).findFirst()
-                    .ifPresent(this::startMember);
+            case 3 ->
+                sim.members.keySet().stream()
+                        .filter(id -> sim.members.get(id).crashed)
+                        .findFirst()
+                        .ifPresent(this::startMember);
             // An operator's release runs on a thread of the member, not on the simulation's driver.
             // It waits for a renewal under way (one producer per role): only while no cluster
             // fault can block that renewal, since the simulation cannot model a thread waiting
             // on a monitor that a sleeping task holds.
             case 4 -> {
                 if (faults.isEmpty()) {
-                    running.stream().map(sim.members::get)
-                            .forEach(m -> m.runtime.workers().execute(() -> m.contenders.get(role).release()));
+                    running.stream()
+                            .map(sim.members::get)
+                            .forEach(m -> m.runtime
+                                    .workers()
+                                    .execute(() -> m.contenders.get(role).release()));
                 }
             }
             case 5 -> sim.cluster.delayVisibility(Duration.ofMillis(random.nextLong(0, 5_000)));
             case 6 -> faults.add(sim.cluster.freezeCoordinator(role));
-            case 7 -> faults.add(sim.cluster.freezePartition(new TopicPartition(TOPIC.name(),
-                    random.nextInt(TOPIC.partitions()))));
+            case 7 ->
+                faults.add(sim.cluster.freezePartition(
+                        new TopicPartition(TOPIC.name(), random.nextInt(TOPIC.partitions()))));
             // The watchers' consumer failed a poll: no news and no vouching until its back-off ends.
             case 8 -> faults.add(sim.cluster.stallWatchers());
             default -> faults.add(sim.cluster.slowInitProducerId(role, Duration.ofMillis(random.nextLong(0, 3_000))));

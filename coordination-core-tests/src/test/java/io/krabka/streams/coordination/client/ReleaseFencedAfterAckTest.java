@@ -7,16 +7,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.krabka.streams.coordination.CommitOutcomeUnknownException;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
-import io.krabka.streams.coordination.test.memory.InMemoryCluster;
-import io.krabka.streams.coordination.test.memory.InMemoryCoordinationTransport;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.RolePartitioner;
+import io.krabka.streams.coordination.test.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.memory.InMemoryCoordinationTransport;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import io.krabka.streams.coordination.transport.TopicSpec;
@@ -67,7 +67,8 @@ class ReleaseFencedAfterAckTest {
 
         held.close();
 
-        assertThat(held.state()).as("a handover during the release is the release, as before today's change")
+        assertThat(held.state())
+                .as("a handover during the release is the release, as before today's change")
                 .isEqualTo(Leadership.State.RELEASED);
     }
 
@@ -86,7 +87,9 @@ class ReleaseFencedAfterAckTest {
         } catch (RuntimeException e) {
             thrown = e;
         }
-        assertThat(thrown).as("close() of a leadership whose release met the next holder").isNull();
+        assertThat(thrown)
+                .as("close() of a leadership whose release met the next holder")
+                .isNull();
         assertThat(held.state()).isEqualTo(Leadership.State.RELEASED);
     }
 
@@ -113,18 +116,31 @@ class ReleaseFencedAfterAckTest {
                     } catch (FencedException fencedEndTxn) {
                         // b commits its grant lease; the log passes where the aborted tombstone was.
                         if (bCommits) {
-                        ProducerState b = challenger.describeEpoch(ROLE).orElseThrow();
-                        long now = runtime.clock().millis();
-                        minted.transact(List.of(new ProducerRecord<>(TOPIC.name(), partition, now,
-                                CoordinationCodec.encodeKey(CoordinationKey.lease(ROLE)), CoordinationCodec.encodeValue(
-                                        new CoordinationRecord.Lease(MemberId.of("b"), b.producerId(), b.producerEpoch(), now,
-                                                now + LeaseConfig.DEFAULTS.duration().toMillis())))));
+                            ProducerState b = challenger.describeEpoch(ROLE).orElseThrow();
+                            long now = runtime.clock().millis();
+                            minted.transact(List.of(new ProducerRecord<>(
+                                    TOPIC.name(),
+                                    partition,
+                                    now,
+                                    CoordinationCodec.encodeKey(CoordinationKey.lease(ROLE)),
+                                    CoordinationCodec.encodeValue(new CoordinationRecord.Lease(
+                                            MemberId.of("b"),
+                                            b.producerId(),
+                                            b.producerEpoch(),
+                                            now,
+                                            now
+                                                    + LeaseConfig.DEFAULTS
+                                                            .duration()
+                                                            .toMillis())))));
                         }
                         long now2 = runtime.clock().millis();
-                        RecordMetadata acked = new RecordMetadata(new TopicPartition(TOPIC.name(), partition), tombstoneAt, 0,
-                                now2, 10, -1);
-                        throw new CommitOutcomeUnknownException("the commit of a transaction of role " + ROLE
-                                + " was refused as fenced after every record was acknowledged", fencedEndTxn, List.of(acked));
+                        RecordMetadata acked = new RecordMetadata(
+                                new TopicPartition(TOPIC.name(), partition), tombstoneAt, 0, now2, 10, -1);
+                        throw new CommitOutcomeUnknownException(
+                                "the commit of a transaction of role " + ROLE
+                                        + " was refused as fenced after every record was acknowledged",
+                                fencedEndTxn,
+                                List.of(acked));
                     }
                     throw new AssertionError("the tombstone's commit was not fenced");
                 }

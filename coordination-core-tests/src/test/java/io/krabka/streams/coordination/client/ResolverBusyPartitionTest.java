@@ -7,12 +7,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.krabka.streams.coordination.CommitOutcomeUnknownException;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster.LostCommit;
-import io.krabka.streams.coordination.record.RolePartitioner;
+import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.nio.charset.StandardCharsets;
@@ -46,8 +46,10 @@ class ResolverBusyPartitionTest {
         CoordinationTransport transport = proxy(CoordinationTransport.class, (method, args) -> {
             if (method.getName().equals("read") && busy.get() && reads.incrementAndGet() <= TRAFFIC) {
                 // Another role's renewal landed on the partition since the last read.
-                cluster.produce(new ProducerRecord<>(TOPIC.name(), partition,
-                        ("other-" + reads.get()).getBytes(StandardCharsets.UTF_8), new byte[] {1}));
+                cluster.produce(new ProducerRecord<>(
+                        TOPIC.name(), partition, ("other-" + reads.get()).getBytes(StandardCharsets.UTF_8), new byte[] {
+                            1
+                        }));
             }
             return call(memory, method, args);
         });
@@ -57,6 +59,8 @@ class ResolverBusyPartitionTest {
         busy.set(true);
 
         assertThatThrownBy(held::renew).isInstanceOf(CommitOutcomeUnknownException.class);
-        assertThat(reads.get()).as("reads of the resolver while the partition stays busy").isLessThan(100);
+        assertThat(reads.get())
+                .as("reads of the resolver while the partition stays busy")
+                .isLessThan(100);
     }
 }

@@ -7,13 +7,13 @@ import static org.awaitility.Awaitility.await;
 import io.krabka.streams.coordination.ConsumedOffsets;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.SendBatching;
 import io.krabka.streams.coordination.SendQueueFullException;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.testing.ForwardingTransport;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RawRecord;
@@ -25,7 +25,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -61,8 +60,8 @@ class SendBackPressureTest {
     }
 
     private Leadership acquire(SendBatching batching) throws InterruptedException {
-        return new CoordinationClient(transport, LeaseConfig.DEFAULTS, clock, batching).acquire(role, MemberId.of("a"),
-                Duration.ofSeconds(5));
+        return new CoordinationClient(transport, LeaseConfig.DEFAULTS, clock, batching)
+                .acquire(role, MemberId.of("a"), Duration.ofSeconds(5));
     }
 
     private static ProducerRecord<byte[], byte[]> command(String text) {
@@ -70,8 +69,10 @@ class SendBackPressureTest {
     }
 
     private List<String> committedCommands() {
-        return cluster.records(COMMANDS_0).stream().map(RawRecord::value)
-                .map(value -> new String(value, StandardCharsets.UTF_8)).toList();
+        return cluster.records(COMMANDS_0).stream()
+                .map(RawRecord::value)
+                .map(value -> new String(value, StandardCharsets.UTF_8))
+                .toList();
     }
 
     private static List<CompletableFuture<RecordMetadata>> sendAll(Leadership held, int count) {
@@ -89,8 +90,11 @@ class SendBackPressureTest {
         List<CompletableFuture<RecordMetadata>> accepted = sendAll(held, 10);
 
         CompletableFuture<RecordMetadata> refused = held.send(command("refused"));
-        assertThatThrownBy(() -> refused.get(0, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
-                .cause().isInstanceOf(SendQueueFullException.class).hasMessageContaining("not written");
+        assertThatThrownBy(() -> refused.get(0, TimeUnit.SECONDS))
+                .isInstanceOf(ExecutionException.class)
+                .cause()
+                .isInstanceOf(SendQueueFullException.class)
+                .hasMessageContaining("not written");
         assertThat(held.isActive()).as("a full queue ends nothing").isTrue();
 
         transport.open();
@@ -111,8 +115,8 @@ class SendBackPressureTest {
             sender.set(Thread.currentThread());
             return held.send(command("waited"));
         });
-        await().atMost(Duration.ofSeconds(10)).until(() -> sender.get() != null
-                && sender.get().getState() == Thread.State.TIMED_WAITING);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> sender.get() != null && sender.get().getState() == Thread.State.TIMED_WAITING);
         assertThat(blocked).isNotDone();
 
         transport.open();
@@ -136,7 +140,9 @@ class SendBackPressureTest {
 
         assertThat(refused).isCompletedExceptionally();
         assertThat(blocked).isGreaterThanOrEqualTo(maxBlock);
-        assertThatThrownBy(refused::join).cause().isInstanceOf(SendQueueFullException.class)
+        assertThatThrownBy(refused::join)
+                .cause()
+                .isInstanceOf(SendQueueFullException.class)
                 .hasMessageContaining(maxBlock.toString());
     }
 
@@ -150,8 +156,8 @@ class SendBackPressureTest {
             sender.set(Thread.currentThread());
             return held.send(command("never"));
         });
-        await().atMost(Duration.ofSeconds(10)).until(() -> sender.get() != null
-                && sender.get().getState() == Thread.State.TIMED_WAITING);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> sender.get() != null && sender.get().getState() == Thread.State.TIMED_WAITING);
 
         held.abandon();
 
@@ -174,7 +180,9 @@ class SendBackPressureTest {
         transport.releaseOne();
 
         CompletableFuture<RecordMetadata> refused = fromCallback.get(10, TimeUnit.SECONDS);
-        assertThatThrownBy(() -> refused.get(0, TimeUnit.SECONDS)).cause().isInstanceOf(SendQueueFullException.class)
+        assertThatThrownBy(() -> refused.get(0, TimeUnit.SECONDS))
+                .cause()
+                .isInstanceOf(SendQueueFullException.class)
                 .hasMessageContaining("callback");
     }
 
@@ -201,16 +209,20 @@ class SendBackPressureTest {
 
         held.close();
 
-        assertThat(transport.describes.get() - before).as("describes of one release").isLessThanOrEqualTo(2);
+        assertThat(transport.describes.get() - before)
+                .as("describes of one release")
+                .isLessThanOrEqualTo(2);
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMillis(400));
     }
 
     @Test
     void sendBatchingRefusesAnEmptyQueueAndANegativeBlock() {
         assertThatThrownBy(() -> new SendBatching(1, Duration.ZERO, 0, Duration.ZERO))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxQueuedRecords");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("maxQueuedRecords");
         assertThatThrownBy(() -> new SendBatching(1, Duration.ZERO, 1, Duration.ofMillis(-1)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxBlock");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("maxBlock");
     }
 
     /**
@@ -219,7 +231,8 @@ class SendBackPressureTest {
      */
     static final class GatedTransport extends ForwardingTransport {
 
-        private final java.util.concurrent.Semaphore permits = new java.util.concurrent.Semaphore(Integer.MAX_VALUE / 2);
+        private final java.util.concurrent.Semaphore permits =
+                new java.util.concurrent.Semaphore(Integer.MAX_VALUE / 2);
         private volatile boolean held;
         final AtomicInteger describes = new AtomicInteger();
         volatile boolean completesTransactions = true;
@@ -258,7 +271,8 @@ class SendBackPressureTest {
                 }
 
                 @Override
-                public List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed) {
+                public List<RecordMetadata> transact(
+                        List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed) {
                     if (held) {
                         permits.acquireUninterruptibly();
                     }
@@ -287,8 +301,10 @@ class SendBackPressureTest {
             describes.incrementAndGet();
             Optional<ProducerState> reported = delegate.describeEpoch(role);
             // A coordinator that never gets to write the markers of the last transaction.
-            return completesTransactions ? reported
-                    : reported.map(state -> new ProducerState(state.producerId(), state.producerEpoch(), "PrepareCommit"));
+            return completesTransactions
+                    ? reported
+                    : reported.map(
+                            state -> new ProducerState(state.producerId(), state.producerEpoch(), "PrepareCommit"));
         }
     }
 }

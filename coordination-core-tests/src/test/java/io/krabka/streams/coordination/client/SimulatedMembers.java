@@ -5,17 +5,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.krabka.streams.coordination.Balance;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualClock;
-import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.internal.Handover;
-import io.krabka.streams.coordination.test.memory.InMemoryCluster;
-import io.krabka.streams.coordination.test.memory.InMemoryCoordinationTransport;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
+import io.krabka.streams.coordination.test.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.memory.InMemoryCoordinationTransport;
+import io.krabka.streams.coordination.test.runtime.ManualClock;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.TopicSpec;
@@ -62,7 +62,8 @@ import org.apache.kafka.common.TopicPartition;
 final class SimulatedMembers implements AutoCloseable {
 
     /** The lease every simulation here runs with: two seconds, renewed every 500 ms, a 500 ms stagger. */
-    static final LeaseConfig CONFIG = new LeaseConfig(Duration.ofSeconds(2), Duration.ofMillis(500), Duration.ofMillis(500));
+    static final LeaseConfig CONFIG =
+            new LeaseConfig(Duration.ofSeconds(2), Duration.ofMillis(500), Duration.ofMillis(500));
     /** One step of simulated time: the checks run after each. */
     static final Duration TICK = Duration.ofMillis(50);
     /** How long a call the cluster does not answer (a frozen partition or coordinator) blocks before it times out. */
@@ -77,7 +78,8 @@ final class SimulatedMembers implements AutoCloseable {
     /** How many of the newest grants a failure message shows (a seed under faults makes hundreds). */
     private static final int GRANTS_SHOWN = 30;
 
-    final ManualRuntime runtime = ManualRuntime.builder().clock(new ManualClock(Instant.ofEpochMilli(1_700_000_000_000L)))
+    final ManualRuntime runtime = ManualRuntime.builder()
+            .clock(new ManualClock(Instant.ofEpochMilli(1_700_000_000_000L)))
             .build();
     final InMemoryCluster cluster = new InMemoryCluster(runtime).operationTimeout(OPERATION_TIMEOUT);
     final TopicSpec topic;
@@ -97,6 +99,7 @@ final class SimulatedMembers implements AutoCloseable {
     private final Map<Role, Long> leaderlessSince = new HashMap<>();
     /** Per role, since when two running members have believed they hold it at once. */
     private final Map<Role, Long> overlapSince = new HashMap<>();
+
     private final List<Runnable> checks = new ArrayList<>();
     /**
      * Per role, the times of its grants not yet out of the storm check's window, earliest
@@ -106,6 +109,7 @@ final class SimulatedMembers implements AutoCloseable {
     private final Map<Role, PriorityQueue<Long>> stormWindow = new HashMap<>();
     /** How many of {@link #grants} the storm check has taken in, and of which generation of the list. */
     private int stormSeen;
+
     private long stormGeneration;
     private Duration overlapTolerated = Duration.ZERO;
     private int grantStormAbove = Integer.MAX_VALUE;
@@ -133,9 +137,11 @@ final class SimulatedMembers implements AutoCloseable {
         try {
             simulation.run();
         } catch (Throwable failure) {
-            throw new AssertionError("seed " + seed + " failed; replay it with:\n  ./mvnw -B -o -pl coordination-core,"
-                    + "coordination-test,coordination-core-tests test -Dsurefire.failIfNoSpecifiedTests=false"
-                    + " -Dtest='" + test + "' -D" + seedProperty + "=" + seed + "\n" + failure.getMessage(), failure);
+            throw new AssertionError(
+                    "seed " + seed + " failed; replay it with:\n  ./mvnw -B -o -pl coordination-core,"
+                            + "coordination-test,coordination-core-tests test -Dsurefire.failIfNoSpecifiedTests=false"
+                            + " -Dtest='" + test + "' -D" + seedProperty + "=" + seed + "\n" + failure.getMessage(),
+                    failure);
         }
     }
 
@@ -207,7 +213,8 @@ final class SimulatedMembers implements AutoCloseable {
      * the grant, since a paused member's callbacks run late.
      */
     SimulatedMembers underFaults(int members) {
-        return overlapTolerated(CONFIG.duration().plus(TICK.multipliedBy(2))).grantStormAbove(2 * members)
+        return overlapTolerated(CONFIG.duration().plus(TICK.multipliedBy(2)))
+                .grantStormAbove(2 * members)
                 .grantsTimedAtTheGrant();
     }
 
@@ -221,7 +228,9 @@ final class SimulatedMembers implements AutoCloseable {
     Duration settleWithin(Balance balance) {
         Duration bound = CONFIG.duration().plus(CONFIG.duration()).plus(SETTLE_SLACK);
         if (balance == Balance.SPREAD) {
-            bound = bound.plus(CONFIG.renewInterval().multipliedBy(2).plus(Handover.PROBE_TIMEOUT)
+            bound = bound.plus(CONFIG.renewInterval()
+                    .multipliedBy(2)
+                    .plus(Handover.PROBE_TIMEOUT)
                     .plus(Duration.ofMillis(500).multipliedBy(roles.size())));
         }
         return bound;
@@ -273,7 +282,9 @@ final class SimulatedMembers implements AutoCloseable {
         for (Member member : them) {
             member.runtime.workers().execute(() -> member.contenders.values().forEach(Contender::stop));
         }
-        runUntil(() -> them.stream().allMatch(m -> m.contenders.values().stream().noneMatch(Contender::isRunning)), within);
+        runUntil(
+                () -> them.stream().allMatch(m -> m.contenders.values().stream().noneMatch(Contender::isRunning)),
+                within);
         them.forEach(m -> m.stopped = true);
     }
 
@@ -285,7 +296,8 @@ final class SimulatedMembers implements AutoCloseable {
         List<InMemoryCluster.Fault> faults = new ArrayList<>();
         partitions.forEach(p -> faults.add(cluster.freezePartition(new TopicPartition(topic.name(), p))));
         InMemoryCoordinationTransport any = members.values().iterator().next().transport;
-        roles.stream().filter(role -> partitions.contains(any.partition(role).partition()))
+        roles.stream()
+                .filter(role -> partitions.contains(any.partition(role).partition()))
                 .forEach(role -> faults.add(cluster.freezeCoordinator(role)));
         return faults;
     }
@@ -300,7 +312,10 @@ final class SimulatedMembers implements AutoCloseable {
             checkDeadlines(now);
         }
         for (Role role : roles) {
-            List<Member> holding = members.values().stream().filter(Member::checked).filter(m -> m.holds(role)).toList();
+            List<Member> holding = members.values().stream()
+                    .filter(Member::checked)
+                    .filter(m -> m.holds(role))
+                    .toList();
             checkOverlap(role, holding, now);
             trackGap(role, holding.isEmpty(), now);
         }
@@ -318,8 +333,8 @@ final class SimulatedMembers implements AutoCloseable {
         long start = runtime.nanoTime();
         while (!condition.getAsBoolean()) {
             if (runtime.nanoTime() - start > within.toNanos()) {
-                throw new AssertionError(prefix() + "waited " + within + " in vain at +" + runtime.elapsed() + "; shares "
-                        + shares() + state());
+                throw new AssertionError(prefix() + "waited " + within + " in vain at +" + runtime.elapsed()
+                        + "; shares " + shares() + state());
             }
             tick();
         }
@@ -343,10 +358,12 @@ final class SimulatedMembers implements AutoCloseable {
         Instant late = runtime.clock().instant().minus(TICK.multipliedBy(2));
         for (Member member : members.values()) {
             if (member.running()) {
-                member.contenders.forEach((role, contender) -> contender.leadership()
+                member.contenders.forEach((role, contender) -> contender
+                        .leadership()
                         .filter(held -> held.deadline().isBefore(late))
-                        .ifPresent(held -> violations.add("+" + runtime.elapsed() + " " + member.id + " believes it holds " + role
-                                + " (term " + held.term() + ") past its lease's deadline " + held.deadline())));
+                        .ifPresent(held ->
+                                violations.add("+" + runtime.elapsed() + " " + member.id + " believes it holds " + role
+                                        + " (term " + held.term() + ") past its lease's deadline " + held.deadline())));
             }
         }
     }
@@ -358,8 +375,16 @@ final class SimulatedMembers implements AutoCloseable {
         }
         long since = overlapSince.computeIfAbsent(role, r -> now);
         if (overlapTolerated.isZero() || now - since > overlapTolerated.toNanos()) {
-            violations.add("+" + runtime.elapsed() + " " + holding.stream().map(m -> m.id + " (term "
-                    + m.contenders.get(role).leadership().orElseThrow().term() + ")").toList() + " each believes it holds " + role
+            violations.add("+" + runtime.elapsed() + " "
+                    + holding.stream()
+                            .map(m -> m.id + " (term "
+                                    + m.contenders
+                                            .get(role)
+                                            .leadership()
+                                            .orElseThrow()
+                                            .term() + ")")
+                            .toList()
+                    + " each believes it holds " + role
                     + (overlapTolerated.isZero() ? "" : " for longer than " + overlapTolerated));
             overlapSince.remove(role);
         }
@@ -388,7 +413,9 @@ final class SimulatedMembers implements AutoCloseable {
         }
         for (int i = stormSeen, size = all.size(); i < size; i++) {
             Grant grant = all.get(i);
-            stormWindow.computeIfAbsent(grant.role(), r -> new PriorityQueue<>()).add(grant.atNanos());
+            stormWindow
+                    .computeIfAbsent(grant.role(), r -> new PriorityQueue<>())
+                    .add(grant.atNanos());
             stormSeen = i + 1;
         }
         for (Role role : roles) {
@@ -399,7 +426,8 @@ final class SimulatedMembers implements AutoCloseable {
             }
             long recent = times == null ? 0 : times.size();
             if (recent > grantStormAbove) {
-                violations.add("+" + runtime.elapsed() + " " + recent + " grants of " + role + " within one lease: a storm");
+                violations.add(
+                        "+" + runtime.elapsed() + " " + recent + " grants of " + role + " within one lease: a storm");
             }
         }
     }
@@ -421,8 +449,9 @@ final class SimulatedMembers implements AutoCloseable {
                 }
                 CoordinationRecord.Lease before = last.put(key.role() + "/" + lease.producerId(), lease);
                 if (before != null) {
-                    assertThat(lease.producerEpoch()).as("%s: %s at offset %d of %s after %s", context, lease, raw.offset(),
-                            key.role(), before).isGreaterThanOrEqualTo(before.producerEpoch());
+                    assertThat(lease.producerEpoch())
+                            .as("%s: %s at offset %d of %s after %s", context, lease, raw.offset(), key.role(), before)
+                            .isGreaterThanOrEqualTo(before.producerEpoch());
                 }
             }
         }
@@ -460,7 +489,11 @@ final class SimulatedMembers implements AutoCloseable {
 
     /** The running members that believe they hold {@code role}. */
     List<String> holders(Role role) {
-        return members.values().stream().filter(Member::running).filter(m -> m.holds(role)).map(m -> m.id).toList();
+        return members.values().stream()
+                .filter(Member::running)
+                .filter(m -> m.holds(role))
+                .map(m -> m.id)
+                .toList();
     }
 
     /** How many of {@code these} have a running holder. */
@@ -470,14 +503,19 @@ final class SimulatedMembers implements AutoCloseable {
 
     /** The handovers the members made, summed; a crashed process's count went with it. */
     long moves() {
-        return members.values().stream().filter(m -> !m.crashed).mapToLong(m -> m.client.share(MemberId.of(m.id)).movesOut())
+        return members.values().stream()
+                .filter(m -> !m.crashed)
+                .mapToLong(m -> m.client.share(MemberId.of(m.id)).movesOut())
                 .sum();
     }
 
     /** The longest stretch without a holder, of any role, that ended or is still open after {@code fromNanos}. */
     Duration longestGapSince(long fromNanos) {
         long now = runtime.nanoTime();
-        long longest = gaps.stream().filter(g -> g.to() > fromNanos).mapToLong(g -> g.to() - Math.max(g.from(), fromNanos)).max()
+        long longest = gaps.stream()
+                .filter(g -> g.to() > fromNanos)
+                .mapToLong(g -> g.to() - Math.max(g.from(), fromNanos))
+                .max()
                 .orElse(0);
         for (long since : leaderlessSince.values()) {
             longest = Math.max(longest, now - Math.max(since, fromNanos));
@@ -488,17 +526,28 @@ final class SimulatedMembers implements AutoCloseable {
     /** Each member's contenders, one a line: crashed or frozen, the contender's state and problem. */
     String describe() {
         StringBuilder text = new StringBuilder();
-        members.values().forEach(m -> m.contenders.forEach((role, c) -> text.append("\n  ").append(m.id).append(' ').append(role)
-                .append(m.crashed ? " crashed" : m.runtime.frozen ? " frozen" : "").append(' ').append(c)
-                .append(c.problem().map(p -> " problem: " + p.getMessage()).orElse(""))));
+        members.values()
+                .forEach(m -> m.contenders.forEach((role, c) -> text.append("\n  ")
+                        .append(m.id)
+                        .append(' ')
+                        .append(role)
+                        .append(m.crashed ? " crashed" : m.runtime.frozen ? " frozen" : "")
+                        .append(' ')
+                        .append(c)
+                        .append(c.problem()
+                                .map(p -> " problem: " + p.getMessage())
+                                .orElse(""))));
         return text.toString();
     }
 
     /** Each role as an observer reads it from the cluster, one a line. */
     String describeRoles() {
         StringBuilder text = new StringBuilder();
-        roles.forEach(role -> text.append("\n  ").append(role).append(": ")
-                .append(new CoordinationClient(cluster.transport(topic), CONFIG, runtime).observe(role, Duration.ZERO)));
+        roles.forEach(role -> text.append("\n  ")
+                .append(role)
+                .append(": ")
+                .append(new CoordinationClient(cluster.transport(topic), CONFIG, runtime)
+                        .observe(role, Duration.ZERO)));
         return text.toString();
     }
 
@@ -599,8 +648,7 @@ final class SimulatedMembers implements AutoCloseable {
      * instance per member, so it can keep that member's own parts ({@link Member#wiring}).
      */
     interface Wiring {
-        Wiring PLAIN = new Wiring() {
-        };
+        Wiring PLAIN = new Wiring() {};
 
         /** The transport the member's client uses; called while the member is built (id, runtime, transport set). */
         default CoordinationTransport transport(Member member) {
@@ -613,11 +661,9 @@ final class SimulatedMembers implements AutoCloseable {
         }
 
         /** After the grant was recorded. */
-        default void granted(Member member, Role role, Leadership leadership) {
-        }
+        default void granted(Member member, Role role, Leadership leadership) {}
 
-        default void renewed(Member member, Role role, Leadership leadership, Duration took) {
-        }
+        default void renewed(Member member, Role role, Leadership leadership, Duration took) {}
     }
 
     /** One process of a member. */
@@ -626,6 +672,7 @@ final class SimulatedMembers implements AutoCloseable {
         final MemberRuntime runtime = new MemberRuntime(SimulatedMembers.this.runtime);
         /** The member's own in-memory transport (what a {@link Wiring} may wrap for the client). */
         final InMemoryCoordinationTransport transport = cluster.transport(topic);
+
         final Wiring wiring;
         final CoordinationClient client;
         final Map<Role, Contender> contenders = new LinkedHashMap<>();
@@ -648,16 +695,26 @@ final class SimulatedMembers implements AutoCloseable {
                     @Override
                     public void granted(Leadership leadership) {
                         long now = SimulatedMembers.this.runtime.nanoTime();
-                        // When it was granted, not when the callback ran, where a test asks (a paused member's run late).
-                        long at = grantsTimedAtTheGrant ? now - Duration.between(leadership.grantedAt(),
-                                SimulatedMembers.this.runtime.clock().instant()).toNanos() : now;
+                        // When it was granted, not when the callback ran, where a test asks (a paused member's run
+                        // late).
+                        long at = grantsTimedAtTheGrant
+                                ? now
+                                        - Duration.between(
+                                                        leadership.grantedAt(),
+                                                        SimulatedMembers.this
+                                                                .runtime
+                                                                .clock()
+                                                                .instant())
+                                                .toNanos()
+                                : now;
                         grants.add(new Grant(id, role, leadership.term(), at));
                         wiring.granted(Member.this, role, leadership);
                     }
 
                     @Override
                     public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-                        ends.add(new End(SimulatedMembers.this.runtime.nanoTime(), id, role, leadership.term(), cause, failure));
+                        ends.add(new End(
+                                SimulatedMembers.this.runtime.nanoTime(), id, role, leadership.term(), cause, failure));
                     }
 
                     @Override
@@ -685,7 +742,9 @@ final class SimulatedMembers implements AutoCloseable {
 
         /** The roles it believes it holds, running or not. */
         List<Role> held() {
-            return contenders.entrySet().stream().filter(e -> e.getValue().leadership().isPresent()).map(Map.Entry::getKey)
+            return contenders.entrySet().stream()
+                    .filter(e -> e.getValue().leadership().isPresent())
+                    .map(Map.Entry::getKey)
                     .toList();
         }
 

@@ -59,30 +59,36 @@ class SpreadCrashTakeoverTest {
 
             @Override
             public io.krabka.streams.coordination.runtime.CoordinationRuntime runtime(Member member) {
-                return clockOffset.isZero() ? member.runtime
+                return clockOffset.isZero()
+                        ? member.runtime
                         : new SpreadPlacementHarness.SkewedRuntime(member.runtime, clockOffset);
             }
         });
     }
 
     Map<String, Integer> readsNow() {
-        return reads.entrySet().stream().collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().get(),
-                (a, b) -> a, LinkedHashMap::new));
+        return reads.entrySet().stream()
+                .collect(Collectors.toMap(Map.Entry::getKey, e -> e.getValue().get(), (a, b) -> a, LinkedHashMap::new));
     }
 
     @Test
     void aCrashedHoldersRolesGoEachToOneMemberAndQuietStandbysDoNotReadInALoop() {
-        crashAfterAQuietStretch(Duration.ZERO, Duration.ofSeconds(30), CONFIG.duration().multipliedBy(3));
+        crashAfterAQuietStretch(
+                Duration.ZERO, Duration.ofSeconds(30), CONFIG.duration().multipliedBy(3));
     }
 
     @Test
     void aHolderWithItsClockAheadCrashesAndItsRolesGoEachToOneMember() {
-        crashAfterAQuietStretch(Duration.ofSeconds(7), Duration.ofSeconds(60), CONFIG.duration().multipliedBy(4));
+        crashAfterAQuietStretch(
+                Duration.ofSeconds(7), Duration.ofSeconds(60), CONFIG.duration().multipliedBy(4));
     }
 
     @Test
     void aHolderWithItsClockBehindCrashesAndItsRolesGoEachToOneMember() {
-        crashAfterAQuietStretch(Duration.ofSeconds(-1), Duration.ofSeconds(60), CONFIG.duration().multipliedBy(4));
+        crashAfterAQuietStretch(
+                Duration.ofSeconds(-1),
+                Duration.ofSeconds(60),
+                CONFIG.duration().multipliedBy(4));
     }
 
     /**
@@ -101,12 +107,15 @@ class SpreadCrashTakeoverTest {
         Duration quiet = CONFIG.duration().multipliedBy(10);
         sim.runFor(quiet);
         Map<String, Integer> after = readsNow();
-        System.out.printf("SPREAD CRASH clock of a %s: quiet reads %s -> %s, shares %s%n", offset, before, after, sim.shares());
+        System.out.printf(
+                "SPREAD CRASH clock of a %s: quiet reads %s -> %s, shares %s%n", offset, before, after, sim.shares());
         crashAndTakeOverOnce("a", takeoverWithin);
         // Each member's standby passes for up to 9 roles over 10 leases: a read per role per
         // lease would be 90; a loop would be thousands.
         for (String id : List.of("b", "c", "d")) {
-            assertThat(after.get(id) - before.get(id)).as("reads of %s in a quiet %s", id, quiet).isLessThan(200);
+            assertThat(after.get(id) - before.get(id))
+                    .as("reads of %s in a quiet %s", id, quiet)
+                    .isLessThan(200);
         }
     }
 
@@ -120,13 +129,15 @@ class SpreadCrashTakeoverTest {
         Duration took = sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), within);
         sim.runFor(CONFIG.duration().multipliedBy(10));
         List<SimulatedMembers.Grant> since = sim.grants.subList(grantsBefore, sim.grants.size());
-        System.out.printf("SPREAD CRASH crash of %s (%s): all held after %s, grants since %s, shares %s, reads %s -> %s,"
-                + " longest gap %s%n", victim, orphans, took, since, sim.shares(), before, readsNow(),
-                sim.longestGapSince(crashedAt));
+        System.out.printf(
+                "SPREAD CRASH crash of %s (%s): all held after %s, grants since %s, shares %s, reads %s -> %s,"
+                        + " longest gap %s%n",
+                victim, orphans, took, since, sim.shares(), before, readsNow(), sim.longestGapSince(crashedAt));
         assertThat(sim.violations).isEmpty();
         for (Role role : orphans) {
-            assertThat(since.stream().filter(g -> g.role().equals(role)).count()).as("grants of %s after the crash: %s", role,
-                    since).isEqualTo(1);
+            assertThat(since.stream().filter(g -> g.role().equals(role)).count())
+                    .as("grants of %s after the crash: %s", role, since)
+                    .isEqualTo(1);
         }
     }
 

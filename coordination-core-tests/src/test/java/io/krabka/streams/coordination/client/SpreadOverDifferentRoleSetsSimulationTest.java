@@ -3,9 +3,9 @@ package io.krabka.streams.coordination.client;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.Balance;
-import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.SimulatedMembers.Grant;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -52,7 +52,8 @@ class SpreadOverDifferentRoleSetsSimulationTest {
         assertSettled(joined, 4);
         // The shared roles are even between the two; b holds the four only it contends for.
         int bShared = (int) shared.stream().filter(role -> sim.holds("b", role)).count();
-        assertThat(Math.abs(sim.held("a") - bShared)).as("shared roles: a %s, b %s", sim.held("a"), bShared)
+        assertThat(Math.abs(sim.held("a") - bShared))
+                .as("shared roles: a %s, b %s", sim.held("a"), bShared)
                 .isLessThanOrEqualTo(1);
         assertThat(sim.held("a") + sim.held("b")).isEqualTo(8);
     }
@@ -76,17 +77,23 @@ class SpreadOverDifferentRoleSetsSimulationTest {
         assertSettled(joined, 12);
         assertThat(sim.held("a") + sim.held("b") + sim.held("c")).isEqualTo(ROLES.size());
         // Roles 6-8 are the only ones all three contend for; the others spread too.
-        assertThat(sim.members.keySet()).allSatisfy(id -> assertThat(sim.held(id)).as("%s holds some: %s", id, sim.shares())
-                .isPositive());
+        assertThat(sim.members.keySet())
+                .allSatisfy(id -> assertThat(sim.held(id))
+                        .as("%s holds some: %s", id, sim.shares())
+                        .isPositive());
     }
 
     /** No grant in the last {@link #QUIET} of the run, and no more handovers than the roles that may move. */
     private void assertSettled(long joinedNanos, int roles) {
         long end = sim.runtime.nanoTime();
-        List<Grant> afterJoin = sim.grants.stream().filter(g -> g.atNanos() >= joinedNanos).toList();
-        List<Grant> late = afterJoin.stream().filter(g -> end - g.atNanos() < QUIET.toNanos()).toList();
+        List<Grant> afterJoin =
+                sim.grants.stream().filter(g -> g.atNanos() >= joinedNanos).toList();
+        List<Grant> late = afterJoin.stream()
+                .filter(g -> end - g.atNanos() < QUIET.toNanos())
+                .toList();
         long moves = sim.moves();
-        String summary = String.format("%d grants and %d handovers in %s after the join, %d in the last %s; shares %s",
+        String summary = String.format(
+                "%d grants and %d handovers in %s after the join, %d in the last %s; shares %s",
                 afterJoin.size(), moves, Duration.ofNanos(end - joinedNanos), late.size(), QUIET, sim.shares());
         assertThat(late).as(summary).isEmpty();
         assertThat(moves).as(summary).isLessThanOrEqualTo(roles);

@@ -1,10 +1,10 @@
 package io.krabka.streams.coordination.client;
 
 import io.krabka.streams.coordination.Balance;
-import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.SimulatedMembers.Member;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.testing.Intercepted;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
@@ -31,7 +31,9 @@ abstract class SpreadPlacementHarness {
     static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withPartitions(3);
     static final List<Role> ROLES = SimulatedMembers.roles(12);
     /** The promise once faults stop: a holder within one lease, the capped stagger, and slack (four ticks). */
-    static final Duration HOLDER_WITHIN = SimulatedMembers.CONFIG.duration().plus(SimulatedMembers.CONFIG.duration())
+    static final Duration HOLDER_WITHIN = SimulatedMembers.CONFIG
+            .duration()
+            .plus(SimulatedMembers.CONFIG.duration())
             .plus(SimulatedMembers.TICK.multipliedBy(4));
 
     final SimulatedMembers sim = new SimulatedMembers(TOPIC, ROLES);
@@ -167,7 +169,6 @@ abstract class SpreadPlacementHarness {
         }
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     }
 }

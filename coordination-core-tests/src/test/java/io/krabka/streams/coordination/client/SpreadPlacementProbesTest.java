@@ -29,7 +29,9 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
         Duration took = sim.runUntil(() -> sim.held("a") == ROLES.size(), HOLDER_WITHIN);
         Duration first = Duration.ofNanos(sim.grants.get(0).atNanos() - started);
         System.out.printf("PLACEMENT lone member: first grant after %s, all 12 after %s%n", first, took);
-        assertThat(took).as("all roles").isLessThanOrEqualTo(CONFIG.challengeStagger().plus(TICK.multipliedBy(4)));
+        assertThat(took)
+                .as("all roles")
+                .isLessThanOrEqualTo(CONFIG.challengeStagger().plus(TICK.multipliedBy(4)));
         assertThat(sim.grants).hasSize(ROLES.size());
     }
 
@@ -42,10 +44,13 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
         }
         Duration took = sim.runUntil(() -> sim.withHolder(three) == 3, HOLDER_WITHIN);
         sim.runFor(CONFIG.duration().multipliedBy(3));
-        System.out.printf("PLACEMENT more members than roles: placed after %s, shares %s, grants %s%n", took, sim.shares(),
-                sim.grants);
+        System.out.printf(
+                "PLACEMENT more members than roles: placed after %s, shares %s, grants %s%n",
+                took, sim.shares(), sim.grants);
         assertThat(sim.grants).as("each role granted once").hasSize(3);
-        assertThat(sim.shares().values()).as("%s", sim.shares()).allSatisfy(held -> assertThat(held).isLessThanOrEqualTo(1));
+        assertThat(sim.shares().values())
+                .as("%s", sim.shares())
+                .allSatisfy(held -> assertThat(held).isLessThanOrEqualTo(1));
         assertThat(sim.violations).isEmpty();
     }
 
@@ -62,9 +67,12 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
         Duration took = sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), HOLDER_WITHIN);
         int placed = sim.grants.size();
         sim.runFor(CONFIG.duration().multipliedBy(10));
-        System.out.printf("PLACEMENT different role sets: placed after %s with %d grants; after 10 leases %s, %d grants, %d moves%n",
+        System.out.printf(
+                "PLACEMENT different role sets: placed after %s with %d grants; after 10 leases %s, %d grants, %d moves%n",
                 took, placed, sim.shares(), sim.grants.size(), sim.moves());
-        assertThat(took).isLessThanOrEqualTo(CONFIG.duration().plus(CONFIG.challengeStagger()).plus(TICK.multipliedBy(4)));
+        assertThat(took)
+                .isLessThanOrEqualTo(
+                        CONFIG.duration().plus(CONFIG.challengeStagger()).plus(TICK.multipliedBy(4)));
         assertThat(sim.violations).isEmpty();
     }
 
@@ -83,8 +91,9 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
         start("old", Balance.NONE);
         sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), HOLDER_WITHIN);
         sim.runFor(CONFIG.duration().multipliedBy(5));
-        System.out.printf("PLACEMENT NONE at cold start: shares %s, %d grants, %d moves%n", sim.shares(), sim.grants.size(),
-                sim.moves());
+        System.out.printf(
+                "PLACEMENT NONE at cold start: shares %s, %d grants, %d moves%n",
+                sim.shares(), sim.grants.size(), sim.moves());
         assertThat(sim.held("old")).as("%s", sim.shares()).isLessThanOrEqualTo(sim.held("a") + sim.held("b"));
         assertThat(sim.violations).isEmpty();
     }
@@ -98,8 +107,9 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
         start("c", Balance.SPREAD);
         sim.runUntil(sim::even, Duration.ofSeconds(15));
         sim.runFor(CONFIG.duration().multipliedBy(3));
-        System.out.printf("PLACEMENT late starter: shares %s, %d grants, %d moves, grants %s%n", sim.shares(), sim.grants.size(),
-                sim.moves(), sim.grants);
+        System.out.printf(
+                "PLACEMENT late starter: shares %s, %d grants, %d moves, grants %s%n",
+                sim.shares(), sim.grants.size(), sim.moves(), sim.grants);
         assertThat(sim.even()).as("%s", sim.shares()).isTrue();
         assertThat(sim.violations).isEmpty();
     }
@@ -116,10 +126,13 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
         start("c", Balance.SPREAD, ROLES, Duration.ofMillis(1500));
         Duration took = sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), HOLDER_WITHIN);
         sim.runFor(CONFIG.duration().multipliedBy(4));
-        System.out.printf("PLACEMENT clock ahead: placed after %s; shares %s, %d grants, %d moves, grants %s%n", took,
-                sim.shares(), sim.grants.size(), sim.moves(), sim.grants);
-        assertThat(took).isLessThanOrEqualTo(CONFIG.duration().plus(CONFIG.challengeStagger().multipliedBy(2))
-                .plus(TICK.multipliedBy(4)));
+        System.out.printf(
+                "PLACEMENT clock ahead: placed after %s; shares %s, %d grants, %d moves, grants %s%n",
+                took, sim.shares(), sim.grants.size(), sim.moves(), sim.grants);
+        assertThat(took)
+                .isLessThanOrEqualTo(CONFIG.duration()
+                        .plus(CONFIG.challengeStagger().multipliedBy(2))
+                        .plus(TICK.multipliedBy(4)));
         assertThat(sim.violations).isEmpty();
     }
 
@@ -131,8 +144,9 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
         start("c", Balance.SPREAD, ROLES, Duration.ofMillis(-1500));
         Duration took = sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), HOLDER_WITHIN);
         sim.runFor(CONFIG.duration().multipliedBy(4));
-        System.out.printf("PLACEMENT clock behind: placed after %s; shares %s, %d grants, %d moves, grants %s; ends %s%n", took,
-                sim.shares(), sim.grants.size(), sim.moves(), sim.grants, sim.ends);
+        System.out.printf(
+                "PLACEMENT clock behind: placed after %s; shares %s, %d grants, %d moves, grants %s; ends %s%n",
+                took, sim.shares(), sim.grants.size(), sim.moves(), sim.grants, sim.ends);
         assertThat(sim.violations).isEmpty();
     }
 
@@ -152,14 +166,24 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
         long movesBefore = sim.moves();
         outage.forEach(InMemoryCluster.Fault::close);
         long back = sim.runtime.nanoTime();
-        sim.runUntil(() -> sim.held("a") + sim.held("b") == ROLES.size(), sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
+        sim.runUntil(
+                () -> sim.held("a") + sim.held("b") == ROLES.size(),
+                sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
         Duration took = Duration.ofNanos(sim.runtime.nanoTime() - back);
         sim.runFor(CONFIG.duration().multipliedBy(4));
-        System.out.printf("PLACEMENT never back: placed after %s; longest gap %s; shares %s; %d grants; moves %d; grants %s%n",
-                took, sim.longestGapSince(back), sim.shares(), sim.grants.size(), sim.moves() - movesBefore, sim.grants);
+        System.out.printf(
+                "PLACEMENT never back: placed after %s; longest gap %s; shares %s; %d grants; moves %d; grants %s%n",
+                took,
+                sim.longestGapSince(back),
+                sim.shares(),
+                sim.grants.size(),
+                sim.moves() - movesBefore,
+                sim.grants);
         assertThat(sim.held("a") + sim.held("b")).isEqualTo(ROLES.size());
         assertThat(sim.grants).as("each role granted once after the outage").hasSize(ROLES.size());
-        assertThat(Math.abs(sim.held("a") - sim.held("b"))).as("%s", sim.shares()).isLessThanOrEqualTo(1);
+        assertThat(Math.abs(sim.held("a") - sim.held("b")))
+                .as("%s", sim.shares())
+                .isLessThanOrEqualTo(1);
         assertThat(sim.violations).isEmpty();
     }
 
@@ -181,12 +205,20 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
         long back = sim.runtime.nanoTime();
         sim.runFor(Duration.ofMillis(1200));
         sim.members.get("a").runtime.resume();
-        sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
+        sim.runUntil(
+                () -> sim.withHolder(ROLES) == ROLES.size(),
+                sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
         Duration took = Duration.ofNanos(sim.runtime.nanoTime() - back);
         sim.runUntil(sim::even, Duration.ofSeconds(15));
         sim.runFor(CONFIG.duration().multipliedBy(3));
-        System.out.printf("PLACEMENT back at different times: all held after %s; longest gap %s; shares %s; %d grants; moves %d;"
-                + " grants %s%n", took, sim.longestGapSince(back), sim.shares(), sim.grants.size(), sim.moves() - movesBefore,
+        System.out.printf(
+                "PLACEMENT back at different times: all held after %s; longest gap %s; shares %s; %d grants; moves %d;"
+                        + " grants %s%n",
+                took,
+                sim.longestGapSince(back),
+                sim.shares(),
+                sim.grants.size(),
+                sim.moves() - movesBefore,
                 sim.grants);
         assertThat(took).isLessThanOrEqualTo(sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
         assertThat(sim.violations).isEmpty();
@@ -200,7 +232,9 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
     @Test
     void afterAPartialOutageTheLostRolesArePlacedOnceAndNothingMoves() {
         startThreeEven();
-        List<Role> lost = ROLES.stream().filter(role -> sim.members.get("a").transport.partition(role).partition() == 0).toList();
+        List<Role> lost = ROLES.stream()
+                .filter(role -> sim.members.get("a").transport.partition(role).partition() == 0)
+                .toList();
         assertThat(lost).isNotEmpty();
         List<InMemoryCluster.Fault> outage = sim.outage(List.of(0));
         sim.runUntil(() -> sim.withHolder(lost) == 0, CONFIG.duration().multipliedBy(2));
@@ -210,12 +244,17 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
         long movesBefore = sim.moves();
         outage.forEach(InMemoryCluster.Fault::close);
         long back = sim.runtime.nanoTime();
-        sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
+        sim.runUntil(
+                () -> sim.withHolder(ROLES) == ROLES.size(),
+                sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
         Duration took = Duration.ofNanos(sim.runtime.nanoTime() - back);
         sim.runFor(CONFIG.duration().multipliedBy(4));
-        System.out.printf("PLACEMENT partial outage (%d roles on p0): placed after %s; shares %s; %d grants; moves %d; grants %s%n",
+        System.out.printf(
+                "PLACEMENT partial outage (%d roles on p0): placed after %s; shares %s; %d grants; moves %d; grants %s%n",
                 lost.size(), took, sim.shares(), sim.grants.size(), sim.moves() - movesBefore, sim.grants);
-        assertThat(sim.grants).as("each lost role %s granted once; ends %s", lost, sim.ends).hasSize(lost.size());
+        assertThat(sim.grants)
+                .as("each lost role %s granted once; ends %s", lost, sim.ends)
+                .hasSize(lost.size());
         assertThat(sim.shares()).containsOnly(Map.entry("a", 4), Map.entry("b", 4), Map.entry("c", 4));
         assertThat(sim.moves() - movesBefore).as("moves").isZero();
         assertThat(sim.violations).isEmpty();
@@ -241,9 +280,12 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
         Map<String, Integer> after = registrationCounts();
         Map<String, Integer> written = new LinkedHashMap<>();
         after.forEach((id, count) -> written.put(id, count - before.get(id)));
-        System.out.printf("PLACEMENT hidden registrations: written per member %s; shares %s; grants %s%n", written, sim.shares(),
-                sim.grants);
-        assertThat(written.values()).as("%s", written).allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(3 * ROLES.size()));
+        System.out.printf(
+                "PLACEMENT hidden registrations: written per member %s; shares %s; grants %s%n",
+                written, sim.shares(), sim.grants);
+        assertThat(written.values())
+                .as("%s", written)
+                .allSatisfy(n -> assertThat(n).isLessThanOrEqualTo(3 * ROLES.size()));
         assertThat(sim.violations).isEmpty();
     }
 
@@ -257,20 +299,31 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
     void aRoleWhoseCoordinatorWasAwayJustPastTheLatestTurnIsTakenOnceWithinTheBound() {
         startThreeEven();
         Role role = ROLES.get(0);
-        String holder = sim.members.values().stream().filter(m -> m.contenders.get(role).leadership().isPresent()).findFirst()
-                .orElseThrow().id;
+        String holder = sim.members.values().stream()
+                .filter(m -> m.contenders.get(role).leadership().isPresent())
+                .findFirst()
+                .orElseThrow()
+                .id;
         // The holder crashes and the coordinator of its role is away: no standby can take it in its turn.
         InMemoryCluster.Fault away = sim.cluster.freezeCoordinator(role);
         sim.members.get(holder).runtime.freeze();
-        sim.runFor(CONFIG.duration().multipliedBy(2).plus(CONFIG.challengeStagger()).plus(Duration.ofMillis(200)));
+        sim.runFor(CONFIG.duration()
+                .multipliedBy(2)
+                .plus(CONFIG.challengeStagger())
+                .plus(Duration.ofMillis(200)));
         sim.grants.clear();
         away.close();
         long back = sim.runtime.nanoTime();
-        sim.runUntil(() -> sim.withHolder(List.of(role)) == 1, sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
+        sim.runUntil(
+                () -> sim.withHolder(List.of(role)) == 1,
+                sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
         Duration took = Duration.ofNanos(sim.runtime.nanoTime() - back);
         sim.runFor(CONFIG.duration().multipliedBy(3));
-        System.out.printf("PLACEMENT coordinator away past the turn: %s taken after %s; grants %s%n", role, took, sim.grants);
-        assertThat(sim.grants.stream().filter(g -> g.role().equals(role)).count()).as("%s granted once", role).isEqualTo(1);
+        System.out.printf(
+                "PLACEMENT coordinator away past the turn: %s taken after %s; grants %s%n", role, took, sim.grants);
+        assertThat(sim.grants.stream().filter(g -> g.role().equals(role)).count())
+                .as("%s granted once", role)
+                .isEqualTo(1);
         assertThat(sim.violations).isEmpty();
     }
 
@@ -288,14 +341,19 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
         long movesBefore = sim.moves();
         sim.grants.clear();
         outage.forEach(InMemoryCluster.Fault::close);
-        sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
+        sim.runUntil(
+                () -> sim.withHolder(ROLES) == ROLES.size(),
+                sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
         sim.runFor(CONFIG.duration().multipliedBy(3));
-        System.out.printf("PLACEMENT live after outage: moves before %d, after %d; grants %s%n", movesBefore, sim.moves(),
-                sim.grants);
+        System.out.printf(
+                "PLACEMENT live after outage: moves before %d, after %d; grants %s%n",
+                movesBefore, sim.moves(), sim.grants);
         Map<String, RoleShare> reported = new LinkedHashMap<>();
         sim.members.forEach((id, m) -> reported.put(id, m.client.share(MemberId.of(id))));
         System.out.printf("PLACEMENT live after outage: %s; shares %s%n", reported, sim.shares());
-        assertThat(reported.values()).allSatisfy(share -> assertThat(share.liveMembers()).as("%s", reported).isEqualTo(3));
+        assertThat(reported.values())
+                .allSatisfy(share ->
+                        assertThat(share.liveMembers()).as("%s", reported).isEqualTo(3));
         assertThat(sim.violations).isEmpty();
     }
 
@@ -320,8 +378,9 @@ class SpreadPlacementProbesTest extends SpreadPlacementHarness {
         sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), HOLDER_WITHIN);
         Duration took = Duration.ofNanos(sim.runtime.nanoTime() - back);
         sim.runFor(CONFIG.duration().multipliedBy(3));
-        System.out.printf("PLACEMENT paused with the cluster: placed after %s; shares %s; %d grants; %d moves; ends %s%n", took,
-                sim.shares(), sim.grants.size(), sim.moves() - movesBefore, sim.ends);
+        System.out.printf(
+                "PLACEMENT paused with the cluster: placed after %s; shares %s; %d grants; %d moves; ends %s%n",
+                took, sim.shares(), sim.grants.size(), sim.moves() - movesBefore, sim.ends);
         assertThat(sim.violations).isEmpty();
         assertThat(sim.grants).as("%s", sim.grants).hasSize(ROLES.size());
     }

@@ -5,7 +5,6 @@ import static io.krabka.streams.coordination.client.SimulatedMembers.TICK;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.Balance;
-import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -43,16 +42,22 @@ class SpreadPlacementTest extends SpreadPlacementHarness {
         assertThat(registrations(sim.members.get("c"))).as("c registered").isEqualTo(ROLES.size());
         sim.members.get("c").runtime.freeze();
         Duration took = sim.runUntil(() -> sim.held("a") + sim.held("b") == ROLES.size(), HOLDER_WITHIN);
-        System.out.printf("PLACEMENT crash before gather: all held after %s, shares %s, grants %s%n", took, sim.shares(),
-                sim.grants);
+        System.out.printf(
+                "PLACEMENT crash before gather: all held after %s, shares %s, grants %s%n",
+                took, sim.shares(), sim.grants);
         sim.runFor(CONFIG.duration().multipliedBy(5));
         long moves = sim.moves();
-        System.out.printf("PLACEMENT crash before gather: after 5 leases shares %s, %d grants, %d moves, ends %s%n", sim.shares(),
-                sim.grants.size(), moves, sim.ends);
-        assertThat(took).as("every role held").isLessThanOrEqualTo(CONFIG.duration().plus(CONFIG.challengeStagger())
-                .plus(TICK.multipliedBy(4)));
+        System.out.printf(
+                "PLACEMENT crash before gather: after 5 leases shares %s, %d grants, %d moves, ends %s%n",
+                sim.shares(), sim.grants.size(), moves, sim.ends);
+        assertThat(took)
+                .as("every role held")
+                .isLessThanOrEqualTo(
+                        CONFIG.duration().plus(CONFIG.challengeStagger()).plus(TICK.multipliedBy(4)));
         assertThat(sim.grants).as("at most two moves").hasSizeLessThanOrEqualTo(ROLES.size() + 2);
-        assertThat(Math.abs(sim.held("a") - sim.held("b"))).as("%s", sim.shares()).isLessThanOrEqualTo(1);
+        assertThat(Math.abs(sim.held("a") - sim.held("b")))
+                .as("%s", sim.shares())
+                .isLessThanOrEqualTo(1);
         assertThat(sim.violations).isEmpty();
     }
 
@@ -71,7 +76,10 @@ class SpreadPlacementTest extends SpreadPlacementHarness {
         sim.runUntil(() -> sim.held("a") == ROLES.size(), Duration.ofSeconds(10));
         start("old", Balance.NONE);
         start("b", Balance.SPREAD);
-        sim.runUntil(() -> sim.held("old") > 0 && Math.abs(sim.held("a") - sim.held("b")) <= 1 && sim.held("a") < ROLES.size() / 2,
+        sim.runUntil(
+                () -> sim.held("old") > 0
+                        && Math.abs(sim.held("a") - sim.held("b")) <= 1
+                        && sim.held("a") < ROLES.size() / 2,
                 Duration.ofSeconds(10));
         sim.runFor(CONFIG.duration().multipliedBy(2));
         Map<String, Integer> before = sim.shares();
@@ -82,12 +90,16 @@ class SpreadPlacementTest extends SpreadPlacementHarness {
         sim.grants.clear();
         outage.forEach(InMemoryCluster.Fault::close);
         long back = sim.runtime.nanoTime();
-        sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
+        sim.runUntil(
+                () -> sim.withHolder(ROLES) == ROLES.size(),
+                sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
         Duration took = Duration.ofNanos(sim.runtime.nanoTime() - back);
         sim.runFor(CONFIG.duration().multipliedBy(3));
-        System.out.printf("PLACEMENT NONE after outage: before %s; placed after %s; now %s; grants %s%n", before, took,
-                sim.shares(), sim.grants);
-        assertThat(sim.held("old")).as("before %s, after %s", before, sim.shares())
+        System.out.printf(
+                "PLACEMENT NONE after outage: before %s; placed after %s; now %s; grants %s%n",
+                before, took, sim.shares(), sim.grants);
+        assertThat(sim.held("old"))
+                .as("before %s, after %s", before, sim.shares())
                 .isLessThanOrEqualTo(sim.held("a") + sim.held("b"));
         assertThat(sim.violations).isEmpty();
     }
@@ -116,8 +128,9 @@ class SpreadPlacementTest extends SpreadPlacementHarness {
         start("c2", Balance.SPREAD);
         sim.runUntil(sim::even, Duration.ofSeconds(15));
         sim.runFor(CONFIG.duration().multipliedBy(3));
-        System.out.printf("PLACEMENT full restart: shares %s; %d grants; %d moves; grants %s%n", sim.shares(), sim.grants.size(),
-                sim.moves(), sim.grants);
+        System.out.printf(
+                "PLACEMENT full restart: shares %s; %d grants; %d moves; grants %s%n",
+                sim.shares(), sim.grants.size(), sim.moves(), sim.grants);
         assertThat(sim.grants).as("each role granted once").hasSize(ROLES.size());
         assertThat(sim.violations).isEmpty();
     }
@@ -141,15 +154,19 @@ class SpreadPlacementTest extends SpreadPlacementHarness {
         Map<String, Integer> before = registrationCounts();
         sim.grants.clear();
         outage.forEach(InMemoryCluster.Fault::close);
-        sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
+        sim.runUntil(
+                () -> sim.withHolder(ROLES) == ROLES.size(),
+                sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
         Map<String, Integer> placed = sim.shares();
         sim.runFor(CONFIG.duration().multipliedBy(3));
         Map<String, Integer> written = new LinkedHashMap<>();
         registrationCounts().forEach((id, count) -> written.put(id, count - before.get(id)));
-        System.out.printf("PLACEMENT pruned after outage: registrations written %s; placed as %s; %d grants%n", written, placed,
-                sim.grants.size());
+        System.out.printf(
+                "PLACEMENT pruned after outage: registrations written %s; placed as %s; %d grants%n",
+                written, placed, sim.grants.size());
         // At most one registration per role and member after the outage (none pruned, so none written twice).
-        assertThat(written).as("registrations after the outage; placed as %s", placed)
+        assertThat(written)
+                .as("registrations after the outage; placed as %s", placed)
                 .allSatisfy((id, count) -> assertThat(count).isLessThanOrEqualTo(ROLES.size()));
         assertThat(sim.grants).as("placed as %s: %s", placed, sim.grants).hasSize(ROLES.size());
         assertThat(sim.violations).isEmpty();
@@ -173,11 +190,14 @@ class SpreadPlacementTest extends SpreadPlacementHarness {
         sim.grants.clear();
         outage.forEach(InMemoryCluster.Fault::close);
         long back = sim.runtime.nanoTime();
-        sim.runUntil(() -> sim.withHolder(ROLES) == ROLES.size(), sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
+        sim.runUntil(
+                () -> sim.withHolder(ROLES) == ROLES.size(),
+                sim.cluster.operationTimeout().plus(HOLDER_WITHIN));
         Duration took = Duration.ofNanos(sim.runtime.nanoTime() - back);
         Map<String, Integer> placed = sim.shares();
         sim.runFor(CONFIG.duration().multipliedBy(3));
-        System.out.printf("PLACEMENT outage %d ms: placed after %s as %s; now %s; %d grants; %d moves; grants %s%n",
+        System.out.printf(
+                "PLACEMENT outage %d ms: placed after %s as %s; now %s; %d grants; %d moves; grants %s%n",
                 outageMillis, took, placed, sim.shares(), sim.grants.size(), sim.moves() - movesBefore, sim.grants);
         assertThat(sim.grants).as("placed as %s, grants %s", placed, sim.grants).hasSize(ROLES.size());
         assertThat(sim.moves() - movesBefore).as("moves").isZero();

@@ -6,11 +6,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.Balance;
 import io.krabka.streams.coordination.LeadershipEndCause;
-import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.SimulatedMembers.Gap;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -45,7 +45,8 @@ class SpreadSimulationTest {
      */
     private static final Duration CONVERGE_WITHIN = Duration.ofSeconds(6);
 
-    private final SimulatedMembers sim = new SimulatedMembers(TOPIC, ROLES).everyTick(this::noRoleWithoutAHolderPastAHandover);
+    private final SimulatedMembers sim =
+            new SimulatedMembers(TOPIC, ROLES).everyTick(this::noRoleWithoutAHolderPastAHandover);
     /** Whether a leaderless role is a violation past {@link #HANDOVER_GAP} now (not while a crash is recovered from). */
     private boolean steady = true;
     /** Whether every role has had a holder: from then on, a role without one is counted. */
@@ -64,19 +65,24 @@ class SpreadSimulationTest {
         sim.start("c", Balance.SPREAD);
         long joined = sim.runtime.nanoTime();
         Duration took = sim.runUntil(sim::even, CONVERGE_WITHIN);
-        assertThat(sim.shares()).as("after %s", took).allSatisfy((member, held) -> assertThat(held).isBetween(3, 5));
+        assertThat(sim.shares())
+                .as("after %s", took)
+                .allSatisfy((member, held) -> assertThat(held).isBetween(3, 5));
         // Moves: a gives eight roles; allow a few more for concurrent holders overshooting.
         long moves = sim.moves();
         assertThat(moves).as("moves after the joins").isBetween(7L, 12L);
-        assertThat(sim.ends).as("every end while spreading is a release")
+        assertThat(sim.ends)
+                .as("every end while spreading is a release")
                 .allMatch(end -> end.cause() == LeadershipEndCause.RELEASED);
         // And they stay there: no move in three leases more.
         sim.runFor(CONFIG.duration().multipliedBy(3));
         long later = sim.moves();
         assertThat(later).as("moves once even").isEqualTo(moves);
         // A member pays for the roles it holds, not for those it is next in line for.
-        assertThat(sim.members.values()).allSatisfy(m -> assertThat(m.transport.preparedRoles()).as("prepared by %s", m.id)
-                .isEmpty());
+        assertThat(sim.members.values())
+                .allSatisfy(m -> assertThat(m.transport.preparedRoles())
+                        .as("prepared by %s", m.id)
+                        .isEmpty());
         assertThat(sim.violations).isEmpty();
         assertThat(sim.runtime.nanoTime() - joined).isPositive();
     }
@@ -94,13 +100,14 @@ class SpreadSimulationTest {
         sim.runFor(Duration.ofMillis(200));
         sim.start("c", Balance.SPREAD);
         Duration placing = CONFIG.challengeStagger().multipliedBy(1 + 3).plus(TICK.multipliedBy(4));
-        Duration took = sim.runUntil(() -> sim.shares().values().stream().mapToInt(Integer::intValue).sum() == ROLES.size(),
-                placing);
-        assertThat(sim.shares()).as("after %s", took).containsOnly(Map.entry("a", 4), Map.entry("b", 4), Map.entry("c", 4));
+        Duration took = sim.runUntil(
+                () -> sim.shares().values().stream().mapToInt(Integer::intValue).sum() == ROLES.size(), placing);
+        assertThat(sim.shares())
+                .as("after %s", took)
+                .containsOnly(Map.entry("a", 4), Map.entry("b", 4), Map.entry("c", 4));
         sim.runFor(CONFIG.duration().multipliedBy(3));
         assertThat(sim.shares()).containsOnly(Map.entry("a", 4), Map.entry("b", 4), Map.entry("c", 4));
-        assertThat(sim.moves())
-                .as("moves").isZero();
+        assertThat(sim.moves()).as("moves").isZero();
         assertThat(sim.ends).as("no leadership ended").isEmpty();
         assertThat(sim.violations).isEmpty();
     }
@@ -120,28 +127,34 @@ class SpreadSimulationTest {
         long movesBefore = sim.moves();
 
         steady = false;
-        List<InMemoryCluster.Fault> outage = sim.outage(IntStream.range(0, TOPIC.partitions()).boxed().toList());
-        sim.runUntil(() -> sim.shares().values().stream().mapToInt(Integer::intValue).sum() == 0,
+        List<InMemoryCluster.Fault> outage =
+                sim.outage(IntStream.range(0, TOPIC.partitions()).boxed().toList());
+        sim.runUntil(
+                () -> sim.shares().values().stream().mapToInt(Integer::intValue).sum() == 0,
                 CONFIG.duration().multipliedBy(2));
         sim.runFor(CONFIG.duration().multipliedBy(2));
-        assertThat(sim.ends).as("every leadership ran out").hasSize(ROLES.size())
+        assertThat(sim.ends)
+                .as("every leadership ran out")
+                .hasSize(ROLES.size())
                 .allMatch(end -> end.cause() == LeadershipEndCause.EXPIRED);
         sim.ends.clear();
         sim.grants.clear();
         outage.forEach(InMemoryCluster.Fault::close);
 
         // Back: the members register again, gather one stagger, and each takes its share in the spread order.
-        Duration placing = sim.cluster.operationTimeout().plus(CONFIG.challengeStagger().multipliedBy(1 + 3))
+        Duration placing = sim.cluster
+                .operationTimeout()
+                .plus(CONFIG.challengeStagger().multipliedBy(1 + 3))
                 .plus(CONFIG.duration());
-        Duration took = sim.runUntil(() -> sim.shares().values().stream().mapToInt(Integer::intValue).sum() == ROLES.size(),
-                placing);
-        assertThat(sim.shares()).as("after %s; grants %s", took, sim.grants)
+        Duration took = sim.runUntil(
+                () -> sim.shares().values().stream().mapToInt(Integer::intValue).sum() == ROLES.size(), placing);
+        assertThat(sim.shares())
+                .as("after %s; grants %s", took, sim.grants)
                 .containsOnly(Map.entry("a", 4), Map.entry("b", 4), Map.entry("c", 4));
         steady = true;
         sim.runFor(CONFIG.duration().multipliedBy(3));
         assertThat(sim.shares()).containsOnly(Map.entry("a", 4), Map.entry("b", 4), Map.entry("c", 4));
-        assertThat(sim.moves())
-                .as("moves after the outage").isEqualTo(movesBefore);
+        assertThat(sim.moves()).as("moves after the outage").isEqualTo(movesBefore);
         assertThat(sim.grants).as("each role granted once after the outage").hasSize(ROLES.size());
         assertThat(sim.ends).as("no leadership ended after the outage").isEmpty();
         assertThat(sim.violations).isEmpty();
@@ -154,36 +167,58 @@ class SpreadSimulationTest {
         sim.start("c", Balance.SPREAD);
         sim.runUntil(sim::even, Duration.ofSeconds(30));
         int orphans = sim.held("c");
-        List<Role> orphaned = ROLES.stream().filter(role -> sim.holds("c", role)).toList();
+        List<Role> orphaned =
+                ROLES.stream().filter(role -> sim.holds("c", role)).toList();
         steady = false;
         sim.members.get("c").crash();
-        // Once c is late with its renewals, the next in line for its roles build their producers, before the leases run out.
+        // Once c is late with its renewals, the next in line for its roles build their producers, before the leases run
+        // out.
         // (Not necessarily for all of them: the spread order moves with the shares, and a standby whose place moved up
         // without news of the role builds its producer at its challenge.)
         long frozenAt = sim.runtime.nanoTime();
         sim.runUntil(() -> prepared("a") + prepared("b") > 0, CONFIG.duration());
-        assertThat(sim.held("a") + sim.held("b")).as("prepared before any orphan was taken").isEqualTo(ROLES.size() - orphans);
-        assertThat(Duration.ofNanos(sim.runtime.nanoTime() - frozenAt)).as("not before c missed a renewal")
+        assertThat(sim.held("a") + sim.held("b"))
+                .as("prepared before any orphan was taken")
+                .isEqualTo(ROLES.size() - orphans);
+        assertThat(Duration.ofNanos(sim.runtime.nanoTime() - frozenAt))
+                .as("not before c missed a renewal")
                 .isGreaterThan(CONFIG.renewInterval());
         // Each orphaned role is taken within a lease and a stagger, or one more (a full standby waits one later).
-        Duration failover = CONFIG.duration().plus(CONFIG.challengeStagger().multipliedBy(2)).plus(TICK.multipliedBy(4));
+        Duration failover = CONFIG.duration()
+                .plus(CONFIG.challengeStagger().multipliedBy(2))
+                .plus(TICK.multipliedBy(4));
         sim.runUntil(() -> sim.held("a") + sim.held("b") == ROLES.size(), failover);
-        assertThat(prepared("a") + prepared("b")).as("the producers built ahead became the new holders'").isZero();
+        assertThat(prepared("a") + prepared("b"))
+                .as("the producers built ahead became the new holders'")
+                .isZero();
         // No lease names c any more, but a member that took one of its expired leases does not count it alive from its
         // registrations: a move to it would wait out a probe.
-        List<String> takers = orphaned.stream().map(role -> sim.holds("a", role) ? "a" : "b").distinct().toList();
-        assertThat(takers).isNotEmpty().allSatisfy(id -> assertThat(sim.members.get(id).client.share(MemberId.of(id)).liveMembers())
-                .as("members %s counts alive", id).isEqualTo(2));
+        List<String> takers = orphaned.stream()
+                .map(role -> sim.holds("a", role) ? "a" : "b")
+                .distinct()
+                .toList();
+        assertThat(takers)
+                .isNotEmpty()
+                .allSatisfy(id -> assertThat(sim.members
+                                .get(id)
+                                .client
+                                .share(MemberId.of(id))
+                                .liveMembers())
+                        .as("members %s counts alive", id)
+                        .isEqualTo(2));
         assertThat(orphans).isPositive();
         sim.runUntil(sim::even, CONVERGE_WITHIN);
-        assertThat(sim.shares()).containsOnlyKeys("a", "b").allSatisfy((member, held) -> assertThat(held).isBetween(5, 7));
+        assertThat(sim.shares())
+                .containsOnlyKeys("a", "b")
+                .allSatisfy((member, held) -> assertThat(held).isBetween(5, 7));
 
         steady = true;
         sim.ends.clear();
         sim.start("c2", Balance.SPREAD);
         sim.runUntil(sim::even, CONVERGE_WITHIN);
         assertThat(sim.held("c2")).isBetween(3, 5);
-        assertThat(sim.ends).as("the restarted member got its share by handovers only")
+        assertThat(sim.ends)
+                .as("the restarted member got its share by handovers only")
                 .allMatch(end -> end.cause() == LeadershipEndCause.RELEASED);
         assertThat(sim.violations).isEmpty();
     }
@@ -214,21 +249,28 @@ class SpreadSimulationTest {
         sim.runUntil(sim::even, Duration.ofSeconds(30));
         // Three leases more: what a standby last read of a role it read while the roles moved.
         sim.runFor(CONFIG.duration().multipliedBy(3));
-        List<Role> orphaned = roles.stream().filter(role -> sim.holds("c", role)).toList();
+        List<Role> orphaned =
+                roles.stream().filter(role -> sim.holds("c", role)).toList();
         int grantsBefore = sim.grants.size();
         int endsBefore = sim.ends.size();
         sim.members.get("c").crash();
-        Duration failover = CONFIG.duration().plus(CONFIG.challengeStagger().multipliedBy(2)).plus(TICK.multipliedBy(4));
+        Duration failover = CONFIG.duration()
+                .plus(CONFIG.challengeStagger().multipliedBy(2))
+                .plus(TICK.multipliedBy(4));
         Duration took = sim.runUntil(() -> sim.held("a") + sim.held("b") == roles.size(), failover);
         sim.runFor(CONFIG.challengeStagger().multipliedBy(2));
 
         assertThat(orphaned).isNotEmpty();
         // c renewed each lease within a renew interval before it froze: every lease ran out within one lease of the
         // crash, and each role's first in the spread order took it then, not a stagger later.
-        assertThat(took).as("all of c's roles taken").isLessThanOrEqualTo(CONFIG.duration().plus(TICK.multipliedBy(2)));
-        assertThat(sim.grants.subList(grantsBefore, sim.grants.size())).as("each of c's roles %s granted once", orphaned)
+        assertThat(took)
+                .as("all of c's roles taken")
+                .isLessThanOrEqualTo(CONFIG.duration().plus(TICK.multipliedBy(2)));
+        assertThat(sim.grants.subList(grantsBefore, sim.grants.size()))
+                .as("each of c's roles %s granted once", orphaned)
                 .hasSize(orphaned.size());
-        assertThat(sim.ends.subList(endsBefore, sim.ends.size())).as("no new holder deposed by another standby")
+        assertThat(sim.ends.subList(endsBefore, sim.ends.size()))
+                .as("no new holder deposed by another standby")
                 .allMatch(end -> end.member().equals("c"));
         assertThat(sim.violations).isEmpty();
     }
@@ -256,12 +298,19 @@ class SpreadSimulationTest {
         assertThat(sim.members.get("c").transport.preparedRoles()).isEmpty();
         // b, moved behind c, registered again: it is still in line for the role.
         sim.runFor(Duration.ofSeconds(1));
-        assertThat(new CoordinationClient(sim.cluster.transport(TOPIC), CONFIG, sim.runtime).observe(role, Duration.ZERO).roster())
-                .extracting(ranked -> ranked.member().value()).contains("b", "c", "a");
+        assertThat(new CoordinationClient(sim.cluster.transport(TOPIC), CONFIG, sim.runtime)
+                        .observe(role, Duration.ZERO)
+                        .roster())
+                .extracting(ranked -> ranked.member().value())
+                .contains("b", "c", "a");
         // Not a standby: answered at once, the role stays.
         List<HandoverResult> refused = new ArrayList<>();
-        sim.members.get("c").runtime.workers().execute(() -> refused.add(sim.members.get("c").contenders.get(role)
-                .handOver(MemberId.of("nobody"))));
+        sim.members
+                .get("c")
+                .runtime
+                .workers()
+                .execute(() ->
+                        refused.add(sim.members.get("c").contenders.get(role).handOver(MemberId.of("nobody"))));
         sim.runUntil(() -> !refused.isEmpty(), Duration.ofSeconds(1));
         assertThat(refused).containsExactly(HandoverResult.NOT_A_STANDBY);
         assertThat(sim.members.get("c").contenders.get(role).leadership()).isPresent();
@@ -280,8 +329,8 @@ class SpreadSimulationTest {
         sim.start("c", Balance.SPREAD);
         sim.runUntil(sim::even, Duration.ofSeconds(30));
         sim.runFor(CONFIG.renewInterval().multipliedBy(3));
-        Role moved = ROLES.stream().filter(role -> sim.holds("a", role)).findFirst()
-                .orElseThrow();
+        Role moved =
+                ROLES.stream().filter(role -> sim.holds("a", role)).findFirst().orElseThrow();
         long before = sim.moves();
         List<HandoverResult> result = new ArrayList<>();
         SimulatedMembers.Member a = sim.members.get("a");
@@ -290,7 +339,8 @@ class SpreadSimulationTest {
         assertThat(result).containsExactly(HandoverResult.HANDED_OVER);
 
         sim.runUntil(() -> sim.even() && sim.moves() > before, CONVERGE_WITHIN);
-        assertThat(sim.members.get("b").contenders.get(moved).leadership()).as("%s stays with b: %s", moved, sim.shares())
+        assertThat(sim.members.get("b").contenders.get(moved).leadership())
+                .as("%s stays with b: %s", moved, sim.shares())
                 .isPresent();
         assertThat(sim.violations).isEmpty();
     }
@@ -306,11 +356,16 @@ class SpreadSimulationTest {
         sim.runUntil(() -> sim.held("a") == ROLES.size(), Duration.ofSeconds(10));
         sim.start("old", Balance.NONE);
         sim.start("b", Balance.SPREAD);
-        sim.runUntil(() -> sim.held("old") > 0 && Math.abs(sim.held("a") - sim.held("b")) <= 1 && sim.held("a") < ROLES.size() / 2,
+        sim.runUntil(
+                () -> sim.held("old") > 0
+                        && Math.abs(sim.held("a") - sim.held("b")) <= 1
+                        && sim.held("a") < ROLES.size() / 2,
                 CONVERGE_WITHIN);
         sim.runFor(CONFIG.duration().multipliedBy(2));
         assertThat(sim.held("a") + sim.held("b") + sim.held("old")).isEqualTo(ROLES.size());
-        assertThat(Math.abs(sim.held("a") - sim.held("b"))).as("%s", sim.shares()).isLessThanOrEqualTo(1);
+        assertThat(Math.abs(sim.held("a") - sim.held("b")))
+                .as("%s", sim.shares())
+                .isLessThanOrEqualTo(1);
         assertThat(sim.held("old")).as("%s", sim.shares()).isLessThanOrEqualTo(sim.held("a") + sim.held("b"));
         assertThat(sim.ends).allMatch(end -> end.cause() == LeadershipEndCause.RELEASED);
         assertThat(sim.violations).isEmpty();
@@ -327,7 +382,8 @@ class SpreadSimulationTest {
         sim.stop(List.of(leaving), Duration.ofSeconds(5));
         sim.runUntil(() -> sim.held("b") + sim.held("c") == ROLES.size(), HANDOVER_GAP.multipliedBy(4));
         assertThat(had).isPositive();
-        assertThat(Math.abs(sim.held("b") - sim.held("c"))).as("the drained roles went to both: %s", sim.shares())
+        assertThat(Math.abs(sim.held("b") - sim.held("c")))
+                .as("the drained roles went to both: %s", sim.shares())
                 .isLessThanOrEqualTo(2);
         assertThat(sim.violations).isEmpty();
     }
@@ -343,7 +399,8 @@ class SpreadSimulationTest {
         for (int i = sim.gaps.size() - 1; i >= 0 && sim.gaps.get(i).to() == now; i--) {
             Gap gap = sim.gaps.get(i);
             if (placed && steady && gap.length().compareTo(HANDOVER_GAP) > 0) {
-                sim.violations.add("+" + sim.runtime.elapsed() + " " + gap.role() + " had no holder for " + gap.length());
+                sim.violations.add(
+                        "+" + sim.runtime.elapsed() + " " + gap.role() + " had no holder for " + gap.length());
             }
         }
         placed |= sim.withHolder(ROLES) == ROLES.size();

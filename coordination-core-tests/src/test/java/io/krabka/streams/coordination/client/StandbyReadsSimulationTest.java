@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualClock;
-import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.internal.ReadFreshness;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.runtime.ManualClock;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.testing.ForwardingTransport;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RoleRecords;
@@ -30,18 +30,21 @@ import org.junit.jupiter.api.Test;
  */
 class StandbyReadsSimulationTest {
 
-    private static final LeaseConfig CONFIG = new LeaseConfig(Duration.ofSeconds(3), Duration.ofSeconds(1), Duration.ofSeconds(1));
+    private static final LeaseConfig CONFIG =
+            new LeaseConfig(Duration.ofSeconds(3), Duration.ofSeconds(1), Duration.ofSeconds(1));
     private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withPartitions(1);
     private static final Role ROLE = Role.of("dispatcher");
     private static final Duration TICK = Duration.ofMillis(50);
 
-    private final ManualRuntime runtime = ManualRuntime.builder().clock(new ManualClock(Instant.ofEpochMilli(1_700_000_000_000L)))
+    private final ManualRuntime runtime = ManualRuntime.builder()
+            .clock(new ManualClock(Instant.ofEpochMilli(1_700_000_000_000L)))
             .build();
     private final InMemoryCluster cluster = new InMemoryCluster(runtime).operationTimeout(Duration.ofSeconds(2));
     private final MemberRuntime holderRuntime = new MemberRuntime(runtime);
     private final CountingReads standbyTransport = new CountingReads(cluster.transport(TOPIC));
     private final AtomicInteger renewals = new AtomicInteger();
-    private final Contender holder = contender(new CoordinationClient(cluster.transport(TOPIC), CONFIG, holderRuntime), "a");
+    private final Contender holder =
+            contender(new CoordinationClient(cluster.transport(TOPIC), CONFIG, holderRuntime), "a");
     private final Contender standby = contender(new CoordinationClient(standbyTransport, CONFIG, runtime), "b");
 
     @AfterEach
@@ -66,16 +69,21 @@ class StandbyReadsSimulationTest {
         assertThat(renewed).as("renewals").isGreaterThanOrEqualTo(19);
         // The renewals come in the news: it reads only for its fallback against a missed wake-up, every
         // ReadFreshness.QUIET_READ (this transport does not vouch that none was missed; Kafka's watcher does).
-        assertThat(reads).as("the standby's reads during %s renewals", renewed)
-                .isPositive().isLessThanOrEqualTo((int) (watched.toMillis() / ReadFreshness.QUIET_READ.toMillis()) + 1);
+        assertThat(reads)
+                .as("the standby's reads during %s renewals", renewed)
+                .isPositive()
+                .isLessThanOrEqualTo((int) (watched.toMillis() / ReadFreshness.QUIET_READ.toMillis()) + 1);
 
         // The holder dies just after a renewal: the standby takes over at that lease's deadline, as before.
         Instant lastDeadline = holder.leadership().orElseThrow().deadline();
         holderRuntime.freeze();
-        runtime.advanceUntil(() -> standby.leadership().isPresent(), CONFIG.duration().plus(CONFIG.challengeStagger()));
+        runtime.advanceUntil(
+                () -> standby.leadership().isPresent(), CONFIG.duration().plus(CONFIG.challengeStagger()));
         assertThat(standby.leadership()).isPresent();
-        assertThat(runtime.clock().instant()).as("taken over at the dead holder's deadline")
-                .isAfterOrEqualTo(lastDeadline).isBefore(lastDeadline.plus(CONFIG.renewInterval()));
+        assertThat(runtime.clock().instant())
+                .as("taken over at the dead holder's deadline")
+                .isAfterOrEqualTo(lastDeadline)
+                .isBefore(lastDeadline.plus(CONFIG.renewInterval()));
     }
 
     @Test
@@ -90,7 +98,8 @@ class StandbyReadsSimulationTest {
         Instant released = runtime.clock().instant();
         runtime.advanceUntil(() -> standby.leadership().isPresent(), CONFIG.challengeStagger());
         assertThat(standby.leadership()).isPresent();
-        assertThat(Duration.between(released, runtime.clock().instant())).as("a handover's gap, not a stagger")
+        assertThat(Duration.between(released, runtime.clock().instant()))
+                .as("a handover's gap, not a stagger")
                 .isLessThan(CONFIG.challengeStagger());
     }
 
@@ -104,8 +113,7 @@ class StandbyReadsSimulationTest {
     private Contender contender(CoordinationClient client, String member) {
         return new Contender(client, ROLE, MemberId.of(member), new Contender.Listener() {
             @Override
-            public void granted(Leadership leadership) {
-            }
+            public void granted(Leadership leadership) {}
 
             @Override
             public void renewed(Leadership leadership, Duration took) {
@@ -113,8 +121,7 @@ class StandbyReadsSimulationTest {
             }
 
             @Override
-            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-            }
+            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {}
         });
     }
 

@@ -7,11 +7,10 @@ import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.test.memory.InMemoryCoordinationTransport;
-import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.transport.TopicSpec;
-import java.time.Duration;
 import java.util.concurrent.RejectedExecutionException;
 import org.junit.jupiter.api.Test;
 
@@ -27,17 +26,16 @@ class StartFailureTest {
     void aStartThatCannotScheduleItsFirstPassFailsToItsCaller() {
         InMemoryCluster cluster = new InMemoryCluster();
         InMemoryCoordinationTransport transport = cluster.transport(TopicSpec.DEFAULTS.withPartitions(3));
-        CoordinationRuntime runtime = CoordinationRuntime.builder().name("closed").build();
+        CoordinationRuntime runtime =
+                CoordinationRuntime.builder().name("closed").build();
         runtime.close();
         CoordinationClient client = new CoordinationClient(transport, LeaseConfig.DEFAULTS, runtime);
         Contender contender = new Contender(client, Role.of("controller"), MemberId.of("n1"), new Contender.Listener() {
             @Override
-            public void granted(Leadership leadership) {
-            }
+            public void granted(Leadership leadership) {}
 
             @Override
-            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-            }
+            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {}
         });
         try {
             assertThatThrownBy(contender::start).isInstanceOf(RejectedExecutionException.class);

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.util.List;
@@ -22,16 +22,18 @@ import org.junit.jupiter.api.Test;
  */
 class StopBehindBusyPassesSimulationTest {
 
-    private static final LeaseConfig CONFIG = new LeaseConfig(Duration.ofSeconds(10), Duration.ofSeconds(3),
-            Duration.ofMillis(500));
-    private static final List<Role> ROLES = IntStream.range(0, 6).mapToObj(i -> Role.of("held-" + i)).toList();
+    private static final LeaseConfig CONFIG =
+            new LeaseConfig(Duration.ofSeconds(10), Duration.ofSeconds(3), Duration.ofMillis(500));
+    private static final List<Role> ROLES =
+            IntStream.range(0, 6).mapToObj(i -> Role.of("held-" + i)).toList();
 
     @Test
     void aStopReleasesEveryHeldRoleWhileThePassThreadIsBusy() throws Exception {
-        try (ManualRuntime runtime = ManualRuntime.builder().passThreads(1).renewalThreads(2).build()) {
+        try (ManualRuntime runtime =
+                ManualRuntime.builder().passThreads(1).renewalThreads(2).build()) {
             InMemoryCluster cluster = new InMemoryCluster(runtime);
-            CoordinationClient client = new CoordinationClient(cluster.transport(TopicSpec.DEFAULTS.withPartitions(3)), CONFIG,
-                    runtime);
+            CoordinationClient client =
+                    new CoordinationClient(cluster.transport(TopicSpec.DEFAULTS.withPartitions(3)), CONFIG, runtime);
             HoldingMember member = HoldingMember.holdingAll(runtime, client, ROLES);
 
             // The only pass thread is taken for a minute, as a queue of slow passes would take it.
@@ -46,7 +48,8 @@ class StopBehindBusyPassesSimulationTest {
             member.contenders().forEach(Contender::stop);
 
             assertThat(runtime.advanceUntil(() -> member.ends().size() == ROLES.size(), Duration.ofSeconds(5)))
-                    .as("every role's leadership ended within 5 s of the stop: %s", member.ends()).isTrue();
+                    .as("every role's leadership ended within 5 s of the stop: %s", member.ends())
+                    .isTrue();
             assertThat(member.ends().values()).containsOnly(LeadershipEndCause.RELEASED);
         }
     }

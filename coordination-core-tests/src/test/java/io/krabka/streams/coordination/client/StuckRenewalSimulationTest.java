@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.util.List;
@@ -24,14 +24,16 @@ import org.junit.jupiter.api.Test;
  */
 class StuckRenewalSimulationTest {
 
-    private static final LeaseConfig CONFIG = new LeaseConfig(Duration.ofSeconds(2), Duration.ofMillis(500),
-            Duration.ofMillis(500));
-    private static final List<Role> ROLES = IntStream.range(0, 12).mapToObj(i -> Role.of("role-" + i)).toList();
+    private static final LeaseConfig CONFIG =
+            new LeaseConfig(Duration.ofSeconds(2), Duration.ofMillis(500), Duration.ofMillis(500));
+    private static final List<Role> ROLES =
+            IntStream.range(0, 12).mapToObj(i -> Role.of("role-" + i)).toList();
     private static final List<Role> FROZEN = ROLES.subList(0, 4);
 
     @Test
     void rolesWhoseCoordinatorFreezesEndAtTheirDeadlineAndNoOtherRoleIsHeldUp() {
-        Map<Role, LeadershipEndCause> ends = run(ManualRuntime.builder().renewalThreads(2).build());
+        Map<Role, LeadershipEndCause> ends =
+                run(ManualRuntime.builder().renewalThreads(2).build());
 
         assertThat(ends).as("ends").containsOnlyKeys(FROZEN);
         assertThat(ends.values()).containsOnly(LeadershipEndCause.EXPIRED);
@@ -39,7 +41,8 @@ class StuckRenewalSimulationTest {
 
     @Test
     void withoutMoreThreadsForBlockedRenewalsTheHealthyRolesStarve() {
-        Map<Role, LeadershipEndCause> ends = run(ManualRuntime.builder().renewalThreads(2).fixedRenewalThreads().build());
+        Map<Role, LeadershipEndCause> ends = run(
+                ManualRuntime.builder().renewalThreads(2).fixedRenewalThreads().build());
 
         assertThat(ends.keySet()).as("healthy roles that ended").containsAnyElementsOf(ROLES.subList(4, ROLES.size()));
     }
@@ -47,8 +50,8 @@ class StuckRenewalSimulationTest {
     private static Map<Role, LeadershipEndCause> run(ManualRuntime runtime) {
         try (runtime) {
             InMemoryCluster cluster = new InMemoryCluster(runtime).operationTimeout(Duration.ofSeconds(30));
-            CoordinationClient client = new CoordinationClient(cluster.transport(TopicSpec.DEFAULTS.withPartitions(2)), CONFIG,
-                    runtime);
+            CoordinationClient client =
+                    new CoordinationClient(cluster.transport(TopicSpec.DEFAULTS.withPartitions(2)), CONFIG, runtime);
             HoldingMember member = HoldingMember.holdingAll(runtime, client, ROLES);
 
             FROZEN.forEach(cluster::freezeCoordinator);

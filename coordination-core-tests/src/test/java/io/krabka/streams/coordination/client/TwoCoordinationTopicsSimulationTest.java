@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.CoordinationConfigurationException;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.internal.ChallengeCheck;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.util.List;
@@ -24,8 +24,8 @@ import org.junit.jupiter.api.Test;
  */
 class TwoCoordinationTopicsSimulationTest {
 
-    private static final LeaseConfig CONFIG = new LeaseConfig(Duration.ofSeconds(2), Duration.ofMillis(500),
-            Duration.ofMillis(500));
+    private static final LeaseConfig CONFIG =
+            new LeaseConfig(Duration.ofSeconds(2), Duration.ofMillis(500), Duration.ofMillis(500));
     private static final Role ROLE = Role.of("dispatcher");
 
     @Test
@@ -35,7 +35,8 @@ class TwoCoordinationTopicsSimulationTest {
             List<String> grants = new CopyOnWriteArrayList<>();
             Contender onA = contender(cluster, runtime, "coordination-a", "m1", grants);
             onA.start();
-            assertThat(runtime.advanceUntil(() -> onA.leadership().isPresent(), Duration.ofSeconds(10))).isTrue();
+            assertThat(runtime.advanceUntil(() -> onA.leadership().isPresent(), Duration.ofSeconds(10)))
+                    .isTrue();
             Contender onB = contender(cluster, runtime, "coordination-b", "m2", grants);
             onB.start();
 
@@ -46,15 +47,22 @@ class TwoCoordinationTopicsSimulationTest {
             assertThat(onA.leadership()).isEmpty();
             assertThat(onA.problem()).containsInstanceOf(CoordinationConfigurationException.class);
             assertThat(onA.problem().orElseThrow().getMessage())
-                    .contains("role dispatcher", "coordination-a", "coordination-b", "member m1", "different coordination topics");
-            assertThat(onB.problem()).as("the holder cannot see the other topic").isEmpty();
+                    .contains(
+                            "role dispatcher",
+                            "coordination-a",
+                            "coordination-b",
+                            "member m1",
+                            "different coordination topics");
+            assertThat(onB.problem())
+                    .as("the holder cannot see the other topic")
+                    .isEmpty();
         }
     }
 
-    private static Contender contender(InMemoryCluster cluster, ManualRuntime runtime, String topic, String member,
-            List<String> grants) {
-        CoordinationClient client = new CoordinationClient(cluster.transport(TopicSpec.DEFAULTS.withName(topic).withPartitions(2)),
-                CONFIG, runtime);
+    private static Contender contender(
+            InMemoryCluster cluster, ManualRuntime runtime, String topic, String member, List<String> grants) {
+        CoordinationClient client = new CoordinationClient(
+                cluster.transport(TopicSpec.DEFAULTS.withName(topic).withPartitions(2)), CONFIG, runtime);
         return new Contender(client, ROLE, MemberId.of(member), new Contender.Listener() {
             @Override
             public void granted(Leadership leadership) {
@@ -62,8 +70,10 @@ class TwoCoordinationTopicsSimulationTest {
             }
 
             @Override
-            public void ended(Leadership leadership, io.krabka.streams.coordination.LeadershipEndCause cause, Throwable failure) {
-            }
+            public void ended(
+                    Leadership leadership,
+                    io.krabka.streams.coordination.LeadershipEndCause cause,
+                    Throwable failure) {}
         });
     }
 }

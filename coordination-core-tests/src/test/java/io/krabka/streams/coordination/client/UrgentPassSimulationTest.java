@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualClock;
-import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
-import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
+import io.krabka.streams.coordination.test.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.runtime.ManualClock;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.testing.ForwardingTransport;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RoleRecords;
@@ -30,15 +30,19 @@ import org.junit.jupiter.api.Test;
  */
 class UrgentPassSimulationTest {
 
-    private static final LeaseConfig CONFIG = new LeaseConfig(Duration.ofSeconds(3), Duration.ofSeconds(1), Duration.ofSeconds(1));
+    private static final LeaseConfig CONFIG =
+            new LeaseConfig(Duration.ofSeconds(3), Duration.ofSeconds(1), Duration.ofSeconds(1));
     private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withPartitions(4);
     private static final Role RELEASED = Role.of("dispatcher");
-    private static final List<Role> BUSY = IntStream.range(0, 40).mapToObj(i -> Role.of("busy-" + i)).toList();
+    private static final List<Role> BUSY =
+            IntStream.range(0, 40).mapToObj(i -> Role.of("busy-" + i)).toList();
     private static final Duration READ = Duration.ofMillis(500);
     private static final Duration TICK = Duration.ofMillis(50);
 
-    private final ManualRuntime runtime = ManualRuntime.builder().clock(new ManualClock(Instant.ofEpochMilli(1_700_000_000_000L)))
-            .passThreads(2).build();
+    private final ManualRuntime runtime = ManualRuntime.builder()
+            .clock(new ManualClock(Instant.ofEpochMilli(1_700_000_000_000L)))
+            .passThreads(2)
+            .build();
     private final InMemoryCluster cluster = new InMemoryCluster(runtime).operationTimeout(Duration.ofSeconds(30));
     private final MemberRuntime releaserRuntime = new MemberRuntime(runtime);
     private final MemberRuntime busyHolderRuntime = new MemberRuntime(runtime);
@@ -52,14 +56,19 @@ class UrgentPassSimulationTest {
     void aReleasedRoleIsTakenAheadOfTheStandbyPassesQueuedForOtherRoles() {
         CoordinationClient releaserClient = new CoordinationClient(cluster.transport(TOPIC), CONFIG, releaserRuntime);
         Contender releaser = start(releaserClient, RELEASED, "a");
-        CoordinationClient busyHolderClient = new CoordinationClient(cluster.transport(TOPIC), CONFIG, busyHolderRuntime);
-        List<Contender> busyHolders = BUSY.stream().map(role -> start(busyHolderClient, role, "c")).toList();
-        runtime.advanceUntil(() -> releaser.leadership().isPresent() && busyHolders.stream().allMatch(c -> c.leadership().isPresent()),
+        CoordinationClient busyHolderClient =
+                new CoordinationClient(cluster.transport(TOPIC), CONFIG, busyHolderRuntime);
+        List<Contender> busyHolders =
+                BUSY.stream().map(role -> start(busyHolderClient, role, "c")).toList();
+        runtime.advanceUntil(
+                () -> releaser.leadership().isPresent()
+                        && busyHolders.stream().allMatch(c -> c.leadership().isPresent()),
                 Duration.ofSeconds(10));
         assertThat(busyHolders).allMatch(c -> c.leadership().isPresent());
 
         // Member b stands by for all of them; each of its reads takes half a second.
-        CoordinationClient slow = new CoordinationClient(new SlowReads(cluster.transport(TOPIC), runtime), CONFIG, runtime);
+        CoordinationClient slow =
+                new CoordinationClient(new SlowReads(cluster.transport(TOPIC), runtime), CONFIG, runtime);
         Contender taker = start(slow, RELEASED, "b");
         BUSY.forEach(role -> start(slow, role, "b"));
         runFor(Duration.ofSeconds(15));
@@ -72,19 +81,18 @@ class UrgentPassSimulationTest {
         assertThat(taker.leadership()).as("b took the released role").isPresent();
         // Its own read and the grant, not the queue: the passes queued ahead of it needed
         // at least queued / 2 threads x 500 ms.
-        assertThat(Duration.between(released, runtime.clock().instant())).as("from the release to b's grant, %s passes queued", queued)
+        assertThat(Duration.between(released, runtime.clock().instant()))
+                .as("from the release to b's grant, %s passes queued", queued)
                 .isLessThan(READ.multipliedBy(4));
     }
 
     private Contender start(CoordinationClient client, Role role, String member) {
         Contender contender = new Contender(client, role, MemberId.of(member), new Contender.Listener() {
             @Override
-            public void granted(Leadership leadership) {
-            }
+            public void granted(Leadership leadership) {}
 
             @Override
-            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-            }
+            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {}
         });
         contender.start();
         return contender;

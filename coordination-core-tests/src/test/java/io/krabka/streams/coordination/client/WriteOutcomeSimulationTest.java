@@ -4,7 +4,6 @@ import static io.krabka.streams.coordination.client.SimulatedMembers.CONFIG;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.Balance;
-import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.SimulatedMembers.Grant;
 import io.krabka.streams.coordination.client.SimulatedMembers.Member;
@@ -12,6 +11,7 @@ import io.krabka.streams.coordination.client.WriteOutcomes.Outcome;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster.LostCommit;
 import io.krabka.streams.coordination.test.memory.InMemoryCoordinationTransport;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
@@ -87,8 +87,9 @@ class WriteOutcomeSimulationTest {
      * runtime ({@link ConservativeLeaseCrashTest}'s). A lease more is the extra lease of
      * issue 36, finding 5.
      */
-    private static final Duration TAKEOVER_BOUND = CONFIG.duration().plus(CONFIG.challengeStagger().multipliedBy(2))
-            .plus(Duration.ofMillis(500));
+    private static final Duration TAKEOVER_BOUND =
+            CONFIG.duration().plus(CONFIG.challengeStagger().multipliedBy(2)).plus(Duration.ofMillis(500));
+
     private static final String METHOD = "everyWriteIsInTheLogExactlyAsItsOutcomeSays";
 
     /** Per outcome, over every seed of the run: printed at the end. */
@@ -98,18 +99,24 @@ class WriteOutcomeSimulationTest {
 
     /** The seed's settings, for failure messages. */
     private String setup = "";
-    private final SimulatedMembers sim = new SimulatedMembers(TOPIC, ROLES).underFaults(MEMBERS.size()).checkDeadlines()
+
+    private final SimulatedMembers sim = new SimulatedMembers(TOPIC, ROLES)
+            .underFaults(MEMBERS.size())
+            .checkDeadlines()
             .context(() -> setup);
     /** Another process's transport: it challenges (InitProducerId) and never writes. */
     private final InMemoryCoordinationTransport challenger = sim.cluster.transport(TOPIC);
+
     private final Map<String, List<Role>> roleSets = new LinkedHashMap<>();
     private final List<String> taskFailures = new CopyOnWriteArrayList<>();
     private final WriteOutcomes writes = new WriteOutcomes(sim.cluster, COMMANDS);
     /** Roles whose next commit was made to lose its answer, until a member's commit of the role did. */
     private final Set<Role> lostArmed = ConcurrentHashMap.newKeySet();
+
     private final List<InMemoryCluster.Fault> faults = new ArrayList<>();
     /** Members due to crash (a transient failure just before), and when. */
     private final Map<Member, Long> crashAt = new LinkedHashMap<>();
+
     private Balance balance = Balance.NONE;
     /** Where each new process's own randomness (its writers' pace, its listener's errors) comes from. */
     private SplittableRandom processRandoms = new SplittableRandom(0);
@@ -124,8 +131,8 @@ class WriteOutcomeSimulationTest {
     @AfterAll
     static void printTotals() {
         if (!TOTALS.isEmpty()) {
-            System.out.println("WriteOutcomeSimulationTest totals: " + new java.util.TreeMap<>(TOTALS) + "; longest takeover "
-                    + LONGEST_TAKEOVER.get() + " ms");
+            System.out.println("WriteOutcomeSimulationTest totals: " + new java.util.TreeMap<>(TOTALS)
+                    + "; longest takeover " + LONGEST_TAKEOVER.get() + " ms");
         }
     }
 
@@ -136,13 +143,14 @@ class WriteOutcomeSimulationTest {
     @ParameterizedTest(name = "seed {0}")
     @MethodSource("seeds")
     void everyWriteIsInTheLogExactlyAsItsOutcomeSays(long seed) {
-        SimulatedMembers.replayable("WriteOutcomeSimulationTest#" + METHOD, "sim.outcome.seed", seed, () -> simulate(seed));
+        SimulatedMembers.replayable(
+                "WriteOutcomeSimulationTest#" + METHOD, "sim.outcome.seed", seed, () -> simulate(seed));
     }
 
     private void simulate(long seed) {
         SplittableRandom random = new SplittableRandom(seed);
-        sim.runtime.onTaskFailure((task, failure) -> taskFailures.add("+" + sim.runtime.elapsed() + " " + task + " threw "
-                + failure));
+        sim.runtime.onTaskFailure(
+                (task, failure) -> taskFailures.add("+" + sim.runtime.elapsed() + " " + task + " threw " + failure));
         sim.cluster.setTransactionVersion(seed % 3 == 0 ? (short) 1 : (short) 2);
         sim.cluster.createTopic(COMMANDS, COMMAND_PARTITIONS);
         // Every other seed spreads the roles, over members with different sets of them.
@@ -153,7 +161,8 @@ class WriteOutcomeSimulationTest {
         MEMBERS.forEach(this::startMember);
 
         setup = "seed " + seed + " (" + balance + ", role sets " + roleSets + ", transaction version "
-                + (seed % 3 == 0 ? 1 : 2) + ", renewed throws " + (renewedThrowsOneIn > 0 ? "1 in " + renewedThrowsOneIn : "never")
+                + (seed % 3 == 0 ? 1 : 2) + ", renewed throws "
+                + (renewedThrowsOneIn > 0 ? "1 in " + renewedThrowsOneIn : "never")
                 + ")";
         long faultsEnd = sim.runtime.nanoTime() + FAULTS_FOR.toNanos();
         while (sim.runtime.nanoTime() < faultsEnd) {
@@ -172,31 +181,50 @@ class WriteOutcomeSimulationTest {
         sim.runTo(settleBy + CONFIG.duration().multipliedBy(3).toNanos());
         String context = setup + ": healed at +" + Duration.ofNanos(healed - ManualRuntime.TICKER_START);
         checkLastingHolders(context, bound, settleBy);
-        assertThat(sim.moves()).as("no move once the shares settled, %s; %s", sim.describe(), context).isEqualTo(movesSettled);
+        assertThat(sim.moves())
+                .as("no move once the shares settled, %s; %s", sim.describe(), context)
+                .isEqualTo(movesSettled);
 
         crashAfterATransientFailure(random, context);
 
         stopAll(context);
-        assertThat(writes.violations()).as("what writes reported against what the log holds; %s", context).isEmpty();
+        assertThat(writes.violations())
+                .as("what writes reported against what the log holds; %s", context)
+                .isEmpty();
         assertThat(sim.violations).as(context).isEmpty();
         assertThat(taskFailures).as("tasks that threw; %s", context).isEmpty();
         sim.checkTheLogHasOneWriterAtATime(context);
-        assertThat(writes.any(Outcome.RETURNED)).as("writes that returned; %s", context).isTrue();
-        writes.tally().forEach((outcome, count) -> TOTALS.computeIfAbsent(outcome, o -> new LongAdder()).add(count));
+        assertThat(writes.any(Outcome.RETURNED))
+                .as("writes that returned; %s", context)
+                .isTrue();
+        writes.tally()
+                .forEach((outcome, count) ->
+                        TOTALS.computeIfAbsent(outcome, o -> new LongAdder()).add(count));
         TOTALS.computeIfAbsent("seeds", o -> new LongAdder()).increment();
     }
 
     /** After the faults: each role's last grant by {@code settleBy}, and that holder still holds it three leases later. */
     private void checkLastingHolders(String context, Duration bound, long settleBy) {
         for (Role role : ROLES) {
-            Grant last = sim.grants.stream().filter(g -> g.role().equals(role)).max(Comparator.comparingLong(Grant::term))
+            Grant last = sim.grants.stream()
+                    .filter(g -> g.role().equals(role))
+                    .max(Comparator.comparingLong(Grant::term))
                     .orElseThrow(() -> new AssertionError(role + " was never granted; " + context + sim.describe()));
             String what = context + "; " + role + ": last grant " + last + "; ends " + sim.ends + sim.describe();
-            assertThat(last.atNanos()).as("a lasting holder within %s of the faults ending; %s", bound, what)
+            assertThat(last.atNanos())
+                    .as("a lasting holder within %s of the faults ending; %s", bound, what)
                     .isLessThanOrEqualTo(settleBy);
-            assertThat(sim.holders(role)).as("one holder, the last granted, three leases later; %s", what)
+            assertThat(sim.holders(role))
+                    .as("one holder, the last granted, three leases later; %s", what)
                     .containsExactly(last.member());
-            assertThat(sim.members.get(last.member()).contenders.get(role).leadership().orElseThrow().term()).as(what)
+            assertThat(sim.members
+                            .get(last.member())
+                            .contenders
+                            .get(role)
+                            .leadership()
+                            .orElseThrow()
+                            .term())
+                    .as(what)
                     .isEqualTo(last.term());
         }
     }
@@ -209,47 +237,65 @@ class WriteOutcomeSimulationTest {
      * Then it comes back as a new process and the roles settle again.
      */
     private void crashAfterATransientFailure(SplittableRandom random, String context) {
-        Member victim = sim.members.values().stream().filter(Member::running)
-                .max(Comparator.comparingInt(m -> m.held().size())).orElseThrow();
+        Member victim = sim.members.values().stream()
+                .filter(Member::running)
+                .max(Comparator.comparingInt(m -> m.held().size()))
+                .orElseThrow();
         FlakyTransport flaky = process(victim).flaky;
-        flaky.describesFailUntil = sim.runtime.nanoTime() + Duration.ofMillis(random.nextLong(100, 1_000)).toNanos();
+        flaky.describesFailUntil = sim.runtime.nanoTime()
+                + Duration.ofMillis(random.nextLong(100, 1_000)).toNanos();
         sim.cluster.reconnectProducers();
         sim.runTo(flaky.describesFailUntil);
         long recovered = sim.runtime.nanoTime();
         // Each role it still holds committed a transaction with describes answering again.
-        sim.runUntil(() -> victim.held().stream().allMatch(role -> flaky.lastCommit.getOrDefault(role, 0L) > recovered),
+        sim.runUntil(
+                () -> victim.held().stream().allMatch(role -> flaky.lastCommit.getOrDefault(role, 0L) > recovered),
                 CONFIG.renewInterval().multipliedBy(3));
-        sim.runTo(sim.runtime.nanoTime() + Duration.ofMillis(random.nextLong(0, 600)).toNanos());
+        sim.runTo(sim.runtime.nanoTime()
+                + Duration.ofMillis(random.nextLong(0, 600)).toNanos());
         List<Role> orphaned = victim.held();
         victim.crash();
         long crashed = sim.runtime.nanoTime();
-        sim.runUntil(() -> orphaned.stream().allMatch(role -> !sim.holders(role).isEmpty()),
+        sim.runUntil(
+                () -> orphaned.stream().allMatch(role -> !sim.holders(role).isEmpty()),
                 TAKEOVER_BOUND.plus(CONFIG.duration().multipliedBy(2)));
         for (Role role : orphaned) {
-            long taken = sim.grants.stream().filter(g -> g.role().equals(role) && g.atNanos() >= crashed)
-                    .mapToLong(Grant::atNanos).min().orElse(Long.MAX_VALUE);
+            long taken = sim.grants.stream()
+                    .filter(g -> g.role().equals(role) && g.atNanos() >= crashed)
+                    .mapToLong(Grant::atNanos)
+                    .min()
+                    .orElse(Long.MAX_VALUE);
             LONGEST_TAKEOVER.accumulate(Duration.ofNanos(taken - crashed).toMillis());
             assertThat(Duration.ofNanos(taken - crashed))
-                    .as("%s held %s and crashed after a transient failure (describes failed until +%s); ends %s%s; %s",
-                            victim.id, role, Duration.ofNanos(recovered - ManualRuntime.TICKER_START), sim.ends,
-                            sim.describe(), context)
+                    .as(
+                            "%s held %s and crashed after a transient failure (describes failed until +%s); ends %s%s; %s",
+                            victim.id,
+                            role,
+                            Duration.ofNanos(recovered - ManualRuntime.TICKER_START),
+                            sim.ends,
+                            sim.describe(),
+                            context)
                     .isLessThanOrEqualTo(TAKEOVER_BOUND);
         }
         startMember(victim.id);
         sim.runTo(sim.runtime.nanoTime() + sim.settleWithin(balance).toNanos());
         for (Role role : ROLES) {
-            assertThat(sim.holders(role)).as("one holder of %s after the restart; %s%s", role, context, sim.describe())
+            assertThat(sim.holders(role))
+                    .as("one holder of %s after the restart; %s%s", role, context, sim.describe())
                     .hasSize(1);
         }
     }
 
     /** Every member stops as an application's shutdown stops it; each releases what it holds. */
     private void stopAll(String context) {
-        List<Member> live = sim.members.values().stream().filter(m -> !m.crashed).toList();
+        List<Member> live =
+                sim.members.values().stream().filter(m -> !m.crashed).toList();
         live.forEach(m -> m.contenders.values().forEach(Contender::stop));
         for (Member member : live) {
             for (Contender contender : member.contenders.values()) {
-                assertThat(contender.awaitStopped(Duration.ofSeconds(10))).as("%s stops; %s", contender, context).isTrue();
+                assertThat(contender.awaitStopped(Duration.ofSeconds(10)))
+                        .as("%s stops; %s", contender, context)
+                        .isTrue();
                 assertThat(contender.leadership()).as(context).isEmpty();
             }
             member.stopped = true;
@@ -257,14 +303,17 @@ class WriteOutcomeSimulationTest {
         // Writes scheduled before the stops run and end.
         sim.runTo(sim.runtime.nanoTime() + Duration.ofSeconds(1).toNanos());
         for (Member member : live) {
-            assertThat(member.transport.preparedRoles()).as("producers %s keeps after its stop; %s", member.id, context)
+            assertThat(member.transport.preparedRoles())
+                    .as("producers %s keeps after its stop; %s", member.id, context)
                     .isEmpty();
-            assertThat(member.client.roleEntries()).as("per-role state %s keeps after its stop; %s", member.id, context)
+            assertThat(member.client.roleEntries())
+                    .as("per-role state %s keeps after its stop; %s", member.id, context)
                     .allSatisfy((map, entries) -> assertThat(entries).as(map).isZero());
         }
         CoordinationClient observer = new CoordinationClient(sim.cluster.transport(TOPIC), CONFIG, sim.runtime);
         for (Role role : ROLES) {
-            assertThat(observer.observe(role, Duration.ZERO).lease()).as("%s released with a tombstone; %s", role, context)
+            assertThat(observer.observe(role, Duration.ZERO).lease())
+                    .as("%s released with a tombstone; %s", role, context)
                     .isEmpty();
         }
     }
@@ -278,8 +327,9 @@ class WriteOutcomeSimulationTest {
         process(sim.members.get("a")).flaky.lie = FlakyTransport.Lie.COMMITTED_AS_FENCED;
         sim.runUntil(() -> writes.any(Outcome.FENCED), Duration.ofSeconds(10));
 
-        assertThat(writes.violations()).anySatisfy(violation -> assertThat(violation)
-                .contains("FENCED").contains("in the log 1 time"));
+        assertThat(writes.violations())
+                .anySatisfy(
+                        violation -> assertThat(violation).contains("FENCED").contains("in the log 1 time"));
     }
 
     /** The control: the outcome check catches a write reported as returned though it was fenced. */
@@ -293,8 +343,9 @@ class WriteOutcomeSimulationTest {
         challenger.initEpoch(liar.held().get(0));
         sim.runUntil(() -> process(liar).flaky.lies > 0, Duration.ofSeconds(5));
 
-        assertThat(writes.violations()).anySatisfy(violation -> assertThat(violation)
-                .contains("RETURNED").contains("in the log 0 times"));
+        assertThat(writes.violations())
+                .anySatisfy(
+                        violation -> assertThat(violation).contains("RETURNED").contains("in the log 0 times"));
     }
 
     /** The control of the order check: a command of an older term after a newer one's is a second writer. */
@@ -307,11 +358,13 @@ class WriteOutcomeSimulationTest {
         // As if a deposed holder's write, of an older term, committed after the newer leadership's.
         writes.forge("a", last.role, last.term - 1, Outcome.RETURNED, sim.cluster::produce);
 
-        assertThat(writes.violations()).anySatisfy(violation -> assertThat(violation).contains("after command"));
+        assertThat(writes.violations())
+                .anySatisfy(violation -> assertThat(violation).contains("after command"));
     }
 
     private void inject(SplittableRandom random) {
-        List<Member> running = sim.members.values().stream().filter(Member::running).toList();
+        List<Member> running =
+                sim.members.values().stream().filter(Member::running).toList();
         Role role = ROLES.get(random.nextInt(ROLES.size()));
         switch (random.nextInt(12)) {
             case 0 -> {
@@ -319,20 +372,29 @@ class WriteOutcomeSimulationTest {
                     running.get(random.nextInt(running.size())).runtime.freeze();
                 }
             }
-            case 1 -> sim.members.values().stream().filter(m -> m.runtime.frozen && !m.crashed).findFirst()
-                    .ifPresent(m -> m.runtime.resume());
+            case 1 ->
+                sim.members.values().stream()
+                        .filter(m -> m.runtime.frozen && !m.crashed)
+                        .findFirst()
+                        .ifPresent(m -> m.runtime.resume());
             case 2 -> {
                 if (running.size() > 1) {
                     running.get(random.nextInt(running.size())).crash();
                 }
             }
-            case 3 -> sim.members.keySet().stream().filter(id -> sim.members.get(id).crashed).findFirst()
-                    .ifPresent(this::startMember);
+            case 3 ->
+                sim.members.keySet().stream()
+                        .filter(id -> sim.members.get(id).crashed)
+                        .findFirst()
+                        .ifPresent(this::startMember);
             // An operator's release runs on a thread of the member, as in MemberSimulationTest, while no fault is open.
             case 4 -> {
                 if (faults.isEmpty()) {
-                    running.stream().filter(m -> m.contenders.containsKey(role))
-                            .forEach(m -> m.runtime.workers().execute(() -> m.contenders.get(role).release()));
+                    running.stream()
+                            .filter(m -> m.contenders.containsKey(role))
+                            .forEach(m -> m.runtime
+                                    .workers()
+                                    .execute(() -> m.contenders.get(role).release()));
                 }
             }
             case 5 -> sim.cluster.delayVisibility(Duration.ofMillis(random.nextLong(0, 3_000)));
@@ -352,7 +414,11 @@ class WriteOutcomeSimulationTest {
                     process(member).flaky.describesFailUntil = sim.runtime.nanoTime()
                             + Duration.ofMillis(random.nextLong(100, 1_000)).toNanos();
                     process(member).flaky.transactionsToFail = random.nextInt(2);
-                    crashAt.put(member, sim.runtime.nanoTime() + Duration.ofMillis(random.nextLong(0, 1_500)).toNanos());
+                    crashAt.put(
+                            member,
+                            sim.runtime.nanoTime()
+                                    + Duration.ofMillis(random.nextLong(0, 1_500))
+                                            .toNanos());
                 }
             }
             // Transactions that fail before their commit was sent: transiently (retried), or as a timeout (reported).
@@ -376,7 +442,8 @@ class WriteOutcomeSimulationTest {
                 return false;
             }
             Member member = due.getKey();
-            if (member.running() && sim.members.values().stream().filter(Member::running).count() > 1) {
+            if (member.running()
+                    && sim.members.values().stream().filter(Member::running).count() > 1) {
                 member.crash();
             }
             return true;
@@ -399,10 +466,10 @@ class WriteOutcomeSimulationTest {
             process(m).flaky.transactionsToFail = 0;
         });
         sim.members.values().stream().filter(m -> !m.crashed).forEach(m -> m.runtime.resume());
-        new ArrayList<>(sim.members.keySet()).stream().filter(id -> sim.members.get(id).crashed).forEach(this::startMember);
+        new ArrayList<>(sim.members.keySet())
+                .stream().filter(id -> sim.members.get(id).crashed).forEach(this::startMember);
         sim.runUntil(lostArmed::isEmpty, CONFIG.duration().multipliedBy(4));
     }
-
 
     /** The same roles for every member. */
     private static Map<String, List<Role>> equalRoleSets() {
@@ -416,11 +483,14 @@ class WriteOutcomeSimulationTest {
         while (true) {
             Map<String, List<Role>> sets = new LinkedHashMap<>();
             for (String id : MEMBERS) {
-                sets.put(id, ROLES.stream().filter(role -> random.nextInt(3) != 0).toList());
+                sets.put(
+                        id,
+                        ROLES.stream().filter(role -> random.nextInt(3) != 0).toList());
             }
             boolean membersContend = sets.values().stream().allMatch(roles -> roles.size() >= 2);
-            boolean rolesContended = ROLES.stream().allMatch(role -> sets.values().stream().filter(r -> r.contains(role))
-                    .count() >= 2);
+            boolean rolesContended = ROLES.stream()
+                    .allMatch(role ->
+                            sets.values().stream().filter(r -> r.contains(role)).count() >= 2);
             boolean different = sets.values().stream().distinct().count() > 1;
             if (membersContend && rolesContended && different) {
                 return sets;
@@ -475,7 +545,13 @@ class WriteOutcomeSimulationTest {
 
         @Override
         public CoordinationTransport transport(Member member) {
-            flaky = new FlakyTransport(member.id, sim.cluster, member.runtime, member.transport, challenger, random.split(),
+            flaky = new FlakyTransport(
+                    member.id,
+                    sim.cluster,
+                    member.runtime,
+                    member.transport,
+                    challenger,
+                    random.split(),
                     lostArmed::remove);
             return flaky.transport();
         }

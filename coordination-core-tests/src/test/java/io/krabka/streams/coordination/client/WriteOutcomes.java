@@ -54,6 +54,7 @@ final class WriteOutcomes {
         final long term;
         /** Whether its member's process crashed: a write of a crashed process may never end. */
         final BooleanSupplier crashed;
+
         volatile Outcome outcome;
         volatile String detail = "";
         volatile List<RecordMetadata> metadata;
@@ -109,8 +110,12 @@ final class WriteOutcomes {
     }
 
     /** Adds a write that {@code writer} made outside any leadership: for the controls. */
-    Write forge(String member, Role role, long term, Outcome outcome, java.util.function.Function<ProducerRecord<byte[], byte[]>,
-            RecordMetadata> writer) {
+    Write forge(
+            String member,
+            Role role,
+            long term,
+            Outcome outcome,
+            java.util.function.Function<ProducerRecord<byte[], byte[]>, RecordMetadata> writer) {
         Write write = new Write(next.incrementAndGet(), member, role, term, () -> false);
         writes.put(write.id, write);
         write.metadata = List.of(writer.apply(command(write)));
@@ -125,17 +130,23 @@ final class WriteOutcomes {
 
     /** How many writes reported {@code outcome}. */
     long count(Outcome outcome) {
-        return writes.values().stream().filter(write -> write.outcome == outcome).count();
+        return writes.values().stream()
+                .filter(write -> write.outcome == outcome)
+                .count();
     }
 
     /** The newest write that reported {@code outcome}. */
     Optional<Write> last(Outcome outcome) {
-        return writes.values().stream().filter(write -> write.outcome == outcome).max(Comparator.comparingLong(w -> w.id));
+        return writes.values().stream()
+                .filter(write -> write.outcome == outcome)
+                .max(Comparator.comparingLong(w -> w.id));
     }
 
     private ProducerRecord<byte[], byte[]> command(Write write) {
         // Keyed by role: a role's commands share a partition, so their log order is their commit order.
-        return new ProducerRecord<>(topic, write.role.name().getBytes(StandardCharsets.UTF_8),
+        return new ProducerRecord<>(
+                topic,
+                write.role.name().getBytes(StandardCharsets.UTF_8),
                 (PREFIX + write.id).getBytes(StandardCharsets.UTF_8));
     }
 
@@ -188,9 +199,11 @@ final class WriteOutcomes {
                     }
                     RecordMetadata metadata = write.metadata.get(0);
                     int partition = partitionOf.get(write.id);
-                    if (metadata.hasOffset() && (metadata.offset() != copies.get(0).offset() || metadata.partition() != partition)) {
-                        found.add(write + " reported offset " + metadata.partition() + "@" + metadata.offset() + ", but it is at "
-                                + partition + "@" + copies.get(0).offset());
+                    if (metadata.hasOffset()
+                            && (metadata.offset() != copies.get(0).offset() || metadata.partition() != partition)) {
+                        found.add(write + " reported offset " + metadata.partition() + "@" + metadata.offset()
+                                + ", but it is at " + partition + "@"
+                                + copies.get(0).offset());
                     }
                 }
                 case FENCED, FAILED -> {

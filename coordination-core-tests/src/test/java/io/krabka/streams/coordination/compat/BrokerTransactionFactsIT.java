@@ -58,8 +58,12 @@ class BrokerTransactionFactsIT {
 
     private static final String TOPIC = "facts";
     /** The errors the library translates to FencedException (KafkaErrors). */
-    private static final Class<?>[] FENCED = {ProducerFencedException.class, InvalidProducerEpochException.class,
-        InvalidPidMappingException.class, InvalidTxnStateException.class};
+    private static final Class<?>[] FENCED = {
+        ProducerFencedException.class,
+        InvalidProducerEpochException.class,
+        InvalidPidMappingException.class,
+        InvalidTxnStateException.class
+    };
 
     private static KafkaTestCluster cluster;
     private static String clusterVersion;
@@ -96,11 +100,13 @@ class BrokerTransactionFactsIT {
         if (transactionVersion == KafkaRelease.of(version).maxTransactionVersion()) {
             stopBroker();
         }
-        StringBuilder text = new StringBuilder("# Kafka " + version + ", transaction.version " + transactionVersion + "\n");
+        StringBuilder text =
+                new StringBuilder("# Kafka " + version + ", transaction.version " + transactionVersion + "\n");
         FACTS.forEach((key, value) -> text.append(key).append('=').append(value).append('\n'));
         System.out.print(text);
         try {
-            Path file = Path.of("target", "compat", "facts", "kafka-" + version + "-tv" + transactionVersion + ".properties");
+            Path file = Path.of(
+                    "target", "compat", "facts", "kafka-" + version + "-tv" + transactionVersion + ".properties");
             Files.createDirectories(file.getParent());
             Files.writeString(file, text);
         } catch (IOException e) {
@@ -134,8 +140,10 @@ class BrokerTransactionFactsIT {
         TransactionDescription afterSecond = describe(id);
         FACTS.put("init.again.epoch.step", Integer.toString(afterSecond.producerEpoch() - afterFirst.producerEpoch()));
         FACTS.put("init.again.same.producer.id", Boolean.toString(afterSecond.producerId() == afterFirst.producerId()));
-        assertThat(afterSecond.producerEpoch() > afterFirst.producerEpoch() || afterSecond.producerId() != afterFirst.producerId())
-                .as("a second InitProducerId gets a newer epoch").isTrue();
+        assertThat(afterSecond.producerEpoch() > afterFirst.producerEpoch()
+                        || afterSecond.producerId() != afterFirst.producerId())
+                .as("a second InitProducerId gets a newer epoch")
+                .isTrue();
 
         Throwable fenced = commitOne(first);
         FACTS.put("fenced.commit.error", describe(fenced));
@@ -178,7 +186,8 @@ class BrokerTransactionFactsIT {
         producer.beginTransaction();
         producer.send(record()).get(30, TimeUnit.SECONDS);
         int open = describe(id).producerEpoch();
-        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+        await().atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofMillis(100))
                 .until(() -> describe(id).state() == TransactionState.COMPLETE_ABORT);
         FACTS.put("timeout.abort.epoch.step", Integer.toString(describe(id).producerEpoch() - open));
 
@@ -201,21 +210,37 @@ class BrokerTransactionFactsIT {
     void theFencingProbeReportsTheTransactionVersionAndPassesItsLiveChecks() {
         // The controller finalized the level; the broker's metadata may tell it a moment later.
         await().atMost(Duration.ofSeconds(30)).until(() -> {
-            var finalized = cluster.admin().describeFeatures().featureMetadata().get(10, TimeUnit.SECONDS)
-                    .finalizedFeatures().get("transaction.version");
+            var finalized = cluster.admin()
+                    .describeFeatures()
+                    .featureMetadata()
+                    .get(10, TimeUnit.SECONDS)
+                    .finalizedFeatures()
+                    .get("transaction.version");
             return (finalized == null ? 0 : finalized.maxVersionLevel()) == transactionVersion;
         });
         FencingReport report = FencingProbe.builder(cluster.connection())
-                .topic(TopicSpec.DEFAULTS.withName(transactionalId("probe")).withReplicationFactor(1).withAllowUnsafe(true))
-                .timeout(Duration.ofSeconds(20)).build().run();
+                .topic(TopicSpec.DEFAULTS
+                        .withName(transactionalId("probe"))
+                        .withReplicationFactor(1)
+                        .withAllowUnsafe(true))
+                .timeout(Duration.ofSeconds(20))
+                .build()
+                .run();
         FACTS.put("probe.status", report.status().toString());
-        FACTS.put("probe.transaction-version", report.check("transaction-version").orElseThrow().finding());
-        FACTS.put("probe.epoch-behaviour", report.check("epoch-behaviour").orElseThrow().finding());
+        FACTS.put(
+                "probe.transaction-version",
+                report.check("transaction-version").orElseThrow().finding());
+        FACTS.put(
+                "probe.epoch-behaviour",
+                report.check("epoch-behaviour").orElseThrow().finding());
         FACTS.put("probe.failures", report.failures().toString());
         assertThat(report.check("transaction-version").orElseThrow().finding())
                 .isEqualTo("transaction.version=" + transactionVersion);
-        for (String live : List.of("transaction-apis", "live-fence", "commit-after-fence", "epoch-behaviour", "aborted-read")) {
-            assertThat(report.check(live).orElseThrow().status()).as(live + " on " + version).isEqualTo(ProbeStatus.PASS);
+        for (String live :
+                List.of("transaction-apis", "live-fence", "commit-after-fence", "epoch-behaviour", "aborted-read")) {
+            assertThat(report.check(live).orElseThrow().status())
+                    .as(live + " on " + version)
+                    .isEqualTo(ProbeStatus.PASS);
         }
         assertThat(report.failures()).isEmpty();
     }
@@ -226,12 +251,18 @@ class BrokerTransactionFactsIT {
 
     private KafkaProducer<byte[], byte[]> producer(String transactionalId, Duration transactionTimeout) {
         KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
-                ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId,
-                ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, (int) transactionTimeout.toMillis(),
-                ProducerConfig.MAX_BLOCK_MS_CONFIG, 30_000,
-                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
-                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class));
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                cluster.bootstrapServers(),
+                ProducerConfig.TRANSACTIONAL_ID_CONFIG,
+                transactionalId,
+                ProducerConfig.TRANSACTION_TIMEOUT_CONFIG,
+                (int) transactionTimeout.toMillis(),
+                ProducerConfig.MAX_BLOCK_MS_CONFIG,
+                30_000,
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG,
+                ByteArraySerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG,
+                ByteArraySerializer.class));
         producers.add(producer);
         return producer;
     }
@@ -255,7 +286,10 @@ class BrokerTransactionFactsIT {
     }
 
     private static TransactionDescription describe(String transactionalId) throws Exception {
-        return cluster.admin().describeTransactions(List.of(transactionalId)).description(transactionalId).get(10, TimeUnit.SECONDS);
+        return cluster.admin()
+                .describeTransactions(List.of(transactionalId))
+                .description(transactionalId)
+                .get(10, TimeUnit.SECONDS);
     }
 
     /** The client's exception and the broker error it stands for. */

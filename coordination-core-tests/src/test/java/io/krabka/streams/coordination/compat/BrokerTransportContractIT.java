@@ -1,8 +1,8 @@
 package io.krabka.streams.coordination.compat;
 
 import io.krabka.streams.coordination.kafka.KafkaTestCluster;
-import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.test.transport.CoordinationTransportContract;
+import io.krabka.streams.coordination.transport.CoordinationTransport;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;

@@ -31,8 +31,11 @@ public record KafkaRelease(String version, String classPath) {
 
     /** The releases this run covers. */
     public static List<String> versions() {
-        return Arrays.stream(System.getProperty("krabka.compat.brokers", "4.4.0").split(","))
-                .map(String::trim).filter(v -> !v.isEmpty()).toList();
+        return Arrays.stream(
+                        System.getProperty("krabka.compat.brokers", "4.4.0").split(","))
+                .map(String::trim)
+                .filter(v -> !v.isEmpty())
+                .toList();
     }
 
     /** One argument set (version) a release. */
@@ -58,9 +61,10 @@ public record KafkaRelease(String version, String classPath) {
     public static KafkaRelease of(String version) {
         Path file = CLASSPATHS.resolve("kafka-" + version).resolve("target").resolve("broker.classpath");
         if (!Files.isRegularFile(file)) {
-            throw new IllegalStateException("No class path for Kafka " + version + " brokers at " + file.toAbsolutePath()
-                    + ". The root build writes it before this module's tests; alone:"
-                    + " ./mvnw -B -Pcompat -f compat/brokers/pom.xml verify");
+            throw new IllegalStateException(
+                    "No class path for Kafka " + version + " brokers at " + file.toAbsolutePath()
+                            + ". The root build writes it before this module's tests; alone:"
+                            + " ./mvnw -B -Pcompat -f compat/brokers/pom.xml verify");
         }
         try {
             return new KafkaRelease(version, Files.readString(file).trim());
@@ -83,9 +87,14 @@ public record KafkaRelease(String version, String classPath) {
     public KafkaTestCluster start(String name, Map<String, String> brokerSettings) {
         Path dir = Path.of("target", "compat", name, "kafka-" + version).toAbsolutePath();
         deleteRecursively(dir);
-        KafkaProcessCluster cluster = KafkaProcessCluster.builder(dir).classPath(classPath).settings(brokerSettings).start();
+        KafkaProcessCluster cluster = KafkaProcessCluster.builder(dir)
+                .classPath(classPath)
+                .settings(brokerSettings)
+                .start();
         // Evidence of what runs: the storage tool of the release names the metadata version it formatted.
-        System.out.printf("%s broker up in %s: %s%n", this, dir, formattedMetadataVersion(dir.resolve("node-1").resolve("format.out")));
+        System.out.printf(
+                "%s broker up in %s: %s%n",
+                this, dir, formattedMetadataVersion(dir.resolve("node-1").resolve("format.out")));
         return KafkaTestCluster.wrap(cluster.bootstrapServers(), cluster);
     }
 

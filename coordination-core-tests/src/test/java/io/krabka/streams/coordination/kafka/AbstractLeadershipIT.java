@@ -7,16 +7,16 @@ import static org.awaitility.Awaitility.await;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.FencingToken;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.RankedMember;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.Contender;
 import io.krabka.streams.coordination.client.CoordinationClient;
+import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
-import io.krabka.streams.coordination.client.Leadership;
+import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
@@ -48,14 +48,17 @@ public abstract class AbstractLeadershipIT {
 
     /** The coordinator looks for timed-out transactions every half second (default: 10 s). */
     public static final Map<String, String> BROKER_SETTINGS = KafkaTestCluster.SHARED_SETTINGS;
+
     private static final Duration PAUSED_TRANSACTION_TIMEOUT = Duration.ofSeconds(20);
 
     private final ManualClock clock = new ManualClock();
     private final List<AutoCloseable> opened = new ArrayList<>();
     private final Role role = Role.of("role-" + UUID.randomUUID().toString().substring(0, 8));
     /** A coordination topic per test: the cluster may be shared with other tests, and one of these forges records. */
-    private final TopicSpec topic = TopicSpec.DEFAULTS.withName("leadership-" + role.name())
-            .withReplicationFactor(1).withPartitions(3);
+    private final TopicSpec topic = TopicSpec.DEFAULTS
+            .withName("leadership-" + role.name())
+            .withReplicationFactor(1)
+            .withPartitions(3);
 
     protected abstract KafkaTestCluster cluster();
 
@@ -121,9 +124,12 @@ public abstract class AbstractLeadershipIT {
             clock.advance(Duration.ofSeconds(10));
             assertThat(held.renewDue()).isTrue();
             held.renew();
-            assertThat(b.tryAcquire()).as("renewal %d keeps the standby waiting", i).isEmpty();
+            assertThat(b.tryAcquire())
+                    .as("renewal %d keeps the standby waiting", i)
+                    .isEmpty();
         }
-        await().atMost(Duration.ofSeconds(10)).until(() -> b.client.describe(role).current());
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> b.client.describe(role).current());
 
         clock.advance(LeaseConfig.DEFAULTS.duration());
         Leadership taken = b.tryAcquire().orElseThrow();
@@ -147,7 +153,9 @@ public abstract class AbstractLeadershipIT {
         assertThat(restarted.tryAcquire()).isEmpty();
 
         clock.advance(LeaseConfig.DEFAULTS.duration());
-        assertThat(restarted.tryAcquire()).as("the restarted member waits behind both standbys").isEmpty();
+        assertThat(restarted.tryAcquire())
+                .as("the restarted member waits behind both standbys")
+                .isEmpty();
         assertThat(c.tryAcquire()).isEmpty();
         Leadership taken = b.tryAcquire().orElseThrow();
         clock.advance(LeaseConfig.DEFAULTS.challengeStagger().multipliedBy(3));
@@ -155,7 +163,9 @@ public abstract class AbstractLeadershipIT {
         assertThat(restarted.tryAcquire()).isEmpty();
         // A registration appended behind the renewal's commit markers is read once they land.
         awaitDecided(b);
-        assertThat(b.client.describe(role).roster()).extracting(m -> m.member().value()).endsWith("a");
+        assertThat(b.client.describe(role).roster())
+                .extracting(m -> m.member().value())
+                .endsWith("a");
     }
 
     @Test
@@ -178,7 +188,9 @@ public abstract class AbstractLeadershipIT {
         // The winner removed a and b right after its grant transaction, behind its commit
         // markers: read once every transaction up to the tombstones is decided.
         awaitDecided(c);
-        assertThat(c.client.describe(role).roster()).extracting(RankedMember::member).containsExactly(c.id);
+        assertThat(c.client.describe(role).roster())
+                .extracting(RankedMember::member)
+                .containsExactly(c.id);
     }
 
     @Test
@@ -236,7 +248,9 @@ public abstract class AbstractLeadershipIT {
         Thread.currentThread().interrupt();
         try {
             held.write(command("interrupted before"));
-            assertThat(Thread.currentThread().isInterrupted()).as("the interrupt is kept").isTrue();
+            assertThat(Thread.currentThread().isInterrupted())
+                    .as("the interrupt is kept")
+                    .isTrue();
         } finally {
             Thread.interrupted();
         }
@@ -245,15 +259,17 @@ public abstract class AbstractLeadershipIT {
         int writes = 100;
         AtomicInteger interruptsSeen = new AtomicInteger();
         AtomicInteger written = new AtomicInteger();
-        Thread writer = new Thread(() -> {
-            for (int i = 0; i < writes; i++) {
-                held.write(command("interrupted during " + i));
-                written.incrementAndGet();
-                if (Thread.interrupted()) {
-                    interruptsSeen.incrementAndGet();
-                }
-            }
-        }, "interrupted-writer");
+        Thread writer = new Thread(
+                () -> {
+                    for (int i = 0; i < writes; i++) {
+                        held.write(command("interrupted during " + i));
+                        written.incrementAndGet();
+                        if (Thread.interrupted()) {
+                            interruptsSeen.incrementAndGet();
+                        }
+                    }
+                },
+                "interrupted-writer");
         writer.start();
         while (writer.isAlive()) {
             writer.interrupt();
@@ -277,7 +293,8 @@ public abstract class AbstractLeadershipIT {
         Leadership taken = b.client.acquire(role, b.id, Duration.ofSeconds(20));
         assertThat(taken.token().supersedes(held.token())).isTrue();
         assertThat(clock.instant()).isBefore(held.deadline());
-        await().atMost(Duration.ofSeconds(10)).until(() -> b.client.describe(role).current());
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> b.client.describe(role).current());
     }
 
     @Test
@@ -285,7 +302,8 @@ public abstract class AbstractLeadershipIT {
         Member a = member("a");
         Member b = member("b");
         Leadership held = a.tryAcquire().orElseThrow();
-        await().atMost(Duration.ofSeconds(10)).until(() -> b.client.describe(role).current());
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> b.client.describe(role).current());
         b.transport.initEpoch(role);
         assertThat(b.client.describe(role).holder()).contains(a.id);
         assertThat(b.client.describe(role).current()).isFalse();
@@ -298,13 +316,21 @@ public abstract class AbstractLeadershipIT {
         Member a = member("a");
         Member b = member("b");
         Leadership held = a.tryAcquire().orElseThrow();
-        await().atMost(Duration.ofSeconds(10)).until(() -> b.client.describe(role).current());
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> b.client.describe(role).current());
         var coordinator = b.client.describe(role).coordinator().orElseThrow();
-        int partition = io.krabka.streams.coordination.record.RolePartitioner.partitionFor(role, b.transport.partitionCount());
-        try (KafkaProducer<byte[], byte[]> forger = new KafkaProducer<>(KafkaCoordinationTransport.registrarSettings(
-                cluster().connection(), Duration.ofSeconds(20)))) {
-            forger.send(forgedLease(b, partition, "mallory", coordinator.producerId(), coordinator.producerEpoch(),
-                    clock.millis() + 30_000)).get();
+        int partition =
+                io.krabka.streams.coordination.record.RolePartitioner.partitionFor(role, b.transport.partitionCount());
+        try (KafkaProducer<byte[], byte[]> forger = new KafkaProducer<>(
+                KafkaCoordinationTransport.registrarSettings(cluster().connection(), Duration.ofSeconds(20)))) {
+            forger.send(forgedLease(
+                            b,
+                            partition,
+                            "mallory",
+                            coordinator.producerId(),
+                            coordinator.producerEpoch(),
+                            clock.millis() + 30_000))
+                    .get();
         }
         var forged = b.client.describe(role);
         assertThat(forged.holder()).contains(MemberId.of("mallory"));
@@ -339,7 +365,8 @@ public abstract class AbstractLeadershipIT {
         for (int i = 0; i < 40; i++) {
             held.write(command("seq-" + i));
             // Current once the commit's markers are written (a few ms after write returns).
-            await().atMost(Duration.ofSeconds(10)).until(() -> b.client.describe(role).current());
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> b.client.describe(role).current());
             assertThat(held.term()).isEqualTo(term);
         }
         b.transport.initEpoch(role);
@@ -373,13 +400,18 @@ public abstract class AbstractLeadershipIT {
         CompletableFuture<Void> write = CompletableFuture.runAsync(() -> held.write(command("frozen")));
         assertThat(sending.await(30, TimeUnit.SECONDS)).isTrue();
         // The frozen write's lease record is in the log: read_committed readers stop before it.
-        int partition = io.krabka.streams.coordination.record.RolePartitioner.partitionFor(role, a.transport.partitionCount());
+        int partition =
+                io.krabka.streams.coordination.record.RolePartitioner.partitionFor(role, a.transport.partitionCount());
         var topicPartition = new org.apache.kafka.common.TopicPartition(a.transport.topic(), partition);
-        await().atMost(Duration.ofSeconds(10)).until(() -> latest(topicPartition, org.apache.kafka.common.IsolationLevel.READ_UNCOMMITTED)
-                > latest(topicPartition, org.apache.kafka.common.IsolationLevel.READ_COMMITTED));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> latest(topicPartition, org.apache.kafka.common.IsolationLevel.READ_UNCOMMITTED)
+                        > latest(topicPartition, org.apache.kafka.common.IsolationLevel.READ_COMMITTED));
         Member b = member("b"); // registers now, behind the open transaction
         assertThat(b.tryAcquire()).as("the lease is still valid").isEmpty();
-        assertThat(b.client.observe(role, Duration.ZERO).roster()).extracting(io.krabka.streams.coordination.RankedMember::member).as("its registration cannot be read yet").doesNotContain(b.id);
+        assertThat(b.client.observe(role, Duration.ZERO).roster())
+                .extracting(io.krabka.streams.coordination.RankedMember::member)
+                .as("its registration cannot be read yet")
+                .doesNotContain(b.id);
         clock.advance(LeaseConfig.DEFAULTS.duration());
         Leadership taken = b.tryAcquire().orElseThrow();
 
@@ -401,8 +433,14 @@ public abstract class AbstractLeadershipIT {
         Leadership held = a.tryAcquire().orElseThrow();
         CompletableFuture<Void> write = CompletableFuture.runAsync(() -> held.write(command("late")));
         assertThat(sending.await(30, TimeUnit.SECONDS)).isTrue();
-        await().atMost(Duration.ofSeconds(30)).until(() -> cluster().admin().describeTransactions(List.of(role.name()))
-                .description(role.name()).get(10, TimeUnit.SECONDS).state() == TransactionState.COMPLETE_ABORT);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> cluster()
+                                .admin()
+                                .describeTransactions(List.of(role.name()))
+                                .description(role.name())
+                                .get(10, TimeUnit.SECONDS)
+                                .state()
+                        == TransactionState.COMPLETE_ABORT);
 
         resume.countDown();
         assertThatThrownBy(() -> write.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(FencedException.class);
@@ -410,7 +448,8 @@ public abstract class AbstractLeadershipIT {
         assertThat(a.client.describe(role).current()).isFalse();
     }
 
-    private long latest(org.apache.kafka.common.TopicPartition partition, org.apache.kafka.common.IsolationLevel isolation) {
+    private long latest(
+            org.apache.kafka.common.TopicPartition partition, org.apache.kafka.common.IsolationLevel isolation) {
         return cluster().endOffset(partition, isolation);
     }
 
@@ -420,7 +459,8 @@ public abstract class AbstractLeadershipIT {
      * undecided transaction until they are (see {@link KafkaTestCluster#awaitDecided}).
      */
     private void awaitDecided(Member reader) {
-        int partition = io.krabka.streams.coordination.record.RolePartitioner.partitionFor(role, reader.transport.partitionCount());
+        int partition = io.krabka.streams.coordination.record.RolePartitioner.partitionFor(
+                role, reader.transport.partitionCount());
         cluster().awaitDecided(new org.apache.kafka.common.TopicPartition(reader.transport.topic(), partition));
     }
 
@@ -429,14 +469,22 @@ public abstract class AbstractLeadershipIT {
     }
 
     /** A transport whose role producers stop right after sending a command, until {@code resume}. */
-    private KafkaCoordinationTransport pausingTransport(CountDownLatch sending, CountDownLatch resume, Duration transactionTimeout) {
+    private KafkaCoordinationTransport pausingTransport(
+            CountDownLatch sending, CountDownLatch resume, Duration transactionTimeout) {
         return new KafkaCoordinationTransport(
-                org.apache.kafka.clients.admin.Admin.create(KafkaCoordinationTransport.adminSettings(cluster().connection(), Duration.ofSeconds(20))),
-                new KafkaProducer<>(KafkaCoordinationTransport.registrarSettings(cluster().connection(), Duration.ofSeconds(20))),
-                r -> pauseOnCommand(KafkaCoordinationTransport.transactionalSettings(cluster().connection(), r, Duration.ofSeconds(20),
-                        transactionTimeout), sending, resume),
-                new org.apache.kafka.clients.consumer.KafkaConsumer<>(KafkaCoordinationTransport.readerSettings(cluster().connection())),
-                topic, Duration.ofSeconds(20));
+                org.apache.kafka.clients.admin.Admin.create(
+                        KafkaCoordinationTransport.adminSettings(cluster().connection(), Duration.ofSeconds(20))),
+                new KafkaProducer<>(
+                        KafkaCoordinationTransport.registrarSettings(cluster().connection(), Duration.ofSeconds(20))),
+                r -> pauseOnCommand(
+                        KafkaCoordinationTransport.transactionalSettings(
+                                cluster().connection(), r, Duration.ofSeconds(20), transactionTimeout),
+                        sending,
+                        resume),
+                new org.apache.kafka.clients.consumer.KafkaConsumer<>(
+                        KafkaCoordinationTransport.readerSettings(cluster().connection())),
+                topic,
+                Duration.ofSeconds(20));
     }
 
     @Test
@@ -450,7 +498,8 @@ public abstract class AbstractLeadershipIT {
             for (int i = 0; i < 10; i++) {
                 held.write(command("after-change-" + i));
             }
-            await().atMost(Duration.ofSeconds(10)).until(() -> b.client.describe(role).current());
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> b.client.describe(role).current());
             b.transport.initEpoch(role);
             assertThat(b.client.describe(role).current()).isFalse();
             assertThatThrownBy(held::renew).isInstanceOf(FencedException.class);
@@ -469,12 +518,16 @@ public abstract class AbstractLeadershipIT {
         // that stopped before the grant's markers and one after.
         awaitDecided(b);
         var before = b.client.describe(role);
-        int partition = io.krabka.streams.coordination.record.RolePartitioner.partitionFor(role, b.transport.partitionCount());
+        int partition =
+                io.krabka.streams.coordination.record.RolePartitioner.partitionFor(role, b.transport.partitionCount());
         byte[] unknownVersionKey = java.util.HexFormat.of().parseHex("0001" + "0001" + "0001" + "78" + "0000");
-        try (KafkaProducer<byte[], byte[]> vandal = new KafkaProducer<>(KafkaCoordinationTransport.registrarSettings(
-                cluster().connection(), Duration.ofSeconds(20)))) {
-            vandal.send(new ProducerRecord<>(b.transport.topic(), partition, "garbage".getBytes(), "garbage".getBytes())).get();
-            vandal.send(new ProducerRecord<>(b.transport.topic(), partition, unknownVersionKey, new byte[] {0})).get();
+        try (KafkaProducer<byte[], byte[]> vandal = new KafkaProducer<>(
+                KafkaCoordinationTransport.registrarSettings(cluster().connection(), Duration.ofSeconds(20)))) {
+            vandal.send(new ProducerRecord<>(
+                            b.transport.topic(), partition, "garbage".getBytes(), "garbage".getBytes()))
+                    .get();
+            vandal.send(new ProducerRecord<>(b.transport.topic(), partition, unknownVersionKey, new byte[] {0}))
+                    .get();
         }
         var after = b.client.describe(role);
         assertThat(b.client.malformedRecords()).isEqualTo(2);
@@ -483,7 +536,8 @@ public abstract class AbstractLeadershipIT {
         // Both members carry on.
         held.write(command("after-garbage"));
         assertThat(b.tryAcquire()).isEmpty();
-        await().atMost(Duration.ofSeconds(10)).until(() -> b.client.describe(role).current());
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> b.client.describe(role).current());
     }
 
     /**
@@ -493,45 +547,64 @@ public abstract class AbstractLeadershipIT {
      * its deadline says; a forged tombstone costs at most a handover, never two writers.
      */
     @Test
-    void forgedLeasesNeitherDeposeTheHolderNorStallTheStandbyAndAForgedTombstoneCostsAtMostAHandover() throws Exception {
+    void forgedLeasesNeitherDeposeTheHolderNorStallTheStandbyAndAForgedTombstoneCostsAtMostAHandover()
+            throws Exception {
         Member a = member("a");
         Member b = member("b");
         Contender holder = contender(a);
         await().atMost(Duration.ofSeconds(30)).until(() -> holder.leadership().isPresent());
         Contender standby = contender(b);
-        await().atMost(Duration.ofSeconds(30)).until(() -> b.client.observe(role, Duration.ZERO).roster().size() == 2);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> b.client.observe(role, Duration.ZERO).roster().size() == 2);
         long term = holder.leadership().orElseThrow().term();
         var coordinator = b.client.describe(role).coordinator().orElseThrow();
-        int partition = io.krabka.streams.coordination.record.RolePartitioner.partitionFor(role, b.transport.partitionCount());
-        try (KafkaProducer<byte[], byte[]> forger = new KafkaProducer<>(KafkaCoordinationTransport.registrarSettings(
-                cluster().connection(), Duration.ofSeconds(20)))) {
+        int partition =
+                io.krabka.streams.coordination.record.RolePartitioner.partitionFor(role, b.transport.partitionCount());
+        try (KafkaProducer<byte[], byte[]> forger = new KafkaProducer<>(
+                KafkaCoordinationTransport.registrarSettings(cluster().connection(), Duration.ofSeconds(20)))) {
             // Each stranger's lease in turn: the holder asks the coordinator about it, counts
             // it as suspicious, and keeps its role.
-            forger.send(forgedLease(b, partition, "ghost", 0, (short) 0, Long.MAX_VALUE)).get();
+            forger.send(forgedLease(b, partition, "ghost", 0, (short) 0, Long.MAX_VALUE))
+                    .get();
             await().atMost(Duration.ofSeconds(30)).until(() -> a.client.suspiciousRecords() == 1);
             // The holder renews at once after each report; a forgery sent before that renewal
             // lands would sit behind the holder's own lease and never be read as the newest.
             awaitRenewedOverTheForgery(b);
-            forger.send(forgedLease(b, partition, "b", coordinator.producerId(), (short) 0, clock.millis() + 60_000)).get();
+            forger.send(forgedLease(b, partition, "b", coordinator.producerId(), (short) 0, clock.millis() + 60_000))
+                    .get();
             await().atMost(Duration.ofSeconds(30)).until(() -> a.client.suspiciousRecords() == 2);
             awaitRenewedOverTheForgery(b);
             // The holder's own name with a lower epoch and a deadline that never comes.
-            forger.send(forgedLease(b, partition, "a", coordinator.producerId(), (short) 0, Long.MAX_VALUE)).get();
-            await().atMost(Duration.ofSeconds(30)).until(() -> b.client.observe(role, Duration.ZERO).lease().orElseThrow()
-                    .token().producerEpoch() == 0);
+            forger.send(forgedLease(b, partition, "a", coordinator.producerId(), (short) 0, Long.MAX_VALUE))
+                    .get();
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> b.client
+                                    .observe(role, Duration.ZERO)
+                                    .lease()
+                                    .orElseThrow()
+                                    .token()
+                                    .producerEpoch()
+                            == 0);
             assertThat(holder.leadership()).get().extracting(Leadership::term).isEqualTo(term);
             assertThat(standby.leadership()).isEmpty();
             // Its next renewal makes it current again for any reader.
             clock.advance(LeaseConfig.DEFAULTS.renewInterval());
-            await().atMost(Duration.ofSeconds(30)).until(() -> b.client.describe(role).current()
-                    && b.client.describe(role).holder().orElseThrow().equals(a.id));
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> b.client.describe(role).current()
+                            && b.client.describe(role).holder().orElseThrow().equals(a.id));
             assertThat(holder.leadership()).get().extracting(Leadership::term).isEqualTo(term);
 
             // A forged tombstone: the standby may take over (a handover), never a second writer.
-            forger.send(new ProducerRecord<>(b.transport.topic(), partition,
-                    CoordinationCodec.encodeKey(CoordinationKey.lease(role)), null)).get();
-            await().atMost(Duration.ofSeconds(30)).until(() -> holder.leadership().isPresent() != standby.leadership().isPresent()
-                    && b.client.describe(role).current());
+            forger.send(new ProducerRecord<>(
+                            b.transport.topic(),
+                            partition,
+                            CoordinationCodec.encodeKey(CoordinationKey.lease(role)),
+                            null))
+                    .get();
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> holder.leadership().isPresent()
+                                    != standby.leadership().isPresent()
+                            && b.client.describe(role).current());
             Contender now = holder.leadership().isPresent() ? holder : standby;
             Contender other = now == holder ? standby : holder;
             assertThat(other.leadership()).isEmpty();
@@ -542,16 +615,26 @@ public abstract class AbstractLeadershipIT {
             nowMember.crash();
             now.stop();
             long suspicious = otherMember.client.suspiciousRecords();
-            forger.send(forgedLease(b, partition, "ghost", 0, (short) 0, Long.MAX_VALUE)).get();
-            await().atMost(Duration.ofSeconds(30)).until(() -> otherMember.client.observe(role, Duration.ZERO).holder()
-                    .map(MemberId::value).orElse("").equals("ghost"));
+            forger.send(forgedLease(b, partition, "ghost", 0, (short) 0, Long.MAX_VALUE))
+                    .get();
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> otherMember
+                            .client
+                            .observe(role, Duration.ZERO)
+                            .holder()
+                            .map(MemberId::value)
+                            .orElse("")
+                            .equals("ghost"));
             // The survivor's own pass bounded the lease (and counted it): it saw it at this clock reading, not after
             // the advance below, which would move its bound out of the test's reach.
             await().atMost(Duration.ofSeconds(30)).until(() -> otherMember.client.suspiciousRecords() > suspicious);
         }
         // One lease after the standby first saw it (plus its stagger), not at Long.MAX_VALUE.
         Contender survivor = now(holder, standby);
-        clock.advance(LeaseConfig.DEFAULTS.duration().plus(LeaseConfig.DEFAULTS.challengeStagger()).plusSeconds(1));
+        clock.advance(LeaseConfig.DEFAULTS
+                .duration()
+                .plus(LeaseConfig.DEFAULTS.challengeStagger())
+                .plusSeconds(1));
         await().atMost(Duration.ofSeconds(30)).until(() -> survivor.leadership().isPresent());
         assertThat(survivor.leadership().orElseThrow().term()).isGreaterThan(term);
     }
@@ -561,8 +644,12 @@ public abstract class AbstractLeadershipIT {
      * holder "a"'s own renewal newer than the last forgery (which named another member).
      */
     private void awaitRenewedOverTheForgery(Member reader) {
-        await().atMost(Duration.ofSeconds(30)).until(() -> reader.client.observe(role, Duration.ZERO).lease()
-                .filter(lease -> lease.holder().value().equals("a")).isPresent());
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> reader.client
+                        .observe(role, Duration.ZERO)
+                        .lease()
+                        .filter(lease -> lease.holder().value().equals("a"))
+                        .isPresent());
     }
 
     /** The contender that is still running. */
@@ -573,12 +660,13 @@ public abstract class AbstractLeadershipIT {
     private Contender contender(Member member) {
         Contender contender = new Contender(member.client, role, member.id, new Contender.Listener() {
             @Override
-            public void granted(Leadership leadership) {
-            }
+            public void granted(Leadership leadership) {}
 
             @Override
-            public void ended(Leadership leadership, io.krabka.streams.coordination.LeadershipEndCause cause, Throwable failure) {
-            }
+            public void ended(
+                    Leadership leadership,
+                    io.krabka.streams.coordination.LeadershipEndCause cause,
+                    Throwable failure) {}
         });
         opened.add(0, () -> {
             contender.stop();
@@ -588,15 +676,19 @@ public abstract class AbstractLeadershipIT {
         return contender;
     }
 
-    private ProducerRecord<byte[], byte[]> forgedLease(Member reader, int partition, String member, long producerId, short epoch,
-            long deadline) {
-        return new ProducerRecord<>(reader.transport.topic(), partition, CoordinationCodec.encodeKey(CoordinationKey.lease(role)),
-                CoordinationCodec.encodeValue(new CoordinationRecord.Lease(MemberId.of(member), producerId, epoch, clock.millis(),
-                        deadline)));
+    private ProducerRecord<byte[], byte[]> forgedLease(
+            Member reader, int partition, String member, long producerId, short epoch, long deadline) {
+        return new ProducerRecord<>(
+                reader.transport.topic(),
+                partition,
+                CoordinationCodec.encodeKey(CoordinationKey.lease(role)),
+                CoordinationCodec.encodeValue(new CoordinationRecord.Lease(
+                        MemberId.of(member), producerId, epoch, clock.millis(), deadline)));
     }
 
     /** A transactional producer that stops inside its transaction when it sends a command. */
-    private static Producer<byte[], byte[]> pauseOnCommand(Map<String, Object> settings, CountDownLatch sending, CountDownLatch resume) {
+    private static Producer<byte[], byte[]> pauseOnCommand(
+            Map<String, Object> settings, CountDownLatch sending, CountDownLatch resume) {
         return new KafkaProducer<>(settings) {
             @Override
             public Future<RecordMetadata> send(ProducerRecord<byte[], byte[]> record) {

@@ -41,7 +41,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class ChallengeStormIT {
 
-    private static final LeaseConfig LEASE = new LeaseConfig(Duration.ofSeconds(3), Duration.ofMillis(500), Duration.ofMillis(500));
+    private static final LeaseConfig LEASE =
+            new LeaseConfig(Duration.ofSeconds(3), Duration.ofMillis(500), Duration.ofMillis(500));
     /** How long the open transaction holds the partition back. */
     private static final Duration HELD_BACK = Duration.ofSeconds(10);
     /** Grants allowed while it does: the first challenge, and some slack for a renewal late on a busy machine. */
@@ -68,7 +69,10 @@ class ChallengeStormIT {
         KafkaTestCluster cluster = KafkaTestCluster.shared();
         cluster.setTransactionVersion(transactionVersion);
         // One partition: every role's records, and the open transaction, share it.
-        TopicSpec topic = TopicSpec.DEFAULTS.withName(role.name()).withReplicationFactor(1).withPartitions(1);
+        TopicSpec topic = TopicSpec.DEFAULTS
+                .withName(role.name())
+                .withReplicationFactor(1)
+                .withPartitions(1);
 
         // The first holder takes the role by hand and stops renewing once the partition is held back.
         KafkaCoordinationTransport first = open(cluster.transport(topic));
@@ -78,7 +82,8 @@ class ChallengeStormIT {
         for (String id : List.of("b", "c", "d")) {
             standbys.add(contender(cluster.transport(topic), id));
         }
-        CoordinationClient observer = new CoordinationClient(open(cluster.transport(topic)), LEASE, InstantSource.system());
+        CoordinationClient observer =
+                new CoordinationClient(open(cluster.transport(topic)), LEASE, InstantSource.system());
         // The holder renews until everyone is in the roster (a busy machine may take longer than a lease).
         await().atMost(Duration.ofSeconds(30)).until(() -> {
             if (dying.renewDue()) {
@@ -94,25 +99,39 @@ class ChallengeStormIT {
         dying.renew();
         blocker.beginTransaction();
         Role bystander = Role.of("bystander-" + role.name());
-        blocker.send(new ProducerRecord<>(topic.name(), 0, CoordinationCodec.encodeKey(CoordinationKey.registration(bystander,
-                MemberId.of("x"))), CoordinationCodec.encodeValue(new CoordinationRecord.Registration(MemberId.of("x"), 0)))).get();
+        blocker.send(new ProducerRecord<>(
+                        topic.name(),
+                        0,
+                        CoordinationCodec.encodeKey(CoordinationKey.registration(bystander, MemberId.of("x"))),
+                        CoordinationCodec.encodeValue(new CoordinationRecord.Registration(MemberId.of("x"), 0))))
+                .get();
         blocker.flush();
         long heldBackFrom = System.nanoTime();
         assertThat(dying.isActive()).isTrue();
 
         // The dead holder's deadline passes: one standby takes the role out of everyone's sight.
         await().atMost(Duration.ofSeconds(20)).until(() -> !grants.isEmpty());
-        assertThat(observer.observe(role, Duration.ZERO).holder()).as("the grant is held back").contains(MemberId.of("a"));
+        assertThat(observer.observe(role, Duration.ZERO).holder())
+                .as("the grant is held back")
+                .contains(MemberId.of("a"));
         // While the partition is held back, the grant is not challenged over and over.
-        Duration left = HELD_BACK.minus(Duration.ofNanos(System.nanoTime() - heldBackFrom)).minusSeconds(2);
+        Duration left = HELD_BACK
+                .minus(Duration.ofNanos(System.nanoTime() - heldBackFrom))
+                .minusSeconds(2);
         await().during(left).atMost(left.plusSeconds(5)).until(() -> grants.size() <= MAX_GRANTS_HELD_BACK);
 
         // Once the open transaction is aborted everything shows, and one holder keeps the role.
-        await().atMost(Duration.ofSeconds(60)).until(() -> observer.describe(role).current());
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> observer.describe(role).current());
         int settled = grants.size();
         // Two leases (twelve renew intervals): a standby that challenged again would have done so by then.
-        await().during(LEASE.duration().multipliedBy(2)).atMost(LEASE.duration().multipliedBy(3))
-                .until(() -> grants.size() == settled && standbys.stream().filter(c -> c.leadership().isPresent()).count() == 1);
+        await().during(LEASE.duration().multipliedBy(2))
+                .atMost(LEASE.duration().multipliedBy(3))
+                .until(() -> grants.size() == settled
+                        && standbys.stream()
+                                        .filter(c -> c.leadership().isPresent())
+                                        .count()
+                                == 1);
         assertThat(grants).as("grants, held back and after").hasSizeLessThanOrEqualTo(MAX_GRANTS_HELD_BACK + 1);
     }
 
@@ -135,8 +154,7 @@ class ChallengeStormIT {
             }
 
             @Override
-            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-            }
+            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {}
         });
         opened.add(() -> {
             contender.stop();

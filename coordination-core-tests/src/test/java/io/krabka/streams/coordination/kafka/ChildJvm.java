@@ -14,8 +14,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class ChildJvm {
 
-    private ChildJvm() {
-    }
+    private ChildJvm() {}
 
     /** Starts {@code mainClass} with this JVM's class path; its output is appended to {@code output}. */
     public static Process start(String mainClass, List<String> jvmOptions, List<String> args, Path output) {
@@ -26,7 +25,8 @@ public final class ChildJvm {
      * Starts {@code mainClass} on another class path (a broker of another Kafka version,
      * say); its output is appended to {@code output}.
      */
-    public static Process start(String classPath, String mainClass, List<String> jvmOptions, List<String> args, Path output) {
+    public static Process start(
+            String classPath, String mainClass, List<String> jvmOptions, List<String> args, Path output) {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(jvmOptions);
@@ -46,7 +46,9 @@ public final class ChildJvm {
     /** Sends a POSIX signal by name ({@code STOP}, {@code CONT}) with {@code kill}: the JDK can only TERM and KILL a process. */
     public static void signal(long pid, String signal) {
         try {
-            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).inheritIO().start();
+            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid))
+                    .inheritIO()
+                    .start();
             if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
                 throw new IllegalStateException("kill -" + signal + " " + pid + " failed");
             }

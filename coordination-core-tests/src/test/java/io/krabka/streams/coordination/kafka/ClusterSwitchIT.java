@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.krabka.streams.coordination.CoordinationConfigurationException;
-import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.LeadershipEndCause;
+import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.Contender;
@@ -42,59 +42,86 @@ import org.junit.jupiter.api.io.TempDir;
 @Tag("long") // two broker JVMs of their own, about 30 s: -Plong
 class ClusterSwitchIT {
 
-    private static final LeaseConfig LEASE = new LeaseConfig(Duration.ofSeconds(6), Duration.ofSeconds(2), Duration.ofSeconds(1));
+    private static final LeaseConfig LEASE =
+            new LeaseConfig(Duration.ofSeconds(6), Duration.ofSeconds(2), Duration.ofSeconds(1));
     private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
     @Test
     void afterADisasterRecoverySwitchTheHolderStopsSayingWhyAndNobodyChallengesOnTheOtherCluster(@TempDir Path dir)
             throws Exception {
-        TopicSpec spec = TopicSpec.DEFAULTS.withName("coordination-dr").withReplicationFactor(1).withPartitions(2);
+        TopicSpec spec = TopicSpec.DEFAULTS
+                .withName("coordination-dr")
+                .withReplicationFactor(1)
+                .withPartitions(2);
         Role role = Role.of("dr-role");
         try (SwitchableForwarder address = new SwitchableForwarder()) {
-            CompletableFuture<KafkaProcessCluster> startingA = CompletableFuture.supplyAsync(() -> start(dir.resolve("a"), address));
+            CompletableFuture<KafkaProcessCluster> startingA =
+                    CompletableFuture.supplyAsync(() -> start(dir.resolve("a"), address));
             KafkaProcessCluster b = start(dir.resolve("b"), address);
-            try (KafkaProcessCluster a = startingA.get(120, TimeUnit.SECONDS); b; Admin adminA = a.admin(); Admin adminB = b.admin()) {
+            try (KafkaProcessCluster a = startingA.get(120, TimeUnit.SECONDS);
+                    b;
+                    Admin adminA = a.admin();
+                    Admin adminB = b.admin()) {
                 String idA = adminA.describeCluster().clusterId().get(10, TimeUnit.SECONDS);
                 String idB = adminB.describeCluster().clusterId().get(10, TimeUnit.SECONDS);
                 prepareTheOtherCluster(adminB, b, spec);
                 address.switchTo(a.node(1).port("DR"));
-                Map<String, Object> connection = Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + address.port());
+                Map<String, Object> connection =
+                        Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + address.port());
 
                 List<String> grants = new CopyOnWriteArrayList<>();
                 List<LeadershipEndCause> causes = new CopyOnWriteArrayList<>();
                 List<Throwable> failures = new CopyOnWriteArrayList<>();
-                try (KafkaCoordinationTransport ta = KafkaCoordinationTransport.create(connection, spec, TIMEOUT, LEASE.duration());
-                     KafkaCoordinationTransport tb = KafkaCoordinationTransport.create(connection, spec, TIMEOUT, LEASE.duration());
-                     CoordinationClient ca = new CoordinationClient(ta, LEASE, InstantSource.system());
-                     CoordinationClient cb = new CoordinationClient(tb, LEASE, InstantSource.system());
-                     Contender holder = new Contender(ca, role, MemberId.of("a"), CoordinationTopicIT.recording(grants, failures, causes));
-                     Contender standby = new Contender(cb, role, MemberId.of("b"), CoordinationTopicIT.recording(grants, failures, causes))) {
+                try (KafkaCoordinationTransport ta =
+                                KafkaCoordinationTransport.create(connection, spec, TIMEOUT, LEASE.duration());
+                        KafkaCoordinationTransport tb =
+                                KafkaCoordinationTransport.create(connection, spec, TIMEOUT, LEASE.duration());
+                        CoordinationClient ca = new CoordinationClient(ta, LEASE, InstantSource.system());
+                        CoordinationClient cb = new CoordinationClient(tb, LEASE, InstantSource.system());
+                        Contender holder = new Contender(
+                                ca, role, MemberId.of("a"), CoordinationTopicIT.recording(grants, failures, causes));
+                        Contender standby = new Contender(
+                                cb, role, MemberId.of("b"), CoordinationTopicIT.recording(grants, failures, causes))) {
                     holder.start();
-                    await().atMost(Duration.ofSeconds(30)).until(() -> holder.leadership().isPresent());
+                    await().atMost(Duration.ofSeconds(30))
+                            .until(() -> holder.leadership().isPresent());
                     standby.start();
-                    await().atMost(Duration.ofSeconds(30)).until(() -> cb.observe(role, Duration.ZERO).roster().size() == 2);
+                    await().atMost(Duration.ofSeconds(30))
+                            .until(() ->
+                                    cb.observe(role, Duration.ZERO).roster().size() == 2);
 
                     address.switchTo(b.node(1).port("DR"));
                     long switched = System.nanoTime();
-                    await().atMost(Duration.ofSeconds(60)).until(() -> !causes.isEmpty()
-                            && holder.problem().orElse(null) instanceof CoordinationConfigurationException
-                            && standby.problem().orElse(null) instanceof CoordinationConfigurationException);
+                    await().atMost(Duration.ofSeconds(60))
+                            .until(() -> !causes.isEmpty()
+                                    && holder.problem().orElse(null) instanceof CoordinationConfigurationException
+                                    && standby.problem().orElse(null) instanceof CoordinationConfigurationException);
                     System.out.println("ClusterSwitchIT: the holder's leadership ended " + causes + " "
-                            + Duration.ofNanos(System.nanoTime() - switched).toMillis() + " ms after the switch: " + chain(failures.get(0)));
+                            + Duration.ofNanos(System.nanoTime() - switched).toMillis() + " ms after the switch: "
+                            + chain(failures.get(0)));
 
                     for (Contender member : List.of(holder, standby)) {
-                        assertThat(member.problem().orElseThrow().getMessage()).contains("now reaches another Kafka cluster",
-                                "cluster " + idA + " answered when it pinned the coordination topic " + spec.name(),
-                                "cluster " + idB + " answers now", "terms restart");
+                        assertThat(member.problem().orElseThrow().getMessage())
+                                .contains(
+                                        "now reaches another Kafka cluster",
+                                        "cluster " + idA + " answered when it pinned the coordination topic "
+                                                + spec.name(),
+                                        "cluster " + idB + " answers now",
+                                        "terms restart");
                     }
                     assertThat(holder.leadership()).isEmpty();
                     assertThat(causes).containsExactly(LeadershipEndCause.FAILED);
                     assertThat(failures).hasSize(1);
-                    assertThat(chain(failures.get(0))).as("the end says why").contains("now reaches another Kafka cluster");
+                    assertThat(chain(failures.get(0)))
+                            .as("the end says why")
+                            .contains("now reaches another Kafka cluster");
 
-                    // Past two leases, as long as a standby would have waited to challenge the holder's last lease there:
-                    // the other cluster's coordinator never hears of the role (no InitProducerId, no lease transaction).
-                    await().during(LEASE.duration().multipliedBy(2)).atMost(LEASE.duration().multipliedBy(3))
+                    // Past two leases, as long as a standby would have waited to challenge the holder's last lease
+                    // there:
+                    // the other cluster's coordinator never hears of the role (no InitProducerId, no lease
+                    // transaction).
+                    await().during(LEASE.duration().multipliedBy(2))
+                            .atMost(LEASE.duration().multipliedBy(3))
                             .until(() -> grants.size() == 1 && !knows(adminB, role));
                     assertThat(grants).as("nobody challenged after the switch").containsExactly("a");
                 }
@@ -103,8 +130,10 @@ class ClusterSwitchIT {
     }
 
     private static KafkaProcessCluster start(Path dir, SwitchableForwarder address) {
-        return KafkaProcessCluster.builder(dir).settings(AbstractLeadershipIT.BROKER_SETTINGS)
-                .listener(new KafkaProcessCluster.Listener("DR", "PLAINTEXT", (node, bound) -> address.port())).start();
+        return KafkaProcessCluster.builder(dir)
+                .settings(AbstractLeadershipIT.BROKER_SETTINGS)
+                .listener(new KafkaProcessCluster.Listener("DR", "PLAINTEXT", (node, bound) -> address.port()))
+                .start();
     }
 
     /**
@@ -115,10 +144,15 @@ class ClusterSwitchIT {
     private static void prepareTheOtherCluster(Admin admin, KafkaProcessCluster cluster, TopicSpec spec)
             throws ExecutionException, InterruptedException, java.util.concurrent.TimeoutException {
         admin.createTopics(List.of(new NewTopic(spec.name(), spec.partitions(), (short) 1)
-                .configs(Map.of("cleanup.policy", "compact")))).all().get(20, TimeUnit.SECONDS);
-        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(KafkaCoordinationTransport.transactionalSettings(
-                Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers()), Role.of("dr-warm-up"), TIMEOUT,
-                TIMEOUT))) {
+                        .configs(Map.of("cleanup.policy", "compact"))))
+                .all()
+                .get(20, TimeUnit.SECONDS);
+        try (KafkaProducer<byte[], byte[]> producer =
+                new KafkaProducer<>(KafkaCoordinationTransport.transactionalSettings(
+                        Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers()),
+                        Role.of("dr-warm-up"),
+                        TIMEOUT,
+                        TIMEOUT))) {
             producer.initTransactions();
         }
     }
@@ -126,7 +160,9 @@ class ClusterSwitchIT {
     /** Whether the cluster's transaction coordinator knows the role's transactional id. */
     private static boolean knows(Admin admin, Role role) throws Exception {
         try {
-            admin.describeTransactions(List.of(role.name())).description(role.name()).get(10, TimeUnit.SECONDS);
+            admin.describeTransactions(List.of(role.name()))
+                    .description(role.name())
+                    .get(10, TimeUnit.SECONDS);
             return true;
         } catch (ExecutionException e) {
             if (e.getCause() instanceof TransactionalIdNotFoundException) {

@@ -14,17 +14,17 @@ import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
-import java.time.InstantSource;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
@@ -62,7 +62,10 @@ class CommitOutcomeIT {
     @BeforeAll
     static void startBroker(@TempDir Path dir) {
         // Timed-out transactions aborted within half a second of their timeout, not ten.
-        cluster = KafkaProcessCluster.builder(dir).nodes(1).settings(AbstractLeadershipIT.BROKER_SETTINGS).start();
+        cluster = KafkaProcessCluster.builder(dir)
+                .nodes(1)
+                .settings(AbstractLeadershipIT.BROKER_SETTINGS)
+                .start();
     }
 
     @AfterAll
@@ -82,19 +85,26 @@ class CommitOutcomeIT {
         String topic = "commands-retried";
         createTopic(cluster, topic);
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
-                ProducerConfig.TRANSACTIONAL_ID_CONFIG, "commit-retry",
-                ProducerConfig.MAX_BLOCK_MS_CONFIG, 1500,
-                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
-                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                cluster.bootstrapServers(),
+                ProducerConfig.TRANSACTIONAL_ID_CONFIG,
+                "commit-retry",
+                ProducerConfig.MAX_BLOCK_MS_CONFIG,
+                1500,
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG,
+                ByteArraySerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG,
+                ByteArraySerializer.class))) {
             producer.initTransactions();
             producer.beginTransaction();
-            producer.send(new ProducerRecord<>(topic, 0, null, "once".getBytes())).get(30, TimeUnit.SECONDS);
+            producer.send(new ProducerRecord<>(topic, 0, null, "once".getBytes()))
+                    .get(30, TimeUnit.SECONDS);
             cluster.pause(1);
             try {
                 assertThatThrownBy(producer::commitTransaction).isInstanceOf(TimeoutException.class);
                 // What KafkaRoleEpoch did before: the client refuses to abort a pending commit.
-                assertThatThrownBy(producer::abortTransaction).hasMessageContaining("commitTransaction")
+                assertThatThrownBy(producer::abortTransaction)
+                        .hasMessageContaining("commitTransaction")
                         .hasMessageContaining("must be retried");
             } finally {
                 cluster.resume(1);
@@ -120,8 +130,9 @@ class CommitOutcomeIT {
         try {
             createTopic(cluster, topic);
             AtomicReference<Runnable> beforeCommit = new AtomicReference<>();
-            try (KafkaCoordinationTransport transport = transport(cluster, "coordination-answered", lease, beforeCommit);
-                 CoordinationClient client = new CoordinationClient(transport, lease, InstantSource.system())) {
+            try (KafkaCoordinationTransport transport =
+                            transport(cluster, "coordination-answered", lease, beforeCommit);
+                    CoordinationClient client = new CoordinationClient(transport, lease, InstantSource.system())) {
                 Leadership held = client.acquire(Role.of("paused-commit"), MemberId.of("a"), Duration.ofSeconds(60));
                 beforeCommit.set(() -> {
                     cluster.pause(1);
@@ -155,7 +166,7 @@ class CommitOutcomeIT {
         AtomicReference<Runnable> beforeCommit = new AtomicReference<>();
         Throwable thrown;
         try (KafkaCoordinationTransport transport = transport(cluster, "coordination-unanswered", lease, beforeCommit);
-             CoordinationClient client = new CoordinationClient(transport, lease, InstantSource.system())) {
+                CoordinationClient client = new CoordinationClient(transport, lease, InstantSource.system())) {
             Leadership held = client.acquire(Role.of("unanswered-commit"), MemberId.of("a"), Duration.ofSeconds(60));
             beforeCommit.set(() -> cluster.pause(1));
             try {
@@ -168,15 +179,20 @@ class CommitOutcomeIT {
             assertThat(held.state()).isEqualTo(Leadership.State.FAILED);
         }
         // Whatever the coordinator decides once it runs again (commit, or its timeout's abort), never twice.
-        await().atMost(Duration.ofSeconds(60)).ignoreExceptions()
-                .until(() -> committedValues(cluster, topic).size() <= 1 && transactionsComplete(cluster, "unanswered-commit"));
+        await().atMost(Duration.ofSeconds(60))
+                .ignoreExceptions()
+                .until(() -> committedValues(cluster, topic).size() <= 1
+                        && transactionsComplete(cluster, "unanswered-commit"));
         assertThat(committedValues(cluster, topic)).hasSizeLessThanOrEqualTo(1);
     }
 
     private static boolean transactionsComplete(KafkaProcessCluster cluster, String transactionalId) throws Exception {
         try (Admin admin = cluster.admin()) {
-            String state = admin.describeTransactions(List.of(transactionalId)).description(transactionalId)
-                    .get(10, TimeUnit.SECONDS).state().toString();
+            String state = admin.describeTransactions(List.of(transactionalId))
+                    .description(transactionalId)
+                    .get(10, TimeUnit.SECONDS)
+                    .state()
+                    .toString();
             return state.equals("CompleteCommit") || state.equals("CompleteAbort");
         }
     }
@@ -187,38 +203,48 @@ class CommitOutcomeIT {
      * a renewal a busy machine may slip in first) after their records were acknowledged and
      * before the commit is sent: the pause then falls on the write's commit itself.
      */
-    private static KafkaCoordinationTransport transport(KafkaProcessCluster cluster, String coordinationTopic, LeaseConfig lease,
+    private static KafkaCoordinationTransport transport(
+            KafkaProcessCluster cluster,
+            String coordinationTopic,
+            LeaseConfig lease,
             AtomicReference<Runnable> beforeCommit) {
         Duration timeout = Duration.ofSeconds(2);
         Map<String, Object> connection = Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers());
-        TopicSpec topic = TopicSpec.DEFAULTS.withName(coordinationTopic).withPartitions(1).withReplicationFactor(1);
-        return new KafkaCoordinationTransport(Admin.create(KafkaCoordinationTransport.adminSettings(connection, timeout)),
+        TopicSpec topic =
+                TopicSpec.DEFAULTS.withName(coordinationTopic).withPartitions(1).withReplicationFactor(1);
+        return new KafkaCoordinationTransport(
+                Admin.create(KafkaCoordinationTransport.adminSettings(connection, timeout)),
                 new KafkaProducer<>(KafkaCoordinationTransport.registrarSettings(connection, timeout)),
-                role -> new KafkaProducer<byte[], byte[]>(KafkaCoordinationTransport.transactionalSettings(connection, role, timeout,
-                        lease.duration())) {
-                    // Whether this transaction writes a command: the hook is for a write's commit, never a renewal's.
-                    private volatile boolean command;
+                role ->
+                        new KafkaProducer<byte[], byte[]>(KafkaCoordinationTransport.transactionalSettings(
+                                connection, role, timeout, lease.duration())) {
+                            // Whether this transaction writes a command: the hook is for a write's commit, never a
+                            // renewal's.
+                            private volatile boolean command;
 
-                    @Override
-                    public Future<RecordMetadata> send(ProducerRecord<byte[], byte[]> record, Callback callback) {
-                        if (!record.topic().equals(coordinationTopic)) {
-                            command = true;
-                        }
-                        return super.send(record, callback);
-                    }
+                            @Override
+                            public Future<RecordMetadata> send(
+                                    ProducerRecord<byte[], byte[]> record, Callback callback) {
+                                if (!record.topic().equals(coordinationTopic)) {
+                                    command = true;
+                                }
+                                return super.send(record, callback);
+                            }
 
-                    @Override
-                    public void commitTransaction() {
-                        Runnable hook = command ? beforeCommit.getAndSet(null) : null;
-                        command = false;
-                        if (hook != null) {
-                            flush();
-                            hook.run();
-                        }
-                        super.commitTransaction();
-                    }
-                },
-                new KafkaConsumer<>(KafkaCoordinationTransport.readerSettings(connection)), topic, timeout);
+                            @Override
+                            public void commitTransaction() {
+                                Runnable hook = command ? beforeCommit.getAndSet(null) : null;
+                                command = false;
+                                if (hook != null) {
+                                    flush();
+                                    hook.run();
+                                }
+                                super.commitTransaction();
+                            }
+                        },
+                new KafkaConsumer<>(KafkaCoordinationTransport.readerSettings(connection)),
+                topic,
+                timeout);
     }
 
     private static void retryCommit(KafkaProducer<byte[], byte[]> producer) {
@@ -246,24 +272,36 @@ class CommitOutcomeIT {
         List<String> values = new ArrayList<>();
         TopicPartition partition = new TopicPartition(topic, 0);
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
-                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class,
-                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class))) {
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                cluster.bootstrapServers(),
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+                "read_committed",
+                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
+                ByteArrayDeserializer.class,
+                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
+                ByteArrayDeserializer.class))) {
             consumer.assign(List.of(partition));
             consumer.seekToBeginning(List.of(partition));
             // A commit returns before its markers are written: read once every transaction up
             // to the high watermark is decided, not at once (the last stable offset lags).
             long written;
             try (Admin admin = cluster.admin()) {
-                written = admin.listOffsets(Map.of(partition, OffsetSpec.latest()), new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED))
-                        .partitionResult(partition).get(10, TimeUnit.SECONDS).offset();
+                written = admin.listOffsets(
+                                Map.of(partition, OffsetSpec.latest()),
+                                new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED))
+                        .partitionResult(partition)
+                        .get(10, TimeUnit.SECONDS)
+                        .offset();
             } catch (Exception e) {
                 throw new IllegalStateException("could not list the high watermark of " + partition, e);
             }
-            await("every transaction of " + partition + " decided").atMost(Duration.ofSeconds(30))
-                    .until(() -> consumer.endOffsets(List.of(partition), Duration.ofSeconds(10)).get(partition) >= written);
-            long end = consumer.endOffsets(List.of(partition), Duration.ofSeconds(30)).get(partition);
+            await("every transaction of " + partition + " decided")
+                    .atMost(Duration.ofSeconds(30))
+                    .until(() -> consumer.endOffsets(List.of(partition), Duration.ofSeconds(10))
+                                    .get(partition)
+                            >= written);
+            long end = consumer.endOffsets(List.of(partition), Duration.ofSeconds(30))
+                    .get(partition);
             while (consumer.position(partition, Duration.ofSeconds(30)) < end) {
                 for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
                     values.add(new String(record.value()));

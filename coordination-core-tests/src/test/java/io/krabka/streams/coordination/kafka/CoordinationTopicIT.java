@@ -43,7 +43,10 @@ class CoordinationTopicIT {
     }
 
     private static void createTopic(String name, int replicas, Map<String, String> configs) throws Exception {
-        cluster.admin().createTopics(List.of(new NewTopic(name, 1, (short) replicas).configs(configs))).all().get(20, TimeUnit.SECONDS);
+        cluster.admin()
+                .createTopics(List.of(new NewTopic(name, 1, (short) replicas).configs(configs)))
+                .all()
+                .get(20, TimeUnit.SECONDS);
     }
 
     private static int partitionCount(TopicSpec spec) {
@@ -54,10 +57,17 @@ class CoordinationTopicIT {
 
     @Test
     void missingTopicIsCreatedCompactedWithoutUncleanElectionAndWithCreateTime() throws Exception {
-        TopicSpec spec = TopicSpec.DEFAULTS.withName(freshTopic()).withReplicationFactor(1).withPartitions(4);
+        TopicSpec spec = TopicSpec.DEFAULTS
+                .withName(freshTopic())
+                .withReplicationFactor(1)
+                .withPartitions(4);
         assertThat(partitionCount(spec)).isEqualTo(4);
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, spec.name());
-        Config config = cluster.admin().describeConfigs(List.of(resource)).values().get(resource).get(20, TimeUnit.SECONDS);
+        Config config = cluster.admin()
+                .describeConfigs(List.of(resource))
+                .values()
+                .get(resource)
+                .get(20, TimeUnit.SECONDS);
         assertThat(config.get("cleanup.policy").value()).isEqualTo("compact");
         assertThat(config.get("unclean.leader.election.enable").value()).isEqualTo("false");
         assertThat(config.get("message.timestamp.type").value()).isEqualTo("CreateTime");
@@ -67,14 +77,16 @@ class CoordinationTopicIT {
     @Test
     void minInsyncReplicasIsTwoFromThreeReplicasOn() {
         assertThat(TopicSpec.DEFAULTS.requiredMinInsyncReplicas()).isEqualTo(2);
-        assertThat(TopicSpec.DEFAULTS.withReplicationFactor(1).requiredMinInsyncReplicas()).isEqualTo(1);
+        assertThat(TopicSpec.DEFAULTS.withReplicationFactor(1).requiredMinInsyncReplicas())
+                .isEqualTo(1);
     }
 
     @Test
     void topicWithADeletePolicyIsRefusedNamingTheSetting() throws Exception {
         String name = freshTopic();
         createTopic(name, 1, Map.of("cleanup.policy", "delete"));
-        assertThatThrownBy(() -> partitionCount(TopicSpec.DEFAULTS.withName(name).withReplicationFactor(1)))
+        assertThatThrownBy(
+                        () -> partitionCount(TopicSpec.DEFAULTS.withName(name).withReplicationFactor(1)))
                 .isInstanceOf(TopicConfigurationException.class)
                 .hasMessageContaining("cleanup.policy=delete (must be compact)");
     }
@@ -83,7 +95,8 @@ class CoordinationTopicIT {
     void topicWithUncleanElectionIsRefusedNamingTheSetting() throws Exception {
         String name = freshTopic();
         createTopic(name, 1, Map.of("cleanup.policy", "compact", "unclean.leader.election.enable", "true"));
-        assertThatThrownBy(() -> partitionCount(TopicSpec.DEFAULTS.withName(name).withReplicationFactor(1)))
+        assertThatThrownBy(
+                        () -> partitionCount(TopicSpec.DEFAULTS.withName(name).withReplicationFactor(1)))
                 .isInstanceOf(TopicConfigurationException.class)
                 .hasMessageContaining("unclean.leader.election.enable=true (must be false)");
     }
@@ -102,7 +115,8 @@ class CoordinationTopicIT {
     /** One broker and replication 3: a setting to fix, named, not a cluster that "does not answer". */
     @Test
     void aReplicationFactorAboveTheBrokerCountIsRefusedNamingTheProperty() {
-        assertThatThrownBy(() -> partitionCount(TopicSpec.DEFAULTS.withName(freshTopic()).withPartitions(1)))
+        assertThatThrownBy(() ->
+                        partitionCount(TopicSpec.DEFAULTS.withName(freshTopic()).withPartitions(1)))
                 .isInstanceOf(TopicConfigurationException.class)
                 .hasMessageContaining("with replication factor 3")
                 .hasMessageContaining("krabka.coordination.topic.replication-factor");
@@ -110,7 +124,8 @@ class CoordinationTopicIT {
 
     @Test
     void missingTopicIsRefusedWhenCreationIsDisabled() {
-        assertThatThrownBy(() -> partitionCount(TopicSpec.DEFAULTS.withName(freshTopic()).withCreate(false)))
+        assertThatThrownBy(() ->
+                        partitionCount(TopicSpec.DEFAULTS.withName(freshTopic()).withCreate(false)))
                 .isInstanceOf(TopicConfigurationException.class)
                 .hasMessageContaining("does not exist and creating it is disabled");
     }
@@ -122,10 +137,13 @@ class CoordinationTopicIT {
             deadPort = socket.getLocalPort();
         }
         String clientId = "unreachable-" + UUID.randomUUID().toString().substring(0, 8);
-        Map<String, Object> connection = Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:" + deadPort,
-                CommonClientConfigs.CLIENT_ID_CONFIG, clientId);
-        KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(connection,
-                TopicSpec.DEFAULTS.withReplicationFactor(1), Duration.ofSeconds(2), Duration.ofSeconds(10));
+        Map<String, Object> connection = Map.of(
+                CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG,
+                "127.0.0.1:" + deadPort,
+                CommonClientConfigs.CLIENT_ID_CONFIG,
+                clientId);
+        KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(
+                connection, TopicSpec.DEFAULTS.withReplicationFactor(1), Duration.ofSeconds(2), Duration.ofSeconds(10));
         try (CoordinationClient client = new CoordinationClient(transport)) {
             assertThatThrownBy(() -> client.tryAcquire(Role.of("unreachable"), MemberId.of("a")))
                     .isInstanceOf(CoordinationTimeoutException.class)
@@ -133,21 +151,29 @@ class CoordinationTopicIT {
         } finally {
             transport.close();
         }
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
-                assertThat(Thread.getAllStackTraces().keySet()).noneMatch(thread -> thread.getName().contains(clientId)));
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(Thread.getAllStackTraces().keySet())
+                        .noneMatch(thread -> thread.getName().contains(clientId)));
     }
 
     @Test
     void aTopicWhosePartitionCountDiffersFromTheConfiguredOneIsRefusedNamingBoth() throws Exception {
         String name = freshTopic();
         createTopic(name, 1, Map.of("cleanup.policy", "compact"));
-        assertThatThrownBy(() -> partitionCount(TopicSpec.DEFAULTS.withName(name).withReplicationFactor(1).withPartitions(3)))
+        assertThatThrownBy(() -> partitionCount(TopicSpec.DEFAULTS
+                        .withName(name)
+                        .withReplicationFactor(1)
+                        .withPartitions(3)))
                 .isInstanceOf(TopicConfigurationException.class)
                 .hasMessageContaining("has 1 partitions, but this member is configured for 3")
                 .hasMessageContaining("krabka.coordination.topic.partitions");
         // allow-unsafe waives durability checks, not the topic's identity.
-        assertThatThrownBy(() -> partitionCount(TopicSpec.DEFAULTS.withName(name).withReplicationFactor(1).withPartitions(3)
-                .withAllowUnsafe(true))).isInstanceOf(TopicConfigurationException.class);
+        assertThatThrownBy(() -> partitionCount(TopicSpec.DEFAULTS
+                        .withName(name)
+                        .withReplicationFactor(1)
+                        .withPartitions(3)
+                        .withAllowUnsafe(true)))
+                .isInstanceOf(TopicConfigurationException.class);
     }
 
     /**
@@ -158,28 +184,38 @@ class CoordinationTopicIT {
     @Test
     void whenTheTopicChangesUnderRunningMembersNobodyChallengesAndEverybodySaysWhy() throws Exception {
         for (String change : List.of("alter", "recreate", "autocreate")) {
-            TopicSpec spec = TopicSpec.DEFAULTS.withName(freshTopic()).withReplicationFactor(1).withPartitions(2);
+            TopicSpec spec = TopicSpec.DEFAULTS
+                    .withName(freshTopic())
+                    .withReplicationFactor(1)
+                    .withPartitions(2);
             Role role = Role.of("pinned-" + change);
             List<String> grants = new java.util.concurrent.CopyOnWriteArrayList<>();
             List<Throwable> ends = new java.util.concurrent.CopyOnWriteArrayList<>();
             try (KafkaCoordinationTransport ta = cluster.transport(spec);
-                 KafkaCoordinationTransport tb = cluster.transport(spec);
-                 CoordinationClient a = new CoordinationClient(ta);
-                 CoordinationClient b = new CoordinationClient(tb);
-                 Contender holder = new Contender(a, role, MemberId.of("a"), recording(grants, ends));
-                 Contender standby = new Contender(b, role, MemberId.of("b"), recording(grants, ends))) {
+                    KafkaCoordinationTransport tb = cluster.transport(spec);
+                    CoordinationClient a = new CoordinationClient(ta);
+                    CoordinationClient b = new CoordinationClient(tb);
+                    Contender holder = new Contender(a, role, MemberId.of("a"), recording(grants, ends));
+                    Contender standby = new Contender(b, role, MemberId.of("b"), recording(grants, ends))) {
                 holder.start();
-                await().atMost(Duration.ofSeconds(30)).until(() -> holder.leadership().isPresent());
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> holder.leadership().isPresent());
                 standby.start();
-                await().atMost(Duration.ofSeconds(30)).until(() -> b.observe(role, Duration.ZERO).roster().size() == 2);
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> b.observe(role, Duration.ZERO).roster().size() == 2);
                 if (change.equals("alter")) {
-                    cluster.admin().createPartitions(Map.of(spec.name(), NewPartitions.increaseTo(5))).all()
+                    cluster.admin()
+                            .createPartitions(Map.of(spec.name(), NewPartitions.increaseTo(5)))
+                            .all()
                             .get(20, TimeUnit.SECONDS);
                 } else if (change.equals("recreate")) {
                     cluster.admin().deleteTopics(List.of(spec.name())).all().get(20, TimeUnit.SECONDS);
                     await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
-                        cluster.admin().createTopics(List.of(new NewTopic(spec.name(), 2, (short) 1)
-                                .configs(Map.of("cleanup.policy", "compact")))).all().get(20, TimeUnit.SECONDS);
+                        cluster.admin()
+                                .createTopics(List.of(new NewTopic(spec.name(), 2, (short) 1)
+                                        .configs(Map.of("cleanup.policy", "compact"))))
+                                .all()
+                                .get(20, TimeUnit.SECONDS);
                         return true;
                     });
                 } else {
@@ -187,17 +223,23 @@ class CoordinationTopicIT {
                     // the broker create the topic again, with its defaults.
                     cluster.admin().deleteTopics(List.of(spec.name())).all().get(20, TimeUnit.SECONDS);
                     try (var producer = new org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]>(
-                            KafkaCoordinationTransport.registrarSettings(cluster.connection(), Duration.ofSeconds(20)))) {
-                        await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
-                            producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(spec.name(), new byte[1],
-                                    new byte[1])).get(10, TimeUnit.SECONDS);
-                            return true;
-                        });
+                            KafkaCoordinationTransport.registrarSettings(
+                                    cluster.connection(), Duration.ofSeconds(20)))) {
+                        await().atMost(Duration.ofSeconds(30))
+                                .ignoreExceptions()
+                                .until(() -> {
+                                    producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(
+                                                    spec.name(), new byte[1], new byte[1]))
+                                            .get(10, TimeUnit.SECONDS);
+                                    return true;
+                                });
                     }
                 }
-                await().atMost(Duration.ofSeconds(60)).until(() -> holder.problem().orElse(null) instanceof TopicConfigurationException
-                        && standby.problem().orElse(null) instanceof TopicConfigurationException
-                        && holder.leadership().isEmpty() && !ends.isEmpty());
+                await().atMost(Duration.ofSeconds(60))
+                        .until(() -> holder.problem().orElse(null) instanceof TopicConfigurationException
+                                && standby.problem().orElse(null) instanceof TopicConfigurationException
+                                && holder.leadership().isEmpty()
+                                && !ends.isEmpty());
                 assertThat(ends).hasSize(1);
                 if (change.equals("autocreate")) {
                     // Its renewal may have waited on a partition the new topic does not have, and
@@ -205,11 +247,11 @@ class CoordinationTopicIT {
                     assertThat(holder.problem().orElseThrow().getMessage()).contains("deleted");
                 } else {
                     assertThat(ends.get(0)).isInstanceOf(TopicConfigurationException.class);
-                    assertThat(ends.get(0).getMessage()).contains(change.equals("alter") ? "partition count from 2 to 5"
-                            : "deleted");
+                    assertThat(ends.get(0).getMessage())
+                            .contains(change.equals("alter") ? "partition count from 2 to 5" : "deleted");
                 }
-                assertThat(standby.problem().orElseThrow().getMessage()).contains(change.equals("alter") ? "partition count"
-                        : "deleted");
+                assertThat(standby.problem().orElseThrow().getMessage())
+                        .contains(change.equals("alter") ? "partition count" : "deleted");
                 assertThat(grants).as("nobody challenged after the change").containsExactly("a");
             }
         }
@@ -223,33 +265,41 @@ class CoordinationTopicIT {
     @Test
     @Tag("long") // two safety-check intervals (15 s each) of waiting, about 45 s: -Plong
     void aTopicAlteredToBreakTheGuaranteesWhileMembersRunIsNamedAndNobodyLosesTheRole() throws Exception {
-        TopicSpec spec = TopicSpec.DEFAULTS.withName(freshTopic()).withReplicationFactor(1).withPartitions(2);
+        TopicSpec spec = TopicSpec.DEFAULTS
+                .withName(freshTopic())
+                .withReplicationFactor(1)
+                .withPartitions(2);
         Role role = Role.of("altered-settings");
         List<String> grants = new java.util.concurrent.CopyOnWriteArrayList<>();
         List<Throwable> ends = new java.util.concurrent.CopyOnWriteArrayList<>();
         try (KafkaCoordinationTransport ta = cluster.transport(spec);
-             KafkaCoordinationTransport tb = cluster.transport(spec);
-             CoordinationClient a = new CoordinationClient(ta);
-             CoordinationClient b = new CoordinationClient(tb);
-             Contender holder = new Contender(a, role, MemberId.of("a"), recording(grants, ends));
-             Contender standby = new Contender(b, role, MemberId.of("b"), recording(grants, ends))) {
+                KafkaCoordinationTransport tb = cluster.transport(spec);
+                CoordinationClient a = new CoordinationClient(ta);
+                CoordinationClient b = new CoordinationClient(tb);
+                Contender holder = new Contender(a, role, MemberId.of("a"), recording(grants, ends));
+                Contender standby = new Contender(b, role, MemberId.of("b"), recording(grants, ends))) {
             holder.start();
-            await().atMost(Duration.ofSeconds(30)).until(() -> holder.leadership().isPresent());
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> holder.leadership().isPresent());
             standby.start();
-            await().atMost(Duration.ofSeconds(30)).until(() -> b.observe(role, Duration.ZERO).roster().size() == 2);
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> b.observe(role, Duration.ZERO).roster().size() == 2);
             long term = holder.leadership().orElseThrow().term();
 
             alter(spec, Map.of("cleanup.policy", "delete", "unclean.leader.election.enable", "true"));
             Duration within = PinnedTopic.SAFETY_CHECK_INTERVAL.multipliedBy(4);
-            await().atMost(within).until(() -> holder.problem().orElse(null) instanceof TopicConfigurationException
-                    && standby.problem().orElse(null) instanceof TopicConfigurationException);
-            assertThat(standby.problem().orElseThrow().getMessage()).contains(spec.name(), "cleanup.policy=delete",
-                    "unclean.leader.election.enable=true");
-            assertThat(holder.leadership()).as("the holder keeps its role").hasValueSatisfying(
-                    held -> assertThat(held.term()).isEqualTo(term));
+            await().atMost(within)
+                    .until(() -> holder.problem().orElse(null) instanceof TopicConfigurationException
+                            && standby.problem().orElse(null) instanceof TopicConfigurationException);
+            assertThat(standby.problem().orElseThrow().getMessage())
+                    .contains(spec.name(), "cleanup.policy=delete", "unclean.leader.election.enable=true");
+            assertThat(holder.leadership())
+                    .as("the holder keeps its role")
+                    .hasValueSatisfying(held -> assertThat(held.term()).isEqualTo(term));
 
             alter(spec, Map.of("cleanup.policy", "compact", "unclean.leader.election.enable", "false"));
-            await().atMost(within).until(() -> holder.problem().isEmpty() && standby.problem().isEmpty());
+            await().atMost(within)
+                    .until(() -> holder.problem().isEmpty() && standby.problem().isEmpty());
             assertThat(grants).as("nobody challenged").containsExactly("a");
             assertThat(ends).isEmpty();
         }
@@ -261,12 +311,18 @@ class CoordinationTopicIT {
      */
     @Test
     void theOtherCoordinationTopicOfARoleIsFoundFromTheProducerThatMovesItsEpoch() throws Exception {
-        TopicSpec here = TopicSpec.DEFAULTS.withName(freshTopic()).withReplicationFactor(1).withPartitions(2);
-        TopicSpec there = TopicSpec.DEFAULTS.withName(freshTopic()).withReplicationFactor(1).withPartitions(3);
+        TopicSpec here = TopicSpec.DEFAULTS
+                .withName(freshTopic())
+                .withReplicationFactor(1)
+                .withPartitions(2);
+        TopicSpec there = TopicSpec.DEFAULTS
+                .withName(freshTopic())
+                .withReplicationFactor(1)
+                .withPartitions(3);
         Role role = Role.of("two-topics");
         try (KafkaCoordinationTransport ours = cluster.transport(here);
-             KafkaCoordinationTransport theirs = cluster.transport(there);
-             CoordinationClient elsewhere = new CoordinationClient(theirs)) {
+                KafkaCoordinationTransport theirs = cluster.transport(there);
+                CoordinationClient elsewhere = new CoordinationClient(theirs)) {
             Leadership held = elsewhere.acquire(role, MemberId.of("elsewhere"), Duration.ofSeconds(30));
             long producerId = ours.describeEpoch(role).orElseThrow().producerId();
             assertThat(producerId).isEqualTo(held.token().producerId());

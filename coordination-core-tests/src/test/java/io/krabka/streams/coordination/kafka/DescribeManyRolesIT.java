@@ -41,7 +41,9 @@ class DescribeManyRolesIT {
     private static final int PARTITIONS = 5;
     private static KafkaTestCluster cluster;
 
-    private final TopicSpec topic = TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(PARTITIONS)
+    private final TopicSpec topic = TopicSpec.DEFAULTS
+            .withReplicationFactor(1)
+            .withPartitions(PARTITIONS)
             .withName("describe-many-" + UUID.randomUUID().toString().substring(0, 8));
     private final List<AutoCloseable> opened = new ArrayList<>();
     /** The ids of each DescribeTransactions the observer's Admin sent. */
@@ -68,28 +70,35 @@ class DescribeManyRolesIT {
 
     @Test
     void manyRolesAreDescribedWithOneDescribeTransactionsAndOneReadOfTheirPartitions() {
-        CoordinationClient holder = open(new CoordinationClient(open(cluster.transport(topic)), LeaseConfig.DEFAULTS,
-                InstantSource.system()));
+        CoordinationClient holder = open(
+                new CoordinationClient(open(cluster.transport(topic)), LeaseConfig.DEFAULTS, InstantSource.system()));
         CoordinationTransport other = open(cluster.transport(topic));
         List<Role> held = roles("held", 12);
         List<Role> waiting = roles("waiting", 8);
         List<Role> unknown = roles("unknown", 5);
         Map<Role, Leadership> leaderships = held.stream()
-                .collect(Collectors.toMap(role -> role, role -> holder.tryAcquire(role, MemberId.of("a")).orElseThrow()));
+                .collect(Collectors.toMap(
+                        role -> role,
+                        role -> holder.tryAcquire(role, MemberId.of("a")).orElseThrow()));
         waiting.forEach(role -> other.register(role, MemberId.of("b"), 1));
         List<Role> all = new ArrayList<>(held);
         all.addAll(waiting);
         all.addAll(unknown);
-        CoordinationClient observer = open(new CoordinationClient(open(countingTransport()), LeaseConfig.DEFAULTS,
-                InstantSource.system()));
+        CoordinationClient observer =
+                open(new CoordinationClient(open(countingTransport()), LeaseConfig.DEFAULTS, InstantSource.system()));
 
         Map<Role, LeadershipStatus> described = observer.describe(all);
 
         assertThat(describeCalls).hasSize(1);
-        assertThat(describeCalls.get(0)).containsExactlyInAnyOrderElementsOf(all.stream().map(Role::name).toList());
+        assertThat(describeCalls.get(0))
+                .containsExactlyInAnyOrderElementsOf(
+                        all.stream().map(Role::name).toList());
         assertThat(reads).hasSize(1);
-        assertThat(reads.get(0)).doesNotHaveDuplicates().containsExactlyInAnyOrderElementsOf(all.stream()
-                .map(r -> RolePartitioner.partitionFor(r, PARTITIONS)).collect(Collectors.toSet()));
+        assertThat(reads.get(0))
+                .doesNotHaveDuplicates()
+                .containsExactlyInAnyOrderElementsOf(all.stream()
+                        .map(r -> RolePartitioner.partitionFor(r, PARTITIONS))
+                        .collect(Collectors.toSet()));
         assertThat(described.keySet()).containsExactlyElementsOf(all);
         for (Role role : held) {
             LeadershipStatus status = described.get(role);
@@ -129,11 +138,15 @@ class DescribeManyRolesIT {
         for (Role role : held) {
             LeadershipStatus status = again.get(role);
             if (role.equals(released.role())) {
-                assertThat(status.holder()).as("holder of %s after its release", role).isEmpty();
+                assertThat(status.holder())
+                        .as("holder of %s after its release", role)
+                        .isEmpty();
                 assertThat(status.current()).isFalse();
                 continue;
             }
-            assertThat(status.current()).as("current of %s after a renewal", role).isTrue();
+            assertThat(status.current())
+                    .as("current of %s after a renewal", role)
+                    .isTrue();
             assertThat(status.token().term()).isEqualTo(leaderships.get(role).term());
             assertThat(status.readUpTo()).isGreaterThan(described.get(role).readUpTo());
         }
@@ -142,7 +155,8 @@ class DescribeManyRolesIT {
     private static List<Role> roles(String prefix, int count) {
         List<Role> roles = new ArrayList<>();
         for (int i = 0; i < count; i++) {
-            roles.add(Role.of(prefix + "-" + i + "-" + UUID.randomUUID().toString().substring(0, 6)));
+            roles.add(Role.of(
+                    prefix + "-" + i + "-" + UUID.randomUUID().toString().substring(0, 6)));
         }
         return roles;
     }
@@ -151,8 +165,8 @@ class DescribeManyRolesIT {
     private CoordinationTransport countingTransport() {
         Map<String, Object> connection = cluster.connection();
         Admin real = Admin.create(KafkaCoordinationTransport.adminSettings(connection, TIMEOUT));
-        Admin admin = (Admin) Proxy.newProxyInstance(Admin.class.getClassLoader(), new Class<?>[] {Admin.class},
-                (proxy, method, args) -> {
+        Admin admin = (Admin) Proxy.newProxyInstance(
+                Admin.class.getClassLoader(), new Class<?>[] {Admin.class}, (proxy, method, args) -> {
                     if (method.getName().equals("describeTransactions")) {
                         @SuppressWarnings("unchecked")
                         Collection<String> ids = (Collection<String>) args[0];
@@ -160,18 +174,26 @@ class DescribeManyRolesIT {
                     }
                     return invoke(real, method, args);
                 });
-        KafkaCoordinationTransport kafka = new KafkaCoordinationTransport(admin,
+        KafkaCoordinationTransport kafka = new KafkaCoordinationTransport(
+                admin,
                 new KafkaProducer<>(KafkaCoordinationTransport.registrarSettings(connection, TIMEOUT)),
-                role -> new KafkaProducer<>(KafkaCoordinationTransport.transactionalSettings(connection, role, TIMEOUT, TIMEOUT)),
-                new KafkaConsumer<>(KafkaCoordinationTransport.readerSettings(connection)), topic, TIMEOUT);
-        return (CoordinationTransport) Proxy.newProxyInstance(CoordinationTransport.class.getClassLoader(),
-                new Class<?>[] {CoordinationTransport.class}, (proxy, method, args) -> {
+                role -> new KafkaProducer<>(
+                        KafkaCoordinationTransport.transactionalSettings(connection, role, TIMEOUT, TIMEOUT)),
+                new KafkaConsumer<>(KafkaCoordinationTransport.readerSettings(connection)),
+                topic,
+                TIMEOUT);
+        return (CoordinationTransport) Proxy.newProxyInstance(
+                CoordinationTransport.class.getClassLoader(),
+                new Class<?>[] {CoordinationTransport.class},
+                (proxy, method, args) -> {
                     if (method.getName().equals("read")) {
                         reads.add(List.of(RolePartitioner.partitionFor((Role) args[0], PARTITIONS)));
                     } else if (method.getName().equals("readAll")) {
                         @SuppressWarnings("unchecked")
                         Map<Role, Long> from = (Map<Role, Long>) args[0];
-                        reads.add(from.keySet().stream().map(r -> RolePartitioner.partitionFor(r, PARTITIONS)).toList());
+                        reads.add(from.keySet().stream()
+                                .map(r -> RolePartitioner.partitionFor(r, PARTITIONS))
+                                .toList());
                     }
                     return invoke(kafka, method, args);
                 });

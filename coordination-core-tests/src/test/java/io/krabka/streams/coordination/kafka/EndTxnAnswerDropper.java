@@ -231,7 +231,8 @@ final class EndTxnAnswerDropper implements AutoCloseable {
                             + (correlationId == link.swallow ? " (dropped)" : ""));
                 }
                 if (correlationId == link.swallow) {
-                    // The commit landed (or will); its answer never reaches the client, and neither does the connection.
+                    // The commit landed (or will); its answer never reaches the client, and neither does the
+                    // connection.
                     link.close();
                     link.swallowFor.dropped.complete(null);
                     return;

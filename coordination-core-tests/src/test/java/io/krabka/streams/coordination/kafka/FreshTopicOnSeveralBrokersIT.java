@@ -47,7 +47,8 @@ class FreshTopicOnSeveralBrokersIT {
     void aTopicJustCreatedHereOrByAnotherMemberIsUsableAtOnce() {
         List<String> failures = new ArrayList<>();
         for (int i = 0; i < TOPICS; i++) {
-            TopicSpec spec = TopicSpec.DEFAULTS.withName("fresh-" + UUID.randomUUID().toString().substring(0, 8))
+            TopicSpec spec = TopicSpec.DEFAULTS
+                    .withName("fresh-" + UUID.randomUUID().toString().substring(0, 8))
                     .withPartitions(PARTITIONS);
             boolean createdByAnother = i % 2 == 1;
             if (createdByAnother) {
@@ -74,26 +75,36 @@ class FreshTopicOnSeveralBrokersIT {
     void theFirstWriteToEveryPartitionOfATopicJustCreatedNeedsNoRetry() throws Exception {
         Map<String, Double> retried = new HashMap<>();
         for (int i = 0; i < 5; i++) {
-            TopicSpec spec = TopicSpec.DEFAULTS.withName("leaders-" + UUID.randomUUID().toString().substring(0, 8))
+            TopicSpec spec = TopicSpec.DEFAULTS
+                    .withName("leaders-" + UUID.randomUUID().toString().substring(0, 8))
                     .withPartitions(PARTITIONS);
             CoordinationTopic.ensure(cluster.admin(), spec, Duration.ofSeconds(30));
-            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(KafkaCoordinationTransport.registrarSettings(
-                    Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers()), Duration.ofSeconds(30)),
-                    new ByteArraySerializer(), new ByteArraySerializer())) {
+            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(
+                    KafkaCoordinationTransport.registrarSettings(
+                            Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers()),
+                            Duration.ofSeconds(30)),
+                    new ByteArraySerializer(),
+                    new ByteArraySerializer())) {
                 for (int partition = 0; partition < PARTITIONS; partition++) {
-                    producer.send(new ProducerRecord<>(spec.name(), partition, new byte[] {1}, new byte[] {2})).get();
+                    producer.send(new ProducerRecord<>(spec.name(), partition, new byte[] {1}, new byte[] {2}))
+                            .get();
                 }
-                retried.put(spec.name(), total(producer.metrics(), "record-retry-total")
-                        + total(producer.metrics(), "record-error-total"));
+                retried.put(
+                        spec.name(),
+                        total(producer.metrics(), "record-retry-total")
+                                + total(producer.metrics(), "record-error-total"));
             }
         }
-        assertThat(retried).as("retried and failed sends per fresh topic").allSatisfy((topic, count) ->
-                assertThat(count).as(topic).isZero());
+        assertThat(retried)
+                .as("retried and failed sends per fresh topic")
+                .allSatisfy((topic, count) -> assertThat(count).as(topic).isZero());
     }
 
     private static double total(Map<org.apache.kafka.common.MetricName, ? extends Metric> metrics, String name) {
         return metrics.entrySet().stream()
-                .filter(metric -> metric.getKey().name().equals(name) && metric.getKey().group().equals("producer-metrics"))
-                .mapToDouble(metric -> ((Number) metric.getValue().metricValue()).doubleValue()).sum();
+                .filter(metric -> metric.getKey().name().equals(name)
+                        && metric.getKey().group().equals("producer-metrics"))
+                .mapToDouble(metric -> ((Number) metric.getValue().metricValue()).doubleValue())
+                .sum();
     }
 }

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.FencingToken;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.SendBatching;
@@ -14,6 +13,7 @@ import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.fencing.TermGate;
 import io.krabka.streams.coordination.fencing.TermStore;
 import io.krabka.streams.coordination.fencing.TokenHeaders;
+import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -49,7 +49,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class GuardedSendIT {
 
-    private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3);
+    private static final TopicSpec TOPIC =
+            TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3);
     private static KafkaTestCluster cluster;
 
     private final ManualClock clock = new ManualClock();
@@ -73,7 +74,8 @@ class GuardedSendIT {
     private CoordinationClient client() {
         KafkaCoordinationTransport transport = cluster.transport(TOPIC);
         opened.add(transport);
-        return new CoordinationClient(transport, LeaseConfig.DEFAULTS, clock, new SendBatching(200, Duration.ofMillis(2)));
+        return new CoordinationClient(
+                transport, LeaseConfig.DEFAULTS, clock, new SendBatching(200, Duration.ofMillis(2)));
     }
 
     @ParameterizedTest(name = "transaction version {0}")
@@ -87,7 +89,8 @@ class GuardedSendIT {
         for (int i = 0; i < 2_000; i++) {
             sends.put("before-" + i, held.send(command("before-" + i)));
         }
-        CompletableFuture.allOf(sends.values().toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+        CompletableFuture.allOf(sends.values().toArray(CompletableFuture[]::new))
+                .get(60, TimeUnit.SECONDS);
         // Half of these are still queued or in flight when the challenger's InitProducerId lands.
         for (int i = 0; i < 2_000; i++) {
             sends.put("during-" + i, held.send(command("during-" + i)));
@@ -111,11 +114,16 @@ class GuardedSendIT {
             }
         }
 
-        assertThat(committed).as("the sends before the challenge").containsAll(
-                sends.keySet().stream().filter(k -> k.startsWith("before-")).toList());
+        assertThat(committed)
+                .as("the sends before the challenge")
+                .containsAll(sends.keySet().stream()
+                        .filter(k -> k.startsWith("before-"))
+                        .toList());
         assertThat(fenced).as("the challenge fenced some sends").isNotEmpty();
         assertThat(held.isActive()).isFalse();
-        assertThat(readCommitted()).as("exactly the committed sends are visible").containsExactlyInAnyOrderElementsOf(committed);
+        assertThat(readCommitted())
+                .as("exactly the committed sends are visible")
+                .containsExactlyInAnyOrderElementsOf(committed);
     }
 
     @ParameterizedTest(name = "transaction version {0}")
@@ -135,13 +143,16 @@ class GuardedSendIT {
         first.write(traced);
         first.send(command("a-send")).get(30, TimeUnit.SECONDS);
         FencingToken firstAfter = first.token();
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> b.describe(role).current());
+        org.awaitility.Awaitility.await()
+                .atMost(Duration.ofSeconds(10))
+                .until(() -> b.describe(role).current());
         clock.advance(LeaseConfig.DEFAULTS.duration());
         Leadership second = b.tryAcquire(role, MemberId.of("b")).orElseThrow();
         second.write(command("b-write"));
 
         Map<String, Headers> stamped = new HashMap<>();
-        readCommittedRecords().forEach(record -> stamped.put(new String(record.value(), StandardCharsets.UTF_8), record.headers()));
+        readCommittedRecords()
+                .forEach(record -> stamped.put(new String(record.value(), StandardCharsets.UTF_8), record.headers()));
 
         assertThat(stamped).containsOnlyKeys("a-write", "a-send", "b-write");
         for (String value : List.of("a-write", "a-send")) {
@@ -149,29 +160,40 @@ class GuardedSendIT {
             assertThat(stamp.role()).isEqualTo(role);
             assertThat(stamp.token().term()).as(value).isEqualTo(first.term());
             assertThat(stamp.token().producerId()).isEqualTo(granted.producerId());
-            assertThat(stamp.token().producerEpoch()).as("the epoch of the transaction that wrote it")
+            assertThat(stamp.token().producerEpoch())
+                    .as("the epoch of the transaction that wrote it")
                     .isBetween(granted.producerEpoch(), firstAfter.producerEpoch());
         }
-        assertThat(stamped.get("a-write").headers(TokenHeaders.TERM)).as("the application's own term header was replaced")
+        assertThat(stamped.get("a-write").headers(TokenHeaders.TERM))
+                .as("the application's own term header was replaced")
                 .hasSize(1);
-        assertThat(stamped.get("a-write").lastHeader("trace").value()).isEqualTo("t-1".getBytes(StandardCharsets.UTF_8));
-        assertThat(TokenHeaders.read(stamped.get("b-write")).orElseThrow().token().term()).isEqualTo(second.term());
+        assertThat(stamped.get("a-write").lastHeader("trace").value())
+                .isEqualTo("t-1".getBytes(StandardCharsets.UTF_8));
+        assertThat(TokenHeaders.read(stamped.get("b-write"))
+                        .orElseThrow()
+                        .token()
+                        .term())
+                .isEqualTo(second.term());
 
         // The device heard the new leader first; the deposed leader's records reach it late
         // (a topic of one partition: one term per role).
         TermGate gate = TermGate.perRole(TermStore.inMemory()).onlyRole(role);
-        assertThat(gate.check(stamped.get("b-write"), TermStore.WHOLE_ROLE).outcome()).isEqualTo(TermGate.Outcome.ADMITTED);
-        assertThat(gate.check(stamped.get("a-write"), TermStore.WHOLE_ROLE).outcome()).isEqualTo(TermGate.Outcome.STALE);
-        assertThat(gate.check(stamped.get("a-send"), TermStore.WHOLE_ROLE).outcome()).isEqualTo(TermGate.Outcome.STALE);
-        assertThat(gate.check(stamped.get("b-write"), TermStore.WHOLE_ROLE).admitted()).isTrue();
+        assertThat(gate.check(stamped.get("b-write"), TermStore.WHOLE_ROLE).outcome())
+                .isEqualTo(TermGate.Outcome.ADMITTED);
+        assertThat(gate.check(stamped.get("a-write"), TermStore.WHOLE_ROLE).outcome())
+                .isEqualTo(TermGate.Outcome.STALE);
+        assertThat(gate.check(stamped.get("a-send"), TermStore.WHOLE_ROLE).outcome())
+                .isEqualTo(TermGate.Outcome.STALE);
+        assertThat(gate.check(stamped.get("b-write"), TermStore.WHOLE_ROLE).admitted())
+                .isTrue();
     }
 
     private List<ConsumerRecord<byte[], byte[]>> readCommittedRecords() {
         Map<String, Object> settings = new HashMap<>(cluster.connection());
         settings.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(settings, new ByteArrayDeserializer(),
-                new ByteArrayDeserializer())) {
+        try (KafkaConsumer<byte[], byte[]> consumer =
+                new KafkaConsumer<>(settings, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             TopicPartition partition = new TopicPartition(commands, 0);
             consumer.assign(List.of(partition));
             consumer.seekToBeginning(List.of(partition));
@@ -191,8 +213,8 @@ class GuardedSendIT {
         Map<String, Object> settings = new HashMap<>(cluster.connection());
         settings.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
         List<String> values = new ArrayList<>();
-        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(settings, new StringDeserializer(),
-                new StringDeserializer())) {
+        try (KafkaConsumer<String, String> consumer =
+                new KafkaConsumer<>(settings, new StringDeserializer(), new StringDeserializer())) {
             TopicPartition partition = new TopicPartition(commands, 0);
             consumer.assign(List.of(partition));
             consumer.seekToBeginning(List.of(partition));

@@ -44,21 +44,26 @@ public final class IdleRequestRate {
                 for (String member : List.of("holder", "standby")) {
                     Map<String, Object> connection = new java.util.HashMap<>(cluster.connection());
                     connection.put(CommonClientConfigs.CLIENT_ID_CONFIG, member);
-                    KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(connection,
-                            io.krabka.streams.coordination.transport.TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3),
-                            Duration.ofSeconds(30), LeaseConfig.DEFAULTS.duration());
-                    CoordinationClient client = new CoordinationClient(transport, LeaseConfig.DEFAULTS, InstantSource.system());
+                    KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(
+                            connection,
+                            io.krabka.streams.coordination.transport.TopicSpec.DEFAULTS
+                                    .withReplicationFactor(1)
+                                    .withPartitions(3),
+                            Duration.ofSeconds(30),
+                            LeaseConfig.DEFAULTS.duration());
+                    CoordinationClient client =
+                            new CoordinationClient(transport, LeaseConfig.DEFAULTS, InstantSource.system());
                     opened.add(transport);
                     for (int i = 0; i < ROLES; i++) {
-                        Contender contender = new Contender(client, Role.of("idle-" + i), MemberId.of(member), new Contender.Listener() {
-                            @Override
-                            public void granted(Leadership leadership) {
-                            }
+                        Contender contender = new Contender(
+                                client, Role.of("idle-" + i), MemberId.of(member), new Contender.Listener() {
+                                    @Override
+                                    public void granted(Leadership leadership) {}
 
-                            @Override
-                            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-                            }
-                        });
+                                    @Override
+                                    public void ended(
+                                            Leadership leadership, LeadershipEndCause cause, Throwable failure) {}
+                                });
                         contender.start();
                         opened.add(0, contender);
                         if (member.equals("holder")) {
@@ -67,8 +72,10 @@ public final class IdleRequestRate {
                     }
                     if (member.equals("holder")) {
                         // The holder takes every role before the standby starts.
-                        Awaitility.await().atMost(Duration.ofSeconds(60))
-                                .until(() -> holders.stream().allMatch(c -> c.leadership().isPresent()));
+                        Awaitility.await()
+                                .atMost(Duration.ofSeconds(60))
+                                .until(() -> holders.stream()
+                                        .allMatch(c -> c.leadership().isPresent()));
                     }
                 }
                 // The measurement's windows: time to settle, then the time measured over.
@@ -76,13 +83,14 @@ public final class IdleRequestRate {
                 Map<String, Double> before = requestTotals();
                 TimeUnit.MILLISECONDS.sleep(MEASURE.toMillis());
                 Map<String, Double> after = requestTotals();
-                System.out.printf("Requests per role per second, idle, %d roles per member, lease %s / renew %s, over %s:%n", ROLES,
-                        LeaseConfig.DEFAULTS.duration(), LeaseConfig.DEFAULTS.renewInterval(), MEASURE);
+                System.out.printf(
+                        "Requests per role per second, idle, %d roles per member, lease %s / renew %s, over %s:%n",
+                        ROLES, LeaseConfig.DEFAULTS.duration(), LeaseConfig.DEFAULTS.renewInterval(), MEASURE);
                 Map<String, Double> perMemberAndClient = new TreeMap<>();
                 after.forEach((client, total) -> {
                     String key = client.replaceAll("-role-idle-\\d+$", "-role-*");
-                    perMemberAndClient.merge(key, (total - before.getOrDefault(client, 0.0)) / MEASURE.toSeconds() / ROLES,
-                            Double::sum);
+                    perMemberAndClient.merge(
+                            key, (total - before.getOrDefault(client, 0.0)) / MEASURE.toSeconds() / ROLES, Double::sum);
                 });
                 perMemberAndClient.forEach((client, rate) -> System.out.printf("  %-40s %6.2f%n", client, rate));
             } finally {
@@ -97,7 +105,9 @@ public final class IdleRequestRate {
     private static Map<String, Double> requestTotals() throws Exception {
         MBeanServer server = ManagementFactory.getPlatformMBeanServer();
         Map<String, Double> totals = new TreeMap<>();
-        for (String type : List.of("kafka.consumer:type=consumer-metrics,*", "kafka.producer:type=producer-metrics,*",
+        for (String type : List.of(
+                "kafka.consumer:type=consumer-metrics,*",
+                "kafka.producer:type=producer-metrics,*",
                 "kafka.admin.client:type=admin-client-metrics,*")) {
             for (ObjectName name : server.queryNames(new ObjectName(type), null)) {
                 String client = name.getKeyProperty("client-id");

@@ -1,7 +1,7 @@
 package io.krabka.streams.coordination.kafka;
 
-import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.test.transport.CoordinationTransportContract;
+import io.krabka.streams.coordination.transport.CoordinationTransport;
 import org.junit.jupiter.api.BeforeAll;
 
 /** The transport contract on a real KRaft broker. */

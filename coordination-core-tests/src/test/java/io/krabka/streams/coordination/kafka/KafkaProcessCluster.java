@@ -181,8 +181,17 @@ public final class KafkaProcessCluster implements AutoCloseable {
         Map<Node, Process> formats = new LinkedHashMap<>();
         for (Node node : all) {
             writeProperties(node, voters);
-            formats.put(node, startJvm(node, node.home.resolve("format.out"), "kafka.tools.StorageTool",
-                    "format", "-t", clusterId, "-c", node.home.resolve("server.properties").toString()));
+            formats.put(
+                    node,
+                    startJvm(
+                            node,
+                            node.home.resolve("format.out"),
+                            "kafka.tools.StorageTool",
+                            "format",
+                            "-t",
+                            clusterId,
+                            "-c",
+                            node.home.resolve("server.properties").toString()));
         }
         formats.forEach(this::awaitFormatted);
         all.forEach(this::launch);
@@ -207,7 +216,8 @@ public final class KafkaProcessCluster implements AutoCloseable {
         for (Listener listener : listeners) {
             int port = node.port(listener.name());
             bound.add(listener.name() + "://127.0.0.1:" + port);
-            advertised.add(listener.name() + "://127.0.0.1:" + listener.advertisedPort().applyAsInt(node.id, port));
+            advertised.add(listener.name() + "://127.0.0.1:"
+                    + listener.advertisedPort().applyAsInt(node.id, port));
             protocols.add(listener.name() + ":" + listener.securityProtocol());
         }
         props.put("listeners", String.join(",", bound));
@@ -251,8 +261,8 @@ public final class KafkaProcessCluster implements AutoCloseable {
         try {
             if (!format.waitFor(60, TimeUnit.SECONDS) || format.exitValue() != 0) {
                 format.destroyForcibly();
-                throw new IllegalStateException("could not format node " + node.id + ": "
-                        + Files.readString(node.home.resolve("format.out")));
+                throw new IllegalStateException(
+                        "could not format node " + node.id + ": " + Files.readString(node.home.resolve("format.out")));
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -263,19 +273,34 @@ public final class KafkaProcessCluster implements AutoCloseable {
     }
 
     private void launch(Node node) {
-        node.process = startJvm(node, node.logFile(), "kafka.Kafka", node.home.resolve("server.properties").toString());
+        node.process = startJvm(
+                node,
+                node.logFile(),
+                "kafka.Kafka",
+                node.home.resolve("server.properties").toString());
     }
 
     private Process startJvm(Node node, Path output, String mainClass, String... args) {
-        return ChildJvm.start(classPath, mainClass, List.of("-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-Dkafka.logs.dir=" + node.home.resolve("logs"), "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"),
-                List.of(args), output);
+        return ChildJvm.start(
+                classPath,
+                mainClass,
+                List.of(
+                        "-Xms128m",
+                        "-Xmx512m",
+                        "-XX:+UseSerialGC",
+                        "-XX:TieredStopAtLevel=1",
+                        "-Dkafka.logs.dir=" + node.home.resolve("logs"),
+                        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"),
+                List.of(args),
+                output);
     }
 
     /** Blocks until {@code count} brokers are registered and unfenced in the metadata. */
     public void awaitBrokers(int count, Duration timeout) {
         try (Admin admin = admin()) {
-            Awaitility.await("brokers of " + this).atMost(timeout).pollInterval(Duration.ofMillis(200))
+            Awaitility.await("brokers of " + this)
+                    .atMost(timeout)
+                    .pollInterval(Duration.ofMillis(200))
                     .ignoreExceptionsMatching(e -> e instanceof ExecutionException || e instanceof TimeoutException)
                     .until(() -> {
                         for (Node node : all) {
@@ -284,7 +309,11 @@ public final class KafkaProcessCluster implements AutoCloseable {
                                         + node.process.exitValue() + "; see " + node.logFile());
                             }
                         }
-                        return admin.describeCluster().nodes().get(5, TimeUnit.SECONDS).size() >= count;
+                        return admin.describeCluster()
+                                        .nodes()
+                                        .get(5, TimeUnit.SECONDS)
+                                        .size()
+                                >= count;
                     });
         }
     }
@@ -333,12 +362,13 @@ public final class KafkaProcessCluster implements AutoCloseable {
         launch(node);
         // Until the controller fences it, the killed node still counts as registered;
         // wait for the new JVM to accept connections instead.
-        Awaitility.await("node " + id + " listening again").atMost(Duration.ofSeconds(60))
+        Awaitility.await("node " + id + " listening again")
+                .atMost(Duration.ofSeconds(60))
                 .pollInterval(Duration.ofMillis(100))
                 .until(() -> {
                     if (!node.process.isAlive()) {
-                        throw new IllegalStateException("node " + id + " exited with " + node.process.exitValue()
-                                + "; see " + node.logFile());
+                        throw new IllegalStateException(
+                                "node " + id + " exited with " + node.process.exitValue() + "; see " + node.logFile());
                     }
                     return listening(node.port("INTERNAL"));
                 });

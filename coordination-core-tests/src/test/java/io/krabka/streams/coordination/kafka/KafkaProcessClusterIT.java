@@ -22,11 +22,14 @@ class KafkaProcessClusterIT {
     @Test
     @Tag("long")
     void aThreeNodeClusterKeepsGrantingLeadershipWhileOneNodeIsDown(@TempDir Path dir) throws Exception {
-        try (KafkaProcessCluster cluster = KafkaProcessCluster.builder(dir).nodes(3).start();
-             KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(
-                     Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers()),
-                     TopicSpec.DEFAULTS.withPartitions(3), Duration.ofSeconds(30), Duration.ofSeconds(30));
-             CoordinationClient client = new CoordinationClient(transport)) {
+        try (KafkaProcessCluster cluster =
+                        KafkaProcessCluster.builder(dir).nodes(3).start();
+                KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(
+                        Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers()),
+                        TopicSpec.DEFAULTS.withPartitions(3),
+                        Duration.ofSeconds(30),
+                        Duration.ofSeconds(30));
+                CoordinationClient client = new CoordinationClient(transport)) {
             Role role = Role.of("process-cluster");
             try (Leadership first = client.acquire(role, MemberId.of("a"), Duration.ofSeconds(60))) {
                 first.renew();

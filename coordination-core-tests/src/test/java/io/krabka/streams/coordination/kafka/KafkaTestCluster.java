@@ -55,6 +55,7 @@ public final class KafkaTestCluster implements AutoCloseable {
      */
     public static final Map<String, String> SHARED_SETTINGS =
             Map.of("transaction.abort.timed.out.transaction.cleanup.interval.ms", "500");
+
     private static final short DEFAULT_TRANSACTION_VERSION = Feature.TRANSACTION_VERSION.defaultLevel(VERSION);
 
     /** This JVM's shared cluster, started on first use; null until then and after {@link #stopShared()}. */
@@ -66,6 +67,7 @@ public final class KafkaTestCluster implements AutoCloseable {
     private boolean isShared;
     /** The bootstrap servers and the owner of a cluster that {@link #wrap} took over; null on the test kit's. */
     private final String wrappedBootstrapServers;
+
     private final AutoCloseable wrappedOwner;
 
     private KafkaTestCluster(KafkaClusterTestKit kit) {
@@ -95,12 +97,16 @@ public final class KafkaTestCluster implements AutoCloseable {
     public static KafkaTestCluster start(int brokers, Map<String, String> brokerSettings) {
         try {
             // Without the production features the kit bootstraps transaction.version 0.
-            BootstrapMetadata bootstrap = BootstrapMetadata.fromVersions(VERSION,
+            BootstrapMetadata bootstrap = BootstrapMetadata.fromVersions(
+                    VERSION,
                     Feature.PRODUCTION_FEATURES.stream()
                             .collect(Collectors.toMap(Feature::featureName, feature -> feature.defaultLevel(VERSION))),
                     "krabka-test");
             KafkaClusterTestKit.Builder builder = new KafkaClusterTestKit.Builder(new TestKitNodes.Builder(bootstrap)
-                    .setCombined(false).setNumControllerNodes(1).setNumBrokerNodes(brokers).build());
+                    .setCombined(false)
+                    .setNumControllerNodes(1)
+                    .setNumBrokerNodes(brokers)
+                    .build());
             Map<String, String> settings = new HashMap<>(Map.of(
                     "transaction.state.log.replication.factor", "1",
                     "transaction.state.log.min.isr", "1",
@@ -194,10 +200,13 @@ public final class KafkaTestCluster implements AutoCloseable {
             Assumptions.abort("the brokers support transaction.version up to " + max + ", not " + version);
         }
         try {
-            FeatureUpdate.UpgradeType type = version < current
-                    ? FeatureUpdate.UpgradeType.SAFE_DOWNGRADE : FeatureUpdate.UpgradeType.UPGRADE;
-            admin.updateFeatures(Map.of("transaction.version", new FeatureUpdate(version, type)), new UpdateFeaturesOptions())
-                    .all().get(10, TimeUnit.SECONDS);
+            FeatureUpdate.UpgradeType type =
+                    version < current ? FeatureUpdate.UpgradeType.SAFE_DOWNGRADE : FeatureUpdate.UpgradeType.UPGRADE;
+            admin.updateFeatures(
+                            Map.of("transaction.version", new FeatureUpdate(version, type)),
+                            new UpdateFeaturesOptions())
+                    .all()
+                    .get(10, TimeUnit.SECONDS);
         } catch (Exception e) {
             throw new IllegalStateException("could not set transaction.version to " + version, e);
         }
@@ -237,7 +246,9 @@ public final class KafkaTestCluster implements AutoCloseable {
     public long endOffset(TopicPartition partition, IsolationLevel isolation) {
         try {
             return admin.listOffsets(Map.of(partition, OffsetSpec.latest()), new ListOffsetsOptions(isolation))
-                    .partitionResult(partition).get(10, TimeUnit.SECONDS).offset();
+                    .partitionResult(partition)
+                    .get(10, TimeUnit.SECONDS)
+                    .offset();
         } catch (Exception e) {
             throw new IllegalStateException("could not list the end offset of " + partition, e);
         }
@@ -278,7 +289,9 @@ public final class KafkaTestCluster implements AutoCloseable {
     /** Creates a topic with one replica unless it exists. */
     public void createTopic(String name, int partitions) {
         try {
-            admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get(20, TimeUnit.SECONDS);
+            admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1)))
+                    .all()
+                    .get(20, TimeUnit.SECONDS);
         } catch (ExecutionException e) {
             if (!(e.getCause() instanceof TopicExistsException)) {
                 throw new IllegalStateException("could not create topic " + name, e);

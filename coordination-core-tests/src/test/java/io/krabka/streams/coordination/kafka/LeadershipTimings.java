@@ -24,7 +24,8 @@ import java.util.concurrent.TimeUnit;
  */
 public final class LeadershipTimings {
 
-    private static final LeaseConfig FAST = new LeaseConfig(Duration.ofSeconds(2), Duration.ofMillis(600), Duration.ofMillis(500));
+    private static final LeaseConfig FAST =
+            new LeaseConfig(Duration.ofSeconds(2), Duration.ofMillis(600), Duration.ofMillis(500));
 
     public static void main(String[] args) throws Exception {
         try (KafkaTestCluster cluster = KafkaTestCluster.start()) {
@@ -32,12 +33,18 @@ public final class LeadershipTimings {
             report("graceful handover (close -> standby granted)", measure(20, () -> handover(cluster)));
             report("failover overshoot past the deadline (rank 0)", measure(8, () -> failover(cluster)));
             try (KafkaCoordinationTransport transport = cluster.transport();
-                 CoordinationClient client = new CoordinationClient(transport, FAST, InstantSource.system())) {
+                    CoordinationClient client = new CoordinationClient(transport, FAST, InstantSource.system())) {
                 Role role = Role.of("describe-timing");
                 Leadership held = client.acquire(role, MemberId.of("a"), Duration.ofSeconds(30));
                 report("describe(role)", measure(300, () -> time(() -> client.describe(role))));
-                report("raw Admin.describeTransactions", measure(300, () -> time(() -> cluster.admin()
-                        .describeTransactions(List.of(role.name())).description(role.name()).get(10, TimeUnit.SECONDS))));
+                report(
+                        "raw Admin.describeTransactions",
+                        measure(
+                                300,
+                                () -> time(() -> cluster.admin()
+                                        .describeTransactions(List.of(role.name()))
+                                        .description(role.name())
+                                        .get(10, TimeUnit.SECONDS))));
                 held.close();
             }
         }
@@ -46,7 +53,7 @@ public final class LeadershipTimings {
 
     private static long acquireIdle(KafkaTestCluster cluster) throws Exception {
         try (KafkaCoordinationTransport transport = cluster.transport();
-             CoordinationClient client = new CoordinationClient(transport, FAST, InstantSource.system())) {
+                CoordinationClient client = new CoordinationClient(transport, FAST, InstantSource.system())) {
             Role role = Role.of("idle-" + System.nanoTime());
             long start = System.nanoTime();
             client.acquire(role, MemberId.of("a"), Duration.ofSeconds(30)).close();
@@ -56,9 +63,10 @@ public final class LeadershipTimings {
 
     private static long handover(KafkaTestCluster cluster) throws Exception {
         Role role = Role.of("handover-" + System.nanoTime());
-        try (KafkaCoordinationTransport ta = cluster.transport(); KafkaCoordinationTransport tb = cluster.transport();
-             CoordinationClient a = new CoordinationClient(ta, FAST, InstantSource.system());
-             CoordinationClient b = new CoordinationClient(tb, FAST, InstantSource.system())) {
+        try (KafkaCoordinationTransport ta = cluster.transport();
+                KafkaCoordinationTransport tb = cluster.transport();
+                CoordinationClient a = new CoordinationClient(ta, FAST, InstantSource.system());
+                CoordinationClient b = new CoordinationClient(tb, FAST, InstantSource.system())) {
             Leadership held = a.acquire(role, MemberId.of("a"), Duration.ofSeconds(30));
             b.tryAcquire(role, MemberId.of("b"));
             CompletableFuture<Long> granted = CompletableFuture.supplyAsync(() -> {
@@ -82,7 +90,7 @@ public final class LeadershipTimings {
         Role role = Role.of("failover-" + System.nanoTime());
         KafkaCoordinationTransport ta = cluster.transport();
         try (KafkaCoordinationTransport tb = cluster.transport();
-             CoordinationClient b = new CoordinationClient(tb, FAST, InstantSource.system())) {
+                CoordinationClient b = new CoordinationClient(tb, FAST, InstantSource.system())) {
             CoordinationClient a = new CoordinationClient(ta, FAST, InstantSource.system());
             Leadership held = a.acquire(role, MemberId.of("a"), Duration.ofSeconds(30));
             b.tryAcquire(role, MemberId.of("b"));
@@ -120,8 +128,12 @@ public final class LeadershipTimings {
     }
 
     private static void report(String what, List<Long> sorted) {
-        System.out.printf("%-48s n=%4d  p50 %8.1f ms  p90 %8.1f ms  max %8.1f ms%n", what, sorted.size(),
-                sorted.get(sorted.size() / 2) / 1e6, sorted.get((int) (sorted.size() * 0.9)) / 1e6,
+        System.out.printf(
+                "%-48s n=%4d  p50 %8.1f ms  p90 %8.1f ms  max %8.1f ms%n",
+                what,
+                sorted.size(),
+                sorted.get(sorted.size() / 2) / 1e6,
+                sorted.get((int) (sorted.size() * 0.9)) / 1e6,
                 sorted.get(sorted.size() - 1) / 1e6);
     }
 }

@@ -58,7 +58,9 @@ class LostEndTxnAnswerIT {
 
     @BeforeAll
     static void startBroker(@TempDir Path dir) {
-        cluster = KafkaProcessCluster.builder(dir).nodes(1).settings(AbstractLeadershipIT.BROKER_SETTINGS)
+        cluster = KafkaProcessCluster.builder(dir)
+                .nodes(1)
+                .settings(AbstractLeadershipIT.BROKER_SETTINGS)
                 .listener(new KafkaProcessCluster.Listener(PROXIED, "PLAINTEXT", (node, bound) -> {
                     proxy = new EndTxnAnswerDropper(bound);
                     return proxy.port();
@@ -89,7 +91,7 @@ class LostEndTxnAnswerIT {
         ExecutorService writer = Executors.newSingleThreadExecutor();
         Throwable thrown;
         try (KafkaCoordinationTransport transport = proxied("coordination-" + suffix, lease);
-             CoordinationClient client = new CoordinationClient(transport, lease, InstantSource.system())) {
+                CoordinationClient client = new CoordinationClient(transport, lease, InstantSource.system())) {
             Leadership held = client.acquire(role, MemberId.of("a"), Duration.ofSeconds(60));
             held.renew();
 
@@ -106,10 +108,16 @@ class LostEndTxnAnswerIT {
             proxy.release();
 
             thrown = outcome(write);
-            System.out.printf("LostEndTxnAnswerIT tv%d: write %s; held requests (api keys) %s; EndTxn answers %s; leadership %s%n",
-                    transactionVersion, thrown == null ? "returned" : "threw " + thrown, proxy.heldRequests(),
-                    proxy.endTxnAnswers(), held.state());
-            assertThat(proxy.endTxnAnswers()).as("the resent EndTxn reached the coordinator").hasSizeGreaterThanOrEqualTo(2);
+            System.out.printf(
+                    "LostEndTxnAnswerIT tv%d: write %s; held requests (api keys) %s; EndTxn answers %s; leadership %s%n",
+                    transactionVersion,
+                    thrown == null ? "returned" : "threw " + thrown,
+                    proxy.heldRequests(),
+                    proxy.endTxnAnswers(),
+                    held.state());
+            assertThat(proxy.endTxnAnswers())
+                    .as("the resent EndTxn reached the coordinator")
+                    .hasSizeGreaterThanOrEqualTo(2);
         } finally {
             writer.shutdownNow();
         }
@@ -150,12 +158,13 @@ class LostEndTxnAnswerIT {
         ExecutorService writer = Executors.newSingleThreadExecutor();
         Throwable thrown;
         try (KafkaCoordinationTransport transport = proxied("coordination-cut-short", lease);
-             CoordinationClient client = new CoordinationClient(transport, lease, InstantSource.system())) {
+                CoordinationClient client = new CoordinationClient(transport, lease, InstantSource.system())) {
             Leadership held = client.acquire(role, MemberId.of("a"), Duration.ofSeconds(60));
             proxy.holdFrom("krabka-coordination-role-" + role.name(), EndTxnAnswerDropper.PRODUCE);
             CompletableFuture<List<RecordMetadata>> write = CompletableFuture.supplyAsync(
                     () -> held.write(List.of(new ProducerRecord<>(topic, 0, null, "command".getBytes()))), writer);
-            await().atMost(Duration.ofSeconds(30)).until(() -> proxy.heldRequests().contains(EndTxnAnswerDropper.PRODUCE));
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> proxy.heldRequests().contains(EndTxnAnswerDropper.PRODUCE));
             // The member's expiry check, once the deadline passed.
             await().atMost(Duration.ofSeconds(30)).until(held::expireIfDue);
             thrown = outcome(write);
@@ -167,17 +176,23 @@ class LostEndTxnAnswerIT {
         try (KafkaProducer<byte[], byte[]> challenger = challenger(role)) {
             challenger.initTransactions();
         }
-        assertThat(CommitOutcomeIT.committedValues(cluster, topic)).as("the log").isEmpty();
-        assertThat(thrown).as("what the write reported").isExactlyInstanceOf(FencedException.class)
+        assertThat(CommitOutcomeIT.committedValues(cluster, topic))
+                .as("the log")
+                .isEmpty();
+        assertThat(thrown)
+                .as("what the write reported")
+                .isExactlyInstanceOf(FencedException.class)
                 .hasMessageContaining("ended (EXPIRED)")
                 .hasStackTraceContaining("before every record was acknowledged");
     }
 
     /** A transport on a one-partition coordination topic {@code topic}, reaching the broker through the proxy. */
     private static KafkaCoordinationTransport proxied(String topic, LeaseConfig lease) {
-        return KafkaCoordinationTransport.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
-                cluster.bootstrapServers(PROXIED)), TopicSpec.DEFAULTS.withName(topic).withPartitions(1).withReplicationFactor(1),
-                Duration.ofSeconds(10), lease.duration());
+        return KafkaCoordinationTransport.create(
+                Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(PROXIED)),
+                TopicSpec.DEFAULTS.withName(topic).withPartitions(1).withReplicationFactor(1),
+                Duration.ofSeconds(10),
+                lease.duration());
     }
 
     /** What {@code write} returned (null) or threw. */
@@ -192,32 +207,49 @@ class LostEndTxnAnswerIT {
 
     private static KafkaProducer<byte[], byte[]> challenger(Role role) {
         return new KafkaProducer<>(Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
-                ProducerConfig.TRANSACTIONAL_ID_CONFIG, role.name(),
-                ProducerConfig.CLIENT_ID_CONFIG, "challenger-" + role.name(),
-                ProducerConfig.MAX_BLOCK_MS_CONFIG, 30_000,
-                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
-                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class));
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                cluster.bootstrapServers(),
+                ProducerConfig.TRANSACTIONAL_ID_CONFIG,
+                role.name(),
+                ProducerConfig.CLIENT_ID_CONFIG,
+                "challenger-" + role.name(),
+                ProducerConfig.MAX_BLOCK_MS_CONFIG,
+                30_000,
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG,
+                ByteArraySerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG,
+                ByteArraySerializer.class));
     }
 
     /** Finalizes transaction.version at {@code version} and waits until the broker says so. */
     private static void setTransactionVersion(short version) throws Exception {
         try (Admin admin = cluster.admin()) {
-            FinalizedVersionRange finalized = admin.describeFeatures().featureMetadata().get(10, TimeUnit.SECONDS)
-                    .finalizedFeatures().get("transaction.version");
+            FinalizedVersionRange finalized = admin.describeFeatures()
+                    .featureMetadata()
+                    .get(10, TimeUnit.SECONDS)
+                    .finalizedFeatures()
+                    .get("transaction.version");
             short current = finalized == null ? 0 : finalized.maxVersionLevel();
             if (current == version) {
                 return;
             }
-            FeatureUpdate.UpgradeType type = version < current
-                    ? FeatureUpdate.UpgradeType.SAFE_DOWNGRADE : FeatureUpdate.UpgradeType.UPGRADE;
-            admin.updateFeatures(Map.of("transaction.version", new FeatureUpdate(version, type)), new UpdateFeaturesOptions())
-                    .all().get(10, TimeUnit.SECONDS);
-            await("transaction.version " + version).atMost(Duration.ofSeconds(10)).until(() -> {
-                FinalizedVersionRange now = admin.describeFeatures().featureMetadata().get(10, TimeUnit.SECONDS)
-                        .finalizedFeatures().get("transaction.version");
-                return now != null && now.maxVersionLevel() == version;
-            });
+            FeatureUpdate.UpgradeType type =
+                    version < current ? FeatureUpdate.UpgradeType.SAFE_DOWNGRADE : FeatureUpdate.UpgradeType.UPGRADE;
+            admin.updateFeatures(
+                            Map.of("transaction.version", new FeatureUpdate(version, type)),
+                            new UpdateFeaturesOptions())
+                    .all()
+                    .get(10, TimeUnit.SECONDS);
+            await("transaction.version " + version)
+                    .atMost(Duration.ofSeconds(10))
+                    .until(() -> {
+                        FinalizedVersionRange now = admin.describeFeatures()
+                                .featureMetadata()
+                                .get(10, TimeUnit.SECONDS)
+                                .finalizedFeatures()
+                                .get("transaction.version");
+                        return now != null && now.maxVersionLevel() == version;
+                    });
         }
     }
 }

@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.SendBatching;
@@ -13,6 +12,7 @@ import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.fencing.TermGate;
 import io.krabka.streams.coordination.fencing.TermStore;
+import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -56,7 +56,8 @@ import org.junit.jupiter.api.Test;
  */
 class PartitionedDeviceGateIT {
 
-    private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3);
+    private static final TopicSpec TOPIC =
+            TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3);
     private static final int DEVICES = 9;
     private static final int BURST = 400;
     private static final String PER_KEY = "per key";
@@ -69,8 +70,8 @@ class PartitionedDeviceGateIT {
     private final String suffix = UUID.randomUUID().toString().substring(0, 8);
     private final Role role = Role.of("rollout-" + suffix);
     private final String commands = "commands-" + suffix;
-    private final List<TopicPartition> partitions = List.of(new TopicPartition(commands, 0),
-            new TopicPartition(commands, 1), new TopicPartition(commands, 2));
+    private final List<TopicPartition> partitions =
+            List.of(new TopicPartition(commands, 0), new TopicPartition(commands, 1), new TopicPartition(commands, 2));
     /** Every command sent, by value, with what became of its send. */
     private final Map<String, CompletableFuture<RecordMetadata>> sends = new LinkedHashMap<>();
 
@@ -95,10 +96,12 @@ class PartitionedDeviceGateIT {
 
         Leadership a1 = a.acquire(role, MemberId.of("a"), Duration.ofSeconds(30));
         burst(a1, "a1", BURST);
-        a1.close();                                                  // a release while its sends are queued
+        a1.close(); // a release while its sends are queued
         Leadership b1 = b.acquire(role, MemberId.of("b"), Duration.ofSeconds(30));
         burst(b1, "b1", BURST / 2);
-        assertThat(c.tryAcquire(role, MemberId.of("c"))).as("c registers as b's standby").isEmpty();
+        assertThat(c.tryAcquire(role, MemberId.of("c")))
+                .as("c registers as b's standby")
+                .isEmpty();
         burst(b1, "b1-during", BURST / 2);
         AtomicReference<Leadership> taken = new AtomicReference<>();
         // b stops renewing on the manual clock: c challenges at the deadline while b's sends are in flight.
@@ -109,7 +112,7 @@ class PartitionedDeviceGateIT {
             return won.isPresent();
         });
         Leadership c1 = taken.get();
-        burst(b1, "b1-fenced", 50);                                  // the deposed holder writes on
+        burst(b1, "b1-fenced", 50); // the deposed holder writes on
         burst(c1, "c1", BURST);
         drain("b1-fenced");
         b.leave(role, MemberId.of("b"));
@@ -149,25 +152,49 @@ class PartitionedDeviceGateIT {
         TermGate.Verdict lateVerdict = live.gates.get(PER_KEY).check(late);
         TermGate.Verdict reread = live.gates.get(PER_PARTITION).check(original);
 
-        System.out.printf("terms %d %d %d %d %d; sent %d, committed %d, failed %d; device read %d;"
-                + " refused per key %d, per partition %d, per role %d%n", a1.term(), b1.term(), c1.term(), a2.term(),
-                b2.term(), sends.size(), committed.size(), failed.size(), live.values.size(),
-                live.refused.get(PER_KEY).size(), live.refused.get(PER_PARTITION).size(), live.refused.get(PER_ROLE).size());
+        System.out.printf(
+                "terms %d %d %d %d %d; sent %d, committed %d, failed %d; device read %d;"
+                        + " refused per key %d, per partition %d, per role %d%n",
+                a1.term(),
+                b1.term(),
+                c1.term(),
+                a2.term(),
+                b2.term(),
+                sends.size(),
+                committed.size(),
+                failed.size(),
+                live.values.size(),
+                live.refused.get(PER_KEY).size(),
+                live.refused.get(PER_PARTITION).size(),
+                live.refused.get(PER_ROLE).size());
         assertThat(ends.values()).as("every partition got commands").allMatch(end -> end > 0);
-        assertThat(failed).as("the broker refused the deposed holder's writes")
-                .containsKeys(sends.keySet().stream().filter(value -> value.startsWith("b1-fenced-")).toArray(String[]::new));
+        assertThat(failed)
+                .as("the broker refused the deposed holder's writes")
+                .containsKeys(sends.keySet().stream()
+                        .filter(value -> value.startsWith("b1-fenced-"))
+                        .toArray(String[]::new));
         assertThat(failed.get("b1-fenced-49")).isInstanceOf(FencedException.class);
-        assertThat(live.values).as("the device reads exactly the committed commands, each once")
-                .hasSize(committed.size()).containsExactlyInAnyOrderElementsOf(committed);
-        assertThat(live.refused.get(PER_KEY)).as("committed commands the per-key gate refused").isEmpty();
-        assertThat(live.refused.get(PER_PARTITION)).as("committed commands the per-partition gate refused").isEmpty();
-        assertThat(live.refused.get(PER_ROLE)).as("the control: one term per role refuses committed commands").isNotEmpty();
+        assertThat(live.values)
+                .as("the device reads exactly the committed commands, each once")
+                .hasSize(committed.size())
+                .containsExactlyInAnyOrderElementsOf(committed);
+        assertThat(live.refused.get(PER_KEY))
+                .as("committed commands the per-key gate refused")
+                .isEmpty();
+        assertThat(live.refused.get(PER_PARTITION))
+                .as("committed commands the per-partition gate refused")
+                .isEmpty();
+        assertThat(live.refused.get(PER_ROLE))
+                .as("the control: one term per role refuses committed commands")
+                .isNotEmpty();
         assertThat(lateVerdict.outcome()).isEqualTo(TermGate.Outcome.STALE);
-        assertThat(lateVerdict.reason()).isEqualTo("refused term " + a1.term() + " of role " + role + ": it arrived after term "
-                + b2.term() + " for key dev-0");
+        assertThat(lateVerdict.reason())
+                .isEqualTo("refused term " + a1.term() + " of role " + role + ": it arrived after term " + b2.term()
+                        + " for key dev-0");
         assertThat(reread.outcome()).as("a re-read of the partition").isEqualTo(TermGate.Outcome.STALE);
         assertThat(live.gates.get(PER_PARTITION).check(late).admitted())
-                .as("a per-partition gate has no term yet for the bridge's partition").isTrue();
+                .as("a per-partition gate has no term yet for the bridge's partition")
+                .isTrue();
     }
 
     /** {@code record} copied with its key and headers to a topic of its own and read back, as a bridge or a replay would deliver it. */
@@ -175,9 +202,10 @@ class PartitionedDeviceGateIT {
         String replay = "replay-" + suffix;
         cluster.createTopic(replay, 1);
         Map<String, Object> settings = new HashMap<>(cluster.connection());
-        try (KafkaProducer<String, String> bridge = new KafkaProducer<>(settings, new StringSerializer(), new StringSerializer())) {
-            bridge.send(new ProducerRecord<>(replay, null, record.key(), record.value(), record.headers())).get(30,
-                    TimeUnit.SECONDS);
+        try (KafkaProducer<String, String> bridge =
+                new KafkaProducer<>(settings, new StringSerializer(), new StringSerializer())) {
+            bridge.send(new ProducerRecord<>(replay, null, record.key(), record.value(), record.headers()))
+                    .get(30, TimeUnit.SECONDS);
         }
         KafkaConsumer<String, String> reader = consumer();
         TopicPartition partition = new TopicPartition(replay, 0);
@@ -195,8 +223,12 @@ class PartitionedDeviceGateIT {
     private void burst(Leadership leadership, String label, int count) {
         for (int i = 0; i < count; i++) {
             String device = "dev-" + (i % DEVICES);
-            sends.put(label + "-" + i, leadership.send(new ProducerRecord<>(commands,
-                    device.getBytes(StandardCharsets.UTF_8), (label + "-" + i).getBytes(StandardCharsets.UTF_8))));
+            sends.put(
+                    label + "-" + i,
+                    leadership.send(new ProducerRecord<>(
+                            commands,
+                            device.getBytes(StandardCharsets.UTF_8),
+                            (label + "-" + i).getBytes(StandardCharsets.UTF_8))));
         }
     }
 
@@ -211,14 +243,15 @@ class PartitionedDeviceGateIT {
     private CoordinationClient client() {
         KafkaCoordinationTransport transport = cluster.transport(TOPIC);
         opened.add(transport);
-        return new CoordinationClient(transport, LeaseConfig.DEFAULTS, clock, new SendBatching(100, Duration.ofMillis(2)));
+        return new CoordinationClient(
+                transport, LeaseConfig.DEFAULTS, clock, new SendBatching(100, Duration.ofMillis(2)));
     }
 
     private KafkaConsumer<String, String> consumer() {
         Map<String, Object> settings = new HashMap<>(cluster.connection());
         settings.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        KafkaConsumer<String, String> consumer = new KafkaConsumer<>(settings, new StringDeserializer(),
-                new StringDeserializer());
+        KafkaConsumer<String, String> consumer =
+                new KafkaConsumer<>(settings, new StringDeserializer(), new StringDeserializer());
         opened.add(consumer);
         return consumer;
     }
@@ -226,9 +259,13 @@ class PartitionedDeviceGateIT {
     /** A device process: every partition of the command topic, read_committed, from the start, through its gates. */
     private final class Device {
         final KafkaConsumer<String, String> consumer = consumer();
-        final Map<String, TermGate> gates = Map.of(PER_KEY, TermGate.perKey(TermStore.inMemory()).onlyRole(role),
-                PER_PARTITION, TermGate.perPartition(TermStore.inMemory()).onlyRole(role),
-                PER_ROLE, TermGate.perRole(TermStore.inMemory()).onlyRole(role));
+        final Map<String, TermGate> gates = Map.of(
+                PER_KEY,
+                TermGate.perKey(TermStore.inMemory()).onlyRole(role),
+                PER_PARTITION,
+                TermGate.perPartition(TermStore.inMemory()).onlyRole(role),
+                PER_ROLE,
+                TermGate.perRole(TermStore.inMemory()).onlyRole(role));
         final Map<String, List<String>> refused = new HashMap<>();
         final List<String> values = new ArrayList<>();
         final Map<String, ConsumerRecord<String, String>> records = new HashMap<>();
@@ -261,7 +298,8 @@ class PartitionedDeviceGateIT {
 
         private boolean reachedStop() {
             Map<TopicPartition, Long> ends = stopAt;
-            return ends != null && ends.entrySet().stream().allMatch(end -> consumer.position(end.getKey()) >= end.getValue());
+            return ends != null
+                    && ends.entrySet().stream().allMatch(end -> consumer.position(end.getKey()) >= end.getValue());
         }
     }
 }

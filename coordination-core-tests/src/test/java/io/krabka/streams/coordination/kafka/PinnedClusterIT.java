@@ -76,13 +76,13 @@ class PinnedClusterIT {
 
     /** An admin that asks whichever cluster {@code current} names; closing it leaves both admins open. */
     private static Admin switching(AtomicReference<KafkaTestCluster> current) {
-        return switching(current, () -> { });
+        return switching(current, () -> {});
     }
 
     /** As {@link #switching(AtomicReference)}, running {@code onCall} first on every call. */
     private static Admin switching(AtomicReference<KafkaTestCluster> current, Runnable onCall) {
-        return (Admin) Proxy.newProxyInstance(Admin.class.getClassLoader(), new Class<?>[] {Admin.class},
-                (proxy, method, args) -> {
+        return (Admin) Proxy.newProxyInstance(
+                Admin.class.getClassLoader(), new Class<?>[] {Admin.class}, (proxy, method, args) -> {
                     onCall.run();
                     if (method.getName().equals("close")) {
                         return null;
@@ -96,13 +96,18 @@ class PinnedClusterIT {
     }
 
     private static TopicSpec freshTopic() {
-        return TopicSpec.DEFAULTS.withName("pinned-" + UUID.randomUUID().toString().substring(0, 8)).withReplicationFactor(1)
+        return TopicSpec.DEFAULTS
+                .withName("pinned-" + UUID.randomUUID().toString().substring(0, 8))
+                .withReplicationFactor(1)
                 .withPartitions(2);
     }
 
     private static void createCompacted(KafkaTestCluster cluster, TopicSpec spec) throws Exception {
-        cluster.admin().createTopics(List.of(new NewTopic(spec.name(), spec.partitions(), (short) 1)
-                .configs(Map.of("cleanup.policy", "compact")))).all().get(20, TimeUnit.SECONDS);
+        cluster.admin()
+                .createTopics(List.of(new NewTopic(spec.name(), spec.partitions(), (short) 1)
+                        .configs(Map.of("cleanup.policy", "compact"))))
+                .all()
+                .get(20, TimeUnit.SECONDS);
     }
 
     @Test
@@ -119,7 +124,8 @@ class PinnedClusterIT {
         assertThatThrownBy(() -> pinned.checkIdentity(Duration.ZERO))
                 .isExactlyInstanceOf(CoordinationConfigurationException.class)
                 .hasMessageContaining("now reaches another Kafka cluster")
-                .hasMessageContaining("cluster " + idA + " answered when it pinned the coordination topic " + spec.name())
+                .hasMessageContaining(
+                        "cluster " + idA + " answered when it pinned the coordination topic " + spec.name())
                 .hasMessageContaining("cluster " + idB + " answers now")
                 .hasMessageContaining("tell the devices that terms restart")
                 .hasMessageNotContaining("deleted");
@@ -159,37 +165,49 @@ class PinnedClusterIT {
         createCompacted(b, spec);
         Role role = Role.of("pinned-" + UUID.randomUUID().toString().substring(0, 8));
         AtomicReference<KafkaTestCluster> behindTheAddress = new AtomicReference<>(a);
-        try (KafkaCoordinationTransport transport = new KafkaCoordinationTransport(switching(behindTheAddress),
+        try (KafkaCoordinationTransport transport = new KafkaCoordinationTransport(
+                switching(behindTheAddress),
                 new KafkaProducer<>(KafkaCoordinationTransport.registrarSettings(a.connection(), TIMEOUT)),
-                r -> new KafkaProducer<>(KafkaCoordinationTransport.transactionalSettings(a.connection(), r, TIMEOUT, TIMEOUT)),
-                new KafkaConsumer<>(KafkaCoordinationTransport.readerSettings(a.connection())), spec, TIMEOUT)) {
-            TopicPartition partition = new TopicPartition(spec.name(), RolePartitioner.partitionFor(role,
-                    transport.partitionCount()));
+                r -> new KafkaProducer<>(
+                        KafkaCoordinationTransport.transactionalSettings(a.connection(), r, TIMEOUT, TIMEOUT)),
+                new KafkaConsumer<>(KafkaCoordinationTransport.readerSettings(a.connection())),
+                spec,
+                TIMEOUT)) {
+            TopicPartition partition =
+                    new TopicPartition(spec.name(), RolePartitioner.partitionFor(role, transport.partitionCount()));
             RoleEpoch epoch = transport.initEpoch(role);
             epoch.transact(List.of(lease(spec, partition, role)));
             a.awaitDecided(partition); // the commit marker too
             long written = a.endOffset(partition, IsolationLevel.READ_UNCOMMITTED);
 
             behindTheAddress.set(b);
-            // A send the producer refuses at once (over max.request.size): a failure whose own words say nothing of the switch.
-            ProducerRecord<byte[], byte[]> tooLarge = new ProducerRecord<>(spec.name(), partition.partition(), new byte[1],
-                    new byte[2 * 1024 * 1024]);
+            // A send the producer refuses at once (over max.request.size): a failure whose own words say nothing of the
+            // switch.
+            ProducerRecord<byte[], byte[]> tooLarge =
+                    new ProducerRecord<>(spec.name(), partition.partition(), new byte[1], new byte[2 * 1024 * 1024]);
             // A failure looks again once a second at most (many roles failing at once share a check).
-            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThatThrownBy(() -> epoch.transact(List.of(tooLarge)))
-                    .isExactlyInstanceOf(CoordinationConfigurationException.class)
-                    .hasMessageContaining("cluster " + idB + " answers now")
-                    .satisfies(refused -> assertThat(refused.getCause()).isInstanceOf(CoordinationException.class)
-                            .hasMessageContaining("a transaction of role " + role + " failed")));
+            await().atMost(Duration.ofSeconds(10))
+                    .untilAsserted(() -> assertThatThrownBy(() -> epoch.transact(List.of(tooLarge)))
+                            .isExactlyInstanceOf(CoordinationConfigurationException.class)
+                            .hasMessageContaining("cluster " + idB + " answers now")
+                            .satisfies(refused -> assertThat(refused.getCause())
+                                    .isInstanceOf(CoordinationException.class)
+                                    .hasMessageContaining("a transaction of role " + role + " failed")));
 
             assertThatThrownBy(() -> epoch.transact(List.of(lease(spec, partition, role))))
-                    .isExactlyInstanceOf(CoordinationConfigurationException.class).hasMessageContaining(idB);
+                    .isExactlyInstanceOf(CoordinationConfigurationException.class)
+                    .hasMessageContaining(idB);
             assertThatThrownBy(() -> transport.initEpoch(Role.of("another-" + role.name())))
-                    .isExactlyInstanceOf(CoordinationConfigurationException.class).hasMessageContaining(idB);
+                    .isExactlyInstanceOf(CoordinationConfigurationException.class)
+                    .hasMessageContaining(idB);
             assertThatThrownBy(() -> transport.describeEpoch(role))
-                    .isExactlyInstanceOf(CoordinationConfigurationException.class).hasMessageContaining(idB);
+                    .isExactlyInstanceOf(CoordinationConfigurationException.class)
+                    .hasMessageContaining(idB);
             assertThatThrownBy(() -> transport.register(role, MemberId.of("m"), 0L))
-                    .isExactlyInstanceOf(CoordinationConfigurationException.class).hasMessageContaining(idB);
-            assertThat(a.endOffset(partition, IsolationLevel.READ_UNCOMMITTED)).as("nothing written after the switch")
+                    .isExactlyInstanceOf(CoordinationConfigurationException.class)
+                    .hasMessageContaining(idB);
+            assertThat(a.endOffset(partition, IsolationLevel.READ_UNCOMMITTED))
+                    .as("nothing written after the switch")
                     .isEqualTo(written);
             epoch.close();
         }
@@ -213,25 +231,32 @@ class PinnedClusterIT {
             adminCalls.incrementAndGet();
             lastAdminCall.set(System.nanoTime());
         });
-        try (KafkaCoordinationTransport transport = new KafkaCoordinationTransport(counting,
-                new KafkaProducer<>(KafkaCoordinationTransport.registrarSettings(a.connection(), TIMEOUT)),
-                r -> new KafkaProducer<>(KafkaCoordinationTransport.transactionalSettings(a.connection(), r, TIMEOUT, TIMEOUT)),
-                new KafkaConsumer<>(KafkaCoordinationTransport.readerSettings(a.connection())), spec, TIMEOUT);
+        try (KafkaCoordinationTransport transport = new KafkaCoordinationTransport(
+                        counting,
+                        new KafkaProducer<>(KafkaCoordinationTransport.registrarSettings(a.connection(), TIMEOUT)),
+                        r -> new KafkaProducer<>(
+                                KafkaCoordinationTransport.transactionalSettings(a.connection(), r, TIMEOUT, TIMEOUT)),
+                        new KafkaConsumer<>(KafkaCoordinationTransport.readerSettings(a.connection())),
+                        spec,
+                        TIMEOUT);
                 RoleEpoch holder = transport.initEpoch(role);
                 KafkaProducer<byte[], byte[]> challenger = new KafkaProducer<>(
                         KafkaCoordinationTransport.transactionalSettings(a.connection(), role, TIMEOUT, TIMEOUT))) {
-            TopicPartition partition = new TopicPartition(spec.name(), RolePartitioner.partitionFor(role,
-                    transport.partitionCount()));
+            TopicPartition partition =
+                    new TopicPartition(spec.name(), RolePartitioner.partitionFor(role, transport.partitionCount()));
             holder.transact(List.of(lease(spec, partition, role)));
             challenger.initTransactions();
             behindTheAddress.set(b);
-            await().atMost(Duration.ofSeconds(10)).until(() -> System.nanoTime() - lastAdminCall.get()
-                    > Duration.ofMillis(1_100).toNanos());
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> System.nanoTime() - lastAdminCall.get()
+                            > Duration.ofMillis(1_100).toNanos());
             adminCalls.set(0);
 
             assertThat(catchThrowable(() -> holder.transact(List.of(lease(spec, partition, role)))))
                     .isExactlyInstanceOf(FencedException.class);
-            assertThat(adminCalls).as("admin calls while the fenced epoch wrote").hasValue(0);
+            assertThat(adminCalls)
+                    .as("admin calls while the fenced epoch wrote")
+                    .hasValue(0);
         }
     }
 
@@ -255,9 +280,12 @@ class PinnedClusterIT {
             }
 
             @Override
-            public List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed) {
-                throw KafkaErrors.translate("a transaction of role " + role, new InvalidPidMappingException(
-                        "The producer attempted to use a producer id which is not currently assigned to its transactional id."));
+            public List<RecordMetadata> transact(
+                    List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed) {
+                throw KafkaErrors.translate(
+                        "a transaction of role " + role,
+                        new InvalidPidMappingException(
+                                "The producer attempted to use a producer id which is not currently assigned to its transactional id."));
             }
 
             @Override
@@ -271,8 +299,7 @@ class PinnedClusterIT {
             }
 
             @Override
-            public void close() {
-            }
+            public void close() {}
         };
 
         pinned.checkIdentity(Duration.ZERO);
@@ -294,15 +321,17 @@ class PinnedClusterIT {
             createCompacted(a, spec);
             return true;
         });
-        // A broker's metadata may still show the old topic, or none: "deleted" once two checks say so, else "created again".
-        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThatThrownBy(() -> pinned.checkIdentity(Duration.ZERO))
-                .isInstanceOf(TopicConfigurationException.class)
-                .hasMessageContaining("the coordination topic " + spec.name() + " was deleted")
-                .hasMessageNotContaining("another Kafka cluster"));
+        // A broker's metadata may still show the old topic, or none: "deleted" once two checks say so, else "created
+        // again".
+        await().atMost(Duration.ofSeconds(30))
+                .untilAsserted(() -> assertThatThrownBy(() -> pinned.checkIdentity(Duration.ZERO))
+                        .isInstanceOf(TopicConfigurationException.class)
+                        .hasMessageContaining("the coordination topic " + spec.name() + " was deleted")
+                        .hasMessageNotContaining("another Kafka cluster"));
     }
 
     private static ProducerRecord<byte[], byte[]> lease(TopicSpec spec, TopicPartition partition, Role role) {
-        return new ProducerRecord<>(spec.name(), partition.partition(), CoordinationCodec.encodeKey(CoordinationKey.lease(role)),
-                null);
+        return new ProducerRecord<>(
+                spec.name(), partition.partition(), CoordinationCodec.encodeKey(CoordinationKey.lease(role)), null);
     }
 }

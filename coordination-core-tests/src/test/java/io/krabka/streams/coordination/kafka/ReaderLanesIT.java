@@ -39,12 +39,17 @@ class ReaderLanesIT {
     @Test
     void readsThatQueueForTheSharedReaderGetUpToThreeMoreAndEachReadsItsOwnPartition() throws Exception {
         String clientId = "lanes-" + UUID.randomUUID();
-        Map<String, Object> connection = new HashMap<>(Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG,
-                cluster.bootstrapServers(), CommonClientConfigs.CLIENT_ID_CONFIG, clientId));
-        TopicSpec topic = TopicSpec.DEFAULTS.withName("lanes_" + UUID.randomUUID().toString().replace("-", ""))
-                .withPartitions(PARTITIONS).withReplicationFactor(1);
-        try (KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(connection, topic,
-                Duration.ofSeconds(30), Duration.ofSeconds(30))) {
+        Map<String, Object> connection = new HashMap<>(Map.of(
+                CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG,
+                cluster.bootstrapServers(),
+                CommonClientConfigs.CLIENT_ID_CONFIG,
+                clientId));
+        TopicSpec topic = TopicSpec.DEFAULTS
+                .withName("lanes_" + UUID.randomUUID().toString().replace("-", ""))
+                .withPartitions(PARTITIONS)
+                .withReplicationFactor(1);
+        try (KafkaCoordinationTransport transport =
+                KafkaCoordinationTransport.create(connection, topic, Duration.ofSeconds(30), Duration.ofSeconds(30))) {
             List<Role> roles = onePerPartition();
             for (Role role : roles) {
                 transport.register(role, MEMBER, 1_000);
@@ -59,15 +64,20 @@ class ReaderLanesIT {
             // A read waiting for news on lane 0's partition holds the shared reader for most of
             // its wait, so the reads meanwhile find it busy.
             Role waiting = roles.get(0);
-            CompletableFuture<Integer> news = CompletableFuture.supplyAsync(
-                    () -> transport.read(waiting, transport.read(waiting, 0, Duration.ZERO).nextOffset(), Duration.ofSeconds(3))
-                            .records().size());
+            CompletableFuture<Integer> news = CompletableFuture.supplyAsync(() -> transport
+                    .read(waiting, transport.read(waiting, 0, Duration.ZERO).nextOffset(), Duration.ofSeconds(3))
+                    .records()
+                    .size());
             for (int round = 0; round < 20; round++) {
                 for (Role role : roles.subList(1, roles.size())) {
-                    assertThat(registrationsRead(transport, role)).as("records of %s", role).isEqualTo(1);
+                    assertThat(registrationsRead(transport, role))
+                            .as("records of %s", role)
+                            .isEqualTo(1);
                 }
             }
-            assertThat(news.get(30, TimeUnit.SECONDS)).as("news for the waiting read").isZero();
+            assertThat(news.get(30, TimeUnit.SECONDS))
+                    .as("news for the waiting read")
+                    .isZero();
             assertThat(readers(clientId)).as("readers once reads queued").isBetween(2, TopicReaders.READER_LANES);
         }
         assertThat(readers(clientId)).as("readers after close").isZero();
@@ -97,6 +107,8 @@ class ReaderLanesIT {
     /** The transport's readers open now: every Kafka consumer registers an app-info MBean under its client.id. */
     private static int readers(String clientId) throws Exception {
         return ManagementFactory.getPlatformMBeanServer()
-                .queryNames(new ObjectName("kafka.consumer:type=app-info,id=" + clientId + "-coordination-reader*"), null).size();
+                .queryNames(
+                        new ObjectName("kafka.consumer:type=app-info,id=" + clientId + "-coordination-reader*"), null)
+                .size();
     }
 }

@@ -43,46 +43,64 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class SlowPartitionIT {
 
-    private static final LeaseConfig LEASE = new LeaseConfig(Duration.ofSeconds(6), Duration.ofSeconds(2), Duration.ofSeconds(1));
+    private static final LeaseConfig LEASE =
+            new LeaseConfig(Duration.ofSeconds(6), Duration.ofSeconds(2), Duration.ofSeconds(1));
 
     /** One role per partition; the test below covers it with 24 roles on the dead partition, so this runs with -Plong. */
     @Test
     @Tag("long")
     void rolesOnHealthyPartitionsKeepTheirLeadershipWhileAnotherPartitionIsOffline(@TempDir Path dir) throws Exception {
-        try (KafkaProcessCluster cluster = KafkaProcessCluster.builder(dir).nodes(3).start()) {
+        try (KafkaProcessCluster cluster =
+                KafkaProcessCluster.builder(dir).nodes(3).start()) {
             int doomed = cluster.nodes().get(2).id();
             int healthy = cluster.nodes().get(0).id();
             String topic = "slow-partition";
             try (Admin admin = cluster.admin()) {
                 // Partition 0 lives on the doomed node alone, the others on a node that stays.
-                admin.createTopics(List.of(new NewTopic(topic, Map.of(0, List.of(doomed), 1, List.of(healthy), 2, List.of(healthy)))
-                        .configs(Map.of("cleanup.policy", "compact", "unclean.leader.election.enable", "false"))))
-                        .all().get(30, TimeUnit.SECONDS);
+                admin.createTopics(List.of(new NewTopic(
+                                        topic, Map.of(0, List.of(doomed), 1, List.of(healthy), 2, List.of(healthy)))
+                                .configs(Map.of(
+                                        "cleanup.policy", "compact", "unclean.leader.election.enable", "false"))))
+                        .all()
+                        .get(30, TimeUnit.SECONDS);
             }
-            TopicSpec spec = TopicSpec.DEFAULTS.withName(topic).withPartitions(3).withReplicationFactor(1).withCreate(false);
+            TopicSpec spec = TopicSpec.DEFAULTS
+                    .withName(topic)
+                    .withPartitions(3)
+                    .withReplicationFactor(1)
+                    .withCreate(false);
             Role sick = roleOn(0, 3);
             Role well = roleOn(1, 3);
             List<LeadershipEndCause> wellEnds = new CopyOnWriteArrayList<>();
             try (KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(
-                         Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers()), spec,
-                         Duration.ofSeconds(15), LEASE.duration());
-                 CoordinationClient client = new CoordinationClient(transport, LEASE, InstantSource.system());
-                 Contender onSick = new Contender(client, sick, MemberId.of("n1"), listener(new CopyOnWriteArrayList<>()));
-                 Contender onWell = new Contender(client, well, MemberId.of("n1"), listener(wellEnds))) {
+                            Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers()),
+                            spec,
+                            Duration.ofSeconds(15),
+                            LEASE.duration());
+                    CoordinationClient client = new CoordinationClient(transport, LEASE, InstantSource.system());
+                    Contender onSick =
+                            new Contender(client, sick, MemberId.of("n1"), listener(new CopyOnWriteArrayList<>()));
+                    Contender onWell = new Contender(client, well, MemberId.of("n1"), listener(wellEnds))) {
                 onSick.start();
                 onWell.start();
-                await().atMost(Duration.ofSeconds(60)).until(() -> onSick.leadership().isPresent() && onWell.leadership().isPresent());
+                await().atMost(Duration.ofSeconds(60))
+                        .until(() -> onSick.leadership().isPresent()
+                                && onWell.leadership().isPresent());
                 Leadership held = onWell.leadership().orElseThrow();
                 moveTransactionCoordinatorsOff(cluster, doomed);
 
                 cluster.kill(doomed);
                 // Three leases: every renewal of the healthy role must land before its deadline.
                 Instant until = Instant.now().plus(LEASE.duration().multipliedBy(3));
-                await().atMost(LEASE.duration().multipliedBy(4)).pollInterval(Duration.ofMillis(200)).until(() -> {
-                    assertThat(wellEnds).as("ends of the role on the healthy partition").isEmpty();
-                    assertThat(held.isActive()).isTrue();
-                    return Instant.now().isAfter(until);
-                });
+                await().atMost(LEASE.duration().multipliedBy(4))
+                        .pollInterval(Duration.ofMillis(200))
+                        .until(() -> {
+                            assertThat(wellEnds)
+                                    .as("ends of the role on the healthy partition")
+                                    .isEmpty();
+                            assertThat(held.isActive()).isTrue();
+                            return Instant.now().isAfter(until);
+                        });
                 assertThat(held.deadline()).isAfter(until);
             }
         }
@@ -97,28 +115,39 @@ class SlowPartitionIT {
      */
     @Test
     void manyRolesOnADeadPartitionHoldUpNoRoleOnAHealthyOne(@TempDir Path dir) throws Exception {
-        try (KafkaProcessCluster cluster = KafkaProcessCluster.builder(dir).nodes(3).start()) {
+        try (KafkaProcessCluster cluster =
+                KafkaProcessCluster.builder(dir).nodes(3).start()) {
             int doomed = cluster.nodes().get(2).id();
             int healthy = cluster.nodes().get(0).id();
             String topic = "slow-partition-many";
             try (Admin admin = cluster.admin()) {
-                admin.createTopics(List.of(new NewTopic(topic, Map.of(0, List.of(doomed), 1, List.of(healthy), 2, List.of(healthy)))
-                        .configs(Map.of("cleanup.policy", "compact", "unclean.leader.election.enable", "false"))))
-                        .all().get(30, TimeUnit.SECONDS);
+                admin.createTopics(List.of(new NewTopic(
+                                        topic, Map.of(0, List.of(doomed), 1, List.of(healthy), 2, List.of(healthy)))
+                                .configs(Map.of(
+                                        "cleanup.policy", "compact", "unclean.leader.election.enable", "false"))))
+                        .all()
+                        .get(30, TimeUnit.SECONDS);
             }
-            TopicSpec spec = TopicSpec.DEFAULTS.withName(topic).withPartitions(3).withReplicationFactor(1).withCreate(false);
+            TopicSpec spec = TopicSpec.DEFAULTS
+                    .withName(topic)
+                    .withPartitions(3)
+                    .withReplicationFactor(1)
+                    .withCreate(false);
             List<Role> sick = rolesOn(0, 3, SICK_ROLES);
             Role well = roleOn(1, 3);
             Role handedOver = rolesOn(2, 3, 1).get(0);
-            Map<String, Object> connection = Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers());
+            Map<String, Object> connection =
+                    Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers());
             List<LeadershipEndCause> wellEnds = new CopyOnWriteArrayList<>();
             List<Contender> contenders = new ArrayList<>();
-            try (KafkaCoordinationTransport holderTransport = KafkaCoordinationTransport.create(connection, spec,
-                         Duration.ofSeconds(15), LEASE.duration());
-                 CoordinationClient holderClient = new CoordinationClient(holderTransport, LEASE, InstantSource.system());
-                 KafkaCoordinationTransport standbyTransport = KafkaCoordinationTransport.create(connection, spec,
-                         Duration.ofSeconds(15), LEASE.duration());
-                 CoordinationClient standbyClient = new CoordinationClient(standbyTransport, LEASE, InstantSource.system())) {
+            try (KafkaCoordinationTransport holderTransport = KafkaCoordinationTransport.create(
+                            connection, spec, Duration.ofSeconds(15), LEASE.duration());
+                    CoordinationClient holderClient =
+                            new CoordinationClient(holderTransport, LEASE, InstantSource.system());
+                    KafkaCoordinationTransport standbyTransport = KafkaCoordinationTransport.create(
+                            connection, spec, Duration.ofSeconds(15), LEASE.duration());
+                    CoordinationClient standbyClient =
+                            new CoordinationClient(standbyTransport, LEASE, InstantSource.system())) {
                 try {
                     MemberId holder = MemberId.of("holder");
                     MemberId standby = MemberId.of("standby");
@@ -127,22 +156,28 @@ class SlowPartitionIT {
                         held.add(new Contender(holderClient, role, holder, listener(new CopyOnWriteArrayList<>())));
                     }
                     Contender onWell = new Contender(holderClient, well, holder, listener(wellEnds));
-                    Contender releasing = new Contender(holderClient, handedOver, holder, listener(new CopyOnWriteArrayList<>()));
+                    Contender releasing =
+                            new Contender(holderClient, handedOver, holder, listener(new CopyOnWriteArrayList<>()));
                     held.add(onWell);
                     held.add(releasing);
                     contenders.addAll(held);
                     held.forEach(Contender::start);
-                    await().atMost(Duration.ofSeconds(120)).until(() -> held.stream().allMatch(c -> c.leadership().isPresent()));
+                    await().atMost(Duration.ofSeconds(120))
+                            .until(() ->
+                                    held.stream().allMatch(c -> c.leadership().isPresent()));
                     List<Contender> standbys = new ArrayList<>();
                     for (Role role : sick) {
-                        standbys.add(new Contender(standbyClient, role, standby, listener(new CopyOnWriteArrayList<>())));
+                        standbys.add(
+                                new Contender(standbyClient, role, standby, listener(new CopyOnWriteArrayList<>())));
                     }
-                    Contender takingOver = new Contender(standbyClient, handedOver, standby, listener(new CopyOnWriteArrayList<>()));
+                    Contender takingOver =
+                            new Contender(standbyClient, handedOver, standby, listener(new CopyOnWriteArrayList<>()));
                     standbys.add(takingOver);
                     contenders.addAll(standbys);
                     standbys.forEach(Contender::start);
-                    await().atMost(Duration.ofSeconds(60)).until(() -> sick.stream().allMatch(role -> inRoster(holderClient, role, standby))
-                            && inRoster(holderClient, handedOver, standby));
+                    await().atMost(Duration.ofSeconds(60))
+                            .until(() -> sick.stream().allMatch(role -> inRoster(holderClient, role, standby))
+                                    && inRoster(holderClient, handedOver, standby));
                     Leadership wellHeld = onWell.leadership().orElseThrow();
                     moveTransactionCoordinatorsOff(cluster, doomed);
 
@@ -150,24 +185,34 @@ class SlowPartitionIT {
                     // The holder's leases on the dead partition lapse; the standby's passes for
                     // them now read the dead partition, at once and over and over.
                     await().atMost(LEASE.duration().multipliedBy(3))
-                            .until(() -> held.subList(0, SICK_ROLES).stream().noneMatch(c -> c.leadership().isPresent()));
+                            .until(() -> held.subList(0, SICK_ROLES).stream()
+                                    .noneMatch(c -> c.leadership().isPresent()));
                     Instant until = Instant.now().plus(LEASE.duration().multipliedBy(2));
-                    await().atMost(LEASE.duration().multipliedBy(3)).pollInterval(Duration.ofMillis(200)).until(() -> {
-                        assertThat(wellEnds).as("ends of the role on the healthy partition").isEmpty();
-                        assertThat(wellHeld.isActive()).isTrue();
-                        return Instant.now().isAfter(until);
-                    });
+                    await().atMost(LEASE.duration().multipliedBy(3))
+                            .pollInterval(Duration.ofMillis(200))
+                            .until(() -> {
+                                assertThat(wellEnds)
+                                        .as("ends of the role on the healthy partition")
+                                        .isEmpty();
+                                assertThat(wellHeld.isActive()).isTrue();
+                                return Instant.now().isAfter(until);
+                            });
                     assertThat(wellHeld.deadline()).isAfter(until);
 
                     long released = System.nanoTime();
                     assertThat(releasing.release()).isTrue();
-                    await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(5))
+                    await().atMost(Duration.ofSeconds(30))
+                            .pollInterval(Duration.ofMillis(5))
                             .until(() -> takingOver.leadership().isPresent());
                     Duration takeover = Duration.ofNanos(System.nanoTime() - released);
                     // A takeover after a release is tens of milliseconds (one read, one
                     // InitProducerId, one commit); behind reads of the dead partition it took seconds.
-                    assertThat(takeover).as("takeover of %s after its release", handedOver).isLessThan(TAKEOVER_BOUND);
-                    assertThat(wellEnds).as("ends of the role on the healthy partition").isEmpty();
+                    assertThat(takeover)
+                            .as("takeover of %s after its release", handedOver)
+                            .isLessThan(TAKEOVER_BOUND);
+                    assertThat(wellEnds)
+                            .as("ends of the role on the healthy partition")
+                            .isEmpty();
                 } finally {
                     // Before the clients close under them.
                     contenders.forEach(Contender::stop);
@@ -182,7 +227,8 @@ class SlowPartitionIT {
     private static final Duration TAKEOVER_BOUND = Duration.ofMillis(1500);
 
     private static boolean inRoster(CoordinationClient client, Role role, MemberId member) {
-        return client.observe(role, Duration.ZERO).roster().stream().anyMatch(ranked -> ranked.member().equals(member));
+        return client.observe(role, Duration.ZERO).roster().stream()
+                .anyMatch(ranked -> ranked.member().equals(member));
     }
 
     private static List<Role> rolesOn(int partition, int partitions, int count) {
@@ -202,9 +248,14 @@ class SlowPartitionIT {
      * the renewals of the healthy role have a live coordinator throughout.
      */
     private static void moveTransactionCoordinatorsOff(KafkaProcessCluster cluster, int doomed) throws Exception {
-        List<Integer> others = cluster.nodes().stream().map(KafkaProcessCluster.Node::id).filter(id -> id != doomed).toList();
+        List<Integer> others = cluster.nodes().stream()
+                .map(KafkaProcessCluster.Node::id)
+                .filter(id -> id != doomed)
+                .toList();
         try (Admin admin = cluster.admin()) {
-            var description = admin.describeTopics(List.of("__transaction_state")).allTopicNames().get(30, TimeUnit.SECONDS)
+            var description = admin.describeTopics(List.of("__transaction_state"))
+                    .allTopicNames()
+                    .get(30, TimeUnit.SECONDS)
                     .get("__transaction_state");
             Map<TopicPartition, Optional<NewPartitionReassignment>> moves = new HashMap<>();
             Set<TopicPartition> partitions = new HashSet<>();
@@ -214,12 +265,22 @@ class SlowPartitionIT {
                 partitions.add(partition);
             }
             admin.alterPartitionReassignments(moves).all().get(30, TimeUnit.SECONDS);
-            await().atMost(Duration.ofSeconds(60)).until(() -> admin.listPartitionReassignments(partitions).reassignments()
-                    .get(30, TimeUnit.SECONDS).isEmpty());
-            await().atMost(Duration.ofSeconds(60)).until(() -> admin.describeTopics(List.of("__transaction_state")).allTopicNames()
-                    .get(30, TimeUnit.SECONDS).get("__transaction_state").partitions().stream()
-                    .allMatch(info -> info.leader() != null && info.leader().id() != doomed && !info.replicas().stream()
-                            .anyMatch(node -> node.id() == doomed)));
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> admin.listPartitionReassignments(partitions)
+                            .reassignments()
+                            .get(30, TimeUnit.SECONDS)
+                            .isEmpty());
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> admin
+                            .describeTopics(List.of("__transaction_state"))
+                            .allTopicNames()
+                            .get(30, TimeUnit.SECONDS)
+                            .get("__transaction_state")
+                            .partitions()
+                            .stream()
+                            .allMatch(info -> info.leader() != null
+                                    && info.leader().id() != doomed
+                                    && !info.replicas().stream().anyMatch(node -> node.id() == doomed)));
         }
     }
 
@@ -235,8 +296,7 @@ class SlowPartitionIT {
     private static Contender.Listener listener(List<LeadershipEndCause> ends) {
         return new Contender.Listener() {
             @Override
-            public void granted(Leadership leadership) {
-            }
+            public void granted(Leadership leadership) {}
 
             @Override
             public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {

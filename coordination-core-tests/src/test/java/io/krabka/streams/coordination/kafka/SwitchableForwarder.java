@@ -70,23 +70,26 @@ final class SwitchableForwarder implements AutoCloseable {
     }
 
     private void pump(Socket from, Socket to) {
-        Thread thread = new Thread(() -> {
-            byte[] buffer = new byte[16 * 1024];
-            try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
-                int n;
-                while ((n = in.read(buffer)) >= 0) {
-                    out.write(buffer, 0, n);
-                    out.flush();
-                }
-            } catch (IOException e) {
-                // one side closed: close both
-            } finally {
-                quietly(from);
-                quietly(to);
-                sockets.remove(from);
-                sockets.remove(to);
-            }
-        }, "switchable-forwarder-pump");
+        Thread thread = new Thread(
+                () -> {
+                    byte[] buffer = new byte[16 * 1024];
+                    try (InputStream in = from.getInputStream();
+                            OutputStream out = to.getOutputStream()) {
+                        int n;
+                        while ((n = in.read(buffer)) >= 0) {
+                            out.write(buffer, 0, n);
+                            out.flush();
+                        }
+                    } catch (IOException e) {
+                        // one side closed: close both
+                    } finally {
+                        quietly(from);
+                        quietly(to);
+                        sockets.remove(from);
+                        sockets.remove(to);
+                    }
+                },
+                "switchable-forwarder-pump");
         thread.setDaemon(true);
         thread.start();
     }

@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.record.RolePartitioner;
+import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.util.List;
@@ -37,15 +37,18 @@ import org.junit.jupiter.api.Test;
 class TokenOrderIT {
 
     private static final TopicPartition TRANSACTION_LOG = new TopicPartition("__transaction_state", 0);
-    private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3);
+    private static final TopicSpec TOPIC =
+            TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3);
 
     private static KafkaTestCluster cluster;
 
     @BeforeAll
     static void startCluster() {
-        cluster = KafkaTestCluster.start(2, Map.of(
-                "transactional.id.expiration.ms", "4000",
-                "transaction.remove.expired.transaction.cleanup.interval.ms", "500"));
+        cluster = KafkaTestCluster.start(
+                2,
+                Map.of(
+                        "transactional.id.expiration.ms", "4000",
+                        "transaction.remove.expired.transaction.cleanup.interval.ms", "500"));
     }
 
     @AfterAll
@@ -73,7 +76,7 @@ class TokenOrderIT {
         moveTransactionLogTo(high);
         Leadership first;
         try (KafkaCoordinationTransport transport = cluster.transport(TOPIC);
-             CoordinationClient a = new CoordinationClient(transport, LeaseConfig.DEFAULTS, clock)) {
+                CoordinationClient a = new CoordinationClient(transport, LeaseConfig.DEFAULTS, clock)) {
             first = a.tryAcquire(role, MemberId.of("a")).orElseThrow();
             first.close();
         }
@@ -83,13 +86,15 @@ class TokenOrderIT {
         // Grant 2 with the coordinator back on the first broker: a lower producer id.
         moveTransactionLogTo(low);
         try (KafkaCoordinationTransport transport = cluster.transport(TOPIC);
-             CoordinationClient b = new CoordinationClient(transport, LeaseConfig.DEFAULTS, clock)) {
+                CoordinationClient b = new CoordinationClient(transport, LeaseConfig.DEFAULTS, clock)) {
             Leadership second = b.acquire(role, MemberId.of("b"), Duration.ofSeconds(30));
             assertThat(second.token().producerId()).isLessThan(first.token().producerId());
             assertThat(second.token().supersedes(first.token())).isTrue();
             assertThat(first.token().supersedes(second.token())).isFalse();
-            await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
-                    assertThat(b.describe(role).current()).as("%s", b.describe(role)).isTrue());
+            await().atMost(Duration.ofSeconds(10))
+                    .untilAsserted(() -> assertThat(b.describe(role).current())
+                            .as("%s", b.describe(role))
+                            .isTrue());
             assertThat(b.describe(role).token()).isEqualTo(second.token());
         }
     }
@@ -101,9 +106,9 @@ class TokenOrderIT {
         Role role = Role.of("rollover");
         ManualClock clock = new ManualClock();
         try (KafkaCoordinationTransport ta = cluster.transport(TOPIC);
-             KafkaCoordinationTransport tb = cluster.transport(TOPIC);
-             CoordinationClient a = new CoordinationClient(ta, LeaseConfig.DEFAULTS, clock);
-             CoordinationClient b = new CoordinationClient(tb, LeaseConfig.DEFAULTS, clock)) {
+                KafkaCoordinationTransport tb = cluster.transport(TOPIC);
+                CoordinationClient a = new CoordinationClient(ta, LeaseConfig.DEFAULTS, clock);
+                CoordinationClient b = new CoordinationClient(tb, LeaseConfig.DEFAULTS, clock)) {
             Leadership held = a.tryAcquire(role, MemberId.of("a")).orElseThrow();
             assertThat(b.tryAcquire(role, MemberId.of("b"))).isEmpty();
             long term = held.term();
@@ -125,16 +130,22 @@ class TokenOrderIT {
             Leadership taken = b.tryAcquire(role, MemberId.of("b")).orElseThrow();
             assertThat(taken.token().supersedes(held.token())).isTrue();
             // The grant's lease is read once its commit markers are written, after tryAcquire returned.
-            cluster.awaitDecided(new TopicPartition(tb.topic(), RolePartitioner.partitionFor(role, tb.partitionCount())));
+            cluster.awaitDecided(
+                    new TopicPartition(tb.topic(), RolePartitioner.partitionFor(role, tb.partitionCount())));
             assertThat(b.describe(role).holder()).contains(MemberId.of("b"));
         }
     }
 
     private static KafkaProducer<byte[], byte[]> transactionalProducer(String id) {
-        return new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
-                ProducerConfig.TRANSACTIONAL_ID_CONFIG, id,
-                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
-                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class));
+        return new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                cluster.bootstrapServers(),
+                ProducerConfig.TRANSACTIONAL_ID_CONFIG,
+                id,
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG,
+                ByteArraySerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG,
+                ByteArraySerializer.class));
     }
 
     /** Runs InitProducerId for a fresh transactional id and returns the producer id it got. */
@@ -142,28 +153,49 @@ class TokenOrderIT {
         try (KafkaProducer<byte[], byte[]> probe = transactionalProducer(transactionalId)) {
             probe.initTransactions();
         }
-        return cluster.admin().describeTransactions(List.of(transactionalId)).description(transactionalId)
-                .get(10, TimeUnit.SECONDS).producerId();
+        return cluster.admin()
+                .describeTransactions(List.of(transactionalId))
+                .description(transactionalId)
+                .get(10, TimeUnit.SECONDS)
+                .producerId();
     }
 
     private static int leaderOfTransactionLog() throws Exception {
-        return cluster.admin().describeTopics(List.of(TRANSACTION_LOG.topic())).allTopicNames().get(20, TimeUnit.SECONDS)
-                .get(TRANSACTION_LOG.topic()).partitions().get(0).leader().id();
+        return cluster.admin()
+                .describeTopics(List.of(TRANSACTION_LOG.topic()))
+                .allTopicNames()
+                .get(20, TimeUnit.SECONDS)
+                .get(TRANSACTION_LOG.topic())
+                .partitions()
+                .get(0)
+                .leader()
+                .id();
     }
 
     private static void moveTransactionLogTo(int broker) throws Exception {
         if (leaderOfTransactionLog() == broker) {
             return;
         }
-        cluster.admin().alterPartitionReassignments(
-                Map.of(TRANSACTION_LOG, Optional.of(new NewPartitionReassignment(List.of(broker))))).all().get(20, TimeUnit.SECONDS);
-        await().atMost(Duration.ofSeconds(30)).until(() -> leaderOfTransactionLog() == broker
-                && cluster.admin().listPartitionReassignments().reassignments().get(20, TimeUnit.SECONDS).isEmpty());
+        cluster.admin()
+                .alterPartitionReassignments(
+                        Map.of(TRANSACTION_LOG, Optional.of(new NewPartitionReassignment(List.of(broker)))))
+                .all()
+                .get(20, TimeUnit.SECONDS);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> leaderOfTransactionLog() == broker
+                        && cluster.admin()
+                                .listPartitionReassignments()
+                                .reassignments()
+                                .get(20, TimeUnit.SECONDS)
+                                .isEmpty());
     }
 
     private static boolean transactionalIdKnown(Role role) throws Exception {
         try {
-            cluster.admin().describeTransactions(List.of(role.name())).description(role.name()).get(10, TimeUnit.SECONDS);
+            cluster.admin()
+                    .describeTransactions(List.of(role.name()))
+                    .description(role.name())
+                    .get(10, TimeUnit.SECONDS);
             return true;
         } catch (ExecutionException e) {
             if (e.getCause() instanceof TransactionalIdNotFoundException) {

@@ -1,6 +1,5 @@
 package io.krabka.streams.coordination.kafka;
 
-import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.krabka.streams.coordination.MemberId;
@@ -57,22 +56,27 @@ class TopicWatcherIT {
 
     @TempDir
     static Path dir;
+
     private static KafkaProcessCluster cluster;
 
     @BeforeAll
     static void startCluster() throws Exception {
-        cluster = KafkaProcessCluster.builder(dir).nodes(1)
+        cluster = KafkaProcessCluster.builder(dir)
+                .nodes(1)
                 .listener(new KafkaProcessCluster.Listener("CLIENT", "SASL_PLAINTEXT"))
                 .setting("listener.name.client.sasl.enabled.mechanisms", "PLAIN")
-                .setting("listener.name.client.plain.sasl.jaas.config", PLAIN
-                        + " user_admin=\"admin-secret\" user_eve=\"eve-secret\";")
+                .setting(
+                        "listener.name.client.plain.sasl.jaas.config",
+                        PLAIN + " user_admin=\"admin-secret\" user_eve=\"eve-secret\";")
                 .setting("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer")
                 // ANONYMOUS is the principal of the PLAINTEXT CONTROLLER and INTERNAL listeners.
                 .setting("super.users", "User:ANONYMOUS;User:admin")
                 .setting("allow.everyone.if.no.acl.found", "false")
                 .start();
         try (Admin admin = cluster.admin()) {
-            admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1)))
+                    .all()
+                    .get(30, TimeUnit.SECONDS);
         }
     }
 
@@ -88,7 +92,8 @@ class TopicWatcherIT {
         connection.put(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers("CLIENT"));
         connection.put(CommonClientConfigs.SECURITY_PROTOCOL_CONFIG, "SASL_PLAINTEXT");
         connection.put(SaslConfigs.SASL_MECHANISM, "PLAIN");
-        connection.put(SaslConfigs.SASL_JAAS_CONFIG, PLAIN + " username=\"" + user + "\" password=\"" + password + "\";");
+        connection.put(
+                SaslConfigs.SASL_JAAS_CONFIG, PLAIN + " username=\"" + user + "\" password=\"" + password + "\";");
         return connection;
     }
 
@@ -96,8 +101,8 @@ class TopicWatcherIT {
     @SuppressWarnings("unchecked")
     private static Consumer<byte[], byte[]> counted(Map<String, Object> connection, AtomicInteger polls) {
         Consumer<byte[], byte[]> real = new KafkaConsumer<>(ClientSettings.watcher(connection));
-        return (Consumer<byte[], byte[]>) Proxy.newProxyInstance(Consumer.class.getClassLoader(), new Class<?>[] {Consumer.class},
-                (proxy, method, args) -> {
+        return (Consumer<byte[], byte[]>) Proxy.newProxyInstance(
+                Consumer.class.getClassLoader(), new Class<?>[] {Consumer.class}, (proxy, method, args) -> {
                     if (method.getName().equals("poll")) {
                         polls.incrementAndGet();
                     }
@@ -114,8 +119,8 @@ class TopicWatcherIT {
         AtomicInteger polls = new AtomicInteger();
         List<RoleNews> heard = new CopyOnWriteArrayList<>();
         MemberId probe = MemberId.of("probe");
-        try (TopicWatcher watcher = new TopicWatcher(TOPIC, () -> PARTITIONS,
-                () -> counted(connection("eve", "eve-secret"), polls))) {
+        try (TopicWatcher watcher =
+                new TopicWatcher(TOPIC, () -> PARTITIONS, () -> counted(connection("eve", "eve-secret"), polls))) {
             watcher.watch(ROLE, heard::add);
             await().atMost(Duration.ofSeconds(30)).until(() -> polls.get() >= 2);
             // Each refused poll fails at once: in a loop that is thousands a second.
@@ -124,8 +129,12 @@ class TopicWatcherIT {
             try (Admin admin = cluster.admin()) {
                 List<AclBinding> acls = List.of(allow(AclOperation.READ), allow(AclOperation.DESCRIBE));
                 admin.createAcls(acls).all().get(30, TimeUnit.SECONDS);
-                await().atMost(Duration.ofSeconds(30)).until(() ->
-                        admin.describeAcls(AclBindingFilter.ANY).values().get(10, TimeUnit.SECONDS).size() == acls.size());
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> admin.describeAcls(AclBindingFilter.ANY)
+                                        .values()
+                                        .get(10, TimeUnit.SECONDS)
+                                        .size()
+                                == acls.size());
             }
             // A registration of the role, appended until the watcher (at the end of the
             // partition once it polls again, at most 10 s later) tells of it.
@@ -134,11 +143,17 @@ class TopicWatcherIT {
                     ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
                     ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
                 int partition = RolePartitioner.partitionFor(ROLE, PARTITIONS);
-                await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500)).until(() -> {
-                    producer.send(new ProducerRecord<>(TOPIC, partition,
-                            CoordinationCodec.encodeKey(CoordinationKey.registration(ROLE, probe)), null)).get(10, TimeUnit.SECONDS);
-                    return heard.contains(new RoleNews(false, probe));
-                });
+                await().atMost(Duration.ofSeconds(60))
+                        .pollInterval(Duration.ofMillis(500))
+                        .until(() -> {
+                            producer.send(new ProducerRecord<>(
+                                            TOPIC,
+                                            partition,
+                                            CoordinationCodec.encodeKey(CoordinationKey.registration(ROLE, probe)),
+                                            null))
+                                    .get(10, TimeUnit.SECONDS);
+                            return heard.contains(new RoleNews(false, probe));
+                        });
             }
         }
     }
@@ -151,16 +166,17 @@ class TopicWatcherIT {
     @Test
     void aFailedLoginIsRetriedWithGrowingWaits() {
         AtomicInteger polls = new AtomicInteger();
-        try (TopicWatcher watcher = new TopicWatcher(TOPIC, () -> PARTITIONS,
-                () -> counted(connection("eve", "wrong-secret"), polls))) {
-            watcher.watch(ROLE, news -> { });
+        try (TopicWatcher watcher =
+                new TopicWatcher(TOPIC, () -> PARTITIONS, () -> counted(connection("eve", "wrong-secret"), polls))) {
+            watcher.watch(ROLE, news -> {});
             await().atMost(Duration.ofSeconds(30)).until(() -> polls.get() >= 2);
             await().during(Duration.ofSeconds(4)).atMost(Duration.ofSeconds(6)).until(() -> polls.get() <= 15);
         }
     }
 
     private static AclBinding allow(AclOperation operation) {
-        return new AclBinding(new ResourcePattern(ResourceType.TOPIC, TOPIC, PatternType.LITERAL),
+        return new AclBinding(
+                new ResourcePattern(ResourceType.TOPIC, TOPIC, PatternType.LITERAL),
                 new AccessControlEntry("User:eve", "*", operation, AclPermissionType.ALLOW));
     }
 }

@@ -31,23 +31,29 @@ class TransactionTimeoutIT {
         LeaseConfig lease = new LeaseConfig(Duration.ofSeconds(9), Duration.ofSeconds(3), Duration.ofSeconds(1));
         List<String> grants = new CopyOnWriteArrayList<>();
         try (KafkaTestCluster cluster = KafkaTestCluster.start(1, Map.of("transaction.max.timeout.ms", "5000"));
-             KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(cluster.connection(),
-                     TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3), Duration.ofSeconds(10), lease.duration());
-             CoordinationClient client = new CoordinationClient(transport, lease, InstantSource.system());
-             Contender contender = new Contender(client, Role.of("controller"), MemberId.of("n1"), new Contender.Listener() {
-                 @Override
-                 public void granted(Leadership leadership) {
-                     grants.add(leadership.member().value());
-                 }
+                KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(
+                        cluster.connection(),
+                        TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3),
+                        Duration.ofSeconds(10),
+                        lease.duration());
+                CoordinationClient client = new CoordinationClient(transport, lease, InstantSource.system());
+                Contender contender =
+                        new Contender(client, Role.of("controller"), MemberId.of("n1"), new Contender.Listener() {
+                            @Override
+                            public void granted(Leadership leadership) {
+                                grants.add(leadership.member().value());
+                            }
 
-                 @Override
-                 public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-                 }
-             })) {
+                            @Override
+                            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {}
+                        })) {
             contender.start();
-            await().atMost(Duration.ofSeconds(60)).until(() -> contender.problem().isPresent());
-            assertThat(contender.problem().orElseThrow()).isInstanceOf(CoordinationConfigurationException.class)
-                    .hasMessageContaining("transaction.max.timeout.ms").hasMessageContaining("krabka.coordination.lease.duration")
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> contender.problem().isPresent());
+            assertThat(contender.problem().orElseThrow())
+                    .isInstanceOf(CoordinationConfigurationException.class)
+                    .hasMessageContaining("transaction.max.timeout.ms")
+                    .hasMessageContaining("krabka.coordination.lease.duration")
                     // Found when the member first used the cluster, not when it first challenged.
                     .hasMessageContaining("is longer than broker");
             assertThat(grants).isEmpty();

@@ -7,13 +7,13 @@ import static org.awaitility.Awaitility.await;
 import io.krabka.streams.coordination.CoordinationConfigurationException;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.kafka.KafkaCoordinationTransport;
 import io.krabka.streams.coordination.kafka.KafkaTestCluster;
+import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
@@ -30,8 +30,8 @@ import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -42,7 +42,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class LeaderPipelineIT {
 
-    private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3);
+    private static final TopicSpec TOPIC =
+            TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3);
 
     private static KafkaTestCluster cluster;
 
@@ -73,7 +74,8 @@ class LeaderPipelineIT {
     }
 
     private LeaderPipeline pipeline(BatchProcessor processor) {
-        return LeaderPipeline.create(cluster.connection(), PipelineSettings.of(role, requests).withMaxBatchRecords(10), processor);
+        return LeaderPipeline.create(
+                cluster.connection(), PipelineSettings.of(role, requests).withMaxBatchRecords(10), processor);
     }
 
     @ParameterizedTest(name = "transaction version {0}")
@@ -105,7 +107,9 @@ class LeaderPipelineIT {
         Leadership second = acquire("b");
         deposed.countDown();
         assertThatThrownBy(zombieRun::join).hasCauseInstanceOf(FencedException.class);
-        assertThat(zombie.processedRecords()).as("the deposed holder's second batch did not commit").isEqualTo(10);
+        assertThat(zombie.processedRecords())
+                .as("the deposed holder's second batch did not commit")
+                .isEqualTo(10);
 
         LeaderPipeline next = pipeline(oneEach);
         Thread nextRun = new Thread(() -> run(next, second));
@@ -116,14 +120,18 @@ class LeaderPipelineIT {
         assertThat(nextRun.isAlive()).isFalse();
 
         List<PipelineLog.Command> log = PipelineLog.committedCommands(cluster.bootstrapServers(), commands);
-        Map<String, Long> perRequest = log.stream().collect(Collectors.groupingBy(PipelineLog.Command::requestId,
-                Collectors.counting()));
-        assertThat(perRequest).hasSize(100).allSatisfy((request, count) -> assertThat(count).as(request).isEqualTo(1));
+        Map<String, Long> perRequest =
+                log.stream().collect(Collectors.groupingBy(PipelineLog.Command::requestId, Collectors.counting()));
+        assertThat(perRequest)
+                .hasSize(100)
+                .allSatisfy((request, count) -> assertThat(count).as(request).isEqualTo(1));
         assertThat(log.stream().filter(c -> c.member().equals("a")).count()).isEqualTo(10);
         assertThat(log).extracting(PipelineLog.Command::term).isSortedAccordingTo(Long::compare);
-        assertThat(log).as("every output carries the term of the leadership that wrote it in its headers")
+        assertThat(log)
+                .as("every output carries the term of the leadership that wrote it in its headers")
                 .allSatisfy(command -> assertThat(command.stampedTerm()).isEqualTo(command.term()));
-        assertThat(LeaderPipeline.measureLag(cluster.admin(), next.settings(), Duration.ofSeconds(10))).isZero();
+        assertThat(LeaderPipeline.measureLag(cluster.admin(), next.settings(), Duration.ofSeconds(10)))
+                .isZero();
     }
 
     @ParameterizedTest(name = "transaction version {0}")
@@ -136,7 +144,9 @@ class LeaderPipelineIT {
                 .isInstanceOf(CoordinationConfigurationException.class)
                 .hasMessageContaining(requests)
                 .hasMessageContaining(role.name() + "-pipeline");
-        assertThat(held.isActive()).as("the caller decides what the failure means for the leadership").isTrue();
+        assertThat(held.isActive())
+                .as("the caller decides what the failure means for the leadership")
+                .isTrue();
     }
 
     /**
@@ -157,31 +167,38 @@ class LeaderPipelineIT {
         Map<String, Object> consumerSettings = LeaderPipeline.consumerSettings(cluster.connection(), settings);
         List<Consumer<byte[], byte[]>> built = new ArrayList<>();
         AtomicInteger interruptCommittedFetches = new AtomicInteger(1);
-        LeaderPipeline pipeline = new LeaderPipeline(settings, () -> {
-            KafkaConsumer<byte[], byte[]> real = new KafkaConsumer<>(consumerSettings);
-            @SuppressWarnings("unchecked")
-            Consumer<byte[], byte[]> watched = (Consumer<byte[], byte[]>) Proxy.newProxyInstance(
-                    Consumer.class.getClassLoader(), new Class<?>[] {Consumer.class}, (proxy, method, args) -> {
-                        if (method.getName().equals("committed") && interruptCommittedFetches.getAndDecrement() > 0) {
-                            // The leadership ends while the fetch is under way: the run's thread is interrupted.
-                            Thread.currentThread().interrupt();
-                        }
-                        try {
-                            return method.invoke(real, args);
-                        } catch (InvocationTargetException e) {
-                            throw e.getCause();
-                        }
-                    });
-            built.add(watched);
-            return watched;
-        }, PipelineLog.oneCommandPerRequest(commands));
+        LeaderPipeline pipeline = new LeaderPipeline(
+                settings,
+                () -> {
+                    KafkaConsumer<byte[], byte[]> real = new KafkaConsumer<>(consumerSettings);
+                    @SuppressWarnings("unchecked")
+                    Consumer<byte[], byte[]> watched = (Consumer<byte[], byte[]>) Proxy.newProxyInstance(
+                            Consumer.class.getClassLoader(), new Class<?>[] {Consumer.class}, (proxy, method, args) -> {
+                                if (method.getName().equals("committed")
+                                        && interruptCommittedFetches.getAndDecrement() > 0) {
+                                    // The leadership ends while the fetch is under way: the run's thread is
+                                    // interrupted.
+                                    Thread.currentThread().interrupt();
+                                }
+                                try {
+                                    return method.invoke(real, args);
+                                } catch (InvocationTargetException e) {
+                                    throw e.getCause();
+                                }
+                            });
+                    built.add(watched);
+                    return watched;
+                },
+                PipelineLog.oneCommandPerRequest(commands));
 
         Leadership held = acquire("a");
         Thread first = new Thread(() -> run(pipeline, held));
         first.start();
         first.join(30_000);
         assertThat(first.isAlive()).isFalse();
-        assertThat(pipeline.processedRecords()).as("the first run ended inside its fetch").isZero();
+        assertThat(pipeline.processedRecords())
+                .as("the first run ended inside its fetch")
+                .isZero();
 
         Thread second = new Thread(() -> run(pipeline, held));
         second.start();
@@ -189,7 +206,8 @@ class LeaderPipelineIT {
         second.interrupt();
         second.join(10_000);
         assertThat(built).as("the second run built a consumer of its own").hasSize(2);
-        assertThat(PipelineLog.committedCommands(cluster.bootstrapServers(), commands)).hasSize(20);
+        assertThat(PipelineLog.committedCommands(cluster.bootstrapServers(), commands))
+                .hasSize(20);
     }
 
     /** Partitions added to an input topic while a member leads are read under the same grant, each record once. */
@@ -205,23 +223,29 @@ class LeaderPipelineIT {
         running.start();
         await().atMost(Duration.ofSeconds(30)).until(() -> pipeline.processedRecords() == 10);
 
-        cluster.admin().createPartitions(Map.of(requests, org.apache.kafka.clients.admin.NewPartitions.increaseTo(3))).all()
+        cluster.admin()
+                .createPartitions(Map.of(requests, org.apache.kafka.clients.admin.NewPartitions.increaseTo(3)))
+                .all()
                 .get(20, TimeUnit.SECONDS);
         try (var producer = PipelineLog.requestProducer(cluster.bootstrapServers())) {
             for (int i = 10; i < 20; i++) {
                 // Only to the new partitions: the old one's position must not move back.
-                producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>(requests, 1 + i % 2, "r" + i, "r" + i));
+                producer.send(
+                        new org.apache.kafka.clients.producer.ProducerRecord<>(requests, 1 + i % 2, "r" + i, "r" + i));
             }
             producer.flush();
         }
-        await().atMost(LeaderPipeline.PARTITION_CHECK_INTERVAL.multipliedBy(6)).until(() -> pipeline.processedRecords() == 20);
+        await().atMost(LeaderPipeline.PARTITION_CHECK_INTERVAL.multipliedBy(6))
+                .until(() -> pipeline.processedRecords() == 20);
         running.interrupt();
         running.join(10_000);
 
         assertThat(held.isActive()).as("under the same grant").isTrue();
         Map<String, Long> perRequest = PipelineLog.committedCommands(cluster.bootstrapServers(), commands).stream()
                 .collect(Collectors.groupingBy(PipelineLog.Command::requestId, Collectors.counting()));
-        assertThat(perRequest).hasSize(20).allSatisfy((request, count) -> assertThat(count).as(request).isEqualTo(1));
+        assertThat(perRequest)
+                .hasSize(20)
+                .allSatisfy((request, count) -> assertThat(count).as(request).isEqualTo(1));
     }
 
     private static void run(LeaderPipeline pipeline, Leadership leadership) {
@@ -233,5 +257,4 @@ class LeaderPipelineIT {
             throw new IllegalStateException(e);
         }
     }
-
 }

@@ -72,16 +72,20 @@ class PipelineFailoverIT {
     private static final int REQUESTS = 10_000;
     /** 25 requests every 100 ms: 250 a second, so the input trickles in for 40 s, across every fault. */
     private static final int REQUESTS_PER_TICK = 25;
+
     private static final Duration TICK = Duration.ofMillis(100);
     /** Six faults, 1200 requests (about 5 s) apart: the last leaves 2800 requests (about 11 s) to come. */
     private static final int REQUESTS_BETWEEN_FAULTS = 1200;
     /** Short leases so a failover after a kill or a pause takes seconds; the renewal keeps a margin of three. */
-    private static final LeaseConfig LEASE = new LeaseConfig(Duration.ofSeconds(2), Duration.ofMillis(500), Duration.ofMillis(200));
+    private static final LeaseConfig LEASE =
+            new LeaseConfig(Duration.ofSeconds(2), Duration.ofMillis(500), Duration.ofMillis(200));
+
     private static final int MEMBERS = 3;
     /** The longest any one step (a failover, a JVM start, a catch of an open transaction) may take. */
     private static final Duration STEP = Duration.ofSeconds(30);
     /** The coordinator looks for timed-out transactions every half second (default: 10 s). */
-    private static final Map<String, String> BROKER_SETTINGS = Map.of("transaction.abort.timed.out.transaction.cleanup.interval.ms", "500");
+    private static final Map<String, String> BROKER_SETTINGS =
+            Map.of("transaction.abort.timed.out.transaction.cleanup.interval.ms", "500");
 
     private static KafkaTestCluster cluster;
 
@@ -136,7 +140,8 @@ class PipelineFailoverIT {
 
     @ParameterizedTest(name = "transaction version {0}")
     @ValueSource(shorts = {2, 1})
-    void everyRequestIsCommandedExactlyOnceAcrossKillsPausesAndReleasesOfTheHolder(short transactionVersion) throws Exception {
+    void everyRequestIsCommandedExactlyOnceAcrossKillsPausesAndReleasesOfTheHolder(short transactionVersion)
+            throws Exception {
         long began = System.nanoTime();
         cluster.setTransactionVersion(transactionVersion);
         cluster.createTopic(requests, 3);
@@ -149,10 +154,13 @@ class PipelineFailoverIT {
             startMember();
         }
         // The input starts once the member JVMs are up and one of them took the role, so it spreads over the faults.
-        await("a first holder").atMost(STEP.multipliedBy(2)).pollInterval(Duration.ofMillis(100)).until(() -> {
-            assertMembersAlive();
-            return observer.observe(role, Duration.ZERO).holder().isPresent();
-        });
+        await("a first holder")
+                .atMost(STEP.multipliedBy(2))
+                .pollInterval(Duration.ofMillis(100))
+                .until(() -> {
+                    assertMembersAlive();
+                    return observer.observe(role, Duration.ZERO).holder().isPresent();
+                });
         startProducing();
 
         // The faults spread over the input: the k-th comes once k * 1200 requests were produced, or at once if
@@ -178,8 +186,11 @@ class PipelineFailoverIT {
         producer.flush();
         assertThat(produceFailure.get()).as("a request could not be produced").isNull();
         PipelineSettings settings = PipelineSettings.of(role, requests);
-        await("every request commanded, no lag").atMost(STEP.multipliedBy(2)).pollInterval(Duration.ofMillis(200))
-                .pollInSameThread().until(() -> {
+        await("every request commanded, no lag")
+                .atMost(STEP.multipliedBy(2))
+                .pollInterval(Duration.ofMillis(200))
+                .pollInSameThread()
+                .until(() -> {
                     tail.catchUp();
                     return tail.requestIds.size() == REQUESTS
                             && LeaderPipeline.measureLag(cluster.admin(), settings, Duration.ofSeconds(10)) == 0;
@@ -189,54 +200,82 @@ class PipelineFailoverIT {
         report(transactionVersion, log, began, producedAfterFaults);
 
         // Exactly once: every request has one command, none is missing, none is extra.
-        Map<String, Long> perRequest = log.stream().collect(Collectors.groupingBy(PipelineLog.Command::requestId,
-                Collectors.counting()));
-        Set<String> expected = IntStream.range(0, REQUESTS).mapToObj(i -> "r" + i).collect(Collectors.toSet());
+        Map<String, Long> perRequest =
+                log.stream().collect(Collectors.groupingBy(PipelineLog.Command::requestId, Collectors.counting()));
+        Set<String> expected =
+                IntStream.range(0, REQUESTS).mapToObj(i -> "r" + i).collect(Collectors.toSet());
         assertThat(perRequest.keySet()).as("the requests that have a command").isEqualTo(expected);
-        assertThat(perRequest).as("commands per request").allSatisfy((request, count) -> assertThat(count).as(request).isEqualTo(1));
+        assertThat(perRequest)
+                .as("commands per request")
+                .allSatisfy((request, count) -> assertThat(count).as(request).isEqualTo(1));
         assertThat(log).hasSize(REQUESTS);
         // Terms never go backwards in the output partition, and each term is one member's.
         assertThat(log).extracting(PipelineLog.Command::term).isSortedAccordingTo(Long::compare);
-        Map<Long, Set<String>> membersPerTerm = log.stream().collect(Collectors.groupingBy(PipelineLog.Command::term,
-                TreeMap::new, Collectors.mapping(PipelineLog.Command::member, Collectors.toSet())));
-        assertThat(membersPerTerm).allSatisfy((term, writers) -> assertThat(writers).as("members of term %d", term).hasSize(1));
+        Map<Long, Set<String>> membersPerTerm = log.stream()
+                .collect(Collectors.groupingBy(
+                        PipelineLog.Command::term,
+                        TreeMap::new,
+                        Collectors.mapping(PipelineLog.Command::member, Collectors.toSet())));
+        assertThat(membersPerTerm)
+                .allSatisfy((term, writers) ->
+                        assertThat(writers).as("members of term %d", term).hasSize(1));
 
         // Not vacuous: every fault hit a member that held the role and wrote under it, while requests were
         // still coming in, and a newer term took over after each one.
-        assertThat(faults).extracting(Fault::kind).containsExactly("release", "pause", "kill", "release", "kill", "release");
+        assertThat(faults)
+                .extracting(Fault::kind)
+                .containsExactly("release", "pause", "kill", "release", "kill", "release");
         for (Fault fault : faults) {
-            assertThat(membersPerTerm).as("the output of %s", fault).containsEntry(fault.victim.term, Set.of(fault.victim.member));
-            assertThat(membersPerTerm).as("the output of the term after %s", fault).containsKey(fault.next.term);
+            assertThat(membersPerTerm)
+                    .as("the output of %s", fault)
+                    .containsEntry(fault.victim.term, Set.of(fault.victim.member));
+            assertThat(membersPerTerm)
+                    .as("the output of the term after %s", fault)
+                    .containsKey(fault.next.term);
             assertThat(fault.next.term).as("the term after %s", fault).isGreaterThan(fault.victim.term);
         }
-        assertThat(producedAfterFaults).as("requests produced when the last fault was over").isLessThan(REQUESTS);
+        assertThat(producedAfterFaults)
+                .as("requests produced when the last fault was over")
+                .isLessThan(REQUESTS);
         assertThat(membersPerTerm).as("terms in the output").hasSizeGreaterThanOrEqualTo(faults.size() + 1);
-        assertThat(log.stream().map(PipelineLog.Command::member).distinct().count()).as("members in the output")
+        assertThat(log.stream().map(PipelineLog.Command::member).distinct().count())
+                .as("members in the output")
                 .isGreaterThanOrEqualTo(MEMBERS);
-        assertThat(members.values().stream().filter(m -> m.killed)).as("killed member JVMs").hasSize(2);
+        assertThat(members.values().stream().filter(m -> m.killed))
+                .as("killed member JVMs")
+                .hasSize(2);
 
         // The zombie's open transaction: its records reached the log, and not one of them is committed.
         InFlight open = pause.inFlight;
         List<PipelineLog.Command> written = PipelineLog.writtenCommands(cluster.bootstrapServers(), commands);
         List<PipelineLog.Command> zombieWrites = written.stream()
-                .filter(c -> c.offset() >= open.stableOffset && c.offset() < open.endOffset).toList();
-        assertThat(zombieWrites).as("records of the open transaction of the paused holder").isNotEmpty()
+                .filter(c -> c.offset() >= open.stableOffset && c.offset() < open.endOffset)
+                .toList();
+        assertThat(zombieWrites)
+                .as("records of the open transaction of the paused holder")
+                .isNotEmpty()
                 .allSatisfy(c -> {
                     assertThat(c.member()).isEqualTo(pause.victim.member);
                     assertThat(c.term()).isEqualTo(pause.victim.term);
                 });
-        assertThat(log).as("committed commands at the offsets of the zombie's open transaction")
+        assertThat(log)
+                .as("committed commands at the offsets of the zombie's open transaction")
                 .noneMatch(c -> c.offset() >= open.stableOffset && c.offset() < open.endOffset);
-        Map<String, PipelineLog.Command> committedByRequest = log.stream()
-                .collect(Collectors.toMap(PipelineLog.Command::requestId, c -> c));
-        assertThat(zombieWrites).as("the zombie's batch was committed once by a later term")
-                .allSatisfy(c -> assertThat(committedByRequest.get(c.requestId()).term()).isGreaterThan(pause.victim.term));
+        Map<String, PipelineLog.Command> committedByRequest =
+                log.stream().collect(Collectors.toMap(PipelineLog.Command::requestId, c -> c));
+        assertThat(zombieWrites)
+                .as("the zombie's batch was committed once by a later term")
+                .allSatisfy(c ->
+                        assertThat(committedByRequest.get(c.requestId()).term()).isGreaterThan(pause.victim.term));
     }
 
     /** Waits until the requests before the {@code fault}-th fault were produced. */
     private void awaitProduced(int fault) {
         int count = fault * REQUESTS_BETWEEN_FAULTS;
-        await(count + " requests produced").atMost(STEP).pollInterval(Duration.ofMillis(50)).until(() -> produced.get() >= count);
+        await(count + " requests produced")
+                .atMost(STEP)
+                .pollInterval(Duration.ofMillis(50))
+                .until(() -> produced.get() >= count);
     }
 
     /** Releases the role from the holder's JVM (on its stdin); the next standby takes over at once. */
@@ -248,7 +287,8 @@ class PipelineFailoverIT {
         member.send("release");
         Holder next = awaitNewHolder(holder.term);
         long took = System.nanoTime() - at;
-        await("the release of term " + holder.term + " in " + member.log).atMost(STEP)
+        await("the release of term " + holder.term + " in " + member.log)
+                .atMost(STEP)
                 .until(() -> member.logged("ENDED at=\\d+ term=" + holder.term + " cause=RELEASED.*"));
         faults.add(new Fault("release", holder, next, before, took, null, ""));
     }
@@ -277,8 +317,11 @@ class PipelineFailoverIT {
         AtomicReference<InFlight> caught = new AtomicReference<>();
         // Each attempt SIGSTOPs the member that holds the role now and looks at the role's transaction: unless
         // it is open with commands in the output, a SIGCONT follows at once, and the next attempt 50 ms later.
-        await("a SIGSTOP of the holder inside an open pipeline transaction").atMost(STEP)
-                .pollInterval(Duration.ofMillis(50)).pollInSameThread().until(() -> {
+        await("a SIGSTOP of the holder inside an open pipeline transaction")
+                .atMost(STEP)
+                .pollInterval(Duration.ofMillis(50))
+                .pollInSameThread()
+                .until(() -> {
                     assertMembersAlive();
                     Optional<Holder> holder = holderNow();
                     if (holder.isEmpty()) {
@@ -306,13 +349,22 @@ class PipelineFailoverIT {
         // The zombie's leadership ends as expired (its watchdog saw the deadline pass first) or fenced (its write
         // met the new epoch first); its pipeline ends either way, by FencedException or by returning because the
         // leadership ended. Which of its records stayed invisible is checked on the output log at the end.
-        await("the zombie of term " + holder.term + " in " + member.log + " stopped its pipeline").atMost(STEP).until(() ->
-                member.logged("ENDED at=\\d+ term=" + holder.term + " cause=(EXPIRED|FENCED).*")
-                        && member.logged("WORKER at=\\d+ term=" + holder.term + " processed=\\d+ outcome=(fenced|returned).*"));
+        await("the zombie of term " + holder.term + " in " + member.log + " stopped its pipeline")
+                .atMost(STEP)
+                .until(() -> member.logged("ENDED at=\\d+ term=" + holder.term + " cause=(EXPIRED|FENCED).*")
+                        && member.logged(
+                                "WORKER at=\\d+ term=" + holder.term + " processed=\\d+ outcome=(fenced|returned).*"));
         long stopped = System.nanoTime() - resumed;
-        Fault fault = new Fault("pause", holder, next, before, took, caught.get(), "its pipeline stopped within "
-                + TimeUnit.NANOSECONDS.toMillis(stopped) + " ms of the SIGCONT: "
-                + String.join("; ", member.lines("(ENDED|WORKER) at=\\d+ term=" + holder.term + " .*")));
+        Fault fault = new Fault(
+                "pause",
+                holder,
+                next,
+                before,
+                took,
+                caught.get(),
+                "its pipeline stopped within "
+                        + TimeUnit.NANOSECONDS.toMillis(stopped) + " ms of the SIGCONT: "
+                        + String.join("; ", member.lines("(ENDED|WORKER) at=\\d+ term=" + holder.term + " .*")));
         faults.add(fault);
         return fault;
     }
@@ -330,26 +382,40 @@ class PipelineFailoverIT {
         if (!openWithOutput(first)) {
             return Optional.empty();
         }
-        long stable = cluster.admin().listOffsets(Map.of(output, OffsetSpec.latest()),
-                new ListOffsetsOptions(IsolationLevel.READ_COMMITTED)).partitionResult(output).get(10, TimeUnit.SECONDS).offset();
-        long end = cluster.admin().listOffsets(Map.of(output, OffsetSpec.latest()),
-                new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED)).partitionResult(output).get(10, TimeUnit.SECONDS).offset();
+        long stable = cluster.admin()
+                .listOffsets(Map.of(output, OffsetSpec.latest()), new ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
+                .partitionResult(output)
+                .get(10, TimeUnit.SECONDS)
+                .offset();
+        long end = cluster.admin()
+                .listOffsets(
+                        Map.of(output, OffsetSpec.latest()), new ListOffsetsOptions(IsolationLevel.READ_UNCOMMITTED))
+                .partitionResult(output)
+                .get(10, TimeUnit.SECONDS)
+                .offset();
         TransactionDescription second = describeTransaction();
-        boolean same = openWithOutput(second) && second.producerId() == first.producerId()
+        boolean same = openWithOutput(second)
+                && second.producerId() == first.producerId()
                 && second.producerEpoch() == first.producerEpoch()
                 && second.transactionStartTimeMs().equals(first.transactionStartTimeMs());
         LeadershipStatus status = observer.describe(role);
-        boolean stillHeld = status.lease().filter(lease -> lease.holder().equals(MemberId.of(holder.member))
-                && lease.token().term() == holder.term).isPresent();
+        boolean stillHeld = status.lease()
+                .filter(lease -> lease.holder().equals(MemberId.of(holder.member))
+                        && lease.token().term() == holder.term)
+                .isPresent();
         return same && stillHeld && end > stable ? Optional.of(new InFlight(stable, end)) : Optional.empty();
     }
 
     private boolean openWithOutput(TransactionDescription transaction) {
-        return transaction.state() == TransactionState.ONGOING && transaction.topicPartitions().contains(output);
+        return transaction.state() == TransactionState.ONGOING
+                && transaction.topicPartitions().contains(output);
     }
 
     private TransactionDescription describeTransaction() throws Exception {
-        return cluster.admin().describeTransactions(List.of(role.name())).description(role.name()).get(10, TimeUnit.SECONDS);
+        return cluster.admin()
+                .describeTransactions(List.of(role.name()))
+                .description(role.name())
+                .get(10, TimeUnit.SECONDS);
     }
 
     /**
@@ -358,12 +424,16 @@ class PipelineFailoverIT {
      */
     private Holder currentHolder() {
         AtomicReference<Holder> found = new AtomicReference<>();
-        await("a confirmed holder").atMost(STEP).pollInterval(Duration.ofMillis(20)).pollInSameThread().until(() -> {
-            assertMembersAlive();
-            Optional<Holder> holder = holderNow();
-            holder.ifPresent(found::set);
-            return holder.isPresent();
-        });
+        await("a confirmed holder")
+                .atMost(STEP)
+                .pollInterval(Duration.ofMillis(20))
+                .pollInSameThread()
+                .until(() -> {
+                    assertMembersAlive();
+                    Optional<Holder> holder = holderNow();
+                    holder.ifPresent(found::set);
+                    return holder.isPresent();
+                });
         return found.get();
     }
 
@@ -371,8 +441,10 @@ class PipelineFailoverIT {
     private Optional<Holder> holderNow() {
         tail.catchUp();
         LeadershipStatus status = observer.describe(role);
-        return status.lease().map(lease -> new Holder(lease.holder().value(), lease.token().term()))
-                .filter(holder -> status.current() && tail.terms.contains(holder.term)
+        return status.lease()
+                .map(lease -> new Holder(lease.holder().value(), lease.token().term()))
+                .filter(holder -> status.current()
+                        && tail.terms.contains(holder.term)
                         && members.get(holder.member).process.isAlive());
     }
 
@@ -386,13 +458,20 @@ class PipelineFailoverIT {
      */
     private Holder awaitNewHolder(long afterTerm, Duration notBefore) {
         AtomicReference<Holder> found = new AtomicReference<>();
-        await("a holder after term " + afterTerm + " with output").pollDelay(notBefore).atMost(STEP.plus(notBefore))
-                .pollInterval(Duration.ofMillis(50)).pollInSameThread().until(() -> {
+        await("a holder after term " + afterTerm + " with output")
+                .pollDelay(notBefore)
+                .atMost(STEP.plus(notBefore))
+                .pollInterval(Duration.ofMillis(50))
+                .pollInSameThread()
+                .until(() -> {
                     assertMembersAlive();
                     tail.catchUp();
-                    Optional<Holder> holder = observer.observe(role, Duration.ZERO).lease()
-                            .map(lease -> new Holder(lease.holder().value(), lease.token().term()));
-                    holder.filter(h -> h.term > afterTerm && tail.terms.contains(h.term)).ifPresent(found::set);
+                    Optional<Holder> holder = observer.observe(role, Duration.ZERO)
+                            .lease()
+                            .map(lease -> new Holder(
+                                    lease.holder().value(), lease.token().term()));
+                    holder.filter(h -> h.term > afterTerm && tail.terms.contains(h.term))
+                            .ifPresent(found::set);
                     return found.get() != null;
                 });
         return found.get();
@@ -403,8 +482,9 @@ class PipelineFailoverIT {
         for (MemberJvm member : members.values()) {
             if (!member.killed && !member.process.isAlive()) {
                 List<String> output = member.lines(".*");
-                throw new AssertionError("member " + member.id + " exited with " + member.process.exitValue() + "; the end of "
-                        + member.log + ":\n" + String.join("\n", output.subList(Math.max(0, output.size() - 30), output.size())));
+                throw new AssertionError("member " + member.id + " exited with " + member.process.exitValue()
+                        + "; the end of " + member.log + ":\n"
+                        + String.join("\n", output.subList(Math.max(0, output.size() - 30), output.size())));
             }
         }
     }
@@ -412,12 +492,23 @@ class PipelineFailoverIT {
     private void startMember() {
         String id = "m" + (members.size() + 1);
         Path file = logs.resolve(id + ".log");
-        Process process = ChildJvm.start(PipelineMember.class.getName(),
-                List.of("-Xms64m", "-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+        Process process = ChildJvm.start(
+                PipelineMember.class.getName(),
+                List.of(
+                        "-Xms64m",
+                        "-Xmx192m",
+                        "-XX:+UseSerialGC",
+                        "-XX:TieredStopAtLevel=1",
                         // Says how a transaction of the role ended when it failed (fenced, aborted, timed out).
                         "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.clients.producer.internals.TransactionManager=info"),
-                List.of(cluster.bootstrapServers(), role.name(), id, requests, commands,
-                        Long.toString(LEASE.duration().toMillis()), Long.toString(LEASE.renewInterval().toMillis()),
+                List.of(
+                        cluster.bootstrapServers(),
+                        role.name(),
+                        id,
+                        requests,
+                        commands,
+                        Long.toString(LEASE.duration().toMillis()),
+                        Long.toString(LEASE.renewInterval().toMillis()),
                         Long.toString(LEASE.challengeStagger().toMillis())),
                 file);
         members.put(id, new MemberJvm(id, process, file));
@@ -431,46 +522,79 @@ class PipelineFailoverIT {
             thread.setDaemon(true);
             return thread;
         });
-        ticker.scheduleAtFixedRate(() -> {
-            int from = produced.get();
-            int to = Math.min(REQUESTS, from + REQUESTS_PER_TICK);
-            for (int i = from; i < to; i++) {
-                producer.send(new ProducerRecord<>(requests, "r" + i, "r" + i), (metadata, failure) -> {
-                    if (failure != null) {
-                        produceFailure.compareAndSet(null, failure);
+        ticker.scheduleAtFixedRate(
+                () -> {
+                    int from = produced.get();
+                    int to = Math.min(REQUESTS, from + REQUESTS_PER_TICK);
+                    for (int i = from; i < to; i++) {
+                        producer.send(new ProducerRecord<>(requests, "r" + i, "r" + i), (metadata, failure) -> {
+                            if (failure != null) {
+                                produceFailure.compareAndSet(null, failure);
+                            }
+                        });
                     }
-                });
-            }
-            produced.set(to);
-        }, 0, TICK.toMillis(), TimeUnit.MILLISECONDS);
+                    produced.set(to);
+                },
+                0,
+                TICK.toMillis(),
+                TimeUnit.MILLISECONDS);
     }
 
     private void report(short transactionVersion, List<PipelineLog.Command> log, long began, int producedAfterFaults) {
-        Map<Long, Long> perTerm = log.stream().collect(Collectors.groupingBy(PipelineLog.Command::term, TreeMap::new,
-                Collectors.counting()));
-        Map<Long, String> memberOfTerm = log.stream().collect(Collectors.toMap(PipelineLog.Command::term,
-                PipelineLog.Command::member, (a, b) -> a.equals(b) ? a : a + "+" + b, TreeMap::new));
-        StringBuilder report = new StringBuilder("PipelineFailoverIT on transaction version " + transactionVersion + ": ")
-                .append(log.size()).append(" commands in ")
-                .append(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began)).append(" ms; logs in ")
-                .append(logs.toAbsolutePath()).append('\n');
+        Map<Long, Long> perTerm = log.stream()
+                .collect(Collectors.groupingBy(PipelineLog.Command::term, TreeMap::new, Collectors.counting()));
+        Map<Long, String> memberOfTerm = log.stream()
+                .collect(Collectors.toMap(
+                        PipelineLog.Command::term,
+                        PipelineLog.Command::member,
+                        (a, b) -> a.equals(b) ? a : a + "+" + b,
+                        TreeMap::new));
+        StringBuilder report = new StringBuilder(
+                        "PipelineFailoverIT on transaction version " + transactionVersion + ": ")
+                .append(log.size())
+                .append(" commands in ")
+                .append(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began))
+                .append(" ms; logs in ")
+                .append(logs.toAbsolutePath())
+                .append('\n');
         for (Fault fault : faults) {
-            report.append("  ").append(fault.kind).append(" of ").append(fault.victim).append(" after ")
-                    .append(fault.producedBefore).append(" requests: ").append(fault.next).append(" after ")
-                    .append(TimeUnit.NANOSECONDS.toMillis(fault.tookNanos)).append(" ms")
+            report.append("  ")
+                    .append(fault.kind)
+                    .append(" of ")
+                    .append(fault.victim)
+                    .append(" after ")
+                    .append(fault.producedBefore)
+                    .append(" requests: ")
+                    .append(fault.next)
+                    .append(" after ")
+                    .append(TimeUnit.NANOSECONDS.toMillis(fault.tookNanos))
+                    .append(" ms")
                     .append(fault.inFlight == null ? "" : ", open transaction at output offsets " + fault.inFlight)
                     .append(fault.note.isEmpty() ? "" : "; the zombie: " + fault.note)
                     .append('\n');
         }
-        report.append("  produced when the faults were over: ").append(producedAfterFaults).append('\n');
+        report.append("  produced when the faults were over: ")
+                .append(producedAfterFaults)
+                .append('\n');
         for (MemberJvm member : members.values()) {
             List<String> errors = member.lines("\\S+ \\[.*\\] ERROR .*");
-            report.append("  ").append(member.id).append(": ").append(member.lines("\\S+ \\[.*\\] WARN .*").size())
-                    .append(" WARN, ").append(errors.size()).append(" ERROR lines")
-                    .append(errors.stream().map(line -> "\n    " + line).collect(Collectors.joining())).append('\n');
+            report.append("  ")
+                    .append(member.id)
+                    .append(": ")
+                    .append(member.lines("\\S+ \\[.*\\] WARN .*").size())
+                    .append(" WARN, ")
+                    .append(errors.size())
+                    .append(" ERROR lines")
+                    .append(errors.stream().map(line -> "\n    " + line).collect(Collectors.joining()))
+                    .append('\n');
         }
-        perTerm.forEach((term, count) -> report.append("  term ").append(term).append(" (")
-                .append(memberOfTerm.get(term)).append("): ").append(count).append(" commands\n"));
+        perTerm.forEach((term, count) -> report.append("  term ")
+                .append(term)
+                .append(" (")
+                .append(memberOfTerm.get(term))
+                .append("): ")
+                .append(count)
+                .append(" commands\n"));
         System.out.print(report);
     }
 
@@ -491,9 +615,14 @@ class PipelineFailoverIT {
     }
 
     /** One fault: whom it hit, who held the role next, and how long until that holder wrote. */
-    private record Fault(String kind, Holder victim, Holder next, int producedBefore, long tookNanos, InFlight inFlight,
-            String note) {
-    }
+    private record Fault(
+            String kind,
+            Holder victim,
+            Holder next,
+            int producedBefore,
+            long tookNanos,
+            InFlight inFlight,
+            String note) {}
 
     /** A member JVM; its output file collects its event lines and logs. */
     private static final class MemberJvm {
@@ -512,7 +641,9 @@ class PipelineFailoverIT {
 
         void send(String line) {
             stdin.println(line);
-            assertThat(stdin.checkError()).as("writing %s to the stdin of %s", line, id).isFalse();
+            assertThat(stdin.checkError())
+                    .as("writing %s to the stdin of %s", line, id)
+                    .isFalse();
         }
 
         /** SIGKILLs the JVM (a paused one too) and waits for it to die; whether it died. */
@@ -545,7 +676,8 @@ class PipelineFailoverIT {
         List<String> lines(String regex) {
             Pattern pattern = Pattern.compile(regex);
             try {
-                return Files.readAllLines(log, StandardCharsets.UTF_8).stream().filter(line -> pattern.matcher(line).matches())
+                return Files.readAllLines(log, StandardCharsets.UTF_8).stream()
+                        .filter(line -> pattern.matcher(line).matches())
                         .toList();
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
@@ -561,11 +693,16 @@ class PipelineFailoverIT {
 
         CommandTail(String bootstrapServers, TopicPartition partition) {
             consumer = new KafkaConsumer<>(Map.of(
-                    ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
-                    ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
-                    ConsumerConfig.CLIENT_ID_CONFIG, "tail-" + partition.topic(),
-                    ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
-                    ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class));
+                    ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                    bootstrapServers,
+                    ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+                    "read_committed",
+                    ConsumerConfig.CLIENT_ID_CONFIG,
+                    "tail-" + partition.topic(),
+                    ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
+                    StringDeserializer.class,
+                    ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
+                    StringDeserializer.class));
             consumer.assign(List.of(partition));
             consumer.seekToBeginning(List.of(partition));
         }

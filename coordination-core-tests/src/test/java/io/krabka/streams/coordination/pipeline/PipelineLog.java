@@ -24,8 +24,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
  */
 public final class PipelineLog {
 
-    private PipelineLog() {
-    }
+    private PipelineLog() {}
 
     /**
      * One committed command, in log order. {@code stampedTerm}: the term in the record's
@@ -34,7 +33,9 @@ public final class PipelineLog {
     public record Command(long offset, String requestId, String member, long term, long stampedTerm) {
         static Command parse(ConsumerRecord<String, String> record) {
             String[] fields = record.value().split(",", -1);
-            long stamped = TokenHeaders.read(record.headers()).map(stamp -> stamp.token().term()).orElse(-1L);
+            long stamped = TokenHeaders.read(record.headers())
+                    .map(stamp -> stamp.token().term())
+                    .orElse(-1L);
             return new Command(record.offset(), fields[0], fields[1], Long.parseLong(fields[2]), stamped);
         }
     }
@@ -47,8 +48,14 @@ public final class PipelineLog {
     /** A processor that writes one command per request to {@code output}. */
     public static BatchProcessor oneCommandPerRequest(String output) {
         return (batch, leadership) -> batch.stream()
-                .map(request -> new ProducerRecord<byte[], byte[]>(output, 0, request.key(),
-                        command(new String(request.value(), StandardCharsets.UTF_8), leadership.member().value(), leadership.term())
+                .map(request -> new ProducerRecord<byte[], byte[]>(
+                        output,
+                        0,
+                        request.key(),
+                        command(
+                                        new String(request.value(), StandardCharsets.UTF_8),
+                                        leadership.member().value(),
+                                        leadership.term())
                                 .getBytes(StandardCharsets.UTF_8)))
                 .toList();
     }
@@ -56,10 +63,14 @@ public final class PipelineLog {
     /** Produces requests {@code prefix0 .. prefix(count-1)}, keyed by id, acknowledged by all replicas. */
     public static void produceRequests(String bootstrapServers, String topic, String prefix, int from, int to) {
         try (KafkaProducer<String, String> producer = new KafkaProducer<>(Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
-                ProducerConfig.ACKS_CONFIG, "all",
-                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
-                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class))) {
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                bootstrapServers,
+                ProducerConfig.ACKS_CONFIG,
+                "all",
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG,
+                StringSerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG,
+                StringSerializer.class))) {
             for (int i = from; i < to; i++) {
                 producer.send(new ProducerRecord<>(topic, prefix + i, prefix + i));
             }
@@ -70,10 +81,14 @@ public final class PipelineLog {
     /** A producer of requests (string keys and values), acknowledged by all replicas; the caller closes it. */
     public static KafkaProducer<String, String> requestProducer(String bootstrapServers) {
         return new KafkaProducer<>(Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers,
-                ProducerConfig.ACKS_CONFIG, "all",
-                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
-                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class));
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                bootstrapServers,
+                ProducerConfig.ACKS_CONFIG,
+                "all",
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG,
+                StringSerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG,
+                StringSerializer.class));
     }
 
     /** Every committed command of partition 0 of {@code topic}, in log order. */

@@ -38,12 +38,13 @@ public final class PipelineMember implements Contender.Listener {
 
     /** The role's coordination topic, as every member and the test's observer use it. */
     static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withReplicationFactor(1).withPartitions(3);
+
     private static final Duration OPERATION_TIMEOUT = Duration.ofSeconds(10);
     /** How long an end of a leadership waits for its pipeline thread to stop. */
     private static final Duration WORKER_STOP = Duration.ofSeconds(10);
 
-    private static final PrintStream OUT = new PrintStream(new FileOutputStream(FileDescriptor.out), true,
-            StandardCharsets.UTF_8);
+    private static final PrintStream OUT =
+            new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
 
     private final LeaderPipeline pipeline;
     private final Map<Leadership, Thread> workers = new ConcurrentHashMap<>();
@@ -55,21 +56,23 @@ public final class PipelineMember implements Contender.Listener {
 
     public static void main(String[] args) throws Exception {
         if (args.length != 8) {
-            throw new IllegalArgumentException("usage: bootstrapServers role memberId inputTopic outputTopic leaseMs renewMs "
-                    + "staggerMs");
+            throw new IllegalArgumentException(
+                    "usage: bootstrapServers role memberId inputTopic outputTopic leaseMs renewMs " + "staggerMs");
         }
         Map<String, Object> connection = Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, args[0]);
         Role role = Role.of(args[1]);
         MemberId me = MemberId.of(args[2]);
-        LeaseConfig lease = new LeaseConfig(Duration.ofMillis(Long.parseLong(args[5])), Duration.ofMillis(Long.parseLong(args[6])),
+        LeaseConfig lease = new LeaseConfig(
+                Duration.ofMillis(Long.parseLong(args[5])),
+                Duration.ofMillis(Long.parseLong(args[6])),
                 Duration.ofMillis(Long.parseLong(args[7])));
         emit("START", "pid=" + ProcessHandle.current().pid() + " member=" + me.value());
         // As the starter does: a transaction lives at most one lease.
-        try (KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(connection, TOPIC, OPERATION_TIMEOUT,
-                     lease.duration());
-             CoordinationClient client = new CoordinationClient(transport, lease, InstantSource.system())) {
-            PipelineMember member = new PipelineMember(LeaderPipeline.create(connection, PipelineSettings.of(role, args[3]),
-                    PipelineLog.oneCommandPerRequest(args[4])));
+        try (KafkaCoordinationTransport transport =
+                        KafkaCoordinationTransport.create(connection, TOPIC, OPERATION_TIMEOUT, lease.duration());
+                CoordinationClient client = new CoordinationClient(transport, lease, InstantSource.system())) {
+            PipelineMember member = new PipelineMember(LeaderPipeline.create(
+                    connection, PipelineSettings.of(role, args[3]), PipelineLog.oneCommandPerRequest(args[4])));
             Contender contender = new Contender(client, role, me, member);
             member.contender = contender;
             contender.start();
@@ -101,7 +104,10 @@ public final class PipelineMember implements Contender.Listener {
 
     @Override
     public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-        emit("ENDED", "term=" + leadership.term() + " cause=" + cause + (failure == null ? "" : " failure=" + oneWord(failure)));
+        emit(
+                "ENDED",
+                "term=" + leadership.term() + " cause=" + cause
+                        + (failure == null ? "" : " failure=" + oneWord(failure)));
         Thread worker = workers.get(leadership);
         if (worker != null) {
             worker.interrupt();
@@ -133,8 +139,10 @@ public final class PipelineMember implements Contender.Listener {
         } finally {
             workers.remove(leadership);
         }
-        emit("WORKER", "term=" + leadership.term() + " processed=" + (pipeline.processedRecords() - before) + " outcome="
-                + outcome);
+        emit(
+                "WORKER",
+                "term=" + leadership.term() + " processed=" + (pipeline.processedRecords() - before) + " outcome="
+                        + outcome);
         contender.relinquish(leadership, failure);
     }
 

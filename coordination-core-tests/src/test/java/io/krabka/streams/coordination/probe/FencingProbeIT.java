@@ -53,22 +53,26 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class FencingProbeIT {
 
-    private static final ProtocolGateway IGGY = new ProtocolGateway(request ->
-            request instanceof InitProducerIdRequest || request instanceof AddPartitionsToTxnRequest
+    private static final ProtocolGateway IGGY = new ProtocolGateway(request -> request instanceof InitProducerIdRequest
+                    || request instanceof AddPartitionsToTxnRequest
                     || request instanceof EndTxnRequest
-                    ? Optional.of(request.getErrorResponse(0, Errors.UNSUPPORTED_VERSION.exception())) : Optional.empty());
-    private static final ProtocolGateway GRAVITEE = new ProtocolGateway(request ->
-            request instanceof EndTxnRequest endTxn && endTxn.data().committed()
-                    ? Optional.of(request.getErrorResponse(0, Errors.PRODUCER_FENCED.exception())) : Optional.empty());
+            ? Optional.of(request.getErrorResponse(0, Errors.UNSUPPORTED_VERSION.exception()))
+            : Optional.empty());
+    private static final ProtocolGateway GRAVITEE = new ProtocolGateway(
+            request -> request instanceof EndTxnRequest endTxn && endTxn.data().committed()
+                    ? Optional.of(request.getErrorResponse(0, Errors.PRODUCER_FENCED.exception()))
+                    : Optional.empty());
 
     private static KafkaProcessCluster process;
     private static KafkaTestCluster cluster;
 
     @BeforeAll
     static void startBroker(@TempDir Path dir) {
-        process = KafkaProcessCluster.builder(dir).settings(AbstractLeadershipIT.BROKER_SETTINGS)
+        process = KafkaProcessCluster.builder(dir)
+                .settings(AbstractLeadershipIT.BROKER_SETTINGS)
                 .listener(new KafkaProcessCluster.Listener("IGGY", "PLAINTEXT", (node, bound) -> IGGY.relayTo(bound)))
-                .listener(new KafkaProcessCluster.Listener("GRAVITEE", "PLAINTEXT", (node, bound) -> GRAVITEE.relayTo(bound)))
+                .listener(new KafkaProcessCluster.Listener(
+                        "GRAVITEE", "PLAINTEXT", (node, bound) -> GRAVITEE.relayTo(bound)))
                 .start();
         cluster = KafkaTestCluster.wrap(process.bootstrapServers(), process);
     }
@@ -83,25 +87,42 @@ class FencingProbeIT {
     }
 
     private static FencingReport probe(String listener, String topic) {
-        return FencingProbe.builder(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, process.bootstrapServers(listener)))
-                .topic(TopicSpec.DEFAULTS.withName(topic).withReplicationFactor(1).withAllowUnsafe(true))
-                .timeout(Duration.ofSeconds(10)).build().run();
+        return FencingProbe.builder(
+                        Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, process.bootstrapServers(listener)))
+                .topic(TopicSpec.DEFAULTS
+                        .withName(topic)
+                        .withReplicationFactor(1)
+                        .withAllowUnsafe(true))
+                .timeout(Duration.ofSeconds(10))
+                .build()
+                .run();
     }
 
     private static FencingReport probe(TopicSpec topic, boolean readOnly) {
-        return FencingProbe.builder(cluster.connection()).topic(topic).timeout(Duration.ofSeconds(20)).roles(4)
-                .readOnly(readOnly).build().run();
+        return FencingProbe.builder(cluster.connection())
+                .topic(topic)
+                .timeout(Duration.ofSeconds(20))
+                .roles(4)
+                .readOnly(readOnly)
+                .build()
+                .run();
     }
 
     @Test
     void kafka41WithTransactionVersion2ReportsItselfPassesTheLiveChecksAndLeavesNothingOpen() throws Exception {
-        TopicSpec topic = TopicSpec.DEFAULTS.withName("coordination-tv2").withPartitions(3).withReplicationFactor(1)
+        TopicSpec topic = TopicSpec.DEFAULTS
+                .withName("coordination-tv2")
+                .withPartitions(3)
+                .withReplicationFactor(1)
                 .withAllowUnsafe(true);
         FencingReport report = probe(topic, false);
         System.out.println("FencingProbeIT tv2 (" + report.took().toMillis() + " ms):\n  "
-                + String.join("\n  ", report.checks().stream().map(ProbeCheck::toString).toList()));
+                + String.join(
+                        "\n  ",
+                        report.checks().stream().map(ProbeCheck::toString).toList()));
 
-        assertThat(report.clusterId()).isEqualTo(cluster.admin().describeCluster().clusterId().get(10, TimeUnit.SECONDS));
+        assertThat(report.clusterId())
+                .isEqualTo(cluster.admin().describeCluster().clusterId().get(10, TimeUnit.SECONDS));
         assertThat(report.check("transaction-version").orElseThrow()).satisfies(check -> {
             assertThat(check.status()).isEqualTo(ProbeStatus.PASS);
             assertThat(check.finding()).isEqualTo("transaction.version=2");
@@ -111,12 +132,12 @@ class FencingProbeIT {
         for (String live : List.of("live-fence", "commit-after-fence", "epoch-behaviour", "aborted-read")) {
             assertThat(report.check(live).orElseThrow().status()).as(live).isEqualTo(ProbeStatus.PASS);
         }
-        assertThat(report.check("live-fence").orElseThrow().finding()).contains("was refused with ProducerFencedException");
+        assertThat(report.check("live-fence").orElseThrow().finding())
+                .contains("was refused with ProducerFencedException");
         assertThat(report.check("epoch-behaviour").orElseThrow().finding()).contains("as transaction.version=2 says");
         // A one-broker development setup, allowed on purpose: warned about, not failed.
         assertThat(report.failures()).isEmpty();
-        assertThat(report.warnings()).extracting(ProbeCheck::name)
-                .contains("topic", "broker.transaction-state-log");
+        assertThat(report.warnings()).extracting(ProbeCheck::name).contains("topic", "broker.transaction-state-log");
         assertThat(report.status()).isEqualTo(ProbeStatus.WARN);
         assertThat(report.check("connections").orElseThrow().finding()).contains("up to 12 clients");
 
@@ -124,10 +145,12 @@ class FencingProbeIT {
         assertThat(report.probeTopic()).isEqualTo("coordination-tv2-probe");
         assertThat(report.transactionalId()).startsWith("coordination-tv2-probe-");
         assertThat(cluster.admin().listTopics().names().get(10, TimeUnit.SECONDS))
-                .contains("coordination-tv2-probe").doesNotContain("coordination-tv2");
+                .contains("coordination-tv2-probe")
+                .doesNotContain("coordination-tv2");
         assertThat(cluster.admin().listTransactions().all().get(10, TimeUnit.SECONDS))
                 .filteredOn(listing -> listing.transactionalId().equals(report.transactionalId()))
-                .extracting(TransactionListing::state).doesNotContain(TransactionState.ONGOING);
+                .extracting(TransactionListing::state)
+                .doesNotContain(TransactionState.ONGOING);
     }
 
     @Test
@@ -135,12 +158,24 @@ class FencingProbeIT {
         cluster.setTransactionVersion((short) 1);
         try {
             // The controller finalized the level; the broker's metadata may tell it a moment later.
-            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> cluster.admin().describeFeatures()
-                    .featureMetadata().get(10, TimeUnit.SECONDS).finalizedFeatures().get("transaction.version")
-                    .maxVersionLevel() == 1);
-            FencingReport report = probe(TopicSpec.DEFAULTS.withName("coordination-tv1").withReplicationFactor(1)
-                    .withAllowUnsafe(true), false);
-            assertThat(report.check("transaction-version").orElseThrow().finding()).isEqualTo("transaction.version=1");
+            org.awaitility.Awaitility.await()
+                    .atMost(Duration.ofSeconds(30))
+                    .until(() -> cluster.admin()
+                                    .describeFeatures()
+                                    .featureMetadata()
+                                    .get(10, TimeUnit.SECONDS)
+                                    .finalizedFeatures()
+                                    .get("transaction.version")
+                                    .maxVersionLevel()
+                            == 1);
+            FencingReport report = probe(
+                    TopicSpec.DEFAULTS
+                            .withName("coordination-tv1")
+                            .withReplicationFactor(1)
+                            .withAllowUnsafe(true),
+                    false);
+            assertThat(report.check("transaction-version").orElseThrow().finding())
+                    .isEqualTo("transaction.version=1");
             assertThat(report.check("epoch-behaviour").orElseThrow()).satisfies(check -> {
                 assertThat(check.status()).isEqualTo(ProbeStatus.PASS);
                 assertThat(check.finding()).contains("as transaction.version=1 says");
@@ -154,11 +189,20 @@ class FencingProbeIT {
 
     @Test
     void aTopicWithUncleanLeaderElectionAndOneWithMinInsyncReplicasOneAreNamed() throws Exception {
-        cluster.admin().createTopics(List.of(
-                new NewTopic("unclean", 1, (short) 1).configs(Map.of("cleanup.policy", "compact",
-                        "unclean.leader.election.enable", "true", "min.insync.replicas", "2")),
-                new NewTopic("single-isr", 1, (short) 1).configs(Map.of("cleanup.policy", "compact",
-                        "min.insync.replicas", "1")))).all().get(20, TimeUnit.SECONDS);
+        cluster.admin()
+                .createTopics(List.of(
+                        new NewTopic("unclean", 1, (short) 1)
+                                .configs(Map.of(
+                                        "cleanup.policy",
+                                        "compact",
+                                        "unclean.leader.election.enable",
+                                        "true",
+                                        "min.insync.replicas",
+                                        "2")),
+                        new NewTopic("single-isr", 1, (short) 1)
+                                .configs(Map.of("cleanup.policy", "compact", "min.insync.replicas", "1"))))
+                .all()
+                .get(20, TimeUnit.SECONDS);
 
         FencingReport unclean = probe(TopicSpec.DEFAULTS.withName("unclean").withPartitions(1), true);
         assertThat(unclean.check("topic.unclean-leader-election").orElseThrow()).satisfies(check -> {
@@ -167,24 +211,36 @@ class FencingProbeIT {
             assertThat(check.fix()).contains("--add-config unclean.leader.election.enable=false");
         });
         assertThat(unclean.check("topic.cleanup-policy").orElseThrow().status()).isEqualTo(ProbeStatus.PASS);
-        assertThatThrownBy(unclean::requireNoFailure).isInstanceOf(FencingProbeException.class)
+        assertThatThrownBy(unclean::requireNoFailure)
+                .isInstanceOf(FencingProbeException.class)
                 .hasMessageContaining("topic.unclean-leader-election FAIL")
                 .hasMessageContaining("Fix: kafka-configs.sh");
 
-        FencingReport singleIsr = probe(TopicSpec.DEFAULTS.withName("single-isr").withPartitions(1), true);
+        FencingReport singleIsr =
+                probe(TopicSpec.DEFAULTS.withName("single-isr").withPartitions(1), true);
         assertThat(singleIsr.check("topic.min-insync-replicas").orElseThrow()).satisfies(check -> {
             assertThat(check.status()).isEqualTo(ProbeStatus.FAIL);
             assertThat(check.finding()).isEqualTo("single-isr: effective min.insync.replicas=1");
         });
-        assertThat(singleIsr.check("topic.unclean-leader-election").orElseThrow().status()).isEqualTo(ProbeStatus.PASS);
+        assertThat(singleIsr
+                        .check("topic.unclean-leader-election")
+                        .orElseThrow()
+                        .status())
+                .isEqualTo(ProbeStatus.PASS);
         assertThat(singleIsr.status()).isEqualTo(ProbeStatus.FAIL);
     }
 
     @Test
     void liveChecksThatPassedAreReusedOnlyWhenAskedForAndOnlyOnTheSameCluster() {
-        TopicSpec topic = TopicSpec.DEFAULTS.withName("coordination-reuse").withReplicationFactor(1).withAllowUnsafe(true);
-        FencingProbe reusing = FencingProbe.builder(cluster.connection()).topic(topic).timeout(Duration.ofSeconds(20))
-                .reuseLiveChecksFor(Duration.ofMinutes(10)).build();
+        TopicSpec topic = TopicSpec.DEFAULTS
+                .withName("coordination-reuse")
+                .withReplicationFactor(1)
+                .withAllowUnsafe(true);
+        FencingProbe reusing = FencingProbe.builder(cluster.connection())
+                .topic(topic)
+                .timeout(Duration.ofSeconds(20))
+                .reuseLiveChecksFor(Duration.ofMinutes(10))
+                .build();
         FencingReport first = reusing.run();
         FencingReport second = reusing.run();
         assertThat(second.transactionalId()).isEqualTo(first.transactionalId());
@@ -199,13 +255,19 @@ class FencingProbeIT {
 
     @Test
     void aReadOnlyRunWritesNothingAndSaysWhatItDidNotCheck() throws Exception {
-        FencingReport report = probe(TopicSpec.DEFAULTS.withName("read-only").withReplicationFactor(1).withAllowUnsafe(true),
+        FencingReport report = probe(
+                TopicSpec.DEFAULTS
+                        .withName("read-only")
+                        .withReplicationFactor(1)
+                        .withAllowUnsafe(true),
                 true);
         assertThat(report.readOnly()).isTrue();
         assertThat(report.probeTopic()).isNull();
-        assertThat(report.skipped()).extracting(ProbeCheck::name)
+        assertThat(report.skipped())
+                .extracting(ProbeCheck::name)
                 .containsExactly("live-fence", "commit-after-fence", "epoch-behaviour", "aborted-read");
-        assertThat(report.skipped()).allSatisfy(check -> assertThat(check.finding()).isEqualTo("not checked (read-only)"));
+        assertThat(report.skipped())
+                .allSatisfy(check -> assertThat(check.finding()).isEqualTo("not checked (read-only)"));
         assertThat(report.check("topic").orElseThrow().finding()).contains("does not exist yet");
         Set<String> topics = cluster.admin().listTopics().names().get(10, TimeUnit.SECONDS);
         assertThat(topics).doesNotContain("read-only", "read-only-probe");
@@ -219,24 +281,30 @@ class FencingProbeIT {
      */
     @Test
     void aCoordinationClientProbesItsOwnTransportsClusterAndTopicBeforeContending() throws Exception {
-        TopicSpec topic = TopicSpec.DEFAULTS.withName("coordination-client").withPartitions(3).withReplicationFactor(1)
+        TopicSpec topic = TopicSpec.DEFAULTS
+                .withName("coordination-client")
+                .withPartitions(3)
+                .withReplicationFactor(1)
                 .withAllowUnsafe(true);
-        try (KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(cluster.connection(), topic,
-                Duration.ofSeconds(20), Duration.ofSeconds(20));
-             CoordinationClient client = new CoordinationClient(transport)) {
+        try (KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(
+                        cluster.connection(), topic, Duration.ofSeconds(20), Duration.ofSeconds(20));
+                CoordinationClient client = new CoordinationClient(transport)) {
             FencingReport report = client.probe();
 
-            assertThat(report.clusterId()).isEqualTo(cluster.admin().describeCluster().clusterId().get(10, TimeUnit.SECONDS));
+            assertThat(report.clusterId())
+                    .isEqualTo(cluster.admin().describeCluster().clusterId().get(10, TimeUnit.SECONDS));
             assertThat(report.bootstrapServers()).isEqualTo(cluster.bootstrapServers());
             assertThat(report.topic()).isEqualTo("coordination-client");
-            assertThat(report.check("broker.transaction-timeouts").orElseThrow().status()).isEqualTo(ProbeStatus.PASS);
+            assertThat(report.check("broker.transaction-timeouts").orElseThrow().status())
+                    .isEqualTo(ProbeStatus.PASS);
             for (String live : List.of("live-fence", "commit-after-fence", "epoch-behaviour", "aborted-read")) {
                 assertThat(report.check(live).orElseThrow().status()).as(live).isEqualTo(ProbeStatus.PASS);
             }
             assertThat(report.failures()).isEmpty();
             assertThat(report.probeTopic()).isEqualTo("coordination-client-probe");
             assertThat(cluster.admin().listTopics().names().get(10, TimeUnit.SECONDS))
-                    .contains("coordination-client-probe").doesNotContain("coordination-client");
+                    .contains("coordination-client-probe")
+                    .doesNotContain("coordination-client");
 
             Leadership held = client.acquire(Role.of("probed"), MemberId.of("m"), Duration.ofSeconds(30));
             assertThat(held.term()).isNotNegative();
@@ -247,17 +315,24 @@ class FencingProbeIT {
     /** The transport's transaction timeout is the lease the probe checks; a read-only run from the client writes nothing. */
     @Test
     void theClientsProbeChecksItsTransportsTransactionTimeoutAndCanRunReadOnly() throws Exception {
-        TopicSpec topic = TopicSpec.DEFAULTS.withName("coordination-client-lease").withReplicationFactor(1).withAllowUnsafe(true);
-        // Longer than the brokers' transaction.max.timeout.ms (15 min by default): every InitProducerId would be refused.
-        try (KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(cluster.connection(), topic,
-                Duration.ofSeconds(20), Duration.ofMinutes(16));
-             CoordinationClient client = new CoordinationClient(transport)) {
+        TopicSpec topic = TopicSpec.DEFAULTS
+                .withName("coordination-client-lease")
+                .withReplicationFactor(1)
+                .withAllowUnsafe(true);
+        // Longer than the brokers' transaction.max.timeout.ms (15 min by default): every InitProducerId would be
+        // refused.
+        try (KafkaCoordinationTransport transport = KafkaCoordinationTransport.create(
+                        cluster.connection(), topic, Duration.ofSeconds(20), Duration.ofMinutes(16));
+                CoordinationClient client = new CoordinationClient(transport)) {
             FencingReport report = client.fencingProbe().readOnly(true).build().run();
 
-            assertThat(report.check("broker.transaction-timeouts").orElseThrow()).satisfies(check -> {
-                assertThat(check.status()).isEqualTo(ProbeStatus.FAIL);
-                assertThat(check.finding()).contains("the lease is " + Duration.ofMinutes(16).toMillis() + " ms");
-            });
+            assertThat(report.check("broker.transaction-timeouts").orElseThrow())
+                    .satisfies(check -> {
+                        assertThat(check.status()).isEqualTo(ProbeStatus.FAIL);
+                        assertThat(check.finding())
+                                .contains(
+                                        "the lease is " + Duration.ofMinutes(16).toMillis() + " ms");
+                    });
             assertThat(report.readOnly()).isTrue();
             assertThat(cluster.admin().listTopics().names().get(10, TimeUnit.SECONDS))
                     .doesNotContain("coordination-client-lease", "coordination-client-lease-probe");
@@ -268,8 +343,9 @@ class FencingProbeIT {
     @Test
     void aClientOnATransportNotCreatedFromSettingsSaysItCannotProbe() {
         try (InMemoryCoordinationTransport transport = new InMemoryCluster().transport(TopicSpec.DEFAULTS);
-             CoordinationClient client = new CoordinationClient(transport)) {
-            assertThatThrownBy(client::probe).isInstanceOf(UnsupportedOperationException.class)
+                CoordinationClient client = new CoordinationClient(transport)) {
+            assertThatThrownBy(client::probe)
+                    .isInstanceOf(UnsupportedOperationException.class)
                     .hasMessageContaining("KafkaCoordinationTransport.create")
                     .hasMessageContaining("FencingProbe.builder(connection)");
         }
@@ -283,12 +359,15 @@ class FencingProbeIT {
         assertThat(report.status()).isEqualTo(ProbeStatus.FAIL);
         assertThat(report.check("live-fence").orElseThrow()).satisfies(check -> {
             assertThat(check.status()).isEqualTo(ProbeStatus.FAIL);
-            assertThat(check.finding()).startsWith("InitProducerId of producer A failed").contains("not supported");
+            assertThat(check.finding())
+                    .startsWith("InitProducerId of producer A failed")
+                    .contains("not supported");
             assertThat(check.meaning()).contains("does not support Kafka transactions");
         });
         assertThat(report.check("aborted-read").orElseThrow().status()).isEqualTo(ProbeStatus.SKIPPED);
         assertThat(IGGY.answered()).anyMatch(answer -> answer.startsWith("INIT_PRODUCER_ID"));
-        assertThatThrownBy(report::requireNoFailure).isInstanceOf(FencingProbeException.class)
+        assertThatThrownBy(report::requireNoFailure)
+                .isInstanceOf(FencingProbeException.class)
                 .hasMessageContaining("live-fence FAIL: InitProducerId of producer A failed");
     }
 
@@ -303,7 +382,9 @@ class FencingProbeIT {
         // ...but so is a fence no newer producer caused.
         assertThat(report.check("commit-after-fence").orElseThrow()).satisfies(check -> {
             assertThat(check.status()).isEqualTo(ProbeStatus.FAIL);
-            assertThat(check.finding()).contains("answered as fenced").contains("although no other producer initialized");
+            assertThat(check.finding())
+                    .contains("answered as fenced")
+                    .contains("although no other producer initialized");
             assertThat(check.meaning()).contains("A fence that no newer leader caused");
         });
         assertThat(GRAVITEE.answered()).anyMatch(answer -> answer.startsWith("END_TXN"));

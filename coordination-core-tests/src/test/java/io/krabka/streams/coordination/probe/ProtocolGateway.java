@@ -75,8 +75,10 @@ final class ProtocolGateway implements AutoCloseable {
                 sockets.add(upstream);
                 BlockingQueue<CompletableFuture<byte[]>> order = new LinkedBlockingQueue<>();
                 Map<Integer, CompletableFuture<byte[]>> forwarded = new ConcurrentHashMap<>();
-                daemon(() -> requests(client, upstream, order, forwarded), "gateway-requests").start();
-                daemon(() -> responses(upstream, forwarded), "gateway-responses").start();
+                daemon(() -> requests(client, upstream, order, forwarded), "gateway-requests")
+                        .start();
+                daemon(() -> responses(upstream, forwarded), "gateway-responses")
+                        .start();
                 daemon(() -> writer(client, order), "gateway-writer").start();
             } catch (IOException e) {
                 return; // closed
@@ -84,7 +86,10 @@ final class ProtocolGateway implements AutoCloseable {
         }
     }
 
-    private void requests(Socket client, Socket upstream, BlockingQueue<CompletableFuture<byte[]>> order,
+    private void requests(
+            Socket client,
+            Socket upstream,
+            BlockingQueue<CompletableFuture<byte[]>> order,
             Map<Integer, CompletableFuture<byte[]>> forwarded) {
         try {
             DataInputStream in = new DataInputStream(client.getInputStream());
@@ -96,16 +101,21 @@ final class ProtocolGateway implements AutoCloseable {
                 RequestHeader header = RequestHeader.parse(buffer);
                 Optional<AbstractResponse> own = Optional.empty();
                 if (header.apiKey() != ApiKeys.API_VERSIONS) {
-                    AbstractRequest request = AbstractRequest.parseRequest(header.apiKey(), header.apiVersion(),
-                            new ByteBufferAccessor(buffer)).request;
+                    AbstractRequest request = AbstractRequest.parseRequest(
+                                    header.apiKey(), header.apiVersion(), new ByteBufferAccessor(buffer))
+                            .request;
                     own = answer.apply(request);
                 }
                 CompletableFuture<byte[]> slot = new CompletableFuture<>();
                 order.put(slot);
                 if (own.isPresent()) {
-                    answered.add(header.apiKey() + " v" + header.apiVersion() + " -> " + own.get().errorCounts().keySet());
-                    ByteBuffer body = RequestUtils.serialize(header.toResponseHeader().data(),
-                            header.toResponseHeader().headerVersion(), own.get().data(), header.apiVersion());
+                    answered.add(header.apiKey() + " v" + header.apiVersion() + " -> "
+                            + own.get().errorCounts().keySet());
+                    ByteBuffer body = RequestUtils.serialize(
+                            header.toResponseHeader().data(),
+                            header.toResponseHeader().headerVersion(),
+                            own.get().data(),
+                            header.apiVersion());
                     byte[] bytes = new byte[body.remaining()];
                     body.get(bytes);
                     slot.complete(bytes);
@@ -132,7 +142,8 @@ final class ProtocolGateway implements AutoCloseable {
             while (true) {
                 byte[] frame = new byte[in.readInt()];
                 in.readFully(frame);
-                CompletableFuture<byte[]> slot = forwarded.remove(ByteBuffer.wrap(frame).getInt());
+                CompletableFuture<byte[]> slot =
+                        forwarded.remove(ByteBuffer.wrap(frame).getInt());
                 if (slot != null) {
                     slot.complete(frame);
                 }

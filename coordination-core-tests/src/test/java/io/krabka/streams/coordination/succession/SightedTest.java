@@ -21,8 +21,11 @@ class SightedTest {
 
     /** A role held by HOLDER with a lease written at T0 ending at {@code deadline}, and ME registered behind it. */
     private static RoleState leased(long deadline) {
-        return RoleState.builder(ROLE).register(0, HOLDER, T0 - 1_000).register(1, ME, T0 - 500)
-                .lease(2, HOLDER, 7, (short) 0, T0, deadline).build();
+        return RoleState.builder(ROLE)
+                .register(0, HOLDER, T0 - 1_000)
+                .register(1, ME, T0 - 500)
+                .lease(2, HOLDER, 7, (short) 0, T0, deadline)
+                .build();
     }
 
     private static long believedDeadline(RoleState state, Sighted seen) {
@@ -65,7 +68,9 @@ class SightedTest {
         Decision later = renewed.turn(state, ME, CONFIG, now, null);
         assertThat(later).isInstanceOf(Decision.Wait.class);
         assertThat(((Decision.Wait) later).challengeAt()).isEqualTo(Instant.ofEpochMilli(T0 + 10_000 + LEASE));
-        assertThat(renewed.renewedUntil(T0).renewedUntil()).as("renewals never move the deadline back").isEqualTo(T0 + 10_000 + LEASE);
+        assertThat(renewed.renewedUntil(T0).renewedUntil())
+                .as("renewals never move the deadline back")
+                .isEqualTo(T0 + 10_000 + LEASE);
     }
 
     @Test
@@ -80,20 +85,27 @@ class SightedTest {
 
     @Test
     void aReleaseStampedAfterItWasSeenCountsFromTheSighting() {
-        RoleState released = RoleState.builder(ROLE).register(0, ME, T0 - 500).lease(1, HOLDER, 7, (short) 0, T0, T0 + LEASE)
-                .release(2, T0 + 3_600_000).build();
+        RoleState released = RoleState.builder(ROLE)
+                .register(0, ME, T0 - 500)
+                .lease(1, HOLDER, 7, (short) 0, T0, T0 + LEASE)
+                .release(2, T0 + 3_600_000)
+                .build();
         Sighted seen = new Sighted(Sighted.NONE, Sighted.NONE, T0 + 50, Sighted.NONE);
 
         assertThat(seen.believed(released, CONFIG).leaseReleasedAt()).hasValue(T0 + 50);
         Decision turn = seen.turn(released, ME, CONFIG, Instant.ofEpochMilli(T0 + 60), null);
-        assertThat(turn).as("the only standby takes a released role at once, not in an hour").isInstanceOf(Decision.Challenge.class);
+        assertThat(turn)
+                .as("the only standby takes a released role at once, not in an hour")
+                .isInstanceOf(Decision.Challenge.class);
     }
 
     @Test
     void aReleaseStampedBeforeItWasSeenIsBelievedAsWritten() {
-        RoleState released = RoleState.builder(ROLE).register(0, ME, T0 - 500).release(1, T0).build();
+        RoleState released =
+                RoleState.builder(ROLE).register(0, ME, T0 - 500).release(1, T0).build();
 
-        assertThat(new Sighted(Sighted.NONE, Sighted.NONE, T0 + 50, Sighted.NONE).believed(released, CONFIG)).isSameAs(released);
+        assertThat(new Sighted(Sighted.NONE, Sighted.NONE, T0 + 50, Sighted.NONE).believed(released, CONFIG))
+                .isSameAs(released);
         assertThat(Sighted.NOTHING.believed(released, CONFIG)).isSameAs(released);
     }
 }

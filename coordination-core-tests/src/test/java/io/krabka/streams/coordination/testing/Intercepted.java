@@ -11,8 +11,7 @@ import java.lang.reflect.Proxy;
  */
 public final class Intercepted {
 
-    private Intercepted() {
-    }
+    private Intercepted() {}
 
     /** What a call of the proxy does; {@code args} is never null. */
     public interface Handler {
@@ -21,7 +20,9 @@ public final class Intercepted {
 
     /** A {@code type} whose calls {@code handler} answers. */
     public static <T> T proxy(Class<T> type, Handler handler) {
-        return type.cast(Proxy.newProxyInstance(Intercepted.class.getClassLoader(), new Class<?>[] {type},
+        return type.cast(Proxy.newProxyInstance(
+                Intercepted.class.getClassLoader(),
+                new Class<?>[] {type},
                 (proxy, method, args) -> handler.handle(method, args == null ? new Object[0] : args)));
     }
 

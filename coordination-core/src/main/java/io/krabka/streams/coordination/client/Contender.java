@@ -13,7 +13,6 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.Executor;
-import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -91,12 +90,10 @@ public final class Contender implements AutoCloseable {
         void ended(Leadership leadership, LeadershipEndCause cause, @Nullable Throwable failure);
 
         /** A renewal succeeded after {@code took}. Runs on a pass thread: must not block. */
-        default void renewed(Leadership leadership, Duration took) {
-        }
+        default void renewed(Leadership leadership, Duration took) {}
 
         /** A renewal failed without ending the leadership. Runs on a pass thread: must not block. */
-        default void renewFailed(Leadership leadership, CoordinationException failure) {
-        }
+        default void renewFailed(Leadership leadership, CoordinationException failure) {}
     }
 
     private final RoleContender engine;
@@ -111,11 +108,16 @@ public final class Contender implements AutoCloseable {
      * threads when that is null. The callbacks of one contender run one at a time and in
      * order either way.
      */
-    public Contender(CoordinationClient client, Role role, MemberId member, Listener listener, @Nullable Executor callbacks) {
+    public Contender(
+            CoordinationClient client, Role role, MemberId member, Listener listener, @Nullable Executor callbacks) {
         Objects.requireNonNull(client, "client");
         Objects.requireNonNull(listener, "listener");
-        this.engine = new RoleContender(client.engine(), Objects.requireNonNull(role, "role"),
-                Objects.requireNonNull(member, "member"), listener, callbacks);
+        this.engine = new RoleContender(
+                client.engine(),
+                Objects.requireNonNull(role, "role"),
+                Objects.requireNonNull(member, "member"),
+                listener,
+                callbacks);
     }
 
     /**
@@ -133,7 +135,8 @@ public final class Contender implements AutoCloseable {
      * The same, also telling {@code events} of each grant and end (after the work started,
      * and after it stopped); null for none.
      */
-    public static Contender running(CoordinationClient client, Role role, MemberId member, LeaderWork work, @Nullable Listener events) {
+    public static Contender running(
+            CoordinationClient client, Role role, MemberId member, LeaderWork work, @Nullable Listener events) {
         WorkListener listener = new WorkListener(new LeaderWorkRunner("krabka-work-" + role, work), events);
         return listener.bind(new Contender(client, role, member, listener));
     }

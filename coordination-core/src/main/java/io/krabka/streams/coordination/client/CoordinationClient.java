@@ -61,9 +61,13 @@ public final class CoordinationClient implements AutoCloseable {
     }
 
     /** As {@link #CoordinationClient(CoordinationTransport, LeaseConfig, InstantSource)}; {@code sendBatching}: how {@link Leadership#send} groups sends. */
-    public CoordinationClient(CoordinationTransport transport, LeaseConfig config, InstantSource clock,
-            SendBatching sendBatching) {
-        this(transport, config, CoordinationRuntime.shared().withClock(Objects.requireNonNull(clock, "clock")), sendBatching);
+    public CoordinationClient(
+            CoordinationTransport transport, LeaseConfig config, InstantSource clock, SendBatching sendBatching) {
+        this(
+                transport,
+                config,
+                CoordinationRuntime.shared().withClock(Objects.requireNonNull(clock, "clock")),
+                sendBatching);
     }
 
     /** A client whose contenders, leaderships and pipelines run on {@code runtime} (its clock, ticker, timer, executors); the caller closes {@code transport} and {@code runtime} after it. */
@@ -72,7 +76,10 @@ public final class CoordinationClient implements AutoCloseable {
     }
 
     /** As {@link #CoordinationClient(CoordinationTransport, LeaseConfig, CoordinationRuntime)}; {@code sendBatching}: how {@link Leadership#send} groups sends. */
-    public CoordinationClient(CoordinationTransport transport, LeaseConfig config, CoordinationRuntime runtime,
+    public CoordinationClient(
+            CoordinationTransport transport,
+            LeaseConfig config,
+            CoordinationRuntime runtime,
             SendBatching sendBatching) {
         this.engine = new Engine(transport, config, runtime, sendBatching);
         this.transport = transport;
@@ -242,13 +249,16 @@ public final class CoordinationClient implements AutoCloseable {
      * @throws UnsupportedOperationException as {@link #probe()}
      */
     public FencingProbe.Builder fencingProbe() {
-        if (transport instanceof KafkaCoordinationTransport kafka && kafka.settings().isPresent()) {
+        if (transport instanceof KafkaCoordinationTransport kafka
+                && kafka.settings().isPresent()) {
             return FencingProbe.builder(kafka);
         }
-        throw new UnsupportedOperationException("the fencing probe checks a Kafka cluster with clients of its own, built from"
-                + " the settings a KafkaCoordinationTransport was created from (KafkaCoordinationTransport.create); this"
-                + " client's transport is " + transport.location() + " (" + transport.getClass().getSimpleName() + ")"
-                + ": run FencingProbe.builder(connection) instead");
+        throw new UnsupportedOperationException(
+                "the fencing probe checks a Kafka cluster with clients of its own, built from"
+                        + " the settings a KafkaCoordinationTransport was created from (KafkaCoordinationTransport.create); this"
+                        + " client's transport is " + transport.location() + " ("
+                        + transport.getClass().getSimpleName() + ")"
+                        + ": run FencingProbe.builder(connection) instead");
     }
 
     /** What this client is made of: its contenders are built from it. */

@@ -26,7 +26,8 @@ public interface CoordinationInstrumentation {
     /** Does nothing but the call. */
     CoordinationInstrumentation NONE = new CoordinationInstrumentation() {
         @Override
-        public <T> T around(Operation operation, Role role, MemberId member, LongSupplier term, int records, Supplier<T> call) {
+        public <T> T around(
+                Operation operation, Role role, MemberId member, LongSupplier term, int records, Supplier<T> call) {
             return call.get();
         }
     };

@@ -1,9 +1,9 @@
 package io.krabka.streams.coordination.client;
 
-import java.time.Duration;
 import io.krabka.streams.coordination.client.internal.DurationText;
-import java.util.Objects;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
+import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -106,8 +106,10 @@ public final class LeaderWorkRunner {
             returned = run.done.isDone();
         }
         if (!returned && run.abandonIfRunning()) {
-            run.report(interrupted ? "was still running when the wait for it was interrupted"
-                    : "did not return within " + DurationText.of(bound) + " of its interrupt");
+            run.report(
+                    interrupted
+                            ? "was still running when the wait for it was interrupted"
+                            : "did not return within " + DurationText.of(bound) + " of its interrupt");
         }
         synchronized (this) {
             if (current == run) {
@@ -150,7 +152,8 @@ public final class LeaderWorkRunner {
             this.runtime = runtime;
         }
 
-        @Nullable Throwable run() {
+        @Nullable
+        Throwable run() {
             Thread current = Thread.currentThread();
             String poolName = current.getName();
             synchronized (this) {
@@ -169,7 +172,8 @@ public final class LeaderWorkRunner {
                 return failure;
             } finally {
                 synchronized (this) {
-                    // After this, an interrupt of this run no longer reaches the pool thread, and one it sent stays here.
+                    // After this, an interrupt of this run no longer reaches the pool thread, and one it sent stays
+                    // here.
                     thread = null;
                     Thread.interrupted();
                 }
@@ -199,16 +203,24 @@ public final class LeaderWorkRunner {
             synchronized (this) {
                 on = thread;
             }
-            String where = on == null ? "no thread yet (queued for a worker)"
+            String where = on == null
+                    ? "no thread yet (queued for a worker)"
                     : "thread '" + on.getName() + "' (id " + on.getId() + ", " + on.getState() + ")";
             Throwable stack = null;
             if (on != null) {
                 stack = new Throwable("where " + on.getName() + " is now");
                 stack.setStackTrace(on.getStackTrace());
             }
-            log.error("The work of role {} (term {}), {}, {}: abandoned, it still runs on {}. Its guarded writes are "
-                    + "fenced, but whatever else it does goes on while this member no longer leads: make it return "
-                    + "when interrupted", leadership.role(), leadership.term(), description, what, where, stack);
+            log.error(
+                    "The work of role {} (term {}), {}, {}: abandoned, it still runs on {}. Its guarded writes are "
+                            + "fenced, but whatever else it does goes on while this member no longer leads: make it return "
+                            + "when interrupted",
+                    leadership.role(),
+                    leadership.term(),
+                    description,
+                    what,
+                    where,
+                    stack);
         }
     }
 }

@@ -34,8 +34,13 @@ import java.util.Optional;
  *     right after a grant until its confirming lease, and around an epoch rollover
  *     (about every 32 767 transactions) until its next lease.
  */
-public record LeadershipStatus(Role role, Optional<LeaseSnapshot> lease, Optional<ProducerState> coordinator,
-        List<RankedMember> roster, long readUpTo, boolean current) {
+public record LeadershipStatus(
+        Role role,
+        Optional<LeaseSnapshot> lease,
+        Optional<ProducerState> coordinator,
+        List<RankedMember> roster,
+        long readUpTo,
+        boolean current) {
 
     public LeadershipStatus {
         Objects.requireNonNull(role, "role");
@@ -57,7 +62,10 @@ public record LeadershipStatus(Role role, Optional<LeaseSnapshot> lease, Optiona
         if (lease.isEmpty() || coordinator.isEmpty()) {
             return FencingToken.NO_EPOCH;
         }
-        return FencingToken.of(lease.get().token().term(), coordinator.get().producerId(), coordinator.get().producerEpoch());
+        return FencingToken.of(
+                lease.get().token().term(),
+                coordinator.get().producerId(),
+                coordinator.get().producerEpoch());
     }
 
     /** The lease's deadline on the holder's clock, if there is a lease. */

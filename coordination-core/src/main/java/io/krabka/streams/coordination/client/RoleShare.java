@@ -12,5 +12,4 @@ import io.krabka.streams.coordination.Balance;
  * @param liveMembers how many members it counts as alive among those contending for its roles
  * @param movesOut how many roles it handed over on its own to even out the shares
  */
-public record RoleShare(Balance balance, int roles, int held, int fairShare, int liveMembers, long movesOut) {
-}
+public record RoleShare(Balance balance, int roles, int held, int fairShare, int liveMembers, long movesOut) {}

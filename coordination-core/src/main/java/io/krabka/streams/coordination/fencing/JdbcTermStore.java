@@ -133,10 +133,13 @@ public final class JdbcTermStore implements TermStore {
         try {
             return admitOn(connection, role, scope, term);
         } catch (SQLException e) {
-            throw failure(isConstraintViolation(e)
-                    ? "admitting term " + term + " of role " + role + in(scope) + ": another transaction inserted its"
-                            + " first row at the same time; roll back and retry"
-                    : "admitting term " + term + " of role " + role + in(scope), e);
+            throw failure(
+                    isConstraintViolation(e)
+                            ? "admitting term " + term + " of role " + role + in(scope)
+                                    + ": another transaction inserted its"
+                                    + " first row at the same time; roll back and retry"
+                            : "admitting term " + term + " of role " + role + in(scope),
+                    e);
         }
     }
 
@@ -219,7 +222,8 @@ public final class JdbcTermStore implements TermStore {
             }
             if (round == UPDATE_ROUNDS) {
                 throw new SQLException("the row of role " + role + in(scope) + " holds " + highest.getAsLong()
-                        + ", no more than term " + term + ", yet " + UPDATE_ROUNDS + " conditional updates changed nothing:"
+                        + ", no more than term " + term + ", yet " + UPDATE_ROUNDS
+                        + " conditional updates changed nothing:"
                         + " is the isolation level above READ COMMITTED?");
             }
         }
@@ -234,8 +238,8 @@ public final class JdbcTermStore implements TermStore {
     }
 
     private OptionalLong select(Connection connection, Role role, String scope) throws SQLException {
-        try (PreparedStatement select = connection.prepareStatement(
-                "SELECT last_term FROM " + table + " WHERE role = ? AND scope_name = ?")) {
+        try (PreparedStatement select =
+                connection.prepareStatement("SELECT last_term FROM " + table + " WHERE role = ? AND scope_name = ?")) {
             select.setString(1, role.name());
             select.setString(2, scope);
             try (ResultSet row = select.executeQuery()) {

@@ -58,6 +58,10 @@ import org.jspecify.annotations.Nullable;
  * every role, each with terms of its own, unless made for one ({@link #onlyRole}).
  * Thread-safe when its store is; the store decides how long the gate remembers
  * ({@link TermStore}).
+ *
+ * <p>Size: one public type for one decision. Its verdicts, the three scopes and every way
+ * of naming a command (a record, headers, a role and term) meet in the one comparison with
+ * the stored term, so a device has one class to read.
  */
 public final class TermGate {
 
@@ -93,7 +97,13 @@ public final class TermGate {
      *     empty when none was
      * @param reason a sentence for a log line
      */
-    public record Verdict(Outcome outcome, @Nullable Role role, @Nullable String scope, long term, OptionalLong highest, String reason) {
+    public record Verdict(
+            Outcome outcome,
+            @Nullable Role role,
+            @Nullable String scope,
+            long term,
+            OptionalLong highest,
+            String reason) {
 
         /**
          * A verdict in the scope {@link TermStore#WHOLE_ROLE}.
@@ -113,7 +123,9 @@ public final class TermGate {
 
     /** What a gate takes a record's scope from, and the word its sentences use for it. */
     private enum ScopedBy {
-        ROLE("scope"), KEY("key"), PARTITION("partition");
+        ROLE("scope"),
+        KEY("key"),
+        PARTITION("partition");
 
         final String noun;
 
@@ -214,8 +226,14 @@ public final class TermGate {
         switch (scopedBy) {
             case KEY -> {
                 if (record.key() == null) {
-                    return new Verdict(Outcome.UNSCOPED, role, null, term, OptionalLong.empty(), "refused term " + term
-                            + " of role " + role + ": the record has no key, and this gate orders commands by key");
+                    return new Verdict(
+                            Outcome.UNSCOPED,
+                            role,
+                            null,
+                            term,
+                            OptionalLong.empty(),
+                            "refused term " + term + " of role " + role
+                                    + ": the record has no key, and this gate orders commands by key");
                 }
                 scope = keyText(record.key());
             }
@@ -246,16 +264,32 @@ public final class TermGate {
         }
         String where = where(scope);
         if (term < 0) {
-            return new Verdict(Outcome.MALFORMED, role, scope, term, store.highest(role, scope), "refused term " + term
-                    + " of role " + role + where + ": no leadership has a negative term");
+            return new Verdict(
+                    Outcome.MALFORMED,
+                    role,
+                    scope,
+                    term,
+                    store.highest(role, scope),
+                    "refused term " + term + " of role " + role + where + ": no leadership has a negative term");
         }
         if (store.admit(role, scope, term)) {
-            return new Verdict(Outcome.ADMITTED, role, scope, term, OptionalLong.of(term), "admitted term " + term
-                    + " of role " + role + where);
+            return new Verdict(
+                    Outcome.ADMITTED,
+                    role,
+                    scope,
+                    term,
+                    OptionalLong.of(term),
+                    "admitted term " + term + " of role " + role + where);
         }
         OptionalLong highest = store.highest(role, scope);
-        return new Verdict(Outcome.STALE, role, scope, term, highest, "refused term " + term + " of role " + role
-                + ": it arrived after term " + (highest.isPresent() ? highest.getAsLong() : "?") + where);
+        return new Verdict(
+                Outcome.STALE,
+                role,
+                scope,
+                term,
+                highest,
+                "refused term " + term + " of role " + role + ": it arrived after term "
+                        + (highest.isPresent() ? highest.getAsLong() : "?") + where);
     }
 
     /**
@@ -300,7 +334,8 @@ public final class TermGate {
     }
 
     /** The stamp of some headers, or the verdict on headers without a readable one. */
-    private record Read(TokenHeaders.@Nullable Stamp stamp, @Nullable Verdict refused) {
+    private record Read(
+            TokenHeaders.@Nullable Stamp stamp, @Nullable Verdict refused) {
 
         /** The stamp, once {@link #refused()} is null: one of the two is always set. */
         TokenHeaders.Stamp stampOfAdmissible() {
@@ -313,21 +348,43 @@ public final class TermGate {
         try {
             stamp = TokenHeaders.read(headers);
         } catch (MalformedStampException e) {
-            return new Read(null, new Verdict(Outcome.MALFORMED, null, null, -1, OptionalLong.empty(),
-                    "refused a record with a malformed stamp: " + e.getMessage()));
+            return new Read(
+                    null,
+                    new Verdict(
+                            Outcome.MALFORMED,
+                            null,
+                            null,
+                            -1,
+                            OptionalLong.empty(),
+                            "refused a record with a malformed stamp: " + e.getMessage()));
         }
-        return stamp.map(found -> new Read(found, null)).orElseGet(() -> new Read(null, new Verdict(Outcome.UNSTAMPED,
-                null, null, -1, OptionalLong.empty(), "refused a record without the headers " + TokenHeaders.ROLE + " and "
-                        + TokenHeaders.TERM + ": no guarded write wrote it")));
+        return stamp.map(found -> new Read(found, null))
+                .orElseGet(() -> new Read(
+                        null,
+                        new Verdict(
+                                Outcome.UNSTAMPED,
+                                null,
+                                null,
+                                -1,
+                                OptionalLong.empty(),
+                                "refused a record without the headers " + TokenHeaders.ROLE + " and "
+                                        + TokenHeaders.TERM + ": no guarded write wrote it")));
     }
 
     private Verdict otherRole(Role role, long term) {
-        return new Verdict(Outcome.OTHER_ROLE, role, null, term, OptionalLong.empty(), "refused term " + term + " of role "
-                + role + ": this gate guards role " + only + " alone");
+        return new Verdict(
+                Outcome.OTHER_ROLE,
+                role,
+                null,
+                term,
+                OptionalLong.empty(),
+                "refused term " + term + " of role " + role + ": this gate guards role " + only + " alone");
     }
 
     private String where(String scope) {
-        return scopedBy == ScopedBy.ROLE && scope.equals(TermStore.WHOLE_ROLE) ? "" : " for " + scopedBy.noun + " " + scope;
+        return scopedBy == ScopedBy.ROLE && scope.equals(TermStore.WHOLE_ROLE)
+                ? ""
+                : " for " + scopedBy.noun + " " + scope;
     }
 
     private void requirePerRole(String instead) {
@@ -340,7 +397,10 @@ public final class TermGate {
     static String keyText(Object key) {
         if (key instanceof byte[] bytes) {
             try {
-                return StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(bytes)).toString();
+                return StandardCharsets.UTF_8
+                        .newDecoder()
+                        .decode(ByteBuffer.wrap(bytes))
+                        .toString();
             } catch (CharacterCodingException e) {
                 return "0x" + HexFormat.of().formatHex(bytes);
             }

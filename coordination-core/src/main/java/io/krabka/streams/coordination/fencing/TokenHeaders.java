@@ -41,8 +41,7 @@ public final class TokenHeaders {
     /** The producer epoch of the writing transaction (its lease record's). */
     public static final String PRODUCER_EPOCH = "krabka-producer-epoch";
 
-    private TokenHeaders() {
-    }
+    private TokenHeaders() {}
 
     /**
      * The role and token a guarded write stamped on a record.
@@ -71,8 +70,8 @@ public final class TokenHeaders {
         headers.add(TERM, ascii(token.term()));
         headers.add(PRODUCER_ID, ascii(token.producerId()));
         headers.add(PRODUCER_EPOCH, ascii(token.producerEpoch()));
-        return new ProducerRecord<>(record.topic(), record.partition(), record.timestamp(), record.key(), record.value(),
-                headers);
+        return new ProducerRecord<>(
+                record.topic(), record.partition(), record.timestamp(), record.key(), record.value(), headers);
     }
 
     /**
@@ -104,11 +103,12 @@ public final class TokenHeaders {
         }
         long parsedEpoch = number(producerEpoch);
         if (parsedEpoch > Short.MAX_VALUE) {
-            throw new MalformedStampException("header " + PRODUCER_EPOCH + " is " + parsedEpoch + ", beyond any producer epoch");
+            throw new MalformedStampException(
+                    "header " + PRODUCER_EPOCH + " is " + parsedEpoch + ", beyond any producer epoch");
         }
         try {
-            return Optional.of(new Stamp(parsedRole,
-                    FencingToken.of(number(term), number(producerId), (short) parsedEpoch)));
+            return Optional.of(
+                    new Stamp(parsedRole, FencingToken.of(number(term), number(producerId), (short) parsedEpoch)));
         } catch (IllegalArgumentException e) {
             throw new MalformedStampException("the stamp's headers name no minted token: " + e.getMessage());
         }
@@ -127,7 +127,8 @@ public final class TokenHeaders {
         try {
             return Long.parseLong(text);
         } catch (NumberFormatException e) {
-            throw new MalformedStampException("header " + header.key() + " is \"" + text + "\", beyond a 64-bit number");
+            throw new MalformedStampException(
+                    "header " + header.key() + " is \"" + text + "\", beyond a 64-bit number");
         }
     }
 }

@@ -11,8 +11,7 @@ import org.jspecify.annotations.Nullable;
 /** Closes Kafka clients side by side, so a shutdown waits for the slowest close, not their sum. */
 final class ClientClose {
 
-    private ClientClose() {
-    }
+    private ClientClose() {}
 
     /**
      * Runs every close on a thread of its own and waits up to {@code bound} for all of
@@ -24,13 +23,15 @@ final class ClientClose {
         List<RuntimeException> failures = Collections.synchronizedList(new ArrayList<>());
         List<Thread> closing = new ArrayList<>();
         closes.forEach((name, close) -> {
-            Thread thread = new Thread(() -> {
-                try {
-                    close.run();
-                } catch (RuntimeException e) {
-                    failures.add(e);
-                }
-            }, "krabka-coordination-close-" + name);
+            Thread thread = new Thread(
+                    () -> {
+                        try {
+                            close.run();
+                        } catch (RuntimeException e) {
+                            failures.add(e);
+                        }
+                    },
+                    "krabka-coordination-close-" + name);
             thread.setDaemon(true);
             thread.start();
             closing.add(thread);
@@ -44,7 +45,9 @@ final class ClientClose {
             Thread.currentThread().interrupt();
         }
         synchronized (failures) {
-            return failures.isEmpty() ? null : new CoordinationException("closing the transport failed", failures.get(0));
+            return failures.isEmpty()
+                    ? null
+                    : new CoordinationException("closing the transport failed", failures.get(0));
         }
     }
 }

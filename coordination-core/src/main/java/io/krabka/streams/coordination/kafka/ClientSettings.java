@@ -19,8 +19,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  */
 final class ClientSettings {
 
-    private ClientSettings() {
-    }
+    private ClientSettings() {}
 
     /** Gives each client its own client.id (the application's, if any, as a prefix), so logs and metrics tell them apart. */
     static Map<String, Object> named(Map<String, Object> settings, String suffix) {
@@ -36,9 +35,11 @@ final class ClientSettings {
      * {@link KafkaCoordinationTransport#METADATA_RECOVERY_STRATEGY}).
      */
     private static Map<String, Object> backedOff(Map<String, Object> settings) {
-        settings.putIfAbsent(CommonClientConfigs.METADATA_RECOVERY_STRATEGY_CONFIG,
+        settings.putIfAbsent(
+                CommonClientConfigs.METADATA_RECOVERY_STRATEGY_CONFIG,
                 KafkaCoordinationTransport.METADATA_RECOVERY_STRATEGY);
-        settings.putIfAbsent(CommonClientConfigs.RECONNECT_BACKOFF_MAX_MS_CONFIG,
+        settings.putIfAbsent(
+                CommonClientConfigs.RECONNECT_BACKOFF_MAX_MS_CONFIG,
                 KafkaCoordinationTransport.RECONNECT_BACKOFF_MAX.toMillis());
         return settings;
     }
@@ -59,8 +60,8 @@ final class ClientSettings {
     }
 
     /** See {@link KafkaCoordinationTransport#transactionalSettings}. */
-    static Map<String, Object> transactional(Map<String, Object> connection, Role role, Duration timeout,
-            Duration transactionTimeout) {
+    static Map<String, Object> transactional(
+            Map<String, Object> connection, Role role, Duration timeout, Duration transactionTimeout) {
         Map<String, Object> settings = producerBase(connection, timeout);
         settings.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, role.name());
         settings.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, (int) transactionTimeout.toMillis());
@@ -110,7 +111,8 @@ final class ClientSettings {
         settings.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, (int) timeout.toMillis());
         int requestTimeout = (int) Math.min(timeout.toMillis(), 30_000);
         settings.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, requestTimeout);
-        settings.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) Math.max(timeout.toMillis(), requestTimeout + 1L));
+        settings.put(
+                ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) Math.max(timeout.toMillis(), requestTimeout + 1L));
         settings.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 0);
         return settings;
     }

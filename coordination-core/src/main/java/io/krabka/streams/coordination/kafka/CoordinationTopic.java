@@ -39,13 +39,15 @@ import org.slf4j.LoggerFactory;
  * guarantees. "Durable in a quorum before the dispatch" rests on these settings, not on
  * the client: compaction keeps every role's newest records (a delete policy would drop
  * registrations), and unclean leader election could reuse offsets, which are terms.
+ *
+ * <p>Size: one class, since creating the topic and refusing a bad one read the same
+ * settings and must give the same errors for them.
  */
 final class CoordinationTopic {
 
     private static final Logger log = LoggerFactory.getLogger(CoordinationTopic.class);
 
-    private CoordinationTopic() {
-    }
+    private CoordinationTopic() {}
 
     /** Ensures the topic and returns its identity. */
     static TopicIdentity ensure(Admin admin, TopicSpec spec, Duration timeout) {
@@ -101,8 +103,10 @@ final class CoordinationTopic {
             return;
         }
         Set<TopicPartitionReplica> waiting = new HashSet<>();
-        description.partitions().stream().filter(partition -> partition.leader() != null).forEach(partition ->
-                waiting.add(new TopicPartitionReplica(spec.name(), partition.partition(), partition.leader().id())));
+        description.partitions().stream()
+                .filter(partition -> partition.leader() != null)
+                .forEach(partition -> waiting.add(new TopicPartitionReplica(
+                        spec.name(), partition.partition(), partition.leader().id())));
         String why = "no time left";
         while (!waiting.isEmpty()) {
             long left = deadline - System.nanoTime();
@@ -110,9 +114,10 @@ final class CoordinationTopic {
                 break;
             }
             try {
-                admin.describeReplicaLogDirs(waiting, new DescribeReplicaLogDirsOptions()
-                                .timeoutMs((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(left))))
-                        .all().get(left, TimeUnit.NANOSECONDS)
+                admin.describeReplicaLogDirs(waiting, new DescribeReplicaLogDirsOptions().timeoutMs((int)
+                                        Math.max(1, TimeUnit.NANOSECONDS.toMillis(left))))
+                        .all()
+                        .get(left, TimeUnit.NANOSECONDS)
                         .forEach((replica, dir) -> {
                             if (dir.getCurrentReplicaLogDir() != null) {
                                 waiting.remove(replica);
@@ -125,16 +130,20 @@ final class CoordinationTopic {
                 break;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new TopicConfigurationException("interrupted while waiting for the leaders of the coordination topic "
-                        + spec.name());
+                throw new TopicConfigurationException(
+                        "interrupted while waiting for the leaders of the coordination topic " + spec.name());
             }
             if (!waiting.isEmpty()) {
                 backOff(spec);
             }
         }
         if (!waiting.isEmpty()) {
-            log.info("{} of the leaders of the new coordination topic {} do not lead yet ({}): until they do, Kafka's clients"
-                    + " retry their first writes there and log each retry at WARN", waiting.size(), spec.name(), why);
+            log.info(
+                    "{} of the leaders of the new coordination topic {} do not lead yet ({}): until they do, Kafka's clients"
+                            + " retry their first writes there and log each retry at WARN",
+                    waiting.size(),
+                    spec.name(),
+                    why);
         }
     }
 
@@ -146,21 +155,26 @@ final class CoordinationTopic {
     private static boolean mayDescribeLogDirs(Admin admin, TopicSpec spec, long deadline) {
         long left = Math.max(1, deadline - System.nanoTime());
         try {
-            Set<AclOperation> allowed = admin.describeCluster(new DescribeClusterOptions().includeAuthorizedOperations(true)
-                    .timeoutMs((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)))).authorizedOperations()
+            Set<AclOperation> allowed = admin.describeCluster(new DescribeClusterOptions()
+                            .includeAuthorizedOperations(true)
+                            .timeoutMs((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(left))))
+                    .authorizedOperations()
                     .get(left, TimeUnit.NANOSECONDS);
             if (allowed != null && (allowed.contains(AclOperation.DESCRIBE) || allowed.contains(AclOperation.ALL))) {
                 return true;
             }
         } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
-            log.debug("Could not learn whether this member may describe the brokers' log directories: {}", e.toString());
+            log.debug(
+                    "Could not learn whether this member may describe the brokers' log directories: {}", e.toString());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new TopicConfigurationException("interrupted while waiting for the leaders of the coordination topic "
-                    + spec.name());
+            throw new TopicConfigurationException(
+                    "interrupted while waiting for the leaders of the coordination topic " + spec.name());
         }
-        log.debug("Not waiting for the leaders of the new coordination topic {}: this member may not describe the"
-                + " brokers' log directories (Describe on the cluster)", spec.name());
+        log.debug(
+                "Not waiting for the leaders of the new coordination topic {}: this member may not describe the"
+                        + " brokers' log directories (Describe on the cluster)",
+                spec.name());
         return false;
     }
 
@@ -169,7 +183,8 @@ final class CoordinationTopic {
             Thread.sleep(50);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new TopicConfigurationException("interrupted while waiting for the coordination topic " + spec.name());
+            throw new TopicConfigurationException(
+                    "interrupted while waiting for the coordination topic " + spec.name());
         }
     }
 
@@ -202,14 +217,21 @@ final class CoordinationTopic {
     }
 
     private static @Nullable TopicDescription describe(Admin admin, TopicSpec spec, Duration timeout) {
-        return nullWhileUnknown(Objects.requireNonNull(admin.describeTopics(Set.of(spec.name())).topicNameValues().get(spec.name())),
-                "describing topic " + spec.name(), timeout);
+        return nullWhileUnknown(
+                Objects.requireNonNull(admin.describeTopics(Set.of(spec.name()))
+                        .topicNameValues()
+                        .get(spec.name())),
+                "describing topic " + spec.name(),
+                timeout);
     }
 
     private static @Nullable Config describeConfig(Admin admin, TopicSpec spec, Duration timeout) {
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, spec.name());
-        return nullWhileUnknown(Objects.requireNonNull(admin.describeConfigs(List.of(resource)).values().get(resource)),
-                "describing the configuration of topic " + spec.name(), timeout);
+        return nullWhileUnknown(
+                Objects.requireNonNull(
+                        admin.describeConfigs(List.of(resource)).values().get(resource)),
+                "describing the configuration of topic " + spec.name(),
+                timeout);
     }
 
     /** The answer, or null when the broker asked does not know the topic (yet). */
@@ -229,21 +251,31 @@ final class CoordinationTopic {
     /** Creates the topic with the settings the guarantees rest on; one that exists already is left alone. */
     static void create(Admin admin, TopicSpec spec, Duration timeout) {
         Map<String, String> configs = Map.of(
-                TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT,
+                TopicConfig.CLEANUP_POLICY_CONFIG,
+                TopicConfig.CLEANUP_POLICY_COMPACT,
                 // A lease record stays until compaction cannot be why a read misses it (CommitOutcome).
-                TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG, Long.toString(MIN_COMPACTION_LAG.toMillis()),
-                TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG, "false",
-                TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, Integer.toString(spec.requiredMinInsyncReplicas()),
+                TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG,
+                Long.toString(MIN_COMPACTION_LAG.toMillis()),
+                TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG,
+                "false",
+                TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG,
+                Integer.toString(spec.requiredMinInsyncReplicas()),
                 // Lease records carry the lease clock's time; a release is anchored on it.
-                TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG, "CreateTime");
+                TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG,
+                "CreateTime");
         NewTopic topic = new NewTopic(spec.name(), spec.partitions(), spec.replicationFactor()).configs(configs);
         try {
             admin.createTopics(List.of(topic)).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-            log.info("Created coordination topic {} with {} partitions, replication {}, {}", spec.name(),
-                    spec.partitions(), spec.replicationFactor(), configs);
+            log.info(
+                    "Created coordination topic {} with {} partitions, replication {}, {}",
+                    spec.name(),
+                    spec.partitions(),
+                    spec.replicationFactor(),
+                    configs);
         } catch (ExecutionException e) {
             if (!(e.getCause() instanceof TopicExistsException)) {
-                throw refusal(spec, e.getCause()).<CoordinationException>map(refused -> refused)
+                throw refusal(spec, e.getCause())
+                        .<CoordinationException>map(refused -> refused)
                         .orElseGet(() -> KafkaErrors.translate("creating topic " + spec.name(), e));
             }
         } catch (Exception e) {
@@ -259,12 +291,14 @@ final class CoordinationTopic {
     private static Optional<TopicConfigurationException> refusal(TopicSpec spec, @Nullable Throwable cause) {
         if (cause instanceof InvalidReplicationFactorException tooFewBrokers) {
             return Optional.of(new TopicConfigurationException("the cluster cannot create the coordination topic "
-                    + spec.name() + " with replication factor " + spec.replicationFactor() + " (" + tooFewBrokers.getMessage()
+                    + spec.name() + " with replication factor " + spec.replicationFactor() + " ("
+                    + tooFewBrokers.getMessage()
                     + "). Lower krabka.coordination.topic.replication-factor (TopicSpec.replicationFactor) to at most the"
                     + " number of brokers (1 only on a development cluster, with krabka.coordination.topic.allow-unsafe),"
                     + " or create the topic yourself"));
         }
-        if (cause instanceof InvalidPartitionsException || cause instanceof InvalidConfigurationException
+        if (cause instanceof InvalidPartitionsException
+                || cause instanceof InvalidConfigurationException
                 || cause instanceof PolicyViolationException) {
             return Optional.of(new TopicConfigurationException("the cluster refused to create the coordination topic "
                     + spec.name() + " with " + spec.partitions() + " partitions and replication factor "
@@ -281,7 +315,8 @@ final class CoordinationTopic {
             String message = "the coordination topic " + spec.name() + " breaks the fencing guarantees: "
                     + String.join("; ", problems);
             if (!spec.allowUnsafe()) {
-                throw new TopicConfigurationException(message + ". Fix the topic, or allow an unsafe topic on a development cluster");
+                throw new TopicConfigurationException(
+                        message + ". Fix the topic, or allow an unsafe topic on a development cluster");
             }
             log.warn("{}. Accepted only because an unsafe topic is allowed: do not run production like this", message);
         }
@@ -291,8 +326,10 @@ final class CoordinationTopic {
             // murmur2(role) % count, so members that disagree on the count read different
             // partitions, challenge a live holder, and hand out smaller terms.
             throw new TopicConfigurationException("the coordination topic " + spec.name() + " has " + partitions
-                    + " partitions, but this member is configured for " + spec.partitions() + " (krabka.coordination.topic"
-                    + ".partitions). Every member must use the topic's count: set it to " + partitions + " on every member"
+                    + " partitions, but this member is configured for " + spec.partitions()
+                    + " (krabka.coordination.topic"
+                    + ".partitions). Every member must use the topic's count: set it to " + partitions
+                    + " on every member"
                     + " (never alter the partition count of a coordination topic in use)");
         }
     }
@@ -317,7 +354,10 @@ final class CoordinationTopic {
         if (!"false".equals(unclean)) {
             problems.add(TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG + "=" + unclean + " (must be false)");
         }
-        int replicas = description.partitions().stream().mapToInt(p -> p.replicas().size()).min().orElse(0);
+        int replicas = description.partitions().stream()
+                .mapToInt(p -> p.replicas().size())
+                .min()
+                .orElse(0);
         if (replicas < spec.replicationFactor()) {
             problems.add("replication factor " + replicas + " (must be at least " + spec.replicationFactor() + ")");
         }

@@ -61,6 +61,7 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(1);
     /** How fresh the topic's identity check must be before a challenge's InitProducerId. */
     static final Duration IDENTITY_CHECK_BEFORE_CHALLENGE = Duration.ofSeconds(1);
+
     private final Admin admin;
     private final Producer<byte[], byte[]> registrar;
     private final TopicSpec topic;
@@ -88,8 +89,13 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
      * @param timeout how long one cluster operation may take
      * @param transactionTimeout the role producers' {@code transaction.timeout.ms}: the lease duration
      */
-    public record Settings(Map<String, Object> adminConnection, Map<String, Object> producerConnection,
-            Map<String, Object> consumerConnection, TopicSpec topic, Duration timeout, Duration transactionTimeout) {
+    public record Settings(
+            Map<String, Object> adminConnection,
+            Map<String, Object> producerConnection,
+            Map<String, Object> consumerConnection,
+            TopicSpec topic,
+            Duration timeout,
+            Duration transactionTimeout) {
 
         public Settings {
             // Copies that keep a null value, which Kafka's clients accept and Map.copyOf does not.
@@ -103,8 +109,11 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     }
 
     /** A transport on the default topic settings and operation timeout. */
-    public KafkaCoordinationTransport(Admin admin, Producer<byte[], byte[]> registrar,
-            Function<Role, Producer<byte[], byte[]>> transactionalProducers, Consumer<byte[], byte[]> reader) {
+    public KafkaCoordinationTransport(
+            Admin admin,
+            Producer<byte[], byte[]> registrar,
+            Function<Role, Producer<byte[], byte[]>> transactionalProducers,
+            Consumer<byte[], byte[]> reader) {
         this(admin, registrar, transactionalProducers, reader, TopicSpec.DEFAULTS, DEFAULT_OPERATION_TIMEOUT);
     }
 
@@ -114,16 +123,25 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
      * @param timeout how long one operation (a send, a read to the end, a describe) may
      *     wait for the cluster before it fails with a timeout that says so
      */
-    public KafkaCoordinationTransport(Admin admin, Producer<byte[], byte[]> registrar,
-            Function<Role, Producer<byte[], byte[]>> transactionalProducers, Consumer<byte[], byte[]> reader,
-            TopicSpec topic, Duration timeout) {
+    public KafkaCoordinationTransport(
+            Admin admin,
+            Producer<byte[], byte[]> registrar,
+            Function<Role, Producer<byte[], byte[]>> transactionalProducers,
+            Consumer<byte[], byte[]> reader,
+            TopicSpec topic,
+            Duration timeout) {
         this(admin, registrar, transactionalProducers, reader, topic, timeout, null);
     }
 
     /** @param settings what create() built the clients from (the role producers' transaction.timeout.ms among them); null otherwise */
-    private KafkaCoordinationTransport(Admin admin, Producer<byte[], byte[]> registrar,
-            Function<Role, Producer<byte[], byte[]>> transactionalProducers, Consumer<byte[], byte[]> reader,
-            TopicSpec topic, Duration timeout, @Nullable Settings settings) {
+    private KafkaCoordinationTransport(
+            Admin admin,
+            Producer<byte[], byte[]> registrar,
+            Function<Role, Producer<byte[], byte[]>> transactionalProducers,
+            Consumer<byte[], byte[]> reader,
+            TopicSpec topic,
+            Duration timeout,
+            @Nullable Settings settings) {
         this.admin = Objects.requireNonNull(admin, "admin");
         this.registrar = Objects.requireNonNull(registrar, "registrar");
         Objects.requireNonNull(transactionalProducers, "transactionalProducers");
@@ -135,8 +153,10 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         this.epochs = new RoleEpochs(transactionalProducers, topic.name(), timeout);
         this.descriptions = new TransactionDescriptions(admin, timeout);
         this.settings = settings;
-        Object servers = settings == null ? null : settings.adminConnection().get(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG);
-        this.bootstrapServers = servers instanceof List<?> list ? String.join(",", list.stream().map(String::valueOf).toList())
+        Object servers =
+                settings == null ? null : settings.adminConnection().get(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG);
+        this.bootstrapServers = servers instanceof List<?> list
+                ? String.join(",", list.stream().map(String::valueOf).toList())
                 : servers == null ? null : servers.toString();
     }
 
@@ -167,8 +187,8 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
      * Builds every client from one map of connection settings (bootstrap servers,
      * security), adding the settings each client must have.
      */
-    public static KafkaCoordinationTransport create(Map<String, Object> connection, TopicSpec topic, Duration timeout,
-            Duration transactionTimeout) {
+    public static KafkaCoordinationTransport create(
+            Map<String, Object> connection, TopicSpec topic, Duration timeout, Duration transactionTimeout) {
         return create(connection, connection, connection, topic, timeout, transactionTimeout);
     }
 
@@ -178,22 +198,41 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
      * unchanged; the settings each client must have replace theirs. Any
      * {@code transactional.id} there is dropped: a role producer's id is the role name.
      */
-    public static KafkaCoordinationTransport create(Map<String, Object> adminConnection, Map<String, Object> producerConnection,
-            Map<String, Object> consumerConnection, TopicSpec topic, Duration timeout, Duration transactionTimeout) {
+    public static KafkaCoordinationTransport create(
+            Map<String, Object> adminConnection,
+            Map<String, Object> producerConnection,
+            Map<String, Object> consumerConnection,
+            TopicSpec topic,
+            Duration timeout,
+            Duration transactionTimeout) {
         Admin admin = Admin.create(ClientSettings.named(adminSettings(adminConnection, timeout), "admin"));
-        KafkaProducer<byte[], byte[]> registrar = new KafkaProducer<>(ClientSettings.named(registrarSettings(producerConnection,
-                timeout), "registrar"));
-        KafkaConsumer<byte[], byte[]> reader = new KafkaConsumer<>(ClientSettings.named(readerSettings(consumerConnection), "reader"));
-        Map<String, Object> watcherSettings = ClientSettings.named(ClientSettings.watcher(consumerConnection), "watcher");
-        KafkaCoordinationTransport transport = new KafkaCoordinationTransport(admin, registrar,
-                role -> new KafkaProducer<>(ClientSettings.named(transactionalSettings(producerConnection, role, timeout,
-                        transactionTimeout), "role-" + role.name())),
-                reader, topic, timeout, new Settings(adminConnection, producerConnection, consumerConnection, topic, timeout,
-                        transactionTimeout)).withWatcher(() -> new KafkaConsumer<>(watcherSettings));
+        KafkaProducer<byte[], byte[]> registrar =
+                new KafkaProducer<>(ClientSettings.named(registrarSettings(producerConnection, timeout), "registrar"));
+        KafkaConsumer<byte[], byte[]> reader =
+                new KafkaConsumer<>(ClientSettings.named(readerSettings(consumerConnection), "reader"));
+        Map<String, Object> watcherSettings =
+                ClientSettings.named(ClientSettings.watcher(consumerConnection), "watcher");
+        KafkaCoordinationTransport transport = new KafkaCoordinationTransport(
+                        admin,
+                        registrar,
+                        role -> new KafkaProducer<>(ClientSettings.named(
+                                transactionalSettings(producerConnection, role, timeout, transactionTimeout),
+                                "role-" + role.name())),
+                        reader,
+                        topic,
+                        timeout,
+                        new Settings(
+                                adminConnection,
+                                producerConnection,
+                                consumerConnection,
+                                topic,
+                                timeout,
+                                transactionTimeout))
+                .withWatcher(() -> new KafkaConsumer<>(watcherSettings));
         // The describe reader and the readers of busy lanes, numbered in the order they are built.
         AtomicInteger built = new AtomicInteger();
-        return transport.withDescribeReader(() -> new KafkaConsumer<>(ClientSettings.named(readerSettings(consumerConnection),
-                "reader-" + built.incrementAndGet())));
+        return transport.withDescribeReader(() -> new KafkaConsumer<>(
+                ClientSettings.named(readerSettings(consumerConnection), "reader-" + built.incrementAndGet())));
     }
 
     /**
@@ -228,8 +267,8 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
      * Transactional settings of a role's producer: {@code transactional.id} is the role
      * name exactly (any prefix would make it a different epoch).
      */
-    public static Map<String, Object> transactionalSettings(Map<String, Object> connection, Role role, Duration timeout,
-            Duration transactionTimeout) {
+    public static Map<String, Object> transactionalSettings(
+            Map<String, Object> connection, Role role, Duration timeout, Duration transactionTimeout) {
         return ClientSettings.transactional(connection, role, timeout, transactionTimeout);
     }
 
@@ -261,22 +300,30 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
 
     @Override
     public long register(Role role, MemberId member, long registeredAt) {
-        return append(role, CoordinationKey.registration(role, member),
+        return append(
+                role,
+                CoordinationKey.registration(role, member),
                 CoordinationCodec.encodeValue(new CoordinationRecord.Registration(member, registeredAt)),
                 "registering " + member + " for role " + role);
     }
 
     @Override
     public void deregister(Role role, MemberId member) {
-        append(role, CoordinationKey.registration(role, member), null, "deregistering " + member + " from role " + role);
+        append(
+                role,
+                CoordinationKey.registration(role, member),
+                null,
+                "deregistering " + member + " from role " + role);
     }
 
     private long append(Role role, CoordinationKey key, byte @Nullable [] value, String operation) {
         TopicPartition partition = pinned.partitionOf(role);
         try {
-            return registrar.send(new ProducerRecord<>(partition.topic(), partition.partition(),
-                            CoordinationCodec.encodeKey(key), value))
-                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS).offset();
+            return registrar
+                    .send(new ProducerRecord<>(
+                            partition.topic(), partition.partition(), CoordinationCodec.encodeKey(key), value))
+                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                    .offset();
         } catch (Exception e) {
             throw KafkaErrors.translate(operation, e);
         }
@@ -331,7 +378,7 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     @Override
     public AutoCloseable watch(Role role, java.util.function.Consumer<RoleNews> onNews) {
         TopicWatcher current = watcher;
-        return current == null ? () -> { } : current.watch(role, onNews::accept);
+        return current == null ? () -> {} : current.watch(role, onNews::accept);
     }
 
     /**
@@ -404,10 +451,17 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         // shutdown took minutes. Whatever the contenders still needed was done or given
         // up before the transport closes. In parallel, so a member is gone CLOSE_TIMEOUT
         // after this starts, not four of them.
-        CoordinationException failure = ClientClose.inParallel(Map.of(
-                "registrar", () -> registrar.close(CLOSE_TIMEOUT), "admin", () -> admin.close(CLOSE_TIMEOUT),
-                "reader", () -> readers.closeReader(CLOSE_TIMEOUT),
-                "describe-reader", () -> readers.closeDescribeReader(CLOSE_TIMEOUT)), CLOSE_TIMEOUT.plusMillis(500));
+        CoordinationException failure = ClientClose.inParallel(
+                Map.of(
+                        "registrar",
+                        () -> registrar.close(CLOSE_TIMEOUT),
+                        "admin",
+                        () -> admin.close(CLOSE_TIMEOUT),
+                        "reader",
+                        () -> readers.closeReader(CLOSE_TIMEOUT),
+                        "describe-reader",
+                        () -> readers.closeDescribeReader(CLOSE_TIMEOUT)),
+                CLOSE_TIMEOUT.plusMillis(500));
         if (failure != null) {
             throw failure;
         }

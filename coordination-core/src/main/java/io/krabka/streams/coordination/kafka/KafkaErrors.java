@@ -26,8 +26,7 @@ import org.jspecify.annotations.Nullable;
 /** The one place where Kafka's exceptions become the module's. */
 final class KafkaErrors {
 
-    private KafkaErrors() {
-    }
+    private KafkaErrors() {}
 
     /**
      * Translates a failure of {@code operation}. Fenced errors anywhere in the cause
@@ -42,11 +41,17 @@ final class KafkaErrors {
         // InitProducerId, or the transaction timeout) passes the broker's epoch check as a
         // "retry" and fails the state check instead; the abort already bumped the epoch.
         // Brokers with KAFKA-20785, and every broker under version 1, answer PRODUCER_FENCED.
-        Throwable fenced = find(error, ProducerFencedException.class, InvalidProducerEpochException.class,
-                InvalidPidMappingException.class, InvalidTxnStateException.class);
+        Throwable fenced = find(
+                error,
+                ProducerFencedException.class,
+                InvalidProducerEpochException.class,
+                InvalidPidMappingException.class,
+                InvalidTxnStateException.class);
         if (fenced != null) {
-            return new FencedException(operation + " was fenced: a newer epoch exists for the role ("
-                    + fenced.getClass().getSimpleName() + ": " + fenced.getMessage() + ")", fenced);
+            return new FencedException(
+                    operation + " was fenced: a newer epoch exists for the role ("
+                            + fenced.getClass().getSimpleName() + ": " + fenced.getMessage() + ")",
+                    fenced);
         }
         // kafka-clients 4.1.2 reports INVALID_TRANSACTION_TIMEOUT from InitProducerId as a
         // plain KafkaException ("Unexpected error in InitProducerIdResponse; <the error's
@@ -57,10 +62,12 @@ final class KafkaErrors {
             tooLong = unwrap(error);
         }
         if (tooLong != null) {
-            return new CoordinationConfigurationException(operation + " was refused: the role producer's transaction.timeout.ms,"
-                    + " which is the lease duration, is longer than the broker's transaction.max.timeout.ms (15 min by default)."
-                    + " Lower krabka.coordination.lease.duration (LeaseConfig.duration) or raise transaction.max.timeout.ms on"
-                    + " every broker", tooLong);
+            return new CoordinationConfigurationException(
+                    operation + " was refused: the role producer's transaction.timeout.ms,"
+                            + " which is the lease duration, is longer than the broker's transaction.max.timeout.ms (15 min by default)."
+                            + " Lower krabka.coordination.lease.duration (LeaseConfig.duration) or raise transaction.max.timeout.ms on"
+                            + " every broker",
+                    tooLong);
         }
         Throwable interrupted = find(error, InterruptException.class, InterruptedException.class);
         if (interrupted != null) {
@@ -69,23 +76,26 @@ final class KafkaErrors {
         }
         Throwable unauthenticated = find(error, AuthenticationException.class);
         if (unauthenticated != null) {
-            return new CoordinationAuthenticationException(operation + " was refused: the cluster did not authenticate"
-                    + " this member (check the SASL credentials and the TLS trust settings): "
-                    + unauthenticated.getMessage(), unauthenticated);
+            return new CoordinationAuthenticationException(
+                    operation + " was refused: the cluster did not authenticate"
+                            + " this member (check the SASL credentials and the TLS trust settings): "
+                            + unauthenticated.getMessage(),
+                    unauthenticated);
         }
         Throwable denied = find(error, AuthorizationException.class);
         if (denied != null) {
-            return new CoordinationAuthorizationException(operation + " was refused by the cluster's ACLs: "
-                    + denied.getMessage(), denied);
+            return new CoordinationAuthorizationException(
+                    operation + " was refused by the cluster's ACLs: " + denied.getMessage(), denied);
         }
         Throwable timeout = find(error, TimeoutException.class, java.util.concurrent.TimeoutException.class);
         if (timeout != null) {
-            return new CoordinationTimeoutException(operation + " got no answer from the cluster in time: "
-                    + reason(timeout), timeout);
+            return new CoordinationTimeoutException(
+                    operation + " got no answer from the cluster in time: " + reason(timeout), timeout);
         }
         Throwable transientError = find(error, RetriableException.class, TransactionAbortedException.class);
         if (transientError != null) {
-            return new RetriableCoordinationException(operation + " failed transiently: " + transientError, transientError);
+            return new RetriableCoordinationException(
+                    operation + " failed transiently: " + transientError, transientError);
         }
         Throwable root = unwrap(error);
         return new CoordinationException(operation + " failed: " + root, root);

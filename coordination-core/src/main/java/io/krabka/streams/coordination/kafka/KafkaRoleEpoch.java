@@ -40,7 +40,10 @@ final class KafkaRoleEpoch implements RoleEpoch {
     // Whether the running transaction's thread was interrupted; guarded by the lock.
     private boolean interrupted;
 
-    KafkaRoleEpoch(Role role, Producer<byte[], byte[]> producer, Duration timeout,
+    KafkaRoleEpoch(
+            Role role,
+            Producer<byte[], byte[]> producer,
+            Duration timeout,
             java.util.function.Consumer<KafkaRoleEpoch> onClose) {
         this.role = role;
         this.producer = producer;
@@ -65,8 +68,8 @@ final class KafkaRoleEpoch implements RoleEpoch {
      * and no tombstone could follow. The interrupt is kept for the caller.
      */
     @Override
-    public synchronized List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed,
-            Duration commitRetry) {
+    public synchronized List<RecordMetadata> transact(
+            List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed, Duration commitRetry) {
         if (closed) {
             throw new CoordinationException("the epoch of role " + role + " is closed");
         }
@@ -139,9 +142,16 @@ final class KafkaRoleEpoch implements RoleEpoch {
                     timedOut.addSuppressed(e);
                 }
                 if (closed || System.nanoTime() - giveUpAt >= 0) {
-                    throw unknown(operation, "got no answer in " + attempt + " attempts until the lease deadline", timedOut, sent);
+                    throw unknown(
+                            operation,
+                            "got no answer in " + attempt + " attempts until the lease deadline",
+                            timedOut,
+                            sent);
                 }
-                log.info("The commit of {} got no answer in time; sending it again (attempt {})", operation, attempt + 1);
+                log.info(
+                        "The commit of {} got no answer in time; sending it again (attempt {})",
+                        operation,
+                        attempt + 1);
             } catch (RuntimeException e) {
                 if (timedOut != null) {
                     e.addSuppressed(timedOut);
@@ -149,14 +159,17 @@ final class KafkaRoleEpoch implements RoleEpoch {
                 }
                 if (closed) {
                     if (commitNeverSent(sent)) {
-                        throw new CoordinationException("the commit of " + operation + " was cut short when the epoch closed,"
-                                + " before every record was acknowledged; Kafka's producer sends a commit only once every record"
-                                + " of its transaction was, so nothing of it was written (" + e + ")", e);
+                        throw new CoordinationException(
+                                "the commit of " + operation + " was cut short when the epoch closed,"
+                                        + " before every record was acknowledged; Kafka's producer sends a commit only once every record"
+                                        + " of its transaction was, so nothing of it was written (" + e + ")",
+                                e);
                     }
                     // Closed under the commit (the expiry watchdog): the EndTxn may be on its way.
                     throw unknown(operation, "was cut short when the epoch closed", e, sent);
                 }
-                if (KafkaErrors.translate(operation, e) instanceof FencedException fenced && acknowledged(sent) != null) {
+                if (KafkaErrors.translate(operation, e) instanceof FencedException fenced
+                        && acknowledged(sent) != null) {
                     // Every send was acknowledged, so the client did send EndTxn, and resends it by
                     // itself after a disconnect: a fence may answer the resend of a commit that landed.
                     throw unknown(operation, "was refused as fenced after every record was acknowledged", fenced, sent);
@@ -189,10 +202,12 @@ final class KafkaRoleEpoch implements RoleEpoch {
         return acknowledged(sent) == null;
     }
 
-    private CommitOutcomeUnknownException unknown(String operation, String what, Throwable cause,
-            List<Future<RecordMetadata>> sent) {
-        return new CommitOutcomeUnknownException("the commit of " + operation + " " + what + ": it may have committed or not ("
-                + cause + ")", cause, acknowledged(sent));
+    private CommitOutcomeUnknownException unknown(
+            String operation, String what, Throwable cause, List<Future<RecordMetadata>> sent) {
+        return new CommitOutcomeUnknownException(
+                "the commit of " + operation + " " + what + ": it may have committed or not (" + cause + ")",
+                cause,
+                acknowledged(sent));
     }
 
     /** The metadata of every send, if each partition leader acknowledged it; null otherwise. */
@@ -227,8 +242,8 @@ final class KafkaRoleEpoch implements RoleEpoch {
     }
 
     /** The metadata of a send whose transaction committed, so the future is already complete. */
-    private RecordMetadata completed(Future<RecordMetadata> future) throws ExecutionException,
-            java.util.concurrent.TimeoutException {
+    private RecordMetadata completed(Future<RecordMetadata> future)
+            throws ExecutionException, java.util.concurrent.TimeoutException {
         while (true) {
             try {
                 return future.get(timeout.toMillis(), TimeUnit.MILLISECONDS);

@@ -28,36 +28,43 @@ final class OtherTopics {
     /** Enough for a real cluster's topics, bounded for one that has very many. */
     static final int MAX_TOPICS = 2_000;
 
-    private OtherTopics() {
-    }
+    private OtherTopics() {}
 
     /** The other topic, if found within {@code timeout} in all (not per request). */
     static Optional<String> writtenBy(Admin admin, String ownTopic, Role role, long producerId, Duration timeout) {
         try {
             return search(admin, ownTopic, role, producerId, System.nanoTime() + timeout.toNanos());
         } catch (Exception e) {
-            throw KafkaErrors.translate("looking for the topic producer " + producerId + " writes role " + role + " to", e);
+            throw KafkaErrors.translate(
+                    "looking for the topic producer " + producerId + " writes role " + role + " to", e);
         }
     }
 
     private static Optional<String> search(Admin admin, String ownTopic, Role role, long producerId, long deadline)
             throws ExecutionException, InterruptedException, java.util.concurrent.TimeoutException {
         List<String> names = admin.listTopics().names().get(left(deadline), TimeUnit.NANOSECONDS).stream()
-                .filter(name -> !name.equals(ownTopic)).sorted().limit(MAX_TOPICS).toList();
+                .filter(name -> !name.equals(ownTopic))
+                .sorted()
+                .limit(MAX_TOPICS)
+                .toList();
         if (names.isEmpty()) {
             return Optional.empty();
         }
         List<TopicPartition> candidates = new ArrayList<>();
-        for (Map.Entry<String, KafkaFuture<TopicDescription>> topic : admin.describeTopics(names).topicNameValues().entrySet()) {
+        for (Map.Entry<String, KafkaFuture<TopicDescription>> topic :
+                admin.describeTopics(names).topicNameValues().entrySet()) {
             TopicDescription description = answer(topic.getValue(), deadline);
             if (description != null && !description.partitions().isEmpty()) {
-                candidates.add(new TopicPartition(topic.getKey(),
-                        RolePartitioner.partitionFor(role, description.partitions().size())));
+                candidates.add(new TopicPartition(
+                        topic.getKey(),
+                        RolePartitioner.partitionFor(
+                                role, description.partitions().size())));
             }
         }
         DescribeProducersResult producers = admin.describeProducers(candidates);
         for (TopicPartition candidate : candidates) {
-            DescribeProducersResult.PartitionProducerState state = answer(producers.partitionResult(candidate), deadline);
+            DescribeProducersResult.PartitionProducerState state =
+                    answer(producers.partitionResult(candidate), deadline);
             if (state != null && state.activeProducers().stream().anyMatch(p -> p.producerId() == producerId)) {
                 return Optional.of(candidate.topic());
             }

@@ -45,8 +45,8 @@ final class PinnedEpoch implements RoleEpoch {
     }
 
     @Override
-    public List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed,
-            Duration commitRetry) {
+    public List<RecordMetadata> transact(
+            List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed, Duration commitRetry) {
         return bound(() -> epoch.transact(records, consumed, commitRetry));
     }
 
@@ -61,8 +61,11 @@ final class PinnedEpoch implements RoleEpoch {
                 throw unknown;
             }
             // Still of unknown outcome (the commit may have landed on the old cluster): only the reason is new.
-            throw new CommitOutcomeUnknownException("a commit of role " + role() + " got no answer: "
-                    + changed.get().getMessage(), unknown, unknown.acknowledged().orElse(null));
+            throw new CommitOutcomeUnknownException(
+                    "a commit of role " + role() + " got no answer: "
+                            + changed.get().getMessage(),
+                    unknown,
+                    unknown.acknowledged().orElse(null));
         } catch (FencedException fenced) {
             if (byANewerEpoch(fenced)) {
                 // The broker knows this producer id and holds a newer epoch: a challenger's
@@ -87,7 +90,8 @@ final class PinnedEpoch implements RoleEpoch {
      * periodic identity check stops the member with the switch as the reason.
      */
     private static boolean byANewerEpoch(FencedException fenced) {
-        return fenced.getCause() instanceof ProducerFencedException || fenced.getCause() instanceof InvalidProducerEpochException;
+        return fenced.getCause() instanceof ProducerFencedException
+                || fenced.getCause() instanceof InvalidProducerEpochException;
     }
 
     @Override

@@ -84,10 +84,13 @@ final class PinnedTopic {
                     partitionCount = pinned.partitions();
                     minCompactionLag = CoordinationTopic.minCompactionLag(admin, topic, timeout);
                     if (minCompactionLag.compareTo(CoordinationTopic.MIN_COMPACTION_LAG) < 0) {
-                        log.info("The coordination topic {} has min.compaction.lag.ms={}: a deposed holder's write whose"
-                                + " commit was in flight may be reported as of unknown outcome rather than fenced. Set it"
-                                + " to {} or more (a topic this library creates has it)", topic.name(),
-                                minCompactionLag.toMillis(), CoordinationTopic.MIN_COMPACTION_LAG.toMillis());
+                        log.info(
+                                "The coordination topic {} has min.compaction.lag.ms={}: a deposed holder's write whose"
+                                        + " commit was in flight may be reported as of unknown outcome rather than fenced. Set it"
+                                        + " to {} or more (a topic this library creates has it)",
+                                topic.name(),
+                                minCompactionLag.toMillis(),
+                                CoordinationTopic.MIN_COMPACTION_LAG.toMillis());
                     }
                 }
                 count = partitionCount;
@@ -124,14 +127,18 @@ final class PinnedTopic {
         try {
             Collection<Node> nodes = admin.describeCluster().nodes().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
             List<ConfigResource> brokers = nodes.stream()
-                    .map(node -> new ConfigResource(ConfigResource.Type.BROKER, node.idString())).toList();
+                    .map(node -> new ConfigResource(ConfigResource.Type.BROKER, node.idString()))
+                    .toList();
             // One request for every broker's configuration.
-            Map<ConfigResource, Config> configs = admin.describeConfigs(brokers).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            Map<ConfigResource, Config> configs =
+                    admin.describeConfigs(brokers).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
             for (Map.Entry<ConfigResource, Config> broker : configs.entrySet()) {
                 ConfigEntry maximum = broker.getValue().get(TRANSACTION_MAX_TIMEOUT);
                 if (maximum != null && maximum.value() != null && Long.parseLong(maximum.value()) < wanted.toMillis()) {
-                    throw new CoordinationConfigurationException("the lease duration " + wanted + " is longer than broker "
-                            + broker.getKey().name() + "'s " + TRANSACTION_MAX_TIMEOUT + " (" + maximum.value() + " ms): every"
+                    throw new CoordinationConfigurationException("the lease duration " + wanted
+                            + " is longer than broker "
+                            + broker.getKey().name() + "'s " + TRANSACTION_MAX_TIMEOUT + " (" + maximum.value()
+                            + " ms): every"
                             + " InitProducerId of a role would be refused. Lower krabka.coordination.lease.duration"
                             + " (LeaseConfig.duration) or raise " + TRANSACTION_MAX_TIMEOUT + " on every broker");
                 }
@@ -143,7 +150,9 @@ final class PinnedTopic {
             if (!(translated instanceof CoordinationAuthorizationException)) {
                 throw translated;
             }
-            log.debug("Not allowed to describe the brokers' {}; the first InitProducerId will tell", TRANSACTION_MAX_TIMEOUT);
+            log.debug(
+                    "Not allowed to describe the brokers' {}; the first InitProducerId will tell",
+                    TRANSACTION_MAX_TIMEOUT);
         }
     }
 
@@ -188,23 +197,29 @@ final class PinnedTopic {
             missingOnce = true;
             return;
         }
-        String what = !now.exists() ? "was deleted"
-                : !Objects.equals(now.topicId(), expected.topicId()) ? "was deleted and created again (topic id " + expected.topicId()
-                        + " is now " + now.topicId() + ")"
-                : "changed its partition count from " + expected.partitions() + " to " + now.partitions();
-        changed = new TopicConfigurationException("the coordination topic " + topic.name() + " " + what + " while this member"
-                + " used it; its offsets are the terms devices compare, so this member stops contending. Stop every member,"
-                + " restore or recreate the topic as it was (or start all members afresh and tell the devices that terms"
-                + " restart), then restart the members");
+        String what = !now.exists()
+                ? "was deleted"
+                : !Objects.equals(now.topicId(), expected.topicId())
+                        ? "was deleted and created again (topic id " + expected.topicId() + " is now " + now.topicId()
+                                + ")"
+                        : "changed its partition count from " + expected.partitions() + " to " + now.partitions();
+        changed = new TopicConfigurationException(
+                "the coordination topic " + topic.name() + " " + what + " while this member"
+                        + " used it; its offsets are the terms devices compare, so this member stops contending. Stop every member,"
+                        + " restore or recreate the topic as it was (or start all members afresh and tell the devices that terms"
+                        + " restart), then restart the members");
         throw changed;
     }
 
     private CoordinationConfigurationException otherCluster(TopicIdentity expected, TopicIdentity now) {
         return new CoordinationConfigurationException("this member now reaches another Kafka cluster: cluster "
-                + expected.clusterId() + " answered when it pinned the coordination topic " + topic.name() + ", cluster "
-                + now.clusterId() + " answers now (a disaster-recovery switch, or a DNS name, load balancer or proxy that"
+                + expected.clusterId() + " answered when it pinned the coordination topic " + topic.name()
+                + ", cluster "
+                + now.clusterId()
+                + " answers now (a disaster-recovery switch, or a DNS name, load balancer or proxy that"
                 + " points elsewhere). Its terms are offsets of " + topic.name() + " on cluster " + expected.clusterId()
-                + " and its fencing tokens that cluster's producer ids and epochs: on cluster " + now.clusterId() + " they mean"
+                + " and its fencing tokens that cluster's producer ids and epochs: on cluster " + now.clusterId()
+                + " they mean"
                 + " nothing, so this member stops contending, writes nothing more there and ends any leadership it holds. Stop"
                 + " every member, then start them all afresh against the cluster they should use and tell the devices that"
                 + " terms restart (a device that kept the old cluster's highest term refuses the new, smaller ones)");
@@ -264,15 +279,16 @@ final class PinnedTopic {
         return explain(failed, changedSince(startedNanos));
     }
 
-    private static CoordinationException explain(CoordinationException failed,
-            Optional<CoordinationConfigurationException> change) {
+    private static CoordinationException explain(
+            CoordinationException failed, Optional<CoordinationConfigurationException> change) {
         return change.<CoordinationException>map(gone -> {
-            // Every change this member records is built with a message (see checkIdentity).
-            String message = Objects.requireNonNullElse(gone.getMessage(), gone.toString());
-            return gone instanceof TopicConfigurationException
-                    ? new TopicConfigurationException(message, failed)
-                    : new CoordinationConfigurationException(message, failed);
-        }).orElse(failed);
+                    // Every change this member records is built with a message (see checkIdentity).
+                    String message = Objects.requireNonNullElse(gone.getMessage(), gone.toString());
+                    return gone instanceof TopicConfigurationException
+                            ? new TopicConfigurationException(message, failed)
+                            : new CoordinationConfigurationException(message, failed);
+                })
+                .orElse(failed);
     }
 
     /**
@@ -308,10 +324,13 @@ final class PinnedTopic {
             unsafe = null;
             return;
         }
-        String message = "the coordination topic " + topic.name() + " was altered while this member used it and no longer"
-                + " keeps the fencing guarantees: " + String.join("; ", problems) + ". This member goes on contending (the"
-                + " brokers still fence every deposed writer), but restore the setting" + (problems.size() > 1 ? "s" : "")
-                + " on the topic now";
+        String message =
+                "the coordination topic " + topic.name() + " was altered while this member used it and no longer"
+                        + " keeps the fencing guarantees: " + String.join("; ", problems)
+                        + ". This member goes on contending (the"
+                        + " brokers still fence every deposed writer), but restore the setting"
+                        + (problems.size() > 1 ? "s" : "")
+                        + " on the topic now";
         if (before == null || !message.equals(before.getMessage())) {
             log.error("{}", message);
         }

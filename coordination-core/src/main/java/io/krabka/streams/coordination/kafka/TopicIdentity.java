@@ -29,14 +29,17 @@ record TopicIdentity(@Nullable String clusterId, @Nullable Uuid topicId, int par
     /** The identity of {@code description} (null: the topic is gone) on the cluster whose id {@code clusterId} brings. */
     static TopicIdentity of(KafkaFuture<String> clusterId, @Nullable TopicDescription description, Duration timeout) {
         String cluster = clusterId(clusterId, timeout);
-        return description == null ? new TopicIdentity(cluster, null, 0)
-                : new TopicIdentity(cluster, description.topicId(), description.partitions().size());
+        return description == null
+                ? new TopicIdentity(cluster, null, 0)
+                : new TopicIdentity(
+                        cluster, description.topicId(), description.partitions().size());
     }
 
     /** Asks for the cluster's id (DescribeCluster, which any broker answers from its metadata cache). */
     static KafkaFuture<String> askClusterId(Admin admin, Duration timeout) {
-        return admin.describeCluster(new DescribeClusterOptions().timeoutMs((int) Math.min(Integer.MAX_VALUE,
-                timeout.toMillis()))).clusterId();
+        return admin.describeCluster(
+                        new DescribeClusterOptions().timeoutMs((int) Math.min(Integer.MAX_VALUE, timeout.toMillis())))
+                .clusterId();
     }
 
     /** Whether the topic exists. */

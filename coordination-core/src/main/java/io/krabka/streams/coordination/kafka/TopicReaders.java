@@ -50,6 +50,7 @@ final class TopicReaders {
      * fetch) reads up to this many partitions at a time.
      */
     static final int READER_LANES = 4;
+
     private final Lane[] lanes = new Lane[READER_LANES];
 
     /** One reader and its lock; the consumer of a lane other than 0 is null until built. */
@@ -114,9 +115,11 @@ final class TopicReaders {
                 // otherwise wait out the whole operation timeout before anyone noticed.
                 topic.checkIdentity();
                 if (System.nanoTime() - giveUpAt > 0 && !toEnd.done()) {
-                    throw new org.apache.kafka.common.errors.TimeoutException(!toEnd.endsKnown()
-                            ? "the partition's end offset was not known within " + timeout
-                            : "the partition's end " + toEnd.end(partition) + " was not reached within " + timeout);
+                    throw new org.apache.kafka.common.errors.TimeoutException(
+                            !toEnd.endsKnown()
+                                    ? "the partition's end offset was not known within " + timeout
+                                    : "the partition's end " + toEnd.end(partition) + " was not reached within "
+                                            + timeout);
                 }
                 // One consumer serves every role of this member: hold it for one short
                 // slice at a time, so a slow partition or a role waiting for news never
@@ -156,8 +159,11 @@ final class TopicReaders {
                     if (remaining <= 0) {
                         return new RoleRecords(records, next);
                     }
-                    ReadToEnd.collect(laneReader.poll(Duration.ofNanos(Math.min(remaining, ReadToEnd.POLL_STEP.toNanos())))
-                            .records(partition), records);
+                    ReadToEnd.collect(
+                            laneReader
+                                    .poll(Duration.ofNanos(Math.min(remaining, ReadToEnd.POLL_STEP.toNanos())))
+                                    .records(partition),
+                            records);
                     if (!records.isEmpty()) {
                         return new RoleRecords(records, laneReader.position(partition, timeout));
                     }
@@ -204,8 +210,8 @@ final class TopicReaders {
         fromOffsets.forEach((role, offset) -> {
             TopicPartition partition = topic.partitionOf(role);
             if (roles.putIfAbsent(partition, role) != null) {
-                throw new IllegalArgumentException("roles " + roles.get(partition) + " and " + role + " share " + partition
-                        + ": pass one role per partition");
+                throw new IllegalArgumentException("roles " + roles.get(partition) + " and " + role + " share "
+                        + partition + ": pass one role per partition");
             }
             from.put(partition, offset);
         });
@@ -218,9 +224,11 @@ final class TopicReaders {
             while (true) {
                 topic.checkIdentity();
                 if (System.nanoTime() - giveUpAt > 0) {
-                    throw new org.apache.kafka.common.errors.TimeoutException(!toEnd.endsKnown()
-                            ? "the partitions' end offsets were not known within " + timeout
-                            : toEnd.behind().size() + " partitions were not read to their ends within " + timeout);
+                    throw new org.apache.kafka.common.errors.TimeoutException(
+                            !toEnd.endsKnown()
+                                    ? "the partitions' end offsets were not known within " + timeout
+                                    : toEnd.behind().size() + " partitions were not read to their ends within "
+                                            + timeout);
                 }
                 // One slice at a time, as in read: the shared reader serves every role's reads.
                 lock.lock();
@@ -228,8 +236,8 @@ final class TopicReaders {
                     long sliceEnd = Math.min(System.nanoTime() + READ_SLICE.toNanos(), giveUpAt);
                     if (toEnd.slice(ownReader ? describeReader() : reader, sliceEnd)) {
                         Map<Role, RoleRecords> read = new LinkedHashMap<>();
-                        roles.forEach((partition, role) -> read.put(role,
-                                new RoleRecords(toEnd.records(partition), toEnd.next(partition))));
+                        roles.forEach((partition, role) ->
+                                read.put(role, new RoleRecords(toEnd.records(partition), toEnd.next(partition))));
                         return read;
                     }
                 } finally {
@@ -244,7 +252,9 @@ final class TopicReaders {
     /** The consumer of {@link #readAll}; called with its lock held. */
     private Consumer<byte[], byte[]> describeReader() {
         if (describeReader == null) {
-            describeReader = Objects.requireNonNull(describeReaders, "readAll reads with its own consumer only with a supplier").get();
+            describeReader = Objects.requireNonNull(
+                            describeReaders, "readAll reads with its own consumer only with a supplier")
+                    .get();
         }
         return describeReader;
     }

@@ -37,8 +37,7 @@ final class TopicWatcher implements AutoCloseable {
 
     /** Hears the news of one role. */
     @FunctionalInterface
-    interface NewsListener extends java.util.function.Consumer<RoleNews> {
-    }
+    interface NewsListener extends java.util.function.Consumer<RoleNews> {}
 
     private static final Logger log = LoggerFactory.getLogger(TopicWatcher.class);
     private static final Duration POLL = Duration.ofSeconds(1);
@@ -82,7 +81,7 @@ final class TopicWatcher implements AutoCloseable {
     /** Tells {@code onNews} (on the watcher's thread: it must not block) of each committed record of {@code role}. */
     synchronized AutoCloseable watch(Role role, NewsListener onNews) {
         if (closed) {
-            return () -> { };
+            return () -> {};
         }
         watchers.computeIfAbsent(role, r -> new CopyOnWriteArrayList<>()).add(onNews);
         changed = true;
@@ -240,10 +239,15 @@ final class TopicWatcher implements AutoCloseable {
         if (warnedAtNanos == 0 || now - warnedAtNanos >= WARN_INTERVAL.toNanos()) {
             boolean first = warnedAtNanos == 0;
             warnedAtNanos = now;
-            log.warn("Watching {} for news of its roles failed: {}. Contenders still read the topic on every pass, so only "
-                    + "their wake-ups are late. It keeps trying{}", topic, failure.toString(), first
-                    ? ", backing off up to 10 s, and says so again at most once a minute while this lasts"
-                    : " (failing for " + TimeUnit.NANOSECONDS.toSeconds(now - failingSinceNanos) + " s, " + failures + " tries)");
+            log.warn(
+                    "Watching {} for news of its roles failed: {}. Contenders still read the topic on every pass, so only "
+                            + "their wake-ups are late. It keeps trying{}",
+                    topic,
+                    failure.toString(),
+                    first
+                            ? ", backing off up to 10 s, and says so again at most once a minute while this lasts"
+                            : " (failing for " + TimeUnit.NANOSECONDS.toSeconds(now - failingSinceNanos) + " s, "
+                                    + failures + " tries)");
         } else {
             log.debug("Watching {} failed again; trying again in {} ms: {}", topic, wait, failure.toString());
         }
@@ -254,8 +258,11 @@ final class TopicWatcher implements AutoCloseable {
         if (failures == 0) {
             return;
         }
-        log.info("Watching {} works again after {} s and {} failed tries", topic,
-                TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - failingSinceNanos), failures);
+        log.info(
+                "Watching {} works again after {} s and {} failed tries",
+                topic,
+                TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - failingSinceNanos),
+                failures);
         failures = 0;
         failingSinceNanos = 0;
         warnedAtNanos = 0;

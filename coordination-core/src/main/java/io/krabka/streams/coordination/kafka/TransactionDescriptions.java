@@ -28,7 +28,10 @@ final class TransactionDescriptions {
     }
 
     private static ProducerState producerState(TransactionDescription description) {
-        return new ProducerState(description.producerId(), (short) description.producerEpoch(), description.state().toString(),
+        return new ProducerState(
+                description.producerId(),
+                (short) description.producerEpoch(),
+                description.state().toString(),
                 description.transactionStartTimeMs().orElse(-1L));
     }
 
@@ -37,9 +40,10 @@ final class TransactionDescriptions {
         // At least a millisecond: an answer already on its way still counts.
         long millis = Math.max(1, Math.min(within.toMillis(), timeout.toMillis()));
         try {
-            TransactionDescription description = admin.describeTransactions(List.of(role.name()),
-                            new DescribeTransactionsOptions().timeoutMs((int) millis))
-                    .description(role.name()).get(millis, TimeUnit.MILLISECONDS);
+            TransactionDescription description = admin.describeTransactions(
+                            List.of(role.name()), new DescribeTransactionsOptions().timeoutMs((int) millis))
+                    .description(role.name())
+                    .get(millis, TimeUnit.MILLISECONDS);
             return Optional.of(producerState(description));
         } catch (ExecutionException e) {
             if (e.getCause() instanceof TransactionalIdNotFoundException) {

@@ -53,8 +53,10 @@ public record MemberAddress(MemberId member, String url, long writtenAt) {
         for (int i = 0; i < url.length(); i++) {
             char c = url.charAt(i);
             if (c < 0x21 || c > 0x7e) {
-                return Optional.of(String.format("has character U+%04X at %d: only printable ASCII is allowed "
-                        + "(a host name in punycode, an IPv6 address in brackets)", (int) c, i));
+                return Optional.of(String.format(
+                        "has character U+%04X at %d: only printable ASCII is allowed "
+                                + "(a host name in punycode, an IPv6 address in brackets)",
+                        (int) c, i));
             }
         }
         for (String scheme : new String[] {"http://", "https://"}) {

@@ -59,7 +59,11 @@ public final class MemberAddressBook implements AutoCloseable {
     private final Thread tail;
     private volatile boolean closed;
 
-    MemberAddressBook(String topic, @Nullable Producer<byte[], byte[]> producer, Consumer<byte[], byte[]> consumer, Duration timeout) {
+    MemberAddressBook(
+            String topic,
+            @Nullable Producer<byte[], byte[]> producer,
+            Consumer<byte[], byte[]> consumer,
+            Duration timeout) {
         this.topic = topic;
         this.producer = producer;
         this.consumer = consumer;
@@ -75,14 +79,24 @@ public final class MemberAddressBook implements AutoCloseable {
      *
      * @throws TopicConfigurationException when the topic is missing and may not be created
      */
-    public static MemberAddressBook open(Map<String, Object> adminSettings, Map<String, Object> producerSettings,
-            Map<String, Object> consumerSettings, String topic, short replicationFactor, boolean create, Duration timeout) {
-        try (Admin admin = Admin.create(named(KafkaCoordinationTransport.adminSettings(adminSettings, timeout), "admin"))) {
+    public static MemberAddressBook open(
+            Map<String, Object> adminSettings,
+            Map<String, Object> producerSettings,
+            Map<String, Object> consumerSettings,
+            String topic,
+            short replicationFactor,
+            boolean create,
+            Duration timeout) {
+        try (Admin admin =
+                Admin.create(named(KafkaCoordinationTransport.adminSettings(adminSettings, timeout), "admin"))) {
             ensureTopic(admin, topic, replicationFactor, create, timeout);
         }
-        MemberAddressBook book = new MemberAddressBook(topic,
-                new KafkaProducer<>(named(KafkaCoordinationTransport.registrarSettings(producerSettings, timeout), "writer")),
-                new KafkaConsumer<>(named(KafkaCoordinationTransport.readerSettings(consumerSettings), "reader")), timeout);
+        MemberAddressBook book = new MemberAddressBook(
+                topic,
+                new KafkaProducer<>(
+                        named(KafkaCoordinationTransport.registrarSettings(producerSettings, timeout), "writer")),
+                new KafkaConsumer<>(named(KafkaCoordinationTransport.readerSettings(consumerSettings), "reader")),
+                timeout);
         book.tail.start();
         return book;
     }
@@ -95,9 +109,13 @@ public final class MemberAddressBook implements AutoCloseable {
         return copy;
     }
 
-    private static void ensureTopic(Admin admin, String topic, short replicationFactor, boolean create, Duration timeout) {
+    private static void ensureTopic(
+            Admin admin, String topic, short replicationFactor, boolean create, Duration timeout) {
         try {
-            if (admin.listTopics().names().get(timeout.toMillis(), TimeUnit.MILLISECONDS).contains(topic)) {
+            if (admin.listTopics()
+                    .names()
+                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                    .contains(topic)) {
                 return;
             }
             if (!create) {
@@ -109,18 +127,21 @@ public final class MemberAddressBook implements AutoCloseable {
             if (replicationFactor >= 3) {
                 configs.put(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, "2");
             }
-            admin.createTopics(List.of(new NewTopic(topic, 1, replicationFactor).configs(configs))).all()
+            admin.createTopics(List.of(new NewTopic(topic, 1, replicationFactor).configs(configs)))
+                    .all()
                     .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-            log.info("Created the member address topic {} (compacted, 1 partition, replication factor {})", topic,
+            log.info(
+                    "Created the member address topic {} (compacted, 1 partition, replication factor {})",
+                    topic,
                     replicationFactor);
         } catch (ExecutionException e) {
             if (!(e.getCause() instanceof TopicExistsException)) {
-                throw new CoordinationException("cannot ensure the member address topic " + topic + ": " + e.getCause(),
-                        e.getCause());
+                throw new CoordinationException(
+                        "cannot ensure the member address topic " + topic + ": " + e.getCause(), e.getCause());
             }
         } catch (TimeoutException e) {
-            throw new CoordinationException("the cluster did not answer within " + timeout + " about the member address topic "
-                    + topic, e);
+            throw new CoordinationException(
+                    "the cluster did not answer within " + timeout + " about the member address topic " + topic, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new CoordinationException("interrupted while ensuring the member address topic " + topic, e);
@@ -154,10 +175,12 @@ public final class MemberAddressBook implements AutoCloseable {
                     .send(new ProducerRecord<>(topic, MemberAddressCodec.encodeKey(member), value))
                     .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
-            throw new CoordinationException("cannot write the address of member " + member + " to " + topic + ": "
-                    + e.getCause(), e.getCause());
+            throw new CoordinationException(
+                    "cannot write the address of member " + member + " to " + topic + ": " + e.getCause(),
+                    e.getCause());
         } catch (TimeoutException e) {
-            throw new CoordinationException("the address of member " + member + " was not acknowledged within " + timeout, e);
+            throw new CoordinationException(
+                    "the address of member " + member + " was not acknowledged within " + timeout, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new CoordinationException("interrupted while writing the address of member " + member, e);
@@ -199,8 +222,10 @@ public final class MemberAddressBook implements AutoCloseable {
                 return;
             } catch (RuntimeException e) {
                 if (!closed) {
-                    log.error("Stopped reading the member address topic {}: routing sees no address written from now on",
-                            topic, e);
+                    log.error(
+                            "Stopped reading the member address topic {}: routing sees no address written from now on",
+                            topic,
+                            e);
                 }
                 return;
             }
@@ -212,8 +237,11 @@ public final class MemberAddressBook implements AutoCloseable {
         while (partitions.isEmpty() && !closed) {
             // A topic created a moment ago may not be in every broker's metadata yet.
             List<PartitionInfo> infos = consumer.partitionsFor(topic, timeout);
-            partitions = infos == null ? List.of()
-                    : infos.stream().map(p -> new TopicPartition(p.topic(), p.partition())).toList();
+            partitions = infos == null
+                    ? List.of()
+                    : infos.stream()
+                            .map(p -> new TopicPartition(p.topic(), p.partition()))
+                            .toList();
             if (partitions.isEmpty()) {
                 Thread.sleep(100); // a retry backoff, not a synchronisation
             }
@@ -225,8 +253,9 @@ public final class MemberAddressBook implements AutoCloseable {
             for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
                 apply(record);
             }
-            if (caughtUp.getCount() > 0 && ends.entrySet().stream()
-                    .allMatch(end -> consumer.position(end.getKey(), timeout) >= end.getValue())) {
+            if (caughtUp.getCount() > 0
+                    && ends.entrySet().stream()
+                            .allMatch(end -> consumer.position(end.getKey(), timeout) >= end.getValue())) {
                 caughtUp.countDown();
             }
         }
@@ -243,8 +272,12 @@ public final class MemberAddressBook implements AutoCloseable {
             }
         } catch (MalformedAddressException e) {
             if (malformed.incrementAndGet() <= 20) {
-                log.warn("Skipped a malformed member address record at {}-{} offset {}: {}", record.topic(),
-                        record.partition(), record.offset(), e.getMessage());
+                log.warn(
+                        "Skipped a malformed member address record at {}-{} offset {}: {}",
+                        record.topic(),
+                        record.partition(),
+                        record.offset(),
+                        e.getMessage());
             }
         }
     }
@@ -253,21 +286,24 @@ public final class MemberAddressBook implements AutoCloseable {
      * Reads every address once, up to the end of the topic, and returns them: for a tool
      * (the CLI), with a consumer it owns and closes.
      */
-    public static Map<MemberId, MemberAddress> readOnce(Consumer<byte[], byte[]> consumer, String topic, Duration timeout) {
+    public static Map<MemberId, MemberAddress> readOnce(
+            Consumer<byte[], byte[]> consumer, String topic, Duration timeout) {
         List<PartitionInfo> infos = consumer.partitionsFor(topic, timeout);
         if (infos == null || infos.isEmpty()) {
             return Map.of();
         }
         MemberAddressBook book = new MemberAddressBook(topic, null, consumer, timeout);
-        List<TopicPartition> partitions = infos.stream().map(p -> new TopicPartition(p.topic(), p.partition())).toList();
+        List<TopicPartition> partitions = infos.stream()
+                .map(p -> new TopicPartition(p.topic(), p.partition()))
+                .toList();
         consumer.assign(partitions);
         consumer.seekToBeginning(partitions);
         Map<TopicPartition, Long> ends = consumer.endOffsets(partitions, timeout);
         long deadline = System.nanoTime() + timeout.toNanos();
         while (ends.entrySet().stream().anyMatch(end -> consumer.position(end.getKey(), timeout) < end.getValue())) {
             if (System.nanoTime() > deadline) {
-                throw new CoordinationException("could not read the member address topic " + topic + " to its end within "
-                        + timeout);
+                throw new CoordinationException(
+                        "could not read the member address topic " + topic + " to its end within " + timeout);
             }
             consumer.poll(Duration.ofMillis(200)).forEach(book::apply);
         }

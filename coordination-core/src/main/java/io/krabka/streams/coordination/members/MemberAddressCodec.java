@@ -47,8 +47,7 @@ public final class MemberAddressCodec {
     /** What is appended to the coordination topic's name to name the member address topic. */
     public static final String TOPIC_SUFFIX = "-members";
 
-    private MemberAddressCodec() {
-    }
+    private MemberAddressCodec() {}
 
     /** The member address topic that goes with {@code coordinationTopic}. */
     public static String topicFor(String coordinationTopic) {
@@ -58,15 +57,23 @@ public final class MemberAddressCodec {
     /** Encodes the key of {@code member}'s record. */
     public static byte[] encodeKey(MemberId member) {
         byte[] name = member.value().getBytes(StandardCharsets.UTF_8);
-        return ByteBuffer.allocate(4 + name.length).putShort(VERSION).putShort((short) name.length).put(name).array();
+        return ByteBuffer.allocate(4 + name.length)
+                .putShort(VERSION)
+                .putShort((short) name.length)
+                .put(name)
+                .array();
     }
 
     /** Encodes the value of an address; a withdrawal is a null value, not encoded. */
     public static byte[] encodeValue(MemberAddress address) {
         Objects.requireNonNull(address, "address");
         byte[] url = address.url().getBytes(StandardCharsets.US_ASCII);
-        return ByteBuffer.allocate(4 + url.length + 8).putShort(VERSION).putShort((short) url.length).put(url)
-                .putLong(address.writtenAt()).array();
+        return ByteBuffer.allocate(4 + url.length + 8)
+                .putShort(VERSION)
+                .putShort((short) url.length)
+                .put(url)
+                .putLong(address.writtenAt())
+                .array();
     }
 
     /**
@@ -129,7 +136,8 @@ public final class MemberAddressCodec {
         void version() {
             short version = shortValue("version");
             if (version != VERSION) {
-                throw new MalformedAddressException(UNSUPPORTED_VERSION, part + " version " + version + " is not " + VERSION);
+                throw new MalformedAddressException(
+                        UNSUPPORTED_VERSION, part + " version " + version + " is not " + VERSION);
             }
         }
 
@@ -153,8 +161,12 @@ public final class MemberAddressCodec {
             slice.limit(length);
             buffer.position(buffer.position() + length);
             try {
-                return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                        .onUnmappableCharacter(CodingErrorAction.REPORT).decode(slice).toString();
+                return StandardCharsets.UTF_8
+                        .newDecoder()
+                        .onMalformedInput(CodingErrorAction.REPORT)
+                        .onUnmappableCharacter(CodingErrorAction.REPORT)
+                        .decode(slice)
+                        .toString();
             } catch (CharacterCodingException e) {
                 throw new MalformedAddressException(MALFORMED_UTF8, part + " " + field + " is not valid UTF-8");
             }
@@ -162,15 +174,17 @@ public final class MemberAddressCodec {
 
         void end() {
             if (buffer.hasRemaining()) {
-                throw new MalformedAddressException(TRAILING_BYTES, part + " has " + buffer.remaining()
-                        + " bytes after its last field");
+                throw new MalformedAddressException(
+                        TRAILING_BYTES, part + " has " + buffer.remaining() + " bytes after its last field");
             }
         }
 
         private void require(int bytes, String field) {
             if (buffer.remaining() < bytes) {
-                throw new MalformedAddressException(TRUNCATED, part + " " + field + " needs " + bytes + " bytes at offset "
-                        + buffer.position() + ", but " + buffer.remaining() + " remain");
+                throw new MalformedAddressException(
+                        TRUNCATED,
+                        part + " " + field + " needs " + bytes + " bytes at offset " + buffer.position() + ", but "
+                                + buffer.remaining() + " remain");
             }
         }
     }

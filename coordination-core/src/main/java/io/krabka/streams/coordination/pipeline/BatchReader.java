@@ -31,7 +31,11 @@ final class BatchReader {
     private final LongConsumer lag;
     private final Deque<ConsumerRecord<byte[], byte[]>> buffer = new ArrayDeque<>();
 
-    BatchReader(Consumer<byte[], byte[]> consumer, PipelineSettings settings, CoordinationRuntime runtime, LongConsumer lag) {
+    BatchReader(
+            Consumer<byte[], byte[]> consumer,
+            PipelineSettings settings,
+            CoordinationRuntime runtime,
+            LongConsumer lag) {
         this.consumer = consumer;
         this.settings = settings;
         this.runtime = runtime;
@@ -65,7 +69,8 @@ final class BatchReader {
             }
             poll(Duration.ofNanos(left));
         }
-        List<ConsumerRecord<byte[], byte[]>> batch = new ArrayList<>(Math.min(buffer.size(), settings.maxBatchRecords()));
+        List<ConsumerRecord<byte[], byte[]>> batch =
+                new ArrayList<>(Math.min(buffer.size(), settings.maxBatchRecords()));
         while (!buffer.isEmpty() && batch.size() < settings.maxBatchRecords()) {
             batch.add(buffer.poll());
         }

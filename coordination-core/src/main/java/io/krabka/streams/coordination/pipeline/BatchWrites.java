@@ -44,7 +44,11 @@ final class BatchWrites {
     private final AtomicLong processedRecords;
     private final AtomicLong committedBatches;
 
-    BatchWrites(PipelineSettings settings, BatchProcessor processor, OutputTopics topics, AtomicLong processedRecords,
+    BatchWrites(
+            PipelineSettings settings,
+            BatchProcessor processor,
+            OutputTopics topics,
+            AtomicLong processedRecords,
             AtomicLong committedBatches) {
         this.settings = settings;
         this.processor = processor;
@@ -99,8 +103,12 @@ final class BatchWrites {
                 }
             }
             if (inputs.size() > 1) {
-                log.info("The cluster refuses an output of {} input records from {} of pipeline group {} ({}); writing them in"
-                        + " halves to find the record", inputs.size(), where(inputs.get(0)), settings.groupId(),
+                log.info(
+                        "The cluster refuses an output of {} input records from {} of pipeline group {} ({}); writing them in"
+                                + " halves to find the record",
+                        inputs.size(),
+                        where(inputs.get(0)),
+                        settings.groupId(),
                         DeadLetters.reason(refused));
                 int middle = (part[0] + part[1]) >>> 1;
                 parts.push(new int[] {middle, part[1]});
@@ -118,12 +126,16 @@ final class BatchWrites {
      * @return null when they committed; what the cluster refused them for when it refused
      *     an output for what it is
      */
-    private @Nullable Exception commit(List<ConsumerRecord<byte[], byte[]>> inputs, List<ProducerRecord<byte[], byte[]>> outputs,
-            Leadership leadership, Consumer<byte[], byte[]> consumer) {
+    private @Nullable Exception commit(
+            List<ConsumerRecord<byte[], byte[]>> inputs,
+            List<ProducerRecord<byte[], byte[]>> outputs,
+            Leadership leadership,
+            Consumer<byte[], byte[]> consumer) {
         try {
             // An assigned consumer's group metadata has no generation and no member: the
             // pipeline commits offsets in its group without joining it.
-            leadership.write(outputs, new ConsumedOffsets(consumer.groupMetadata(), PipelineOffsets.nextOffsets(inputs)));
+            leadership.write(
+                    outputs, new ConsumedOffsets(consumer.groupMetadata(), PipelineOffsets.nextOffsets(inputs)));
         } catch (FencedException | CoordinationAuthorizationException ended) {
             throw ended;
         } catch (CoordinationException failed) {
@@ -137,20 +149,30 @@ final class BatchWrites {
         committedBatches.incrementAndGet();
         for (ProducerRecord<byte[], byte[]> output : outputs) {
             if (DeadLetters.isDeadLetter(output)) {
-                log.warn("{} wrote input record {} to {} under term {}", leadership.member(), DeadLetters.describe(output),
-                        output.topic(), leadership.term());
+                log.warn(
+                        "{} wrote input record {} to {} under term {}",
+                        leadership.member(),
+                        DeadLetters.describe(output),
+                        output.topic(),
+                        leadership.term());
             }
         }
         return null;
     }
 
     /** Writes the dead letter of {@code input} with the offset after it, or fails when that cannot be. */
-    private void deadLetter(ConsumerRecord<byte[], byte[]> input, Exception refused, Leadership leadership,
+    private void deadLetter(
+            ConsumerRecord<byte[], byte[]> input,
+            Exception refused,
+            Leadership leadership,
             Consumer<byte[], byte[]> consumer) {
         if (!settings.deadLetters()) {
-            throw new CoordinationConfigurationException("the cluster refuses the outputs of input record " + where(input)
-                    + " of pipeline group " + settings.groupId() + " (" + DeadLetters.reason(refused) + "), and the pipeline has no"
-                    + " dead-letter topics (PipelineSettings.withDeadLetters): it cannot go past that record", refused);
+            throw new CoordinationConfigurationException(
+                    "the cluster refuses the outputs of input record " + where(input)
+                            + " of pipeline group " + settings.groupId() + " (" + DeadLetters.reason(refused)
+                            + "), and the pipeline has no"
+                            + " dead-letter topics (PipelineSettings.withDeadLetters): it cannot go past that record",
+                    refused);
         }
         ProducerRecord<byte[], byte[]> dead = DeadLetters.of(input, settings.groupId(), refused);
         Exception again = topics.refusal(List.of(dead), consumer);
@@ -158,21 +180,25 @@ final class BatchWrites {
             again = commit(List.of(input), List.of(dead), leadership, consumer);
         }
         if (again != null) {
-            throw new CoordinationConfigurationException("input record " + where(input) + " of pipeline group "
-                    + settings.groupId() + " cannot be dead-lettered to " + dead.topic() + " (" + DeadLetters.reason(again)
-                    + "); its outputs were refused (" + DeadLetters.reason(refused) + ")", again);
+            throw new CoordinationConfigurationException(
+                    "input record " + where(input) + " of pipeline group "
+                            + settings.groupId() + " cannot be dead-lettered to " + dead.topic() + " ("
+                            + DeadLetters.reason(again)
+                            + "); its outputs were refused (" + DeadLetters.reason(refused) + ")",
+                    again);
         }
     }
 
     /** The processor's outputs, or null when the thread was interrupted or the leadership ended while it ran. */
-    private @Nullable Processed process(List<ConsumerRecord<byte[], byte[]>> inputs, Leadership leadership) throws Exception {
+    private @Nullable Processed process(List<ConsumerRecord<byte[], byte[]>> inputs, Leadership leadership)
+            throws Exception {
         Processed processed;
         try {
             if (processor instanceof PerRecordProcessor each) {
                 List<List<ProducerRecord<byte[], byte[]>>> perRecord = each.processEach(inputs, leadership);
                 if (perRecord.size() != inputs.size()) {
-                    throw new IllegalStateException("a PerRecordProcessor returned " + perRecord.size() + " lists of outputs for "
-                            + inputs.size() + " input records");
+                    throw new IllegalStateException("a PerRecordProcessor returned " + perRecord.size()
+                            + " lists of outputs for " + inputs.size() + " input records");
                 }
                 processed = new Processed(perRecord, null);
             } else {
@@ -201,9 +227,13 @@ final class BatchWrites {
      * a transient failure, a fence or a refused ACL. Null when there is none.
      */
     static @Nullable Exception refusedRecord(CoordinationException failed) {
-        for (Throwable cause = failed.getCause(); cause != null; cause = cause.getCause() == cause ? null : cause.getCause()) {
-            if (cause instanceof RecordTooLargeException || cause instanceof RecordBatchTooLargeException
-                    || cause instanceof InvalidRecordException || cause instanceof InvalidTopicException
+        for (Throwable cause = failed.getCause();
+                cause != null;
+                cause = cause.getCause() == cause ? null : cause.getCause()) {
+            if (cause instanceof RecordTooLargeException
+                    || cause instanceof RecordBatchTooLargeException
+                    || cause instanceof InvalidRecordException
+                    || cause instanceof InvalidTopicException
                     || cause instanceof InvalidTimestampException) {
                 return (Exception) cause;
             }
@@ -216,11 +246,13 @@ final class BatchWrites {
     }
 
     /** A processor's outputs: per input record, or for the processed records as a whole. */
-    private record Processed(@Nullable List<List<ProducerRecord<byte[], byte[]>>> perRecord,
+    private record Processed(
+            @Nullable List<List<ProducerRecord<byte[], byte[]>>> perRecord,
             @Nullable List<ProducerRecord<byte[], byte[]>> all) {
 
         /** The outputs of records {@code from} to {@code to}; null when they are not known apart from the others'. */
-        @Nullable List<ProducerRecord<byte[], byte[]>> outputs(int from, int to, int size) {
+        @Nullable
+        List<ProducerRecord<byte[], byte[]>> outputs(int from, int to, int size) {
             if (perRecord == null) {
                 return from == 0 && to == size ? all : null;
             }

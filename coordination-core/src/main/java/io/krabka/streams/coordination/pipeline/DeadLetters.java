@@ -32,8 +32,7 @@ public final class DeadLetters {
     /** The failure's message (with its cause's, where the message does not say it), UTF-8. */
     public static final String EXCEPTION_MESSAGE = "kafka_dlt-exception-message";
 
-    private DeadLetters() {
-    }
+    private DeadLetters() {}
 
     /** The dead-letter topic of {@code inputTopic}. */
     public static String topicOf(String inputTopic) {
@@ -46,14 +45,19 @@ public final class DeadLetters {
      *
      * @param group the pipeline's group, or null when there is none to name
      */
-    public static ProducerRecord<byte[], byte[]> of(ConsumerRecord<byte[], byte[]> record, @Nullable String group, Throwable failure) {
+    public static ProducerRecord<byte[], byte[]> of(
+            ConsumerRecord<byte[], byte[]> record, @Nullable String group, Throwable failure) {
         RecordHeaders headers = new RecordHeaders();
         for (Header header : record.headers()) {
             headers.add(header);
         }
         headers.add(ORIGINAL_TOPIC, utf8(record.topic()));
-        headers.add(ORIGINAL_PARTITION, ByteBuffer.allocate(Integer.BYTES).putInt(record.partition()).array());
-        headers.add(ORIGINAL_OFFSET, ByteBuffer.allocate(Long.BYTES).putLong(record.offset()).array());
+        headers.add(
+                ORIGINAL_PARTITION,
+                ByteBuffer.allocate(Integer.BYTES).putInt(record.partition()).array());
+        headers.add(
+                ORIGINAL_OFFSET,
+                ByteBuffer.allocate(Long.BYTES).putLong(record.offset()).array());
         if (group != null) {
             headers.add(ORIGINAL_CONSUMER_GROUP, utf8(group));
         }
@@ -65,15 +69,20 @@ public final class DeadLetters {
     /** Whether {@code output} is a dead letter: written to a dead-letter topic, naming the record it stands for. */
     static boolean isDeadLetter(ProducerRecord<byte[], byte[]> output) {
         Header topic = output.headers().lastHeader(ORIGINAL_TOPIC);
-        return topic != null && output.headers().lastHeader(ORIGINAL_OFFSET) != null
+        return topic != null
+                && output.headers().lastHeader(ORIGINAL_OFFSET) != null
                 && output.topic().equals(topicOf(new String(topic.value(), StandardCharsets.UTF_8)));
     }
 
     /** Where a dead letter came from and why, for a log line: {@code requests-0@42: <class>: <message>}. */
     static String describe(ProducerRecord<byte[], byte[]> deadLetter) {
         Headers headers = deadLetter.headers();
-        return text(headers, ORIGINAL_TOPIC) + "-" + ByteBuffer.wrap(headers.lastHeader(ORIGINAL_PARTITION).value()).getInt()
-                + "@" + ByteBuffer.wrap(headers.lastHeader(ORIGINAL_OFFSET).value()).getLong() + " (" + text(headers, EXCEPTION_FQCN)
+        return text(headers, ORIGINAL_TOPIC) + "-"
+                + ByteBuffer.wrap(headers.lastHeader(ORIGINAL_PARTITION).value())
+                        .getInt()
+                + "@"
+                + ByteBuffer.wrap(headers.lastHeader(ORIGINAL_OFFSET).value()).getLong() + " ("
+                + text(headers, EXCEPTION_FQCN)
                 + ": " + text(headers, EXCEPTION_MESSAGE) + ")";
     }
 

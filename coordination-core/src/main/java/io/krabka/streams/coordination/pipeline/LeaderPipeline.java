@@ -70,11 +70,13 @@ public final class LeaderPipeline implements AutoCloseable {
     static final int MAX_WRITE_ATTEMPTS = 5;
     /** The pause before the first retry of a failed write; it doubles for each next one. */
     private static final Duration FIRST_RETRY_PAUSE = Duration.ofMillis(200);
+
     private final PipelineSettings settings;
     private final PipelineConsumers consumers;
     private final BatchProcessor processor;
     /** Its ticker paces batches; its workers close consumers away from the interrupts that end runs. */
     private final CoordinationRuntime runtime;
+
     private final AtomicLong processedRecords = new AtomicLong();
     private final AtomicLong committedBatches = new AtomicLong();
     private final OutputTopics outputTopics;
@@ -84,7 +86,8 @@ public final class LeaderPipeline implements AutoCloseable {
      * A pipeline whose consumers come from {@code consumers}; each must be a byte-array
      * consumer configured as {@link #consumerSettings} says.
      */
-    public LeaderPipeline(PipelineSettings settings, Supplier<Consumer<byte[], byte[]>> consumers, BatchProcessor processor) {
+    public LeaderPipeline(
+            PipelineSettings settings, Supplier<Consumer<byte[], byte[]>> consumers, BatchProcessor processor) {
         this(settings, consumers, processor, CoordinationRuntime.shared());
     }
 
@@ -92,7 +95,10 @@ public final class LeaderPipeline implements AutoCloseable {
      * A pipeline whose consumers come from {@code consumers}, paced by {@code runtime}'s
      * ticker, closing its consumers on the runtime's workers.
      */
-    public LeaderPipeline(PipelineSettings settings, Supplier<Consumer<byte[], byte[]>> consumers, BatchProcessor processor,
+    public LeaderPipeline(
+            PipelineSettings settings,
+            Supplier<Consumer<byte[], byte[]>> consumers,
+            BatchProcessor processor,
             CoordinationRuntime runtime) {
         this.runtime = Objects.requireNonNull(runtime, "runtime");
         this.settings = Objects.requireNonNull(settings, "settings");
@@ -102,12 +108,16 @@ public final class LeaderPipeline implements AutoCloseable {
     }
 
     /** A pipeline reading with Kafka consumers built from these connection settings. */
-    public static LeaderPipeline create(Map<String, Object> connection, PipelineSettings settings, BatchProcessor processor) {
+    public static LeaderPipeline create(
+            Map<String, Object> connection, PipelineSettings settings, BatchProcessor processor) {
         return create(connection, settings, processor, CoordinationRuntime.shared());
     }
 
     /** A pipeline reading with Kafka consumers built from these connection settings, on {@code runtime}. */
-    public static LeaderPipeline create(Map<String, Object> connection, PipelineSettings settings, BatchProcessor processor,
+    public static LeaderPipeline create(
+            Map<String, Object> connection,
+            PipelineSettings settings,
+            BatchProcessor processor,
             CoordinationRuntime runtime) {
         Map<String, Object> consumerSettings = consumerSettings(connection, settings);
         return new LeaderPipeline(settings, () -> new KafkaConsumer<>(consumerSettings), processor, runtime);
@@ -196,8 +206,13 @@ public final class LeaderPipeline implements AutoCloseable {
             // Where the last holder's committed transactions end, whatever this consumer read before.
             PipelineOffsets.rewind(consumer, partitions);
             rewound = true;
-            log.info("{} runs the pipeline of role {} over {} (group {}) under term {}", leadership.member(),
-                    leadership.role(), partitions, settings.groupId(), leadership.term());
+            log.info(
+                    "{} runs the pipeline of role {} over {} (group {}) under term {}",
+                    leadership.member(),
+                    leadership.role(),
+                    partitions,
+                    settings.groupId(),
+                    leadership.term());
             outputTopics.requireDeadLetterTopics(consumer);
             BatchReader batches = new BatchReader(consumer, settings, runtime, behind -> lag = behind);
             BatchWrites writes = new BatchWrites(settings, processor, outputTopics, processedRecords, committedBatches);
@@ -218,8 +233,12 @@ public final class LeaderPipeline implements AutoCloseable {
                         rewound = false;
                         PipelineOffsets.rewind(consumer, added);
                         rewound = true;
-                        log.info("{} reads partitions {} added to the input of the pipeline of role {} under term {}",
-                                leadership.member(), added, leadership.role(), leadership.term());
+                        log.info(
+                                "{} reads partitions {} added to the input of the pipeline of role {} under term {}",
+                                leadership.member(),
+                                added,
+                                leadership.role(),
+                                leadership.term());
                     }
                 }
                 List<ConsumerRecord<byte[], byte[]>> batch = batches.next(writeStarted);
@@ -232,7 +251,9 @@ public final class LeaderPipeline implements AutoCloseable {
                         break;
                     }
                     failures = 0;
-                } catch (FencedException | CoordinationAuthorizationException | CoordinationConfigurationException ended) {
+                } catch (FencedException
+                        | CoordinationAuthorizationException
+                        | CoordinationConfigurationException ended) {
                     // Over, refused by an ACL, or a setting to fix: every retry would end the same.
                     throw ended;
                 } catch (CoordinationException failed) {
@@ -240,15 +261,24 @@ public final class LeaderPipeline implements AutoCloseable {
                         return;
                     }
                     if (++failures >= MAX_WRITE_ATTEMPTS) {
-                        throw new CoordinationException("a pipeline transaction of role " + leadership.role() + " (group "
-                                + settings.groupId() + ") failed " + failures + " times in a row; the last time: "
-                                + failed.getMessage(), failed);
+                        throw new CoordinationException(
+                                "a pipeline transaction of role " + leadership.role() + " (group "
+                                        + settings.groupId() + ") failed " + failures
+                                        + " times in a row; the last time: "
+                                        + failed.getMessage(),
+                                failed);
                     }
                     // What of the batch is visible the committed offsets say: all of it, none, or
                     // the parts written before (while a refused record was being isolated).
                     Duration pause = retryPause(failures);
-                    log.warn("A pipeline transaction of role {} failed (attempt {} of {}); resuming from the committed offsets"
-                            + " in {} ms: {}", leadership.role(), failures, MAX_WRITE_ATTEMPTS, pause.toMillis(), failed.getMessage());
+                    log.warn(
+                            "A pipeline transaction of role {} failed (attempt {} of {}); resuming from the committed offsets"
+                                    + " in {} ms: {}",
+                            leadership.role(),
+                            failures,
+                            MAX_WRITE_ATTEMPTS,
+                            pause.toMillis(),
+                            failed.getMessage());
                     outputTopics.forget();
                     try {
                         runtime.sleep(pause);

@@ -45,7 +45,8 @@ final class OutputTopics {
         }
         if (!missing.isEmpty()) {
             throw new CoordinationConfigurationException("the dead-letter topic(s) " + missing + " of pipeline group "
-                    + settings.groupId() + " do not exist: create them with the input topics (an input record whose outputs"
+                    + settings.groupId()
+                    + " do not exist: create them with the input topics (an input record whose outputs"
                     + " cannot be written goes there; the pipeline never auto-creates a topic)");
         }
     }
@@ -54,7 +55,9 @@ final class OutputTopics {
      * Why the cluster would refuse one of {@code outputs} whatever the transaction: its
      * topic, or the partition it names, does not exist. Null when none is refused so.
      */
-    @Nullable UnknownTopicOrPartitionException refusal(List<ProducerRecord<byte[], byte[]>> outputs, Consumer<byte[], byte[]> consumer) {
+    @Nullable
+    UnknownTopicOrPartitionException refusal(
+            List<ProducerRecord<byte[], byte[]>> outputs, Consumer<byte[], byte[]> consumer) {
         for (ProducerRecord<byte[], byte[]> output : outputs) {
             int count = partitions(consumer, output.topic(), false);
             if (count == 0) {
@@ -63,8 +66,9 @@ final class OutputTopics {
             }
             Integer partition = output.partition();
             if (partition != null && partition >= count && partition >= partitions(consumer, output.topic(), true)) {
-                return new UnknownTopicOrPartitionException("partition " + partition + " of the output topic " + output.topic()
-                        + " does not exist: it has " + partitionCounts.getOrDefault(output.topic(), 0) + " partition(s)");
+                return new UnknownTopicOrPartitionException(
+                        "partition " + partition + " of the output topic " + output.topic() + " does not exist: it has "
+                                + partitionCounts.getOrDefault(output.topic(), 0) + " partition(s)");
             }
         }
         return null;

@@ -20,13 +20,13 @@ public interface PerRecordProcessor extends BatchProcessor {
      * @return one list per record of {@code batch}, in its order: that record's outputs (may be empty)
      * @throws Exception as {@link BatchProcessor#process}
      */
-    List<List<ProducerRecord<byte[], byte[]>>> processEach(List<ConsumerRecord<byte[], byte[]>> batch, Leadership leadership)
-            throws Exception;
+    List<List<ProducerRecord<byte[], byte[]>>> processEach(
+            List<ConsumerRecord<byte[], byte[]>> batch, Leadership leadership) throws Exception;
 
     /** Every record's outputs, in order. */
     @Override
-    default List<ProducerRecord<byte[], byte[]>> process(List<ConsumerRecord<byte[], byte[]>> batch, Leadership leadership)
-            throws Exception {
+    default List<ProducerRecord<byte[], byte[]>> process(
+            List<ConsumerRecord<byte[], byte[]>> batch, Leadership leadership) throws Exception {
         List<ProducerRecord<byte[], byte[]>> outputs = new ArrayList<>();
         processEach(batch, leadership).forEach(outputs::addAll);
         return outputs;

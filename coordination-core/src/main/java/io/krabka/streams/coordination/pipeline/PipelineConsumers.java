@@ -79,13 +79,15 @@ final class PipelineConsumers implements AutoCloseable {
      * which would then wait its whole timeout and log an error. The interrupt is kept.
      */
     void discard(Consumer<byte[], byte[]> consumer) {
-        FutureTask<Void> closing = new FutureTask<>(() -> {
-            try {
-                consumer.close();
-            } catch (RuntimeException e) {
-                log.warn("Closing a pipeline consumer failed", e);
-            }
-        }, null);
+        FutureTask<Void> closing = new FutureTask<>(
+                () -> {
+                    try {
+                        consumer.close();
+                    } catch (RuntimeException e) {
+                        log.warn("Closing a pipeline consumer failed", e);
+                    }
+                },
+                null);
         runtime.workers().execute(closing);
         boolean interrupted = false;
         long giveUpAt = runtime.nanoTime() + CLOSE_WAIT.toNanos();

@@ -32,8 +32,7 @@ final class PipelineOffsets {
 
     private static final Duration METADATA_TIMEOUT = Duration.ofSeconds(30);
 
-    private PipelineOffsets() {
-    }
+    private PipelineOffsets() {}
 
     /** Every partition of every input topic; fails naming the topics that do not exist. */
     static Set<TopicPartition> partitions(Consumer<byte[], byte[]> consumer, PipelineSettings settings) {
@@ -75,7 +74,8 @@ final class PipelineOffsets {
     static Map<TopicPartition, OffsetAndMetadata> nextOffsets(List<ConsumerRecord<byte[], byte[]>> batch) {
         Map<TopicPartition, OffsetAndMetadata> offsets = new LinkedHashMap<>();
         for (ConsumerRecord<byte[], byte[]> record : batch) {
-            offsets.put(new TopicPartition(record.topic(), record.partition()), new OffsetAndMetadata(record.offset() + 1));
+            offsets.put(
+                    new TopicPartition(record.topic(), record.partition()), new OffsetAndMetadata(record.offset() + 1));
         }
         return offsets;
     }
@@ -84,14 +84,19 @@ final class PipelineOffsets {
     static long measureLag(Admin admin, PipelineSettings settings, Duration timeout) {
         try {
             Map<TopicPartition, OffsetSpec> ends = new HashMap<>();
-            admin.describeTopics(settings.inputTopics()).allTopicNames().get(timeout.toMillis(), TimeUnit.MILLISECONDS)
-                    .forEach((topic, description) -> description.partitions().forEach(
-                            partition -> ends.put(new TopicPartition(topic, partition.partition()), OffsetSpec.latest())));
-            Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> stable = admin
-                    .listOffsets(ends, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
-                    .all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-            Map<TopicPartition, OffsetAndMetadata> committed = admin
-                    .listConsumerGroupOffsets(settings.groupId()).partitionsToOffsetAndMetadata()
+            admin.describeTopics(settings.inputTopics())
+                    .allTopicNames()
+                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS)
+                    .forEach((topic, description) -> description
+                            .partitions()
+                            .forEach(partition ->
+                                    ends.put(new TopicPartition(topic, partition.partition()), OffsetSpec.latest())));
+            Map<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> stable = admin.listOffsets(
+                            ends, new ListOffsetsOptions(IsolationLevel.READ_COMMITTED))
+                    .all()
+                    .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(settings.groupId())
+                    .partitionsToOffsetAndMetadata()
                     .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
             long lag = 0;
             for (Map.Entry<TopicPartition, ListOffsetsResult.ListOffsetsResultInfo> end : stable.entrySet()) {
@@ -102,9 +107,11 @@ final class PipelineOffsets {
             return lag;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new CoordinationException("interrupted while measuring the lag of pipeline group " + settings.groupId(), e);
+            throw new CoordinationException(
+                    "interrupted while measuring the lag of pipeline group " + settings.groupId(), e);
         } catch (ExecutionException | TimeoutException e) {
-            throw new CoordinationException("could not measure the lag of pipeline group " + settings.groupId() + ": " + e, e);
+            throw new CoordinationException(
+                    "could not measure the lag of pipeline group " + settings.groupId() + ": " + e, e);
         }
     }
 }

@@ -21,8 +21,8 @@ import java.util.Objects;
  *     a record ends the run with a {@link io.krabka.streams.coordination.CoordinationConfigurationException}
  *     naming it. Off unless set; {@code @LeaderListener} pipelines set it.
  */
-public record PipelineSettings(List<String> inputTopics, String groupId, int maxBatchRecords, Duration maxBatchWait,
-        boolean deadLetters) {
+public record PipelineSettings(
+        List<String> inputTopics, String groupId, int maxBatchRecords, Duration maxBatchWait, boolean deadLetters) {
 
     /** Records per transaction unless set: Kafka's own {@code max.poll.records}. */
     public static final int DEFAULT_MAX_BATCH_RECORDS = 500;
@@ -39,7 +39,8 @@ public record PipelineSettings(List<String> inputTopics, String groupId, int max
         Objects.requireNonNull(groupId, "groupId");
         Objects.requireNonNull(maxBatchWait, "maxBatchWait");
         if (inputTopics.isEmpty() || inputTopics.stream().anyMatch(String::isBlank)) {
-            throw new IllegalArgumentException("a pipeline needs at least one input topic, and no blank name: " + inputTopics);
+            throw new IllegalArgumentException(
+                    "a pipeline needs at least one input topic, and no blank name: " + inputTopics);
         }
         if (groupId.isBlank()) {
             throw new IllegalArgumentException("the pipeline's group id must not be blank");
@@ -54,7 +55,8 @@ public record PipelineSettings(List<String> inputTopics, String groupId, int max
 
     /** Reads {@code inputTopics} for {@code role}, with the default group id and batching. */
     public static PipelineSettings of(Role role, String... inputTopics) {
-        return new PipelineSettings(List.of(inputTopics), defaultGroupId(role), DEFAULT_MAX_BATCH_RECORDS, DEFAULT_MAX_BATCH_WAIT);
+        return new PipelineSettings(
+                List.of(inputTopics), defaultGroupId(role), DEFAULT_MAX_BATCH_RECORDS, DEFAULT_MAX_BATCH_WAIT);
     }
 
     /** The dead-letter topic of each input topic, in order: where refused records go when {@link #deadLetters()}. */

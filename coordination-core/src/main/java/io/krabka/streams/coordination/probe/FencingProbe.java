@@ -102,7 +102,9 @@ public final class FencingProbe {
      * A probe on the settings of an application's own Kafka clients, as
      * {@link KafkaCoordinationTransport#create(Map, Map, Map, TopicSpec, Duration, Duration)} takes them.
      */
-    public static Builder builder(Map<String, Object> adminConnection, Map<String, Object> producerConnection,
+    public static Builder builder(
+            Map<String, Object> adminConnection,
+            Map<String, Object> producerConnection,
             Map<String, Object> consumerConnection) {
         return new Builder(adminConnection, producerConnection, consumerConnection);
     }
@@ -117,17 +119,26 @@ public final class FencingProbe {
      *     than created from settings: the probe builds clients of its own
      */
     public static Builder builder(KafkaCoordinationTransport transport) {
-        KafkaCoordinationTransport.Settings settings = transport.settings().orElseThrow(() -> new IllegalArgumentException(
-                "the fencing probe builds clients of its own from the settings a transport was created from"
-                        + " (KafkaCoordinationTransport.create); this one was given its clients: use FencingProbe.builder(connection)"));
+        KafkaCoordinationTransport.Settings settings = transport
+                .settings()
+                .orElseThrow(
+                        () -> new IllegalArgumentException(
+                                "the fencing probe builds clients of its own from the settings a transport was created from"
+                                        + " (KafkaCoordinationTransport.create); this one was given its clients: use FencingProbe.builder(connection)"));
         return builder(settings.adminConnection(), settings.producerConnection(), settings.consumerConnection())
-                .topic(settings.topic()).timeout(settings.timeout()).leaseDuration(settings.transactionTimeout());
+                .topic(settings.topic())
+                .timeout(settings.timeout())
+                .leaseDuration(settings.transactionTimeout());
     }
 
     /** The probe of a transport built with {@code KafkaCoordinationTransport.create(connection, topic, timeout, transactionTimeout)}. */
-    public static FencingProbe forTransport(Map<String, Object> connection, TopicSpec topic, Duration timeout,
-            Duration transactionTimeout) {
-        return builder(connection).topic(topic).timeout(timeout).leaseDuration(transactionTimeout).build();
+    public static FencingProbe forTransport(
+            Map<String, Object> connection, TopicSpec topic, Duration timeout, Duration transactionTimeout) {
+        return builder(connection)
+                .topic(topic)
+                .timeout(timeout)
+                .leaseDuration(transactionTimeout)
+                .build();
     }
 
     /**
@@ -157,7 +168,8 @@ public final class FencingProbe {
             checks.addAll(new TopicChecks(admin, topic, timeout, leaseDuration).run(brokers));
             String transactionalId = null;
             String wroteTo = null;
-            var reused = LiveResults.reusable(bootstrapServers(), clusterId, transactionVersion, reuseLiveChecksFor, startedAt);
+            var reused = LiveResults.reusable(
+                    bootstrapServers(), clusterId, transactionVersion, reuseLiveChecksFor, startedAt);
             if (readOnly) {
                 checks.addAll(LiveChecks.skipped());
             } else if (reused.isPresent()) {
@@ -167,17 +179,36 @@ public final class FencingProbe {
             } else {
                 wroteTo = probeTopic;
                 transactionalId = LiveChecks.scratchId(topic.name());
-                List<ProbeCheck> live = new LiveChecks(admin, producerConnection, consumerConnection, probeTopic, transactionalId,
-                        (short) Math.min(topic.replicationFactor(), Math.max(1, brokers.size())), timeout, this::named)
+                List<ProbeCheck> live = new LiveChecks(
+                                admin,
+                                producerConnection,
+                                consumerConnection,
+                                probeTopic,
+                                transactionalId,
+                                (short) Math.min(topic.replicationFactor(), Math.max(1, brokers.size())),
+                                timeout,
+                                this::named)
                         .run(transactionVersion);
-                live = EpochBehaviour.recheck("epoch-behaviour", live, transactionVersion, () -> transactionVersion(admin));
-                LiveResults.passed(bootstrapServers(), clusterId, transactionVersion,
+                live = EpochBehaviour.recheck(
+                        "epoch-behaviour", live, transactionVersion, () -> transactionVersion(admin));
+                LiveResults.passed(
+                        bootstrapServers(),
+                        clusterId,
+                        transactionVersion,
                         new LiveResults.Run(live, probeTopic, transactionalId, startedAt));
                 checks.addAll(live);
             }
             checks.add(ConnectionEstimate.check(roles));
-            return new FencingReport(clusterId, bootstrapServers(), topic.name(), wroteTo, transactionalId,
-                    readOnly, startedAt, Duration.ofNanos(System.nanoTime() - started).toMillis(), checks);
+            return new FencingReport(
+                    clusterId,
+                    bootstrapServers(),
+                    topic.name(),
+                    wroteTo,
+                    transactionalId,
+                    readOnly,
+                    startedAt,
+                    Duration.ofNanos(System.nanoTime() - started).toMillis(),
+                    checks);
         } finally {
             // Bounded: with the cluster gone, Kafka's admin waits without end for what is pending.
             admin.close(CLOSE_TIMEOUT);
@@ -187,7 +218,8 @@ public final class FencingProbe {
     private CoordinationException unreachable(RuntimeException e) {
         String where = "the fencing probe could not reach the cluster at " + bootstrapServers();
         if (ProbeCalls.is(e, AuthenticationException.class)) {
-            return new CoordinationAuthenticationException(where + ": authentication failed (" + ProbeCalls.describe(e) + ")", e);
+            return new CoordinationAuthenticationException(
+                    where + ": authentication failed (" + ProbeCalls.describe(e) + ")", e);
         }
         if (ProbeCalls.is(e, TimeoutException.class)) {
             return new CoordinationTimeoutException(where + ": no answer within " + timeout.toMillis() + " ms", e);
@@ -201,23 +233,35 @@ public final class FencingProbe {
         try {
             features = ProbeCalls.await(admin.describeFeatures().featureMetadata(), timeout);
         } catch (RuntimeException e) {
-            checks.add(ProbeCheck.warn("transaction-version", "the cluster's finalized features could not be read ("
-                    + ProbeCalls.describe(e) + ")", "Which epoch behaviour to expect is unknown; the live fence finds it out,"
-                    + " and a read-only run cannot", ProbeCalls.unsupported(e) ? null : "grant Describe on the cluster"));
+            checks.add(ProbeCheck.warn(
+                    "transaction-version",
+                    "the cluster's finalized features could not be read (" + ProbeCalls.describe(e) + ")",
+                    "Which epoch behaviour to expect is unknown; the live fence finds it out,"
+                            + " and a read-only run cannot",
+                    ProbeCalls.unsupported(e) ? null : "grant Describe on the cluster"));
             return null;
         }
         short version = transactionVersion(features);
-        checks.add(ProbeCheck.pass("transaction-version", "transaction.version=" + version, version >= 2
-                ? "KIP-890 transactions: every commit and abort moves the producer epoch by one, and a member predicts"
-                        + " the epoch the coordinator will report after each of its commits"
-                : "Classic transactions: the epoch moves only at InitProducerId, so a deposed holder is refused at its next"
-                        + " write, and a member predicts an unchanged epoch after each of its commits"));
+        checks.add(ProbeCheck.pass(
+                "transaction-version",
+                "transaction.version=" + version,
+                version >= 2
+                        ? "KIP-890 transactions: every commit and abort moves the producer epoch by one, and a member predicts"
+                                + " the epoch the coordinator will report after each of its commits"
+                        : "Classic transactions: the epoch moves only at InitProducerId, so a deposed holder is refused at its next"
+                                + " write, and a member predicts an unchanged epoch after each of its commits"));
         FinalizedVersionRange metadata = features.finalizedFeatures().get("metadata.version");
-        checks.add(metadata == null
-                ? ProbeCheck.warn("metadata-version", "no finalized metadata.version (a ZooKeeper-mode cluster, or not Apache"
-                        + " Kafka)", "The cluster is not a KRaft Kafka 3.3 or later; the library was verified on KRaft only", null)
-                : ProbeCheck.pass("metadata-version", "metadata.version level " + metadata.maxVersionLevel(),
-                        "A KRaft cluster: producer ids and feature levels come from the controller quorum"));
+        checks.add(
+                metadata == null
+                        ? ProbeCheck.warn(
+                                "metadata-version",
+                                "no finalized metadata.version (a ZooKeeper-mode cluster, or not Apache" + " Kafka)",
+                                "The cluster is not a KRaft Kafka 3.3 or later; the library was verified on KRaft only",
+                                null)
+                        : ProbeCheck.pass(
+                                "metadata-version",
+                                "metadata.version level " + metadata.maxVersionLevel(),
+                                "A KRaft cluster: producer ids and feature levels come from the controller quorum"));
         return version;
     }
 
@@ -238,7 +282,8 @@ public final class FencingProbe {
 
     /** DescribeTransactions, for a scratch id nobody uses, and ListTransactions must answer. */
     private void transactionApis(Admin admin, List<ProbeCheck> checks) {
-        String nobody = topic.name() + "-probe-nobody-" + UUID.randomUUID().toString().substring(0, 8);
+        String nobody =
+                topic.name() + "-probe-nobody-" + UUID.randomUUID().toString().substring(0, 8);
         String describe;
         try {
             ProbeCalls.await(admin.describeTransactions(List.of(nobody)).description(nobody), timeout);
@@ -247,31 +292,48 @@ public final class FencingProbe {
             if (ProbeCalls.is(e, TransactionalIdNotFoundException.class)) {
                 describe = "DescribeTransactions answered (an unknown id: not found)";
             } else if (ProbeCalls.unsupported(e)) {
-                checks.add(ProbeCheck.fail("transaction-apis", "DescribeTransactions is not supported (" + ProbeCalls.describe(e)
-                        + ")", "No member can check the epoch of a holder: challenges and the current() check rest on it",
-                        "run on a backend that implements Kafka's transaction admin APIs (KIP-664, Kafka 3.0 and later)"));
+                checks.add(
+                        ProbeCheck.fail(
+                                "transaction-apis",
+                                "DescribeTransactions is not supported (" + ProbeCalls.describe(e) + ")",
+                                "No member can check the epoch of a holder: challenges and the current() check rest on it",
+                                "run on a backend that implements Kafka's transaction admin APIs (KIP-664, Kafka 3.0 and later)"));
                 return;
             } else if (ProbeCalls.denied(e)) {
-                checks.add(ProbeCheck.warn("transaction-apis", "DescribeTransactions was refused by the ACLs ("
-                        + ProbeCalls.describe(e) + ")", "Not checked whether the backend answers it; members describe their"
-                        + " own roles' ids, which their ACLs allow", "grant Describe on transactional ids prefixed "
-                        + topic.name() + "-probe-"));
+                checks.add(ProbeCheck.warn(
+                        "transaction-apis",
+                        "DescribeTransactions was refused by the ACLs (" + ProbeCalls.describe(e) + ")",
+                        "Not checked whether the backend answers it; members describe their"
+                                + " own roles' ids, which their ACLs allow",
+                        "grant Describe on transactional ids prefixed " + topic.name() + "-probe-"));
                 return;
             } else {
-                checks.add(ProbeCheck.warn("transaction-apis", "DescribeTransactions failed (" + ProbeCalls.describe(e) + ")",
-                        "Not known whether a member can check a holder's epoch here", null));
+                checks.add(ProbeCheck.warn(
+                        "transaction-apis",
+                        "DescribeTransactions failed (" + ProbeCalls.describe(e) + ")",
+                        "Not known whether a member can check a holder's epoch here",
+                        null));
                 return;
             }
         }
         try {
             // Filtered on a producer id no one has: the API answers without listing a big cluster's every id.
-            ProbeCalls.await(admin.listTransactions(new ListTransactionsOptions().filterProducerIds(Set.of(Long.MAX_VALUE)))
-                    .all(), timeout);
-            checks.add(ProbeCheck.pass("transaction-apis", describe + "; ListTransactions answered", "A member can check a"
-                    + " holder's epoch with the coordinator, and operators can list transactions (kafka-transactions.sh)"));
+            ProbeCalls.await(
+                    admin.listTransactions(new ListTransactionsOptions().filterProducerIds(Set.of(Long.MAX_VALUE)))
+                            .all(),
+                    timeout);
+            checks.add(
+                    ProbeCheck.pass(
+                            "transaction-apis",
+                            describe + "; ListTransactions answered",
+                            "A member can check a"
+                                    + " holder's epoch with the coordinator, and operators can list transactions (kafka-transactions.sh)"));
         } catch (RuntimeException e) {
-            checks.add(ProbeCheck.warn("transaction-apis", describe + "; ListTransactions failed (" + ProbeCalls.describe(e)
-                    + ")", "Members do not need it, but operators cannot list hanging transactions here", null));
+            checks.add(ProbeCheck.warn(
+                    "transaction-apis",
+                    describe + "; ListTransactions failed (" + ProbeCalls.describe(e) + ")",
+                    "Members do not need it, but operators cannot list hanging transactions here",
+                    null));
         }
     }
 
@@ -285,7 +347,8 @@ public final class FencingProbe {
 
     private String bootstrapServers() {
         Object servers = adminConnection.get(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG);
-        return servers instanceof List<?> list ? String.join(",", list.stream().map(String::valueOf).toList())
+        return servers instanceof List<?> list
+                ? String.join(",", list.stream().map(String::valueOf).toList())
                 : String.valueOf(servers);
     }
 
@@ -302,13 +365,16 @@ public final class FencingProbe {
         private boolean readOnly;
         private Duration reuseLiveChecksFor = Duration.ZERO;
 
-        private Builder(Map<String, Object> adminConnection, Map<String, Object> producerConnection,
+        private Builder(
+                Map<String, Object> adminConnection,
+                Map<String, Object> producerConnection,
                 Map<String, Object> consumerConnection) {
             this.adminConnection = Objects.requireNonNull(adminConnection, "adminConnection");
             this.producerConnection = Objects.requireNonNull(producerConnection, "producerConnection");
             this.consumerConnection = Objects.requireNonNull(consumerConnection, "consumerConnection");
             if (adminConnection.get(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG) == null) {
-                throw new IllegalArgumentException("the connection settings have no " + CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG);
+                throw new IllegalArgumentException(
+                        "the connection settings have no " + CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG);
             }
         }
 
@@ -330,7 +396,8 @@ public final class FencingProbe {
         /** How long one cluster operation may take; 30 s by default. */
         public Builder timeout(Duration timeout) {
             if (timeout == null || timeout.isNegative() || timeout.isZero() || timeout.toMillis() > Integer.MAX_VALUE) {
-                throw new IllegalArgumentException("timeout must be positive and at most " + Integer.MAX_VALUE + " ms: " + timeout);
+                throw new IllegalArgumentException(
+                        "timeout must be positive and at most " + Integer.MAX_VALUE + " ms: " + timeout);
             }
             this.timeout = timeout;
             return this;

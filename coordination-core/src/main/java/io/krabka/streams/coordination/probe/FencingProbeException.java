@@ -25,8 +25,9 @@ public class FencingProbeException extends CoordinationConfigurationException {
     }
 
     private static String message(FencingReport report) {
-        return "the fencing probe of cluster " + report.clusterId() + " failed " + report.failures().size()
-                + (report.failures().size() == 1 ? " check" : " checks") + ": " + report.failures().stream()
-                        .map(ProbeCheck::toString).collect(Collectors.joining("; "));
+        return "the fencing probe of cluster " + report.clusterId() + " failed "
+                + report.failures().size()
+                + (report.failures().size() == 1 ? " check" : " checks") + ": "
+                + report.failures().stream().map(ProbeCheck::toString).collect(Collectors.joining("; "));
     }
 }

@@ -22,9 +22,16 @@ import org.jspecify.annotations.Nullable;
  * @param tookMillis how long it took
  * @param checks every check, in the order it ran
  */
-public record FencingReport(@Nullable String clusterId, String bootstrapServers, String topic, @Nullable String probeTopic,
+public record FencingReport(
+        @Nullable String clusterId,
+        String bootstrapServers,
+        String topic,
+        @Nullable String probeTopic,
         @Nullable String transactionalId,
-        boolean readOnly, Instant startedAt, long tookMillis, List<ProbeCheck> checks) {
+        boolean readOnly,
+        Instant startedAt,
+        long tookMillis,
+        List<ProbeCheck> checks) {
 
     public FencingReport {
         Objects.requireNonNull(topic, "topic");

@@ -57,10 +57,12 @@ final class LiveChecks {
             + " InitProducerId: every fencing guarantee rests on it";
     private static final String COMMIT_MEANS = "Whether only a newer producer fences: a holder must be able to commit"
             + " while no one else initialized its id";
-    private static final String EPOCH_MEANS = "Whether the epoch moves as the finalized transaction.version says; members"
-            + " predict their epoch from it";
-    private static final String READ_MEANS = "Whether read_committed readers never see aborted records (no G1a): a member"
-            + " must not act on a lease that was never committed";
+    private static final String EPOCH_MEANS =
+            "Whether the epoch moves as the finalized transaction.version says; members"
+                    + " predict their epoch from it";
+    private static final String READ_MEANS =
+            "Whether read_committed readers never see aborted records (no G1a): a member"
+                    + " must not act on a lease that was never committed";
 
     private final Admin admin;
     private final Map<String, Object> producerConnection;
@@ -73,8 +75,14 @@ final class LiveChecks {
     private final List<ProbeCheck> checks = new ArrayList<>();
     private String step = "";
 
-    LiveChecks(Admin admin, Map<String, Object> producerConnection, Map<String, Object> consumerConnection, String probeTopic,
-            String transactionalId, short replicationFactor, Duration timeout,
+    LiveChecks(
+            Admin admin,
+            Map<String, Object> producerConnection,
+            Map<String, Object> consumerConnection,
+            String probeTopic,
+            String transactionalId,
+            short replicationFactor,
+            Duration timeout,
             BiFunction<Map<String, Object>, String, Map<String, Object>> named) {
         this.admin = admin;
         this.producerConnection = producerConnection;
@@ -128,7 +136,8 @@ final class LiveChecks {
             step = "a send of producer A in a transaction";
             a.beginTransaction();
             mayBeOpen = true;
-            long fencedOffset = ProbeCalls.await(a.send(record("fenced")), timeout).offset();
+            long fencedOffset =
+                    ProbeCalls.await(a.send(record("fenced")), timeout).offset();
             step = "InitProducerId of producer B, the challenger";
             b = producer("b");
             b.initTransactions();
@@ -142,23 +151,34 @@ final class LiveChecks {
             current = COMMIT;
             step = "a send of producer B in a transaction";
             b.beginTransaction();
-            long committedOffset = ProbeCalls.await(b.send(record("committed")), timeout).offset();
+            long committedOffset =
+                    ProbeCalls.await(b.send(record("committed")), timeout).offset();
             step = "the commit of producer B, the newest";
             RuntimeException commit = outcome(b::commitTransaction);
             if (commit != null) {
-                checks.add(isFenced(commit)
-                        ? ProbeCheck.fail(COMMIT, "producer B's commit was answered as fenced (" + ProbeCalls.describe(commit)
-                                + ") although no other producer initialized " + transactionalId, "A fence that no newer"
-                                + " leader caused: a gateway rewriting producer ids, or one restarted, would depose every"
-                                + " holder at random", "connect the members to the brokers directly, not through the gateway")
-                        : ProbeCheck.fail(COMMIT, "producer B's commit failed (" + ProbeCalls.describe(commit) + ")",
-                                COMMIT_MEANS, null));
+                checks.add(
+                        isFenced(commit)
+                                ? ProbeCheck.fail(
+                                        COMMIT,
+                                        "producer B's commit was answered as fenced (" + ProbeCalls.describe(commit)
+                                                + ") although no other producer initialized " + transactionalId,
+                                        "A fence that no newer"
+                                                + " leader caused: a gateway rewriting producer ids, or one restarted, would depose every"
+                                                + " holder at random",
+                                        "connect the members to the brokers directly, not through the gateway")
+                                : ProbeCheck.fail(
+                                        COMMIT,
+                                        "producer B's commit failed (" + ProbeCalls.describe(commit) + ")",
+                                        COMMIT_MEANS,
+                                        null));
                 return rest(COMMIT);
             }
             mayBeOpen = false;
             step = "DescribeTransactions after producer B's commit";
             TransactionDescription committed = describe();
-            checks.add(ProbeCheck.pass(COMMIT, "producer B committed (the coordinator reports " + state(committed) + ")",
+            checks.add(ProbeCheck.pass(
+                    COMMIT,
+                    "producer B committed (the coordinator reports " + state(committed) + ")",
                     "A holder commits while no newer producer exists"));
             current = EPOCH;
             checks.add(EpochBehaviour.check(EPOCH, transactionVersion, challenged, committed));
@@ -166,7 +186,8 @@ final class LiveChecks {
             step = "an aborted transaction of producer B";
             b.beginTransaction();
             mayBeOpen = true;
-            long abortedOffset = ProbeCalls.await(b.send(record("aborted")), timeout).offset();
+            long abortedOffset =
+                    ProbeCalls.await(b.send(record("aborted")), timeout).offset();
             b.abortTransaction();
             mayBeOpen = false;
             step = "reading the probe topic read_committed";
@@ -184,28 +205,41 @@ final class LiveChecks {
     }
 
     /** Adds the live-fence check; whether the fence held. */
-    private boolean fence(TransactionDescription first, TransactionDescription challenged, @Nullable RuntimeException refused) {
+    private boolean fence(
+            TransactionDescription first, TransactionDescription challenged, @Nullable RuntimeException refused) {
         if (refused == null) {
-            checks.add(ProbeCheck.fail(FENCE, "producer A committed after producer B initialized " + transactionalId,
+            checks.add(ProbeCheck.fail(
+                    FENCE,
+                    "producer A committed after producer B initialized " + transactionalId,
                     "The backend does not fence a superseded producer: a deposed holder's writes would land",
                     "do not use this backend for fenced leadership"));
             return false;
         }
         if (!isFenced(refused)) {
-            checks.add(ProbeCheck.fail(FENCE, "producer A's commit failed with " + ProbeCalls.describe(refused)
-                    + ", not as fenced", "The backend does not tell a deposed holder that it was fenced", null));
+            checks.add(ProbeCheck.fail(
+                    FENCE,
+                    "producer A's commit failed with " + ProbeCalls.describe(refused) + ", not as fenced",
+                    "The backend does not tell a deposed holder that it was fenced",
+                    null));
             return false;
         }
         if (challenged.producerId() == first.producerId() && challenged.producerEpoch() <= first.producerEpoch()) {
-            checks.add(ProbeCheck.fail(FENCE, "after producer B's InitProducerId the coordinator still reports "
-                    + state(challenged) + " (producer A had " + state(first) + ")", "A member that checks a holder's epoch"
-                    + " would find a deposed holder current", "do not use this backend for fenced leadership"));
+            checks.add(ProbeCheck.fail(
+                    FENCE,
+                    "after producer B's InitProducerId the coordinator still reports " + state(challenged)
+                            + " (producer A had " + state(first) + ")",
+                    "A member that checks a holder's epoch" + " would find a deposed holder current",
+                    "do not use this backend for fenced leadership"));
             return false;
         }
-        checks.add(ProbeCheck.pass(FENCE, "producer A (" + state(first) + ") was refused with "
-                + refused.getClass().getSimpleName() + " after producer B's InitProducerId; the coordinator then reported "
-                + state(challenged), "A deposed holder cannot commit once a challenger initialized the role's id: the broker"
-                + " enforces the fence"));
+        checks.add(ProbeCheck.pass(
+                FENCE,
+                "producer A (" + state(first) + ") was refused with "
+                        + refused.getClass().getSimpleName()
+                        + " after producer B's InitProducerId; the coordinator then reported "
+                        + state(challenged),
+                "A deposed holder cannot commit once a challenger initialized the role's id: the broker"
+                        + " enforces the fence"));
         return true;
     }
 
@@ -221,38 +255,52 @@ final class LiveChecks {
             reader.seek(partition, Math.min(fencedOffset, committedOffset));
             do {
                 for (ConsumerRecord<byte[], byte[]> record : reader.poll(Duration.ofMillis(100))) {
-                    if (record.key() != null && new String(record.key(), StandardCharsets.UTF_8).equals(transactionalId)) {
+                    if (record.key() != null
+                            && new String(record.key(), StandardCharsets.UTF_8).equals(transactionalId)) {
                         seen.add(new String(record.value(), StandardCharsets.UTF_8) + "@" + record.offset());
                     }
                 }
                 position = reader.position(partition, timeout);
-            } while ((position <= abortedOffset || !seen.contains("committed@" + committedOffset)) && System.nanoTime() < deadline);
+            } while ((position <= abortedOffset || !seen.contains("committed@" + committedOffset))
+                    && System.nanoTime() < deadline);
         } finally {
             reader.close(CloseOptions.timeout(FencingProbe.CLOSE_TIMEOUT));
         }
-        List<String> aborted = seen.stream().filter(label -> !label.startsWith("committed@")).toList();
+        List<String> aborted =
+                seen.stream().filter(label -> !label.startsWith("committed@")).toList();
         String records = "records fenced@" + fencedOffset + " (aborted by the fence), committed@" + committedOffset
                 + ", aborted@" + abortedOffset;
         if (!aborted.isEmpty()) {
-            return ProbeCheck.fail(ABORTED_READ, "a read_committed reader saw " + aborted + " of " + records,
+            return ProbeCheck.fail(
+                    ABORTED_READ,
+                    "a read_committed reader saw " + aborted + " of " + records,
                     "Aborted reads (G1a): a member could act on a lease or registration that was never committed",
                     "do not use this backend for fenced leadership");
         }
         if (position > abortedOffset && !seen.contains("committed@" + committedOffset)) {
-            return ProbeCheck.fail(ABORTED_READ, "a read_committed reader got past " + records + " without seeing the"
-                    + " committed one (it saw " + seen + ")", "A committed lease or registration could be missed by the"
-                    + " members", "do not use this backend for fenced leadership");
+            return ProbeCheck.fail(
+                    ABORTED_READ,
+                    "a read_committed reader got past " + records + " without seeing the" + " committed one (it saw "
+                            + seen + ")",
+                    "A committed lease or registration could be missed by the" + " members",
+                    "do not use this backend for fenced leadership");
         }
         if (position <= abortedOffset) {
             // Another probe's transaction left open (a member killed mid-probe) holds the last stable offset for up
             // to TRANSACTION_TIMEOUT: not evidence against the backend.
-            return ProbeCheck.warn(ABORTED_READ, "a read_committed reader did not get past " + records + " within "
-                    + timeout.toMillis() + " ms (it saw " + seen + ", position " + position + ")", "Not checked: the last"
-                    + " stable offset did not advance in time (another transaction open on the probe topic, or a stalled"
-                    + " partition)", "run the probe again; if it stays, look for hanging transactions"
-                    + " (kafka-transactions.sh find-hanging)");
+            return ProbeCheck.warn(
+                    ABORTED_READ,
+                    "a read_committed reader did not get past " + records + " within " + timeout.toMillis()
+                            + " ms (it saw " + seen + ", position " + position + ")",
+                    "Not checked: the last"
+                            + " stable offset did not advance in time (another transaction open on the probe topic, or a stalled"
+                            + " partition)",
+                    "run the probe again; if it stays, look for hanging transactions"
+                            + " (kafka-transactions.sh find-hanging)");
         }
-        return ProbeCheck.pass(ABORTED_READ, "a read_committed reader saw exactly the committed one of " + records,
+        return ProbeCheck.pass(
+                ABORTED_READ,
+                "a read_committed reader saw exactly the committed one of " + records,
                 "Readers see committed records only");
     }
 
@@ -260,16 +308,26 @@ final class LiveChecks {
     private List<ProbeCheck> failed(String check, RuntimeException e) {
         String finding = step + " failed: " + ProbeCalls.describe(e);
         if (ProbeCalls.denied(e)) {
-            checks.add(ProbeCheck.warn(check, finding, "Not checked: the ACLs refuse the probe", "grant Create and Write on"
-                    + " topic " + probeTopic + ", Write and Describe on transactional ids prefixed " + prefix()
-                    + ", or run the probe read-only"));
+            checks.add(ProbeCheck.warn(
+                    check,
+                    finding,
+                    "Not checked: the ACLs refuse the probe",
+                    "grant Create and Write on"
+                            + " topic " + probeTopic + ", Write and Describe on transactional ids prefixed " + prefix()
+                            + ", or run the probe read-only"));
         } else if (ProbeCalls.is(e, TimeoutException.class) || ProbeCalls.is(e, RetriableException.class)) {
             // A broker down or a partition without a leader while the member starts: no evidence either way.
-            checks.add(ProbeCheck.warn(check, finding, "Not checked: the cluster did not answer in time or failed"
-                    + " transiently", "run the probe again once the cluster is healthy"));
+            checks.add(ProbeCheck.warn(
+                    check,
+                    finding,
+                    "Not checked: the cluster did not answer in time or failed" + " transiently",
+                    "run the probe again once the cluster is healthy"));
         } else if (ProbeCalls.unsupported(e)) {
-            checks.add(ProbeCheck.fail(check, finding, "The backend does not support Kafka transactions: nothing can fence a"
-                    + " deposed holder", "run on a backend that supports Kafka transactions (InitProducerId, EndTxn)"));
+            checks.add(ProbeCheck.fail(
+                    check,
+                    finding,
+                    "The backend does not support Kafka transactions: nothing can fence a" + " deposed holder",
+                    "run on a backend that supports Kafka transactions (InitProducerId, EndTxn)"));
         } else {
             checks.add(ProbeCheck.fail(check, finding, meaning(check), null));
         }
@@ -299,14 +357,21 @@ final class LiveChecks {
 
     private void ensureTopic() {
         try {
-            ProbeCalls.await(Objects.requireNonNull(admin.describeTopics(Set.of(probeTopic)).topicNameValues().get(probeTopic)), timeout);
+            ProbeCalls.await(
+                    Objects.requireNonNull(admin.describeTopics(Set.of(probeTopic))
+                            .topicNameValues()
+                            .get(probeTopic)),
+                    timeout);
         } catch (RuntimeException e) {
             if (!ProbeCalls.is(e, UnknownTopicOrPartitionException.class)) {
                 throw e;
             }
-            NewTopic topic = new NewTopic(probeTopic, 1, replicationFactor).configs(Map.of(
-                    TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_DELETE,
-                    TopicConfig.RETENTION_MS_CONFIG, Long.toString(Duration.ofHours(1).toMillis())));
+            NewTopic topic = new NewTopic(probeTopic, 1, replicationFactor)
+                    .configs(Map.of(
+                            TopicConfig.CLEANUP_POLICY_CONFIG,
+                            TopicConfig.CLEANUP_POLICY_DELETE,
+                            TopicConfig.RETENTION_MS_CONFIG,
+                            Long.toString(Duration.ofHours(1).toMillis())));
             try {
                 ProbeCalls.await(admin.createTopics(List.of(topic)).all(), timeout);
             } catch (RuntimeException exists) {
@@ -324,7 +389,10 @@ final class LiveChecks {
         while (true) {
             try {
                 TopicDescription description = ProbeCalls.await(
-                        Objects.requireNonNull(admin.describeTopics(Set.of(probeTopic)).topicNameValues().get(probeTopic)), timeout);
+                        Objects.requireNonNull(admin.describeTopics(Set.of(probeTopic))
+                                .topicNameValues()
+                                .get(probeTopic)),
+                        timeout);
                 if (description.partitions().get(0).leader() != null) {
                     return;
                 }
@@ -346,21 +414,28 @@ final class LiveChecks {
     }
 
     private KafkaProducer<byte[], byte[]> producer(String name) {
-        return new KafkaProducer<>(named.apply(KafkaCoordinationTransport.transactionalSettings(producerConnection,
-                Role.of(transactionalId), timeout, TRANSACTION_TIMEOUT), name));
+        return new KafkaProducer<>(named.apply(
+                KafkaCoordinationTransport.transactionalSettings(
+                        producerConnection, Role.of(transactionalId), timeout, TRANSACTION_TIMEOUT),
+                name));
     }
 
     private ProducerRecord<byte[], byte[]> record(String label) {
-        return new ProducerRecord<>(probeTopic, 0, transactionalId.getBytes(StandardCharsets.UTF_8),
+        return new ProducerRecord<>(
+                probeTopic,
+                0,
+                transactionalId.getBytes(StandardCharsets.UTF_8),
                 label.getBytes(StandardCharsets.UTF_8));
     }
 
     private TransactionDescription describe() {
-        return ProbeCalls.await(admin.describeTransactions(List.of(transactionalId)).description(transactionalId), timeout);
+        return ProbeCalls.await(
+                admin.describeTransactions(List.of(transactionalId)).description(transactionalId), timeout);
     }
 
     static String state(TransactionDescription description) {
-        return "producer id " + description.producerId() + ", epoch " + description.producerEpoch() + ", " + description.state();
+        return "producer id " + description.producerId() + ", epoch " + description.producerEpoch() + ", "
+                + description.state();
     }
 
     private static @Nullable RuntimeException outcome(Runnable commit) {
@@ -373,7 +448,8 @@ final class LiveChecks {
     }
 
     private static boolean isFenced(Throwable failure) {
-        return ProbeCalls.is(failure, ProducerFencedException.class) || ProbeCalls.is(failure, InvalidProducerEpochException.class)
+        return ProbeCalls.is(failure, ProducerFencedException.class)
+                || ProbeCalls.is(failure, InvalidProducerEpochException.class)
                 || ProbeCalls.is(failure, InvalidTxnStateException.class);
     }
 

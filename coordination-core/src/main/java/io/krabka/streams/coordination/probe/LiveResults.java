@@ -19,20 +19,21 @@ import org.jspecify.annotations.Nullable;
 final class LiveResults {
 
     /** One passed run: its checks, where it wrote, and when. */
-    record Run(List<ProbeCheck> checks, String probeTopic, String transactionalId, Instant at) {
-    }
+    record Run(List<ProbeCheck> checks, String probeTopic, String transactionalId, Instant at) {}
 
     private static final Map<String, Run> PASSED = new ConcurrentHashMap<>();
 
-    private LiveResults() {
-    }
+    private LiveResults() {}
 
     private static String key(String bootstrapServers, String clusterId, @Nullable Short transactionVersion) {
         return bootstrapServers + "|" + clusterId + "|" + transactionVersion;
     }
 
     /** A run of the live checks on this cluster and level, at most {@code maxAge} old, its findings marked as reused. */
-    static Optional<Run> reusable(String bootstrapServers, @Nullable String clusterId, @Nullable Short transactionVersion,
+    static Optional<Run> reusable(
+            String bootstrapServers,
+            @Nullable String clusterId,
+            @Nullable Short transactionVersion,
             Duration maxAge,
             Instant now) {
         if (clusterId == null || maxAge.isZero()) {
@@ -42,13 +43,20 @@ final class LiveResults {
         if (run == null || run.at().plus(maxAge).isBefore(now)) {
             return Optional.empty();
         }
-        List<ProbeCheck> reused = run.checks().stream().map(check -> new ProbeCheck(check.name(), check.status(),
-                check.finding() + " (run by this JVM at " + run.at() + ", reused)", check.meaning(), check.fix())).toList();
+        List<ProbeCheck> reused = run.checks().stream()
+                .map(check -> new ProbeCheck(
+                        check.name(),
+                        check.status(),
+                        check.finding() + " (run by this JVM at " + run.at() + ", reused)",
+                        check.meaning(),
+                        check.fix()))
+                .toList();
         return Optional.of(new Run(reused, run.probeTopic(), run.transactionalId(), run.at()));
     }
 
     /** Keeps {@code checks} when every one passed. */
-    static void passed(String bootstrapServers, @Nullable String clusterId, @Nullable Short transactionVersion, Run run) {
+    static void passed(
+            String bootstrapServers, @Nullable String clusterId, @Nullable Short transactionVersion, Run run) {
         if (clusterId != null && run.checks().stream().allMatch(check -> check.status() == ProbeStatus.PASS)) {
             PASSED.put(key(bootstrapServers, clusterId, transactionVersion), run);
         }

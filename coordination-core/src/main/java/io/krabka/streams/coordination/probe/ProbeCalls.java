@@ -14,8 +14,7 @@ import org.jspecify.annotations.Nullable;
 /** Waiting for the cluster's answers, and telling them apart, for the probe's checks. */
 final class ProbeCalls {
 
-    private ProbeCalls() {
-    }
+    private ProbeCalls() {}
 
     /**
      * The answer, or Kafka's exception for the error the cluster answered (unwrapped from
@@ -62,8 +61,10 @@ final class ProbeCalls {
     /** {@code Type: message} of the failure, or of its cause where the failure only wraps one. */
     static String describe(Throwable failure) {
         Throwable shown = failure;
-        while ((shown instanceof ExecutionException || shown.getClass() == KafkaException.class) && shown.getCause() != null
-                && shown.getMessage() != null && shown.getMessage().startsWith(shown.getCause().getClass().getName())) {
+        while ((shown instanceof ExecutionException || shown.getClass() == KafkaException.class)
+                && shown.getCause() != null
+                && shown.getMessage() != null
+                && shown.getMessage().startsWith(shown.getCause().getClass().getName())) {
             shown = shown.getCause();
         }
         return shown.getClass().getSimpleName() + (shown.getMessage() == null ? "" : ": " + shown.getMessage());

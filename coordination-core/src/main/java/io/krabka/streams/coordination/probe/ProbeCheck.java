@@ -13,7 +13,12 @@ import org.jspecify.annotations.Nullable;
  * @param meaning one sentence on what that means for the fencing guarantees
  * @param fix what to change; null when the status is PASS or SKIPPED
  */
-public record ProbeCheck(String name, ProbeStatus status, String finding, String meaning, @Nullable String fix) {
+public record ProbeCheck(
+        String name,
+        ProbeStatus status,
+        String finding,
+        String meaning,
+        @Nullable String fix) {
 
     public ProbeCheck {
         Objects.requireNonNull(name, "name");
@@ -44,7 +49,11 @@ public record ProbeCheck(String name, ProbeStatus status, String finding, String
      */
     static ProbeCheck unsafe(boolean allowed, String name, String finding, String meaning, String fix) {
         return allowed
-                ? warn(name, finding + " (accepted: unsafe settings are allowed on this development cluster)", meaning, fix)
+                ? warn(
+                        name,
+                        finding + " (accepted: unsafe settings are allowed on this development cluster)",
+                        meaning,
+                        fix)
                 : fail(name, finding, meaning, fix);
     }
 

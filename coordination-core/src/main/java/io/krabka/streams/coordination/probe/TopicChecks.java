@@ -28,8 +28,9 @@ import org.jspecify.annotations.Nullable;
 final class TopicChecks {
 
     private static final String REMOTE_STORAGE = "remote.storage.enable";
-    private static final String QUORUM = "Durable in a quorum: a grant or guarded write acknowledged by the brokers survives"
-            + " the loss of any one of them";
+    private static final String QUORUM =
+            "Durable in a quorum: a grant or guarded write acknowledged by the brokers survives"
+                    + " the loss of any one of them";
 
     private final Admin admin;
     private final TopicSpec spec;
@@ -54,131 +55,219 @@ final class TopicChecks {
         Config config;
         ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, spec.name());
         try {
-            description = ProbeCalls.await(Objects.requireNonNull(admin.describeTopics(Set.of(spec.name())).topicNameValues().get(spec.name())), timeout);
-            config = ProbeCalls.await(Objects.requireNonNull(admin.describeConfigs(List.of(resource)).values().get(resource)), timeout);
+            description = ProbeCalls.await(
+                    Objects.requireNonNull(admin.describeTopics(Set.of(spec.name()))
+                            .topicNameValues()
+                            .get(spec.name())),
+                    timeout);
+            config = ProbeCalls.await(
+                    Objects.requireNonNull(
+                            admin.describeConfigs(List.of(resource)).values().get(resource)),
+                    timeout);
         } catch (RuntimeException e) {
             if (ProbeCalls.is(e, UnknownTopicOrPartitionException.class)) {
                 return List.of(missing());
             }
-            return List.of(ProbeCheck.warn("topic", "the coordination topic " + spec.name() + " could not be described ("
-                    + ProbeCalls.describe(e) + ")", "Its settings are not checked: the members check them again when they"
-                    + " start and refuse an unsafe topic", ProbeCalls.denied(e) ? "grant Describe and DescribeConfigs on topic "
-                    + spec.name() : null));
+            return List.of(ProbeCheck.warn(
+                    "topic",
+                    "the coordination topic " + spec.name() + " could not be described (" + ProbeCalls.describe(e)
+                            + ")",
+                    "Its settings are not checked: the members check them again when they"
+                            + " start and refuse an unsafe topic",
+                    ProbeCalls.denied(e) ? "grant Describe and DescribeConfigs on topic " + spec.name() : null));
         }
         List<ProbeCheck> checks = new ArrayList<>();
         String name = spec.name();
         String cleanup = value(config, TopicConfig.CLEANUP_POLICY_CONFIG);
-        checks.add(TopicConfig.CLEANUP_POLICY_COMPACT.equals(cleanup)
-                ? ProbeCheck.pass("topic.cleanup-policy", name + ": cleanup.policy=compact",
-                        "Every role's newest registrations and lease stay in the log")
-                : ProbeCheck.fail("topic.cleanup-policy", name + ": cleanup.policy=" + cleanup,
-                        "Retention can delete a live registration or the lease that granted a term",
-                        "kafka-configs.sh --alter --entity-type topics --entity-name " + name + " --add-config cleanup.policy=compact"));
-        int replicas = description.partitions().stream().mapToInt(p -> p.replicas().size()).min().orElse(0);
-        checks.add(replicas >= 3
-                ? ProbeCheck.pass("topic.replication-factor", name + ": replication factor " + replicas, QUORUM)
-                : ProbeCheck.unsafe(spec.allowUnsafe(), "topic.replication-factor", name + ": replication factor " + replicas,
-                        "A grant or guarded write acknowledged by one broker can be lost with it",
-                        "re-create the topic with replication factor 3 or more (kafka-reassign-partitions.sh adds replicas)"));
+        checks.add(
+                TopicConfig.CLEANUP_POLICY_COMPACT.equals(cleanup)
+                        ? ProbeCheck.pass(
+                                "topic.cleanup-policy",
+                                name + ": cleanup.policy=compact",
+                                "Every role's newest registrations and lease stay in the log")
+                        : ProbeCheck.fail(
+                                "topic.cleanup-policy",
+                                name + ": cleanup.policy=" + cleanup,
+                                "Retention can delete a live registration or the lease that granted a term",
+                                "kafka-configs.sh --alter --entity-type topics --entity-name " + name
+                                        + " --add-config cleanup.policy=compact"));
+        int replicas = description.partitions().stream()
+                .mapToInt(p -> p.replicas().size())
+                .min()
+                .orElse(0);
+        checks.add(
+                replicas >= 3
+                        ? ProbeCheck.pass("topic.replication-factor", name + ": replication factor " + replicas, QUORUM)
+                        : ProbeCheck.unsafe(
+                                spec.allowUnsafe(),
+                                "topic.replication-factor",
+                                name + ": replication factor " + replicas,
+                                "A grant or guarded write acknowledged by one broker can be lost with it",
+                                "re-create the topic with replication factor 3 or more (kafka-reassign-partitions.sh adds replicas)"));
         String minInsync = value(config, TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG);
         int effectiveMinInsync = minInsync == null ? 1 : Integer.parseInt(minInsync);
         String source = source(config, TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG);
         if (effectiveMinInsync > replicas) {
-            checks.add(ProbeCheck.fail("topic.min-insync-replicas", name + ": effective min.insync.replicas=" + minInsync + source
-                    + " is above its " + replicas + " replicas", "No write to the topic can be acknowledged: no member can"
-                    + " register or lead", "set min.insync.replicas of topic " + name + " to at most " + replicas));
+            checks.add(ProbeCheck.fail(
+                    "topic.min-insync-replicas",
+                    name + ": effective min.insync.replicas=" + minInsync + source + " is above its " + replicas
+                            + " replicas",
+                    "No write to the topic can be acknowledged: no member can" + " register or lead",
+                    "set min.insync.replicas of topic " + name + " to at most " + replicas));
         } else {
-            checks.add(effectiveMinInsync >= 2
-                    ? ProbeCheck.pass("topic.min-insync-replicas", name + ": effective min.insync.replicas=" + minInsync + source,
-                            "An acknowledged write is on at least two brokers")
-                    : ProbeCheck.unsafe(spec.allowUnsafe(), "topic.min-insync-replicas", name + ": effective"
-                            + " min.insync.replicas=" + (minInsync == null ? "1 (not set)" : minInsync + source),
-                            "An acks=all write is acknowledged by a single broker, so a grant or guarded write can be lost with it",
-                            "kafka-configs.sh --alter --entity-type topics --entity-name " + name
-                                    + " --add-config min.insync.replicas=2"));
+            checks.add(
+                    effectiveMinInsync >= 2
+                            ? ProbeCheck.pass(
+                                    "topic.min-insync-replicas",
+                                    name + ": effective min.insync.replicas=" + minInsync + source,
+                                    "An acknowledged write is on at least two brokers")
+                            : ProbeCheck.unsafe(
+                                    spec.allowUnsafe(),
+                                    "topic.min-insync-replicas",
+                                    name + ": effective" + " min.insync.replicas="
+                                            + (minInsync == null ? "1 (not set)" : minInsync + source),
+                                    "An acks=all write is acknowledged by a single broker, so a grant or guarded write can be lost with it",
+                                    "kafka-configs.sh --alter --entity-type topics --entity-name " + name
+                                            + " --add-config min.insync.replicas=2"));
         }
         String unclean = value(config, TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG);
-        checks.add("false".equals(unclean)
-                ? ProbeCheck.pass("topic.unclean-leader-election", name + ": unclean.leader.election.enable=false",
-                        "Offsets, which are the terms of grants, are never reused")
-                : ProbeCheck.fail("topic.unclean-leader-election", name
-                        + ": unclean.leader.election.enable=" + unclean, "An out-of-sync replica can become leader and"
-                        + " reuse offsets: two grants could carry the same term, and acknowledged records vanish",
-                        "kafka-configs.sh --alter --entity-type topics --entity-name " + name
-                                + " --add-config unclean.leader.election.enable=false"));
-        checks.add("true".equals(value(config, REMOTE_STORAGE))
-                ? ProbeCheck.warn("topic.remote-storage", name + ": remote.storage.enable=true", "Older segments live in tiered"
-                        + " storage, which this library was not verified on; reads of old registrations may be slow",
-                        "set remote.storage.enable=false on topic " + name)
-                : ProbeCheck.pass("topic.remote-storage", name + ": no tiered storage", "Every segment is on the brokers"));
+        checks.add(
+                "false".equals(unclean)
+                        ? ProbeCheck.pass(
+                                "topic.unclean-leader-election",
+                                name + ": unclean.leader.election.enable=false",
+                                "Offsets, which are the terms of grants, are never reused")
+                        : ProbeCheck.fail(
+                                "topic.unclean-leader-election",
+                                name + ": unclean.leader.election.enable=" + unclean,
+                                "An out-of-sync replica can become leader and"
+                                        + " reuse offsets: two grants could carry the same term, and acknowledged records vanish",
+                                "kafka-configs.sh --alter --entity-type topics --entity-name " + name
+                                        + " --add-config unclean.leader.election.enable=false"));
+        checks.add(
+                "true".equals(value(config, REMOTE_STORAGE))
+                        ? ProbeCheck.warn(
+                                "topic.remote-storage",
+                                name + ": remote.storage.enable=true",
+                                "Older segments live in tiered"
+                                        + " storage, which this library was not verified on; reads of old registrations may be slow",
+                                "set remote.storage.enable=false on topic " + name)
+                        : ProbeCheck.pass(
+                                "topic.remote-storage",
+                                name + ": no tiered storage",
+                                "Every segment is on the brokers"));
         int partitions = description.partitions().size();
-        checks.add(partitions == spec.partitions()
-                ? ProbeCheck.pass("topic.partitions", name + ": " + partitions + " partitions, as configured",
-                        "Every member reads a role in the same partition")
-                : ProbeCheck.fail("topic.partitions", name + ": " + partitions + " partitions, but " + spec.partitions()
-                        + " configured", "Members that disagree on the count read a role in different partitions and grant"
-                        + " it twice", "set krabka.coordination.topic.partitions (TopicSpec.partitions) to " + partitions));
+        checks.add(
+                partitions == spec.partitions()
+                        ? ProbeCheck.pass(
+                                "topic.partitions",
+                                name + ": " + partitions + " partitions, as configured",
+                                "Every member reads a role in the same partition")
+                        : ProbeCheck.fail(
+                                "topic.partitions",
+                                name + ": " + partitions + " partitions, but " + spec.partitions() + " configured",
+                                "Members that disagree on the count read a role in different partitions and grant"
+                                        + " it twice",
+                                "set krabka.coordination.topic.partitions (TopicSpec.partitions) to " + partitions));
         return checks;
     }
 
     private ProbeCheck missing() {
         if (!spec.create()) {
             // Not a broken guarantee: the members refuse to contend (health DOWN) until an operator creates it.
-            return ProbeCheck.warn("topic", "the coordination topic " + spec.name() + " does not exist and creating it is"
-                    + " disabled", "No member can contend until it exists; its settings are not checked",
+            return ProbeCheck.warn(
+                    "topic",
+                    "the coordination topic " + spec.name() + " does not exist and creating it is" + " disabled",
+                    "No member can contend until it exists; its settings are not checked",
                     "create it compacted with replication factor 3, min.insync.replicas 2 and"
                             + " unclean.leader.election.enable=false, or enable creation");
         }
-        ProbeCheck created = ProbeCheck.pass("topic", "the coordination topic " + spec.name() + " does not exist yet",
+        ProbeCheck created = ProbeCheck.pass(
+                "topic",
+                "the coordination topic " + spec.name() + " does not exist yet",
                 "The first member creates it compacted, with replication factor " + spec.replicationFactor()
-                        + ", min.insync.replicas " + spec.requiredMinInsyncReplicas() + " and unclean leader election off");
-        return spec.replicationFactor() >= 3 ? created : ProbeCheck.unsafe(spec.allowUnsafe(), "topic", created.finding()
-                + ", to be created with replication factor " + spec.replicationFactor(), "A grant acknowledged by one broker can"
-                + " be lost with it", "set krabka.coordination.topic.replication-factor (TopicSpec.replicationFactor) to 3");
+                        + ", min.insync.replicas " + spec.requiredMinInsyncReplicas()
+                        + " and unclean leader election off");
+        return spec.replicationFactor() >= 3
+                ? created
+                : ProbeCheck.unsafe(
+                        spec.allowUnsafe(),
+                        "topic",
+                        created.finding() + ", to be created with replication factor " + spec.replicationFactor(),
+                        "A grant acknowledged by one broker can" + " be lost with it",
+                        "set krabka.coordination.topic.replication-factor (TopicSpec.replicationFactor) to 3");
     }
 
     /** The transaction coordinator's settings, from one broker's configuration; a denied read is a WARN. */
     private List<ProbeCheck> brokerSettings(Collection<Node> brokers) {
         if (brokers.isEmpty()) {
-            return List.of(ProbeCheck.warn("broker.transaction-settings", "the cluster named no broker",
-                    "The transaction coordinator's settings are not checked", null));
+            return List.of(ProbeCheck.warn(
+                    "broker.transaction-settings",
+                    "the cluster named no broker",
+                    "The transaction coordinator's settings are not checked",
+                    null));
         }
         Node broker = brokers.iterator().next();
         ConfigResource resource = new ConfigResource(ConfigResource.Type.BROKER, broker.idString());
         Config config;
         try {
-            config = ProbeCalls.await(Objects.requireNonNull(admin.describeConfigs(List.of(resource)).values().get(resource)), timeout);
+            config = ProbeCalls.await(
+                    Objects.requireNonNull(
+                            admin.describeConfigs(List.of(resource)).values().get(resource)),
+                    timeout);
         } catch (RuntimeException e) {
-            return List.of(ProbeCheck.warn("broker.transaction-settings", "the configuration of broker " + broker.id()
-                    + " could not be read (" + ProbeCalls.describe(e) + ")", "The transaction state log's replication and the"
-                    + " transaction timeouts are not checked (managed services often hide them)",
-                    ProbeCalls.denied(e) ? "grant DescribeConfigs on the cluster, or check them with the provider" : null));
+            return List.of(ProbeCheck.warn(
+                    "broker.transaction-settings",
+                    "the configuration of broker " + broker.id() + " could not be read (" + ProbeCalls.describe(e)
+                            + ")",
+                    "The transaction state log's replication and the"
+                            + " transaction timeouts are not checked (managed services often hide them)",
+                    ProbeCalls.denied(e)
+                            ? "grant DescribeConfigs on the cluster, or check them with the provider"
+                            : null));
         }
         List<ProbeCheck> checks = new ArrayList<>();
         String replication = value(config, "transaction.state.log.replication.factor");
         String minIsr = value(config, "transaction.state.log.min.isr");
         String finding = "broker " + broker.id() + ": transaction.state.log.replication.factor=" + replication
                 + ", transaction.state.log.min.isr=" + minIsr;
-        boolean safe = replication != null && minIsr != null && Integer.parseInt(replication) >= 3 && Integer.parseInt(minIsr) >= 2;
-        checks.add(safe ? ProbeCheck.pass("broker.transaction-state-log", finding, "Producer ids, epochs and transaction"
-                + " outcomes are durable in a quorum")
-                : ProbeCheck.unsafe(spec.allowUnsafe(), "broker.transaction-state-log", finding, "Losing one broker can lose"
-                        + " the coordinator's record of an epoch: a fenced holder's epoch could be handed out again",
-                        "set transaction.state.log.replication.factor=3 and transaction.state.log.min.isr=2 before the"
-                                + " cluster's first transaction"));
+        boolean safe = replication != null
+                && minIsr != null
+                && Integer.parseInt(replication) >= 3
+                && Integer.parseInt(minIsr) >= 2;
+        checks.add(
+                safe
+                        ? ProbeCheck.pass(
+                                "broker.transaction-state-log",
+                                finding,
+                                "Producer ids, epochs and transaction" + " outcomes are durable in a quorum")
+                        : ProbeCheck.unsafe(
+                                spec.allowUnsafe(),
+                                "broker.transaction-state-log",
+                                finding,
+                                "Losing one broker can lose"
+                                        + " the coordinator's record of an epoch: a fenced holder's epoch could be handed out again",
+                                "set transaction.state.log.replication.factor=3 and transaction.state.log.min.isr=2 before the"
+                                        + " cluster's first transaction"));
         String maxTimeout = value(config, "transaction.max.timeout.ms");
         String expiration = value(config, "transactional.id.expiration.ms");
         String timeouts = "broker " + broker.id() + ": transaction.max.timeout.ms=" + maxTimeout
                 + ", transactional.id.expiration.ms=" + expiration;
         if (leaseDuration != null && maxTimeout != null && leaseDuration.toMillis() > Long.parseLong(maxTimeout)) {
-            checks.add(ProbeCheck.fail("broker.transaction-timeouts", timeouts + "; the lease is " + leaseDuration.toMillis()
-                    + " ms", "The brokers refuse a role producer whose transaction timeout (the lease) is longer: no member"
-                    + " can lead", "lower krabka.coordination.lease.duration (LeaseConfig.duration) or raise"
-                    + " transaction.max.timeout.ms on every broker"));
+            checks.add(ProbeCheck.fail(
+                    "broker.transaction-timeouts",
+                    timeouts + "; the lease is " + leaseDuration.toMillis() + " ms",
+                    "The brokers refuse a role producer whose transaction timeout (the lease) is longer: no member"
+                            + " can lead",
+                    "lower krabka.coordination.lease.duration (LeaseConfig.duration) or raise"
+                            + " transaction.max.timeout.ms on every broker"));
         } else {
-            checks.add(ProbeCheck.pass("broker.transaction-timeouts", timeouts, "A lease up to transaction.max.timeout.ms is"
-                    + " accepted; a role idle longer than transactional.id.expiration.ms gets a new producer id, which the"
-                    + " terms (offsets) do not depend on"));
+            checks.add(ProbeCheck.pass(
+                    "broker.transaction-timeouts",
+                    timeouts,
+                    "A lease up to transaction.max.timeout.ms is"
+                            + " accepted; a role idle longer than transactional.id.expiration.ms gets a new producer id, which the"
+                            + " terms (offsets) do not depend on"));
         }
         return checks;
     }
@@ -196,7 +285,8 @@ final class TopicChecks {
         }
         return switch (entry.source()) {
             case DEFAULT_CONFIG -> " (Kafka's default)";
-            case STATIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, DYNAMIC_BROKER_CONFIG -> " (the brokers' setting)";
+            case STATIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, DYNAMIC_BROKER_CONFIG ->
+                " (the brokers' setting)";
             default -> "";
         };
     }

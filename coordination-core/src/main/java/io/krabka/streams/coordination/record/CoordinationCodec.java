@@ -70,8 +70,7 @@ public final class CoordinationCodec {
     /** The only key and value version this codec writes and reads. */
     public static final short VERSION = 0;
 
-    private CoordinationCodec() {
-    }
+    private CoordinationCodec() {}
 
     /** Encodes a key. */
     public static byte[] encodeKey(CoordinationKey key) {
@@ -116,7 +115,8 @@ public final class CoordinationCodec {
         } else if (kindCode == RecordKind.LEASE.code()) {
             kind = RecordKind.LEASE;
         } else {
-            throw new MalformedRecordException(UNKNOWN_KIND, "key kind " + kindCode + " is neither 0 (registration) nor 1 (lease)");
+            throw new MalformedRecordException(
+                    UNKNOWN_KIND, "key kind " + kindCode + " is neither 0 (registration) nor 1 (lease)");
         }
         Role role = in.readName("role", Role::of);
         CoordinationKey key;
@@ -125,7 +125,8 @@ public final class CoordinationCodec {
         } else {
             String member = in.readString("member");
             if (!member.isEmpty()) {
-                throw new MalformedRecordException(INVALID_NAME, "a lease key's member must be empty, but is \"" + member + '"');
+                throw new MalformedRecordException(
+                        INVALID_NAME, "a lease key's member must be empty, but is \"" + member + '"');
             }
             key = CoordinationKey.lease(role);
         }
@@ -212,7 +213,8 @@ public final class CoordinationCodec {
         void readVersion() {
             short version = readShort("version");
             if (version != VERSION) {
-                throw new MalformedRecordException(UNSUPPORTED_VERSION, part + " version " + version + " is not " + VERSION);
+                throw new MalformedRecordException(
+                        UNSUPPORTED_VERSION, part + " version " + version + " is not " + VERSION);
             }
         }
 
@@ -236,7 +238,8 @@ public final class CoordinationCodec {
             slice.limit(length);
             buffer.position(buffer.position() + length);
             // A fresh decoder set to REPORT: the default String constructor would replace bad bytes with U+FFFD.
-            CharsetDecoder decoder = StandardCharsets.UTF_8.newDecoder()
+            CharsetDecoder decoder = StandardCharsets.UTF_8
+                    .newDecoder()
                     .onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT);
             try {
@@ -258,14 +261,17 @@ public final class CoordinationCodec {
 
         void requireEnd() {
             if (buffer.hasRemaining()) {
-                throw new MalformedRecordException(TRAILING_BYTES, part + " has " + buffer.remaining() + " bytes after its last field");
+                throw new MalformedRecordException(
+                        TRAILING_BYTES, part + " has " + buffer.remaining() + " bytes after its last field");
             }
         }
 
         private void require(int bytes, String field) {
             if (buffer.remaining() < bytes) {
-                throw new MalformedRecordException(TRUNCATED, part + " " + field + " needs " + bytes
-                        + " bytes at offset " + buffer.position() + ", but " + buffer.remaining() + " remain");
+                throw new MalformedRecordException(
+                        TRUNCATED,
+                        part + " " + field + " needs " + bytes + " bytes at offset " + buffer.position() + ", but "
+                                + buffer.remaining() + " remain");
             }
         }
     }

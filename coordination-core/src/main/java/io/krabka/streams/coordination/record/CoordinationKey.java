@@ -16,7 +16,8 @@ import org.jspecify.annotations.Nullable;
  * @param member the member for a registration; {@code null} for a lease (the wire
  *     carries an empty string)
  */
-public record CoordinationKey(RecordKind kind, Role role, @Nullable MemberId member) {
+public record CoordinationKey(
+        RecordKind kind, Role role, @Nullable MemberId member) {
 
     /** Checks that a registration key has a member and a lease key has none. */
     public CoordinationKey {

@@ -16,8 +16,7 @@ import org.apache.kafka.common.utils.Utils;
  */
 public final class RolePartitioner {
 
-    private RolePartitioner() {
-    }
+    private RolePartitioner() {}
 
     /**
      * Returns the partition that holds every record of {@code role}.

@@ -9,7 +9,10 @@ final class ClockedRuntime extends ForwardingCoordinationRuntime {
     private final InstantSource clock;
 
     ClockedRuntime(CoordinationRuntime delegate, InstantSource clock) {
-        super(delegate instanceof ClockedRuntime clocked ? clocked.delegate() : Objects.requireNonNull(delegate, "runtime"));
+        super(
+                delegate instanceof ClockedRuntime clocked
+                        ? clocked.delegate()
+                        : Objects.requireNonNull(delegate, "runtime"));
         this.clock = Objects.requireNonNull(clock, "clock");
     }
 

@@ -96,12 +96,10 @@ public interface CoordinationRuntime extends AutoCloseable {
      * leader): a runtime may give {@link #renewals()} a thread more until
      * {@link #renewalUnblocked()}, so stuck roles never delay another role's renewal.
      */
-    default void renewalBlocked() {
-    }
+    default void renewalBlocked() {}
 
     /** A renewal reported by {@link #renewalBlocked()} returned. */
-    default void renewalUnblocked() {
-    }
+    default void renewalUnblocked() {}
 
     /** This runtime with {@code clock} as its wall clock; the executors are this one's, and closing it closes nothing. */
     default CoordinationRuntime withClock(InstantSource clock) {

@@ -33,7 +33,8 @@ public final class SystemCoordinationRuntime implements CoordinationRuntime {
     /** How many renewals run at once by default, not counting blocked ones. */
     public static final int DEFAULT_RENEWAL_THREADS = 16;
 
-    static final SystemCoordinationRuntime SHARED = new Builder().name("krabka-coordination").build();
+    static final SystemCoordinationRuntime SHARED =
+            new Builder().name("krabka-coordination").build();
 
     private final String name;
     private final InstantSource clock;
@@ -59,10 +60,11 @@ public final class SystemCoordinationRuntime implements CoordinationRuntime {
         this.passes = task -> passPool.execute(new QueuedPass(task, false, passesHandedIn.incrementAndGet()));
         this.urgentPasses = task -> passPool.execute(new QueuedPass(task, true, passesHandedIn.incrementAndGet()));
         this.renewals = own(pool(builder.renewalThreads, name + "-renew", new LinkedBlockingQueue<>()));
-        this.callbacks = builder.callbacks != null ? builder.callbacks
+        this.callbacks = builder.callbacks != null
+                ? builder.callbacks
                 : own(Executors.newCachedThreadPool(daemon(name + "-events")));
-        this.workers = builder.workers != null ? builder.workers
-                : own(Executors.newCachedThreadPool(daemon(name + "-work")));
+        this.workers =
+                builder.workers != null ? builder.workers : own(Executors.newCachedThreadPool(daemon(name + "-work")));
         ScheduledThreadPoolExecutor created = new ScheduledThreadPoolExecutor(1, daemon(name + "-timer"));
         created.setRemoveOnCancelPolicy(true);
         this.timer = own(created);
@@ -168,7 +170,8 @@ public final class SystemCoordinationRuntime implements CoordinationRuntime {
     }
 
     /** A pass in the pass pool's queue: urgent ones first, each kind in the order handed in. */
-    private record QueuedPass(Runnable task, boolean urgent, long handedIn) implements Runnable, Comparable<QueuedPass> {
+    private record QueuedPass(Runnable task, boolean urgent, long handedIn)
+            implements Runnable, Comparable<QueuedPass> {
 
         QueuedPass {
             Objects.requireNonNull(task, "task");
@@ -188,8 +191,8 @@ public final class SystemCoordinationRuntime implements CoordinationRuntime {
     private static ThreadPoolExecutor pool(int threads, String name, BlockingQueue<Runnable> queue) {
         // With an unbounded queue a pool never runs more threads than its core size; the
         // maximum only bounds the core size renewalBlocked() may set.
-        ThreadPoolExecutor pool = new ThreadPoolExecutor(threads, Integer.MAX_VALUE, 30, TimeUnit.SECONDS,
-                queue, daemon(name));
+        ThreadPoolExecutor pool =
+                new ThreadPoolExecutor(threads, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, queue, daemon(name));
         pool.allowCoreThreadTimeOut(true);
         return pool;
     }
@@ -211,8 +214,7 @@ public final class SystemCoordinationRuntime implements CoordinationRuntime {
         private @Nullable Executor callbacks;
         private @Nullable Executor workers;
 
-        Builder() {
-        }
+        Builder() {}
 
         /** The prefix of its threads' names. */
         public Builder name(String name) {

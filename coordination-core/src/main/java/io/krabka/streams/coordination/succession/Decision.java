@@ -9,8 +9,7 @@ public sealed interface Decision
         permits Decision.Register, Decision.Hold, Decision.Renew, Decision.StepDown, Decision.Wait, Decision.Challenge {
 
     /** The member is not in the roster: it appends a registration before it can rank. */
-    record Register() implements Decision {
-    }
+    record Register() implements Decision {}
 
     /**
      * The member holds the role and its renewal is not yet due.

@@ -29,8 +29,16 @@ import java.util.Objects;
  *     writer's clock when it wrote the record (the library's members write the deadline as
  *     that instant plus their lease duration)
  */
-public record LeaseState(MemberId member, long producerId, short producerEpoch, long grantedAt, long deadline, long term,
-        long offset, List<ProducerEpoch> recentEpochs, long writtenAt) {
+public record LeaseState(
+        MemberId member,
+        long producerId,
+        short producerEpoch,
+        long grantedAt,
+        long deadline,
+        long term,
+        long offset,
+        List<ProducerEpoch> recentEpochs,
+        long writtenAt) {
 
     /** How many of a leadership's newest lease epochs the fold remembers. */
     public static final int RECENT_EPOCHS = 256;
@@ -74,7 +82,8 @@ public record LeaseState(MemberId member, long producerId, short producerEpoch, 
      * beyond what any holder can claim (a forged or absurd record).
      */
     public LeaseState withDeadline(long newDeadline) {
-        return new LeaseState(member, producerId, producerEpoch, grantedAt, newDeadline, term, offset, recentEpochs, writtenAt);
+        return new LeaseState(
+                member, producerId, producerEpoch, grantedAt, newDeadline, term, offset, recentEpochs, writtenAt);
     }
 
     /** Whether {@code other} is a renewal of the same leadership: same holder, same grant time. */

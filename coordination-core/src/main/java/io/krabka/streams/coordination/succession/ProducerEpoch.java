@@ -6,5 +6,4 @@ package io.krabka.streams.coordination.succession;
  * @param producerId the producer id
  * @param epoch the producer epoch
  */
-public record ProducerEpoch(long producerId, short epoch) {
-}
+public record ProducerEpoch(long producerId, short epoch) {}

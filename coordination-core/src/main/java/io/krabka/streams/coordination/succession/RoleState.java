@@ -21,7 +21,11 @@ import java.util.OptionalLong;
  * @param nextOffset the offset after the last record folded in
  */
 public record RoleState(
-        Role role, List<RosterEntry> roster, Optional<LeaseState> lease, OptionalLong leaseReleasedAt, long nextOffset) {
+        Role role,
+        List<RosterEntry> roster,
+        Optional<LeaseState> lease,
+        OptionalLong leaseReleasedAt,
+        long nextOffset) {
 
     public RoleState {
         Objects.requireNonNull(role, "role");
@@ -45,7 +49,10 @@ public record RoleState(
      * after its lease ran out, or a standby that joined since. False with no lease.
      */
     public boolean registeredSinceLease(MemberId member) {
-        return lease.isPresent() && entryOf(member).filter(entry -> entry.offset() > lease.get().offset()).isPresent();
+        return lease.isPresent()
+                && entryOf(member)
+                        .filter(entry -> entry.offset() > lease.get().offset())
+                        .isPresent();
     }
 
     /** The roster entry of {@code member}, if it is registered. */
@@ -59,7 +66,8 @@ public record RoleState(
      * itself, which happens when a holder restarted and lost its epoch).
      */
     public OptionalInt rankOf(MemberId member) {
-        MemberId holder = lease.map(LeaseState::member).filter(h -> !h.equals(member)).orElse(null);
+        MemberId holder =
+                lease.map(LeaseState::member).filter(h -> !h.equals(member)).orElse(null);
         int rank = 0;
         for (RosterEntry entry : roster) {
             if (entry.member().equals(member)) {

@@ -3,9 +3,9 @@ package io.krabka.streams.coordination.succession;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.record.CoordinationKey;
+import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.CoordinationRecord.Lease;
 import io.krabka.streams.coordination.record.CoordinationRecord.Registration;
-import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.MalformedRecordException;
 import io.krabka.streams.coordination.record.RecordKind;
 import java.util.ArrayDeque;
@@ -65,11 +65,9 @@ public final class RoleStateBuilder {
         }
     };
 
-    private record Leader(MemberId member, long grantedAt) {
-    }
+    private record Leader(MemberId member, long grantedAt) {}
 
-    private record EpochOwner(short epoch, Leader leader) {
-    }
+    private record EpochOwner(short epoch, Leader leader) {}
 
     RoleStateBuilder(Role role) {
         this.role = Objects.requireNonNull(role, "role");
@@ -100,13 +98,14 @@ public final class RoleStateBuilder {
         if (key.kind() == RecordKind.REGISTRATION) {
             MemberId member = key.registrant().orElseThrow();
             if (value.isPresent() && !value.get().member().equals(member)) {
-                throw new MalformedRecordException(MalformedRecordException.Problem.MEMBER_MISMATCH,
-                        "registration at offset " + offset + " has key member \"" + member
-                                + "\" but value member \"" + value.get().member() + '"');
+                throw new MalformedRecordException(
+                        MalformedRecordException.Problem.MEMBER_MISMATCH,
+                        "registration at offset " + offset + " has key member \"" + member + "\" but value member \""
+                                + value.get().member() + '"');
             }
             roster.removeIf(entry -> entry.member().equals(member));
-            value.ifPresent(record -> roster.add(
-                    new RosterEntry(member, offset, ((Registration) record).registeredAt())));
+            value.ifPresent(
+                    record -> roster.add(new RosterEntry(member, offset, ((Registration) record).registeredAt())));
             LeaseState current = lease;
             if (value.isEmpty() && current != null && current.member().equals(member)) {
                 // The holder left the roster after its newest lease: the first act of its
@@ -137,8 +136,16 @@ public final class RoleStateBuilder {
             if (carriedEpochs.size() > LeaseState.RECENT_EPOCHS) {
                 carriedEpochs.removeFirst();
             }
-            lease = new LeaseState(written.member(), written.producerId(), written.producerEpoch(),
-                    written.grantedAt(), written.deadline(), term, offset, List.copyOf(recentEpochs), timestamp);
+            lease = new LeaseState(
+                    written.member(),
+                    written.producerId(),
+                    written.producerEpoch(),
+                    written.grantedAt(),
+                    written.deadline(),
+                    term,
+                    offset,
+                    List.copyOf(recentEpochs),
+                    timestamp);
             leaseReleasedAt = OptionalLong.empty();
         } else {
             release(timestamp);
@@ -176,7 +183,10 @@ public final class RoleStateBuilder {
 
     /** Folds a registration of {@code member} (for tests and the in-memory transport). */
     public RoleStateBuilder register(long offset, MemberId member, long registeredAt) {
-        apply(offset, registeredAt, CoordinationKey.registration(role, member),
+        apply(
+                offset,
+                registeredAt,
+                CoordinationKey.registration(role, member),
                 Optional.of(new Registration(member, registeredAt)));
         return this;
     }
@@ -193,9 +203,12 @@ public final class RoleStateBuilder {
     }
 
     /** Folds a lease record. */
-    public RoleStateBuilder lease(long offset, MemberId member, long producerId, short producerEpoch,
-            long grantedAt, long deadline) {
-        apply(offset, grantedAt, CoordinationKey.lease(role),
+    public RoleStateBuilder lease(
+            long offset, MemberId member, long producerId, short producerEpoch, long grantedAt, long deadline) {
+        apply(
+                offset,
+                grantedAt,
+                CoordinationKey.lease(role),
                 Optional.of(new Lease(member, producerId, producerEpoch, grantedAt, deadline)));
         return this;
     }

@@ -55,7 +55,9 @@ public record Sighted(long leaseSeenAt, long earlierBound, long releaseSeenAt, l
      * as late as renewals in the news carried it.
      */
     public long believedDeadline(LeaseState lease, LeaseConfig config) {
-        long cut = leaseSeenAt == NONE ? lease.deadline() : saturatedAdd(leaseSeenAt, config.duration().toMillis());
+        long cut = leaseSeenAt == NONE
+                ? lease.deadline()
+                : saturatedAdd(leaseSeenAt, config.duration().toMillis());
         long bound = Math.max(earlierBound, Math.min(lease.deadline(), cut));
         return Math.max(bound, renewedUntil);
     }
@@ -65,14 +67,22 @@ public record Sighted(long leaseSeenAt, long earlierBound, long releaseSeenAt, l
         if (state.lease().isPresent()) {
             LeaseState lease = state.lease().get();
             long deadline = believedDeadline(lease, config);
-            return deadline == lease.deadline() ? state
-                    : new RoleState(state.role(), state.roster(), Optional.of(lease.withDeadline(deadline)),
-                            state.leaseReleasedAt(), state.nextOffset());
+            return deadline == lease.deadline()
+                    ? state
+                    : new RoleState(
+                            state.role(),
+                            state.roster(),
+                            Optional.of(lease.withDeadline(deadline)),
+                            state.leaseReleasedAt(),
+                            state.nextOffset());
         }
-        if (state.leaseReleasedAt().isEmpty() || releaseSeenAt == NONE || state.leaseReleasedAt().getAsLong() <= releaseSeenAt) {
+        if (state.leaseReleasedAt().isEmpty()
+                || releaseSeenAt == NONE
+                || state.leaseReleasedAt().getAsLong() <= releaseSeenAt) {
             return state;
         }
-        return new RoleState(state.role(), state.roster(), state.lease(), OptionalLong.of(releaseSeenAt), state.nextOffset());
+        return new RoleState(
+                state.role(), state.roster(), state.lease(), OptionalLong.of(releaseSeenAt), state.nextOffset());
     }
 
     /**
@@ -91,7 +101,8 @@ public record Sighted(long leaseSeenAt, long earlierBound, long releaseSeenAt, l
      */
     public static Duration renewalDelay(@Nullable LeaseState decidedOn, long renewedUntil) {
         return decidedOn != null && renewedUntil != NONE && renewedUntil > decidedOn.deadline()
-                ? Duration.ofMillis(renewedUntil - decidedOn.deadline()) : Duration.ZERO;
+                ? Duration.ofMillis(renewedUntil - decidedOn.deadline())
+                : Duration.ZERO;
     }
 
     private static long saturatedAdd(long a, long b) {

@@ -50,8 +50,7 @@ import org.jspecify.annotations.Nullable;
  */
 public final class Succession {
 
-    private Succession() {
-    }
+    private Succession() {}
 
     /**
      * Decides what {@code me} does next for the role of {@code state}.
@@ -74,8 +73,8 @@ public final class Succession {
      *
      * @param shares how the roles {@code me} reads are shared out; null for the roster order alone
      */
-    public static Decision evaluate(RoleState state, MemberId me, boolean holding, LeaseConfig config, Instant now,
-            @Nullable Shares shares) {
+    public static Decision evaluate(
+            RoleState state, MemberId me, boolean holding, LeaseConfig config, Instant now, @Nullable Shares shares) {
         Objects.requireNonNull(state, "state");
         Objects.requireNonNull(me, "me");
         Objects.requireNonNull(config, "config");
@@ -132,7 +131,10 @@ public final class Succession {
         List<MemberId> order = spreadOrder(state, me, shares);
         Duration mine = spreadWait(order.indexOf(me), standbys.indexOf(me), config);
         for (MemberId standby : order) {
-            if (!standby.equals(me) && spreadWait(order.indexOf(standby), standbys.indexOf(standby), config).compareTo(mine) < 0) {
+            if (!standby.equals(me)
+                    && spreadWait(order.indexOf(standby), standbys.indexOf(standby), config)
+                                    .compareTo(mine)
+                            < 0) {
                 ahead.add(standby);
             }
         }
@@ -154,7 +156,8 @@ public final class Succession {
             return abandoned(state.lease().get(), config, now);
         }
         return neverLeased(state)
-                || now.isAfter(latestTurnAfter(Instant.ofEpochMilli(state.leaseReleasedAt().getAsLong()), config));
+                || now.isAfter(latestTurnAfter(
+                        Instant.ofEpochMilli(state.leaseReleasedAt().getAsLong()), config));
     }
 
     /** No lease and no release of one: a role on its first start (or whose records compaction removed). */
@@ -194,9 +197,13 @@ public final class Succession {
     private static Decision placeOnce(RoleState state, MemberId me, LeaseConfig config, Instant now, Shares shares) {
         long own = state.entryOf(me).orElseThrow().registeredAt();
         long since = state.lease().map(LeaseState::offset).orElse(-1L);
-        long newest = state.roster().stream().filter(entry -> entry.offset() > since).mapToLong(RosterEntry::registeredAt)
-                .max().orElse(own);
-        Instant anchor = Instant.ofEpochMilli(Math.min(Math.max(newest, own), own + config.duration().toMillis()));
+        long newest = state.roster().stream()
+                .filter(entry -> entry.offset() > since)
+                .mapToLong(RosterEntry::registeredAt)
+                .max()
+                .orElse(own);
+        Instant anchor = Instant.ofEpochMilli(
+                Math.min(Math.max(newest, own), own + config.duration().toMillis()));
         if (state.lease().isEmpty()) {
             anchor = anchor.plus(config.challengeStagger());
         }
@@ -207,7 +214,9 @@ public final class Succession {
         int beyond = Math.max(0, shares.held(me) - shares.fairShare());
         // (The anchor is never before this member's own registration.)
         Instant challengeAt = anchor.plus(stagger(shares.full(me) ? place + 1 + beyond : place, config));
-        return now.isBefore(challengeAt) ? new Decision.Wait(place, challengeAt) : new Decision.Challenge(place, challengeAt);
+        return now.isBefore(challengeAt)
+                ? new Decision.Wait(place, challengeAt)
+                : new Decision.Challenge(place, challengeAt);
     }
 
     private static boolean spreads(RoleState state, @Nullable Shares shares) {
@@ -223,8 +232,12 @@ public final class Succession {
 
     /** The standbys in roster order: every registered member but the one the lease names (unless that is {@code me}). */
     private static List<MemberId> standbys(RoleState state, MemberId me) {
-        MemberId holder = state.lease().map(LeaseState::member).filter(h -> !h.equals(me)).orElse(null);
-        return state.roster().stream().map(RosterEntry::member).filter(m -> !m.equals(holder)).toList();
+        MemberId holder =
+                state.lease().map(LeaseState::member).filter(h -> !h.equals(me)).orElse(null);
+        return state.roster().stream()
+                .map(RosterEntry::member)
+                .filter(m -> !m.equals(holder))
+                .toList();
     }
 
     /**
@@ -236,7 +249,8 @@ public final class Succession {
         List<MemberId> order = new ArrayList<>(standbys(state, me));
         String role = state.role().name();
         order.sort(Comparator.<MemberId>comparingInt(m -> shares.full(m) ? 1 : 0)
-                .thenComparingInt(m -> Utils.toPositive(Utils.murmur2((role + "\n" + m.value()).getBytes(StandardCharsets.UTF_8))))
+                .thenComparingInt(m ->
+                        Utils.toPositive(Utils.murmur2((role + "\n" + m.value()).getBytes(StandardCharsets.UTF_8))))
                 .thenComparing(MemberId::value));
         return order;
     }

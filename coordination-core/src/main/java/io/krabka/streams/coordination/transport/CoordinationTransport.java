@@ -84,8 +84,7 @@ public interface CoordinationTransport extends AutoCloseable {
      * whatever {@link #initEpoch} needs but must not run InitProducerId. Optional; the
      * default does nothing.
      */
-    default void prepareEpoch(Role role) {
-    }
+    default void prepareEpoch(Role role) {}
 
     /**
      * How young a record of the coordination topic is never removed by compaction (the
@@ -104,8 +103,7 @@ public interface CoordinationTransport extends AutoCloseable {
      * Kafka, a producer with its thread, buffers and connection). Never touches an epoch
      * this transport holds. Optional; the default does nothing.
      */
-    default void discardPrepared(Role role) {
-    }
+    default void discardPrepared(Role role) {}
 
     /**
      * Calls {@code onNews} soon after a record of {@code role} was committed, until the
@@ -114,7 +112,7 @@ public interface CoordinationTransport extends AutoCloseable {
      * calls it, and contenders then find news by their periodic passes.
      */
     default AutoCloseable watch(Role role, Consumer<RoleNews> onNews) {
-        return () -> { };
+        return () -> {};
     }
 
     /**

@@ -11,5 +11,4 @@ import org.jspecify.annotations.Nullable;
  * @param key the key bytes (may be null or garbage: the partition is untrusted input)
  * @param value the value bytes, or null for a tombstone
  */
-public record RawRecord(long offset, long timestamp, byte @Nullable [] key, byte @Nullable [] value) {
-}
+public record RawRecord(long offset, long timestamp, byte @Nullable [] key, byte @Nullable [] value) {}

@@ -61,8 +61,8 @@ public interface RoleEpoch extends AutoCloseable {
      *     commit was sent and its outcome is not known after {@code commitRetry}, or the
      *     epoch was closed while the commit was pending
      */
-    default List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed,
-            Duration commitRetry) {
+    default List<RecordMetadata> transact(
+            List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed, Duration commitRetry) {
         return transact(records, consumed);
     }
 

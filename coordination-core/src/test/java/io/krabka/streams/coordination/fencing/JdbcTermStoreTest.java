@@ -43,7 +43,8 @@ class JdbcTermStoreTest {
         // DB_CLOSE_DELAY=-1: the database lives until the JVM ends, not until the last connection closes.
         dataSource.setURL("jdbc:h2:mem:terms-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=10000");
         store = new JdbcTermStore(dataSource);
-        try (Connection connection = dataSource.getConnection(); Statement ddl = connection.createStatement()) {
+        try (Connection connection = dataSource.getConnection();
+                Statement ddl = connection.createStatement()) {
             ddl.execute(store.createTableStatement());
         }
     }
@@ -56,9 +57,15 @@ class JdbcTermStoreTest {
         assertThat(store.admit(CONTROLLER, "dev-1", 9)).isTrue();
         assertThat(store.admit(CONTROLLER, "dev-1", 8)).isFalse();
         assertThat(store.highest(CONTROLLER, "dev-1")).hasValue(9);
-        assertThat(store.admit(CONTROLLER, "dev-2", 1)).as("each scope has its row").isTrue();
-        assertThat(store.admit(Role.of("sweeper"), "dev-1", 1)).as("each role has its rows").isTrue();
-        assertThat(store.admit(CONTROLLER, TermStore.WHOLE_ROLE, 2)).as("the role-wide scope is one more row").isTrue();
+        assertThat(store.admit(CONTROLLER, "dev-2", 1))
+                .as("each scope has its row")
+                .isTrue();
+        assertThat(store.admit(Role.of("sweeper"), "dev-1", 1))
+                .as("each role has its rows")
+                .isTrue();
+        assertThat(store.admit(CONTROLLER, TermStore.WHOLE_ROLE, 2))
+                .as("the role-wide scope is one more row")
+                .isTrue();
         assertThat(store.highest(CONTROLLER, "dev-1")).hasValue(9);
     }
 
@@ -87,23 +94,31 @@ class JdbcTermStoreTest {
 
         try (Connection transaction = dataSource.getConnection()) {
             transaction.setAutoCommit(false);
-            assertThat(gate.within(transaction).check(command("dev-1", 10)).admitted()).isTrue();
+            assertThat(gate.within(transaction).check(command("dev-1", 10)).admitted())
+                    .isTrue();
             apply(transaction, "open");
-            transaction.rollback();                                    // the effect failed
+            transaction.rollback(); // the effect failed
         }
-        assertThat(store.highest(CONTROLLER, "dev-1")).as("the term rolled back with the effect").isEmpty();
+        assertThat(store.highest(CONTROLLER, "dev-1"))
+                .as("the term rolled back with the effect")
+                .isEmpty();
         assertThat(applied()).isEmpty();
 
         try (Connection transaction = dataSource.getConnection()) {
             transaction.setAutoCommit(false);
             TermGate within = gate.within(transaction);
-            assertThat(within.check(command("dev-1", 7)).admitted()).as("term 10 was never admitted").isTrue();
+            assertThat(within.check(command("dev-1", 7)).admitted())
+                    .as("term 10 was never admitted")
+                    .isTrue();
             apply(transaction, "close");
             assertThat(within.check(command("dev-1", 9)).admitted()).isTrue();
-            assertThat(within.highest(CONTROLLER, "dev-1")).as("the transaction reads its own raise").hasValue(9);
+            assertThat(within.highest(CONTROLLER, "dev-1"))
+                    .as("the transaction reads its own raise")
+                    .hasValue(9);
             TermGate.Verdict stale = within.check(command("dev-1", 8));
             assertThat(stale.outcome()).isEqualTo(TermGate.Outcome.STALE);
-            assertThat(stale.reason()).isEqualTo("refused term 8 of role controller: it arrived after term 9 for key dev-1");
+            assertThat(stale.reason())
+                    .isEqualTo("refused term 8 of role controller: it arrived after term 9 for key dev-1");
             transaction.commit();
         }
         assertThat(store.highest(CONTROLLER, "dev-1")).hasValue(9);
@@ -111,27 +126,36 @@ class JdbcTermStoreTest {
     }
 
     @Test
-    void aTableOfTheEarlierLayoutIsNamedAsSuchAndAfterTheDocumentedMigrationItsRowsAreTheRoleWideScope() throws Exception {
+    void aTableOfTheEarlierLayoutIsNamedAsSuchAndAfterTheDocumentedMigrationItsRowsAreTheRoleWideScope()
+            throws Exception {
         execute("CREATE TABLE legacy_terms (role VARCHAR(249) PRIMARY KEY, last_term BIGINT NOT NULL)");
         execute("INSERT INTO legacy_terms (role, last_term) VALUES ('controller', 68)");
         JdbcTermStore legacy = new JdbcTermStore(dataSource, "legacy_terms");
-        assertThatThrownBy(() -> legacy.admit(CONTROLLER, "dev-1", 1)).isInstanceOf(CoordinationException.class)
-                .hasMessageContaining("legacy_terms").hasMessageContaining("has no column scope_name: migrate it");
+        assertThatThrownBy(() -> legacy.admit(CONTROLLER, "dev-1", 1))
+                .isInstanceOf(CoordinationException.class)
+                .hasMessageContaining("legacy_terms")
+                .hasMessageContaining("has no column scope_name: migrate it");
 
         // The migration JdbcTermStore's documentation and the user guide show (H2 and MySQL spelling).
         execute("ALTER TABLE legacy_terms ADD COLUMN scope_name VARCHAR(512) DEFAULT '' NOT NULL");
         execute("ALTER TABLE legacy_terms DROP PRIMARY KEY");
         execute("ALTER TABLE legacy_terms ADD PRIMARY KEY (role, scope_name)");
 
-        assertThat(TermGate.perRole(legacy).check(CONTROLLER, TermStore.WHOLE_ROLE, 67).outcome())
-                .as("a per-role gate reads the old row").isEqualTo(TermGate.Outcome.STALE);
-        assertThat(TermGate.perKey(legacy).check(CONTROLLER, "dev-1", 1).admitted()).as("a scope starts empty").isTrue();
+        assertThat(TermGate.perRole(legacy)
+                        .check(CONTROLLER, TermStore.WHOLE_ROLE, 67)
+                        .outcome())
+                .as("a per-role gate reads the old row")
+                .isEqualTo(TermGate.Outcome.STALE);
+        assertThat(TermGate.perKey(legacy).check(CONTROLLER, "dev-1", 1).admitted())
+                .as("a scope starts empty")
+                .isTrue();
         assertThat(legacy.highest(CONTROLLER, TermStore.WHOLE_ROLE)).hasValue(68);
         assertThat(legacy.highest(CONTROLLER, "dev-1")).hasValue(1);
     }
 
     private void execute(String sql) throws Exception {
-        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
+        try (Connection connection = dataSource.getConnection();
+                Statement statement = connection.createStatement()) {
             statement.execute(sql);
         }
     }
@@ -145,7 +169,8 @@ class JdbcTermStoreTest {
 
     private List<String> applied() throws Exception {
         List<String> commands = new ArrayList<>();
-        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement();
+        try (Connection connection = dataSource.getConnection();
+                Statement statement = connection.createStatement();
                 java.sql.ResultSet rows = statement.executeQuery("SELECT command FROM applied")) {
             while (rows.next()) {
                 commands.add(rows.getString(1));
@@ -155,8 +180,19 @@ class JdbcTermStoreTest {
     }
 
     private static ConsumerRecord<String, String> command(String device, long term) {
-        return new ConsumerRecord<>("commands", 0, 0, 0L, TimestampType.CREATE_TIME, 0, 0, device, "", TokenHeaders.stamp(
-                new ProducerRecord<>("commands", ""), CONTROLLER, FencingToken.of(term, 1000, (short) 0)).headers(),
+        return new ConsumerRecord<>(
+                "commands",
+                0,
+                0,
+                0L,
+                TimestampType.CREATE_TIME,
+                0,
+                0,
+                device,
+                "",
+                TokenHeaders.stamp(new ProducerRecord<>("commands", ""), CONTROLLER, FencingToken.of(term, 1000, (short)
+                                0))
+                        .headers(),
                 Optional.empty());
     }
 
@@ -186,7 +222,8 @@ class JdbcTermStoreTest {
         // The window of a first-insert race, made certain: the conditional update finds no
         // row, then another gate inserts term 102 before this check looks for the row.
         JdbcTermStore other = new JdbcTermStore(dataSource);
-        JdbcTermStore checked = new JdbcTermStore(afterFirstUpdate(dataSource, () -> other.admit(CONTROLLER, "dev-1", 102)));
+        JdbcTermStore checked =
+                new JdbcTermStore(afterFirstUpdate(dataSource, () -> other.admit(CONTROLLER, "dev-1", 102)));
 
         assertThat(checked.admit(CONTROLLER, "dev-1", 103)).isTrue();
         assertThat(store.highest(CONTROLLER, "dev-1")).hasValue(103);
@@ -200,16 +237,19 @@ class JdbcTermStoreTest {
             if (!(result instanceof Connection connection)) {
                 return result;
             }
-            return Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
-                    (c, m, a) -> {
+            return Proxy.newProxyInstance(
+                    Connection.class.getClassLoader(), new Class<?>[] {Connection.class}, (c, m, a) -> {
                         Object made = invoke(connection, m, a);
                         if (!(made instanceof PreparedStatement statement) || !((String) a[0]).startsWith("UPDATE")) {
                             return made;
                         }
-                        return Proxy.newProxyInstance(PreparedStatement.class.getClassLoader(),
-                                new Class<?>[] {PreparedStatement.class}, (st, sm, sa) -> {
+                        return Proxy.newProxyInstance(
+                                PreparedStatement.class.getClassLoader(),
+                                new Class<?>[] {PreparedStatement.class},
+                                (st, sm, sa) -> {
                                     Object out = invoke(statement, sm, sa);
-                                    if (sm.getName().equals("executeUpdate") && Integer.valueOf(0).equals(out)
+                                    if (sm.getName().equals("executeUpdate")
+                                            && Integer.valueOf(0).equals(out)
                                             && ran.compareAndSet(false, true)) {
                                         meanwhile.run();
                                     }
@@ -217,8 +257,8 @@ class JdbcTermStoreTest {
                                 });
                     });
         };
-        return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class},
-                connections);
+        return (DataSource) Proxy.newProxyInstance(
+                DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class}, connections);
     }
 
     private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
@@ -241,14 +281,18 @@ class JdbcTermStoreTest {
     @Test
     void aTableNameThatIsNoPlainIdentifierAndAMissingTableAreNamed() {
         assertThatThrownBy(() -> new JdbcTermStore(dataSource, "terms; DROP TABLE x"))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("not a plain identifier");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("not a plain identifier");
         assertThat(new JdbcTermStore(dataSource, "app.krabka_terms")).isNotNull();
 
         JdbcTermStore missing = new JdbcTermStore(dataSource, "no_such_table");
-        assertThatThrownBy(() -> missing.admit(CONTROLLER, "dev-1", 1)).as("the store creates no table")
+        assertThatThrownBy(() -> missing.admit(CONTROLLER, "dev-1", 1))
+                .as("the store creates no table")
                 .isInstanceOf(CoordinationException.class)
-                .hasMessageContaining("no_such_table").hasMessageContaining("role controller in scope dev-1");
+                .hasMessageContaining("no_such_table")
+                .hasMessageContaining("role controller in scope dev-1");
         assertThatThrownBy(() -> store.admit(CONTROLLER, "d".repeat(JdbcTermStore.MAX_SCOPE_LEN + 1), 1))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most 512");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("at most 512");
     }
 }

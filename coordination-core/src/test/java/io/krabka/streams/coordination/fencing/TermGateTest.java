@@ -35,12 +35,15 @@ class TermGateTest {
         TermGate.Verdict otherDevice = gate.check(command(2, "dev-2", ROLLOUT, 1));
         TermGate.Verdict lateForDev1 = gate.check(command(0, "dev-1", ROLLOUT, 1));
 
-        assertThat(otherDevice.outcome()).as("term 1 still led when it wrote dev-2's command").isEqualTo(Outcome.ADMITTED);
+        assertThat(otherDevice.outcome())
+                .as("term 1 still led when it wrote dev-2's command")
+                .isEqualTo(Outcome.ADMITTED);
         assertThat(otherDevice.scope()).isEqualTo("dev-2");
         assertThat(lateForDev1.outcome()).isEqualTo(Outcome.STALE);
         assertThat(lateForDev1.scope()).isEqualTo("dev-1");
         assertThat(lateForDev1.highest()).hasValue(68);
-        assertThat(lateForDev1.reason()).isEqualTo("refused term 1 of role rollout: it arrived after term 68 for key dev-1");
+        assertThat(lateForDev1.reason())
+                .isEqualTo("refused term 1 of role rollout: it arrived after term 68 for key dev-1");
         assertThat(gate.highest(ROLLOUT, "dev-1")).hasValue(68);
         assertThat(gate.highest(ROLLOUT, "dev-2")).hasValue(1);
     }
@@ -62,12 +65,15 @@ class TermGateTest {
         TermGate gate = TermGate.perPartition(TermStore.inMemory());
 
         assertThat(gate.check(command(0, "dev-1", ROLLOUT, 68)).admitted()).isTrue();
-        assertThat(gate.check(command(2, "dev-2", ROLLOUT, 1)).admitted()).as("another partition").isTrue();
+        assertThat(gate.check(command(2, "dev-2", ROLLOUT, 1)).admitted())
+                .as("another partition")
+                .isTrue();
         TermGate.Verdict late = gate.check(command(0, "dev-4", ROLLOUT, 1));
 
         assertThat(late.outcome()).isEqualTo(Outcome.STALE);
         assertThat(late.scope()).isEqualTo("commands-0");
-        assertThat(late.reason()).isEqualTo("refused term 1 of role rollout: it arrived after term 68 for partition commands-0");
+        assertThat(late.reason())
+                .isEqualTo("refused term 1 of role rollout: it arrived after term 68 for partition commands-0");
         assertThat(gate.highest(ROLLOUT, "commands-2")).hasValue(1);
     }
 
@@ -75,7 +81,8 @@ class TermGateTest {
     void aRecordOfALowerTermThanOneAdmittedInItsScopeIsStaleAndEqualTermsPass() {
         TermGate gate = TermGate.perKey(TermStore.inMemory());
         assertThat(gate.check(command(0, "dev-1", CONTROLLER, 7)).outcome()).isEqualTo(Outcome.ADMITTED);
-        assertThat(gate.check(command(0, "dev-1", CONTROLLER, 7)).outcome()).as("one leadership writes many records")
+        assertThat(gate.check(command(0, "dev-1", CONTROLLER, 7)).outcome())
+                .as("one leadership writes many records")
                 .isEqualTo(Outcome.ADMITTED);
 
         TermGate.Verdict late = gate.check(command(0, "dev-1", CONTROLLER, 3));
@@ -91,7 +98,9 @@ class TermGateTest {
     void eachRoleHasItsOwnTermsInTheSameScope() {
         TermGate gate = TermGate.perKey(TermStore.inMemory());
         assertThat(gate.check(command(0, "dev-1", CONTROLLER, 100)).admitted()).isTrue();
-        assertThat(gate.check(command(0, "dev-1", SWEEPER, 4)).admitted()).as("another role's terms are its own").isTrue();
+        assertThat(gate.check(command(0, "dev-1", SWEEPER, 4)).admitted())
+                .as("another role's terms are its own")
+                .isTrue();
         assertThat(gate.check(command(0, "dev-1", SWEEPER, 3)).outcome()).isEqualTo(Outcome.STALE);
         assertThat(gate.highest(CONTROLLER, "dev-1")).hasValue(100);
     }
@@ -102,9 +111,10 @@ class TermGateTest {
         Headers stamp = stamp(ROLLOUT, 9);
 
         assertThat(gate.check(stamp, "dev-7").admitted()).isTrue();
-        assertThat(gate.check(ROLLOUT, "dev-7", 8).reason()).isEqualTo("refused term 8 of role rollout: it arrived after term 9"
-                + " for key dev-7");
-        assertThat(gate.check(command(1, "dev-7", ROLLOUT, 8)).outcome()).as("the record's key is the same scope")
+        assertThat(gate.check(ROLLOUT, "dev-7", 8).reason())
+                .isEqualTo("refused term 8 of role rollout: it arrived after term 9" + " for key dev-7");
+        assertThat(gate.check(command(1, "dev-7", ROLLOUT, 8)).outcome())
+                .as("the record's key is the same scope")
                 .isEqualTo(Outcome.STALE);
         assertThat(gate.check(ROLLOUT, "dev-8", 8).admitted()).isTrue();
     }
@@ -114,7 +124,8 @@ class TermGateTest {
         TermGate gate = TermGate.perKey(TermStore.inMemory());
         gate.check(command(0, "dev-1", ROLLOUT, 5));
 
-        TermGate.Verdict bytes = gate.check(record("commands", 0, "dev-1".getBytes(StandardCharsets.UTF_8), stamp(ROLLOUT, 4)));
+        TermGate.Verdict bytes =
+                gate.check(record("commands", 0, "dev-1".getBytes(StandardCharsets.UTF_8), stamp(ROLLOUT, 4)));
         TermGate.Verdict binary = gate.check(record("commands", 0, new byte[] {(byte) 0xff, 0x01}, stamp(ROLLOUT, 4)));
 
         assertThat(bytes.outcome()).isEqualTo(Outcome.STALE);
@@ -130,8 +141,11 @@ class TermGateTest {
 
         assertThat(keyless.outcome()).isEqualTo(Outcome.UNSCOPED);
         assertThat(keyless.reason()).contains("no key");
-        assertThat(TermGate.perPartition(TermStore.inMemory()).check(record("commands", 0, null, stamp(ROLLOUT, 3))).admitted())
-                .as("a per-partition gate needs no key").isTrue();
+        assertThat(TermGate.perPartition(TermStore.inMemory())
+                        .check(record("commands", 0, null, stamp(ROLLOUT, 3)))
+                        .admitted())
+                .as("a per-partition gate needs no key")
+                .isTrue();
     }
 
     @Test
@@ -164,7 +178,9 @@ class TermGateTest {
         assertThat(other.reason()).contains("sweeper", "guards role controller alone");
         assertThat(only.highest(SWEEPER, "dev-1")).isEmpty();
         assertThat(only.check(command(0, "dev-1", CONTROLLER, 9)).admitted()).isTrue();
-        assertThat(only.check(command(1, "dev-2", CONTROLLER, 1)).admitted()).as("per key, not per role").isTrue();
+        assertThat(only.check(command(1, "dev-2", CONTROLLER, 1)).admitted())
+                .as("per key, not per role")
+                .isTrue();
     }
 
     @Test
@@ -176,7 +192,9 @@ class TermGateTest {
         assertThat(gate.highest(CONTROLLER)).hasValue(7);
         TermGate only = TermGate.only(CONTROLLER, TermStore.inMemory());
         assertThat(only.check(command(0, "dev-1", CONTROLLER, 7)).admitted()).isTrue();
-        assertThat(only.check(command(2, "dev-2", CONTROLLER, 3)).outcome()).as("one term per role").isEqualTo(Outcome.STALE);
+        assertThat(only.check(command(2, "dev-2", CONTROLLER, 3)).outcome())
+                .as("one term per role")
+                .isEqualTo(Outcome.STALE);
         assertThat(only.check(SWEEPER, 9).outcome()).isEqualTo(Outcome.OTHER_ROLE);
         TermStore store = TermStore.inMemory();
         assertThat(store.admit(CONTROLLER, 4)).isTrue();
@@ -185,8 +203,10 @@ class TermGateTest {
                 .isEqualTo(TermStore.WHOLE_ROLE);
 
         TermGate perKey = TermGate.perKey(TermStore.inMemory());
-        assertThatThrownBy(() -> perKey.check(stamp(CONTROLLER, 7))).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("per key").hasMessageContaining("check(record) or check(headers, scope)");
+        assertThatThrownBy(() -> perKey.check(stamp(CONTROLLER, 7)))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("per key")
+                .hasMessageContaining("check(record) or check(headers, scope)");
         assertThatThrownBy(() -> perKey.check(CONTROLLER, 7)).isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(() -> perKey.highest(CONTROLLER)).isInstanceOf(IllegalStateException.class);
     }
@@ -194,7 +214,8 @@ class TermGateTest {
     @Test
     void aGateOnAStoreThatIsNotJdbcCannotCheckWithinATransaction() {
         assertThatThrownBy(() -> TermGate.perKey(TermStore.inMemory()).within(null))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("JdbcTermStore");
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("JdbcTermStore");
     }
 
     @Test
@@ -226,7 +247,8 @@ class TermGateTest {
     }
 
     private static Headers stamp(Role role, long term) {
-        return TokenHeaders.stamp(new ProducerRecord<>("commands", new byte[0]), role, FencingToken.of(term, 1000, (short) 0))
+        return TokenHeaders.stamp(
+                        new ProducerRecord<>("commands", new byte[0]), role, FencingToken.of(term, 1000, (short) 0))
                 .headers();
     }
 
@@ -236,7 +258,17 @@ class TermGateTest {
     }
 
     private static ConsumerRecord<Object, byte[]> record(String topic, int partition, Object key, Headers headers) {
-        return new ConsumerRecord<>(topic, partition, 0, 0L, org.apache.kafka.common.record.TimestampType.CREATE_TIME, 0, 0,
-                key, new byte[0], headers, java.util.Optional.empty());
+        return new ConsumerRecord<>(
+                topic,
+                partition,
+                0,
+                0L,
+                org.apache.kafka.common.record.TimestampType.CREATE_TIME,
+                0,
+                0,
+                key,
+                new byte[0],
+                headers,
+                java.util.Optional.empty());
     }
 }

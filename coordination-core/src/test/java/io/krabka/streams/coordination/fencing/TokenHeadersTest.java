@@ -35,7 +35,9 @@ class TokenHeadersTest {
         assertThat(stamped.timestamp()).isEqualTo(123L);
         assertThat(stamped.key()).isEqualTo("key");
         assertThat(stamped.value()).isEqualTo("value");
-        assertThat(record.headers().toArray()).as("the application's record is left as it was").hasSize(1);
+        assertThat(record.headers().toArray())
+                .as("the application's record is left as it was")
+                .hasSize(1);
         assertThat(TokenHeaders.read(stamped.headers())).contains(new TokenHeaders.Stamp(ROLE, TOKEN));
     }
 
@@ -63,7 +65,8 @@ class TokenHeadersTest {
     void someButNotAllOfTheHeadersAreMalformed() {
         Headers headers = stampedHeaders();
         headers.remove(TokenHeaders.PRODUCER_ID);
-        assertThatThrownBy(() -> TokenHeaders.read(headers)).isInstanceOf(MalformedStampException.class)
+        assertThatThrownBy(() -> TokenHeaders.read(headers))
+                .isInstanceOf(MalformedStampException.class)
                 .hasMessageContaining("but not all");
     }
 
@@ -73,8 +76,10 @@ class TokenHeadersTest {
             Headers headers = stampedHeaders();
             headers.remove(TokenHeaders.TERM);
             headers.add(TokenHeaders.TERM, bad.getBytes(StandardCharsets.UTF_8));
-            assertThatThrownBy(() -> TokenHeaders.read(headers)).as("term \"%s\"", bad)
-                    .isInstanceOf(MalformedStampException.class).hasMessageContaining(TokenHeaders.TERM);
+            assertThatThrownBy(() -> TokenHeaders.read(headers))
+                    .as("term \"%s\"", bad)
+                    .isInstanceOf(MalformedStampException.class)
+                    .hasMessageContaining(TokenHeaders.TERM);
         }
     }
 
@@ -83,23 +88,30 @@ class TokenHeadersTest {
         Headers epoch = stampedHeaders();
         epoch.remove(TokenHeaders.PRODUCER_EPOCH);
         epoch.add(TokenHeaders.PRODUCER_EPOCH, "32768".getBytes(StandardCharsets.UTF_8));
-        assertThatThrownBy(() -> TokenHeaders.read(epoch)).isInstanceOf(MalformedStampException.class)
+        assertThatThrownBy(() -> TokenHeaders.read(epoch))
+                .isInstanceOf(MalformedStampException.class)
                 .hasMessageContaining(TokenHeaders.PRODUCER_EPOCH);
 
         Headers role = stampedHeaders();
         role.remove(TokenHeaders.ROLE);
         role.add(TokenHeaders.ROLE, " ".getBytes(StandardCharsets.UTF_8));
-        assertThatThrownBy(() -> TokenHeaders.read(role)).isInstanceOf(MalformedStampException.class)
+        assertThatThrownBy(() -> TokenHeaders.read(role))
+                .isInstanceOf(MalformedStampException.class)
                 .hasMessageContaining(TokenHeaders.ROLE);
     }
 
     static Headers stampedHeaders() {
-        return new RecordHeaders(TokenHeaders.stamp(new ProducerRecord<>("t", "v"), ROLE, TOKEN).headers().toArray());
+        return new RecordHeaders(TokenHeaders.stamp(new ProducerRecord<>("t", "v"), ROLE, TOKEN)
+                .headers()
+                .toArray());
     }
 
     private static String text(Headers headers, String name) {
         Header[] all = headers.toArray();
-        return Arrays.stream(all).filter(h -> h.key().equals(name)).map(h -> new String(h.value(), StandardCharsets.UTF_8))
-                .reduce((first, second) -> second).orElse(null);
+        return Arrays.stream(all)
+                .filter(h -> h.key().equals(name))
+                .map(h -> new String(h.value(), StandardCharsets.UTF_8))
+                .reduce((first, second) -> second)
+                .orElse(null);
     }
 }

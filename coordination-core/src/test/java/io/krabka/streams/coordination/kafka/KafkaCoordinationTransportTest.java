@@ -33,19 +33,24 @@ class KafkaCoordinationTransportTest {
         return new MockProducer<>(true, null, new ByteArraySerializer(), new ByteArraySerializer());
     }
 
-    private KafkaCoordinationTransport transport(java.util.function.Supplier<MockProducer<byte[], byte[]>> roleProducers) {
-        Admin admin = (Admin) Proxy.newProxyInstance(Admin.class.getClassLoader(), new Class<?>[] {Admin.class},
-                (proxy, method, args) -> {
+    private KafkaCoordinationTransport transport(
+            java.util.function.Supplier<MockProducer<byte[], byte[]>> roleProducers) {
+        Admin admin = (Admin) Proxy.newProxyInstance(
+                Admin.class.getClassLoader(), new Class<?>[] {Admin.class}, (proxy, method, args) -> {
                     if (method.getName().equals("close")) {
                         return null;
                     }
                     throw new UnsupportedOperationException("no cluster here: " + method.getName());
                 });
-        return new KafkaCoordinationTransport(admin, producer(), role -> {
-            MockProducer<byte[], byte[]> producer = roleProducers.get();
-            built.add(producer);
-            return producer;
-        }, new MockConsumer<>("earliest"));
+        return new KafkaCoordinationTransport(
+                admin,
+                producer(),
+                role -> {
+                    MockProducer<byte[], byte[]> producer = roleProducers.get();
+                    built.add(producer);
+                    return producer;
+                },
+                new MockConsumer<>("earliest"));
     }
 
     @Test
@@ -53,19 +58,27 @@ class KafkaCoordinationTransportTest {
         try (KafkaCoordinationTransport transport = transport(KafkaCoordinationTransportTest::producer)) {
             transport.prepareEpoch(ROLE);
             RoleEpoch first = transport.initEpoch(ROLE);
-            assertThat(built).as("the first challenge used the producer prepared for it").hasSize(1);
+            assertThat(built)
+                    .as("the first challenge used the producer prepared for it")
+                    .hasSize(1);
             assertThat(built.get(0).transactionInitialized()).isTrue();
             transport.prepareEpoch(ROLE);
-            assertThat(built).as("nothing is prepared while this member holds the epoch").hasSize(1);
+            assertThat(built)
+                    .as("nothing is prepared while this member holds the epoch")
+                    .hasSize(1);
 
             // The tenure ends (a release, an expiry, a fence), and this member is next in line again.
             first.close();
             transport.prepareEpoch(ROLE);
 
             assertThat(built).as("a producer prepared for the second challenge").hasSize(2);
-            assertThat(built.get(1).transactionInitialized()).as("prepared, without InitProducerId").isFalse();
+            assertThat(built.get(1).transactionInitialized())
+                    .as("prepared, without InitProducerId")
+                    .isFalse();
             transport.initEpoch(ROLE);
-            assertThat(built).as("the second challenge used the producer prepared for it").hasSize(2);
+            assertThat(built)
+                    .as("the second challenge used the producer prepared for it")
+                    .hasSize(2);
             assertThat(built.get(1).transactionInitialized()).isTrue();
         }
     }
@@ -78,7 +91,9 @@ class KafkaCoordinationTransportTest {
 
             transport.discardPrepared(ROLE);
 
-            assertThat(built.get(0).closed()).as("the producer built ahead is closed").isTrue();
+            assertThat(built.get(0).closed())
+                    .as("the producer built ahead is closed")
+                    .isTrue();
             RoleEpoch held = transport.initEpoch(ROLE);
             assertThat(built).as("the challenge built a producer of its own").hasSize(2);
             transport.discardPrepared(ROLE);
@@ -96,19 +111,19 @@ class KafkaCoordinationTransportTest {
     void anEpochThatFinishesClosingAfterTheNextOneWasInitialisedLeavesTheNextOneHeld() throws Exception {
         CountDownLatch closing = new CountDownLatch(1);
         CountDownLatch mayFinish = new CountDownLatch(1);
-        MockProducer<byte[], byte[]> slowToClose = new MockProducer<>(true, null, new ByteArraySerializer(),
-                new ByteArraySerializer()) {
-            @Override
-            public void close(Duration timeout) {
-                closing.countDown();
-                try {
-                    mayFinish.await(10, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                super.close(timeout);
-            }
-        };
+        MockProducer<byte[], byte[]> slowToClose =
+                new MockProducer<>(true, null, new ByteArraySerializer(), new ByteArraySerializer()) {
+                    @Override
+                    public void close(Duration timeout) {
+                        closing.countDown();
+                        try {
+                            mayFinish.await(10, TimeUnit.SECONDS);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                        super.close(timeout);
+                    }
+                };
         List<MockProducer<byte[], byte[]>> next = new CopyOnWriteArrayList<>(List.of(slowToClose));
         try (KafkaCoordinationTransport transport = transport(() -> next.isEmpty() ? producer() : next.remove(0))) {
             RoleEpoch ending = transport.initEpoch(ROLE);

@@ -34,8 +34,10 @@ class ReadToEndTest {
     private static Consumer<byte[], byte[]> consumer(Map<TopicPartition, Long> answered) {
         AtomicReference<Set<TopicPartition>> assignment = new AtomicReference<>(Set.of());
         Map<TopicPartition, Long> positions = new ConcurrentHashMap<>();
-        return (Consumer<byte[], byte[]>) Proxy.newProxyInstance(Consumer.class.getClassLoader(),
-                new Class<?>[] {Consumer.class}, (proxy, method, args) -> switch (method.getName()) {
+        return (Consumer<byte[], byte[]>) Proxy.newProxyInstance(
+                Consumer.class.getClassLoader(),
+                new Class<?>[] {Consumer.class},
+                (proxy, method, args) -> switch (method.getName()) {
                     case "assign" -> {
                         assignment.set(Set.copyOf((Collection<TopicPartition>) args[0]));
                         yield null;
@@ -80,7 +82,9 @@ class ReadToEndTest {
         assertThat(read.slice(consumer, aSecondFromNow())).as("no end known").isFalse();
         assertThat(read.endsKnown()).isFalse();
         answered.put(P0, 3L);
-        assertThat(read.slice(consumer, aSecondFromNow())).as("the end of one partition of two known").isFalse();
+        assertThat(read.slice(consumer, aSecondFromNow()))
+                .as("the end of one partition of two known")
+                .isFalse();
         assertThat(read.endsKnown()).isFalse();
 
         answered.put(P1, 7L);
@@ -149,7 +153,9 @@ class ReadToEndTest {
         ReadToEnd again = readToEnd(reader, P0, 2);
 
         assertThat(again.records(P0)).extracting(raw -> raw.offset()).containsExactly(2L);
-        assertThat(assigns).as("each partition assigned once, the first kept").containsExactly(Set.of(P0), Set.of(P0, P1));
+        assertThat(assigns)
+                .as("each partition assigned once, the first kept")
+                .containsExactly(Set.of(P0), Set.of(P0, P1));
         assertThat(seeks).as("no seek where the reader already is").containsExactly(P0 + "@0", P1 + "@0");
         assertThat(reader.paused()).as("the partition this read does not want").containsExactly(P1);
     }
@@ -160,7 +166,9 @@ class ReadToEndTest {
 
     private static ReadToEnd readToEnd(Consumer<byte[], byte[]> reader, TopicPartition partition, long from) {
         ReadToEnd read = new ReadToEnd(Map.of(partition, from), Duration.ofSeconds(1));
-        assertThat(read.slice(reader, aSecondFromNow())).as("read to the end in one slice").isTrue();
+        assertThat(read.slice(reader, aSecondFromNow()))
+                .as("read to the end in one slice")
+                .isTrue();
         return read;
     }
 }

@@ -1,6 +1,5 @@
 package io.krabka.streams.coordination.kafka;
 
-import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.krabka.streams.coordination.Role;
@@ -33,8 +32,10 @@ class TopicWatcherTest {
 
         @SuppressWarnings("unchecked")
         Consumer<byte[], byte[]> consumer() {
-            return (Consumer<byte[], byte[]>) Proxy.newProxyInstance(Consumer.class.getClassLoader(),
-                    new Class<?>[] {Consumer.class}, (proxy, method, args) -> switch (method.getName()) {
+            return (Consumer<byte[], byte[]>) Proxy.newProxyInstance(
+                    Consumer.class.getClassLoader(),
+                    new Class<?>[] {Consumer.class},
+                    (proxy, method, args) -> switch (method.getName()) {
                         case "assign" -> {
                             assignment.set(Set.copyOf((Collection<TopicPartition>) args[0]));
                             yield null;
@@ -61,7 +62,7 @@ class TopicWatcherTest {
     void aPollThatKeepsFailingIsRetriedWithGrowingWaitsNotInALoopAndTheWaitsStartAgainAfterOneWorks() throws Exception {
         ScriptedConsumer scripted = new ScriptedConsumer();
         try (TopicWatcher watcher = new TopicWatcher(TOPIC, () -> 3, scripted::consumer)) {
-            watcher.watch(Role.of("controller"), news -> { });
+            watcher.watch(Role.of("controller"), news -> {});
             await().atMost(Duration.ofSeconds(10)).until(() -> scripted.polls.get() >= 2);
 
             // 100, 200, 400, 800, 1 600 ms (± 20 %): about six polls in three seconds; a loop makes thousands.

@@ -39,9 +39,11 @@ class MemberAddressVectorsTest {
     @Test
     void theVectorsUseEveryProblemOfTheCodecAndNoOther() {
         assertThat(list("invalid").stream().map(c -> c.get("error").asText()).distinct())
-                .containsExactlyInAnyOrderElementsOf(
-                        Stream.of(MalformedAddressException.Problem.values()).map(MalformedAddressException.Problem::code).toList());
-        assertThat(list("records").stream().filter(r -> r.get("value").isNull())).isNotEmpty();
+                .containsExactlyInAnyOrderElementsOf(Stream.of(MalformedAddressException.Problem.values())
+                        .map(MalformedAddressException.Problem::code)
+                        .toList());
+        assertThat(list("records").stream().filter(r -> r.get("value").isNull()))
+                .isNotEmpty();
     }
 
     @Test
@@ -51,43 +53,59 @@ class MemberAddressVectorsTest {
 
     @TestFactory
     Stream<DynamicTest> everyRecordEncodesToItsBytesAndDecodesToItsFields() {
-        return list("records").stream().map(vector -> DynamicTest.dynamicTest(name(vector), () -> {
-            MemberId member = MemberId.of(vector.get("member").asText());
-            assertThat(HEX.formatHex(MemberAddressCodec.encodeKey(member))).isEqualTo(vector.get("key").asText());
-            assertThat(MemberAddressCodec.decodeKey(HEX.parseHex(vector.get("key").asText()))).isEqualTo(member);
-            JsonNode value = vector.get("value");
-            if (value.isNull()) {
-                assertThat(MemberAddressCodec.decodeValue(member, null)).isEmpty();
-                return;
-            }
-            MemberAddress address = new MemberAddress(member, vector.get("url").asText(), vector.get("written_at").asLong());
-            assertThat(HEX.formatHex(MemberAddressCodec.encodeValue(address))).isEqualTo(value.asText());
-            assertThat(MemberAddressCodec.decodeValue(member, HEX.parseHex(value.asText()))).contains(address);
-        }));
+        return list("records").stream()
+                .map(vector -> DynamicTest.dynamicTest(name(vector), () -> {
+                    MemberId member = MemberId.of(vector.get("member").asText());
+                    assertThat(HEX.formatHex(MemberAddressCodec.encodeKey(member)))
+                            .isEqualTo(vector.get("key").asText());
+                    assertThat(MemberAddressCodec.decodeKey(
+                                    HEX.parseHex(vector.get("key").asText())))
+                            .isEqualTo(member);
+                    JsonNode value = vector.get("value");
+                    if (value.isNull()) {
+                        assertThat(MemberAddressCodec.decodeValue(member, null)).isEmpty();
+                        return;
+                    }
+                    MemberAddress address = new MemberAddress(
+                            member,
+                            vector.get("url").asText(),
+                            vector.get("written_at").asLong());
+                    assertThat(HEX.formatHex(MemberAddressCodec.encodeValue(address)))
+                            .isEqualTo(value.asText());
+                    assertThat(MemberAddressCodec.decodeValue(member, HEX.parseHex(value.asText())))
+                            .contains(address);
+                }));
     }
 
     @TestFactory
     Stream<DynamicTest> everyInvalidCaseFailsWithItsNamedProblem() {
         MemberId member = MemberId.of("node-1");
-        return list("invalid").stream().map(vector -> DynamicTest.dynamicTest(name(vector), () -> {
-            byte[] bytes = HEX.parseHex(vector.get("hex").asText());
-            Runnable decode = switch (vector.get("part").asText()) {
-                case "key" -> () -> MemberAddressCodec.decodeKey(bytes);
-                case "value" -> () -> MemberAddressCodec.decodeValue(member, bytes);
-                default -> throw new AssertionError("unknown part in " + vector);
-            };
-            assertThatThrownBy(decode::run).isInstanceOfSatisfying(MalformedAddressException.class,
-                    e -> assertThat(e.problem().code()).as(e.getMessage()).isEqualTo(vector.get("error").asText()));
-        }));
+        return list("invalid").stream()
+                .map(vector -> DynamicTest.dynamicTest(name(vector), () -> {
+                    byte[] bytes = HEX.parseHex(vector.get("hex").asText());
+                    Runnable decode = switch (vector.get("part").asText()) {
+                        case "key" -> () -> MemberAddressCodec.decodeKey(bytes);
+                        case "value" -> () -> MemberAddressCodec.decodeValue(member, bytes);
+                        default -> throw new AssertionError("unknown part in " + vector);
+                    };
+                    assertThatThrownBy(decode::run)
+                            .isInstanceOfSatisfying(
+                                    MalformedAddressException.class,
+                                    e -> assertThat(e.problem().code())
+                                            .as(e.getMessage())
+                                            .isEqualTo(vector.get("error").asText()));
+                }));
     }
 
     @Test
     void anAddressThatBreaksTheUrlRulesIsRefusedWhenBuiltNamingTheProblem() {
         assertThatThrownBy(() -> new MemberAddress(MemberId.of("n1"), "ftp://10.0.0.1", 0))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ftp://10.0.0.1")
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("ftp://10.0.0.1")
                 .hasMessageContaining("http:// or https://");
         assertThatThrownBy(() -> new MemberAddress(MemberId.of("n1"), "http://10.0.0.1/a b", 0))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("U+0020");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("U+0020");
     }
 
     private static List<JsonNode> list(String field) {

@@ -25,16 +25,19 @@ class FencingReportTest {
         assertThat(report(pass, skipped, warn).status()).isEqualTo(ProbeStatus.WARN);
         assertThat(report(fail, warn, pass).status()).isEqualTo(ProbeStatus.FAIL);
         assertThat(report(pass, skipped).requireNoFailure()).isNotNull();
-        assertThatThrownBy(() -> report(pass, fail).requireNoFailure()).isInstanceOf(FencingProbeException.class)
+        assertThatThrownBy(() -> report(pass, fail).requireNoFailure())
+                .isInstanceOf(FencingProbeException.class)
                 .hasMessage("the fencing probe of cluster c failed 1 check: d FAIL: broken. means. Fix: fix it");
     }
 
     @Test
     void anUnsafeSettingFailsUnlessAllowedThenWarnsSayingSo() {
-        assertThat(ProbeCheck.unsafe(false, "x", "rf 1", "means", "fix").status()).isEqualTo(ProbeStatus.FAIL);
+        assertThat(ProbeCheck.unsafe(false, "x", "rf 1", "means", "fix").status())
+                .isEqualTo(ProbeStatus.FAIL);
         ProbeCheck allowed = ProbeCheck.unsafe(true, "x", "rf 1", "means", "fix");
         assertThat(allowed.status()).isEqualTo(ProbeStatus.WARN);
-        assertThat(allowed.finding()).isEqualTo("rf 1 (accepted: unsafe settings are allowed on this development cluster)");
+        assertThat(allowed.finding())
+                .isEqualTo("rf 1 (accepted: unsafe settings are allowed on this development cluster)");
     }
 
     @Test
@@ -57,12 +60,15 @@ class FencingReportTest {
 
     @Test
     void anEpochDisagreementWhileTheLevelChangedIsAWarnNotAFail() {
-        List<ProbeCheck> live = List.of(ProbeCheck.pass("live-fence", "fenced", "means"),
+        List<ProbeCheck> live = List.of(
+                ProbeCheck.pass("live-fence", "fenced", "means"),
                 ProbeCheck.fail("epoch-behaviour", "2 to 2, but transaction.version=2 says +1", "means", "fix"));
-        assertThat(EpochBehaviour.recheck("epoch-behaviour", live, (short) 2, () -> (short) 2)).isEqualTo(live);
+        assertThat(EpochBehaviour.recheck("epoch-behaviour", live, (short) 2, () -> (short) 2))
+                .isEqualTo(live);
         List<ProbeCheck> changed = EpochBehaviour.recheck("epoch-behaviour", live, (short) 2, () -> (short) 1);
         assertThat(changed.get(0)).isEqualTo(live.get(0));
         assertThat(changed.get(1).status()).isEqualTo(ProbeStatus.WARN);
-        assertThat(changed.get(1).finding()).endsWith("; transaction.version reads 1 now: it changed while the probe ran");
+        assertThat(changed.get(1).finding())
+                .endsWith("; transaction.version reads 1 now: it changed while the probe ran");
     }
 }

@@ -28,9 +28,12 @@ class CoordinationCodecPropertyTest {
         for (int i = 0; i < CASES_PER_SEED; i++) {
             CoordinationKey key = key(random);
             CoordinationRecord value = value(random);
-            assertThat(CoordinationCodec.decodeKey(CoordinationCodec.encodeKey(key))).as("seed %d case %d", seed, i).isEqualTo(key);
+            assertThat(CoordinationCodec.decodeKey(CoordinationCodec.encodeKey(key)))
+                    .as("seed %d case %d", seed, i)
+                    .isEqualTo(key);
             assertThat(CoordinationCodec.decodeValue(value.kind(), CoordinationCodec.encodeValue(value)))
-                    .as("seed %d case %d", seed, i).contains(value);
+                    .as("seed %d case %d", seed, i)
+                    .contains(value);
         }
     }
 
@@ -81,7 +84,8 @@ class CoordinationCodecPropertyTest {
 
     private static CoordinationKey key(SplittableRandom random) {
         Role role = Role.of(name(random, Role.MAX_ROLE_LEN));
-        return random.nextBoolean() ? CoordinationKey.lease(role)
+        return random.nextBoolean()
+                ? CoordinationKey.lease(role)
                 : CoordinationKey.registration(role, MemberId.of(name(random, MemberId.MAX_MEMBER_ID_LEN)));
     }
 
@@ -90,8 +94,12 @@ class CoordinationCodecPropertyTest {
         if (random.nextBoolean()) {
             return new Registration(member, random.nextLong());
         }
-        return new Lease(member, random.nextLong(Long.MAX_VALUE), (short) random.nextInt(Short.MAX_VALUE + 1),
-                random.nextLong(), random.nextLong());
+        return new Lease(
+                member,
+                random.nextLong(Long.MAX_VALUE),
+                (short) random.nextInt(Short.MAX_VALUE + 1),
+                random.nextLong(),
+                random.nextLong());
     }
 
     /** A valid name mixing ASCII, Latin-1, CJK and characters outside the BMP, up to the byte limit. */

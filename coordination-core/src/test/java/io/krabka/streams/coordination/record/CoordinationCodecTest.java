@@ -25,7 +25,8 @@ class CoordinationCodecTest {
     void leaseKeyCarriesAnEmptyMemberString() {
         byte[] key = CoordinationCodec.encodeKey(CoordinationKey.lease(CONTROLLER));
         // version 0, kind 1, "controller", ""
-        assertThat(HEX.formatHex(key)).isEqualTo("0000" + "0001" + "000a" + HEX.formatHex("controller".getBytes()) + "0000");
+        assertThat(HEX.formatHex(key))
+                .isEqualTo("0000" + "0001" + "000a" + HEX.formatHex("controller".getBytes()) + "0000");
         assertThat(CoordinationCodec.decodeKey(key)).isEqualTo(CoordinationKey.lease(CONTROLLER));
     }
 
@@ -33,7 +34,8 @@ class CoordinationCodecTest {
     void registrationRoundTrips() {
         CoordinationKey key = CoordinationKey.registration(CONTROLLER, NODE_1);
         Registration value = new Registration(NODE_1, 1_700_000_000_000L);
-        assertThat(CoordinationCodec.decodeKey(CoordinationCodec.encodeKey(key))).isEqualTo(key);
+        assertThat(CoordinationCodec.decodeKey(CoordinationCodec.encodeKey(key)))
+                .isEqualTo(key);
         assertThat(CoordinationCodec.decodeValue(RecordKind.REGISTRATION, CoordinationCodec.encodeValue(value)))
                 .contains(value);
     }
@@ -64,10 +66,13 @@ class CoordinationCodecTest {
         assertThat(HEX.formatHex(modified.toByteArray())).isEqualTo("0006" + "eda0beedb680");
         byte[] withModifiedUtf8 = HEX.parseHex("0000" + "0006eda0beedb680" + "0000000000000000");
         assertThatThrownBy(() -> CoordinationCodec.decodeValue(RecordKind.REGISTRATION, withModifiedUtf8))
-                .isInstanceOfSatisfying(MalformedRecordException.class,
+                .isInstanceOfSatisfying(
+                        MalformedRecordException.class,
                         e -> assertThat(e.problem()).isEqualTo(Problem.MALFORMED_UTF8));
         assertThat(CoordinationCodec.decodeValue(RecordKind.REGISTRATION, value))
-                .get().extracting(CoordinationRecord::member).isEqualTo(crab);
+                .get()
+                .extracting(CoordinationRecord::member)
+                .isEqualTo(crab);
     }
 
     @Test
@@ -83,25 +88,38 @@ class CoordinationCodecTest {
 
     @Test
     void eachProblemIsNamedInTheMessage() {
-        assertProblem(() -> CoordinationCodec.decodeKey(HEX.parseHex("0001")), Problem.UNSUPPORTED_VERSION, "key version 1");
-        assertProblem(() -> CoordinationCodec.decodeKey(HEX.parseHex("0000")), Problem.TRUNCATED, "key kind needs 2 bytes");
+        assertProblem(
+                () -> CoordinationCodec.decodeKey(HEX.parseHex("0001")), Problem.UNSUPPORTED_VERSION, "key version 1");
+        assertProblem(
+                () -> CoordinationCodec.decodeKey(HEX.parseHex("0000")), Problem.TRUNCATED, "key kind needs 2 bytes");
         assertProblem(() -> CoordinationCodec.decodeKey(HEX.parseHex("00000002")), Problem.UNKNOWN_KIND, "key kind 2");
-        assertProblem(() -> CoordinationCodec.decodeKey(HEX.parseHex("00000000ffff")), Problem.NEGATIVE_LENGTH, "role length is -1");
+        assertProblem(
+                () -> CoordinationCodec.decodeKey(HEX.parseHex("00000000ffff")),
+                Problem.NEGATIVE_LENGTH,
+                "role length is -1");
         assertProblem(() -> CoordinationCodec.decodeKey(HEX.parseHex("000000000000")), Problem.INVALID_NAME, "role");
-        assertProblem(() -> CoordinationCodec.decodeKey(HEX.parseHex("0000000100017800017900")),
-                Problem.INVALID_NAME, "lease key's member must be empty");
-        assertProblem(() -> CoordinationCodec.decodeKey(HEX.parseHex("00000001000178000000")), Problem.TRAILING_BYTES, "1 bytes");
-        assertProblem(() -> CoordinationCodec.decodeValue(RecordKind.LEASE,
-                HEX.parseHex("00000001" + "78" + "ffffffffffffffff" + "0000" + "0000000000000000" + "0000000000000000")),
-                Problem.NEGATIVE_TOKEN, "producer_id is -1");
+        assertProblem(
+                () -> CoordinationCodec.decodeKey(HEX.parseHex("0000000100017800017900")),
+                Problem.INVALID_NAME,
+                "lease key's member must be empty");
+        assertProblem(
+                () -> CoordinationCodec.decodeKey(HEX.parseHex("00000001000178000000")),
+                Problem.TRAILING_BYTES,
+                "1 bytes");
+        assertProblem(
+                () -> CoordinationCodec.decodeValue(
+                        RecordKind.LEASE,
+                        HEX.parseHex("00000001" + "78" + "ffffffffffffffff" + "0000" + "0000000000000000"
+                                + "0000000000000000")),
+                Problem.NEGATIVE_TOKEN,
+                "producer_id is -1");
         assertProblem(() -> CoordinationCodec.decodeKey(null), Problem.TRUNCATED, "null");
     }
 
     private static void assertProblem(Runnable decode, Problem problem, String messagePart) {
-        assertThatThrownBy(decode::run)
-                .isInstanceOfSatisfying(MalformedRecordException.class, e -> {
-                    assertThat(e.problem()).isEqualTo(problem);
-                    assertThat(e.getMessage()).startsWith(problem.code() + ": ").contains(messagePart);
-                });
+        assertThatThrownBy(decode::run).isInstanceOfSatisfying(MalformedRecordException.class, e -> {
+            assertThat(e.problem()).isEqualTo(problem);
+            assertThat(e.getMessage()).startsWith(problem.code() + ": ").contains(messagePart);
+        });
     }
 }

@@ -42,72 +42,99 @@ class GoldenVectorsTest {
     @Test
     void vectorsCoverWhatTheFormatPromises() {
         List<JsonNode> records = list("records");
-        assertThat(records.stream().filter(r -> r.get("kind").asText().equals("registration") && !r.get("value").isNull()))
+        assertThat(records.stream()
+                        .filter(r -> r.get("kind").asText().equals("registration")
+                                && !r.get("value").isNull()))
                 .hasSizeGreaterThanOrEqualTo(2);
-        assertThat(records.stream().filter(r -> r.get("kind").asText().equals("lease") && !r.get("value").isNull())
-                .map(r -> r.get("producer_epoch").asInt())).contains(0, 32767);
-        assertThat(records.stream().filter(r -> r.has("producer_id")).map(r -> r.get("producer_id").asLong()))
+        assertThat(records.stream()
+                        .filter(r -> r.get("kind").asText().equals("lease")
+                                && !r.get("value").isNull())
+                        .map(r -> r.get("producer_epoch").asInt()))
+                .contains(0, 32767);
+        assertThat(records.stream()
+                        .filter(r -> r.has("producer_id"))
+                        .map(r -> r.get("producer_id").asLong()))
                 .anyMatch(id -> id > (1L << 32));
-        assertThat(records.stream().filter(r -> r.get("value").isNull()).map(r -> r.get("kind").asText()))
+        assertThat(records.stream()
+                        .filter(r -> r.get("value").isNull())
+                        .map(r -> r.get("kind").asText()))
                 .contains("registration", "lease");
-        assertThat(records.stream().map(r -> r.path("role").asText() + r.path("member").asText()))
+        assertThat(records.stream()
+                        .map(r -> r.path("role").asText() + r.path("member").asText()))
                 .anyMatch(name -> name.codePoints().anyMatch(Character::isSupplementaryCodePoint));
         assertThat(list("invalid").stream().map(c -> c.get("error").asText()).distinct())
-                .containsExactlyInAnyOrderElementsOf(
-                        Stream.of(MalformedRecordException.Problem.values())
-                                .filter(p -> p != MalformedRecordException.Problem.MEMBER_MISMATCH)
-                                .map(MalformedRecordException.Problem::code).toList());
-        assertThat(list("partitions")).hasSizeGreaterThanOrEqualTo(5)
+                .containsExactlyInAnyOrderElementsOf(Stream.of(MalformedRecordException.Problem.values())
+                        .filter(p -> p != MalformedRecordException.Problem.MEMBER_MISMATCH)
+                        .map(MalformedRecordException.Problem::code)
+                        .toList());
+        assertThat(list("partitions"))
+                .hasSizeGreaterThanOrEqualTo(5)
                 .anyMatch(c -> c.get("role").asText().chars().anyMatch(ch -> ch > 127));
     }
 
     @TestFactory
     Stream<DynamicTest> everyRecordEncodesToItsBytesAndDecodesToItsFields() {
-        return list("records").stream().map(vector -> DynamicTest.dynamicTest(name(vector), () -> {
-            CoordinationKey key = expectedKey(vector);
-            byte[] keyBytes = HEX.parseHex(vector.get("key").asText());
-            assertThat(HEX.formatHex(CoordinationCodec.encodeKey(key))).isEqualTo(vector.get("key").asText());
-            assertThat(CoordinationCodec.decodeKey(keyBytes)).isEqualTo(key);
+        return list("records").stream()
+                .map(vector -> DynamicTest.dynamicTest(name(vector), () -> {
+                    CoordinationKey key = expectedKey(vector);
+                    byte[] keyBytes = HEX.parseHex(vector.get("key").asText());
+                    assertThat(HEX.formatHex(CoordinationCodec.encodeKey(key)))
+                            .isEqualTo(vector.get("key").asText());
+                    assertThat(CoordinationCodec.decodeKey(keyBytes)).isEqualTo(key);
 
-            JsonNode value = vector.get("value");
-            if (value.isNull()) {
-                assertThat(CoordinationCodec.decodeValue(key.kind(), null)).isEmpty();
-                return;
-            }
-            CoordinationRecord record = expectedRecord(key.kind(), vector);
-            assertThat(HEX.formatHex(CoordinationCodec.encodeValue(record))).isEqualTo(value.asText());
-            assertThat(CoordinationCodec.decodeValue(key.kind(), HEX.parseHex(value.asText()))).contains(record);
-        }));
+                    JsonNode value = vector.get("value");
+                    if (value.isNull()) {
+                        assertThat(CoordinationCodec.decodeValue(key.kind(), null))
+                                .isEmpty();
+                        return;
+                    }
+                    CoordinationRecord record = expectedRecord(key.kind(), vector);
+                    assertThat(HEX.formatHex(CoordinationCodec.encodeValue(record)))
+                            .isEqualTo(value.asText());
+                    assertThat(CoordinationCodec.decodeValue(key.kind(), HEX.parseHex(value.asText())))
+                            .contains(record);
+                }));
     }
 
     @TestFactory
     Stream<DynamicTest> everyInvalidCaseFailsWithItsNamedProblem() {
-        return list("invalid").stream().map(vector -> DynamicTest.dynamicTest(name(vector), () -> {
-            byte[] bytes = HEX.parseHex(vector.get("hex").asText());
-            String part = vector.get("part").asText();
-            Runnable decode = switch (part) {
-                case "key" -> () -> CoordinationCodec.decodeKey(bytes);
-                case "registration-value" -> () -> CoordinationCodec.decodeValue(RecordKind.REGISTRATION, bytes);
-                case "lease-value" -> () -> CoordinationCodec.decodeValue(RecordKind.LEASE, bytes);
-                default -> throw new AssertionError("unknown part " + part);
-            };
-            assertThatThrownBy(decode::run)
-                    .isInstanceOfSatisfying(MalformedRecordException.class,
-                            e -> assertThat(e.problem().code()).as(e.getMessage()).isEqualTo(vector.get("error").asText()));
-        }));
+        return list("invalid").stream()
+                .map(vector -> DynamicTest.dynamicTest(name(vector), () -> {
+                    byte[] bytes = HEX.parseHex(vector.get("hex").asText());
+                    String part = vector.get("part").asText();
+                    Runnable decode = switch (part) {
+                        case "key" -> () -> CoordinationCodec.decodeKey(bytes);
+                        case "registration-value" ->
+                            () -> CoordinationCodec.decodeValue(RecordKind.REGISTRATION, bytes);
+                        case "lease-value" -> () -> CoordinationCodec.decodeValue(RecordKind.LEASE, bytes);
+                        default -> throw new AssertionError("unknown part " + part);
+                    };
+                    assertThatThrownBy(decode::run)
+                            .isInstanceOfSatisfying(
+                                    MalformedRecordException.class,
+                                    e -> assertThat(e.problem().code())
+                                            .as(e.getMessage())
+                                            .isEqualTo(vector.get("error").asText()));
+                }));
     }
 
     @TestFactory
     Stream<DynamicTest> everyRoleLandsInItsPartition() {
-        return list("partitions").stream().map(vector -> DynamicTest.dynamicTest(name(vector), () ->
-                assertThat(RolePartitioner.partitionFor(Role.of(vector.get("role").asText()), vector.get("partitions").asInt()))
-                        .isEqualTo(vector.get("partition").asInt())));
+        return list("partitions").stream()
+                .map(vector -> DynamicTest.dynamicTest(
+                        name(vector),
+                        () -> assertThat(RolePartitioner.partitionFor(
+                                        Role.of(vector.get("role").asText()),
+                                        vector.get("partitions").asInt()))
+                                .isEqualTo(vector.get("partition").asInt())));
     }
 
     private static CoordinationKey expectedKey(JsonNode vector) {
         Role role = Role.of(vector.get("role").asText());
         return switch (vector.get("kind").asText()) {
-            case "registration" -> CoordinationKey.registration(role, MemberId.of(vector.get("member").asText()));
+            case "registration" ->
+                CoordinationKey.registration(
+                        role, MemberId.of(vector.get("member").asText()));
             case "lease" -> CoordinationKey.lease(role);
             default -> throw new AssertionError("unknown kind in " + vector);
         };
@@ -118,8 +145,12 @@ class GoldenVectorsTest {
         if (kind == RecordKind.REGISTRATION) {
             return new Registration(member, vector.get("registered_at").asLong());
         }
-        return new Lease(member, vector.get("producer_id").asLong(), (short) vector.get("producer_epoch").asInt(),
-                vector.get("granted_at").asLong(), vector.get("deadline").asLong());
+        return new Lease(
+                member,
+                vector.get("producer_id").asLong(),
+                (short) vector.get("producer_epoch").asInt(),
+                vector.get("granted_at").asLong(),
+                vector.get("deadline").asLong());
     }
 
     private static List<JsonNode> list(String field) {

@@ -11,7 +11,8 @@ import org.junit.jupiter.api.Test;
 
 class RolePartitionerTest {
 
-    private static final List<String> ROLES = List.of("controller", "a", "ab", "abc", "abcd", "contrôleur", "🦀-dispatch", "调度器");
+    private static final List<String> ROLES =
+            List.of("controller", "a", "ab", "abc", "abcd", "contrôleur", "🦀-dispatch", "调度器");
 
     @Test
     void matchesTheProducersOwnKeyPartitioningOfTheRoleName() {
@@ -38,7 +39,8 @@ class RolePartitionerTest {
 
     @Test
     void rejectsANonPositivePartitionCount() {
-        assertThatIllegalArgumentException().isThrownBy(() -> RolePartitioner.partitionFor(Role.of("x"), 0))
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> RolePartitioner.partitionFor(Role.of("x"), 0))
                 .withMessageContaining("partitionCount");
     }
 }

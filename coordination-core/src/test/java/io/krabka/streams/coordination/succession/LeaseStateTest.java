@@ -15,16 +15,21 @@ class LeaseStateTest {
 
     @Test
     void anHonestLeaseDeclaresItsDuration() {
-        assertThat(lease(1_700_000_000_000L, 1_700_000_030_000L).declaredDurationMillis()).isEqualTo(30_000);
+        assertThat(lease(1_700_000_000_000L, 1_700_000_030_000L).declaredDurationMillis())
+                .isEqualTo(30_000);
     }
 
     /** A deadline of Long.MIN_VALUE wrapped around to a large positive duration, which passed the bounds' non-positive check. */
     @Test
     void extremeTimesSaturateInsteadOfWrappingAround() {
-        assertThat(lease(1_700_000_000_000L, Long.MIN_VALUE).declaredDurationMillis()).isEqualTo(Long.MIN_VALUE);
-        assertThat(lease(-1_700_000_000_000L, Long.MAX_VALUE).declaredDurationMillis()).isEqualTo(Long.MAX_VALUE);
-        assertThat(lease(Long.MIN_VALUE, Long.MAX_VALUE).declaredDurationMillis()).isEqualTo(Long.MAX_VALUE);
-        assertThat(lease(Long.MAX_VALUE, Long.MIN_VALUE).declaredDurationMillis()).isEqualTo(Long.MIN_VALUE);
+        assertThat(lease(1_700_000_000_000L, Long.MIN_VALUE).declaredDurationMillis())
+                .isEqualTo(Long.MIN_VALUE);
+        assertThat(lease(-1_700_000_000_000L, Long.MAX_VALUE).declaredDurationMillis())
+                .isEqualTo(Long.MAX_VALUE);
+        assertThat(lease(Long.MIN_VALUE, Long.MAX_VALUE).declaredDurationMillis())
+                .isEqualTo(Long.MAX_VALUE);
+        assertThat(lease(Long.MAX_VALUE, Long.MIN_VALUE).declaredDurationMillis())
+                .isEqualTo(Long.MIN_VALUE);
         assertThat(lease(0, Long.MIN_VALUE).declaredDurationMillis()).isEqualTo(Long.MIN_VALUE);
     }
 }

@@ -23,7 +23,9 @@ class RoleStateBuilderTest {
     @Test
     void rosterIsInRegistrationOffsetOrderAndReRegistrationMovesToTheTail() {
         RoleState state = RoleState.builder(ROLE)
-                .register(0, A, 100).register(1, B, 101).register(2, C, 102)
+                .register(0, A, 100)
+                .register(1, B, 101)
+                .register(2, C, 102)
                 .register(7, A, 200)
                 .build();
         assertThat(state.roster()).extracting(RosterEntry::member).containsExactly(B, C, A);
@@ -33,14 +35,20 @@ class RoleStateBuilderTest {
 
     @Test
     void registrationTombstoneRemovesTheMember() {
-        RoleState state = RoleState.builder(ROLE).register(0, A, 1).register(1, B, 2).deregister(2, A).build();
+        RoleState state = RoleState.builder(ROLE)
+                .register(0, A, 1)
+                .register(1, B, 2)
+                .deregister(2, A)
+                .build();
         assertThat(state.roster()).extracting(RosterEntry::member).containsExactly(B);
         assertThat(state.rankOf(A)).isEmpty();
     }
 
     @Test
     void termIsTheOffsetOfTheGrantAndRenewalsKeepIt() {
-        RoleStateBuilder builder = RoleState.builder(ROLE).register(0, A, 1).register(1, B, 2)
+        RoleStateBuilder builder = RoleState.builder(ROLE)
+                .register(0, A, 1)
+                .register(1, B, 2)
                 .lease(2, A, 1001, (short) 0, 1_000, 31_000)
                 .lease(3, A, 1001, (short) 1, 1_000, 41_000)
                 .lease(5, A, 1001, (short) 2, 1_000, 51_000);
@@ -50,7 +58,10 @@ class RoleStateBuilderTest {
         assertThat(renewed.token()).isEqualTo(FencingToken.of(2, 1001, (short) 2));
 
         // B's grant: a lower producer id (kafka-facts fact 4) but a later term.
-        LeaseState granted = builder.lease(9, B, 1, (short) 0, 60_000, 90_000).build().lease().orElseThrow();
+        LeaseState granted = builder.lease(9, B, 1, (short) 0, 60_000, 90_000)
+                .build()
+                .lease()
+                .orElseThrow();
         assertThat(granted.term()).isEqualTo(9);
         assertThat(granted.token().supersedes(renewed.token())).isTrue();
     }
@@ -65,19 +76,34 @@ class RoleStateBuilderTest {
         assertThat(builder.build().lease().orElseThrow().wrote(1001, (short) 4)).isTrue();
 
         // Copies of B's epoch naming a stranger, then the deposed A with its own grant time.
-        assertThat(builder.lease(2, mallory, 1001, (short) 4, 6_000, 36_000).build().lease().orElseThrow()
-                .wrote(1001, (short) 4)).isFalse();
-        assertThat(builder.lease(3, A, 1001, (short) 4, 1_000, 36_000).build().lease().orElseThrow()
-                .wrote(1001, (short) 4)).isFalse();
+        assertThat(builder.lease(2, mallory, 1001, (short) 4, 6_000, 36_000)
+                        .build()
+                        .lease()
+                        .orElseThrow()
+                        .wrote(1001, (short) 4))
+                .isFalse();
+        assertThat(builder.lease(3, A, 1001, (short) 4, 1_000, 36_000)
+                        .build()
+                        .lease()
+                        .orElseThrow()
+                        .wrote(1001, (short) 4))
+                .isFalse();
         // A stranger on a producer id no lease carried owns that epoch, but it does not take B's.
         builder.lease(4, mallory, 0, (short) 0, 6_000, Long.MAX_VALUE);
         // B answers on the same epoch (transaction version 1): still its own.
-        LeaseState answered = builder.lease(5, B, 1001, (short) 4, 5_000, 45_000).build().lease().orElseThrow();
+        LeaseState answered = builder.lease(5, B, 1001, (short) 4, 5_000, 45_000)
+                .build()
+                .lease()
+                .orElseThrow();
         assertThat(answered.wrote(1001, (short) 4)).isTrue();
         assertThat(answered.term()).isEqualTo(1);
         // A later epoch on that producer id is a newer grant's, whoever it names.
-        assertThat(builder.lease(6, C, 1001, (short) 5, 9_000, 39_000).build().lease().orElseThrow()
-                .wrote(1001, (short) 5)).isTrue();
+        assertThat(builder.lease(6, C, 1001, (short) 5, 9_000, 39_000)
+                        .build()
+                        .lease()
+                        .orElseThrow()
+                        .wrote(1001, (short) 5))
+                .isTrue();
     }
 
     @Test
@@ -85,7 +111,9 @@ class RoleStateBuilderTest {
         LeaseState lease = RoleState.builder(ROLE)
                 .lease(0, A, 7, (short) 0, 1_000, 31_000)
                 .lease(4, A, 7, (short) 5, 50_000, 80_000)
-                .build().lease().orElseThrow();
+                .build()
+                .lease()
+                .orElseThrow();
         assertThat(lease.term()).isEqualTo(4);
     }
 
@@ -97,16 +125,25 @@ class RoleStateBuilderTest {
                 .lease(4, A, 1001, (short) 1, 1_000, 41_000)
                 // Anyone with Write on the topic: a lease naming mallory with the coordinator's epoch.
                 .lease(5, MemberId.of("mallory"), 1001, (short) 1, 42_000, 72_000);
-        assertThat(builder.build().lease().orElseThrow().term()).as("the forged record's own").isEqualTo(5);
+        assertThat(builder.build().lease().orElseThrow().term())
+                .as("the forged record's own")
+                .isEqualTo(5);
 
         builder.lease(6, A, 1001, (short) 2, 1_000, 51_000);
-        assertThat(builder.build().lease().orElseThrow().term()).as("A's renewal").isEqualTo(3);
+        assertThat(builder.build().lease().orElseThrow().term())
+                .as("A's renewal")
+                .isEqualTo(3);
 
         builder.release(7, 52_000).lease(8, A, 1001, (short) 3, 1_000, 61_000);
-        assertThat(builder.build().lease().orElseThrow().term()).as("A's renewal after a tombstone").isEqualTo(3);
+        assertThat(builder.build().lease().orElseThrow().term())
+                .as("A's renewal after a tombstone")
+                .isEqualTo(3);
 
         // A new grant of A has a new granted_at, so a term of its own, above the old one.
-        LeaseState regranted = builder.lease(12, A, 1001, (short) 5, 70_000, 100_000).build().lease().orElseThrow();
+        LeaseState regranted = builder.lease(12, A, 1001, (short) 5, 70_000, 100_000)
+                .build()
+                .lease()
+                .orElseThrow();
         assertThat(regranted.term()).isEqualTo(12);
     }
 
@@ -117,7 +154,12 @@ class RoleStateBuilderTest {
             builder.lease(i, MemberId.of("forger-" + i), 1, (short) 0, 1_000 + i, 31_000);
         }
         long next = RoleStateBuilder.REMEMBERED_LEADERSHIPS + 1;
-        assertThat(builder.lease(next, A, 1, (short) 1, 1_000, 41_000).build().lease().orElseThrow().term()).isEqualTo(next);
+        assertThat(builder.lease(next, A, 1, (short) 1, 1_000, 41_000)
+                        .build()
+                        .lease()
+                        .orElseThrow()
+                        .term())
+                .isEqualTo(next);
     }
 
     @Test
@@ -129,8 +171,10 @@ class RoleStateBuilderTest {
         assertThat(state.lease()).isEmpty();
         assertThat(state.leaseReleasedAt()).hasValue(5_000);
         RoleState regranted = RoleState.builder(ROLE)
-                .lease(0, A, 7, (short) 0, 1_000, 31_000).release(1, 5_000)
-                .lease(2, B, 7, (short) 2, 6_000, 36_000).build();
+                .lease(0, A, 7, (short) 0, 1_000, 31_000)
+                .release(1, 5_000)
+                .lease(2, B, 7, (short) 2, 6_000, 36_000)
+                .build();
         assertThat(regranted.leaseReleasedAt()).isEmpty();
         assertThat(regranted.lease().orElseThrow().term()).isEqualTo(2);
     }
@@ -142,8 +186,8 @@ class RoleStateBuilderTest {
      */
     @Test
     void theHolderLeavingTheRosterAfterItsLeaseReleasesTheLease() {
-        RoleStateBuilder builder = RoleState.builder(ROLE).register(0, A, 1).register(1, B, 2)
-                .lease(2, A, 7, (short) 3, 1_000, 31_000);
+        RoleStateBuilder builder =
+                RoleState.builder(ROLE).register(0, A, 1).register(1, B, 2).lease(2, A, 7, (short) 3, 1_000, 31_000);
         builder.apply(3, 5_000, CoordinationKey.registration(ROLE, A), Optional.empty());
         RoleState left = builder.build();
         assertThat(left.lease()).isEmpty();
@@ -162,20 +206,31 @@ class RoleStateBuilderTest {
     @Test
     void onlyTheHoldersOwnTombstoneAfterItsLeaseEndsTheLease() {
         // Another member leaving changes nothing for the lease.
-        RoleState otherLeft = RoleState.builder(ROLE).register(0, A, 1).register(1, B, 2)
-                .lease(2, A, 7, (short) 3, 1_000, 31_000).deregister(3, B).build();
+        RoleState otherLeft = RoleState.builder(ROLE)
+                .register(0, A, 1)
+                .register(1, B, 2)
+                .lease(2, A, 7, (short) 3, 1_000, 31_000)
+                .deregister(3, B)
+                .build();
         assertThat(otherLeft.lease()).map(LeaseState::member).contains(A);
 
         // A member pruned as silent that then wins: its lease comes after its tombstone, so it holds.
-        RoleState prunedThenGranted = RoleState.builder(ROLE).register(0, A, 1).register(1, B, 2)
-                .deregister(2, A).lease(3, A, 7, (short) 4, 1_000, 31_000).build();
+        RoleState prunedThenGranted = RoleState.builder(ROLE)
+                .register(0, A, 1)
+                .register(1, B, 2)
+                .deregister(2, A)
+                .lease(3, A, 7, (short) 4, 1_000, 31_000)
+                .build();
         assertThat(prunedThenGranted.lease()).map(LeaseState::member).contains(A);
         assertThat(prunedThenGranted.leaseReleasedAt()).isEmpty();
 
         // A holder that renews after leaving holds again, under the same term.
-        RoleState renewedAfterLeaving = RoleState.builder(ROLE).register(0, A, 1)
-                .lease(1, A, 7, (short) 3, 1_000, 31_000).deregister(2, A)
-                .lease(3, A, 7, (short) 4, 1_000, 41_000).build();
+        RoleState renewedAfterLeaving = RoleState.builder(ROLE)
+                .register(0, A, 1)
+                .lease(1, A, 7, (short) 3, 1_000, 31_000)
+                .deregister(2, A)
+                .lease(3, A, 7, (short) 4, 1_000, 41_000)
+                .build();
         assertThat(renewedAfterLeaving.lease()).map(LeaseState::term).contains(1L);
         assertThat(renewedAfterLeaving.leaseReleasedAt()).isEmpty();
     }
@@ -184,9 +239,12 @@ class RoleStateBuilderTest {
     void recordsOfOtherRolesAndAlreadyFoldedOffsetsAreIgnored() {
         RoleStateBuilder builder = RoleState.builder(ROLE).register(3, A, 1);
         CoordinationKey otherRole = CoordinationKey.registration(Role.of("scheduler"), B);
-        assertThat(builder.apply(4, 0, otherRole, Optional.of(new Registration(B, 2)))).isFalse();
-        assertThat(builder.apply(2, 0, CoordinationKey.registration(ROLE, C), Optional.of(new Registration(C, 3)))).isFalse();
-        assertThat(builder.apply(3, 0, CoordinationKey.registration(ROLE, C), Optional.of(new Registration(C, 3)))).isFalse();
+        assertThat(builder.apply(4, 0, otherRole, Optional.of(new Registration(B, 2))))
+                .isFalse();
+        assertThat(builder.apply(2, 0, CoordinationKey.registration(ROLE, C), Optional.of(new Registration(C, 3))))
+                .isFalse();
+        assertThat(builder.apply(3, 0, CoordinationKey.registration(ROLE, C), Optional.of(new Registration(C, 3))))
+                .isFalse();
         assertThat(builder.build().roster()).extracting(RosterEntry::member).containsExactly(A);
         assertThat(builder.build().nextOffset()).isEqualTo(4);
     }
@@ -195,23 +253,30 @@ class RoleStateBuilderTest {
     void registrationNamingAnotherMemberIsRejectedAndChangesNothing() {
         RoleStateBuilder builder = RoleState.builder(ROLE).register(0, A, 1);
         RoleState before = builder.build();
-        assertThatThrownBy(() -> builder.apply(1, 0, CoordinationKey.registration(ROLE, B), Optional.of(new Registration(C, 2))))
-                .isInstanceOfSatisfying(MalformedRecordException.class,
+        assertThatThrownBy(() ->
+                        builder.apply(1, 0, CoordinationKey.registration(ROLE, B), Optional.of(new Registration(C, 2))))
+                .isInstanceOfSatisfying(
+                        MalformedRecordException.class,
                         e -> assertThat(e.problem()).isEqualTo(MalformedRecordException.Problem.MEMBER_MISMATCH));
         assertThat(builder.build()).isEqualTo(before);
     }
 
     @Test
     void advanceToMovesPastSkippedOffsetsButNeverBack() {
-        RoleStateBuilder builder = RoleState.builder(ROLE).register(0, A, 1).advanceTo(10).advanceTo(5);
+        RoleStateBuilder builder =
+                RoleState.builder(ROLE).register(0, A, 1).advanceTo(10).advanceTo(5);
         assertThat(builder.nextOffset()).isEqualTo(10);
         assertThat(builder.build().roster()).hasSize(1);
     }
 
     @Test
     void rankSkipsTheLeaseHolderUnlessItIsTheMemberAsking() {
-        RoleState state = RoleState.builder(ROLE).register(0, A, 1).register(1, B, 2).register(2, C, 3)
-                .lease(3, A, 7, (short) 0, 10, 20).build();
+        RoleState state = RoleState.builder(ROLE)
+                .register(0, A, 1)
+                .register(1, B, 2)
+                .register(2, C, 3)
+                .lease(3, A, 7, (short) 0, 10, 20)
+                .build();
         assertThat(state.rankOf(B)).hasValue(0);
         assertThat(state.rankOf(C)).hasValue(1);
         // A restarted holder that lost its epoch ranks by its roster position, without skipping itself.

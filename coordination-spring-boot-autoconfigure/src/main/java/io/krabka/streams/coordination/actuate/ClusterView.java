@@ -32,8 +32,7 @@ final class ClusterView {
      * @param startedNanos when it began on the ticker, for its age
      * @param tookNanos how long it took
      */
-    record Snapshot(Map<Role, LeadershipStatus> statuses, Instant asOf, long startedNanos, long tookNanos) {
-    }
+    record Snapshot(Map<Role, LeadershipStatus> statuses, Instant asOf, long startedNanos, long tookNanos) {}
 
     /**
      * What a request sees.
@@ -44,11 +43,19 @@ final class ClusterView {
      *     way has not returned within the budget; null otherwise
      * @param nowNanos when it was seen, on the ticker
      */
-    record Seen(@Nullable Snapshot snapshot, boolean reading, @Nullable String problem, long nowNanos) {
+    record Seen(
+            @Nullable Snapshot snapshot,
+            boolean reading,
+            @Nullable String problem,
+            long nowNanos) {
 
         @Nullable
         Long ageMillis() {
-            return snapshot == null ? null : Math.max(0, Duration.ofNanos(nowNanos - snapshot.startedNanos()).toMillis());
+            return snapshot == null
+                    ? null
+                    : Math.max(
+                            0,
+                            Duration.ofNanos(nowNanos - snapshot.startedNanos()).toMillis());
         }
     }
 
@@ -58,9 +65,12 @@ final class ClusterView {
      * @param failure why the last read failed; null once one returned
      * @param startedNanos when the newest read began (under way or not); meaningless before the first
      */
-    private record State(@Nullable Snapshot snapshot, @Nullable String failure, boolean reading, boolean everStarted,
-            long startedNanos) {
-    }
+    private record State(
+            @Nullable Snapshot snapshot,
+            @Nullable String failure,
+            boolean reading,
+            boolean everStarted,
+            long startedNanos) {}
 
     private final Supplier<Map<Role, LeadershipStatus>> read;
     private final Executor executor;
@@ -70,8 +80,13 @@ final class ClusterView {
     private final Duration budget;
     private final AtomicReference<State> state = new AtomicReference<>(new State(null, null, false, false, 0));
 
-    ClusterView(Supplier<Map<Role, LeadershipStatus>> read, Executor executor, LongSupplier ticker, InstantSource clock,
-            Duration maxAge, Duration budget) {
+    ClusterView(
+            Supplier<Map<Role, LeadershipStatus>> read,
+            Executor executor,
+            LongSupplier ticker,
+            InstantSource clock,
+            Duration maxAge,
+            Duration budget) {
         this.read = read;
         this.executor = executor;
         this.ticker = ticker;
@@ -115,7 +130,7 @@ final class ClusterView {
     }
 
     private void finish(@Nullable Snapshot snapshot, @Nullable String failure) {
-        state.updateAndGet(current -> new State(snapshot != null ? snapshot : current.snapshot(), failure, false, true,
-                current.startedNanos()));
+        state.updateAndGet(current -> new State(
+                snapshot != null ? snapshot : current.snapshot(), failure, false, true, current.startedNanos()));
     }
 }

@@ -19,11 +19,11 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -74,6 +74,7 @@ public class CoordinationEndpoint implements DisposableBean {
 
     /** How long a read of the cluster may take before the answers say it did not answer. */
     static final Duration ANSWER_WITHIN = Duration.ofSeconds(2);
+
     private static final String NO_ANSWER = "the cluster did not answer within " + ANSWER_WITHIN.toSeconds() + " s";
     /** How old the cluster's view of this member's roles may get before a request reads it again, by default. */
     public static final Duration DEFAULT_CLUSTER_VIEW_MAX_AGE = Duration.ofSeconds(1);
@@ -101,20 +102,22 @@ public class CoordinationEndpoint implements DisposableBean {
     private final ClusterView view;
     /** When the answers' ages are measured. */
     private final LongSupplier ticker;
+
     private volatile StartupFencingProbe probe;
     /** Where a member answers HTTP, as it advertises itself (routing to the holder); nothing by default. */
     private volatile Function<MemberId, Optional<String>> urls = member -> Optional.empty();
 
     /** How many describes of roles this member does not contend for run at once, and how many more may wait. */
     public static final int DESCRIBE_THREADS = 2;
+
     public static final int DESCRIBES_QUEUED = 16;
     /** How many answers for roles this member does not contend for are kept, and for how long. */
     public static final int OTHER_ROLES_CACHED = 256;
+
     static final Duration OTHER_ROLE_FRESH = Duration.ofSeconds(5);
 
     /** A describe of a role this member does not contend for, begun at {@code asOf} ({@code atNanos} on the ticker). */
-    private record Answer(LeadershipStatus status, Instant asOf, long atNanos) {
-    }
+    private record Answer(LeadershipStatus status, Instant asOf, long atNanos) {}
 
     /**
      * An endpoint whose cluster view is read again once it is
@@ -143,7 +146,11 @@ public class CoordinationEndpoint implements DisposableBean {
      *     that finds no read under way
      * @throws IllegalArgumentException when {@code clusterViewMaxAge} is negative
      */
-    public CoordinationEndpoint(CoordinationClient client, LeadershipLoop loop, Show showDetails, Set<String> roles,
+    public CoordinationEndpoint(
+            CoordinationClient client,
+            LeadershipLoop loop,
+            Show showDetails,
+            Set<String> roles,
             Duration clusterViewMaxAge) {
         if (clusterViewMaxAge.isNegative()) {
             throw new IllegalArgumentException("clusterViewMaxAge must not be negative: " + clusterViewMaxAge);
@@ -153,8 +160,13 @@ public class CoordinationEndpoint implements DisposableBean {
         this.showDetails = showDetails;
         this.roles = Set.copyOf(roles);
         this.ticker = client.runtime()::nanoTime;
-        this.view = new ClusterView(() -> client.describe(loop.roles()), viewReader, ticker, client.clock(),
-                clusterViewMaxAge, ANSWER_WITHIN);
+        this.view = new ClusterView(
+                () -> client.describe(loop.roles()),
+                viewReader,
+                ticker,
+                client.clock(),
+                clusterViewMaxAge,
+                ANSWER_WITHIN);
     }
 
     /**
@@ -179,12 +191,11 @@ public class CoordinationEndpoint implements DisposableBean {
     }
 
     private static ThreadPoolExecutor executor(int threads, BlockingQueue<Runnable> queue) {
-        ThreadPoolExecutor executor = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS, queue,
-                task -> {
-                    Thread thread = new Thread(task, "krabka-coordination-endpoint");
-                    thread.setDaemon(true);
-                    return thread;
-                });
+        ThreadPoolExecutor executor = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS, queue, task -> {
+            Thread thread = new Thread(task, "krabka-coordination-endpoint");
+            thread.setDaemon(true);
+            return thread;
+        });
         executor.allowCoreThreadTimeOut(true);
         return executor;
     }
@@ -204,8 +215,14 @@ public class CoordinationEndpoint implements DisposableBean {
         for (Role role : loop.roles()) {
             reports.put(role.name(), withUrl(configured(role, seen, details)));
         }
-        return new CoordinationReport(loop.member().value(), ShareReport.of(loop.share()), reports, ClusterViewReport.of(seen),
-                probe == null ? null : details ? probe.outcome() : probe.outcome().summary());
+        return new CoordinationReport(
+                loop.member().value(),
+                ShareReport.of(loop.share()),
+                reports,
+                ClusterViewReport.of(seen),
+                probe == null
+                        ? null
+                        : details ? probe.outcome() : probe.outcome().summary());
     }
 
     /**
@@ -242,11 +259,14 @@ public class CoordinationEndpoint implements DisposableBean {
             return RoleReport.unavailable(state(target), "interrupted");
         }
         LeadershipStatus status = answer.status();
-        boolean known = status.lease().isPresent() || !status.roster().isEmpty() || status.coordinator().isPresent();
+        boolean known = status.lease().isPresent()
+                || !status.roster().isEmpty()
+                || status.coordinator().isPresent();
         if (!known) {
             return null;
         }
-        long ageMillis = Math.max(0, Duration.ofNanos(ticker.getAsLong() - answer.atNanos()).toMillis());
+        long ageMillis = Math.max(
+                0, Duration.ofNanos(ticker.getAsLong() - answer.atNanos()).toMillis());
         return withUrl(report(target, status, details, false, null, answer.asOf(), ageMillis));
     }
 
@@ -260,9 +280,11 @@ public class CoordinationEndpoint implements DisposableBean {
         Leadership own = loop.leadership(role).filter(Leadership::isActive).orElse(null);
         String problem = seen.problem();
         if (status == null) {
-            String why = problem != null ? problem
-                    : snapshot != null ? "the cluster did not describe the role"
-                    : "no read of the cluster has returned yet; ask again shortly";
+            String why = problem != null
+                    ? problem
+                    : snapshot != null
+                            ? "the cluster did not describe the role"
+                            : "no read of the cluster has returned yet; ask again shortly";
             return withoutCluster(role, own, why, details);
         }
         Long ageMillis = seen.ageMillis();
@@ -271,15 +293,31 @@ public class CoordinationEndpoint implements DisposableBean {
             // Granted since the view was read: its own lease is the newest there is.
             String why = "this member holds the role under term " + own.term() + ", newer than the cluster's view of "
                     + ageMillis + " ms ago shows; holder, token and lease times are its own";
-            return new RoleReport(own.member().value(), false, TokenReport.of(own.token(), details), own.grantedAt(),
-                    own.deadline(), state(role), roster(status, details), null, null,
-                    problem == null ? why : problem + "; " + why, snapshot.asOf(), ageMillis);
+            return new RoleReport(
+                    own.member().value(),
+                    false,
+                    TokenReport.of(own.token(), details),
+                    own.grantedAt(),
+                    own.deadline(),
+                    state(role),
+                    roster(status, details),
+                    null,
+                    null,
+                    problem == null ? why : problem + "; " + why,
+                    snapshot.asOf(),
+                    ageMillis);
         }
         boolean viewedAsHolder = status.holder().filter(loop.member()::equals).isPresent();
         if (viewedAsHolder && (own == null || own.term() != viewTerm)) {
             String why = "this member no longer holds the term " + viewTerm + " the cluster's view of " + ageMillis
                     + " ms ago shows it holding";
-            return report(role, status, details, true, problem == null ? why : problem + "; " + why, snapshot.asOf(),
+            return report(
+                    role,
+                    status,
+                    details,
+                    true,
+                    problem == null ? why : problem + "; " + why,
+                    snapshot.asOf(),
                     ageMillis);
         }
         return report(role, status, details, problem != null, problem, snapshot.asOf(), ageMillis);
@@ -297,8 +335,19 @@ public class CoordinationEndpoint implements DisposableBean {
         if (!token.isMinted()) {
             return RoleReport.unavailable(state, problem);
         }
-        return new RoleReport(own.member().value(), false, TokenReport.of(token, details), own.grantedAt(), own.deadline(),
-                state, null, null, null, problem + "; holder, token and lease times are this member's own", null, null);
+        return new RoleReport(
+                own.member().value(),
+                false,
+                TokenReport.of(token, details),
+                own.grantedAt(),
+                own.deadline(),
+                state,
+                null,
+                null,
+                null,
+                problem + "; holder, token and lease times are this member's own",
+                null,
+                null);
     }
 
     /**
@@ -337,9 +386,11 @@ public class CoordinationEndpoint implements DisposableBean {
                 }
             });
         } catch (RejectedExecutionException busy) {
-            call.completeExceptionally(new IllegalStateException(describer.isShutdown() ? "the endpoint is closed"
-                    : "this member is describing " + DESCRIBE_THREADS + " roles it does not contend for and "
-                            + DESCRIBES_QUEUED + " more wait; ask again later"));
+            call.completeExceptionally(new IllegalStateException(
+                    describer.isShutdown()
+                            ? "the endpoint is closed"
+                            : "this member is describing " + DESCRIBE_THREADS + " roles it does not contend for and "
+                                    + DESCRIBES_QUEUED + " more wait; ask again later"));
         }
         return call;
     }
@@ -387,8 +438,14 @@ public class CoordinationEndpoint implements DisposableBean {
      * @param unconfirmed whether {@code current} is false whatever the status says: the view
      *     has a problem, or this member knows it is out of date
      */
-    private RoleReport report(Role role, LeadershipStatus status, boolean details, boolean unconfirmed,
-            @Nullable String problem, Instant asOf, Long ageMillis) {
+    private RoleReport report(
+            Role role,
+            LeadershipStatus status,
+            boolean details,
+            boolean unconfirmed,
+            @Nullable String problem,
+            Instant asOf,
+            Long ageMillis) {
         FencingToken token = status.token();
         ProducerState coordinator = status.coordinator().orElse(null);
         return new RoleReport(
@@ -408,9 +465,12 @@ public class CoordinationEndpoint implements DisposableBean {
 
     @Nullable
     private static List<RosterMember> roster(LeadershipStatus status, boolean details) {
-        return !details ? null : status.roster().stream()
-                .map(m -> new RosterMember(m.member().value(), m.holder() ? null : m.rank(), m.holder(), m.registeredAt()))
-                .toList();
+        return !details
+                ? null
+                : status.roster().stream()
+                        .map(m -> new RosterMember(
+                                m.member().value(), m.holder() ? null : m.rank(), m.holder(), m.registeredAt()))
+                        .toList();
     }
 
     /**
@@ -421,9 +481,12 @@ public class CoordinationEndpoint implements DisposableBean {
      * @param probe what the fencing probe found at startup (its report only when details are
      *     shown); null without one
      */
-    public record CoordinationReport(String member, ShareReport share, Map<String, RoleReport> roles,
-            ClusterViewReport clusterView, StartupFencingProbe.Outcome probe) {
-    }
+    public record CoordinationReport(
+            String member,
+            ShareReport share,
+            Map<String, RoleReport> roles,
+            ClusterViewReport clusterView,
+            StartupFencingProbe.Outcome probe) {}
 
     /**
      * The cluster-wide view of this member's roles that the report shows.
@@ -441,8 +504,13 @@ public class CoordinationEndpoint implements DisposableBean {
 
         static ClusterViewReport of(ClusterView.Seen seen) {
             ClusterView.Snapshot snapshot = seen.snapshot();
-            return new ClusterViewReport(snapshot == null ? null : snapshot.asOf(), seen.ageMillis(),
-                    snapshot == null ? null : Duration.ofNanos(snapshot.tookNanos()).toMillis(), seen.reading(),
+            return new ClusterViewReport(
+                    snapshot == null ? null : snapshot.asOf(),
+                    seen.ageMillis(),
+                    snapshot == null
+                            ? null
+                            : Duration.ofNanos(snapshot.tookNanos()).toMillis(),
+                    seen.reading(),
                     seen.problem());
         }
     }
@@ -459,8 +527,12 @@ public class CoordinationEndpoint implements DisposableBean {
     public record ShareReport(String balance, int held, int fairShare, int liveMembers, long moves) {
 
         static ShareReport of(RoleShare share) {
-            return new ShareReport(share.balance().name().toLowerCase(Locale.ROOT), share.held(), share.fairShare(),
-                    share.liveMembers(), share.movesOut());
+            return new ShareReport(
+                    share.balance().name().toLowerCase(Locale.ROOT),
+                    share.held(),
+                    share.fairShare(),
+                    share.liveMembers(),
+                    share.movesOut());
         }
     }
 
@@ -488,22 +560,67 @@ public class CoordinationEndpoint implements DisposableBean {
      * @param holderUrl where the holder answers HTTP, as it advertises itself for routing
      *     ({@code krabka.coordination.advertised-url}); null when it advertises nothing
      */
-    public record RoleReport(String holder, boolean current, TokenReport token, Instant grantedAt, Instant deadline,
-            String state, List<RosterMember> roster, String transactionState, TokenReport leaseToken, String problem,
-            Instant asOf, Long ageMillis, String holderUrl) {
+    public record RoleReport(
+            String holder,
+            boolean current,
+            TokenReport token,
+            Instant grantedAt,
+            Instant deadline,
+            String state,
+            List<RosterMember> roster,
+            String transactionState,
+            TokenReport leaseToken,
+            String problem,
+            Instant asOf,
+            Long ageMillis,
+            String holderUrl) {
 
         /** A report without the holder's URL. */
-        public RoleReport(String holder, boolean current, TokenReport token, Instant grantedAt, Instant deadline,
-                String state, List<RosterMember> roster, String transactionState, TokenReport leaseToken, String problem,
-                Instant asOf, Long ageMillis) {
-            this(holder, current, token, grantedAt, deadline, state, roster, transactionState, leaseToken, problem, asOf,
-                    ageMillis, null);
+        public RoleReport(
+                String holder,
+                boolean current,
+                TokenReport token,
+                Instant grantedAt,
+                Instant deadline,
+                String state,
+                List<RosterMember> roster,
+                String transactionState,
+                TokenReport leaseToken,
+                String problem,
+                Instant asOf,
+                Long ageMillis) {
+            this(
+                    holder,
+                    current,
+                    token,
+                    grantedAt,
+                    deadline,
+                    state,
+                    roster,
+                    transactionState,
+                    leaseToken,
+                    problem,
+                    asOf,
+                    ageMillis,
+                    null);
         }
 
         /** This report, naming where its holder answers. */
         public RoleReport withHolderUrl(String url) {
-            return new RoleReport(holder, current, token, grantedAt, deadline, state, roster, transactionState, leaseToken,
-                    problem, asOf, ageMillis, url);
+            return new RoleReport(
+                    holder,
+                    current,
+                    token,
+                    grantedAt,
+                    deadline,
+                    state,
+                    roster,
+                    transactionState,
+                    leaseToken,
+                    problem,
+                    asOf,
+                    ageMillis,
+                    url);
         }
 
         static RoleReport unavailable(String state, String problem) {
@@ -521,7 +638,8 @@ public class CoordinationEndpoint implements DisposableBean {
     public record TokenReport(long term, Long producerId, Short producerEpoch) {
 
         static TokenReport of(FencingToken token, boolean details) {
-            return details ? new TokenReport(token.term(), token.producerId(), token.producerEpoch())
+            return details
+                    ? new TokenReport(token.term(), token.producerId(), token.producerEpoch())
                     : new TokenReport(token.term(), null, null);
         }
     }
@@ -531,8 +649,5 @@ public class CoordinationEndpoint implements DisposableBean {
      *
      * @param rank its rank among the standbys (0 challenges first); null for the holder
      */
-    public record RosterMember(String member, Integer rank, boolean holder, Instant registeredAt) {
-    }
-
-
+    public record RosterMember(String member, Integer rank, boolean holder, Instant registeredAt) {}
 }

@@ -42,6 +42,7 @@ public class CoordinationEndpointWebExtension {
 
     /** Not among WebEndpointResponse's constants. */
     static final int STATUS_FORBIDDEN = 403;
+
     static final int STATUS_CONFLICT = 409;
     static final MimeType PROBLEM_JSON = MimeType.valueOf("application/problem+json");
 
@@ -49,7 +50,8 @@ public class CoordinationEndpointWebExtension {
     private final LeadershipLoop loop;
     private final boolean releaseEnabled;
 
-    public CoordinationEndpointWebExtension(CoordinationEndpoint endpoint, LeadershipLoop loop, boolean releaseEnabled) {
+    public CoordinationEndpointWebExtension(
+            CoordinationEndpoint endpoint, LeadershipLoop loop, boolean releaseEnabled) {
         this.endpoint = endpoint;
         this.loop = loop;
         this.releaseEnabled = releaseEnabled;
@@ -74,8 +76,10 @@ public class CoordinationEndpointWebExtension {
             why = "it is not a role name: " + notARole.getMessage();
         }
         List<String> known = loop.roles().stream().map(Role::name).toList();
-        return new WebEndpointResponse<>(notFound(role, known, "unknown role \"" + role + "\": " + why
-                + "; this member contends for " + known), WebEndpointResponse.STATUS_NOT_FOUND, PROBLEM_JSON);
+        return new WebEndpointResponse<>(
+                notFound(role, known, "unknown role \"" + role + "\": " + why + "; this member contends for " + known),
+                WebEndpointResponse.STATUS_NOT_FOUND,
+                PROBLEM_JSON);
     }
 
     private static Object notFound(String role, List<String> known, String detail) {
@@ -117,16 +121,25 @@ public class CoordinationEndpointWebExtension {
     }
 
     private Role configured(String role) {
-        return loop.roles().stream().filter(r -> r.name().equals(role)).findFirst().orElse(null);
+        return loop.roles().stream()
+                .filter(r -> r.name().equals(role))
+                .findFirst()
+                .orElse(null);
     }
 
     /** 403 while releasing is disabled, else 404: the role is not configured here. */
     private WebEndpointResponse<ReleaseResult> refused(String role) {
         if (!releaseEnabled) {
-            return answer(STATUS_FORBIDDEN, role, false,
+            return answer(
+                    STATUS_FORBIDDEN,
+                    role,
+                    false,
                     "releasing is disabled: set krabka.coordination.endpoint.release-enabled=true");
         }
-        return answer(WebEndpointResponse.STATUS_NOT_FOUND, role, false,
+        return answer(
+                WebEndpointResponse.STATUS_NOT_FOUND,
+                role,
+                false,
                 "role is not configured on this member; configured: " + loop.roles());
     }
 
@@ -142,10 +155,19 @@ public class CoordinationEndpointWebExtension {
             case HANDED_OVER -> answer(WebEndpointResponse.STATUS_OK, role.name(), true, "handed over to " + member);
             case NOT_HOLDING -> answer(STATUS_CONFLICT, role.name(), false, "this member does not hold the role");
             case NOT_A_STANDBY -> answer(STATUS_CONFLICT, role.name(), false, member + " is not a standby of the role");
-            case TARGET_SILENT -> answer(STATUS_CONFLICT, role.name(), false, member
-                    + " did not answer (it did not register again after its registration was removed); this member keeps the role");
-            case BUSY -> answer(STATUS_CONFLICT, role.name(), false,
-                    "another handover of the role is under way, or its renewal is blocked on the cluster; this member keeps the role");
+            case TARGET_SILENT ->
+                answer(
+                        STATUS_CONFLICT,
+                        role.name(),
+                        false,
+                        member
+                                + " did not answer (it did not register again after its registration was removed); this member keeps the role");
+            case BUSY ->
+                answer(
+                        STATUS_CONFLICT,
+                        role.name(),
+                        false,
+                        "another handover of the role is under way, or its renewal is blocked on the cluster; this member keeps the role");
         };
     }
 
@@ -154,6 +176,5 @@ public class CoordinationEndpointWebExtension {
     }
 
     /** The answer to a release or handover request. */
-    public record ReleaseResult(String role, boolean released, String detail) {
-    }
+    public record ReleaseResult(String role, boolean released, String detail) {}
 }

@@ -52,8 +52,8 @@ import org.springframework.boot.health.contributor.Status;
 public class CoordinationHealthIndicator extends AbstractHealthIndicator {
 
     /** The work of some role fails at its grants here, while the member is able to contend. */
-    public static final Status WORK_FAILING = new Status("WORK_FAILING",
-            "the work of a role ended FAILED here within the last minute; the member still contends");
+    public static final Status WORK_FAILING = new Status(
+            "WORK_FAILING", "the work of a role ended FAILED here within the last minute; the member still contends");
 
     private final CoordinationTransport transport;
     private final LeadershipLoop loop;
@@ -75,7 +75,10 @@ public class CoordinationHealthIndicator extends AbstractHealthIndicator {
      * A contributor that also reports the roles whose work fails here, as {@code workFailures}
      * (fed by the leadership events) tells; none when it is null.
      */
-    public CoordinationHealthIndicator(CoordinationTransport transport, LeadershipLoop loop, ClusterContact contact,
+    public CoordinationHealthIndicator(
+            CoordinationTransport transport,
+            LeadershipLoop loop,
+            ClusterContact contact,
             RoleWorkFailures workFailures) {
         super("Coordination health check failed");
         this.transport = transport;
@@ -111,14 +114,19 @@ public class CoordinationHealthIndicator extends AbstractHealthIndicator {
                 continue;
             }
             CoordinationException failure = problem.get();
-            Map<String, String> kind = failure instanceof CoordinationAuthorizationException ? notAuthorized
-                    : failure instanceof CoordinationConfigurationException ? misconfigured
-                    : failure instanceof CoordinationTimeoutException || failure instanceof RetriableCoordinationException
-                            ? unreachable
-                    : failing;
+            Map<String, String> kind = failure instanceof CoordinationAuthorizationException
+                    ? notAuthorized
+                    : failure instanceof CoordinationConfigurationException
+                            ? misconfigured
+                            : failure instanceof CoordinationTimeoutException
+                                            || failure instanceof RetriableCoordinationException
+                                    ? unreachable
+                                    : failing;
             kind.put(role.name(), failure.getMessage());
         }
-        builder.withDetail("member", loop.member().value()).withDetail("topic", transport.topic()).withDetail("roles", roles);
+        builder.withDetail("member", loop.member().value())
+                .withDetail("topic", transport.topic())
+                .withDetail("roles", roles);
         detail(builder, "notAuthorized", notAuthorized);
         detail(builder, "misconfigured", misconfigured);
         detail(builder, "unreachable", unreachable);
@@ -135,8 +143,11 @@ public class CoordinationHealthIndicator extends AbstractHealthIndicator {
         } else if (!loop.isRunning()) {
             builder.outOfService().withDetail("contending", false);
         } else if (contact.tracking() && !contact.made()) {
-            builder.outOfService().withDetail("waiting", "no answer yet from " + transport.location()
-                    + "; the first cluster operation either succeeds or names its failure here within one operation timeout");
+            builder.outOfService()
+                    .withDetail(
+                            "waiting",
+                            "no answer yet from " + transport.location()
+                                    + "; the first cluster operation either succeeds or names its failure here within one operation timeout");
         } else if (!workFailing.isEmpty()) {
             builder.status(WORK_FAILING);
         } else {

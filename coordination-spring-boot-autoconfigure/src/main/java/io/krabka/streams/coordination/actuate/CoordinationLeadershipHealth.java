@@ -26,8 +26,7 @@ public final class CoordinationLeadershipHealth {
     /** This member contends for the role and does not hold it (or does not contend now). */
     public static final Status STANDBY = new Status("STANDBY", "this member does not hold the role");
 
-    private CoordinationLeadershipHealth() {
-    }
+    private CoordinationLeadershipHealth() {}
 
     /** One indicator per role of {@code loop}, each answering from memory, at once. */
     public static CompositeHealthContributor of(LeadershipLoop loop) {

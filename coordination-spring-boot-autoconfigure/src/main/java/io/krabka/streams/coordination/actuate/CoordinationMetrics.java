@@ -50,22 +50,30 @@ public class CoordinationMetrics implements MeterBinder, CoordinationObserver {
     public void bindTo(MeterRegistry meterRegistry) {
         this.registry = meterRegistry;
         FunctionCounter.builder("krabka.coordination.records.malformed", client, CoordinationClient::malformedRecords)
-                .description("Records of the coordination topic that did not decode and were skipped").register(meterRegistry);
+                .description("Records of the coordination topic that did not decode and were skipped")
+                .register(meterRegistry);
         FunctionCounter.builder("krabka.coordination.records.suspicious", client, CoordinationClient::suspiciousRecords)
                 .description("Lease records that no holder wrote: absurd deadlines or tombstone times, or leases the "
-                        + "transaction coordinator contradicts").register(meterRegistry);
+                        + "transaction coordinator contradicts")
+                .register(meterRegistry);
         Gauge.builder("krabka.coordination.share.held", loop, l -> l.share().held())
-                .description("How many of its roles this member holds").register(meterRegistry);
+                .description("How many of its roles this member holds")
+                .register(meterRegistry);
         Gauge.builder("krabka.coordination.share.fair", loop, l -> l.share().fairShare())
-                .description("The most roles one live member holds in an even share").register(meterRegistry);
-        FunctionCounter.builder("krabka.coordination.moves", loop, l -> l.share().movesOut())
-                .description("Roles this member handed over on its own to even out the shares").register(meterRegistry);
+                .description("The most roles one live member holds in an even share")
+                .register(meterRegistry);
+        FunctionCounter.builder(
+                        "krabka.coordination.moves", loop, l -> l.share().movesOut())
+                .description("Roles this member handed over on its own to even out the shares")
+                .register(meterRegistry);
         for (Role role : loop.roles()) {
             Gauge.builder("krabka.coordination.leader", loop, l -> l.state(role) == MemberRoleState.LEADER ? 1 : 0)
                     .description("1 while this member holds the role")
                     .tag("role", role.name())
                     .register(meterRegistry);
-            counter("krabka.coordination.grants", role).description("Roles granted to this member").register(meterRegistry);
+            counter("krabka.coordination.grants", role)
+                    .description("Roles granted to this member")
+                    .register(meterRegistry);
         }
     }
 
@@ -74,7 +82,10 @@ public class CoordinationMetrics implements MeterBinder, CoordinationObserver {
         MeterRegistry meters = registry;
         if (meters != null) {
             counter("krabka.coordination.grants", role).register(meters).increment();
-            Timer.builder("krabka.coordination.acquire").tag("role", role.name()).register(meters).record(took);
+            Timer.builder("krabka.coordination.acquire")
+                    .tag("role", role.name())
+                    .register(meters)
+                    .record(took);
         }
     }
 
@@ -82,8 +93,11 @@ public class CoordinationMetrics implements MeterBinder, CoordinationObserver {
     public void ended(Role role, LeadershipEndCause cause) {
         MeterRegistry meters = registry;
         if (meters != null) {
-            counter("krabka.coordination.ended", role).tag("cause", cause.name().toLowerCase(Locale.ROOT))
-                    .description("Leaderships of this member that ended, by cause").register(meters).increment();
+            counter("krabka.coordination.ended", role)
+                    .tag("cause", cause.name().toLowerCase(Locale.ROOT))
+                    .description("Leaderships of this member that ended, by cause")
+                    .register(meters)
+                    .increment();
         }
     }
 
@@ -91,7 +105,11 @@ public class CoordinationMetrics implements MeterBinder, CoordinationObserver {
     public void renewed(Role role, Duration took) {
         MeterRegistry meters = registry;
         if (meters != null) {
-            Timer.builder("krabka.coordination.renew").tag("role", role.name()).tag("outcome", "success").register(meters).record(took);
+            Timer.builder("krabka.coordination.renew")
+                    .tag("role", role.name())
+                    .tag("outcome", "success")
+                    .register(meters)
+                    .record(took);
         }
     }
 

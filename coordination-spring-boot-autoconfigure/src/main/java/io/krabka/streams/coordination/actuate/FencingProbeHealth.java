@@ -8,8 +8,7 @@ import java.util.Map;
 /** The {@code probe} detail of the {@code coordination} health contributor: short; the endpoint has the whole report. */
 final class FencingProbeHealth {
 
-    private FencingProbeHealth() {
-    }
+    private FencingProbeHealth() {}
 
     static Map<String, Object> of(StartupFencingProbe.Outcome outcome) {
         Map<String, Object> detail = new LinkedHashMap<>();
@@ -21,10 +20,14 @@ final class FencingProbeHealth {
         detail.put("status", outcome.status().name());
         detail.put("clusterId", outcome.report().clusterId());
         if (!outcome.report().failures().isEmpty()) {
-            detail.put("failures", outcome.report().failures().stream().map(ProbeCheck::name).toList());
+            detail.put(
+                    "failures",
+                    outcome.report().failures().stream().map(ProbeCheck::name).toList());
         }
         if (!outcome.report().warnings().isEmpty()) {
-            detail.put("warnings", outcome.report().warnings().stream().map(ProbeCheck::name).toList());
+            detail.put(
+                    "warnings",
+                    outcome.report().warnings().stream().map(ProbeCheck::name).toList());
         }
         return detail;
     }

@@ -24,7 +24,8 @@ public final class ObservationInstrumentation implements CoordinationInstrumenta
     }
 
     @Override
-    public <T> T around(Operation operation, Role role, MemberId member, LongSupplier term, int records, Supplier<T> call) {
+    public <T> T around(
+            Operation operation, Role role, MemberId member, LongSupplier term, int records, Supplier<T> call) {
         String name = "krabka.coordination." + operation.name().toLowerCase(Locale.ROOT);
         Observation observation = Observation.createNotStarted(name, registry)
                 .contextualName(operation.name().toLowerCase(Locale.ROOT) + " " + role.name())

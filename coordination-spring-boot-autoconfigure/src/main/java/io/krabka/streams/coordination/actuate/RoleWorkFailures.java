@@ -26,8 +26,7 @@ public final class RoleWorkFailures implements ApplicationListener<LeadershipEnd
     private final CoordinationRuntime runtime;
     private final Map<Role, Failure> failures = new ConcurrentHashMap<>();
 
-    private record Failure(int inARow, long atNanos, String message) {
-    }
+    private record Failure(int inARow, long atNanos, String message) {}
 
     /** Failures timed on {@code runtime}'s ticker. */
     public RoleWorkFailures(CoordinationRuntime runtime) {
@@ -41,8 +40,9 @@ public final class RoleWorkFailures implements ApplicationListener<LeadershipEnd
             return;
         }
         String message = event.failure().map(RoleWorkFailures::describe).orElse("no failure was reported");
-        failures.compute(event.role(), (role, before) ->
-                new Failure(before == null ? 1 : before.inARow() + 1, runtime.nanoTime(), message));
+        failures.compute(
+                event.role(),
+                (role, before) -> new Failure(before == null ? 1 : before.inARow() + 1, runtime.nanoTime(), message));
     }
 
     /**
@@ -58,14 +58,17 @@ public final class RoleWorkFailures implements ApplicationListener<LeadershipEnd
         if (ago > WINDOW.toNanos()) {
             return Optional.empty();
         }
-        return Optional.of((failure.inARow() == 1 ? "the last leadership here" : failure.inARow() + " leaderships here in a row")
-                + " ended FAILED, the last " + Duration.ofNanos(ago).toSeconds() + " s ago: " + failure.message());
+        return Optional.of(
+                (failure.inARow() == 1 ? "the last leadership here" : failure.inARow() + " leaderships here in a row")
+                        + " ended FAILED, the last " + Duration.ofNanos(ago).toSeconds() + " s ago: "
+                        + failure.message());
     }
 
     /** The failure's class and message; for a wrapper without a message of its own (a reflective call's), its cause's. */
     private static String describe(Throwable failure) {
         Throwable named = failure;
-        while ((named.getMessage() == null || named.getMessage().isBlank()) && named.getCause() != null
+        while ((named.getMessage() == null || named.getMessage().isBlank())
+                && named.getCause() != null
                 && named.getCause() != named) {
             named = named.getCause();
         }

@@ -48,13 +48,12 @@ import org.springframework.kafka.core.ProducerFactory;
  * contends for {@code krabka.coordination.roles}.
  */
 @AutoConfiguration(after = KafkaAutoConfiguration.class)
-@ConditionalOnClass({ CoordinationClient.class, ProducerFactory.class, KafkaAutoConfiguration.class })
+@ConditionalOnClass({CoordinationClient.class, ProducerFactory.class, KafkaAutoConfiguration.class})
 @ConditionalOnBooleanProperty(name = "krabka.coordination.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(CoordinationProperties.class)
 public final class CoordinationAutoConfiguration {
 
-    CoordinationAutoConfiguration() {
-    }
+    CoordinationAutoConfiguration() {}
 
     @Bean
     @ConditionalOnMissingBean
@@ -107,11 +106,18 @@ public final class CoordinationAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    CoordinationClient coordinationClient(CoordinationTransport transport, LeaseConfig leaseConfig,
-            CoordinationRuntime coordinationRuntime, CoordinationProperties properties,
-            ObjectProvider<CoordinationInstrumentation> instrumentation, ClusterContact coordinationClusterContact) {
-        CoordinationClient client = new CoordinationClient(coordinationClusterContact.track(transport), leaseConfig,
-                coordinationRuntime, CoordinationSettings.sendBatching(properties));
+    CoordinationClient coordinationClient(
+            CoordinationTransport transport,
+            LeaseConfig leaseConfig,
+            CoordinationRuntime coordinationRuntime,
+            CoordinationProperties properties,
+            ObjectProvider<CoordinationInstrumentation> instrumentation,
+            ClusterContact coordinationClusterContact) {
+        CoordinationClient client = new CoordinationClient(
+                coordinationClusterContact.track(transport),
+                leaseConfig,
+                coordinationRuntime,
+                CoordinationSettings.sendBatching(properties));
         instrumentation.ifAvailable(client::instrument);
         return client.balance(properties.getBalance());
     }
@@ -145,12 +151,21 @@ public final class CoordinationAutoConfiguration {
         @Bean(destroyMethod = "close")
         @ConditionalOnMissingBean
         @ConditionalOnSingleCandidate(ProducerFactory.class)
-        CoordinationTransport coordinationTransport(CoordinationProperties properties, LeaseConfig leaseConfig, TopicSpec topic,
-                ProducerFactory<?, ?> producerFactory, ConsumerFactory<?, ?> consumerFactory, KafkaAdmin kafkaAdmin) {
+        CoordinationTransport coordinationTransport(
+                CoordinationProperties properties,
+                LeaseConfig leaseConfig,
+                TopicSpec topic,
+                ProducerFactory<?, ?> producerFactory,
+                ConsumerFactory<?, ?> consumerFactory,
+                KafkaAdmin kafkaAdmin) {
             Duration timeout = CoordinationSettings.operationTimeout(properties);
-            return KafkaCoordinationTransport.create(kafkaAdmin.getConfigurationProperties(),
-                    producerFactory.getConfigurationProperties(), consumerFactory.getConfigurationProperties(),
-                    topic, timeout, leaseConfig.duration());
+            return KafkaCoordinationTransport.create(
+                    kafkaAdmin.getConfigurationProperties(),
+                    producerFactory.getConfigurationProperties(),
+                    consumerFactory.getConfigurationProperties(),
+                    topic,
+                    timeout,
+                    leaseConfig.duration());
         }
 
         /** Typed guarded writes with the serializers of Spring Kafka's producer factory. */
@@ -165,7 +180,9 @@ public final class CoordinationAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean
         @ConditionalOnSingleCandidate(ProducerFactory.class)
-        LeaderPipelines leaderPipelines(ConsumerFactory<?, ?> consumerFactory, ProducerFactory<?, ?> producerFactory,
+        LeaderPipelines leaderPipelines(
+                ConsumerFactory<?, ?> consumerFactory,
+                ProducerFactory<?, ?> producerFactory,
                 CoordinationRuntime coordinationRuntime) {
             return new LeaderPipelines(consumerFactory, producerFactory, coordinationRuntime);
         }
@@ -173,9 +190,12 @@ public final class CoordinationAutoConfiguration {
 
     /** Static: a post-processor must exist before the beans it inspects. */
     @Bean
-    static OnLeadershipRegistry onLeadershipRegistry(Environment environment, ObjectProvider<LeaderPipelines> pipelines,
+    static OnLeadershipRegistry onLeadershipRegistry(
+            Environment environment,
+            ObjectProvider<LeaderPipelines> pipelines,
             ObjectProvider<GuardedSenders> senders) {
-        List<String> roles = Binder.get(environment).bind("krabka.coordination.roles", Bindable.listOf(String.class))
+        List<String> roles = Binder.get(environment)
+                .bind("krabka.coordination.roles", Bindable.listOf(String.class))
                 .orElse(List.of());
         return new OnLeadershipRegistry(roles, environment, pipelines, senders);
     }
@@ -191,11 +211,21 @@ public final class CoordinationAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    LeadershipLoop leadershipLoop(CoordinationClient client, MemberId coordinationMemberId, CoordinationProperties properties,
-            OnLeadershipRegistry onLeadershipRegistry, ApplicationEventPublisher events,
+    LeadershipLoop leadershipLoop(
+            CoordinationClient client,
+            MemberId coordinationMemberId,
+            CoordinationProperties properties,
+            OnLeadershipRegistry onLeadershipRegistry,
+            ApplicationEventPublisher events,
             ObjectProvider<CoordinationObserver> observers) {
-        return new LeadershipLoop(client, coordinationMemberId, CoordinationSettings.roles(properties), onLeadershipRegistry,
-                events, new CompositeCoordinationObserver(observers), CoordinationSettings.workStopTimeout(properties),
+        return new LeadershipLoop(
+                client,
+                coordinationMemberId,
+                CoordinationSettings.roles(properties),
+                onLeadershipRegistry,
+                events,
+                new CompositeCoordinationObserver(observers),
+                CoordinationSettings.workStopTimeout(properties),
                 properties.isRequireWork());
     }
 }

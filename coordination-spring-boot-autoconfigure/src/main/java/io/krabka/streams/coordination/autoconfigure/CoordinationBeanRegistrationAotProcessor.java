@@ -38,8 +38,8 @@ final class CoordinationBeanRegistrationAotProcessor implements BeanRegistration
         if (methods.isEmpty() && !onType) {
             return null;
         }
-        return (GenerationContext generationContext, BeanRegistrationCode code) -> register(
-                generationContext.getRuntimeHints(), type, methods);
+        return (GenerationContext generationContext, BeanRegistrationCode code) ->
+                register(generationContext.getRuntimeHints(), type, methods);
     }
 
     static void register(RuntimeHints hints, Class<?> type, Set<Method> methods) {
@@ -50,8 +50,8 @@ final class CoordinationBeanRegistrationAotProcessor implements BeanRegistration
     }
 
     static Set<Method> annotated(Class<?> type, Class<? extends Annotation> annotation) {
-        return MethodIntrospector.selectMethods(type,
-                (MethodIntrospector.MetadataLookup<Annotation>) method -> AnnotatedElementUtils.findMergedAnnotation(method,
-                        annotation)).keySet();
+        return MethodIntrospector.selectMethods(type, (MethodIntrospector.MetadataLookup<Annotation>)
+                        method -> AnnotatedElementUtils.findMergedAnnotation(method, annotation))
+                .keySet();
     }
 }

@@ -23,15 +23,21 @@ import org.springframework.context.annotation.Bean;
 @ConditionalOnAvailableEndpoint(CoordinationEndpoint.class)
 public final class CoordinationEndpointAutoConfiguration {
 
-    CoordinationEndpointAutoConfiguration() {
-    }
+    CoordinationEndpointAutoConfiguration() {}
 
     @Bean
     @ConditionalOnMissingBean
-    CoordinationEndpoint coordinationEndpoint(CoordinationClient client, LeadershipLoop loop, CoordinationProperties properties,
+    CoordinationEndpoint coordinationEndpoint(
+            CoordinationClient client,
+            LeadershipLoop loop,
+            CoordinationProperties properties,
             ObjectProvider<StartupFencingProbe> probe) {
-        CoordinationEndpoint endpoint = new CoordinationEndpoint(client, loop, Show.valueOf(properties.getEndpoint().getShowDetails().name()),
-                properties.getEndpoint().getRoles(), CoordinationSettings.clusterViewMaxAge(properties));
+        CoordinationEndpoint endpoint = new CoordinationEndpoint(
+                client,
+                loop,
+                Show.valueOf(properties.getEndpoint().getShowDetails().name()),
+                properties.getEndpoint().getRoles(),
+                CoordinationSettings.clusterViewMaxAge(properties));
         probe.ifAvailable(endpoint::withProbe);
         return endpoint;
     }
@@ -40,8 +46,9 @@ public final class CoordinationEndpointAutoConfiguration {
     @ConditionalOnMissingBean
     @ConditionalOnBean(CoordinationEndpoint.class)
     @ConditionalOnAvailableEndpoint(exposure = EndpointExposure.WEB)
-    CoordinationEndpointWebExtension coordinationEndpointWebExtension(CoordinationEndpoint endpoint, LeadershipLoop loop,
-            CoordinationProperties properties) {
-        return new CoordinationEndpointWebExtension(endpoint, loop, properties.getEndpoint().isReleaseEnabled());
+    CoordinationEndpointWebExtension coordinationEndpointWebExtension(
+            CoordinationEndpoint endpoint, LeadershipLoop loop, CoordinationProperties properties) {
+        return new CoordinationEndpointWebExtension(
+                endpoint, loop, properties.getEndpoint().isReleaseEnabled());
     }
 }

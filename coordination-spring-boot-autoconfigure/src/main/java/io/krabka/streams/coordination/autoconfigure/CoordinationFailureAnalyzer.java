@@ -39,7 +39,8 @@ public final class CoordinationFailureAnalyzer implements FailureAnalyzer {
         }
         CoordinationConfigurationException refused = find(failure, CoordinationConfigurationException.class);
         if (refused != null) {
-            return new FailureAnalysis("krabka coordination cannot start: " + refused.getMessage() + ".",
+            return new FailureAnalysis(
+                    "krabka coordination cannot start: " + refused.getMessage() + ".",
                     refused instanceof TopicConfigurationException
                             ? "Fix the coordination topic or the krabka.coordination.topic.* property named above."
                             : "Fix the setting named above (krabka.coordination.*).",
@@ -53,10 +54,12 @@ public final class CoordinationFailureAnalyzer implements FailureAnalyzer {
         String unresolvable = String.valueOf(bootstrap.getMessage()).contains("resolvable")
                 ? "none of them resolves to an address (a mistyped host name, or DNS that does not know it yet)"
                 : "Kafka cannot parse them";
-        return new FailureAnalysis("The Kafka bootstrap servers "
-                + (configured == null ? "" : "'" + configured + "' ") + "cannot be used: " + unresolvable + " ("
-                + bootstrap.getMessage() + ").",
-                "Set " + BOOTSTRAP_SERVERS + " (or SPRING_KAFKA_BOOTSTRAP_SERVERS) to host:port pairs of brokers that this"
+        return new FailureAnalysis(
+                "The Kafka bootstrap servers "
+                        + (configured == null ? "" : "'" + configured + "' ") + "cannot be used: " + unresolvable + " ("
+                        + bootstrap.getMessage() + ").",
+                "Set " + BOOTSTRAP_SERVERS
+                        + " (or SPRING_KAFKA_BOOTSTRAP_SERVERS) to host:port pairs of brokers that this"
                         + " host can resolve, for example broker-0.kafka:9092,broker-1.kafka:9092. Client-specific"
                         + " spring.kafka.admin/producer/consumer.bootstrap-servers override it where set.",
                 failure);

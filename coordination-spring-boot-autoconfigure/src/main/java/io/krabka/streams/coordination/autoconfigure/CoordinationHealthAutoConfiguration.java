@@ -31,16 +31,18 @@ import org.springframework.context.annotation.Bean;
 @ConditionalOnEnabledHealthIndicator("coordination")
 public final class CoordinationHealthAutoConfiguration {
 
-    CoordinationHealthAutoConfiguration() {
-    }
+    CoordinationHealthAutoConfiguration() {}
 
     @Bean
     @ConditionalOnMissingBean(name = "coordinationHealthIndicator")
-    CoordinationHealthIndicator coordinationHealthIndicator(CoordinationTransport transport, LeadershipLoop loop,
-            ObjectProvider<ClusterContact> contact, RoleWorkFailures coordinationWorkFailures,
+    CoordinationHealthIndicator coordinationHealthIndicator(
+            CoordinationTransport transport,
+            LeadershipLoop loop,
+            ObjectProvider<ClusterContact> contact,
+            RoleWorkFailures coordinationWorkFailures,
             ObjectProvider<StartupFencingProbe> probe) {
-        CoordinationHealthIndicator indicator = new CoordinationHealthIndicator(transport, loop,
-                contact.getIfAvailable(ClusterContact::new), coordinationWorkFailures);
+        CoordinationHealthIndicator indicator = new CoordinationHealthIndicator(
+                transport, loop, contact.getIfAvailable(ClusterContact::new), coordinationWorkFailures);
         probe.ifAvailable(indicator::withProbe);
         return indicator;
     }

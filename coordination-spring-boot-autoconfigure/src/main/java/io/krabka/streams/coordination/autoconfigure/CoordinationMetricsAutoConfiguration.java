@@ -13,14 +13,17 @@ import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConf
 import org.springframework.context.annotation.Bean;
 
 /** Micrometer meters for the leadership loop, when a {@link MeterRegistry} exists. */
-@AutoConfiguration(after = { MetricsAutoConfiguration.class, CompositeMeterRegistryAutoConfiguration.class,
-        CoordinationAutoConfiguration.class })
-@ConditionalOnClass({ MeterRegistry.class, MetricsAutoConfiguration.class })
-@ConditionalOnBean({ MeterRegistry.class, LeadershipLoop.class })
+@AutoConfiguration(
+        after = {
+            MetricsAutoConfiguration.class,
+            CompositeMeterRegistryAutoConfiguration.class,
+            CoordinationAutoConfiguration.class
+        })
+@ConditionalOnClass({MeterRegistry.class, MetricsAutoConfiguration.class})
+@ConditionalOnBean({MeterRegistry.class, LeadershipLoop.class})
 public final class CoordinationMetricsAutoConfiguration {
 
-    CoordinationMetricsAutoConfiguration() {
-    }
+    CoordinationMetricsAutoConfiguration() {}
 
     @Bean
     @ConditionalOnMissingBean

@@ -35,21 +35,32 @@ public final class CoordinationProbeAutoConfiguration {
      */
     static final Duration REUSE_LIVE_CHECKS = Duration.ofMinutes(10);
 
-    CoordinationProbeAutoConfiguration() {
-    }
+    CoordinationProbeAutoConfiguration() {}
 
     @Bean
     @ConditionalOnMissingBean
     @ConditionalOnSingleCandidate(ProducerFactory.class)
-    StartupFencingProbe startupFencingProbe(CoordinationProperties properties, ObjectProvider<CoordinationTransport> transport,
-            LeaseConfig leaseConfig, TopicSpec topic, ProducerFactory<?, ?> producerFactory, ConsumerFactory<?, ?> consumerFactory,
+    StartupFencingProbe startupFencingProbe(
+            CoordinationProperties properties,
+            ObjectProvider<CoordinationTransport> transport,
+            LeaseConfig leaseConfig,
+            TopicSpec topic,
+            ProducerFactory<?, ?> producerFactory,
+            ConsumerFactory<?, ?> consumerFactory,
             KafkaAdmin kafkaAdmin) {
-        return new StartupFencingProbe(properties.getProbe(), () -> transport.getIfUnique() instanceof KafkaCoordinationTransport
-                ? FencingProbe.builder(kafkaAdmin.getConfigurationProperties(), producerFactory.getConfigurationProperties(),
-                                consumerFactory.getConfigurationProperties())
-                        .topic(topic).timeout(CoordinationSettings.operationTimeout(properties))
-                        .leaseDuration(leaseConfig.duration()).roles(properties.getRoles().size())
-                        .reuseLiveChecksFor(REUSE_LIVE_CHECKS).build()
-                : null);
+        return new StartupFencingProbe(
+                properties.getProbe(),
+                () -> transport.getIfUnique() instanceof KafkaCoordinationTransport
+                        ? FencingProbe.builder(
+                                        kafkaAdmin.getConfigurationProperties(),
+                                        producerFactory.getConfigurationProperties(),
+                                        consumerFactory.getConfigurationProperties())
+                                .topic(topic)
+                                .timeout(CoordinationSettings.operationTimeout(properties))
+                                .leaseDuration(leaseConfig.duration())
+                                .roles(properties.getRoles().size())
+                                .reuseLiveChecksFor(REUSE_LIVE_CHECKS)
+                                .build()
+                        : null);
     }
 }

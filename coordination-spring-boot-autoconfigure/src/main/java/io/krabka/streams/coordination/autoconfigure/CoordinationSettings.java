@@ -1,9 +1,9 @@
 package io.krabka.streams.coordination.autoconfigure;
 
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.SendBatching;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
+import io.krabka.streams.coordination.SendBatching;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -28,8 +28,7 @@ final class CoordinationSettings {
 
     private static final String PREFIX = "krabka.coordination.";
 
-    private CoordinationSettings() {
-    }
+    private CoordinationSettings() {}
 
     static SendBatching sendBatching(CoordinationProperties properties) {
         CoordinationProperties.Send send = properties.getSend();
@@ -53,7 +52,9 @@ final class CoordinationSettings {
     static LeaseConfig leaseConfig(CoordinationProperties properties) {
         CoordinationProperties.Lease lease = properties.getLease();
         // The lease becomes the role producers' transaction.timeout.ms, an int of milliseconds.
-        Duration duration = fitsKafkaMillis("lease.duration", positive("lease.duration", lease.getDuration()),
+        Duration duration = fitsKafkaMillis(
+                "lease.duration",
+                positive("lease.duration", lease.getDuration()),
                 "transaction.timeout.ms of the role producers");
         Duration renewInterval = positive("lease.renew-interval", lease.getRenewInterval());
         Duration stagger = lease.getChallengeStagger();
@@ -62,8 +63,11 @@ final class CoordinationSettings {
         }
         LeaseConfig config = new LeaseConfig(duration, renewInterval, stagger);
         if (!config.renewsWithMargin()) {
-            throw invalid("lease.renew-interval", renewInterval, "must be at most a third of " + PREFIX + "lease.duration ("
-                    + duration + "), so the holder has two more attempts before its deadline");
+            throw invalid(
+                    "lease.renew-interval",
+                    renewInterval,
+                    "must be at most a third of " + PREFIX + "lease.duration (" + duration
+                            + "), so the holder has two more attempts before its deadline");
         }
         return config;
     }
@@ -100,16 +104,27 @@ final class CoordinationSettings {
         }
         if (topic.getReplicationFactor() < TopicSpec.DEFAULT_REPLICATION_FACTOR) {
             if (!topic.isAllowUnsafe()) {
-                throw invalid("topic.replication-factor", topic.getReplicationFactor(), "is below "
-                        + TopicSpec.DEFAULT_REPLICATION_FACTOR + ", so a command acknowledged by one broker can be lost with it "
-                        + "(min.insync.replicas drops to 1); for a development cluster set " + PREFIX
-                        + "topic.allow-unsafe=true as well");
+                throw invalid(
+                        "topic.replication-factor",
+                        topic.getReplicationFactor(),
+                        "is below "
+                                + TopicSpec.DEFAULT_REPLICATION_FACTOR
+                                + ", so a command acknowledged by one broker can be lost with it "
+                                + "(min.insync.replicas drops to 1); for a development cluster set " + PREFIX
+                                + "topic.allow-unsafe=true as well");
             }
-            log.warn("The coordination topic {} is used with replication factor {} ({}topic.allow-unsafe=true): a guarded write "
-                    + "acknowledged by one broker can be lost with that broker. Development clusters only.", topic.getName(),
-                    topic.getReplicationFactor(), PREFIX);
+            log.warn(
+                    "The coordination topic {} is used with replication factor {} ({}topic.allow-unsafe=true): a guarded write "
+                            + "acknowledged by one broker can be lost with that broker. Development clusters only.",
+                    topic.getName(),
+                    topic.getReplicationFactor(),
+                    PREFIX);
         }
-        return new TopicSpec(topic.getName(), topic.getPartitions(), topic.getReplicationFactor(), topic.isCreate(),
+        return new TopicSpec(
+                topic.getName(),
+                topic.getPartitions(),
+                topic.getReplicationFactor(),
+                topic.isCreate(),
                 topic.isAllowUnsafe());
     }
 
@@ -119,7 +134,9 @@ final class CoordinationSettings {
      * anyway (the contender's watchdog), so a long timeout never keeps a role held.
      */
     static Duration operationTimeout(CoordinationProperties properties) {
-        return fitsKafkaMillis("operation-timeout", positive("operation-timeout", properties.getOperationTimeout()),
+        return fitsKafkaMillis(
+                "operation-timeout",
+                positive("operation-timeout", properties.getOperationTimeout()),
                 "max.block.ms and default.api.timeout.ms of the coordination clients");
     }
 
@@ -164,8 +181,11 @@ final class CoordinationSettings {
     /** Kafka takes these durations as an int of milliseconds: about 24.8 days at most. */
     private static Duration fitsKafkaMillis(String key, Duration value, String kafkaSettings) {
         if (value.toMillis() > Integer.MAX_VALUE) {
-            throw invalid(key, value, "must be at most " + Duration.ofMillis(Integer.MAX_VALUE) + " (it becomes " + kafkaSettings
-                    + ", an int of milliseconds)");
+            throw invalid(
+                    key,
+                    value,
+                    "must be at most " + Duration.ofMillis(Integer.MAX_VALUE) + " (it becomes " + kafkaSettings
+                            + ", an int of milliseconds)");
         }
         return value;
     }

@@ -34,8 +34,8 @@ import org.springframework.core.Ordered;
 public final class KafkaClientLogLevels implements ApplicationListener<ApplicationEnvironmentPreparedEvent>, Ordered {
 
     /** The loggers this lowers to WARN where nothing else set a level for them. */
-    static final List<String> LOGGERS = List.of("org.apache.kafka.common.config.AbstractConfig",
-            "org.apache.kafka.common.utils.AppInfoParser");
+    static final List<String> LOGGERS =
+            List.of("org.apache.kafka.common.config.AbstractConfig", "org.apache.kafka.common.utils.AppInfoParser");
 
     @Override
     public void onApplicationEvent(ApplicationEnvironmentPreparedEvent event) {
@@ -60,7 +60,9 @@ public final class KafkaClientLogLevels implements ApplicationListener<Applicati
 
     /** Whether something set a level for {@code logger} or a logger above it (the root aside: it always has one). */
     private static boolean configured(LoggingSystem logging, String logger) {
-        for (String name = logger; !name.isEmpty(); name = name.contains(".") ? name.substring(0, name.lastIndexOf('.')) : "") {
+        for (String name = logger;
+                !name.isEmpty();
+                name = name.contains(".") ? name.substring(0, name.lastIndexOf('.')) : "") {
             // Null where the logging system knows no such logger yet (Log4j 2) or none at all.
             LoggerConfiguration configuration = logging.getLoggerConfiguration(name);
             if (configuration != null && configuration.getConfiguredLevel() != null) {

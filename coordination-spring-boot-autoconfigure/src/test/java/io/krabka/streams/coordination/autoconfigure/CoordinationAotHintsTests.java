@@ -29,11 +29,9 @@ class CoordinationAotHintsTests {
 
     static class Sweeper {
         @OnLeadership(role = "controller")
-        void sweep(Leadership leadership) {
-        }
+        void sweep(Leadership leadership) {}
 
-        void unrelated() {
-        }
+        void unrelated() {}
     }
 
     static class Handler {
@@ -46,12 +44,10 @@ class CoordinationAotHintsTests {
     @OnLeadership(role = "controller")
     static class Scheduler implements Lifecycle {
         @Override
-        public void start() {
-        }
+        public void start() {}
 
         @Override
-        public void stop() {
-        }
+        public void stop() {}
 
         @Override
         public boolean isRunning() {
@@ -60,15 +56,14 @@ class CoordinationAotHintsTests {
     }
 
     static class Plain {
-        void work() {
-        }
+        void work() {}
     }
 
     private static RuntimeHints hintsFor(Class<?> type) {
         DefaultListableBeanFactory beans = new DefaultListableBeanFactory();
         beans.registerBeanDefinition("bean", new RootBeanDefinition(type));
-        BeanRegistrationAotContribution contribution = new CoordinationBeanRegistrationAotProcessor()
-                .processAheadOfTime(RegisteredBean.of(beans, "bean"));
+        BeanRegistrationAotContribution contribution =
+                new CoordinationBeanRegistrationAotProcessor().processAheadOfTime(RegisteredBean.of(beans, "bean"));
         GenerationContext context = new DefaultGenerationContext(
                 new ClassNameGenerator(ClassName.get(CoordinationAotHintsTests.class)), new InMemoryGeneratedFiles());
         if (contribution != null) {
@@ -80,8 +75,9 @@ class CoordinationAotHintsTests {
     @Test
     void onLeadershipMethodsMayBeInvoked() throws Exception {
         RuntimeHints hints = hintsFor(Sweeper.class);
-        assertThat(RuntimeHintsPredicates.reflection().onMethodInvocation(Sweeper.class.getDeclaredMethod("sweep",
-                Leadership.class))).accepts(hints);
+        assertThat(RuntimeHintsPredicates.reflection()
+                        .onMethodInvocation(Sweeper.class.getDeclaredMethod("sweep", Leadership.class)))
+                .accepts(hints);
         assertThat(RuntimeHintsPredicates.reflection().onType(Sweeper.class)).accepts(hints);
         assertThat(RuntimeHintsPredicates.reflection().onMethodInvocation(Sweeper.class.getDeclaredMethod("unrelated")))
                 .rejects(hints);
@@ -89,8 +85,9 @@ class CoordinationAotHintsTests {
 
     @Test
     void leaderListenerMethodsMayBeInvoked() throws Exception {
-        assertThat(RuntimeHintsPredicates.reflection().onMethodInvocation(Handler.class.getDeclaredMethod("onRequest",
-                ConsumerRecord.class))).accepts(hintsFor(Handler.class));
+        assertThat(RuntimeHintsPredicates.reflection()
+                        .onMethodInvocation(Handler.class.getDeclaredMethod("onRequest", ConsumerRecord.class)))
+                .accepts(hintsFor(Handler.class));
     }
 
     @Test

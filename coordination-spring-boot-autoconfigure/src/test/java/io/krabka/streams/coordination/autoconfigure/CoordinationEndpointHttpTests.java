@@ -7,13 +7,13 @@ import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.actuate.CoordinationEndpoint;
-import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.spring.MemberRoleState;
+import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.testing.ForwardingTransport;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
@@ -66,7 +66,8 @@ class CoordinationEndpointHttpTests {
     static class MemberApp {
 
         @Bean(destroyMethod = "close")
-        CoordinationTransport coordinationTransport(InMemoryCluster coordinationTestCluster, ClusterReads clusterReads) {
+        CoordinationTransport coordinationTransport(
+                InMemoryCluster coordinationTestCluster, ClusterReads clusterReads) {
             return clusterReads.around(coordinationTestCluster.transport(TOPIC));
         }
     }
@@ -125,8 +126,11 @@ class CoordinationEndpointHttpTests {
                     context.getBeanFactory().registerSingleton("coordinationTestCluster", cluster);
                     context.getBeanFactory().registerSingleton("clusterReads", reads);
                 })
-                .properties("server.port=0", "management.endpoints.web.exposure.include=coordination",
-                        "krabka.coordination.member-id=" + member, "krabka.coordination.roles=controller",
+                .properties(
+                        "server.port=0",
+                        "management.endpoints.web.exposure.include=coordination",
+                        "krabka.coordination.member-id=" + member,
+                        "krabka.coordination.roles=controller",
                         "krabka.coordination.endpoint.show-details=always")
                 .properties(more)
                 .run();
@@ -158,7 +162,8 @@ class CoordinationEndpointHttpTests {
 
     /** Fires every GET at once and waits for all answers. */
     private List<HttpResponse<String>> flood(ConfigurableApplicationContext app, List<String> names) {
-        List<CompletableFuture<HttpResponse<String>>> sent = names.stream().map(name -> getAsync(app, name)).toList();
+        List<CompletableFuture<HttpResponse<String>>> sent =
+                names.stream().map(name -> getAsync(app, name)).toList();
         return sent.stream().map(CompletableFuture::join).toList();
     }
 
@@ -176,9 +181,13 @@ class CoordinationEndpointHttpTests {
             HttpResponse<String> own = get(app, "controller");
             assertThat(own.statusCode()).as(own.body()).isEqualTo(200);
             JsonNode report = json(own);
-            assertThat(report.get("problem").isNull()).as("problem in %s", report).isTrue();
+            assertThat(report.get("problem").isNull())
+                    .as("problem in %s", report)
+                    .isTrue();
             assertThat(report.get("holder").asString()).isEqualTo("n1");
-            assertThat(report.get("current").asBoolean()).as("current in %s", report).isTrue();
+            assertThat(report.get("current").asBoolean())
+                    .as("current in %s", report)
+                    .isTrue();
         });
     }
 
@@ -189,7 +198,8 @@ class CoordinationEndpointHttpTests {
             JsonNode report = json(get(app, ""));
             seen.set(report);
             JsonNode view = report.get("clusterView");
-            return !view.get("asOf").isNull() && view.get("problem").isNull()
+            return !view.get("asOf").isNull()
+                    && view.get("problem").isNull()
                     && report.get("roles").get("controller").get("problem").isNull();
         });
         return seen.get();
@@ -227,17 +237,25 @@ class CoordinationEndpointHttpTests {
             last.set(json(response));
             return last.get().path("clusterView").path("problem").isString();
         });
-        assertThat(answers.get()).as("answers within the 2 s before the problem shows").isGreaterThan(1);
+        assertThat(answers.get())
+                .as("answers within the 2 s before the problem shows")
+                .isGreaterThan(1);
         JsonNode view = last.get().get("clusterView");
         assertThat(view.get("problem").asString()).isEqualTo("the cluster did not answer within 2 s");
         assertThat(view.get("refreshing").asBoolean()).isTrue();
         String asOf = view.get("asOf").asString();
-        assertThat(Instant.parse(asOf)).as("the last view read before the cluster left").isBeforeOrEqualTo(leftAt);
-        assertThat(view.get("ageMillis").asLong()).isGreaterThanOrEqualTo(2_000).isLessThanOrEqualTo(took(away).toMillis() + 1_000);
+        assertThat(Instant.parse(asOf))
+                .as("the last view read before the cluster left")
+                .isBeforeOrEqualTo(leftAt);
+        assertThat(view.get("ageMillis").asLong())
+                .isGreaterThanOrEqualTo(2_000)
+                .isLessThanOrEqualTo(took(away).toMillis() + 1_000);
         JsonNode controller = last.get().get("roles").get("controller");
         assertThat(controller.get("state").asString()).isEqualTo("leader");
         assertThat(controller.get("holder").asString()).isEqualTo("n1");
-        assertThat(controller.get("current").asBoolean()).as("unconfirmed without the cluster").isFalse();
+        assertThat(controller.get("current").asBoolean())
+                .as("unconfirmed without the cluster")
+                .isFalse();
         assertThat(controller.get("problem").asString()).contains("did not answer within 2 s");
         assertThat(controller.get("asOf").asString()).isEqualTo(asOf);
         // However many requests came, one read of the cluster was started.
@@ -245,8 +263,10 @@ class CoordinationEndpointHttpTests {
 
         reads.comeBack();
         JsonNode after = awaitClusterView(n1);
-        assertThat(after.get("roles").get("controller").get("current").asBoolean()).isTrue();
-        assertThat(Instant.parse(after.get("clusterView").get("asOf").asString())).isAfter(Instant.parse(asOf));
+        assertThat(after.get("roles").get("controller").get("current").asBoolean())
+                .isTrue();
+        assertThat(Instant.parse(after.get("clusterView").get("asOf").asString()))
+                .isAfter(Instant.parse(asOf));
     }
 
     /** A burst of GETs while a read is under way starts no other: each answers at once from the last view. */
@@ -264,10 +284,19 @@ class CoordinationEndpointHttpTests {
         long start = System.nanoTime();
         List<HttpResponse<String>> answers = flood(n1, paths);
         Duration burst = took(start);
-        assertThat(answers).allSatisfy(answer -> assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200));
-        assertThat(answers).filteredOn(answer -> json(answer).has("clusterView"))
-                .allSatisfy(answer -> assertThat(json(answer).get("clusterView").get("refreshing").asBoolean()).isTrue());
-        assertThat(reads.started.get() - readsBefore).as("reads started by %s requests", paths.size()).isEqualTo(1);
+        assertThat(answers)
+                .allSatisfy(answer ->
+                        assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200));
+        assertThat(answers)
+                .filteredOn(answer -> json(answer).has("clusterView"))
+                .allSatisfy(answer -> assertThat(json(answer)
+                                .get("clusterView")
+                                .get("refreshing")
+                                .asBoolean())
+                        .isTrue());
+        assertThat(reads.started.get() - readsBefore)
+                .as("reads started by %s requests", paths.size())
+                .isEqualTo(1);
         assertThat(burst).as("200 requests while the read hangs").isLessThan(Duration.ofSeconds(10));
         reads.comeBack();
         awaitClusterView(n1);
@@ -283,13 +312,14 @@ class CoordinationEndpointHttpTests {
         await().atMost(WAIT).until(() -> state(n1) == MemberRoleState.LEADER);
         HttpResponse<String> unknown = get(n1, "contrller");
         assertThat(unknown.statusCode()).as(unknown.body()).isEqualTo(404);
-        assertThat(unknown.headers().firstValue("Content-Type")).hasValueSatisfying(type ->
-                assertThat(type).startsWith("application/problem+json"));
+        assertThat(unknown.headers().firstValue("Content-Type"))
+                .hasValueSatisfying(type -> assertThat(type).startsWith("application/problem+json"));
         JsonNode problem = json(unknown);
         assertThat(problem.get("status").asInt()).isEqualTo(404);
         assertThat(problem.get("title").asString()).isEqualTo("Not Found");
-        assertThat(problem.get("detail").asString()).isEqualTo("unknown role \"contrller\": nobody has registered for it or"
-                + " held it on the coordination topic; this member contends for [controller]");
+        assertThat(problem.get("detail").asString())
+                .isEqualTo("unknown role \"contrller\": nobody has registered for it or"
+                        + " held it on the coordination topic; this member contends for [controller]");
         assertThat(problem.get("role").asString()).isEqualTo("contrller");
         assertThat(problem.get("roles").size()).isEqualTo(1);
         assertThat(problem.get("roles").get(0).asString()).isEqualTo("controller");
@@ -297,7 +327,8 @@ class CoordinationEndpointHttpTests {
 
         HttpResponse<String> invalid = get(n1, "bad%E2%80%8Bname");
         assertThat(invalid.statusCode()).as(invalid.body()).isEqualTo(404);
-        assertThat(json(invalid).get("detail").asString()).startsWith("unknown role \"bad\u200Bname\": it is not a role name: ")
+        assertThat(json(invalid).get("detail").asString())
+                .startsWith("unknown role \"bad\u200Bname\": it is not a role name: ")
                 .endsWith("; this member contends for [controller]");
         // A known role answers as before.
         assertThat(get(n1, "controller").statusCode()).isEqualTo(200);
@@ -315,9 +346,11 @@ class CoordinationEndpointHttpTests {
         List<String> names = strangers("slow-", 60);
         InMemoryCluster.Fault slow = cluster.latency(InMemoryCluster.Operation.DESCRIBE, Duration.ofSeconds(1));
         try {
-            List<CompletableFuture<HttpResponse<String>>> burst = names.stream().map(name -> getAsync(n1, name)).toList();
+            List<CompletableFuture<HttpResponse<String>>> burst =
+                    names.stream().map(name -> getAsync(n1, name)).toList();
             // The first answer is a refusal: the queue is full, and stays so for a second.
-            Object first = CompletableFuture.anyOf(burst.toArray(CompletableFuture[]::new)).join();
+            Object first = CompletableFuture.anyOf(burst.toArray(CompletableFuture[]::new))
+                    .join();
             assertThat(((HttpResponse<?>) first).body().toString()).contains("ask again later");
             // The member's own roles are described apart: never refused for the others' sake.
             HttpResponse<String> ownDuringBurst = get(n1, "controller");
@@ -359,13 +392,15 @@ class CoordinationEndpointHttpTests {
         assertThat(endpoint.describesUnderway()).isZero();
     }
 
-    private HttpResponse<String> post(ConfigurableApplicationContext app, String path, String contentType, String body) {
+    private HttpResponse<String> post(
+            ConfigurableApplicationContext app, String path, String contentType, String body) {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base(app) + path))
                 .POST(body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
         if (contentType != null) {
             request.header("Content-Type", contentType);
         }
-        return http.sendAsync(request.build(), HttpResponse.BodyHandlers.ofString()).join();
+        return http.sendAsync(request.build(), HttpResponse.BodyHandlers.ofString())
+                .join();
     }
 
     /**
@@ -379,18 +414,25 @@ class CoordinationEndpointHttpTests {
         ConfigurableApplicationContext n1 = start("n1", "krabka.coordination.endpoint.release-enabled=true");
         await().atMost(WAIT).until(() -> state(n1) == MemberRoleState.LEADER);
         ConfigurableApplicationContext n2 = start("n2", "krabka.coordination.endpoint.release-enabled=true");
-        await().atMost(WAIT).until(() -> state(n2) == MemberRoleState.STANDBY
-                && json(get(n1, "controller")).get("roster").size() == 2);
+        await().atMost(WAIT)
+                .until(() -> state(n2) == MemberRoleState.STANDBY
+                        && json(get(n1, "controller")).get("roster").size() == 2);
 
         List<HttpResponse<String>> simple = List.of(
                 post(n1, "controller", null, null),
                 post(n1, "controller", "text/plain", "{}"),
                 post(n1, "controller", "text/plain;charset=UTF-8", "{\"to\":\"n2\"}"),
                 post(n1, "controller", "application/x-www-form-urlencoded", "to=n2"),
-                post(n1, "controller", "multipart/form-data; boundary=x", "--x\r\nContent-Disposition: form-data; name=\"to\"\r\n\r\nn2\r\n--x--\r\n"),
+                post(
+                        n1,
+                        "controller",
+                        "multipart/form-data; boundary=x",
+                        "--x\r\nContent-Disposition: form-data; name=\"to\"\r\n\r\nn2\r\n--x--\r\n"),
                 post(n1, "controller/n2", null, null),
                 post(n1, "controller/n2", "text/plain", ""));
-        assertThat(simple).allSatisfy(refused -> assertThat(refused.statusCode()).as(refused.body()).isIn(404, 405, 415));
+        assertThat(simple)
+                .allSatisfy(refused ->
+                        assertThat(refused.statusCode()).as(refused.body()).isIn(404, 405, 415));
         assertThat(state(n1)).isEqualTo(MemberRoleState.LEADER);
         assertThat(state(n2)).isEqualTo(MemberRoleState.STANDBY);
 
@@ -419,14 +461,18 @@ class CoordinationEndpointHttpTests {
     void extremeLeaseTimesShowOnTheEndpoint() {
         ConfigurableApplicationContext n1 = start("n1");
         await().atMost(WAIT).until(() -> state(n1) == MemberRoleState.LEADER);
-        long[][] extremes = {{0, Long.MIN_VALUE}, {0, Long.MAX_VALUE}, {Long.MIN_VALUE, Long.MIN_VALUE},
-            {Long.MAX_VALUE, Long.MAX_VALUE}};
+        long[][] extremes = {
+            {0, Long.MIN_VALUE}, {0, Long.MAX_VALUE}, {Long.MIN_VALUE, Long.MIN_VALUE}, {Long.MAX_VALUE, Long.MAX_VALUE}
+        };
         for (int i = 0; i < extremes.length; i++) {
             Role role = Role.of("extreme-" + i);
-            CoordinationRecord.Lease lease = new CoordinationRecord.Lease(MemberId.of("forger"), 7, (short) 0, extremes[i][0],
-                    extremes[i][1]);
-            cluster.produce(new ProducerRecord<>(TOPIC.name(), RolePartitioner.partitionFor(role, TOPIC.partitions()),
-                    CoordinationCodec.encodeKey(CoordinationKey.lease(role)), CoordinationCodec.encodeValue(lease)));
+            CoordinationRecord.Lease lease =
+                    new CoordinationRecord.Lease(MemberId.of("forger"), 7, (short) 0, extremes[i][0], extremes[i][1]);
+            cluster.produce(new ProducerRecord<>(
+                    TOPIC.name(),
+                    RolePartitioner.partitionFor(role, TOPIC.partitions()),
+                    CoordinationCodec.encodeKey(CoordinationKey.lease(role)),
+                    CoordinationCodec.encodeValue(lease)));
         }
         for (int i = 0; i < extremes.length; i++) {
             HttpResponse<String> answer = get(n1, "extreme-" + i);
@@ -434,8 +480,10 @@ class CoordinationEndpointHttpTests {
             JsonNode report = json(answer);
             assertThat(report.get("holder").asString()).isEqualTo("forger");
             assertThat(report.get("problem").isNull()).as(answer.body()).isTrue();
-            assertThat(Instant.parse(report.get("deadline").asString())).isEqualTo(Instant.ofEpochMilli(extremes[i][1]));
-            assertThat(Instant.parse(report.get("grantedAt").asString())).isEqualTo(Instant.ofEpochMilli(extremes[i][0]));
+            assertThat(Instant.parse(report.get("deadline").asString()))
+                    .isEqualTo(Instant.ofEpochMilli(extremes[i][1]));
+            assertThat(Instant.parse(report.get("grantedAt").asString()))
+                    .isEqualTo(Instant.ofEpochMilli(extremes[i][0]));
         }
         assertOwnRoleAnswersInFull(n1);
     }

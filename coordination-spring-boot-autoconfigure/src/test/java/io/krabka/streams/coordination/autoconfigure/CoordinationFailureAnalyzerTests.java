@@ -31,65 +31,84 @@ import org.springframework.mock.env.MockEnvironment;
 class CoordinationFailureAnalyzerTests {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class, CoordinationAutoConfiguration.class));
+            .withConfiguration(
+                    AutoConfigurations.of(KafkaAutoConfiguration.class, CoordinationAutoConfiguration.class));
 
     @Test
     void anUnresolvableBootstrapHostNamesSpringKafkaBootstrapServers() {
-        runner.withPropertyValues("spring.kafka.bootstrap-servers=no-such-broker.invalid:9092").run(context -> {
-            assertThat(context).hasFailed();
-            FailureAnalysis analysis = new CoordinationFailureAnalyzer(
-                    new MockEnvironment().withProperty("spring.kafka.bootstrap-servers", "no-such-broker.invalid:9092"))
-                    .analyze(context.getStartupFailure());
-            assertThat(analysis).isNotNull();
-            assertThat(analysis.getDescription()).contains("'no-such-broker.invalid:9092'").contains("resolves");
-            assertThat(analysis.getAction()).contains("spring.kafka.bootstrap-servers");
-        });
+        runner.withPropertyValues("spring.kafka.bootstrap-servers=no-such-broker.invalid:9092")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    FailureAnalysis analysis = new CoordinationFailureAnalyzer(new MockEnvironment()
+                                    .withProperty("spring.kafka.bootstrap-servers", "no-such-broker.invalid:9092"))
+                            .analyze(context.getStartupFailure());
+                    assertThat(analysis).isNotNull();
+                    assertThat(analysis.getDescription())
+                            .contains("'no-such-broker.invalid:9092'")
+                            .contains("resolves");
+                    assertThat(analysis.getAction()).contains("spring.kafka.bootstrap-servers");
+                });
     }
 
     @Test
     void aMalformedBootstrapAddressNamesSpringKafkaBootstrapServers() {
-        runner.withPropertyValues("spring.kafka.bootstrap-servers=broker-without-port").run(context -> {
-            assertThat(context).hasFailed();
-            FailureAnalysis analysis = new CoordinationFailureAnalyzer(
-                    new MockEnvironment().withProperty("spring.kafka.bootstrap-servers", "broker-without-port"))
-                    .analyze(context.getStartupFailure());
-            assertThat(analysis).isNotNull();
-            assertThat(analysis.getDescription()).contains("'broker-without-port'").contains("cannot parse");
-            assertThat(analysis.getAction()).contains("spring.kafka.bootstrap-servers");
-        });
+        runner.withPropertyValues("spring.kafka.bootstrap-servers=broker-without-port")
+                .run(context -> {
+                    assertThat(context).hasFailed();
+                    FailureAnalysis analysis = new CoordinationFailureAnalyzer(new MockEnvironment()
+                                    .withProperty("spring.kafka.bootstrap-servers", "broker-without-port"))
+                            .analyze(context.getStartupFailure());
+                    assertThat(analysis).isNotNull();
+                    assertThat(analysis.getDescription())
+                            .contains("'broker-without-port'")
+                            .contains("cannot parse");
+                    assertThat(analysis.getAction()).contains("spring.kafka.bootstrap-servers");
+                });
     }
 
     @Test
     void aTopicTheClusterRefusesIsToldByItsMessage() {
         MockEnvironment environment = new MockEnvironment();
-        FailureAnalysis analysis = new CoordinationFailureAnalyzer(environment).analyze(new BeanCreationException("runner",
-                new TopicConfigurationException("the cluster cannot create the coordination topic __coordination_state with"
-                        + " replication factor 3 (...). Lower krabka.coordination.topic.replication-factor")));
-        assertThat(analysis.getDescription()).contains("replication factor 3")
+        FailureAnalysis analysis = new CoordinationFailureAnalyzer(environment)
+                .analyze(
+                        new BeanCreationException(
+                                "runner",
+                                new TopicConfigurationException(
+                                        "the cluster cannot create the coordination topic __coordination_state with"
+                                                + " replication factor 3 (...). Lower krabka.coordination.topic.replication-factor")));
+        assertThat(analysis.getDescription())
+                .contains("replication factor 3")
                 .contains("krabka.coordination.topic.replication-factor");
         assertThat(analysis.getAction()).contains("krabka.coordination.topic.*");
     }
 
     @SpringBootConfiguration
     @EnableAutoConfiguration
-    static class MemberApp {
-    }
+    static class MemberApp {}
 
     /** What the user sees: Boot's failure report with the property, not the stack trace of the Kafka client. */
     @Test
     void aStartingApplicationReportsTheProperty(CapturedOutput output) {
-        assertThatThrownBy(() -> new SpringApplicationBuilder(MemberApp.class).web(WebApplicationType.NONE)
-                .properties(Map.of("spring.kafka.bootstrap-servers", "no-such-broker.invalid:9092",
-                        "krabka.coordination.roles", "controller"))
-                .run().close()).isInstanceOf(BeanCreationException.class);
-        assertThat(output.getOut() + output.getErr()).contains("APPLICATION FAILED TO START")
+        assertThatThrownBy(() -> new SpringApplicationBuilder(MemberApp.class)
+                        .web(WebApplicationType.NONE)
+                        .properties(Map.of(
+                                "spring.kafka.bootstrap-servers",
+                                "no-such-broker.invalid:9092",
+                                "krabka.coordination.roles",
+                                "controller"))
+                        .run()
+                        .close())
+                .isInstanceOf(BeanCreationException.class);
+        assertThat(output.getOut() + output.getErr())
+                .contains("APPLICATION FAILED TO START")
                 .contains("The Kafka bootstrap servers 'no-such-broker.invalid:9092' cannot be used")
                 .contains("Set spring.kafka.bootstrap-servers");
     }
 
     @Test
     void otherFailuresAreLeftToOtherAnalyzers() {
-        assertThat(new CoordinationFailureAnalyzer(new MockEnvironment()).analyze(new IllegalStateException("x"))).isNull();
+        assertThat(new CoordinationFailureAnalyzer(new MockEnvironment()).analyze(new IllegalStateException("x")))
+                .isNull();
     }
 
     @Test
@@ -105,19 +124,35 @@ class CoordinationFailureAnalyzerTests {
     /** A probe FAIL is told as each failed check, what it means and its fix; warnings and passes are left out. */
     @Test
     void aFailedFencingProbeNamesEachFailedCheckAndItsFix() {
-        FencingReport report = new FencingReport("cluster-1", "broker:9092", "__coordination_state", null, null, true,
-                java.time.Instant.EPOCH, 12, java.util.List.of(
-                        new ProbeCheck("transaction-version", ProbeStatus.PASS, "transaction.version=2", "KIP-890", null),
-                        new ProbeCheck("topic.min-insync-replicas", ProbeStatus.FAIL, "t: effective min.insync.replicas=1",
-                                "One broker acknowledges", "set min.insync.replicas=2"),
+        FencingReport report = new FencingReport(
+                "cluster-1",
+                "broker:9092",
+                "__coordination_state",
+                null,
+                null,
+                true,
+                java.time.Instant.EPOCH,
+                12,
+                java.util.List.of(
+                        new ProbeCheck(
+                                "transaction-version", ProbeStatus.PASS, "transaction.version=2", "KIP-890", null),
+                        new ProbeCheck(
+                                "topic.min-insync-replicas",
+                                ProbeStatus.FAIL,
+                                "t: effective min.insync.replicas=1",
+                                "One broker acknowledges",
+                                "set min.insync.replicas=2"),
                         new ProbeCheck("connections", ProbeStatus.WARN, "many", "slow", "spread")));
         FailureAnalysis analysis = new CoordinationFailureAnalyzer(new MockEnvironment())
                 .analyze(new IllegalStateException("Failed to start bean", new FencingProbeException(report)));
-        assertThat(analysis.getDescription()).startsWith("krabka coordination will not contend: the fencing probe of cluster"
-                + " cluster-1 (broker:9092) failed 1 check:")
+        assertThat(analysis.getDescription())
+                .startsWith("krabka coordination will not contend: the fencing probe of cluster"
+                        + " cluster-1 (broker:9092) failed 1 check:")
                 .contains("- topic.min-insync-replicas: t: effective min.insync.replicas=1. One broker acknowledges.")
-                .doesNotContain("connections").doesNotContain("transaction-version");
-        assertThat(analysis.getAction()).startsWith("topic.min-insync-replicas: set min.insync.replicas=2.")
+                .doesNotContain("connections")
+                .doesNotContain("transaction-version");
+        assertThat(analysis.getAction())
+                .startsWith("topic.min-insync-replicas: set min.insync.replicas=2.")
                 .contains("krabka.coordination.probe=warn");
     }
 }

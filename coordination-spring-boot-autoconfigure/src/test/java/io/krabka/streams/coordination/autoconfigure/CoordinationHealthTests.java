@@ -11,11 +11,11 @@ import io.krabka.streams.coordination.TopicConfigurationException;
 import io.krabka.streams.coordination.actuate.CoordinationHealthIndicator;
 import io.krabka.streams.coordination.actuate.CoordinationLeadershipHealth;
 import io.krabka.streams.coordination.client.CoordinationClient;
-import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.spring.ClusterContact;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.spring.MemberRoleState;
 import io.krabka.streams.coordination.spring.OnLeadership;
+import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import io.krabka.streams.coordination.transport.RoleRecords;
@@ -49,8 +49,11 @@ import org.springframework.context.annotation.Configuration;
 class CoordinationHealthTests {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class, CoordinationAutoConfiguration.class,
-                    HealthContributorAutoConfiguration.class, CoordinationHealthAutoConfiguration.class))
+            .withConfiguration(AutoConfigurations.of(
+                    KafkaAutoConfiguration.class,
+                    CoordinationAutoConfiguration.class,
+                    HealthContributorAutoConfiguration.class,
+                    CoordinationHealthAutoConfiguration.class))
             .withPropertyValues("krabka.coordination.member-id=n1", "krabka.coordination.work-stop-timeout=1s");
 
     /** An in-memory cluster that does not answer until the test lets it, or that refuses the topic. */
@@ -138,38 +141,48 @@ class CoordinationHealthTests {
 
     @Test
     void beforeTheFirstAnswerItIsOutOfServiceAndUpOnceTheClusterAnswers() {
-        runner.withUserConfiguration(HeldBack.class).withPropertyValues("krabka.coordination.roles=controller").run(context -> {
-            HeldBackTransport transport = context.getBean(HeldBackTransport.class);
-            try {
-                Health before = health(context);
-                assertThat(before.getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
-                assertThat((String) before.getDetails().get("waiting")).startsWith("no answer yet from topic __coordination_state");
-                assertThat(context.getBean(ClusterContact.class).made()).isFalse();
+        runner.withUserConfiguration(HeldBack.class)
+                .withPropertyValues("krabka.coordination.roles=controller")
+                .run(context -> {
+                    HeldBackTransport transport = context.getBean(HeldBackTransport.class);
+                    try {
+                        Health before = health(context);
+                        assertThat(before.getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
+                        assertThat((String) before.getDetails().get("waiting"))
+                                .startsWith("no answer yet from topic __coordination_state");
+                        assertThat(context.getBean(ClusterContact.class).made()).isFalse();
 
-                transport.answer.countDown();
-                LeadershipLoop loop = context.getBean(LeadershipLoop.class);
-                await().atMost(Duration.ofSeconds(10)).until(() -> loop.state(Role.of("controller")) == MemberRoleState.LEADER);
-                assertThat(health(context).getStatus()).isEqualTo(Status.UP);
-                assertThat(context.getBean(ClusterContact.class).made()).isTrue();
-            } finally {
-                transport.answer.countDown();
-            }
-        });
+                        transport.answer.countDown();
+                        LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+                        await().atMost(Duration.ofSeconds(10))
+                                .until(() -> loop.state(Role.of("controller")) == MemberRoleState.LEADER);
+                        assertThat(health(context).getStatus()).isEqualTo(Status.UP);
+                        assertThat(context.getBean(ClusterContact.class).made()).isTrue();
+                    } finally {
+                        transport.answer.countDown();
+                    }
+                });
     }
 
     @Test
     void aTopicTheClusterRefusesIsDownAsMisconfiguredNamingTheProperty() {
-        runner.withUserConfiguration(HeldBack.class).withPropertyValues("krabka.coordination.roles=controller").run(context -> {
-            HeldBackTransport transport = context.getBean(HeldBackTransport.class);
-            transport.refusal = new TopicConfigurationException("the cluster cannot create the coordination topic"
-                    + " __coordination_state with replication factor 3. Lower krabka.coordination.topic.replication-factor");
-            transport.answer.countDown();
-            await().atMost(Duration.ofSeconds(10)).until(() -> health(context).getStatus().equals(Status.DOWN));
-            Health down = health(context);
-            assertThat(down.getDetails()).containsKey("misconfigured").doesNotContainKeys("unreachable", "waiting");
-            assertThat(down.getDetails().get("misconfigured").toString())
-                    .contains("krabka.coordination.topic.replication-factor");
-        });
+        runner.withUserConfiguration(HeldBack.class)
+                .withPropertyValues("krabka.coordination.roles=controller")
+                .run(context -> {
+                    HeldBackTransport transport = context.getBean(HeldBackTransport.class);
+                    transport.refusal = new TopicConfigurationException(
+                            "the cluster cannot create the coordination topic"
+                                    + " __coordination_state with replication factor 3. Lower krabka.coordination.topic.replication-factor");
+                    transport.answer.countDown();
+                    await().atMost(Duration.ofSeconds(10))
+                            .until(() -> health(context).getStatus().equals(Status.DOWN));
+                    Health down = health(context);
+                    assertThat(down.getDetails())
+                            .containsKey("misconfigured")
+                            .doesNotContainKeys("unreachable", "waiting");
+                    assertThat(down.getDetails().get("misconfigured").toString())
+                            .contains("krabka.coordination.topic.replication-factor");
+                });
     }
 
     @Test
@@ -178,23 +191,28 @@ class CoordinationHealthTests {
             assertThat(health(context).getStatus()).isEqualTo(Status.UP);
             context.getBean(HeldBackTransport.class).answer.countDown();
         });
-        runner.withUserConfiguration(HeldBack.class).withPropertyValues("krabka.coordination.roles=controller").run(context -> {
-            context.getBean(HeldBackTransport.class).answer.countDown();
-            LeadershipLoop loop = context.getBean(LeadershipLoop.class);
-            await().atMost(Duration.ofSeconds(10)).until(() -> health(context).getStatus().equals(Status.UP));
-            loop.stop();
-            Health stopped = health(context);
-            assertThat(stopped.getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
-            assertThat(stopped.getDetails()).containsEntry("contending", false);
-        });
+        runner.withUserConfiguration(HeldBack.class)
+                .withPropertyValues("krabka.coordination.roles=controller")
+                .run(context -> {
+                    context.getBean(HeldBackTransport.class).answer.countDown();
+                    LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+                    await().atMost(Duration.ofSeconds(10))
+                            .until(() -> health(context).getStatus().equals(Status.UP));
+                    loop.stop();
+                    Health stopped = health(context);
+                    assertThat(stopped.getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
+                    assertThat(stopped.getDetails()).containsEntry("contending", false);
+                });
     }
 
     @Test
     void aClientTheApplicationBuiltItselfIsNotWaitedFor() {
-        runner.withUserConfiguration(HeldBack.class, OwnClient.class).withPropertyValues("krabka.coordination.roles=controller")
+        runner.withUserConfiguration(HeldBack.class, OwnClient.class)
+                .withPropertyValues("krabka.coordination.roles=controller")
                 .run(context -> {
                     try {
-                        assertThat(context.getBean(ClusterContact.class).tracking()).isFalse();
+                        assertThat(context.getBean(ClusterContact.class).tracking())
+                                .isFalse();
                         assertThat(health(context).getStatus()).isEqualTo(Status.UP);
                     } finally {
                         context.getBean(HeldBackTransport.class).answer.countDown();
@@ -218,28 +236,34 @@ class CoordinationHealthTests {
             assertThat(context).doesNotHaveBean("coordinationLeadershipHealthContributor");
             context.getBean(HeldBackTransport.class).answer.countDown();
         });
-        roles.withPropertyValues("management.health.coordination-leadership.enabled=true").run(context -> {
-            CompositeHealthContributor leadership = context.getBean("coordinationLeadershipHealthContributor",
-                    CompositeHealthContributor.class);
-            HealthIndicator controller = (HealthIndicator) leadership.getContributor("controller");
-            assertThat(controller.health().getStatus()).isEqualTo(CoordinationLeadershipHealth.STANDBY);
-            context.getBean(HeldBackTransport.class).answer.countDown();
-            LeadershipLoop loop = context.getBean(LeadershipLoop.class);
-            await().atMost(Duration.ofSeconds(10)).until(() -> loop.state(Role.of("controller")) == MemberRoleState.LEADER);
-            assertThat(controller.health().getStatus()).isEqualTo(Status.UP);
-            assertThat(controller.health().getDetails()).containsEntry("state", "leader").containsKey("term");
-            Object releasedTerm = controller.health().getDetails().get("term");
-            loop.release(Role.of("controller"));
-            // The only member takes the role again right after its release, and its pass may
-            // already have: UP then names a later term, never the released one.
-            Health afterRelease = controller.health();
-            if (afterRelease.getStatus().equals(Status.UP)) {
-                assertThat(afterRelease.getDetails().get("term")).isNotNull().isNotEqualTo(releasedTerm);
-            } else {
-                assertThat(afterRelease.getStatus()).isEqualTo(CoordinationLeadershipHealth.STANDBY);
-            }
-            assertThat(leadership.getContributor("scheduler")).isNotNull();
-        });
+        roles.withPropertyValues("management.health.coordination-leadership.enabled=true")
+                .run(context -> {
+                    CompositeHealthContributor leadership = context.getBean(
+                            "coordinationLeadershipHealthContributor", CompositeHealthContributor.class);
+                    HealthIndicator controller = (HealthIndicator) leadership.getContributor("controller");
+                    assertThat(controller.health().getStatus()).isEqualTo(CoordinationLeadershipHealth.STANDBY);
+                    context.getBean(HeldBackTransport.class).answer.countDown();
+                    LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+                    await().atMost(Duration.ofSeconds(10))
+                            .until(() -> loop.state(Role.of("controller")) == MemberRoleState.LEADER);
+                    assertThat(controller.health().getStatus()).isEqualTo(Status.UP);
+                    assertThat(controller.health().getDetails())
+                            .containsEntry("state", "leader")
+                            .containsKey("term");
+                    Object releasedTerm = controller.health().getDetails().get("term");
+                    loop.release(Role.of("controller"));
+                    // The only member takes the role again right after its release, and its pass may
+                    // already have: UP then names a later term, never the released one.
+                    Health afterRelease = controller.health();
+                    if (afterRelease.getStatus().equals(Status.UP)) {
+                        assertThat(afterRelease.getDetails().get("term"))
+                                .isNotNull()
+                                .isNotEqualTo(releasedTerm);
+                    } else {
+                        assertThat(afterRelease.getStatus()).isEqualTo(CoordinationLeadershipHealth.STANDBY);
+                    }
+                    assertThat(leadership.getContributor("scheduler")).isNotNull();
+                });
     }
 
     /** Work that throws at every grant. */
@@ -264,14 +288,18 @@ class CoordinationHealthTests {
      */
     @Test
     void workThatFailsAtEveryGrantIsWorkFailingNamingTheFailure() {
-        runner.withUserConfiguration(HeldBack.class, FailingWork.class).withPropertyValues("krabka.coordination.roles=controller")
+        runner.withUserConfiguration(HeldBack.class, FailingWork.class)
+                .withPropertyValues("krabka.coordination.roles=controller")
                 .run(context -> {
                     context.getBean(HeldBackTransport.class).answer.countDown();
                     await().atMost(Duration.ofSeconds(10))
                             .until(() -> health(context).getStatus().getCode().equals("WORK_FAILING"));
                     Health failing = health(context);
-                    assertThat(failing.getDetails()).containsKey("workFailing").doesNotContainKeys("failing", "misconfigured");
-                    assertThat(failing.getDetails().get("workFailing").toString()).contains("controller")
+                    assertThat(failing.getDetails())
+                            .containsKey("workFailing")
+                            .doesNotContainKeys("failing", "misconfigured");
+                    assertThat(failing.getDetails().get("workFailing").toString())
+                            .contains("controller")
                             .contains("the device registry is empty");
                 });
     }
@@ -282,7 +310,8 @@ class CoordinationHealthTests {
         CoordinationTransport recording = new ClusterContact().track(new HeldBackTransport());
         for (Method method : CoordinationTransport.class.getMethods()) {
             Method implementation = recording.getClass().getMethod(method.getName(), method.getParameterTypes());
-            assertThat(implementation.getDeclaringClass()).as(method + " " + Arrays.toString(method.getParameterTypes()))
+            assertThat(implementation.getDeclaringClass())
+                    .as(method + " " + Arrays.toString(method.getParameterTypes()))
                     .isEqualTo(recording.getClass());
         }
     }

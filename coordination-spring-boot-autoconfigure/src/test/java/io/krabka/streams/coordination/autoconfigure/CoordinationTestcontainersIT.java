@@ -25,9 +25,14 @@ import org.testcontainers.kafka.KafkaContainer;
  */
 @ExtendWith(DockerAvailable.class)
 @Testcontainers
-@SpringBootTest(properties = {"krabka.coordination.roles=controller", "krabka.coordination.member-id=tc-1",
-        "krabka.coordination.topic.replication-factor=1", "krabka.coordination.topic.allow-unsafe=true",
-        "krabka.coordination.topic.partitions=3"})
+@SpringBootTest(
+        properties = {
+            "krabka.coordination.roles=controller",
+            "krabka.coordination.member-id=tc-1",
+            "krabka.coordination.topic.replication-factor=1",
+            "krabka.coordination.topic.allow-unsafe=true",
+            "krabka.coordination.topic.partitions=3"
+        })
 class CoordinationTestcontainersIT {
 
     @Container
@@ -36,8 +41,7 @@ class CoordinationTestcontainersIT {
 
     @SpringBootConfiguration
     @EnableAutoConfiguration
-    static class App {
-    }
+    static class App {}
 
     @Autowired
     LeadershipLoop loop;

@@ -18,7 +18,8 @@ final class DockerAvailable implements ExecutionCondition {
             return ConditionEvaluationResult.enabled("a Docker engine is available");
         }
         String reason = "no Docker engine is available on this machine, so the Testcontainers path of "
-                + context.getDisplayName() + " cannot run; the embedded-broker tests (CoordinationStarterIT) cover the same behaviour";
+                + context.getDisplayName()
+                + " cannot run; the embedded-broker tests (CoordinationStarterIT) cover the same behaviour";
         System.out.println("SKIPPED: " + reason);
         return ConditionEvaluationResult.disabled(reason);
     }

@@ -26,8 +26,15 @@ class KafkaClientLogLevelsTests {
 
     private static final String CONFIG = "org.apache.kafka.common.config.AbstractConfig";
     private static final String APP_INFO = "org.apache.kafka.common.utils.AppInfoParser";
-    private static final String[] TOUCHED = {CONFIG, APP_INFO, "org.apache.kafka.common.config", "org.apache.kafka.common",
-        "org.apache.kafka", "org.apache", "org"};
+    private static final String[] TOUCHED = {
+        CONFIG,
+        APP_INFO,
+        "org.apache.kafka.common.config",
+        "org.apache.kafka.common",
+        "org.apache.kafka",
+        "org.apache",
+        "org"
+    };
 
     private final LoggerContext logback = (LoggerContext) LoggerFactory.getILoggerFactory();
     private final Map<String, Level> before = new HashMap<>();
@@ -47,8 +54,9 @@ class KafkaClientLogLevelsTests {
     }
 
     private static void prepare(MockEnvironment environment) {
-        new KafkaClientLogLevels().onApplicationEvent(new ApplicationEnvironmentPreparedEvent(new DefaultBootstrapContext(),
-                new SpringApplication(), new String[0], environment));
+        new KafkaClientLogLevels()
+                .onApplicationEvent(new ApplicationEnvironmentPreparedEvent(
+                        new DefaultBootstrapContext(), new SpringApplication(), new String[0], environment));
     }
 
     @Test
@@ -57,7 +65,9 @@ class KafkaClientLogLevelsTests {
 
         assertThat(logback.getLogger(CONFIG).getLevel()).isEqualTo(Level.WARN);
         assertThat(logback.getLogger(APP_INFO).getLevel()).isEqualTo(Level.WARN);
-        assertThat(logback.getLogger("org.apache.kafka").getLevel()).as("nothing above them").isNull();
+        assertThat(logback.getLogger("org.apache.kafka").getLevel())
+                .as("nothing above them")
+                .isNull();
     }
 
     @Test
@@ -93,8 +103,7 @@ class KafkaClientLogLevelsTests {
     void aLoggingSystemThatDoesNotDoLevelsIsLeftAlone() {
         LoggingSystem withoutLevels = new LoggingSystem() {
             @Override
-            public void beforeInitialize() {
-            }
+            public void beforeInitialize() {}
         };
 
         assertThatNoException().isThrownBy(() -> KafkaClientLogLevels.apply(withoutLevels));

@@ -20,10 +20,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.stream.Stream;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.BeforeAll;
@@ -50,9 +50,13 @@ class LeaderListenerIT {
     private final String suffix = UUID.randomUUID().toString().substring(0, 8);
     private final String requests = "requests-" + suffix;
     private final String commands = "commands-" + suffix;
+
     @RegisterExtension
     final SpringMembers members = SpringMembers.of(ListenerApp.class, () -> cluster.bootstrapServers())
-            .with("spring.main.web-application-type=none", "krabka.coordination.roles=controller", "test.requests=" + requests)
+            .with(
+                    "spring.main.web-application-type=none",
+                    "krabka.coordination.roles=controller",
+                    "test.requests=" + requests)
             .withFastLeases();
 
     @BeforeAll
@@ -102,7 +106,10 @@ class LeaderListenerIT {
             if (request.value().startsWith("poison")) {
                 throw new IllegalArgumentException("cannot handle " + request.value());
             }
-            return new ProducerRecord<>(request.topic().replace("requests", "commands"), 0, request.key(),
+            return new ProducerRecord<>(
+                    request.topic().replace("requests", "commands"),
+                    0,
+                    request.key(),
                     request.value() + "," + leadership.member().value() + "," + leadership.term());
         }
     }
@@ -113,8 +120,8 @@ class LeaderListenerIT {
         List<ProducerRecord<String, Integer>> onRequests(List<ConsumerRecord<String, Integer>> requests) {
             List<ProducerRecord<String, Integer>> doubled = new ArrayList<>();
             for (ConsumerRecord<String, Integer> request : requests) {
-                doubled.add(new ProducerRecord<>(request.topic().replace("requests", "commands"), 0, request.key(),
-                        request.value() * 2));
+                doubled.add(new ProducerRecord<>(
+                        request.topic().replace("requests", "commands"), 0, request.key(), request.value() * 2));
             }
             return doubled;
         }
@@ -146,16 +153,17 @@ class LeaderListenerIT {
 
     static class SharedGroup {
         @LeaderListener(role = "controller", topics = "${test.requests}")
-        void first(ConsumerRecord<String, String> request) {
-        }
+        void first(ConsumerRecord<String, String> request) {}
 
         @LeaderListener(role = "controller", topics = "${test.requests}")
-        void second(ConsumerRecord<String, String> request) {
-        }
+        void second(ConsumerRecord<String, String> request) {}
     }
 
     private ConfigurableApplicationContext start(String member, String listener, String... more) {
-        return members.start(member, Stream.concat(Stream.of("test.listener=" + listener), Stream.of(more)).toArray(String[]::new));
+        return members.start(
+                member,
+                Stream.concat(Stream.of("test.listener=" + listener), Stream.of(more))
+                        .toArray(String[]::new));
     }
 
     private static LeadershipLoop loop(ConfigurableApplicationContext app) {
@@ -170,32 +178,52 @@ class LeaderListenerIT {
         ConfigurableApplicationContext a = start("a", "one-record");
         ConfigurableApplicationContext b = start("b", "one-record");
         cluster.produce(requests, 0, 150, i -> ("r" + i).getBytes(StandardCharsets.UTF_8));
-        await().atMost(Duration.ofSeconds(30)).until(() -> cluster.committed(commands).size() == 150);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> cluster.committed(commands).size() == 150);
 
         ConfigurableApplicationContext leader = loop(a).state(CONTROLLER) == MemberRoleState.LEADER ? a : b;
         ConfigurableApplicationContext standby = leader == a ? b : a;
         assertThat(loop(leader).release(CONTROLLER)).isTrue();
         cluster.produce(requests, 150, 300, i -> ("r" + i).getBytes(StandardCharsets.UTF_8));
         cluster.produce(requests, 0, 1, i -> "poison-1".getBytes(StandardCharsets.UTF_8));
-        await().atMost(Duration.ofSeconds(30)).until(() -> cluster.committed(commands).size() == 300
-                && cluster.committed(requests + ".DLT").size() == 1);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> cluster.committed(commands).size() == 300
+                        && cluster.committed(requests + ".DLT").size() == 1);
 
-        List<String> log = cluster.committed(commands).stream().map(r -> new String(r.value(), StandardCharsets.UTF_8)).toList();
-        Map<String, Long> perRequest = log.stream().collect(Collectors.groupingBy(c -> c.split(",")[0], Collectors.counting()));
-        assertThat(perRequest).hasSize(300).allSatisfy((request, count) -> assertThat(count).as(request).isEqualTo(1));
+        List<String> log = cluster.committed(commands).stream()
+                .map(r -> new String(r.value(), StandardCharsets.UTF_8))
+                .toList();
+        Map<String, Long> perRequest =
+                log.stream().collect(Collectors.groupingBy(c -> c.split(",")[0], Collectors.counting()));
+        assertThat(perRequest)
+                .hasSize(300)
+                .allSatisfy((request, count) -> assertThat(count).as(request).isEqualTo(1));
         assertThat(log).extracting(c -> Long.parseLong(c.split(",")[2])).isSortedAccordingTo(Long::compare);
-        assertThat(log).extracting(c -> c.split(",")[1]).as("the standby took over after the release")
+        assertThat(log)
+                .extracting(c -> c.split(",")[1])
+                .as("the standby took over after the release")
                 .contains(loop(leader).member().value(), loop(standby).member().value());
 
-        ConsumerRecord<byte[], byte[]> dead = cluster.committed(requests + ".DLT").get(0);
+        ConsumerRecord<byte[], byte[]> dead =
+                cluster.committed(requests + ".DLT").get(0);
         assertThat(new String(dead.value(), StandardCharsets.UTF_8)).isEqualTo("poison-1");
-        assertThat(new String(dead.headers().lastHeader(KafkaHeaders.DLT_EXCEPTION_MESSAGE).value(), StandardCharsets.UTF_8))
+        assertThat(new String(
+                        dead.headers()
+                                .lastHeader(KafkaHeaders.DLT_EXCEPTION_MESSAGE)
+                                .value(),
+                        StandardCharsets.UTF_8))
                 .isEqualTo("cannot handle poison-1");
-        assertThat(new String(dead.headers().lastHeader(KafkaHeaders.DLT_ORIGINAL_TOPIC).value(), StandardCharsets.UTF_8))
+        assertThat(new String(
+                        dead.headers()
+                                .lastHeader(KafkaHeaders.DLT_ORIGINAL_TOPIC)
+                                .value(),
+                        StandardCharsets.UTF_8))
                 .isEqualTo(requests);
         assertThat(loop(standby).state(CONTROLLER)).isEqualTo(MemberRoleState.LEADER);
-        assertThat(standby.getBean(LeaderPipelines.class).entries(CONTROLLER)).singleElement()
-                .satisfies(entry -> assertThat(entry.pipeline().processedRecords()).isGreaterThanOrEqualTo(151));
+        assertThat(standby.getBean(LeaderPipelines.class).entries(CONTROLLER))
+                .singleElement()
+                .satisfies(
+                        entry -> assertThat(entry.pipeline().processedRecords()).isGreaterThanOrEqualTo(151));
     }
 
     @Test
@@ -203,29 +231,45 @@ class LeaderListenerIT {
         cluster.createTopic(requests, 1);
         cluster.createTopic(commands, 1);
         cluster.createTopic(requests + ".DLT", 1);
-        start("a", "batch",
+        start(
+                "a",
+                "batch",
                 "spring.kafka.consumer.value-deserializer=org.apache.kafka.common.serialization.IntegerDeserializer",
                 "spring.kafka.producer.value-serializer=org.apache.kafka.common.serialization.IntegerSerializer");
         cluster.produce(requests, 1, 4, i -> ByteBuffer.allocate(4).putInt(i).array());
         cluster.produce(requests, 0, 1, i -> new byte[] {1, 2, 3});
         cluster.produce(requests, 4, 6, i -> ByteBuffer.allocate(4).putInt(i).array());
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> cluster.committed(commands).size() == 5
-                && cluster.committed(requests + ".DLT").size() == 1);
-        assertThat(cluster.committed(commands)).extracting(r -> ByteBuffer.wrap(r.value()).getInt()).containsExactly(2, 4, 6, 8, 10);
-        ConsumerRecord<byte[], byte[]> dead = cluster.committed(requests + ".DLT").get(0);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> cluster.committed(commands).size() == 5
+                        && cluster.committed(requests + ".DLT").size() == 1);
+        assertThat(cluster.committed(commands))
+                .extracting(r -> ByteBuffer.wrap(r.value()).getInt())
+                .containsExactly(2, 4, 6, 8, 10);
+        ConsumerRecord<byte[], byte[]> dead =
+                cluster.committed(requests + ".DLT").get(0);
         assertThat(dead.value()).containsExactly(1, 2, 3);
-        assertThat(ByteBuffer.wrap(dead.headers().lastHeader(KafkaHeaders.DLT_ORIGINAL_OFFSET).value()).getLong()).isEqualTo(3);
+        assertThat(ByteBuffer.wrap(dead.headers()
+                                .lastHeader(KafkaHeaders.DLT_ORIGINAL_OFFSET)
+                                .value())
+                        .getLong())
+                .isEqualTo(3);
     }
 
     @Test
     void onLeadershipWorkWritesTypedRecordsWithSpringKafkasSerializers() {
         cluster.createTopic(commands, 1);
-        start("a", "typed-sender",
+        start(
+                "a",
+                "typed-sender",
                 "spring.kafka.producer.value-serializer=org.apache.kafka.common.serialization.IntegerSerializer");
-        await().atMost(Duration.ofSeconds(30)).until(() -> cluster.committed(commands).size() == 3);
-        assertThat(cluster.committed(commands)).extracting(r -> ByteBuffer.wrap(r.value()).getInt()).containsExactly(1, 2, 3);
-        assertThat(new String(cluster.committed(commands).get(0).key(), StandardCharsets.UTF_8)).isEqualTo("a");
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> cluster.committed(commands).size() == 3);
+        assertThat(cluster.committed(commands))
+                .extracting(r -> ByteBuffer.wrap(r.value()).getInt())
+                .containsExactly(1, 2, 3);
+        assertThat(new String(cluster.committed(commands).get(0).key(), StandardCharsets.UTF_8))
+                .isEqualTo("a");
     }
 
     @Test

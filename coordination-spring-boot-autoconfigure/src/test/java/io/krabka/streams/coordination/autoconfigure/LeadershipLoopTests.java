@@ -10,8 +10,6 @@ import io.krabka.streams.coordination.CoordinationTimeoutException;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualClock;
-import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.RankedMember;
@@ -21,7 +19,6 @@ import io.krabka.streams.coordination.actuate.CoordinationEndpoint;
 import io.krabka.streams.coordination.actuate.CoordinationEndpointWebExtension;
 import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.client.Leadership;
-import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.spring.LeadershipAware;
 import io.krabka.streams.coordination.spring.LeadershipEndedEvent;
@@ -29,6 +26,9 @@ import io.krabka.streams.coordination.spring.LeadershipGrantedEvent;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.spring.MemberRoleState;
 import io.krabka.streams.coordination.spring.OnLeadership;
+import io.krabka.streams.coordination.test.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.runtime.ManualClock;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.testing.ForwardingTransport;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RoleEpoch;
@@ -77,10 +77,15 @@ class LeadershipLoopTests {
     private static final TopicSpec TOPIC = TopicSpec.DEFAULTS.withPartitions(3);
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(KafkaAutoConfiguration.class, CoordinationAutoConfiguration.class,
-                    EndpointAutoConfiguration.class, CoordinationEndpointAutoConfiguration.class))
+            .withConfiguration(AutoConfigurations.of(
+                    KafkaAutoConfiguration.class,
+                    CoordinationAutoConfiguration.class,
+                    EndpointAutoConfiguration.class,
+                    CoordinationEndpointAutoConfiguration.class))
             .withUserConfiguration(Member.class)
-            .withPropertyValues("krabka.coordination.roles=controller", "krabka.coordination.member-id=n1",
+            .withPropertyValues(
+                    "krabka.coordination.roles=controller",
+                    "krabka.coordination.member-id=n1",
                     "management.endpoints.web.exposure.include=coordination");
 
     @Configuration(proxyBeanMethods = false)
@@ -88,9 +93,11 @@ class LeadershipLoopTests {
 
         /** Closed with the context, after the loop stopped. */
         final ManualRuntime runtime = new ManualRuntime();
+
         final ManualClock clock = runtime.wallClock();
         /** Outlives the context, so a test can read the roster after shutdown. */
         final InMemoryCluster cluster = new InMemoryCluster(runtime);
+
         final AtomicBoolean failWrites = new AtomicBoolean();
         final AtomicBoolean breakProducer = new AtomicBoolean();
         /** Hanging transactions wait for it on simulated time (they run on the runtime's tasks). */
@@ -99,6 +106,7 @@ class LeadershipLoopTests {
         final CountDownLatch hangDescribes = new CountDownLatch(1);
         /** How many many-role describes (the endpoint's reads of the cluster) were started. */
         final AtomicInteger describeReads = new AtomicInteger();
+
         final AtomicBoolean hang = new AtomicBoolean();
         final List<Object> events = new CopyOnWriteArrayList<>();
         final AtomicInteger workStarted = new AtomicInteger();
@@ -137,13 +145,24 @@ class LeadershipLoopTests {
 
         @Bean(destroyMethod = "close")
         CoordinationTransport coordinationTransport() {
-            return new FailingTransport(cluster.transport(TOPIC), runtime, failWrites,
-                    breakProducer, hang, hangWrites, hangThenCommit, hangDescribe, hangDescribes, describeReads);
+            return new FailingTransport(
+                    cluster.transport(TOPIC),
+                    runtime,
+                    failWrites,
+                    breakProducer,
+                    hang,
+                    hangWrites,
+                    hangThenCommit,
+                    hangDescribe,
+                    hangDescribes,
+                    describeReads);
         }
 
         /** Runs the simulation until {@code condition} holds, at most {@code limit} of simulated time. */
         void until(BooleanSupplier condition, Duration limit) {
-            assertThat(runtime.advanceUntil(condition, limit)).as("within %s of simulated time", limit).isTrue();
+            assertThat(runtime.advanceUntil(condition, limit))
+                    .as("within %s of simulated time", limit)
+                    .isTrue();
         }
 
         /** As {@link #until(BooleanSupplier, Duration)} within a lease and a half: a grant, a start, an event. */
@@ -260,14 +279,17 @@ class LeadershipLoopTests {
             member.until(() -> member.workStarted.get() == 1 && dispatcher.isRunning());
             assertThat(member.events.get(0)).isInstanceOf(LeadershipGrantedEvent.class);
             // A Lifecycle bean is handed its leadership before it starts.
-            assertThat(dispatcher.leadership()).isSameAs(loop.leadership(CONTROLLER).orElseThrow());
+            assertThat(dispatcher.leadership())
+                    .isSameAs(loop.leadership(CONTROLLER).orElseThrow());
 
             // Every write now fails transiently; the renewal keeps retrying until the deadline.
             member.failWrites.set(true);
             Instant deadline = loop.leadership(CONTROLLER).orElseThrow().deadline();
             member.until(() -> member.events.size() >= 2);
             // At the deadline, give or take a pass (20 ms): not a renewal interval or a retry later.
-            assertThat(member.clock.instant()).as("ended at the lease deadline").isBetween(deadline, deadline.plusMillis(100));
+            assertThat(member.clock.instant())
+                    .as("ended at the lease deadline")
+                    .isBetween(deadline, deadline.plusMillis(100));
             assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class, ended -> {
                 assertThat(ended.cause()).isEqualTo(LeadershipEndCause.EXPIRED);
                 assertThat(ended.member()).isEqualTo(MemberId.of("n1"));
@@ -299,14 +321,21 @@ class LeadershipLoopTests {
             // The end is reported at the deadline, while the renewal still hangs.
             member.until(() -> member.events.size() >= 2);
             // At the deadline, give or take a pass (20 ms): not a renewal interval or a retry later.
-            assertThat(member.clock.instant()).as("ended at the lease deadline").isBetween(deadline, deadline.plusMillis(100));
-            assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
-                    ended -> assertThat(ended.cause()).isEqualTo(LeadershipEndCause.EXPIRED));
+            assertThat(member.clock.instant())
+                    .as("ended at the lease deadline")
+                    .isBetween(deadline, deadline.plusMillis(100));
+            assertThat(member.events.get(1))
+                    .isInstanceOfSatisfying(
+                            LeadershipEndedEvent.class,
+                            ended -> assertThat(ended.cause()).isEqualTo(LeadershipEndCause.EXPIRED));
             assertThat(member.workInterrupted).hasValue(1);
             assertThat(dispatcher.isRunning()).isFalse();
             assertThat(loop.state(CONTROLLER)).isEqualTo(MemberRoleState.STANDBY);
             // Health turns DOWN with the end, not when the blocked renewal gives up.
-            assertThat(loop.problem(CONTROLLER)).get().extracting(Throwable::getMessage).asString()
+            assertThat(loop.problem(CONTROLLER))
+                    .get()
+                    .extracting(Throwable::getMessage)
+                    .asString()
                     .contains("got no answer", "before the lease deadline");
 
             // The blocked renewal now reaches the cluster: it must not bring the leadership
@@ -318,7 +347,9 @@ class LeadershipLoopTests {
             assertThat(member.events).hasSize(3);
             assertThat(member.events.get(2)).isInstanceOf(LeadershipGrantedEvent.class);
             assertThat(loop.leadership(CONTROLLER).orElseThrow().term())
-                    .isGreaterThan(((LeadershipGrantedEvent) member.events.get(0)).token().term());
+                    .isGreaterThan(((LeadershipGrantedEvent) member.events.get(0))
+                            .token()
+                            .term());
         });
     }
 
@@ -347,7 +378,10 @@ class LeadershipLoopTests {
             member.until(() -> member.events.size() >= 2);
             assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class, ended -> {
                 assertThat(ended.cause()).isEqualTo(LeadershipEndCause.FAILED);
-                assertThat(ended.failure()).get().extracting(Throwable::getMessage).isEqualTo("injected: the work failed");
+                assertThat(ended.failure())
+                        .get()
+                        .extracting(Throwable::getMessage)
+                        .isEqualTo("injected: the work failed");
             });
             member.workMode.set("forever");
             member.until(() -> member.workStarted.get() == 2
@@ -361,8 +395,10 @@ class LeadershipLoopTests {
             Member member = context.getBean(Member.class);
             Dispatcher dispatcher = context.getBean(Dispatcher.class);
             member.until(() -> member.events.size() >= 2);
-            assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
-                    ended -> assertThat(ended.cause()).isEqualTo(LeadershipEndCause.FAILED));
+            assertThat(member.events.get(1))
+                    .isInstanceOfSatisfying(
+                            LeadershipEndedEvent.class,
+                            ended -> assertThat(ended.cause()).isEqualTo(LeadershipEndCause.FAILED));
             // The failure came before any work started; the next grant starts it.
             member.until(() -> member.workStarted.get() == 1 && dispatcher.isRunning());
             assertThat(member.events.get(2)).isInstanceOf(LeadershipGrantedEvent.class);
@@ -380,7 +416,9 @@ class LeadershipLoopTests {
             // Two leases of renew intervals: each renewal must happen while the listener blocks.
             for (int renewal = 0; renewal < 6; renewal++) {
                 Instant previous = held.deadline();
-                member.until(() -> held.deadline().isAfter(previous), LeaseConfig.DEFAULTS.renewInterval().plusSeconds(1));
+                member.until(
+                        () -> held.deadline().isAfter(previous),
+                        LeaseConfig.DEFAULTS.renewInterval().plusSeconds(1));
             }
             assertThat(held.isActive()).isTrue();
             assertThat(member.events).hasSize(1);
@@ -396,8 +434,10 @@ class LeadershipLoopTests {
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
             Leadership first = breakTheProducerDuringAWriteOfTheWork(member, loop);
             member.until(() -> member.events.size() >= 2);
-            assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
-                    ended -> assertThat(ended.cause()).isEqualTo(LeadershipEndCause.FAILED));
+            assertThat(member.events.get(1))
+                    .isInstanceOfSatisfying(
+                            LeadershipEndedEvent.class,
+                            ended -> assertThat(ended.cause()).isEqualTo(LeadershipEndCause.FAILED));
             assertThat(member.workInterrupted).hasValue(1);
 
             // Its own lease still stands in the log: like any standby, it takes the role back
@@ -410,8 +450,10 @@ class LeadershipLoopTests {
             // The work gives the role up itself.
             second.close();
             member.until(() -> member.events.size() >= 4);
-            assertThat(member.events.get(3)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
-                    ended -> assertThat(ended.cause()).isEqualTo(LeadershipEndCause.RELEASED));
+            assertThat(member.events.get(3))
+                    .isInstanceOfSatisfying(
+                            LeadershipEndedEvent.class,
+                            ended -> assertThat(ended.cause()).isEqualTo(LeadershipEndCause.RELEASED));
             member.until(() -> member.workStarted.get() == 3);
         });
     }
@@ -427,12 +469,16 @@ class LeadershipLoopTests {
             // The context closes now, whether or not the loop has seen the failure yet.
         });
         Member member = started[0];
-        assertThat(member.events).filteredOn(LeadershipEndedEvent.class::isInstance).first()
-                .isInstanceOfSatisfying(LeadershipEndedEvent.class,
+        assertThat(member.events)
+                .filteredOn(LeadershipEndedEvent.class::isInstance)
+                .first()
+                .isInstanceOfSatisfying(
+                        LeadershipEndedEvent.class,
                         ended -> assertThat(ended.cause()).isEqualTo(LeadershipEndCause.FAILED));
-        try (CoordinationClient reader = new CoordinationClient(member.cluster.transport(TOPIC),
-                LeaseConfig.DEFAULTS, member.clock)) {
-            assertThat(reader.observe(CONTROLLER, Duration.ZERO).roster()).extracting(RankedMember::member)
+        try (CoordinationClient reader =
+                new CoordinationClient(member.cluster.transport(TOPIC), LeaseConfig.DEFAULTS, member.clock)) {
+            assertThat(reader.observe(CONTROLLER, Duration.ZERO).roster())
+                    .extracting(RankedMember::member)
                     .doesNotContain(MemberId.of("n1"));
         }
     }
@@ -446,7 +492,8 @@ class LeadershipLoopTests {
         Leadership held = loop.leadership(CONTROLLER).orElseThrow();
         member.breakProducer.set(true);
         assertThatThrownBy(() -> held.write(new ProducerRecord<>("commands", new byte[1])))
-                .isInstanceOfSatisfying(FencedException.class,
+                .isInstanceOfSatisfying(
+                        FencedException.class,
                         ended -> assertThat(ended.endCause()).isEqualTo(LeadershipEndCause.FAILED));
         assertThat(held.state()).isEqualTo(Leadership.State.FAILED);
         return held;
@@ -464,29 +511,36 @@ class LeadershipLoopTests {
             assertThat(refused.getBody().detail()).contains("krabka.coordination.endpoint.release-enabled=true");
             assertThat(loop.state(CONTROLLER)).isEqualTo(MemberRoleState.LEADER);
         });
-        runner.withPropertyValues("krabka.coordination.endpoint.release-enabled=true").run(context -> {
-            Member member = context.getBean(Member.class);
-            LeadershipLoop loop = context.getBean(LeadershipLoop.class);
-            CoordinationEndpointWebExtension endpoint = context.getBean(CoordinationEndpointWebExtension.class);
-            member.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
-            WebEndpointResponse<CoordinationEndpointWebExtension.ReleaseResult> released = endpoint.release("controller");
-            assertThat(released.getStatus()).isEqualTo(200);
-            assertThat(released.getBody().released()).isTrue();
-            // Published before release() returns; the member, still contending and alone,
-            // may already have been granted the role again afterwards.
-            assertThat(member.events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
-                    ended -> assertThat(ended.cause()).isEqualTo(LeadershipEndCause.RELEASED));
-            assertThat(endpoint.release("scheduler").getStatus()).isEqualTo(404);
-            // A handover to a member that is no standby of the role is refused, whether or not it is held again.
-            WebEndpointResponse<CoordinationEndpointWebExtension.ReleaseResult> nobody = endpoint.handOver("controller", "nobody");
-            assertThat(nobody.getStatus()).isEqualTo(409);
-            assertThat(nobody.getBody().released()).isFalse();
-            assertThat(endpoint.handOver("scheduler", "nobody").getStatus()).isEqualTo(404);
-            // Not held: the lease runs out while every write fails, so it cannot be taken back.
-            member.failWrites.set(true);
-            member.until(() -> loop.state(CONTROLLER) == MemberRoleState.STANDBY);
-            assertThat(endpoint.release("controller").getStatus()).isEqualTo(409);
-        });
+        runner.withPropertyValues("krabka.coordination.endpoint.release-enabled=true")
+                .run(context -> {
+                    Member member = context.getBean(Member.class);
+                    LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+                    CoordinationEndpointWebExtension endpoint = context.getBean(CoordinationEndpointWebExtension.class);
+                    member.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
+                    WebEndpointResponse<CoordinationEndpointWebExtension.ReleaseResult> released =
+                            endpoint.release("controller");
+                    assertThat(released.getStatus()).isEqualTo(200);
+                    assertThat(released.getBody().released()).isTrue();
+                    // Published before release() returns; the member, still contending and alone,
+                    // may already have been granted the role again afterwards.
+                    assertThat(member.events.get(1))
+                            .isInstanceOfSatisfying(
+                                    LeadershipEndedEvent.class,
+                                    ended -> assertThat(ended.cause()).isEqualTo(LeadershipEndCause.RELEASED));
+                    assertThat(endpoint.release("scheduler").getStatus()).isEqualTo(404);
+                    // A handover to a member that is no standby of the role is refused, whether or not it is held
+                    // again.
+                    WebEndpointResponse<CoordinationEndpointWebExtension.ReleaseResult> nobody =
+                            endpoint.handOver("controller", "nobody");
+                    assertThat(nobody.getStatus()).isEqualTo(409);
+                    assertThat(nobody.getBody().released()).isFalse();
+                    assertThat(endpoint.handOver("scheduler", "nobody").getStatus())
+                            .isEqualTo(404);
+                    // Not held: the lease runs out while every write fails, so it cannot be taken back.
+                    member.failWrites.set(true);
+                    member.until(() -> loop.state(CONTROLLER) == MemberRoleState.STANDBY);
+                    assertThat(endpoint.release("controller").getStatus()).isEqualTo(409);
+                });
     }
 
     @Test
@@ -494,13 +548,17 @@ class LeadershipLoopTests {
         runner.run(context -> {
             Member member = context.getBean(Member.class);
             CoordinationEndpoint endpoint = context.getBean(CoordinationEndpoint.class);
-            try (CoordinationClient elsewhere = new CoordinationClient(member.cluster.transport(TOPIC), LeaseConfig.DEFAULTS,
-                    member.runtime)) {
-                Leadership scheduler = elsewhere.tryAcquire(Role.of("scheduler"), MemberId.of("n9")).orElseThrow();
-                assertThat(endpoint.role(SecurityContext.NONE, "scheduler").holder()).isEqualTo("n9");
+            try (CoordinationClient elsewhere =
+                    new CoordinationClient(member.cluster.transport(TOPIC), LeaseConfig.DEFAULTS, member.runtime)) {
+                Leadership scheduler = elsewhere
+                        .tryAcquire(Role.of("scheduler"), MemberId.of("n9"))
+                        .orElseThrow();
+                assertThat(endpoint.role(SecurityContext.NONE, "scheduler").holder())
+                        .isEqualTo("n9");
                 // Released since: within its freshness the endpoint answers from the cache, not the topic.
                 scheduler.close();
-                assertThat(endpoint.role(SecurityContext.NONE, "scheduler").holder()).isEqualTo("n9");
+                assertThat(endpoint.role(SecurityContext.NONE, "scheduler").holder())
+                        .isEqualTo("n9");
             }
             for (int i = 0; i < CoordinationEndpoint.OTHER_ROLES_CACHED + 50; i++) {
                 assertThat(endpoint.role(SecurityContext.NONE, "nobody-" + i)).isNull();
@@ -514,8 +572,8 @@ class LeadershipLoopTests {
         runner.run(context -> {
             Member member = context.getBean(Member.class);
             // Another member, elsewhere, holds a role this one does not contend for.
-            try (CoordinationClient elsewhere = new CoordinationClient(member.cluster.transport(TOPIC), LeaseConfig.DEFAULTS,
-                    member.runtime)) {
+            try (CoordinationClient elsewhere =
+                    new CoordinationClient(member.cluster.transport(TOPIC), LeaseConfig.DEFAULTS, member.runtime)) {
                 elsewhere.tryAcquire(Role.of("scheduler"), MemberId.of("n9")).orElseThrow();
                 CoordinationEndpoint endpoint = context.getBean(CoordinationEndpoint.class);
                 CoordinationEndpoint.RoleReport scheduler = endpoint.role(SecurityContext.NONE, "scheduler");
@@ -535,7 +593,8 @@ class LeadershipLoopTests {
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
             member.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
             CoordinationEndpoint.RoleReport hidden = awaitClusterView(context.getBean(CoordinationEndpoint.class))
-                    .roles().get("controller");
+                    .roles()
+                    .get("controller");
             assertThat(hidden.holder()).isEqualTo("n1");
             assertThat(hidden.current()).isTrue();
             assertThat(hidden.token().term()).isPositive();
@@ -543,17 +602,20 @@ class LeadershipLoopTests {
             assertThat(hidden.roster()).isNull();
             assertThat(hidden.transactionState()).isNull();
         });
-        runner.withPropertyValues("krabka.coordination.endpoint.show-details=always").run(context -> {
-            Member member = context.getBean(Member.class);
-            LeadershipLoop loop = context.getBean(LeadershipLoop.class);
-            member.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
-            CoordinationEndpoint endpoint = context.getBean(CoordinationEndpoint.class);
-            awaitClusterView(endpoint);
-            CoordinationEndpoint.RoleReport shown = endpoint.role(SecurityContext.NONE, "controller");
-            assertThat(shown.token().producerId()).isNotNull();
-            assertThat(shown.roster()).extracting(CoordinationEndpoint.RosterMember::member).containsExactly("n1");
-            assertThat(shown.transactionState()).isNotBlank();
-        });
+        runner.withPropertyValues("krabka.coordination.endpoint.show-details=always")
+                .run(context -> {
+                    Member member = context.getBean(Member.class);
+                    LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+                    member.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
+                    CoordinationEndpoint endpoint = context.getBean(CoordinationEndpoint.class);
+                    awaitClusterView(endpoint);
+                    CoordinationEndpoint.RoleReport shown = endpoint.role(SecurityContext.NONE, "controller");
+                    assertThat(shown.token().producerId()).isNotNull();
+                    assertThat(shown.roster())
+                            .extracting(CoordinationEndpoint.RosterMember::member)
+                            .containsExactly("n1");
+                    assertThat(shown.transactionState()).isNotBlank();
+                });
     }
 
     /**
@@ -564,7 +626,8 @@ class LeadershipLoopTests {
         AtomicReference<CoordinationEndpoint.CoordinationReport> seen = new AtomicReference<>();
         await().atMost(Duration.ofSeconds(20)).until(() -> {
             seen.set(endpoint.coordination(SecurityContext.NONE));
-            return seen.get().clusterView().asOf() != null && !seen.get().clusterView().refreshing();
+            return seen.get().clusterView().asOf() != null
+                    && !seen.get().clusterView().refreshing();
         });
         return seen.get();
     }
@@ -589,10 +652,12 @@ class LeadershipLoopTests {
             long start = System.nanoTime();
             CoordinationEndpoint.CoordinationReport report = endpoint.coordination(SecurityContext.NONE);
             assertThat(took(start)).isLessThan(Duration.ofSeconds(1));
-            assertThat(report.clusterView()).isEqualTo(new CoordinationEndpoint.ClusterViewReport(null, null, null, true, null));
+            assertThat(report.clusterView())
+                    .isEqualTo(new CoordinationEndpoint.ClusterViewReport(null, null, null, true, null));
             CoordinationEndpoint.RoleReport role = report.roles().get("controller");
-            assertThat(role.problem()).isEqualTo("no read of the cluster has returned yet; ask again shortly;"
-                    + " holder, token and lease times are this member's own");
+            assertThat(role.problem())
+                    .isEqualTo("no read of the cluster has returned yet; ask again shortly;"
+                            + " holder, token and lease times are this member's own");
             assertThat(role.asOf()).isNull();
 
             member.runtime.advance(Duration.ofSeconds(2));
@@ -613,7 +678,8 @@ class LeadershipLoopTests {
             assertThat(role.problem()).endsWith("; holder, token and lease times are this member's own");
             member.hangDescribe.set(false);
             member.hangDescribes.countDown();
-            assertThat(awaitClusterView(endpoint).roles().get("controller").current()).isTrue();
+            assertThat(awaitClusterView(endpoint).roles().get("controller").current())
+                    .isTrue();
         });
     }
 
@@ -642,7 +708,8 @@ class LeadershipLoopTests {
             long start = System.nanoTime();
             CoordinationEndpoint.CoordinationReport report = endpoint.coordination(SecurityContext.NONE);
             assertThat(took(start)).isLessThan(Duration.ofSeconds(1));
-            assertThat(report.clusterView()).isEqualTo(new CoordinationEndpoint.ClusterViewReport(asOf, 1_000L, 0L, true, null));
+            assertThat(report.clusterView())
+                    .isEqualTo(new CoordinationEndpoint.ClusterViewReport(asOf, 1_000L, 0L, true, null));
             CoordinationEndpoint.RoleReport role = report.roles().get("controller");
             assertThat(role.holder()).isEqualTo("n1");
             assertThat(role.current()).isTrue();
@@ -655,22 +722,30 @@ class LeadershipLoopTests {
                 report = endpoint.coordination(SecurityContext.NONE);
                 assertThat(took(start)).isLessThan(Duration.ofSeconds(1));
             }
-            assertThat(endpoint.role(SecurityContext.NONE, "controller").problem()).contains("did not answer within 2 s");
-            assertThat(report.clusterView()).isEqualTo(new CoordinationEndpoint.ClusterViewReport(asOf, 3_000L, 0L, true,
-                    "the cluster did not answer within 2 s"));
+            assertThat(endpoint.role(SecurityContext.NONE, "controller").problem())
+                    .contains("did not answer within 2 s");
+            assertThat(report.clusterView())
+                    .isEqualTo(new CoordinationEndpoint.ClusterViewReport(
+                            asOf, 3_000L, 0L, true, "the cluster did not answer within 2 s"));
             role = report.roles().get("controller");
             assertThat(role.state()).isEqualTo("leader");
             assertThat(role.holder()).isEqualTo("n1");
-            assertThat(role.current()).as("unconfirmed while the cluster does not answer").isFalse();
+            assertThat(role.current())
+                    .as("unconfirmed while the cluster does not answer")
+                    .isFalse();
             assertThat(role.problem()).isEqualTo("the cluster did not answer within 2 s");
             assertThat(role.asOf()).isEqualTo(asOf);
             await().atMost(Duration.ofSeconds(10)).until(() -> member.describeReads.get() == reads + 1);
-            assertThat(member.describeReads.get()).as("one read for all those requests").isEqualTo(reads + 1);
+            assertThat(member.describeReads.get())
+                    .as("one read for all those requests")
+                    .isEqualTo(reads + 1);
 
             member.hangDescribe.set(false);
             member.hangDescribes.countDown();
             CoordinationEndpoint.CoordinationReport after = awaitClusterView(endpoint);
-            assertThat(after.clusterView().asOf()).isEqualTo(member.clock.instant()).isAfter(asOf);
+            assertThat(after.clusterView().asOf())
+                    .isEqualTo(member.clock.instant())
+                    .isAfter(asOf);
             assertThat(after.clusterView().problem()).isNull();
             assertThat(after.roles().get("controller").current()).isTrue();
         });
@@ -683,39 +758,48 @@ class LeadershipLoopTests {
      */
     @Test
     void theEndpointCorrectsAnOldViewWithWhatTheMemberKnowsOfItself() {
-        runner.withPropertyValues("krabka.coordination.endpoint.cluster-view-max-age=1h").run(context -> {
-            Member member = context.getBean(Member.class);
-            LeadershipLoop loop = context.getBean(LeadershipLoop.class);
-            CoordinationEndpoint endpoint = context.getBean(CoordinationEndpoint.class);
-            member.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
-            Leadership first = loop.leadership(CONTROLLER).orElseThrow();
-            assertThat(awaitClusterView(endpoint).roles().get("controller").current()).isTrue();
+        runner.withPropertyValues("krabka.coordination.endpoint.cluster-view-max-age=1h")
+                .run(context -> {
+                    Member member = context.getBean(Member.class);
+                    LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+                    CoordinationEndpoint endpoint = context.getBean(CoordinationEndpoint.class);
+                    member.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
+                    Leadership first = loop.leadership(CONTROLLER).orElseThrow();
+                    assertThat(awaitClusterView(endpoint)
+                                    .roles()
+                                    .get("controller")
+                                    .current())
+                            .isTrue();
 
-            // The lease runs out while every write fails; the view (fresh for an hour) still names it.
-            member.failWrites.set(true);
-            member.until(() -> loop.state(CONTROLLER) == MemberRoleState.STANDBY);
-            CoordinationEndpoint.RoleReport lapsed = endpoint.role(SecurityContext.NONE, "controller");
-            assertThat(lapsed.state()).isEqualTo("standby");
-            assertThat(lapsed.holder()).isEqualTo("n1");
-            assertThat(lapsed.current()).isFalse();
-            assertThat(lapsed.problem()).startsWith("this member no longer holds the term " + first.term()
-                    + " the cluster's view of ").endsWith(" ms ago shows it holding");
+                    // The lease runs out while every write fails; the view (fresh for an hour) still names it.
+                    member.failWrites.set(true);
+                    member.until(() -> loop.state(CONTROLLER) == MemberRoleState.STANDBY);
+                    CoordinationEndpoint.RoleReport lapsed = endpoint.role(SecurityContext.NONE, "controller");
+                    assertThat(lapsed.state()).isEqualTo("standby");
+                    assertThat(lapsed.holder()).isEqualTo("n1");
+                    assertThat(lapsed.current()).isFalse();
+                    assertThat(lapsed.problem())
+                            .startsWith(
+                                    "this member no longer holds the term " + first.term() + " the cluster's view of ")
+                            .endsWith(" ms ago shows it holding");
 
-            // Granted again under a newer term: its own lease, not the view's.
-            member.failWrites.set(false);
-            member.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER, Duration.ofMinutes(2));
-            Leadership second = loop.leadership(CONTROLLER).orElseThrow();
-            assertThat(second.term()).isGreaterThan(first.term());
-            CoordinationEndpoint.RoleReport granted = endpoint.role(SecurityContext.NONE, "controller");
-            assertThat(granted.holder()).isEqualTo("n1");
-            assertThat(granted.token().term()).isEqualTo(second.term());
-            assertThat(granted.grantedAt()).isEqualTo(second.grantedAt());
-            assertThat(granted.deadline()).isEqualTo(second.deadline());
-            assertThat(granted.current()).isFalse();
-            assertThat(granted.leaseToken()).isNull();
-            assertThat(granted.problem()).startsWith("this member holds the role under term " + second.term()
-                    + ", newer than the cluster's view of ").endsWith(" ms ago shows; holder, token and lease times are its own");
-        });
+                    // Granted again under a newer term: its own lease, not the view's.
+                    member.failWrites.set(false);
+                    member.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER, Duration.ofMinutes(2));
+                    Leadership second = loop.leadership(CONTROLLER).orElseThrow();
+                    assertThat(second.term()).isGreaterThan(first.term());
+                    CoordinationEndpoint.RoleReport granted = endpoint.role(SecurityContext.NONE, "controller");
+                    assertThat(granted.holder()).isEqualTo("n1");
+                    assertThat(granted.token().term()).isEqualTo(second.term());
+                    assertThat(granted.grantedAt()).isEqualTo(second.grantedAt());
+                    assertThat(granted.deadline()).isEqualTo(second.deadline());
+                    assertThat(granted.current()).isFalse();
+                    assertThat(granted.leaseToken()).isNull();
+                    assertThat(granted.problem())
+                            .startsWith("this member holds the role under term " + second.term()
+                                    + ", newer than the cluster's view of ")
+                            .endsWith(" ms ago shows; holder, token and lease times are its own");
+                });
     }
 
     /**
@@ -733,16 +817,40 @@ class LeadershipLoopTests {
         private final CountDownLatch describesAnswer;
         private final AtomicInteger describeReads;
 
-        FailingTransport(CoordinationTransport delegate, CoordinationRuntime runtime, AtomicBoolean fail, AtomicBoolean broken,
-                AtomicBoolean hang, CompletableFuture<Void> released, AtomicBoolean commitAfterHang, AtomicBoolean hangDescribe,
+        FailingTransport(
+                CoordinationTransport delegate,
+                CoordinationRuntime runtime,
+                AtomicBoolean fail,
+                AtomicBoolean broken,
+                AtomicBoolean hang,
+                CompletableFuture<Void> released,
+                AtomicBoolean commitAfterHang,
+                AtomicBoolean hangDescribe,
                 CountDownLatch describesAnswer) {
-            this(delegate, runtime, fail, broken, hang, released, commitAfterHang, hangDescribe, describesAnswer,
+            this(
+                    delegate,
+                    runtime,
+                    fail,
+                    broken,
+                    hang,
+                    released,
+                    commitAfterHang,
+                    hangDescribe,
+                    describesAnswer,
                     new AtomicInteger());
         }
 
-        FailingTransport(CoordinationTransport delegate, CoordinationRuntime runtime, AtomicBoolean fail, AtomicBoolean broken,
-                AtomicBoolean hang, CompletableFuture<Void> released, AtomicBoolean commitAfterHang, AtomicBoolean hangDescribe,
-                CountDownLatch describesAnswer, AtomicInteger describeReads) {
+        FailingTransport(
+                CoordinationTransport delegate,
+                CoordinationRuntime runtime,
+                AtomicBoolean fail,
+                AtomicBoolean broken,
+                AtomicBoolean hang,
+                CompletableFuture<Void> released,
+                AtomicBoolean commitAfterHang,
+                AtomicBoolean hangDescribe,
+                CountDownLatch describesAnswer,
+                AtomicInteger describeReads) {
             super(delegate);
             this.describeReads = describeReads;
             this.runtime = runtime;
@@ -763,7 +871,7 @@ class LeadershipLoopTests {
 
         @Override
         public AutoCloseable watch(Role role, Consumer<RoleNews> onNews) {
-            return () -> { };
+            return () -> {};
         }
 
         /**
@@ -788,7 +896,8 @@ class LeadershipLoopTests {
                 }
 
                 @Override
-                public List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed) {
+                public List<RecordMetadata> transact(
+                        List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed) {
                     if (hang.get()) {
                         awaitRelease();
                         if (!commitAfterHang.get()) {

@@ -3,17 +3,17 @@ package io.krabka.streams.coordination.autoconfigure;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.client.Leadership;
-import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.spring.LeadershipEndedEvent;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.spring.MemberRoleState;
 import io.krabka.streams.coordination.spring.OnLeadership;
+import io.krabka.streams.coordination.test.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
@@ -80,9 +80,16 @@ class OnLeadershipWorkTests {
         @Bean(destroyMethod = "close")
         CoordinationTransport coordinationTransport() {
             // Never failing; it only turns the watcher off, so every pass runs on the manual clock.
-            return new LeadershipLoopTests.FailingTransport(cluster.transport(TOPIC), runtime, new AtomicBoolean(),
-                    new AtomicBoolean(), new AtomicBoolean(), new CompletableFuture<>(), new AtomicBoolean(),
-                    new AtomicBoolean(), new CountDownLatch(0));
+            return new LeadershipLoopTests.FailingTransport(
+                    cluster.transport(TOPIC),
+                    runtime,
+                    new AtomicBoolean(),
+                    new AtomicBoolean(),
+                    new AtomicBoolean(),
+                    new CompletableFuture<>(),
+                    new AtomicBoolean(),
+                    new AtomicBoolean(),
+                    new CountDownLatch(0));
         }
 
         @EventListener
@@ -91,7 +98,9 @@ class OnLeadershipWorkTests {
         }
 
         void until(BooleanSupplier condition, Duration limit) {
-            assertThat(runtime.advanceUntil(condition, limit)).as("within %s of simulated time", limit).isTrue();
+            assertThat(runtime.advanceUntil(condition, limit))
+                    .as("within %s of simulated time", limit)
+                    .isTrue();
         }
 
         void until(BooleanSupplier condition) {
@@ -151,15 +160,20 @@ class OnLeadershipWorkTests {
     }
 
     @Test
-    void aRunThatOutlivesTheStopTimeoutIsReportedByNameAndTheNextLeadershipsRunIsStillInterrupted(CapturedOutput output) {
-        runner.withUserConfiguration(StubbornWork.class).withPropertyValues("krabka.coordination.work-stop-timeout=1s")
+    void aRunThatOutlivesTheStopTimeoutIsReportedByNameAndTheNextLeadershipsRunIsStillInterrupted(
+            CapturedOutput output) {
+        runner.withUserConfiguration(StubbornWork.class)
+                .withPropertyValues("krabka.coordination.work-stop-timeout=1s")
                 .run(context -> {
                     Cluster cluster = context.getBean(Cluster.class);
                     Stubborn stubborn = context.getBean(Stubborn.class);
                     LeadershipLoop loop = context.getBean(LeadershipLoop.class);
                     // The first run outlives its stop; the member takes the role again and the second run starts.
                     cluster.until(() -> stubborn.leaderships.size() == 2);
-                    assertThat(output).contains("ERROR").contains("role controller").contains("bean 'stubborn'")
+                    assertThat(output)
+                            .contains("ERROR")
+                            .contains("role controller")
+                            .contains("bean 'stubborn'")
                             .contains(Stubborn.class.getName() + ".work()")
                             .contains("thread 'krabka-work-controller-Stubborn.work'");
                     stubborn.letTheFirstGo.set(true);
@@ -169,7 +183,8 @@ class OnLeadershipWorkTests {
                     Duration endedAt = cluster.elapsed();
                     loop.leadership(CONTROLLER).orElseThrow().close();
                     cluster.until(() -> cluster.ends.size() == 2);
-                    assertThat(stubborn.laterRunsInterrupted).as("the second run was interrupted at its leadership's end")
+                    assertThat(stubborn.laterRunsInterrupted)
+                            .as("the second run was interrupted at its leadership's end")
                             .hasValue(1);
                     assertThat(cluster.elapsed().minus(endedAt)).isLessThan(Duration.ofSeconds(1));
                 });
@@ -216,7 +231,8 @@ class OnLeadershipWorkTests {
 
     @Test
     void aRolesWorksAreInterruptedTogetherAndWaitedForWithinOneBound() {
-        runner.withUserConfiguration(TwoSlowWorks.class).withPropertyValues("krabka.coordination.work-stop-timeout=10s")
+        runner.withUserConfiguration(TwoSlowWorks.class)
+                .withPropertyValues("krabka.coordination.work-stop-timeout=10s")
                 .run(context -> {
                     Cluster cluster = context.getBean(Cluster.class);
                     SlowToStop first = context.getBean("first", SlowToStop.class);
@@ -228,7 +244,8 @@ class OnLeadershipWorkTests {
                     loop.leadership(CONTROLLER).orElseThrow().close();
                     cluster.until(() -> cluster.ends.size() == 1);
                     assertThat(first.interruptedAt).isNotNull();
-                    assertThat(second.interruptedAt).as("interrupted with the first, not after it returned")
+                    assertThat(second.interruptedAt)
+                            .as("interrupted with the first, not after it returned")
                             .isEqualTo(first.interruptedAt);
                     // Both wound down side by side: the end waited about 4 s, not 8.
                     assertThat(cluster.elapsed().minus(endedAt)).isLessThan(Duration.ofSeconds(6));
@@ -285,8 +302,7 @@ class OnLeadershipWorkTests {
     }
 
     @OnLeadership(role = "controller")
-    static class Plain extends Switch {
-    }
+    static class Plain extends Switch {}
 
     @Test
     void startingTheContextOnAStandbyDoesNotStartItsLifecycleWorkOnlyTheGrantDoes() {
@@ -295,22 +311,28 @@ class OnLeadershipWorkTests {
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
             Smart smart = context.getBean(Smart.class);
             Plain plain = context.getBean(Plain.class);
-            try (CoordinationClient elsewhere = new CoordinationClient(cluster.cluster.transport(TOPIC), LeaseConfig.DEFAULTS,
-                    cluster.runtime)) {
-                Leadership held = elsewhere.tryAcquire(CONTROLLER, MemberId.of("n9")).orElseThrow();
+            try (CoordinationClient elsewhere =
+                    new CoordinationClient(cluster.cluster.transport(TOPIC), LeaseConfig.DEFAULTS, cluster.runtime)) {
+                Leadership held =
+                        elsewhere.tryAcquire(CONTROLLER, MemberId.of("n9")).orElseThrow();
                 cluster.runtime.advance(Duration.ofSeconds(2));
                 assertThat(loop.state(CONTROLLER)).isEqualTo(MemberRoleState.STANDBY);
 
                 // Spring Cloud's /actuator/resume, a CRaC restore: the context starts its Lifecycle beans.
                 context.start();
-                assertThat(smart.isRunning()).as("a SmartLifecycle work on a standby").isFalse();
-                assertThat(plain.isRunning()).as("a Lifecycle work on a standby").isFalse();
+                assertThat(smart.isRunning())
+                        .as("a SmartLifecycle work on a standby")
+                        .isFalse();
+                assertThat(plain.isRunning())
+                        .as("a Lifecycle work on a standby")
+                        .isFalse();
                 assertThat(smart.starts()).isZero();
                 assertThat(plain.starts()).isZero();
 
                 // The other member lets go: the grant starts both.
                 held.close();
-                cluster.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER && smart.isRunning() && plain.isRunning());
+                cluster.until(() ->
+                        loop.state(CONTROLLER) == MemberRoleState.LEADER && smart.isRunning() && plain.isRunning());
                 assertThat(smart.starts()).isEqualTo(1);
                 assertThat(plain.starts()).isEqualTo(1);
             }
@@ -338,10 +360,11 @@ class OnLeadershipWorkTests {
 
     @Test
     void anAsyncOnLeadershipMethodFailsStartupSayingWhy() {
-        runner.withUserConfiguration(AsyncWork.class).run(context -> assertThat(failure(context))
-                .contains("@OnLeadership method " + AsyncWork.Work.class.getName() + ".run()")
-                .contains("@Async")
-                .contains("interrupt"));
+        runner.withUserConfiguration(AsyncWork.class)
+                .run(context -> assertThat(failure(context))
+                        .contains("@OnLeadership method " + AsyncWork.Work.class.getName() + ".run()")
+                        .contains("@Async")
+                        .contains("interrupt"));
     }
 
     // ---- Finding 6: a non-singleton bean would add the work once per instance, for good.
@@ -383,10 +406,16 @@ class OnLeadershipWorkTests {
 
     @Test
     void aNonSingletonOnLeadershipBeanFailsStartupSayingWhy() {
-        runner.withUserConfiguration(PrototypeWork.class).run(context -> assertThat(failure(context))
-                .contains("bean 'work'").contains("prototype").contains("singleton"));
-        runner.withUserConfiguration(UnusedPrototypeWork.class).run(context -> assertThat(failure(context))
-                .contains("bean 'work'").contains("prototype").contains("singleton"));
+        runner.withUserConfiguration(PrototypeWork.class)
+                .run(context -> assertThat(failure(context))
+                        .contains("bean 'work'")
+                        .contains("prototype")
+                        .contains("singleton"));
+        runner.withUserConfiguration(UnusedPrototypeWork.class)
+                .run(context -> assertThat(failure(context))
+                        .contains("bean 'work'")
+                        .contains("prototype")
+                        .contains("singleton"));
     }
 
     // ---- Finding 13: the role of @OnLeadership takes a ${...} placeholder, as @LeaderListener's does.
@@ -422,18 +451,19 @@ class OnLeadershipWorkTests {
     }
 
     @OnLeadership(role = "${app.role}")
-    static class PlaceholderLifecycle extends Switch {
-    }
+    static class PlaceholderLifecycle extends Switch {}
 
     @Test
     void theRoleOfOnLeadershipMayBeAPlaceholder() {
-        runner.withUserConfiguration(PlaceholderWorks.class).withPropertyValues("app.role=controller").run(context -> {
-            assertThat(context).hasNotFailed();
-            Cluster cluster = context.getBean(Cluster.class);
-            PlaceholderMethod method = context.getBean(PlaceholderMethod.class);
-            PlaceholderLifecycle lifecycle = context.getBean(PlaceholderLifecycle.class);
-            cluster.until(() -> method.ran.get() && lifecycle.isRunning());
-        });
+        runner.withUserConfiguration(PlaceholderWorks.class)
+                .withPropertyValues("app.role=controller")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    Cluster cluster = context.getBean(Cluster.class);
+                    PlaceholderMethod method = context.getBean(PlaceholderMethod.class);
+                    PlaceholderLifecycle lifecycle = context.getBean(PlaceholderLifecycle.class);
+                    cluster.until(() -> method.ran.get() && lifecycle.isRunning());
+                });
     }
 
     private static String failure(AssertableApplicationContext context) {

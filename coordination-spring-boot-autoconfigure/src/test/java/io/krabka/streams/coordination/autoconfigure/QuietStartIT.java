@@ -49,12 +49,13 @@ import org.springframework.context.ConfigurableApplicationContext;
 @ExtendWith(OutputCaptureExtension.class)
 class QuietStartIT {
 
-    private static final List<Role> ROLES = List.of(Role.of("controller"), Role.of("scheduler"), Role.of("alpha"),
-            Role.of("beta"));
+    private static final List<Role> ROLES =
+            List.of(Role.of("controller"), Role.of("scheduler"), Role.of("alpha"), Role.of("beta"));
     /** How long the endpoint is polled once a second; more with -Dkrabka.quiet.poll-seconds for a measurement. */
     private static final Duration POLLED = Duration.ofSeconds(Long.getLong("krabka.quiet.poll-seconds", 12));
     /** Level, thread, logger: the pattern these tests log with, so each line names its logger in full. */
     private static final String PATTERN = "%d{HH:mm:ss.SSS} %-5level [%thread] %logger : %msg%n";
+
     private static final Pattern EVENT = Pattern.compile("^\\d\\d:\\d\\d:\\d\\d\\.\\d{3} (\\w+) +\\[.*?\\] (\\S+) : ");
     private static final Pattern CLIENT = Pattern.compile("\\[Consumer clientId=([^,\\]]+)");
     private static final Pattern SEEK = Pattern.compile("Seeking to .* (?:of|for) partition (\\S+)");
@@ -67,14 +68,13 @@ class QuietStartIT {
 
     @SpringBootConfiguration
     @EnableAutoConfiguration
-    static class MemberApp {
-    }
+    static class MemberApp {}
 
     @BeforeAll
     static void startCluster() {
         // A transaction state log replicated as in production: the fencing probe fails startup on one replica.
-        cluster = KafkaTestCluster.start(3, Map.of("transaction.state.log.replication.factor", "3",
-                "transaction.state.log.min.isr", "2"));
+        cluster = KafkaTestCluster.start(
+                3, Map.of("transaction.state.log.replication.factor", "3", "transaction.state.log.min.isr", "2"));
     }
 
     @AfterAll
@@ -91,24 +91,27 @@ class QuietStartIT {
         // another created a moment before does not wait for them) and stands by for each.
         try (ConfigurableApplicationContext n1 = start("n1")) {
             LeadershipLoop loop1 = n1.getBean(LeadershipLoop.class);
-            await().atMost(Duration.ofSeconds(90)).until(() -> ROLES.stream()
-                    .allMatch(role -> loop1.state(role) == MemberRoleState.LEADER));
+            await().atMost(Duration.ofSeconds(90))
+                    .until(() -> ROLES.stream().allMatch(role -> loop1.state(role) == MemberRoleState.LEADER));
             try (ConfigurableApplicationContext n2 = start("n2")) {
                 quietWhilePolled(output, startedAt, n1, n2);
             }
         }
     }
 
-    private void quietWhilePolled(CapturedOutput output, int startedAt, ConfigurableApplicationContext n1,
-            ConfigurableApplicationContext n2) throws Exception {
+    private void quietWhilePolled(
+            CapturedOutput output, int startedAt, ConfigurableApplicationContext n1, ConfigurableApplicationContext n2)
+            throws Exception {
         LeadershipLoop loop1 = n1.getBean(LeadershipLoop.class);
         LeadershipLoop loop2 = n2.getBean(LeadershipLoop.class);
         CoordinationTransport transport2 = n2.getBean(CoordinationTransport.class);
         // Started: every role held, and the second member the standby of each, its watcher
         // following each role's partition (it has seen a record there since it began).
-        await().atMost(Duration.ofSeconds(90)).until(() -> ROLES.stream().allMatch(role ->
-                loop1.state(role) == MemberRoleState.LEADER && loop2.state(role) == MemberRoleState.STANDBY
-                        && transport2.tellsEverythingSince(role, Long.MAX_VALUE)));
+        await().atMost(Duration.ofSeconds(90))
+                .until(() -> ROLES.stream()
+                        .allMatch(role -> loop1.state(role) == MemberRoleState.LEADER
+                                && loop2.state(role) == MemberRoleState.STANDBY
+                                && transport2.tellsEverythingSince(role, Long.MAX_VALUE)));
         String startup = output.getOut().substring(startedAt);
         // The first poll builds the describe reader: what it logs once is startup, not steady state.
         poll(n1);
@@ -123,20 +126,27 @@ class QuietStartIT {
         }
         String steady = output.getOut().substring(steadyFrom);
         String beforeGrant = startup.substring(0, Math.max(0, startup.indexOf(" was granted role ")));
-        System.out.println("Lines before the first grant: " + beforeGrant.lines().count() + " " + byGroup(beforeGrant));
+        System.out.println(
+                "Lines before the first grant: " + beforeGrant.lines().count() + " " + byGroup(beforeGrant));
         System.out.println("Lines per minute while both endpoints are polled once a second: "
                 + steady.lines().count() * 60 / POLLED.toSeconds() + " " + byGroup(steady));
 
-        assertThat(startup).as("configuration dumps of the library's clients")
+        assertThat(startup)
+                .as("configuration dumps of the library's clients")
                 .doesNotContain("ProducerConfig values:", "ConsumerConfig values:", "AdminClientConfig values:")
-                .as("Kafka's version lines, three per client").doesNotContain("Kafka commitId:");
-        assertThat(warnings(startup, "org.apache.kafka.clients.")).as("Kafka clients' WARN lines at a first start")
+                .as("Kafka's version lines, three per client")
+                .doesNotContain("Kafka commitId:");
+        assertThat(warnings(startup, "org.apache.kafka.clients."))
+                .as("Kafka clients' WARN lines at a first start")
                 .isEmpty();
         // The end of the second member's start may fall inside the window (a reader assigns
         // and seeks once); what must not be there is the same call again, per poll or read.
-        Map<String, Long> calls = steady.lines().map(QuietStartIT::assignOrSeek).flatMap(Optional::stream)
+        Map<String, Long> calls = steady.lines()
+                .map(QuietStartIT::assignOrSeek)
+                .flatMap(Optional::stream)
                 .collect(Collectors.groupingBy(call -> call, TreeMap::new, Collectors.counting()));
-        assertThat(calls).as("assignments and seeks per client and partition while polled")
+        assertThat(calls)
+                .as("assignments and seeks per client and partition while polled")
                 .allSatisfy((call, times) -> assertThat(times).as(call).isOne());
     }
 
@@ -151,8 +161,10 @@ class QuietStartIT {
             return Optional.of(client.group(1) + " seeks " + seek.group(1));
         }
         int assigned = line.indexOf(ASSIGNED);
-        return assigned < 0 ? Optional.empty()
-                : Optional.of(client.group(1) + " assigned [" + line.substring(assigned + ASSIGNED.length()).trim() + "]");
+        return assigned < 0
+                ? Optional.empty()
+                : Optional.of(client.group(1) + " assigned ["
+                        + line.substring(assigned + ASSIGNED.length()).trim() + "]");
     }
 
     @Test
@@ -161,45 +173,68 @@ class QuietStartIT {
         try (ConfigurableApplicationContext app = start("n3", "logging.level.org.apache.kafka=INFO")) {
             LeadershipLoop loop = app.getBean(LeadershipLoop.class);
             await().atMost(Duration.ofSeconds(90)).until(() -> loop.state(ROLES.get(0)) == MemberRoleState.LEADER);
-            assertThat(output.getOut().substring(startedAt)).contains("ProducerConfig values:", "ConsumerConfig values:",
-                    "AdminClientConfig values:", "Kafka commitId:");
+            assertThat(output.getOut().substring(startedAt))
+                    .contains(
+                            "ProducerConfig values:",
+                            "ConsumerConfig values:",
+                            "AdminClientConfig values:",
+                            "Kafka commitId:");
         }
     }
 
     private ConfigurableApplicationContext start(String member, String... more) {
-        return new SpringApplicationBuilder(MemberApp.class).properties(Map.of(
-                "spring.kafka.bootstrap-servers", cluster.bootstrapServers(),
-                "server.port", "0",
-                "management.endpoints.web.exposure.include", "coordination",
-                "krabka.coordination.member-id", member,
-                // Each member's clients named after it, so their lines tell the members apart.
-                "spring.kafka.client-id", member,
-                "krabka.coordination.roles", String.join(",", ROLES.stream().map(Role::name).toList()),
-                "krabka.coordination.endpoint.show-details", "always",
-                "krabka.coordination.topic.name", topic,
-                // Spring Boot's default logging, not this module's logback-test.xml.
-                "logging.config", "classpath:boot-default-logback.xml",
-                "logging.pattern.console", PATTERN))
+        return new SpringApplicationBuilder(MemberApp.class)
+                .properties(Map.of(
+                        "spring.kafka.bootstrap-servers",
+                        cluster.bootstrapServers(),
+                        "server.port",
+                        "0",
+                        "management.endpoints.web.exposure.include",
+                        "coordination",
+                        "krabka.coordination.member-id",
+                        member,
+                        // Each member's clients named after it, so their lines tell the members apart.
+                        "spring.kafka.client-id",
+                        member,
+                        "krabka.coordination.roles",
+                        String.join(",", ROLES.stream().map(Role::name).toList()),
+                        "krabka.coordination.endpoint.show-details",
+                        "always",
+                        "krabka.coordination.topic.name",
+                        topic,
+                        // Spring Boot's default logging, not this module's logback-test.xml.
+                        "logging.config",
+                        "classpath:boot-default-logback.xml",
+                        "logging.pattern.console",
+                        PATTERN))
                 // The sample's demo timings: news on every role's partition every 2 s.
-                .properties("krabka.coordination.lease.duration=6s", "krabka.coordination.lease.renew-interval=2s",
+                .properties(
+                        "krabka.coordination.lease.duration=6s",
+                        "krabka.coordination.lease.renew-interval=2s",
                         "krabka.coordination.lease.challenge-stagger=1s")
                 .properties(more)
                 .run();
     }
 
     private void poll(ConfigurableApplicationContext app) throws Exception {
-        HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-                + app.getEnvironment().getProperty("local.server.port") + "/actuator/coordination")).build(),
+        HttpResponse<String> response = http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                                + app.getEnvironment().getProperty("local.server.port") + "/actuator/coordination"))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(response.statusCode()).isEqualTo(200);
     }
 
     /** The WARN and ERROR lines of loggers under {@code prefix}. */
     private static List<String> warnings(String log, String prefix) {
-        return log.lines().filter(line -> {
-            Matcher event = EVENT.matcher(line);
-            return event.find() && !event.group(1).equals("INFO") && event.group(2).startsWith(prefix);
-        }).toList();
+        return log.lines()
+                .filter(line -> {
+                    Matcher event = EVENT.matcher(line);
+                    return event.find()
+                            && !event.group(1).equals("INFO")
+                            && event.group(2).startsWith(prefix);
+                })
+                .toList();
     }
 
     /**
@@ -214,12 +249,16 @@ class QuietStartIT {
             Matcher event = EVENT.matcher(line);
             if (event.find()) {
                 String logger = event.group(2);
-                group = logger.startsWith("io.krabka.") ? "library"
-                        : logger.startsWith("org.apache.kafka.clients.") || logger.startsWith("org.apache.kafka.common.")
+                group = logger.startsWith("io.krabka.")
+                        ? "library"
+                        : logger.startsWith("org.apache.kafka.clients.")
+                                        || logger.startsWith("org.apache.kafka.common.")
                                 ? "kafka-clients " + logger.substring(logger.lastIndexOf('.') + 1)
-                        : logger.startsWith("kafka.") || logger.startsWith("org.apache.kafka.") || logger.equals("state.change.logger")
-                                ? "brokers"
-                        : "other";
+                                : logger.startsWith("kafka.")
+                                                || logger.startsWith("org.apache.kafka.")
+                                                || logger.equals("state.change.logger")
+                                        ? "brokers"
+                                        : "other";
             }
             groups.merge(group, 1, Integer::sum);
         }

@@ -42,8 +42,7 @@ class QuietWithoutClusterIT {
 
     @SpringBootConfiguration
     @EnableAutoConfiguration
-    static class MemberApp {
-    }
+    static class MemberApp {}
 
     /** Counts log events per logger while {@link #counting} is set. */
     static final class CountingAppender extends AppenderBase<ILoggingEvent> {
@@ -53,7 +52,8 @@ class QuietWithoutClusterIT {
         @Override
         protected void append(ILoggingEvent event) {
             if (counting) {
-                lines.computeIfAbsent(event.getLoggerName(), name -> new LongAdder()).increment();
+                lines.computeIfAbsent(event.getLoggerName(), name -> new LongAdder())
+                        .increment();
             }
         }
     }
@@ -65,23 +65,26 @@ class QuietWithoutClusterIT {
         CountingAppender appender = new CountingAppender();
         Logger root = ((LoggerContext) LoggerFactory.getILoggerFactory()).getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
         try {
-            app = new SpringApplicationBuilder(MemberApp.class).properties(Map.of(
-                    "spring.kafka.bootstrap-servers", cluster.bootstrapServers(),
-                    "spring.main.web-application-type", "none",
-                    "krabka.coordination.member-id", "n1",
-                    "krabka.coordination.roles", "controller,scheduler",
-                    "krabka.coordination.topic.replication-factor", "1",
-                    "krabka.coordination.topic.allow-unsafe", "true",
-                    "krabka.coordination.topic.partitions", "3",
-                    // Spring Boot's default levels, not this module's quieter logback-test.xml.
-                    "logging.level.root", "INFO",
-                    "logging.level.org.apache.kafka", "INFO",
-                    "logging.level.org.springframework", "INFO")).run();
+            app = new SpringApplicationBuilder(MemberApp.class)
+                    .properties(Map.of(
+                            "spring.kafka.bootstrap-servers", cluster.bootstrapServers(),
+                            "spring.main.web-application-type", "none",
+                            "krabka.coordination.member-id", "n1",
+                            "krabka.coordination.roles", "controller,scheduler",
+                            "krabka.coordination.topic.replication-factor", "1",
+                            "krabka.coordination.topic.allow-unsafe", "true",
+                            "krabka.coordination.topic.partitions", "3",
+                            // Spring Boot's default levels, not this module's quieter logback-test.xml.
+                            "logging.level.root", "INFO",
+                            "logging.level.org.apache.kafka", "INFO",
+                            "logging.level.org.springframework", "INFO"))
+                    .run();
             LeadershipLoop loop = app.getBean(LeadershipLoop.class);
             // Every client has talked to the broker: the admin, the registrar, the reader, the
             // watcher and both roles' producers.
-            await().atMost(Duration.ofSeconds(60)).until(() -> loop.state(Role.of("controller")) == MemberRoleState.LEADER
-                    && loop.state(Role.of("scheduler")) == MemberRoleState.LEADER);
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> loop.state(Role.of("controller")) == MemberRoleState.LEADER
+                            && loop.state(Role.of("scheduler")) == MemberRoleState.LEADER);
 
             cluster.close();
             cluster = null;
@@ -98,7 +101,9 @@ class QuietWithoutClusterIT {
             appender.lines.forEach((logger, count) -> perMinute.put(logger, count.sum() * 60_000 / WINDOW.toMillis()));
             long total = perMinute.values().stream().mapToLong(Long::longValue).sum();
             System.out.println("Lines per minute with the broker gone: " + total + " " + perMinute);
-            assertThat(total).as("lines a minute per logger: %s", perMinute).isLessThanOrEqualTo(LINES_PER_MINUTE_BOUND);
+            assertThat(total)
+                    .as("lines a minute per logger: %s", perMinute)
+                    .isLessThanOrEqualTo(LINES_PER_MINUTE_BOUND);
 
             // And it is gone within work-stop-timeout (10 s by default) + 5 s while the cluster
             // is gone: the stop gives up on a pass still blocked 2.5 s after the work's timeout,

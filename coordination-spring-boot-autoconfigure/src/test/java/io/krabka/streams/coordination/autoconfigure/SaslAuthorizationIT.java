@@ -106,24 +106,29 @@ class SaslAuthorizationIT {
     private static final String COMMANDS = "commands";
     /** piper's pipeline: role, input, output. */
     private static final Role ROUTER = Role.of("router");
+
     private static final String REQUESTS = "requests";
     private static final String ROUTED = "routed";
     /** pat's pipeline, without any ACL on its group. */
     private static final Role AUDITOR = Role.of("auditor");
+
     private static final String AUDITS = "audits";
     private static final String AUDITED = "audited";
     /** pam's pipeline, without Write on its output. */
     private static final Role ARCHIVER = Role.of("archiver");
+
     private static final String ARCHIVES = "archives";
     private static final String ARCHIVED = "archived";
     private static final String DEAD_LETTERS = ".DLT";
     /** The loop's pause after a refusal (LeadershipLoop: ten times its error back-off). */
     private static final Duration DENIAL_RETRY = Duration.ofSeconds(10);
+
     private static final Duration WAIT = Duration.ofSeconds(30);
     private static final String PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule required";
 
     @TempDir
     static Path dir;
+
     private static KafkaProcessCluster cluster;
 
     private final List<ConfigurableApplicationContext> apps = new CopyOnWriteArrayList<>();
@@ -134,7 +139,8 @@ class SaslAuthorizationIT {
         for (String user : List.of("alice", "mallory", "piper", "pat", "pam")) {
             users.append(" user_").append(user).append("=\"").append(user).append("-secret\"");
         }
-        cluster = KafkaProcessCluster.builder(dir).nodes(1)
+        cluster = KafkaProcessCluster.builder(dir)
+                .nodes(1)
                 .listener(new KafkaProcessCluster.Listener("CLIENT", "SASL_PLAINTEXT"))
                 .setting("listener.name.client.sasl.enabled.mechanisms", "PLAIN")
                 .setting("listener.name.client.plain.sasl.jaas.config", users + ";")
@@ -144,8 +150,10 @@ class SaslAuthorizationIT {
                 .setting("allow.everyone.if.no.acl.found", "false")
                 .start();
         try (Admin admin = cluster.admin()) {
-            List<NewTopic> topics = new ArrayList<>(List.of(new NewTopic(COMMANDS, 1, (short) 1),
-                    new NewTopic(REQUESTS, 2, (short) 1), new NewTopic(ROUTED, 1, (short) 1),
+            List<NewTopic> topics = new ArrayList<>(List.of(
+                    new NewTopic(COMMANDS, 1, (short) 1),
+                    new NewTopic(REQUESTS, 2, (short) 1),
+                    new NewTopic(ROUTED, 1, (short) 1),
                     new NewTopic(REQUESTS + DEAD_LETTERS, 1, (short) 1)));
             for (String topic : List.of(AUDITS, AUDITED, ARCHIVES, ARCHIVED)) {
                 topics.add(new NewTopic(topic, 1, (short) 1));
@@ -180,8 +188,11 @@ class SaslAuthorizationIT {
             acls.add(allow("pam", ResourceType.GROUP, PipelineSettings.defaultGroupId(ARCHIVER), AclOperation.READ));
             admin.createAcls(acls).all().get(30, TimeUnit.SECONDS);
             // The ACLs are metadata records: wait until the broker's authorizer serves all of them.
-            await().atMost(Duration.ofSeconds(30)).until(() ->
-                    admin.describeAcls(AclBindingFilter.ANY).values().get(10, TimeUnit.SECONDS).size()
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> admin.describeAcls(AclBindingFilter.ANY)
+                                    .values()
+                                    .get(10, TimeUnit.SECONDS)
+                                    .size()
                             == acls.size());
         }
     }
@@ -189,11 +200,13 @@ class SaslAuthorizationIT {
     /** What every member needs on the coordination topic (Create: whichever member comes first creates it). */
     private static List<AclBinding> coordinationTopic(String user) {
         return Stream.of(AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE, AclOperation.DESCRIBE_CONFIGS)
-                .map(operation -> allow(user, ResourceType.TOPIC, TOPIC, operation)).toList();
+                .map(operation -> allow(user, ResourceType.TOPIC, TOPIC, operation))
+                .toList();
     }
 
     private static AclBinding allow(String user, ResourceType type, String name, AclOperation operation) {
-        return new AclBinding(new ResourcePattern(type, name, PatternType.LITERAL),
+        return new AclBinding(
+                new ResourcePattern(type, name, PatternType.LITERAL),
                 new AccessControlEntry("User:" + user, "*", operation, AclPermissionType.ALLOW));
     }
 
@@ -244,8 +257,8 @@ class SaslAuthorizationIT {
         @OnLeadership(role = "controller")
         void dispatch(Leadership leadership) throws InterruptedException {
             while (!Thread.currentThread().isInterrupted()) {
-                leadership.write(new ProducerRecord<>(COMMANDS, CONTROLLER.utf8(),
-                        leadership.member().value().getBytes(StandardCharsets.UTF_8)));
+                leadership.write(new ProducerRecord<>(
+                        COMMANDS, CONTROLLER.utf8(), leadership.member().value().getBytes(StandardCharsets.UTF_8)));
                 dispatched.incrementAndGet();
                 TimeUnit.MILLISECONDS.sleep(100);
             }
@@ -267,9 +280,12 @@ class SaslAuthorizationIT {
             if (!(bean instanceof CoordinationTransport transport)) {
                 return bean;
             }
-            return Proxy.newProxyInstance(CoordinationTransport.class.getClassLoader(),
-                    new Class<?>[] { CoordinationTransport.class }, (proxy, method, args) -> {
-                        calls.computeIfAbsent(method.getName(), name -> new AtomicInteger()).incrementAndGet();
+            return Proxy.newProxyInstance(
+                    CoordinationTransport.class.getClassLoader(),
+                    new Class<?>[] {CoordinationTransport.class},
+                    (proxy, method, args) -> {
+                        calls.computeIfAbsent(method.getName(), name -> new AtomicInteger())
+                                .incrementAndGet();
                         try {
                             return method.invoke(transport, args);
                         } catch (InvocationTargetException e) {
@@ -326,22 +342,40 @@ class SaslAuthorizationIT {
     }
 
     private ConfigurableApplicationContext startPipeline(String user, Role role, String input, String output) {
-        return start(PipelineApp.class, user, Map.of("krabka.coordination.roles", role.name(), "test.role", role.name(),
-                "test.input", input, "test.output", output));
+        return start(
+                PipelineApp.class,
+                user,
+                Map.of(
+                        "krabka.coordination.roles",
+                        role.name(),
+                        "test.role",
+                        role.name(),
+                        "test.input",
+                        input,
+                        "test.output",
+                        output));
     }
 
     private ConfigurableApplicationContext start(Class<?> application, String user, Map<String, String> more) {
         Map<String, Object> properties = new HashMap<>(Map.of(
-                "spring.kafka.bootstrap-servers", cluster.bootstrapServers("CLIENT"),
-                "spring.kafka.security.protocol", "SASL_PLAINTEXT",
-                "spring.kafka.properties.sasl.mechanism", "PLAIN",
+                "spring.kafka.bootstrap-servers",
+                cluster.bootstrapServers("CLIENT"),
+                "spring.kafka.security.protocol",
+                "SASL_PLAINTEXT",
+                "spring.kafka.properties.sasl.mechanism",
+                "PLAIN",
                 "spring.kafka.properties.sasl.jaas.config",
                 PLAIN + " username=\"" + user + "\" password=\"" + user + "-secret\";",
-                "krabka.coordination.member-id", user,
-                "krabka.coordination.topic.replication-factor", "1",
-                "krabka.coordination.topic.allow-unsafe", "true",
-                "krabka.coordination.topic.partitions", "3",
-                "management.endpoints.web.exposure.include", "coordination"));
+                "krabka.coordination.member-id",
+                user,
+                "krabka.coordination.topic.replication-factor",
+                "1",
+                "krabka.coordination.topic.allow-unsafe",
+                "true",
+                "krabka.coordination.topic.partitions",
+                "3",
+                "management.endpoints.web.exposure.include",
+                "coordination"));
         properties.putAll(more);
         ConfigurableApplicationContext app = new SpringApplicationBuilder(application)
                 .web(WebApplicationType.NONE)
@@ -391,13 +425,16 @@ class SaslAuthorizationIT {
         // never granted, and never more than one InitProducerId per retry period.
         Duration window = DENIAL_RETRY.multipliedBy(5).dividedBy(2);
         await().during(window).atMost(window.plusSeconds(5)).untilAsserted(() -> {
-            assertThat(lines(output, denial)).as("lines that report the refusal").isEqualTo(1);
+            assertThat(lines(output, denial))
+                    .as("lines that report the refusal")
+                    .isEqualTo(1);
             assertThat(lines(output, " ERROR ")).as("ERROR lines").isEqualTo(1);
             assertThat(mallory.isRunning()).as("context running").isTrue();
             assertThat(loop.isRunning()).as("loop running").isTrue();
             assertThat(loop.state(CONTROLLER)).isEqualTo(MemberRoleState.STANDBY);
             assertThat(app.grants).isEmpty();
-            assertThat(calls.count("initEpoch")).as("InitProducerId attempts")
+            assertThat(calls.count("initEpoch"))
+                    .as("InitProducerId attempts")
                     .isLessThanOrEqualTo(2 + (int) (elapsed(refusedAt) / DENIAL_RETRY.toMillis()));
         });
         // It kept trying (the single line is not a loop that gave up): one attempt per period, registered once.
@@ -405,8 +442,13 @@ class SaslAuthorizationIT {
         assertThat(calls.count("register")).isEqualTo(1);
         assertThat(app.dispatched).hasValue(0);
 
-        String line = output.getOut().lines().filter(l -> l.contains(denial)).findFirst().orElseThrow();
-        assertThat(line).contains(" ERROR ")
+        String line = output.getOut()
+                .lines()
+                .filter(l -> l.contains(denial))
+                .findFirst()
+                .orElseThrow();
+        assertThat(line)
+                .contains(" ERROR ")
                 .contains("initializing the epoch of role controller was refused by the cluster's ACLs: "
                         + "Transactional Id authorization failed.")
                 .contains("needs Write on TransactionalId:controller");
@@ -414,13 +456,16 @@ class SaslAuthorizationIT {
         Health health = health(mallory);
         assertThat(health.getStatus()).isEqualTo(Status.DOWN);
         assertThat(health.getDetails().get("roles")).isEqualTo(Map.of("controller", "standby"));
-        assertThat(health.getDetails().get("notAuthorized")).isEqualTo(Map.of("controller",
-                "initializing the epoch of role controller was refused by the cluster's ACLs: "
-                        + "Transactional Id authorization failed."));
+        assertThat(health.getDetails().get("notAuthorized"))
+                .isEqualTo(Map.of(
+                        "controller",
+                        "initializing the epoch of role controller was refused by the cluster's ACLs: "
+                                + "Transactional Id authorization failed."));
     }
 
     @Test
-    void aPipelineMemberWithTheDocumentedAclsCommitsEachInputOnceAndItsEndpointAnswersForAnotherRole() throws Exception {
+    void aPipelineMemberWithTheDocumentedAclsCommitsEachInputOnceAndItsEndpointAnswersForAnotherRole()
+            throws Exception {
         ConfigurableApplicationContext alice = start("alice");
         ConfigurableApplicationContext piper = startPipeline("piper", ROUTER, REQUESTS, ROUTED);
         PipelineApp app = piper.getBean(PipelineApp.class);
@@ -429,7 +474,8 @@ class SaslAuthorizationIT {
         await().atMost(WAIT).until(() -> app.grants.size() == 1);
         send(REQUESTS, "r0", "r1", "r2", "poison", "r3", "r4");
         await().atMost(WAIT).untilAsserted(() -> {
-            assertThat(read(ROUTED)).containsExactlyInAnyOrder("r0 routed", "r1 routed", "r2 routed", "r3 routed", "r4 routed");
+            assertThat(read(ROUTED))
+                    .containsExactlyInAnyOrder("r0 routed", "r1 routed", "r2 routed", "r3 routed", "r4 routed");
             assertThat(read(REQUESTS + DEAD_LETTERS)).containsExactly("poison");
             assertThat(committed(group)).isEqualTo(ends(REQUESTS));
         });
@@ -438,19 +484,25 @@ class SaslAuthorizationIT {
         await().atMost(WAIT).until(() -> app.grants.size() == 2);
         send(REQUESTS, "r5", "r6");
         await().atMost(WAIT).untilAsserted(() -> {
-            assertThat(read(ROUTED)).containsExactlyInAnyOrder("r0 routed", "r1 routed", "r2 routed", "r3 routed", "r4 routed",
-                    "r5 routed", "r6 routed");
+            assertThat(read(ROUTED))
+                    .containsExactlyInAnyOrder(
+                            "r0 routed", "r1 routed", "r2 routed", "r3 routed", "r4 routed", "r5 routed", "r6 routed");
             assertThat(committed(group)).isEqualTo(ends(REQUESTS));
         });
-        assertThat(app.ends).singleElement().satisfies(ended -> assertThat(ended.cause()).isEqualTo(LeadershipEndCause.RELEASED));
+        assertThat(app.ends)
+                .singleElement()
+                .satisfies(ended -> assertThat(ended.cause()).isEqualTo(LeadershipEndCause.RELEASED));
 
         // Its endpoint answers for its own role and, with Describe on its transactional id, for alice's.
         CoordinationEndpoint endpoint = piper.getBean(CoordinationEndpoint.class);
-        await().atMost(WAIT).untilAsserted(() -> assertThat(endpoint.coordination(SecurityContext.NONE).roles()
-                .get(ROUTER.name())).satisfies(router -> {
-                    assertThat(router.problem()).isNull();
-                    assertThat(router.holder()).isEqualTo("piper");
-                }));
+        await().atMost(WAIT)
+                .untilAsserted(() -> assertThat(endpoint.coordination(SecurityContext.NONE)
+                                .roles()
+                                .get(ROUTER.name()))
+                        .satisfies(router -> {
+                            assertThat(router.problem()).isNull();
+                            assertThat(router.holder()).isEqualTo("piper");
+                        }));
         await().atMost(WAIT).untilAsserted(() -> {
             CoordinationEndpoint.RoleReport controller = endpoint.role(SecurityContext.NONE, CONTROLLER.name());
             assertThat(controller.problem()).isNull();
@@ -459,7 +511,8 @@ class SaslAuthorizationIT {
             assertThat(controller.state()).isEqualTo("not-configured");
         });
         // alice has no Describe on TransactionalId:router: her endpoint names the refusal.
-        CoordinationEndpoint.RoleReport router = alice.getBean(CoordinationEndpoint.class).role(SecurityContext.NONE, ROUTER.name());
+        CoordinationEndpoint.RoleReport router =
+                alice.getBean(CoordinationEndpoint.class).role(SecurityContext.NONE, ROUTER.name());
         assertThat(router.problem()).contains("(role router) was refused by the cluster's ACLs", "transactionalId");
     }
 
@@ -475,19 +528,29 @@ class SaslAuthorizationIT {
         await().atMost(WAIT).until(() -> !app.ends.isEmpty());
         LeadershipEndedEvent ended = app.ends.get(0);
         assertThat(ended.cause()).isEqualTo(LeadershipEndCause.FAILED);
-        String refusal = "@LeaderListener " + Router.class.getName() + ".route() of role auditor was refused by the cluster's"
-                + " ACLs: Not authorized to access group: auditor-pipeline. Its pipeline needs Read on topic(s) [audits],"
-                + " Read on Group:auditor-pipeline, and Write on every topic it writes (its outputs, and <input>.DLT for dead"
-                + " letters)";
-        assertThat(ended.failure().orElseThrow()).isInstanceOf(CoordinationAuthorizationException.class).hasMessage(refusal);
+        String refusal =
+                "@LeaderListener " + Router.class.getName() + ".route() of role auditor was refused by the cluster's"
+                        + " ACLs: Not authorized to access group: auditor-pipeline. Its pipeline needs Read on topic(s) [audits],"
+                        + " Read on Group:auditor-pipeline, and Write on every topic it writes (its outputs, and <input>.DLT for dead"
+                        + " letters)";
+        assertThat(ended.failure().orElseThrow())
+                .isInstanceOf(CoordinationAuthorizationException.class)
+                .hasMessage(refusal);
         // Named once, shown in health, and taken again only after the refusal back-off (it crash-looped every second).
-        await().atMost(WAIT).until(() -> output.getOut().contains("The work of role auditor was refused by the cluster, so pat"
-                + " gives the role up and takes it again in 10 s at the earliest: " + refusal));
-        assertThat(pat.getBean(LeadershipLoop.class).problem(AUDITOR)).get().isInstanceOf(CoordinationAuthorizationException.class);
-        // pam, without Write on its output, has its transaction refused and aborted, offsets with it: the work ends too.
-        await().atMost(WAIT).until(() -> output.getOut().contains("The work of role archiver was refused by the cluster, so pam"
-                + " gives the role up and takes it again in 10 s at the earliest: a transaction of role archiver was refused by"
-                + " the cluster's ACLs: Not authorized to access topics: [archived]"));
+        await().atMost(WAIT)
+                .until(() -> output.getOut()
+                        .contains("The work of role auditor was refused by the cluster, so pat"
+                                + " gives the role up and takes it again in 10 s at the earliest: " + refusal));
+        assertThat(pat.getBean(LeadershipLoop.class).problem(AUDITOR))
+                .get()
+                .isInstanceOf(CoordinationAuthorizationException.class);
+        // pam, without Write on its output, has its transaction refused and aborted, offsets with it: the work ends
+        // too.
+        await().atMost(WAIT)
+                .until(() -> output.getOut()
+                        .contains("The work of role archiver was refused by the cluster, so pam"
+                                + " gives the role up and takes it again in 10 s at the earliest: a transaction of role archiver was refused by"
+                                + " the cluster's ACLs: Not authorized to access topics: [archived]"));
 
         assertThat(read(AUDITED)).isEmpty();
         assertThat(read(ARCHIVED)).isEmpty();
@@ -511,12 +574,17 @@ class SaslAuthorizationIT {
     private static List<String> read(String topic) {
         List<String> values = new ArrayList<>();
         try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers(),
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
-                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
-                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class))) {
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                cluster.bootstrapServers(),
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+                "read_committed",
+                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
+                StringDeserializer.class,
+                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
+                StringDeserializer.class))) {
             List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
-                    .map(partition -> new TopicPartition(topic, partition.partition())).toList();
+                    .map(partition -> new TopicPartition(topic, partition.partition()))
+                    .toList();
             consumer.assign(partitions);
             consumer.seekToBeginning(partitions);
             // read_committed: up to the last stable offsets.
@@ -534,7 +602,9 @@ class SaslAuthorizationIT {
     private static Map<TopicPartition, Long> committed(String group) throws Exception {
         try (Admin admin = cluster.admin()) {
             Map<TopicPartition, Long> offsets = new HashMap<>();
-            admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get(30, TimeUnit.SECONDS)
+            admin.listConsumerGroupOffsets(group)
+                    .partitionsToOffsetAndMetadata()
+                    .get(30, TimeUnit.SECONDS)
                     .forEach((partition, offset) -> offsets.put(partition, offset.offset()));
             return offsets;
         }
@@ -544,10 +614,17 @@ class SaslAuthorizationIT {
     private static Map<TopicPartition, Long> ends(String topic) throws Exception {
         try (Admin admin = cluster.admin()) {
             Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-            admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic).partitions()
-                    .forEach(partition -> latest.put(new TopicPartition(topic, partition.partition()), OffsetSpec.latest()));
+            admin.describeTopics(List.of(topic))
+                    .allTopicNames()
+                    .get(30, TimeUnit.SECONDS)
+                    .get(topic)
+                    .partitions()
+                    .forEach(partition ->
+                            latest.put(new TopicPartition(topic, partition.partition()), OffsetSpec.latest()));
             Map<TopicPartition, Long> ends = new HashMap<>();
-            admin.listOffsets(latest).all().get(30, TimeUnit.SECONDS)
+            admin.listOffsets(latest)
+                    .all()
+                    .get(30, TimeUnit.SECONDS)
                     .forEach((partition, info) -> ends.put(partition, info.offset()));
             return ends;
         }

@@ -40,8 +40,8 @@ import org.springframework.context.event.EventListener;
 class SpreadStarterIT {
 
     private static final int ROLES = 30;
-    private static final String ROLE_LIST = IntStream.range(0, ROLES).mapToObj(i -> String.format("r-%02d", i))
-            .collect(Collectors.joining(","));
+    private static final String ROLE_LIST =
+            IntStream.range(0, ROLES).mapToObj(i -> String.format("r-%02d", i)).collect(Collectors.joining(","));
     private static final Duration LEASE = Duration.ofSeconds(3);
     private static final Duration STAGGER = Duration.ofSeconds(1);
     /**
@@ -50,15 +50,21 @@ class SpreadStarterIT {
      * balancer's look after it; generous for a busy 2-core machine.
      */
     private static final Duration EVEN_WITHIN = Duration.ofSeconds(45);
+
     private static KafkaTestCluster cluster;
 
     @RegisterExtension
     final SpringMembers members = SpringMembers.of(MemberApp.class, () -> cluster.bootstrapServers())
-            .with("management.endpoints.web.exposure.include=coordination,health", "krabka.coordination.roles=" + ROLE_LIST,
-                    "krabka.coordination.balance=spread", "krabka.coordination.lease.duration=" + LEASE.toSeconds() + "s",
+            .with(
+                    "management.endpoints.web.exposure.include=coordination,health",
+                    "krabka.coordination.roles=" + ROLE_LIST,
+                    "krabka.coordination.balance=spread",
+                    "krabka.coordination.lease.duration=" + LEASE.toSeconds() + "s",
                     "krabka.coordination.lease.renew-interval=1s",
                     "krabka.coordination.lease.challenge-stagger=" + STAGGER.toSeconds() + "s",
-                    "krabka.coordination.endpoint.release-enabled=true", "krabka.coordination.topic.partitions=6");
+                    "krabka.coordination.endpoint.release-enabled=true",
+                    "krabka.coordination.topic.partitions=6");
+
     private final HttpClient http = HttpClient.newHttpClient();
 
     @BeforeAll
@@ -94,19 +100,25 @@ class SpreadStarterIT {
         Instant joined = Instant.now();
         await().atMost(EVEN_WITHIN).until(() -> even(List.of(n1, n2, n3)));
         Duration evened = Duration.between(joined, Instant.now());
-        assertThat(ends(n1)).as("n1 gave its roles up by handovers only (%s to even out)", evened)
-                .isNotEmpty().containsOnly(LeadershipEndCause.RELEASED);
+        assertThat(ends(n1))
+                .as("n1 gave its roles up by handovers only (%s to even out)", evened)
+                .isNotEmpty()
+                .containsOnly(LeadershipEndCause.RELEASED);
         assertThat(loop(n1).share().movesOut()).isBetween(18L, 24L);
 
         // An operator moves one of n1's roles to n3, through the endpoint (none of n3's grants so far is of it).
         appOf(n3).grants.clear();
-        Role moved = loop(n1).roles().stream().filter(role -> loop(n1).state(role) == MemberRoleState.LEADER)
-                .findFirst().orElseThrow();
+        Role moved = loop(n1).roles().stream()
+                .filter(role -> loop(n1).state(role) == MemberRoleState.LEADER)
+                .findFirst()
+                .orElseThrow();
         HttpResponse<String> answer = post(n1, "/actuator/coordination/" + moved.name(), "{\"to\": \"n3\"}");
         assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
         // n3's balancer may hand it on afterwards (n3 is now two above n1): the grant is what counts.
         await().atMost(Duration.ofSeconds(10)).until(() -> appOf(n3).grants.contains(moved));
-        assertThat(post(n3, "/actuator/coordination/" + moved.name(), "{\"to\": \"nobody\"}").statusCode()).isEqualTo(409);
+        assertThat(post(n3, "/actuator/coordination/" + moved.name(), "{\"to\": \"nobody\"}")
+                        .statusCode())
+                .isEqualTo(409);
 
         // n2 dies: nothing of it reaches the cluster again (its transport is closed under it).
         await().atMost(EVEN_WITHIN).until(() -> even(List.of(n1, n2, n3)));
@@ -115,7 +127,8 @@ class SpreadStarterIT {
         Set<Role> n3Before = heldRoles(n3);
         n2.getBean(CoordinationTransport.class).close();
         Instant crashed = Instant.now();
-        await().atMost(Duration.ofSeconds(30)).until(() -> heldRoles(n1).size() + heldRoles(n3).size() == ROLES);
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> heldRoles(n1).size() + heldRoles(n3).size() == ROLES);
         Duration failover = Duration.between(crashed, Instant.now());
         // Every orphan within a lease, a stagger and one more (a standby at its share waits one later), plus slack.
         assertThat(failover).isLessThan(LEASE.plus(STAGGER.multipliedBy(2)).plusSeconds(3));
@@ -124,8 +137,12 @@ class SpreadStarterIT {
         Set<Role> toN3 = new HashSet<>(heldRoles(n3));
         toN3.removeAll(n3Before);
         assertThat(orphans).isNotEmpty();
-        assertThat(toN1).as("n2's roles %s spread over both: n1 took %s, n3 %s", orphans, toN1, toN3).isNotEmpty();
-        assertThat(toN3).as("n2's roles %s spread over both: n1 took %s, n3 %s", orphans, toN1, toN3).isNotEmpty();
+        assertThat(toN1)
+                .as("n2's roles %s spread over both: n1 took %s, n3 %s", orphans, toN1, toN3)
+                .isNotEmpty();
+        assertThat(toN3)
+                .as("n2's roles %s spread over both: n1 took %s, n3 %s", orphans, toN1, toN3)
+                .isNotEmpty();
         await().atMost(EVEN_WITHIN).until(() -> even(List.of(n1, n3)));
         members.stop(n2);
 
@@ -136,14 +153,17 @@ class SpreadStarterIT {
         Instant returned = Instant.now();
         await().atMost(EVEN_WITHIN).until(() -> even(List.of(n1, back, n3)));
         // For the notes and docs/PERFORMANCE.md: what this run took.
-        System.out.printf("spread: even %s after the joins; orphans taken %s after the crash; even again %s after the return%n",
+        System.out.printf(
+                "spread: even %s after the joins; orphans taken %s after the crash; even again %s after the return%n",
                 evened, failover, Duration.between(returned, Instant.now()));
-        assertThat(appOf(n1).ends.subList(n1Ends, appOf(n1).ends.size())).extracting(LeadershipEndedEvent::cause)
-                .isNotEmpty().containsOnly(LeadershipEndCause.RELEASED);
-        assertThat(appOf(n3).ends.subList(n3Ends, appOf(n3).ends.size())).extracting(LeadershipEndedEvent::cause)
+        assertThat(appOf(n1).ends.subList(n1Ends, appOf(n1).ends.size()))
+                .extracting(LeadershipEndedEvent::cause)
+                .isNotEmpty()
+                .containsOnly(LeadershipEndCause.RELEASED);
+        assertThat(appOf(n3).ends.subList(n3Ends, appOf(n3).ends.size()))
+                .extracting(LeadershipEndedEvent::cause)
                 .containsOnly(LeadershipEndCause.RELEASED);
     }
-
 
     private static LeadershipLoop loop(ConfigurableApplicationContext app) {
         return app.getBean(LeadershipLoop.class);
@@ -158,7 +178,8 @@ class SpreadStarterIT {
     }
 
     private static Set<Role> heldRoles(ConfigurableApplicationContext app) {
-        return loop(app).roles().stream().filter(role -> loop(app).state(role) == MemberRoleState.LEADER)
+        return loop(app).roles().stream()
+                .filter(role -> loop(app).state(role) == MemberRoleState.LEADER)
                 .collect(Collectors.toSet());
     }
 
@@ -180,8 +201,11 @@ class SpreadStarterIT {
     /** A JSON POST: the endpoint's write operation takes nothing else. */
     private HttpResponse<String> post(ConfigurableApplicationContext app, String path, String json) throws Exception {
         String port = app.getEnvironment().getProperty("local.server.port");
-        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(json)).build(), HttpResponse.BodyHandlers.ofString());
+        return http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(json))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 }

@@ -40,8 +40,12 @@ public final class SpringMembers implements AfterEachCallback {
     private SpringMembers(Class<?> application, Supplier<String> bootstrapServers) {
         this.application = application;
         this.bootstrapServers = bootstrapServers;
-        put(defaults, "krabka.coordination.topic.name=" + topic, "krabka.coordination.topic.replication-factor=1",
-                "krabka.coordination.topic.allow-unsafe=true", "krabka.coordination.topic.partitions=3",
+        put(
+                defaults,
+                "krabka.coordination.topic.name=" + topic,
+                "krabka.coordination.topic.replication-factor=1",
+                "krabka.coordination.topic.allow-unsafe=true",
+                "krabka.coordination.topic.partitions=3",
                 "server.port=0");
     }
 
@@ -58,7 +62,9 @@ public final class SpringMembers implements AfterEachCallback {
 
     /** A 3 s lease renewed every second, standbys a second apart: failovers that fit a test. */
     public SpringMembers withFastLeases() {
-        return with("krabka.coordination.lease.duration=3s", "krabka.coordination.lease.renew-interval=1s",
+        return with(
+                "krabka.coordination.lease.duration=3s",
+                "krabka.coordination.lease.renew-interval=1s",
                 "krabka.coordination.lease.challenge-stagger=1s");
     }
 
@@ -73,7 +79,8 @@ public final class SpringMembers implements AfterEachCallback {
         properties.put("spring.kafka.bootstrap-servers", bootstrapServers.get());
         properties.put("krabka.coordination.member-id", member);
         put(properties, more);
-        ConfigurableApplicationContext app = new SpringApplicationBuilder(application).properties(properties).run();
+        ConfigurableApplicationContext app =
+                new SpringApplicationBuilder(application).properties(properties).run();
         started.add(app);
         return app;
     }

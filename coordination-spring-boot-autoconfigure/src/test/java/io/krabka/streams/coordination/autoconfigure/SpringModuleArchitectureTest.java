@@ -12,14 +12,20 @@ class SpringModuleArchitectureTest {
 
     private static final JavaClasses SPRING = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-            .importPackages("io.krabka.streams.coordination.autoconfigure", "io.krabka.streams.coordination.spring",
+            .importPackages(
+                    "io.krabka.streams.coordination.autoconfigure",
+                    "io.krabka.streams.coordination.spring",
                     "io.krabka.streams.coordination.actuate");
 
     @Test
     void theSpringModuleDoesNotUseTheSuccessionRules() {
-        noClasses().that().resideInAnyPackage("..coordination.autoconfigure..", "..coordination.spring..",
-                        "..coordination.actuate..")
-                .should().dependOnClassesThat().resideInAPackage("..coordination.succession..")
+        noClasses()
+                .that()
+                .resideInAnyPackage(
+                        "..coordination.autoconfigure..", "..coordination.spring..", "..coordination.actuate..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("..coordination.succession..")
                 .check(SPRING);
     }
 }

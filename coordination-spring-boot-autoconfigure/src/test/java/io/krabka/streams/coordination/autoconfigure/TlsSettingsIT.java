@@ -52,11 +52,16 @@ class TlsSettingsIT {
     private static final Role CONTROLLER = Role.of("controller");
     private static final String PASSWORD = "tls-secret";
     /** The client.id of every client the starter builds (KafkaCoordinationTransport.create). */
-    private static final List<String> CLIENTS = List.of("krabka-coordination-admin", "krabka-coordination-registrar",
-            "krabka-coordination-reader", "krabka-coordination-watcher", "krabka-coordination-role-controller");
+    private static final List<String> CLIENTS = List.of(
+            "krabka-coordination-admin",
+            "krabka-coordination-registrar",
+            "krabka-coordination-reader",
+            "krabka-coordination-watcher",
+            "krabka-coordination-role-controller");
 
     @TempDir
     static Path dir;
+
     private static Path trustStore;
     private static KafkaProcessCluster cluster;
 
@@ -67,14 +72,56 @@ class TlsSettingsIT {
         Path keyStore = dir.resolve("broker.p12");
         Path certificate = dir.resolve("broker.crt");
         trustStore = dir.resolve("trust.p12");
-        keytool("-genkeypair", "-alias", "broker", "-keyalg", "EC", "-groupname", "secp256r1", "-validity", "2",
-                "-dname", "CN=localhost", "-ext", "SAN=IP:127.0.0.1,DNS:localhost",
-                "-keystore", keyStore.toString(), "-storetype", "PKCS12", "-storepass", PASSWORD, "-keypass", PASSWORD);
-        keytool("-exportcert", "-rfc", "-alias", "broker", "-keystore", keyStore.toString(), "-storetype", "PKCS12",
-                "-storepass", PASSWORD, "-file", certificate.toString());
-        keytool("-importcert", "-noprompt", "-alias", "broker", "-file", certificate.toString(),
-                "-keystore", trustStore.toString(), "-storetype", "PKCS12", "-storepass", PASSWORD);
-        cluster = KafkaProcessCluster.builder(dir.resolve("cluster")).nodes(1)
+        keytool(
+                "-genkeypair",
+                "-alias",
+                "broker",
+                "-keyalg",
+                "EC",
+                "-groupname",
+                "secp256r1",
+                "-validity",
+                "2",
+                "-dname",
+                "CN=localhost",
+                "-ext",
+                "SAN=IP:127.0.0.1,DNS:localhost",
+                "-keystore",
+                keyStore.toString(),
+                "-storetype",
+                "PKCS12",
+                "-storepass",
+                PASSWORD,
+                "-keypass",
+                PASSWORD);
+        keytool(
+                "-exportcert",
+                "-rfc",
+                "-alias",
+                "broker",
+                "-keystore",
+                keyStore.toString(),
+                "-storetype",
+                "PKCS12",
+                "-storepass",
+                PASSWORD,
+                "-file",
+                certificate.toString());
+        keytool(
+                "-importcert",
+                "-noprompt",
+                "-alias",
+                "broker",
+                "-file",
+                certificate.toString(),
+                "-keystore",
+                trustStore.toString(),
+                "-storetype",
+                "PKCS12",
+                "-storepass",
+                PASSWORD);
+        cluster = KafkaProcessCluster.builder(dir.resolve("cluster"))
+                .nodes(1)
                 .listener(new KafkaProcessCluster.Listener("CLIENT", "SSL"))
                 .setting("listener.name.client.ssl.keystore.location", keyStore.toString())
                 .setting("listener.name.client.ssl.keystore.type", "PKCS12")
@@ -84,11 +131,14 @@ class TlsSettingsIT {
     }
 
     private static void keytool(String... args) throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "keytool").toString()));
+        List<String> command = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "keytool").toString()));
         command.addAll(List.of(args));
         Path log = dir.resolve("keytool.out");
-        Process process = new ProcessBuilder(command).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+        Process process = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+                .start();
         if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0) {
             process.destroyForcibly();
             throw new IllegalStateException("keytool " + args[0] + " failed: " + Files.readString(log));
@@ -133,12 +183,15 @@ class TlsSettingsIT {
         // Every Kafka client logs its effective settings, client.id included, at INFO on this logger.
         properties.put("logging.level.org.apache.kafka.common.config.AbstractConfig", "info");
         if (trustStoreSettings) {
-            properties.put("spring.kafka.ssl.trust-store-location", trustStore.toUri().toString());
+            properties.put(
+                    "spring.kafka.ssl.trust-store-location", trustStore.toUri().toString());
             properties.put("spring.kafka.ssl.trust-store-password", PASSWORD);
             properties.put("spring.kafka.ssl.trust-store-type", "PKCS12");
         }
         ConfigurableApplicationContext app = new SpringApplicationBuilder(MemberApp.class)
-                .web(WebApplicationType.NONE).properties(properties).run();
+                .web(WebApplicationType.NONE)
+                .properties(properties)
+                .run();
         apps.add(app);
         return app;
     }
@@ -157,7 +210,9 @@ class TlsSettingsIT {
 
         await().atMost(Duration.ofSeconds(30)).until(() -> !app.grants.isEmpty());
         assertThat(n1.getBean(LeadershipLoop.class).state(CONTROLLER)).isEqualTo(MemberRoleState.LEADER);
-        assertThat(topicExists(topic)).as("the starter's admin created %s over TLS", topic).isTrue();
+        assertThat(topicExists(topic))
+                .as("the starter's admin created %s over TLS", topic)
+                .isTrue();
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
             LeadershipStatus status = n1.getBean(CoordinationClient.class).describe(CONTROLLER);
             assertThat(status.holder()).contains(MemberId.of("n1"));
@@ -168,31 +223,44 @@ class TlsSettingsIT {
         // watcher builds its consumer on its own thread; a describe that finds the reader
         // busy (a slow machine) builds a numbered describe reader, which must have them too;
         // so must the fencing probe's clients, which run before the member contends.
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(clientSettings(output)).containsKeys(
-                CLIENTS.toArray(String[]::new)));
+        await().atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> assertThat(clientSettings(output)).containsKeys(CLIENTS.toArray(String[]::new)));
         Map<String, String> settings = clientSettings(output);
-        assertThat(settings.keySet()).allMatch(client -> CLIENTS.contains(client)
-                || client.matches("krabka-coordination-reader-\\d+")
-                || client.matches("krabka-coordination-probe-(admin|a|b|reader|cleanup)"), "a client the starter builds");
+        assertThat(settings.keySet())
+                .allMatch(
+                        client -> CLIENTS.contains(client)
+                                || client.matches("krabka-coordination-reader-\\d+")
+                                || client.matches("krabka-coordination-probe-(admin|a|b|reader|cleanup)"),
+                        "a client the starter builds");
         assertThat(settings).containsKeys("krabka-coordination-probe-admin", "krabka-coordination-probe-a");
-        settings.forEach((client, dump) -> assertThat(dump).as(client)
+        settings.forEach((client, dump) -> assertThat(dump)
+                .as(client)
                 .contains("security.protocol = SSL")
                 .contains("ssl.truststore.location = " + trustStore)
                 .contains("ssl.truststore.type = PKCS12"));
     }
 
     @Test
-    void withoutTheTrustStoreTheSameAppCreatesNothingAndSaysOnceThatTheHandshakeFailed(CapturedOutput output) throws Exception {
+    void withoutTheTrustStoreTheSameAppCreatesNothingAndSaysOnceThatTheHandshakeFailed(CapturedOutput output)
+            throws Exception {
         String topic = "coordination-untrusted";
         ConfigurableApplicationContext n1 = start(topic, false);
         MemberApp app = n1.getBean(MemberApp.class);
 
-        await().atMost(Duration.ofSeconds(30)).until(() -> output.getOut().lines().anyMatch(line ->
-                line.contains("could not authenticate to the cluster while contending for role controller")
-                        && line.contains("SSL handshake failed")));
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> output.getOut()
+                        .lines()
+                        .anyMatch(line -> line.contains(
+                                        "could not authenticate to the cluster while contending for role controller")
+                                && line.contains("SSL handshake failed")));
         // Said once, as an ERROR, not once per attempt: the next attempt is 10 s away.
-        await().during(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(5)).until(() -> output.getOut().lines()
-                .filter(line -> line.contains("could not authenticate to the cluster")).count() == 1);
+        await().during(Duration.ofSeconds(3))
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> output.getOut()
+                                .lines()
+                                .filter(line -> line.contains("could not authenticate to the cluster"))
+                                .count()
+                        == 1);
         assertThat(app.grants).isEmpty();
         assertThat(n1.getBean(LeadershipLoop.class).state(CONTROLLER)).isEqualTo(MemberRoleState.STANDBY);
         assertThat(topicExists(topic)).isFalse();
@@ -211,7 +279,8 @@ class TlsSettingsIT {
                 dump.append(lines.get(j).trim()).append('\n');
             }
             String settings = dump.toString();
-            settings.lines().filter(line -> line.startsWith("client.id = krabka-coordination-"))
+            settings.lines()
+                    .filter(line -> line.startsWith("client.id = krabka-coordination-"))
                     .map(line -> line.substring("client.id = ".length()))
                     .forEach(client -> byClient.put(client, settings));
         }

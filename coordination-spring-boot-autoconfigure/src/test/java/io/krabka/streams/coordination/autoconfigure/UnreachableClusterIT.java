@@ -43,8 +43,7 @@ class UnreachableClusterIT {
 
     @SpringBootConfiguration
     @EnableAutoConfiguration
-    static class MemberApp {
-    }
+    static class MemberApp {}
 
     @Test
     void aMemberWithoutAClusterSaysSoAnswersAtOnceAndStopsPromptly(CapturedOutput output) throws Exception {
@@ -52,53 +51,82 @@ class UnreachableClusterIT {
         try (ServerSocket nothing = new ServerSocket(0)) {
             port = nothing.getLocalPort(); // closed again: nothing listens there
         }
-        ConfigurableApplicationContext app = new SpringApplicationBuilder(MemberApp.class).properties(Map.of(
-                "spring.kafka.bootstrap-servers", "127.0.0.1:" + port,
-                "server.port", "0",
-                "management.endpoints.web.exposure.include", "coordination,health",
-                "management.endpoint.health.show-details", "always",
-                "krabka.coordination.member-id", "n1",
-                "krabka.coordination.roles", "controller,scheduler",
-                "krabka.coordination.operation-timeout", "2s",
-                "krabka.coordination.work-stop-timeout", "1s",
-                // Each failed attempt shows at DEBUG, so the test can count attempts.
-                "logging.level.io.krabka.streams.coordination.client.Contender", "DEBUG")).run();
+        ConfigurableApplicationContext app = new SpringApplicationBuilder(MemberApp.class)
+                .properties(Map.of(
+                        "spring.kafka.bootstrap-servers", "127.0.0.1:" + port,
+                        "server.port", "0",
+                        "management.endpoints.web.exposure.include", "coordination,health",
+                        "management.endpoint.health.show-details", "always",
+                        "krabka.coordination.member-id", "n1",
+                        "krabka.coordination.roles", "controller,scheduler",
+                        "krabka.coordination.operation-timeout", "2s",
+                        "krabka.coordination.work-stop-timeout", "1s",
+                        // Each failed attempt shows at DEBUG, so the test can count attempts.
+                        "logging.level.io.krabka.streams.coordination.client.Contender", "DEBUG"))
+                .run();
         try {
             HttpClient http = HttpClient.newHttpClient();
             String base = "http://127.0.0.1:" + app.getEnvironment().getProperty("local.server.port");
             // From the first second: never up, so a readiness probe fails a mistyped address (503).
-            HttpResponse<String> first = http.send(HttpRequest.newBuilder(URI.create(base + "/actuator/health")).build(),
+            HttpResponse<String> first = http.send(
+                    HttpRequest.newBuilder(URI.create(base + "/actuator/health"))
+                            .build(),
                     HttpResponse.BodyHandlers.ofString());
             assertThat(first.statusCode()).isEqualTo(503);
-            assertThat(JsonMapper.builder().build().readTree(first.body()).get("components").get("coordination").get("status")
-                    .asString()).isIn("OUT_OF_SERVICE", "DOWN");
+            assertThat(JsonMapper.builder()
+                            .build()
+                            .readTree(first.body())
+                            .get("components")
+                            .get("coordination")
+                            .get("status")
+                            .asString())
+                    .isIn("OUT_OF_SERVICE", "DOWN");
             LeadershipLoop loop = app.getBean(LeadershipLoop.class);
-            await().atMost(Duration.ofSeconds(60)).until(() -> loop.problem(Role.of("controller")).isPresent()
-                    && loop.problem(Role.of("scheduler")).isPresent());
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> loop.problem(Role.of("controller")).isPresent()
+                            && loop.problem(Role.of("scheduler")).isPresent());
             // Several attempts later, still one WARN per role, naming the servers and the operation.
-            await().atMost(Duration.ofSeconds(60)).until(() -> count(output.getOut(), "Member n1 could not contend for role controller") >= 1
-                    && count(output.getOut(), "Member n1 could not contend for role scheduler") >= 1);
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> count(output.getOut(), "Member n1 could not contend for role controller") >= 1
+                            && count(output.getOut(), "Member n1 could not contend for role scheduler") >= 1);
             String warning = "WARN .* Member n1 could not contend for role controller on topic __coordination_state"
                     + " on bootstrap servers 127.0.0.1:" + port;
             assertThat(output.getOut()).containsPattern(warning);
             await().atMost(Duration.ofSeconds(60))
-                    .until(() -> count(output.getOut(), "DEBUG .* Member n1 could not contend for role controller") >= 3);
-            assertThat(count(output.getOut(), "WARN .* Member n1 could not contend for role controller")).isEqualTo(1);
+                    .until(() ->
+                            count(output.getOut(), "DEBUG .* Member n1 could not contend for role controller") >= 3);
+            assertThat(count(output.getOut(), "WARN .* Member n1 could not contend for role controller"))
+                    .isEqualTo(1);
 
             long start = System.nanoTime();
-            HttpResponse<String> health = http.send(HttpRequest.newBuilder(URI.create(base + "/actuator/health")).build(),
+            HttpResponse<String> health = http.send(
+                    HttpRequest.newBuilder(URI.create(base + "/actuator/health"))
+                            .build(),
                     HttpResponse.BodyHandlers.ofString());
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
-            JsonNode coordination = JsonMapper.builder().build().readTree(health.body()).get("components").get("coordination");
+            JsonNode coordination = JsonMapper.builder()
+                    .build()
+                    .readTree(health.body())
+                    .get("components")
+                    .get("coordination");
             assertThat(coordination.get("status").asString()).isEqualTo("DOWN");
-            assertThat(coordination.get("details").get("unreachable").get("controller").asString()).contains("in time");
+            assertThat(coordination
+                            .get("details")
+                            .get("unreachable")
+                            .get("controller")
+                            .asString())
+                    .contains("in time");
 
-            // At once every time (it took its whole 2 s budget before), until its read of the cluster says why it failed.
+            // At once every time (it took its whole 2 s budget before), until its read of the cluster says why it
+            // failed.
             JsonNode report = awaitProblem(http, base + "/actuator/coordination", System.nanoTime());
-            assertThat(report.get("clusterView").get("asOf").isNull()).as("no read ever returned").isTrue();
+            assertThat(report.get("clusterView").get("asOf").isNull())
+                    .as("no read ever returned")
+                    .isTrue();
             JsonNode controller = report.get("roles").get("controller");
             assertThat(controller.get("state").asString()).isEqualTo("standby");
-            assertThat(controller.get("problem").asString()).isEqualTo(report.get("clusterView").get("problem").asString());
+            assertThat(controller.get("problem").asString())
+                    .isEqualTo(report.get("clusterView").get("problem").asString());
         } finally {
             long start = System.nanoTime();
             app.close();
@@ -116,25 +144,35 @@ class UnreachableClusterIT {
     @Test
     void whenTheBrokerStopsTheEndpointAnswersAtOnceWithTheLastViewItsAgeAndTheProblem() throws Exception {
         try (KafkaTestCluster cluster = KafkaTestCluster.start()) {
-            ConfigurableApplicationContext app = new SpringApplicationBuilder(MemberApp.class).properties(Map.of(
-                    "spring.kafka.bootstrap-servers", cluster.bootstrapServers(),
-                    "server.port", "0",
-                    "management.endpoints.web.exposure.include", "coordination",
-                    "krabka.coordination.member-id", "n1",
-                    "krabka.coordination.roles", "controller",
-                    "krabka.coordination.topic.replication-factor", "1",
-                    "krabka.coordination.topic.allow-unsafe", "true",
-                    "krabka.coordination.operation-timeout", "5s",
-                    "krabka.coordination.work-stop-timeout", "1s")).run();
+            ConfigurableApplicationContext app = new SpringApplicationBuilder(MemberApp.class)
+                    .properties(Map.of(
+                            "spring.kafka.bootstrap-servers", cluster.bootstrapServers(),
+                            "server.port", "0",
+                            "management.endpoints.web.exposure.include", "coordination",
+                            "krabka.coordination.member-id", "n1",
+                            "krabka.coordination.roles", "controller",
+                            "krabka.coordination.topic.replication-factor", "1",
+                            "krabka.coordination.topic.allow-unsafe", "true",
+                            "krabka.coordination.operation-timeout", "5s",
+                            "krabka.coordination.work-stop-timeout", "1s"))
+                    .run();
             try {
                 HttpClient http = HttpClient.newHttpClient();
-                String uri = "http://127.0.0.1:" + app.getEnvironment().getProperty("local.server.port") + "/actuator/coordination";
+                String uri = "http://127.0.0.1:" + app.getEnvironment().getProperty("local.server.port")
+                        + "/actuator/coordination";
                 LeadershipLoop loop = app.getBean(LeadershipLoop.class);
-                await().atMost(Duration.ofSeconds(60)).until(() -> loop.state(Role.of("controller")) == MemberRoleState.LEADER);
+                await().atMost(Duration.ofSeconds(60))
+                        .until(() -> loop.state(Role.of("controller")) == MemberRoleState.LEADER);
                 await().atMost(Duration.ofSeconds(30)).until(() -> {
-                    JsonNode whole = JsonMapper.builder().build().readTree(send(http, uri).body());
-                    return whole.get("clusterView").get("problem").isNull() && !whole.get("clusterView").get("asOf").isNull()
-                            && whole.get("roles").get("controller").get("current").asBoolean();
+                    JsonNode whole = JsonMapper.builder()
+                            .build()
+                            .readTree(send(http, uri).body());
+                    return whole.get("clusterView").get("problem").isNull()
+                            && !whole.get("clusterView").get("asOf").isNull()
+                            && whole.get("roles")
+                                    .get("controller")
+                                    .get("current")
+                                    .asBoolean();
                 });
 
                 cluster.kit().brokers().values().forEach(broker -> broker.shutdown());
@@ -142,15 +180,21 @@ class UnreachableClusterIT {
                 long stopped = System.nanoTime();
                 JsonNode report = awaitProblem(http, uri, stopped);
                 JsonNode view = report.get("clusterView");
-                assertThat(Instant.parse(view.get("asOf").asString())).as("the view read before the broker stopped")
+                assertThat(Instant.parse(view.get("asOf").asString()))
+                        .as("the view read before the broker stopped")
                         .isBeforeOrEqualTo(stoppedAt);
-                assertThat(view.get("ageMillis").asLong()).as("at least the time since the broker stopped")
+                assertThat(view.get("ageMillis").asLong())
+                        .as("at least the time since the broker stopped")
                         .isGreaterThanOrEqualTo(report.get("askedAfterMillis").asLong());
                 JsonNode controller = report.get("roles").get("controller");
                 assertThat(controller.get("holder").asString()).isEqualTo("n1");
-                assertThat(controller.get("current").asBoolean()).as("unconfirmed without the cluster").isFalse();
-                assertThat(controller.get("problem").asString()).contains(view.get("problem").asString());
-                assertThat(controller.get("asOf").asString()).isEqualTo(view.get("asOf").asString());
+                assertThat(controller.get("current").asBoolean())
+                        .as("unconfirmed without the cluster")
+                        .isFalse();
+                assertThat(controller.get("problem").asString())
+                        .contains(view.get("problem").asString());
+                assertThat(controller.get("asOf").asString())
+                        .isEqualTo(view.get("asOf").asString());
             } finally {
                 app.close();
             }
@@ -166,22 +210,28 @@ class UnreachableClusterIT {
         AtomicReference<JsonNode> last = new AtomicReference<>();
         AtomicInteger answers = new AtomicInteger();
         AtomicLong slowest = new AtomicLong();
-        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).until(() -> {
-            long start = System.nanoTime();
-            HttpResponse<String> response = send(http, uri);
-            Duration answeredIn = Duration.ofNanos(System.nanoTime() - start);
-            // The old endpoint waited its whole 2 s budget here; the bound leaves room for a busy machine.
-            assertThat(answeredIn).as("answered in").isLessThan(Duration.ofMillis(1_500));
-            assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
-            answers.incrementAndGet();
-            slowest.accumulateAndGet(answeredIn.toNanos(), Math::max);
-            ObjectNode report = (ObjectNode) JsonMapper.builder().build().readTree(response.body());
-            report.put("askedAfterMillis", Duration.ofNanos(start - sinceNanos).toMillis());
-            last.set(report);
-            return report.get("clusterView").get("problem").isString();
-        });
+        await().atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(200))
+                .until(() -> {
+                    long start = System.nanoTime();
+                    HttpResponse<String> response = send(http, uri);
+                    Duration answeredIn = Duration.ofNanos(System.nanoTime() - start);
+                    // The old endpoint waited its whole 2 s budget here; the bound leaves room for a busy machine.
+                    assertThat(answeredIn).as("answered in").isLessThan(Duration.ofMillis(1_500));
+                    assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+                    answers.incrementAndGet();
+                    slowest.accumulateAndGet(answeredIn.toNanos(), Math::max);
+                    ObjectNode report =
+                            (ObjectNode) JsonMapper.builder().build().readTree(response.body());
+                    report.put(
+                            "askedAfterMillis",
+                            Duration.ofNanos(start - sinceNanos).toMillis());
+                    last.set(report);
+                    return report.get("clusterView").get("problem").isString();
+                });
         assertThat(answers.get()).isPositive();
-        System.out.printf("%d answers, the slowest in %.1f ms; the last: %s%n", answers.get(), slowest.get() / 1e6, last.get());
+        System.out.printf(
+                "%d answers, the slowest in %.1f ms; the last: %s%n", answers.get(), slowest.get() / 1e6, last.get());
         return last.get();
     }
 

@@ -25,5 +25,4 @@ import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 @Documented
 @Inherited
 @ImportAutoConfiguration(CoordinationTestAutoConfiguration.class)
-public @interface AutoConfigureCoordinationTest {
-}
+public @interface AutoConfigureCoordinationTest {}

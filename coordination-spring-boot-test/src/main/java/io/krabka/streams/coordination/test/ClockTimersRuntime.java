@@ -1,8 +1,8 @@
 package io.krabka.streams.coordination.test;
 
-import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.runtime.ForwardingCoordinationRuntime;
+import io.krabka.streams.coordination.test.runtime.ManualClock;
 import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.Instant;

@@ -1,12 +1,12 @@
 package io.krabka.streams.coordination.test;
 
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.autoconfigure.CoordinationAutoConfiguration;
-import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.spring.LeaderPipelines;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
+import io.krabka.streams.coordination.test.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Instant;
@@ -33,8 +33,7 @@ import org.springframework.kafka.core.ProducerFactory;
 @AutoConfiguration(after = KafkaAutoConfiguration.class, before = CoordinationAutoConfiguration.class)
 public final class CoordinationTestAutoConfiguration {
 
-    CoordinationTestAutoConfiguration() {
-    }
+    CoordinationTestAutoConfiguration() {}
 
     /**
      * The lease clock: the starter takes the bean of this name. It starts at the instant the
@@ -54,15 +53,17 @@ public final class CoordinationTestAutoConfiguration {
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
     CoordinationRuntime coordinationRuntime(ManualClock coordinationClock) {
-        return new ClockTimersRuntime(CoordinationRuntime.builder().clock(coordinationClock).build(), coordinationClock);
+        return new ClockTimersRuntime(
+                CoordinationRuntime.builder().clock(coordinationClock).build(), coordinationClock);
     }
 
     /** The cluster, with the topics of the application's {@link NewTopic} beans. */
     @Bean
     InMemoryCluster coordinationTestCluster(ManualClock coordinationClock, ObjectProvider<NewTopic> topics) {
         InMemoryCluster cluster = new InMemoryCluster(coordinationClock::millis);
-        topics.orderedStream().forEach(topic -> cluster.createTopic(topic.name(),
-                topic.numPartitions() > 0 ? topic.numPartitions() : 1));
+        topics.orderedStream()
+                .forEach(topic ->
+                        cluster.createTopic(topic.name(), topic.numPartitions() > 0 ? topic.numPartitions() : 1));
         return cluster;
     }
 
@@ -87,9 +88,15 @@ public final class CoordinationTestAutoConfiguration {
 
         @Bean
         @ConditionalOnSingleCandidate(ProducerFactory.class)
-        LeaderPipelines leaderPipelines(ConsumerFactory<?, ?> consumerFactory, ProducerFactory<?, ?> producerFactory,
-                CoordinationRuntime coordinationRuntime, InMemoryCluster coordinationTestCluster) {
-            return new LeaderPipelines(consumerFactory, producerFactory, coordinationRuntime,
+        LeaderPipelines leaderPipelines(
+                ConsumerFactory<?, ?> consumerFactory,
+                ProducerFactory<?, ?> producerFactory,
+                CoordinationRuntime coordinationRuntime,
+                InMemoryCluster coordinationTestCluster) {
+            return new LeaderPipelines(
+                    consumerFactory,
+                    producerFactory,
+                    coordinationRuntime,
                     settings -> coordinationTestCluster.consumer(settings.groupId()));
         }
     }
@@ -106,12 +113,25 @@ public final class CoordinationTestAutoConfiguration {
     }
 
     @Bean
-    CoordinationTestSupport coordinationTestSupport(InMemoryCluster coordinationTestCluster, ManualClock coordinationClock,
-            LeadershipLoop leadershipLoop, LeaseConfig leaseConfig, TopicSpec topic, RoleTransitions coordinationTestTransitions,
-            ObjectProvider<LeaderPipelines> leaderPipelines, CoordinationRuntime coordinationRuntime) {
+    CoordinationTestSupport coordinationTestSupport(
+            InMemoryCluster coordinationTestCluster,
+            ManualClock coordinationClock,
+            LeadershipLoop leadershipLoop,
+            LeaseConfig leaseConfig,
+            TopicSpec topic,
+            RoleTransitions coordinationTestTransitions,
+            ObjectProvider<LeaderPipelines> leaderPipelines,
+            CoordinationRuntime coordinationRuntime) {
         // Tells the runtime's timers when advance() moved the clock, unless the application chose its own runtime.
-        Runnable clockMoved = coordinationRuntime instanceof ClockTimersRuntime timers ? timers::clockMoved : () -> { };
-        return new CoordinationTestSupport(coordinationTestCluster, coordinationClock, leadershipLoop, leaseConfig, topic,
-                coordinationTestTransitions, leaderPipelines, clockMoved);
+        Runnable clockMoved = coordinationRuntime instanceof ClockTimersRuntime timers ? timers::clockMoved : () -> {};
+        return new CoordinationTestSupport(
+                coordinationTestCluster,
+                coordinationClock,
+                leadershipLoop,
+                leaseConfig,
+                topic,
+                coordinationTestTransitions,
+                leaderPipelines,
+                clockMoved);
     }
 }

@@ -1,14 +1,10 @@
 package io.krabka.streams.coordination.test;
 
 import io.krabka.streams.coordination.LeaseConfig;
-import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.Leadership;
-import io.krabka.streams.coordination.test.memory.InMemoryCluster;
-import io.krabka.streams.coordination.test.memory.InMemoryConsumer;
-import io.krabka.streams.coordination.test.memory.InMemoryCoordinationTransport;
 import io.krabka.streams.coordination.pipeline.PipelineSettings;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
@@ -17,6 +13,10 @@ import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.spring.LeaderPipelines;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.spring.MemberRoleState;
+import io.krabka.streams.coordination.test.memory.InMemoryCluster;
+import io.krabka.streams.coordination.test.memory.InMemoryConsumer;
+import io.krabka.streams.coordination.test.memory.InMemoryCoordinationTransport;
+import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import io.krabka.streams.coordination.transport.TopicSpec;
@@ -53,6 +53,7 @@ public final class CoordinationTestSupport {
 
     /** How long the await methods wait, by default: passes and the role's work run on real threads. */
     public static final Duration DEFAULT_WAIT = Duration.ofSeconds(10);
+
     private static final MemberId OTHER = MemberId.of("coordination-test-other-member");
 
     private final InMemoryCluster cluster;
@@ -65,8 +66,15 @@ public final class CoordinationTestSupport {
     // Fires the runtime's timers that the clock passed (ClockTimersRuntime), after each step.
     private final Runnable clockMoved;
 
-    CoordinationTestSupport(InMemoryCluster cluster, ManualClock clock, LeadershipLoop loop, LeaseConfig lease,
-            TopicSpec topic, RoleTransitions transitions, ObjectProvider<LeaderPipelines> pipelines, Runnable clockMoved) {
+    CoordinationTestSupport(
+            InMemoryCluster cluster,
+            ManualClock clock,
+            LeadershipLoop loop,
+            LeaseConfig lease,
+            TopicSpec topic,
+            RoleTransitions transitions,
+            ObjectProvider<LeaderPipelines> pipelines,
+            Runnable clockMoved) {
         this.transitions = transitions;
         this.clockMoved = clockMoved;
         this.pipelines = pipelines;
@@ -141,15 +149,16 @@ public final class CoordinationTestSupport {
      * (set after the failure, maybe on an instant this support already moved past), so
      * nothing is waited for.
      */
-    private record Held(Leadership leadership, long failedRenewals, boolean failing) {
-    }
+    private record Held(Leadership leadership, long failedRenewals, boolean failing) {}
 
     /** The leaderships this member holds now. */
     private Map<Role, Held> held() {
         Map<Role, Held> held = new LinkedHashMap<>();
         for (Role role : loop.roles()) {
-            loop.leadership(role).filter(Leadership::isActive).ifPresent(leadership -> held.put(role,
-                    new Held(leadership, transitions.failedRenewals(role), transitions.failing(role))));
+            loop.leadership(role)
+                    .filter(Leadership::isActive)
+                    .ifPresent(leadership -> held.put(
+                            role, new Held(leadership, transitions.failedRenewals(role), transitions.failing(role))));
         }
         return held;
     }
@@ -163,11 +172,16 @@ public final class CoordinationTestSupport {
             return;
         }
         Instant at = clock.instant();
-        await(() -> held.entrySet().stream().allMatch(each -> {
-            Held role = each.getValue();
-            return role.failing() || !role.leadership().isActive() || !role.leadership().renewDue()
-                    || transitions.failedRenewals(each.getKey()) > role.failedRenewals();
-        }), "the renewals due at " + at + " of " + held.keySet() + " (with a ManualRuntime bean, advance that runtime instead)");
+        await(
+                () -> held.entrySet().stream().allMatch(each -> {
+                    Held role = each.getValue();
+                    return role.failing()
+                            || !role.leadership().isActive()
+                            || !role.leadership().renewDue()
+                            || transitions.failedRenewals(each.getKey()) > role.failedRenewals();
+                }),
+                "the renewals due at " + at + " of " + held.keySet()
+                        + " (with a ManualRuntime bean, advance that runtime instead)");
     }
 
     /** What this member does for {@code role} now. */
@@ -206,14 +220,22 @@ public final class CoordinationTestSupport {
         // grant: a standby takes an epoch no lease carries for a challenge in flight.
         ProducerState committed = other.describeEpoch(fenced).orElseThrow();
         short step = (short) (committed.producerEpoch() - granted.producerEpoch());
-        epoch.transact(List.of(otherLease(fenced, committed.producerId(), (short) (committed.producerEpoch() + step), now)));
+        epoch.transact(
+                List.of(otherLease(fenced, committed.producerId(), (short) (committed.producerEpoch() + step), now)));
         awaitNotLeader(role);
     }
 
     private ProducerRecord<byte[], byte[]> otherLease(Role role, long producerId, short producerEpoch, long now) {
-        return new ProducerRecord<>(topic.name(), RolePartitioner.partitionFor(role, topic.partitions()), now,
+        return new ProducerRecord<>(
+                topic.name(),
+                RolePartitioner.partitionFor(role, topic.partitions()),
+                now,
                 CoordinationCodec.encodeKey(CoordinationKey.lease(role)),
-                CoordinationCodec.encodeValue(new CoordinationRecord.Lease(OTHER, producerId, producerEpoch, now,
+                CoordinationCodec.encodeValue(new CoordinationRecord.Lease(
+                        OTHER,
+                        producerId,
+                        producerEpoch,
+                        now,
                         now + lease.duration().toMillis())));
     }
 
@@ -272,10 +294,12 @@ public final class CoordinationTestSupport {
         List<ConsumerRecord<byte[], byte[]>> read = new ArrayList<>();
         try (InMemoryConsumer consumer = cluster.consumer("coordination-test-reader")) {
             List<TopicPartition> partitions = cluster.partitionsFor(topic).stream()
-                    .map(info -> new TopicPartition(info.topic(), info.partition())).toList();
+                    .map(info -> new TopicPartition(info.topic(), info.partition()))
+                    .toList();
             consumer.assign(partitions);
             consumer.seekToBeginning(partitions);
-            for (ConsumerRecords<byte[], byte[]> polled = consumer.poll(Duration.ZERO); !polled.isEmpty();
+            for (ConsumerRecords<byte[], byte[]> polled = consumer.poll(Duration.ZERO);
+                    !polled.isEmpty();
                     polled = consumer.poll(Duration.ZERO)) {
                 polled.forEach(read::add);
             }
@@ -289,7 +313,8 @@ public final class CoordinationTestSupport {
      */
     public void awaitProcessed(String role) {
         List<PipelineSettings> listeners = pipelines().entries(Role.of(role)).stream()
-                .map(entry -> entry.pipeline().settings()).toList();
+                .map(entry -> entry.pipeline().settings())
+                .toList();
         if (listeners.isEmpty()) {
             throw new IllegalArgumentException("no @LeaderListener runs under role " + role);
         }
@@ -312,7 +337,9 @@ public final class CoordinationTestSupport {
                 TopicPartition partition = new TopicPartition(topic, info.partition());
                 OffsetAndMetadata done = committed.get(partition);
                 long from = done == null ? 0 : done.offset();
-                if (cluster.records(partition).stream().mapToLong(RawRecord::offset).anyMatch(offset -> offset >= from)) {
+                if (cluster.records(partition).stream()
+                        .mapToLong(RawRecord::offset)
+                        .anyMatch(offset -> offset >= from)) {
                     return false;
                 }
             }
@@ -323,8 +350,9 @@ public final class CoordinationTestSupport {
     private LeaderPipelines pipelines() {
         LeaderPipelines available = pipelines.getIfAvailable();
         if (available == null) {
-            throw new IllegalStateException("no @LeaderListener pipelines here: they need one Spring Kafka ConsumerFactory "
-                    + "and ProducerFactory (or a @Primary one of each)");
+            throw new IllegalStateException(
+                    "no @LeaderListener pipelines here: they need one Spring Kafka ConsumerFactory "
+                            + "and ProducerFactory (or a @Primary one of each)");
         }
         return available;
     }

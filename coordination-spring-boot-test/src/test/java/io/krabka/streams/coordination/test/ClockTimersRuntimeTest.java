@@ -3,8 +3,8 @@ package io.krabka.streams.coordination.test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
+import io.krabka.streams.coordination.test.runtime.ManualClock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.ExecutorService;
@@ -20,7 +20,12 @@ class ClockTimersRuntimeTest {
     // One worker thread: what the clock fired runs in the order it was handed in.
     private final ExecutorService worker = Executors.newSingleThreadExecutor();
     private final ClockTimersRuntime runtime = new ClockTimersRuntime(
-            CoordinationRuntime.builder().name("clock-timers-test").workers(worker).clock(clock).build(), clock);
+            CoordinationRuntime.builder()
+                    .name("clock-timers-test")
+                    .workers(worker)
+                    .clock(clock)
+                    .build(),
+            clock);
 
     @AfterEach
     void close() {

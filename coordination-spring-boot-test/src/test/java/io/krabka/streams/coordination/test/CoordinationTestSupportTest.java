@@ -29,8 +29,7 @@ class CoordinationTestSupportTest {
     @SpringBootConfiguration
     @EnableAutoConfiguration
     @Import(Dispatcher.class)
-    static class App {
-    }
+    static class App {}
 
     /** Role-scoped work that runs until its leadership ends. */
     static class Dispatcher {

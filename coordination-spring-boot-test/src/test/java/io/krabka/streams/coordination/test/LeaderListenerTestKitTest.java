@@ -29,12 +29,16 @@ import org.springframework.test.annotation.DirtiesContext;
  * {@link CoordinationTestSupport}, exactly once across a fence, the next grant and a release,
  * and with no Kafka client built although the bootstrap address points nowhere.
  */
-@SpringBootTest(properties = {"krabka.coordination.roles=controller", "krabka.coordination.member-id=n1",
-        "spring.kafka.bootstrap-servers=localhost:1",
-        "spring.kafka.consumer.key-deserializer=org.apache.kafka.common.serialization.StringDeserializer",
-        "spring.kafka.consumer.value-deserializer=org.apache.kafka.common.serialization.StringDeserializer",
-        "spring.kafka.producer.key-serializer=org.apache.kafka.common.serialization.StringSerializer",
-        "spring.kafka.producer.value-serializer=org.apache.kafka.common.serialization.StringSerializer"})
+@SpringBootTest(
+        properties = {
+            "krabka.coordination.roles=controller",
+            "krabka.coordination.member-id=n1",
+            "spring.kafka.bootstrap-servers=localhost:1",
+            "spring.kafka.consumer.key-deserializer=org.apache.kafka.common.serialization.StringDeserializer",
+            "spring.kafka.consumer.value-deserializer=org.apache.kafka.common.serialization.StringDeserializer",
+            "spring.kafka.producer.key-serializer=org.apache.kafka.common.serialization.StringSerializer",
+            "spring.kafka.producer.value-serializer=org.apache.kafka.common.serialization.StringSerializer"
+        })
 @AutoConfigureCoordinationTest
 @DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_EACH_TEST_METHOD)
 class LeaderListenerTestKitTest {
@@ -110,7 +114,11 @@ class LeaderListenerTestKitTest {
         coordination.awaitProcessed("controller");
 
         List<Long> terms = coordination.records("commands").stream()
-                .map(command -> TokenHeaders.read(command.headers()).orElseThrow().token().term()).toList();
+                .map(command -> TokenHeaders.read(command.headers())
+                        .orElseThrow()
+                        .token()
+                        .term())
+                .toList();
         assertThat(terms).hasSize(2);
         assertThat(terms.get(1)).isGreaterThan(terms.get(0));
     }
@@ -128,8 +136,13 @@ class LeaderListenerTestKitTest {
         List<ConsumerRecord<byte[], byte[]>> dead = coordination.rawRecords("requests.DLT");
         assertThat(dead).hasSize(1);
         assertThat(new String(dead.get(0).value(), StandardCharsets.UTF_8)).isEqualTo("poison");
-        assertThat(new String(dead.get(0).headers().lastHeader("kafka_dlt-exception-message").value(),
-                StandardCharsets.UTF_8)).contains("cannot dispatch poison");
+        assertThat(new String(
+                        dead.get(0)
+                                .headers()
+                                .lastHeader("kafka_dlt-exception-message")
+                                .value(),
+                        StandardCharsets.UTF_8))
+                .contains("cannot dispatch poison");
     }
 
     @Test
@@ -139,8 +152,8 @@ class LeaderListenerTestKitTest {
         coordination.awaitProcessed("controller");
 
         // Every Kafka consumer, producer and admin client registers an app-info MBean while it is open.
-        Set<ObjectName> clients = ManagementFactory.getPlatformMBeanServer()
-                .queryNames(new ObjectName("kafka.*:type=app-info,*"), null);
+        Set<ObjectName> clients =
+                ManagementFactory.getPlatformMBeanServer().queryNames(new ObjectName("kafka.*:type=app-info,*"), null);
         assertThat(clients).isEmpty();
     }
 
@@ -153,6 +166,8 @@ class LeaderListenerTestKitTest {
     }
 
     private List<String> commands() {
-        return coordination.records("commands").stream().map(command -> (String) command.value()).toList();
+        return coordination.records("commands").stream()
+                .map(command -> (String) command.value())
+                .toList();
     }
 }

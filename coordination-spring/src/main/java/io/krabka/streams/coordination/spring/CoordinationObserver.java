@@ -8,18 +8,14 @@ import java.time.Duration;
 public interface CoordinationObserver {
 
     /** A role was granted after an acquisition that took {@code took}. */
-    default void granted(Role role, Duration took) {
-    }
+    default void granted(Role role, Duration took) {}
 
     /** A leadership ended. */
-    default void ended(Role role, LeadershipEndCause cause) {
-    }
+    default void ended(Role role, LeadershipEndCause cause) {}
 
     /** A renewal succeeded after {@code took}. */
-    default void renewed(Role role, Duration took) {
-    }
+    default void renewed(Role role, Duration took) {}
 
     /** A renewal failed with a non-fenced error. */
-    default void renewFailed(Role role) {
-    }
+    default void renewFailed(Role role) {}
 }

@@ -75,6 +75,7 @@ public final class GuardedSender<K, V> {
     private ProducerRecord<byte[], byte[]> serialize(ProducerRecord<K, V> record) {
         byte[] key = keySerializer.serialize(record.topic(), record.headers(), record.key());
         byte[] value = valueSerializer.serialize(record.topic(), record.headers(), record.value());
-        return new ProducerRecord<>(record.topic(), record.partition(), record.timestamp(), key, value, record.headers());
+        return new ProducerRecord<>(
+                record.topic(), record.partition(), record.timestamp(), key, value, record.headers());
     }
 }

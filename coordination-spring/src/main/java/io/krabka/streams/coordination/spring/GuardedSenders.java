@@ -37,7 +37,8 @@ public final class GuardedSenders {
      * first sender: an application that never takes one needs no serializer settings.
      */
     public static GuardedSenders of(ProducerFactory<?, ?> producers) {
-        return new GuardedSenders(memoized(() -> PipelineSerdes.serializer(producers, true)),
+        return new GuardedSenders(
+                memoized(() -> PipelineSerdes.serializer(producers, true)),
                 memoized(() -> PipelineSerdes.serializer(producers, false)));
     }
 

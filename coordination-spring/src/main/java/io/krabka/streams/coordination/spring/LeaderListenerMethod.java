@@ -34,8 +34,14 @@ final class LeaderListenerMethod {
     private final Supplier<LeaderPipelines> pipelines;
     private volatile LeaderPipeline pipeline;
 
-    LeaderListenerMethod(Role role, Object bean, Method method, LeaderListener annotation, String where,
-            PropertyResolver placeholders, Supplier<LeaderPipelines> pipelines) {
+    LeaderListenerMethod(
+            Role role,
+            Object bean,
+            Method method,
+            LeaderListener annotation,
+            String where,
+            PropertyResolver placeholders,
+            Supplier<LeaderPipelines> pipelines) {
         this.role = role;
         this.bean = bean;
         this.method = method;
@@ -45,7 +51,8 @@ final class LeaderListenerMethod {
         boolean shapeOk = (parameters.length == 1 || parameters.length == 2 && parameters[1] == Leadership.class)
                 && (parameters[0] == ConsumerRecord.class || parameters[0] == List.class);
         Class<?> returns = method.getReturnType();
-        boolean returnOk = returns == void.class || ProducerRecord.class.isAssignableFrom(returns)
+        boolean returnOk = returns == void.class
+                || ProducerRecord.class.isAssignableFrom(returns)
                 || Collection.class.isAssignableFrom(returns);
         if (!shapeOk || !returnOk) {
             throw new BeanInitializationException("@LeaderListener method " + where + " must take a ConsumerRecord or a"
@@ -55,19 +62,28 @@ final class LeaderListenerMethod {
         this.batch = parameters[0] == List.class;
         this.takesLeadership = parameters.length == 2;
         try {
-            List<String> topics = Arrays.stream(annotation.topics()).map(placeholders::resolveRequiredPlaceholders).toList();
-            PipelineSettings defaults = new PipelineSettings(topics, PipelineSettings.defaultGroupId(role),
-                    PipelineSettings.DEFAULT_MAX_BATCH_RECORDS, PipelineSettings.DEFAULT_MAX_BATCH_WAIT);
+            List<String> topics = Arrays.stream(annotation.topics())
+                    .map(placeholders::resolveRequiredPlaceholders)
+                    .toList();
+            PipelineSettings defaults = new PipelineSettings(
+                    topics,
+                    PipelineSettings.defaultGroupId(role),
+                    PipelineSettings.DEFAULT_MAX_BATCH_RECORDS,
+                    PipelineSettings.DEFAULT_MAX_BATCH_WAIT);
             String group = placeholders.resolveRequiredPlaceholders(annotation.groupId());
             String records = placeholders.resolveRequiredPlaceholders(annotation.maxBatchRecords());
             String wait = placeholders.resolveRequiredPlaceholders(annotation.maxBatchWait());
-            this.settings = defaults
-                    .withGroupId(group.isEmpty() ? defaults.groupId() : group)
-                    .withMaxBatchRecords(records.isEmpty() ? defaults.maxBatchRecords() : Integer.parseInt(records.trim()))
-                    .withMaxBatchWait(wait.isEmpty() ? defaults.maxBatchWait() : DurationFormatterUtils.detectAndParse(wait.trim()))
+            this.settings = defaults.withGroupId(group.isEmpty() ? defaults.groupId() : group)
+                    .withMaxBatchRecords(
+                            records.isEmpty() ? defaults.maxBatchRecords() : Integer.parseInt(records.trim()))
+                    .withMaxBatchWait(
+                            wait.isEmpty()
+                                    ? defaults.maxBatchWait()
+                                    : DurationFormatterUtils.detectAndParse(wait.trim()))
                     .withDeadLetters(true);
         } catch (IllegalArgumentException e) {
-            throw new BeanInitializationException("@LeaderListener on " + where + " is not valid: " + e.getMessage(), e);
+            throw new BeanInitializationException(
+                    "@LeaderListener on " + where + " is not valid: " + e.getMessage(), e);
         }
     }
 
@@ -81,9 +97,21 @@ final class LeaderListenerMethod {
         if (built == null) {
             synchronized (this) {
                 if (pipeline == null) {
-                    pipeline = pipelines.get().create(role, where, settings,
-                            serdes -> new LeaderListenerProcessor(bean, method, batch, takesLeadership, where, settings.groupId(),
-                                    serdes).forPipeline());
+                    pipeline = pipelines
+                            .get()
+                            .create(
+                                    role,
+                                    where,
+                                    settings,
+                                    serdes -> new LeaderListenerProcessor(
+                                                    bean,
+                                                    method,
+                                                    batch,
+                                                    takesLeadership,
+                                                    where,
+                                                    settings.groupId(),
+                                                    serdes)
+                                            .forPipeline());
                 }
                 built = pipeline;
             }
@@ -93,8 +121,9 @@ final class LeaderListenerMethod {
 
     /** The work that runs the pipeline while the role is held. */
     RoleWork work() {
-        return new RunnerRoleWork("krabka-pipeline-" + role + "-" + method.getDeclaringClass().getSimpleName() + "."
-                + method.getName(), this::run);
+        return new RunnerRoleWork(
+                "krabka-pipeline-" + role + "-" + method.getDeclaringClass().getSimpleName() + "." + method.getName(),
+                this::run);
     }
 
     private void run(Leadership leadership) throws Exception {
@@ -109,11 +138,16 @@ final class LeaderListenerMethod {
     /** A refusal of the pipeline's input consumer, named with the listener and the ACLs its pipeline needs. */
     private CoordinationAuthorizationException notAuthorized(AuthorizationException refused) {
         String reason = String.valueOf(refused.getMessage());
-        return new CoordinationAuthorizationException("@LeaderListener " + where + " of role " + role
-                + " was refused by the cluster's ACLs: " + (reason.endsWith(".") ? reason.substring(0, reason.length() - 1) : reason)
-                + ". Its pipeline needs Read on topic(s) " + settings.inputTopics() + ", Read on Group:" + settings.groupId()
-                + ", and Write on every topic it writes (its outputs, and <input>" + LeaderListenerProcessor.DEAD_LETTER_SUFFIX
-                + " for dead letters)", refused);
+        return new CoordinationAuthorizationException(
+                "@LeaderListener " + where + " of role " + role
+                        + " was refused by the cluster's ACLs: "
+                        + (reason.endsWith(".") ? reason.substring(0, reason.length() - 1) : reason)
+                        + ". Its pipeline needs Read on topic(s) " + settings.inputTopics() + ", Read on Group:"
+                        + settings.groupId()
+                        + ", and Write on every topic it writes (its outputs, and <input>"
+                        + LeaderListenerProcessor.DEAD_LETTER_SUFFIX
+                        + " for dead letters)",
+                refused);
     }
 
     @Override

@@ -47,7 +47,13 @@ final class LeaderListenerProcessor implements BatchProcessor {
     private final String group;
     private final PipelineSerdes serdes;
 
-    LeaderListenerProcessor(Object bean, Method method, boolean batch, boolean takesLeadership, String where, String group,
+    LeaderListenerProcessor(
+            Object bean,
+            Method method,
+            boolean batch,
+            boolean takesLeadership,
+            String where,
+            String group,
             PipelineSerdes serdes) {
         this.bean = bean;
         this.method = method;
@@ -65,8 +71,8 @@ final class LeaderListenerProcessor implements BatchProcessor {
     }
 
     @Override
-    public List<ProducerRecord<byte[], byte[]>> process(List<ConsumerRecord<byte[], byte[]>> records, Leadership leadership)
-            throws Exception {
+    public List<ProducerRecord<byte[], byte[]>> process(
+            List<ConsumerRecord<byte[], byte[]>> records, Leadership leadership) throws Exception {
         if (!batch) {
             return ((PerRecordProcessor) this::processEach).process(records, leadership);
         }
@@ -89,8 +95,8 @@ final class LeaderListenerProcessor implements BatchProcessor {
     }
 
     /** A one-record method's outputs, per input record: what it returned, or the record's dead letter. */
-    List<List<ProducerRecord<byte[], byte[]>>> processEach(List<ConsumerRecord<byte[], byte[]>> records, Leadership leadership)
-            throws Exception {
+    List<List<ProducerRecord<byte[], byte[]>>> processEach(
+            List<ConsumerRecord<byte[], byte[]>> records, Leadership leadership) throws Exception {
         List<List<ProducerRecord<byte[], byte[]>>> each = new ArrayList<>(records.size());
         for (ConsumerRecord<byte[], byte[]> record : records) {
             stopIfEnded(null, leadership, record);
@@ -116,8 +122,10 @@ final class LeaderListenerProcessor implements BatchProcessor {
      */
     private void stopIfEnded(Throwable failure, Leadership leadership, ConsumerRecord<byte[], byte[]> record)
             throws InterruptedException {
-        boolean interrupted = Thread.currentThread().isInterrupted() || failure instanceof InterruptedException
-                || failure instanceof InterruptedIOException || failure instanceof InterruptException;
+        boolean interrupted = Thread.currentThread().isInterrupted()
+                || failure instanceof InterruptedException
+                || failure instanceof InterruptedIOException
+                || failure instanceof InterruptException;
         if (interrupted) {
             Thread.currentThread().interrupt();
             InterruptedException stop = new InterruptedException(where + " was interrupted at " + record.topic() + "-"
@@ -128,14 +136,16 @@ final class LeaderListenerProcessor implements BatchProcessor {
             throw stop;
         }
         if (!leadership.isActive()) {
-            throw FencedException.ended(where + " stopped at " + record.topic() + "-" + record.partition() + "@" + record.offset()
-                    + ": its leadership of role " + leadership.role() + " ended", failure,
+            throw FencedException.ended(
+                    where + " stopped at " + record.topic() + "-" + record.partition() + "@" + record.offset()
+                            + ": its leadership of role " + leadership.role() + " ended",
+                    failure,
                     leadership.state().endCause().orElse(LeadershipEndCause.FENCED));
         }
     }
 
-    private Optional<ConsumerRecord<Object, Object>> deserialize(ConsumerRecord<byte[], byte[]> record,
-            List<ProducerRecord<byte[], byte[]>> outputs) {
+    private Optional<ConsumerRecord<Object, Object>> deserialize(
+            ConsumerRecord<byte[], byte[]> record, List<ProducerRecord<byte[], byte[]>> outputs) {
         try {
             return Optional.of(serdes.deserialize(record));
         } catch (RuntimeException e) {
@@ -164,7 +174,8 @@ final class LeaderListenerProcessor implements BatchProcessor {
         try {
             for (Object record : records) {
                 if (!(record instanceof ProducerRecord<?, ?> output)) {
-                    throw new IllegalStateException(where + " returned a " + (record == null ? "null" : record.getClass().getName())
+                    throw new IllegalStateException(where + " returned a "
+                            + (record == null ? "null" : record.getClass().getName())
                             + " where a ProducerRecord was expected");
                 }
                 serialized.add(serdes.serialize(output));
@@ -181,8 +192,13 @@ final class LeaderListenerProcessor implements BatchProcessor {
      * a batch that is fenced writes no dead letter, and none is claimed.
      */
     private ProducerRecord<byte[], byte[]> deadLetter(ConsumerRecord<byte[], byte[]> record, Throwable failure) {
-        log.debug("{} could not process {}-{}@{}; its dead letter goes with the batch: {}", where, record.topic(),
-                record.partition(), record.offset(), failure.toString());
+        log.debug(
+                "{} could not process {}-{}@{}; its dead letter goes with the batch: {}",
+                where,
+                record.topic(),
+                record.partition(),
+                record.offset(),
+                failure.toString());
         return DeadLetters.of(record, group, failure);
     }
 

@@ -34,8 +34,7 @@ public final class LeaderPipelines implements DisposableBean {
     private static final Logger log = LoggerFactory.getLogger(LeaderPipelines.class);
 
     /** One pipeline, with the role it runs under and the listener it serves. */
-    public record Entry(Role role, String listener, LeaderPipeline pipeline) {
-    }
+    public record Entry(Role role, String listener, LeaderPipeline pipeline) {}
 
     /**
      * Where a pipeline's input consumers come from: byte-array consumers configured as
@@ -52,16 +51,24 @@ public final class LeaderPipelines implements DisposableBean {
     }
 
     /** Pipelines reading with Kafka consumers, prepared and closed on {@code runtime}'s workers. */
-    public LeaderPipelines(ConsumerFactory<?, ?> consumers, ProducerFactory<?, ?> producers, CoordinationRuntime runtime) {
-        this(consumers, producers, runtime, settings -> new KafkaConsumer<>(
-                LeaderPipeline.consumerSettings(consumers.getConfigurationProperties(), settings)));
+    public LeaderPipelines(
+            ConsumerFactory<?, ?> consumers, ProducerFactory<?, ?> producers, CoordinationRuntime runtime) {
+        this(
+                consumers,
+                producers,
+                runtime,
+                settings -> new KafkaConsumer<>(
+                        LeaderPipeline.consumerSettings(consumers.getConfigurationProperties(), settings)));
     }
 
     /**
      * Pipelines reading with the consumers of {@code inputs}, and with the deserializers and
      * serializers of Spring Kafka's factories.
      */
-    public LeaderPipelines(ConsumerFactory<?, ?> consumers, ProducerFactory<?, ?> producers, CoordinationRuntime runtime,
+    public LeaderPipelines(
+            ConsumerFactory<?, ?> consumers,
+            ProducerFactory<?, ?> producers,
+            CoordinationRuntime runtime,
             InputConsumers inputs) {
         this.consumers = consumers;
         this.producers = producers;
@@ -73,26 +80,30 @@ public final class LeaderPipelines implements DisposableBean {
      * Builds the pipeline of one listener. Two pipelines must not commit offsets of the
      * same topic in the same group: each would skip or repeat the other's input.
      */
-    synchronized LeaderPipeline create(Role role, String listener, PipelineSettings settings,
-            Function<PipelineSerdes, BatchProcessor> processor) {
+    synchronized LeaderPipeline create(
+            Role role, String listener, PipelineSettings settings, Function<PipelineSerdes, BatchProcessor> processor) {
         for (Entry entry : entries) {
             PipelineSettings other = entry.pipeline().settings();
             if (other.groupId().equals(settings.groupId())
                     && other.inputTopics().stream().anyMatch(settings.inputTopics()::contains)) {
-                throw new IllegalStateException(listener + " and " + entry.listener() + " both read " + other.inputTopics()
-                        + " with group " + settings.groupId() + ": give one of them its own groupId");
+                throw new IllegalStateException(
+                        listener + " and " + entry.listener() + " both read " + other.inputTopics() + " with group "
+                                + settings.groupId() + ": give one of them its own groupId");
             }
         }
-        LeaderPipeline pipeline = new LeaderPipeline(settings, () -> inputs.create(settings), processor.apply(serdes()),
-                runtime);
+        LeaderPipeline pipeline =
+                new LeaderPipeline(settings, () -> inputs.create(settings), processor.apply(serdes()), runtime);
         entries.add(new Entry(role, listener, pipeline));
         // A standby gets its consumer connected now, so a grant waits for neither; only a head start.
         runtime.workers().execute(() -> {
             try {
                 pipeline.prepare();
             } catch (RuntimeException e) {
-                log.warn("{} could not prepare its input consumer ({}); it tries again when granted: {}", listener,
-                        settings.inputTopics(), e.getMessage());
+                log.warn(
+                        "{} could not prepare its input consumer ({}); it tries again when granted: {}",
+                        listener,
+                        settings.inputTopics(),
+                        e.getMessage());
             }
         });
         return pipeline;

@@ -31,7 +31,12 @@ public class LeadershipEndedEvent extends ApplicationEvent {
     private final LeadershipEndCause cause;
     private final transient Throwable failure;
 
-    public LeadershipEndedEvent(Object source, Role role, MemberId member, FencingToken token, LeadershipEndCause cause,
+    public LeadershipEndedEvent(
+            Object source,
+            Role role,
+            MemberId member,
+            FencingToken token,
+            LeadershipEndCause cause,
             Throwable failure) {
         super(source);
         this.role = Objects.requireNonNull(role, "role");

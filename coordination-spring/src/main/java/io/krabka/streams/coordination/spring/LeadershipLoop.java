@@ -49,8 +49,14 @@ public final class LeadershipLoop implements SmartLifecycle {
     private final Map<Role, Contender> contenders = new LinkedHashMap<>();
     private volatile boolean running;
 
-    public LeadershipLoop(CoordinationClient client, MemberId member, List<Role> roles, OnLeadershipRegistry work,
-            ApplicationEventPublisher events, CoordinationObserver observer, Duration workStopTimeout) {
+    public LeadershipLoop(
+            CoordinationClient client,
+            MemberId member,
+            List<Role> roles,
+            OnLeadershipRegistry work,
+            ApplicationEventPublisher events,
+            CoordinationObserver observer,
+            Duration workStopTimeout) {
         this(client, member, roles, work, events, observer, workStopTimeout, false);
     }
 
@@ -58,8 +64,15 @@ public final class LeadershipLoop implements SmartLifecycle {
      * @param requireWork whether a role with no {@code @OnLeadership} or {@code @LeaderListener}
      *     work fails {@link #start()} instead of being reported with a WARN
      */
-    public LeadershipLoop(CoordinationClient client, MemberId member, List<Role> roles, OnLeadershipRegistry work,
-            ApplicationEventPublisher events, CoordinationObserver observer, Duration workStopTimeout, boolean requireWork) {
+    public LeadershipLoop(
+            CoordinationClient client,
+            MemberId member,
+            List<Role> roles,
+            OnLeadershipRegistry work,
+            ApplicationEventPublisher events,
+            CoordinationObserver observer,
+            Duration workStopTimeout,
+            boolean requireWork) {
         this.requireWork = requireWork;
         this.client = client;
         this.member = member;
@@ -170,14 +183,16 @@ public final class LeadershipLoop implements SmartLifecycle {
         if (idle.isEmpty()) {
             return;
         }
-        String named = idle.size() <= 10 ? idle.toString()
+        String named = idle.size() <= 10
+                ? idle.toString()
                 : idle.subList(0, 10).toString().replace("]", ", … " + (idle.size() - 10) + " more]");
         String message = "Member " + member + " contends for " + (idle.size() == 1 ? "role " : "roles ") + named
                 + " of krabka.coordination.roles, but no @OnLeadership or @LeaderListener works for "
                 + (idle.size() == 1 ? "it" : "them") + ": it would hold " + (idle.size() == 1 ? "it" : "them")
                 + " and do nothing there (a typo in the role list, or work that only listens for LeadershipGrantedEvent)";
         if (requireWork) {
-            throw new IllegalStateException(message + "; krabka.coordination.require-work=true makes this a startup failure");
+            throw new IllegalStateException(
+                    message + "; krabka.coordination.require-work=true makes this a startup failure");
         }
         log.warn("{}; set krabka.coordination.require-work=true to make this a startup failure", message);
     }
@@ -189,9 +204,11 @@ public final class LeadershipLoop implements SmartLifecycle {
             return;
         }
         contenders.values().forEach(Contender::stop);
-        long deadline = client.runtime().nanoTime() + workStopTimeout.plus(STOP_SLACK).toNanos();
+        long deadline =
+                client.runtime().nanoTime() + workStopTimeout.plus(STOP_SLACK).toNanos();
         for (Contender contender : contenders.values()) {
-            contender.awaitStopped(Duration.ofNanos(Math.max(0, deadline - client.runtime().nanoTime())));
+            contender.awaitStopped(
+                    Duration.ofNanos(Math.max(0, deadline - client.runtime().nanoTime())));
         }
         running = false;
         log.info("Member {} stopped contending for roles {}", member, roles);
@@ -229,7 +246,8 @@ public final class LeadershipLoop implements SmartLifecycle {
             work.stop(role, workStopTimeout, client.runtime());
             contendingSince = client.runtime().nanoTime();
             observer.ended(role, cause);
-            events.publishEvent(new LeadershipEndedEvent(LeadershipLoop.this, role, member, leadership.token(), cause, failure));
+            events.publishEvent(
+                    new LeadershipEndedEvent(LeadershipLoop.this, role, member, leadership.token(), cause, failure));
         }
 
         @Override

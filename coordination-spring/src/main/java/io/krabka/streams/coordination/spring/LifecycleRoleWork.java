@@ -43,8 +43,7 @@ final class LifecycleRoleWork implements RoleWork {
 
     /** Nothing: a Lifecycle bean is stopped by {@link #awaitStopped}, after the role's runs were all interrupted. */
     @Override
-    public void interrupt() {
-    }
+    public void interrupt() {}
 
     @Override
     public boolean awaitStopped(Duration bound, CoordinationRuntime runtime) {
@@ -66,9 +65,12 @@ final class LifecycleRoleWork implements RoleWork {
         }
         if (!returned) {
             Leadership last = leadership;
-            log.error("The work of role {} (term {}), {}, did not call back from stop(Runnable) within {}: the loop goes "
-                    + "on without it, while whatever it still does goes on while this member no longer leads",
-                    last == null ? "?" : last.role(), last == null ? "?" : last.term(), description,
+            log.error(
+                    "The work of role {} (term {}), {}, did not call back from stop(Runnable) within {}: the loop goes "
+                            + "on without it, while whatever it still does goes on while this member no longer leads",
+                    last == null ? "?" : last.role(),
+                    last == null ? "?" : last.term(),
+                    description,
                     bound.toMillis() + " ms");
         }
         return returned;

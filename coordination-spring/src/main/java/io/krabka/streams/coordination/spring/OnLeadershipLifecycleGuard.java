@@ -82,9 +82,11 @@ public final class OnLeadershipLifecycleGuard extends AbstractBeanFactoryAwareAd
         Object target = invocation.getThis();
         Class<?> type = target == null ? invocation.getMethod().getDeclaringClass() : AopUtils.getTargetClass(target);
         OnLeadership on = AnnotatedElementUtils.findMergedAnnotation(type, OnLeadership.class);
-        log.info("Not starting @OnLeadership bean {}: only the leadership loop starts it, when this member is granted role "
-                + "{} (the context's start(), Spring Cloud's /actuator/resume and a CRaC restore start every Lifecycle bean)",
-                type.getName(), on == null ? "?" : on.role());
+        log.info(
+                "Not starting @OnLeadership bean {}: only the leadership loop starts it, when this member is granted role "
+                        + "{} (the context's start(), Spring Cloud's /actuator/resume and a CRaC restore start every Lifecycle bean)",
+                type.getName(),
+                on == null ? "?" : on.role());
         return null;
     }
 }

@@ -58,8 +58,11 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
      * @param pipelines builds the listeners' pipelines; asked only when the loop starts
      * @param senders makes the {@link GuardedSender}s that {@link OnLeadership} methods take
      */
-    public OnLeadershipRegistry(Collection<String> configuredRoles, PropertyResolver placeholders,
-            ObjectProvider<LeaderPipelines> pipelines, ObjectProvider<GuardedSenders> senders) {
+    public OnLeadershipRegistry(
+            Collection<String> configuredRoles,
+            PropertyResolver placeholders,
+            ObjectProvider<LeaderPipelines> pipelines,
+            ObjectProvider<GuardedSenders> senders) {
         this.configuredRoles = Set.copyOf(configuredRoles);
         this.placeholders = placeholders;
         this.pipelines = pipelines;
@@ -87,8 +90,9 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
                         + ") needs the bean to implement Lifecycle, so it can be started on grant and stopped on loss");
             }
             if (bean instanceof SmartLifecycle smart && smart.isAutoStartup()) {
-                throw new BeanInitializationException("@OnLeadership bean '" + beanName + "' (" + type.getName()
-                        + ") would start with the application context, before any leadership: return false from isAutoStartup()");
+                throw new BeanInitializationException(
+                        "@OnLeadership bean '" + beanName + "' (" + type.getName()
+                                + ") would start with the application context, before any leadership: return false from isAutoStartup()");
             }
             Method start = ReflectionUtils.findMethod(type, "start");
             if (isAsync(type) || (start != null && isAsync(start))) {
@@ -97,9 +101,13 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
                         + "started; remove @Async (start() runs on the leadership's callback thread, and may hand work "
                         + "to threads it stops in stop())");
             }
-            add(checkedRole("@OnLeadership", placeholders.resolveRequiredPlaceholders(onType.role()), beanName,
-                    type.getName()), new LifecycleRoleWork(lifecycle, "@OnLeadership bean '" + beanName + "' ("
-                            + type.getName() + ")"));
+            add(
+                    checkedRole(
+                            "@OnLeadership",
+                            placeholders.resolveRequiredPlaceholders(onType.role()),
+                            beanName,
+                            type.getName()),
+                    new LifecycleRoleWork(lifecycle, "@OnLeadership bean '" + beanName + "' (" + type.getName() + ")"));
         }
         for (Map.Entry<Method, OnLeadership> entry : methods.entrySet()) {
             Method method = entry.getKey();
@@ -118,21 +126,35 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
                         + "return at once (giving the role up every time) and run on an executor nothing interrupts; "
                         + "remove @Async, the method already runs on a thread of its own");
             }
-            Role role = checkedRole("@OnLeadership", placeholders.resolveRequiredPlaceholders(entry.getValue().role()),
-                    beanName, where);
+            Role role = checkedRole(
+                    "@OnLeadership",
+                    placeholders.resolveRequiredPlaceholders(entry.getValue().role()),
+                    beanName,
+                    where);
             Method invocable = AopUtils.selectInvocableMethod(method, bean.getClass());
             ReflectionUtils.makeAccessible(invocable);
-            add(role, new RunnerRoleWork("krabka-work-" + role + "-" + type.getSimpleName() + "." + method.getName(),
-                    "@OnLeadership method " + where + " of bean '" + beanName + "'",
-                    leadership -> invoke(bean, invocable, arguments(parameters, leadership, where))));
+            add(
+                    role,
+                    new RunnerRoleWork(
+                            "krabka-work-" + role + "-" + type.getSimpleName() + "." + method.getName(),
+                            "@OnLeadership method " + where + " of bean '" + beanName + "'",
+                            leadership -> invoke(bean, invocable, arguments(parameters, leadership, where))));
         }
         for (Map.Entry<Method, LeaderListener> entry : listeners.entrySet()) {
             Method method = entry.getKey();
             String where = type.getName() + "." + method.getName() + "()";
-            Role role = checkedRole("@LeaderListener", placeholders.resolveRequiredPlaceholders(entry.getValue().role()),
-                    beanName, where);
-            LeaderListenerMethod listener = new LeaderListenerMethod(role, bean,
-                    AopUtils.selectInvocableMethod(method, bean.getClass()), entry.getValue(), where, placeholders,
+            Role role = checkedRole(
+                    "@LeaderListener",
+                    placeholders.resolveRequiredPlaceholders(entry.getValue().role()),
+                    beanName,
+                    where);
+            LeaderListenerMethod listener = new LeaderListenerMethod(
+                    role,
+                    bean,
+                    AopUtils.selectInvocableMethod(method, bean.getClass()),
+                    entry.getValue(),
+                    where,
+                    placeholders,
                     pipelines::getObject);
             listenerMethods.add(listener);
             add(role, listener.work());
@@ -141,13 +163,14 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
     }
 
     private static <A extends Annotation> Map<Method, A> annotated(Class<?> type, Class<A> annotation) {
-        return MethodIntrospector.selectMethods(type,
-                (MethodIntrospector.MetadataLookup<A>) m -> AnnotatedElementUtils.findMergedAnnotation(m, annotation));
+        return MethodIntrospector.selectMethods(type, (MethodIntrospector.MetadataLookup<A>)
+                m -> AnnotatedElementUtils.findMergedAnnotation(m, annotation));
     }
 
     /** Whether a type or method is asynchronous for Spring: {@code @Async}, or EJB's {@code @Asynchronous}, which Spring honours too. */
     private static boolean isAsync(AnnotatedElement element) {
-        MergedAnnotations annotations = MergedAnnotations.from(element, MergedAnnotations.SearchStrategy.TYPE_HIERARCHY);
+        MergedAnnotations annotations =
+                MergedAnnotations.from(element, MergedAnnotations.SearchStrategy.TYPE_HIERARCHY);
         return annotations.isPresent(Async.class) || annotations.isPresent("jakarta.ejb.Asynchronous");
     }
 
@@ -168,7 +191,8 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
     }
 
     private static BeanInitializationException nonSingleton(String beanName, Class<?> type, BeanDefinition definition) {
-        String scope = definition.getScope() == null || definition.getScope().isEmpty() ? "prototype" : definition.getScope();
+        String scope =
+                definition.getScope() == null || definition.getScope().isEmpty() ? "prototype" : definition.getScope();
         return new BeanInitializationException("The @OnLeadership or @LeaderListener work of bean '" + beanName + "' ("
                 + type.getName() + ") cannot run: the bean is of scope '" + scope + "', but the work runs once per "
                 + "leadership, for one bean, so its bean must be a singleton (each instance would add its work again, for "
@@ -200,7 +224,8 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
                 continue;
             }
             Class<?> user = ClassUtils.getUserClass(type);
-            if (AnnotatedElementUtils.hasAnnotation(user, OnLeadership.class) || !annotated(user, OnLeadership.class).isEmpty()
+            if (AnnotatedElementUtils.hasAnnotation(user, OnLeadership.class)
+                    || !annotated(user, OnLeadership.class).isEmpty()
                     || !annotated(user, LeaderListener.class).isEmpty()) {
                 throw nonSingleton(name, user, definition);
             }
@@ -211,7 +236,9 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
     private Object[] arguments(Class<?>[] parameters, Leadership leadership, String where) {
         Object[] arguments = new Object[parameters.length];
         for (int i = 0; i < parameters.length; i++) {
-            arguments[i] = parameters[i] == Leadership.class ? leadership : senders(where).of(leadership);
+            arguments[i] = parameters[i] == Leadership.class
+                    ? leadership
+                    : senders(where).of(leadership);
         }
         return arguments;
     }
@@ -238,9 +265,10 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
 
     private Role checkedRole(String annotation, String role, String beanName, String where) {
         if (!configuredRoles.contains(role)) {
-            throw new BeanInitializationException(annotation + "(role = \"" + role + "\") on " + where + " (bean '" + beanName
-                    + "') names a role that is not configured: add it to krabka.coordination.roles (configured: "
-                    + configuredRoles + ")");
+            throw new BeanInitializationException(
+                    annotation + "(role = \"" + role + "\") on " + where + " (bean '" + beanName
+                            + "') names a role that is not configured: add it to krabka.coordination.roles (configured: "
+                            + configuredRoles + ")");
         }
         return Role.of(role);
     }

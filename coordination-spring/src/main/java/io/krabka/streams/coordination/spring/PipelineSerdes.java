@@ -14,8 +14,8 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.utils.Utils;
-import org.springframework.kafka.core.ConsumerFactory;
 import org.springframework.core.log.LogAccessor;
+import org.springframework.kafka.core.ConsumerFactory;
 import org.springframework.kafka.core.ProducerFactory;
 import org.springframework.kafka.support.KafkaUtils;
 import org.springframework.kafka.support.serializer.DeserializationException;
@@ -26,8 +26,11 @@ import org.springframework.kafka.support.serializer.SerializationUtils;
  * Kafka's consumer and producer factories (instances given to the factories, else the
  * classes of {@code spring.kafka.consumer.*} and {@code spring.kafka.producer.*}).
  */
-public record PipelineSerdes(Deserializer<Object> keyDeserializer, Deserializer<Object> valueDeserializer,
-        Serializer<Object> keySerializer, Serializer<Object> valueSerializer) {
+public record PipelineSerdes(
+        Deserializer<Object> keyDeserializer,
+        Deserializer<Object> valueDeserializer,
+        Serializer<Object> keySerializer,
+        Serializer<Object> valueSerializer) {
 
     private static final LogAccessor LOG = new LogAccessor(PipelineSerdes.class);
 
@@ -36,20 +39,36 @@ public record PipelineSerdes(Deserializer<Object> keyDeserializer, Deserializer<
     public static PipelineSerdes of(ConsumerFactory<?, ?> consumers, ProducerFactory<?, ?> producers) {
         Map<String, Object> consumerSettings = consumers.getConfigurationProperties();
         return new PipelineSerdes(
-                Optional.ofNullable((Deserializer<Object>) consumers.getKeyDeserializer()).orElseGet(() ->
-                        configured(consumerSettings, ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, Deserializer.class, true)),
-                Optional.ofNullable((Deserializer<Object>) consumers.getValueDeserializer()).orElseGet(() ->
-                        configured(consumerSettings, ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, Deserializer.class, false)),
-                serializer(producers, true), serializer(producers, false));
+                Optional.ofNullable((Deserializer<Object>) consumers.getKeyDeserializer())
+                        .orElseGet(() -> configured(
+                                consumerSettings,
+                                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
+                                Deserializer.class,
+                                true)),
+                Optional.ofNullable((Deserializer<Object>) consumers.getValueDeserializer())
+                        .orElseGet(() -> configured(
+                                consumerSettings,
+                                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
+                                Deserializer.class,
+                                false)),
+                serializer(producers, true),
+                serializer(producers, false));
     }
 
     /** The key or value serializer of Spring Kafka's producer factory: the instance given to it, else the configured class. */
     @SuppressWarnings("unchecked")
     static Serializer<Object> serializer(ProducerFactory<?, ?> producers, boolean isKey) {
-        Serializer<Object> given = (Serializer<Object>) (isKey ? producers.getKeySerializer() : producers.getValueSerializer());
-        return given != null ? given : configured(producers.getConfigurationProperties(),
-                isKey ? ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG : ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, Serializer.class,
-                isKey);
+        Serializer<Object> given =
+                (Serializer<Object>) (isKey ? producers.getKeySerializer() : producers.getValueSerializer());
+        return given != null
+                ? given
+                : configured(
+                        producers.getConfigurationProperties(),
+                        isKey
+                                ? ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG
+                                : ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG,
+                        Serializer.class,
+                        isKey);
     }
 
     /** An instance of the class a setting names, configured with the factory's settings. */
@@ -65,8 +84,11 @@ public record PipelineSerdes(Deserializer<Object> keyDeserializer, Deserializer<
             } else if (type.isInstance(value)) {
                 return (T) value;
             } else {
-                throw new ConfigException(name, value, "names no " + type.getSimpleName()
-                        + ": set spring.kafka.consumer/producer key and value (de)serializers");
+                throw new ConfigException(
+                        name,
+                        value,
+                        "names no " + type.getSimpleName()
+                                + ": set spring.kafka.consumer/producer key and value (de)serializers");
             }
             if (!type.isInstance(instance)) {
                 throw new ConfigException(name, value, "is not a " + type.getName());
@@ -95,14 +117,24 @@ public record PipelineSerdes(Deserializer<Object> keyDeserializer, Deserializer<
         Headers headers = new RecordHeaders(record.headers().toArray());
         Object key = keyDeserializer.deserialize(record.topic(), headers, record.key());
         Object value = valueDeserializer.deserialize(record.topic(), headers, record.value());
-        ConsumerRecord<Object, Object> typed = new ConsumerRecord<>(record.topic(), record.partition(), record.offset(),
-                record.timestamp(), record.timestampType(), record.serializedKeySize(), record.serializedValueSize(), key, value,
-                headers, record.leaderEpoch());
-        for (String header : List.of(KafkaUtils.KEY_DESERIALIZER_EXCEPTION_HEADER,
-                KafkaUtils.VALUE_DESERIALIZER_EXCEPTION_HEADER)) {
+        ConsumerRecord<Object, Object> typed = new ConsumerRecord<>(
+                record.topic(),
+                record.partition(),
+                record.offset(),
+                record.timestamp(),
+                record.timestampType(),
+                record.serializedKeySize(),
+                record.serializedValueSize(),
+                key,
+                value,
+                headers,
+                record.leaderEpoch());
+        for (String header :
+                List.of(KafkaUtils.KEY_DESERIALIZER_EXCEPTION_HEADER, KafkaUtils.VALUE_DESERIALIZER_EXCEPTION_HEADER)) {
             // Only a header the deserializer added counts: one that came with the record is
             // data, and Spring Kafka ignores it (a possible attack) with a warning.
-            if (headers.lastHeader(header) != null && headers.lastHeader(header) != record.headers().lastHeader(header)) {
+            if (headers.lastHeader(header) != null
+                    && headers.lastHeader(header) != record.headers().lastHeader(header)) {
                 DeserializationException failure = SerializationUtils.getExceptionFromHeader(typed, header, LOG);
                 if (failure != null) {
                     throw failure;

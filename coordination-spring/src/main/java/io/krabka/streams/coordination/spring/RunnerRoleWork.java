@@ -1,9 +1,9 @@
 package io.krabka.streams.coordination.spring;
 
 import io.krabka.streams.coordination.client.Contender;
-import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.client.LeaderWork;
 import io.krabka.streams.coordination.client.LeaderWorkRunner;
+import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import java.time.Duration;
 

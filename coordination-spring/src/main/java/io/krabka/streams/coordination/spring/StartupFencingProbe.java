@@ -60,7 +60,8 @@ public final class StartupFencingProbe implements SmartLifecycle {
     public StartupFencingProbe(Mode mode, Supplier<FencingProbe> probe) {
         this.mode = mode;
         this.probe = probe;
-        this.outcome = new Outcome(name(mode), null, mode == Mode.OFF ? "krabka.coordination.probe=off" : "not run yet", null);
+        this.outcome =
+                new Outcome(name(mode), null, mode == Mode.OFF ? "krabka.coordination.probe=off" : "not run yet", null);
     }
 
     /** What the probe found, or why it did not run. */
@@ -79,7 +80,8 @@ public final class StartupFencingProbe implements SmartLifecycle {
         }
         FencingProbe toRun = probe.get();
         if (toRun == null) {
-            outcome = new Outcome(name(mode), null, "the coordination transport is not Kafka's: nothing to probe", null);
+            outcome =
+                    new Outcome(name(mode), null, "the coordination transport is not Kafka's: nothing to probe", null);
             return;
         }
         FencingReport report;
@@ -87,8 +89,10 @@ public final class StartupFencingProbe implements SmartLifecycle {
             report = toRun.run();
         } catch (CoordinationException e) {
             outcome = new Outcome(name(mode), null, e.getMessage(), null);
-            log.warn("The fencing probe did not run: {}. The member contends without it and reports the cluster's answers"
-                    + " itself", e.getMessage());
+            log.warn(
+                    "The fencing probe did not run: {}. The member contends without it and reports the cluster's answers"
+                            + " itself",
+                    e.getMessage());
             return;
         }
         outcome = new Outcome(name(mode), report.status(), null, report);
@@ -96,8 +100,13 @@ public final class StartupFencingProbe implements SmartLifecycle {
             log.warn("Fencing probe of cluster {}: {}", report.clusterId(), warning);
         }
         if (report.failures().isEmpty()) {
-            log.info("Fencing probe of cluster {}: {} ({} checks, {} warned, {} skipped) in {} ms", report.clusterId(),
-                    report.status(), report.checks().size(), report.warnings().size(), report.skipped().size(),
+            log.info(
+                    "Fencing probe of cluster {}: {} ({} checks, {} warned, {} skipped) in {} ms",
+                    report.clusterId(),
+                    report.status(),
+                    report.checks().size(),
+                    report.warnings().size(),
+                    report.skipped().size(),
                     report.tookMillis());
             return;
         }
@@ -105,7 +114,9 @@ public final class StartupFencingProbe implements SmartLifecycle {
             report.requireNoFailure();
         }
         for (ProbeCheck failure : report.failures()) {
-            log.error("Fencing probe of cluster {}: {}. Contending anyway: krabka.coordination.probe=warn", report.clusterId(),
+            log.error(
+                    "Fencing probe of cluster {}: {}. Contending anyway: krabka.coordination.probe=warn",
+                    report.clusterId(),
                     failure);
         }
     }

@@ -79,7 +79,8 @@ class SpringBoot41ApplicationIT {
 
     @BeforeAll
     static void startBroker() throws Exception {
-        String classPath = Files.readString(Path.of(System.getProperty("broker.classpath.file"))).trim();
+        String classPath = Files.readString(Path.of(System.getProperty("broker.classpath.file")))
+                .trim();
         // Kept after the run for the broker's log, so emptied first: a node formatted by an
         // earlier run refuses the new run's cluster id.
         Path dir = Path.of("target", "broker").toAbsolutePath();
@@ -115,6 +116,7 @@ class SpringBoot41ApplicationIT {
 
         final List<Object> events = new CopyOnWriteArrayList<>();
         final AtomicInteger dispatched = new AtomicInteger();
+
         @Value("${test.work}")
         String workTopic;
 
@@ -150,7 +152,9 @@ class SpringBoot41ApplicationIT {
         @OnLeadership(role = "controller")
         void dispatch(Leadership leadership) {
             try {
-                leadership.write(new ProducerRecord<>(app.workTopic, CONTROLLER.utf8(),
+                leadership.write(new ProducerRecord<>(
+                        app.workTopic,
+                        CONTROLLER.utf8(),
                         Long.toString(leadership.term()).getBytes(StandardCharsets.UTF_8)));
                 app.dispatched.incrementAndGet();
                 new CountDownLatch(1).await();
@@ -164,23 +168,32 @@ class SpringBoot41ApplicationIT {
     static class RequestListener {
         @LeaderListener(role = "controller", topics = "${test.requests}")
         ProducerRecord<String, String> onRequest(ConsumerRecord<String, String> request, Leadership leadership) {
-            return new ProducerRecord<>(request.topic().replace("requests", "commands"), request.key(),
+            return new ProducerRecord<>(
+                    request.topic().replace("requests", "commands"),
+                    request.key(),
                     request.value() + "," + leadership.member().value());
         }
     }
 
     private ConfigurableApplicationContext start(String member) {
-        ConfigurableApplicationContext app = new SpringApplicationBuilder(MemberApp.class).properties(Map.of(
-                "spring.kafka.bootstrap-servers", broker.bootstrapServers(),
-                "server.port", "0",
-                "management.endpoints.web.exposure.include", "coordination,health",
-                "krabka.coordination.member-id", member,
-                "krabka.coordination.roles", "controller"))
-                .properties("krabka.coordination.lease.duration=3s", "krabka.coordination.lease.renew-interval=1s",
-                        "krabka.coordination.lease.challenge-stagger=1s", "krabka.coordination.topic.name=coordination-" + suffix,
-                        "krabka.coordination.topic.partitions=3", "krabka.coordination.topic.replication-factor=1",
-                        "krabka.coordination.topic.allow-unsafe=true", "krabka.coordination.endpoint.show-details=always",
-                        "test.requests=requests-" + suffix, "test.work=work-" + suffix)
+        ConfigurableApplicationContext app = new SpringApplicationBuilder(MemberApp.class)
+                .properties(Map.of(
+                        "spring.kafka.bootstrap-servers", broker.bootstrapServers(),
+                        "server.port", "0",
+                        "management.endpoints.web.exposure.include", "coordination,health",
+                        "krabka.coordination.member-id", member,
+                        "krabka.coordination.roles", "controller"))
+                .properties(
+                        "krabka.coordination.lease.duration=3s",
+                        "krabka.coordination.lease.renew-interval=1s",
+                        "krabka.coordination.lease.challenge-stagger=1s",
+                        "krabka.coordination.topic.name=coordination-" + suffix,
+                        "krabka.coordination.topic.partitions=3",
+                        "krabka.coordination.topic.replication-factor=1",
+                        "krabka.coordination.topic.allow-unsafe=true",
+                        "krabka.coordination.endpoint.show-details=always",
+                        "test.requests=requests-" + suffix,
+                        "test.work=work-" + suffix)
                 .run();
         apps.add(app);
         return app;
@@ -190,18 +203,25 @@ class SpringBoot41ApplicationIT {
     void theApplicationRunsOnBoot41sSpringAndKafkaClients() {
         assertThat(SpringBootVersion.getVersion()).isEqualTo(System.getProperty("expected.spring-boot.version"));
         assertThat(AppInfoParser.getVersion()).isEqualTo(System.getProperty("expected.kafka-clients.version"));
-        System.out.printf("Spring Boot %s, Spring Framework %s, kafka-clients %s%n", SpringBootVersion.getVersion(),
-                SpringVersion.getVersion(), AppInfoParser.getVersion());
+        System.out.printf(
+                "Spring Boot %s, Spring Framework %s, kafka-clients %s%n",
+                SpringBootVersion.getVersion(), SpringVersion.getVersion(), AppInfoParser.getVersion());
     }
 
     @Test
     void holderWorksListenerAnswersStandbyWaitsFencingEndsTheHolderAndShutdownHandsOver() throws Exception {
         // The listener's dead-letter topic too: a @LeaderListener checks that it exists when granted.
-        admin.createTopics(List.of(new NewTopic("requests-" + suffix, 1, (short) 1), new NewTopic("commands-" + suffix, 1, (short) 1),
-                new NewTopic("requests-" + suffix + ".DLT", 1, (short) 1), new NewTopic("work-" + suffix, 1, (short) 1)))
-                .all().get(30, TimeUnit.SECONDS);
+        admin.createTopics(List.of(
+                        new NewTopic("requests-" + suffix, 1, (short) 1),
+                        new NewTopic("commands-" + suffix, 1, (short) 1),
+                        new NewTopic("requests-" + suffix + ".DLT", 1, (short) 1),
+                        new NewTopic("work-" + suffix, 1, (short) 1)))
+                .all()
+                .get(30, TimeUnit.SECONDS);
         ConfigurableApplicationContext n1 = start("n1");
-        await().atMost(Duration.ofSeconds(60)).until(() -> state(n1) == MemberRoleState.LEADER && appOf(n1).dispatched.get() == 1);
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> state(n1) == MemberRoleState.LEADER
+                        && appOf(n1).dispatched.get() == 1);
         ConfigurableApplicationContext n2 = start("n2");
         await().atMost(Duration.ofSeconds(30)).until(() -> state(n2) == MemberRoleState.STANDBY);
 
@@ -221,43 +241,56 @@ class SpringBoot41ApplicationIT {
                 ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class,
                 ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class))) {
             for (int i = 0; i < 20; i++) {
-                producer.send(new ProducerRecord<>("requests-" + suffix, "k" + i, "r" + i)).get(10, TimeUnit.SECONDS);
+                producer.send(new ProducerRecord<>("requests-" + suffix, "k" + i, "r" + i))
+                        .get(10, TimeUnit.SECONDS);
             }
         }
-        await().atMost(Duration.ofSeconds(30)).until(() -> committed("commands-" + suffix).size() == 20);
-        assertThat(committed("commands-" + suffix)).extracting(ConsumerRecord::value)
-                .allSatisfy(command -> assertThat(command).endsWith(",n1")).doesNotHaveDuplicates();
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> committed("commands-" + suffix).size() == 20);
+        assertThat(committed("commands-" + suffix))
+                .extracting(ConsumerRecord::value)
+                .allSatisfy(command -> assertThat(command).endsWith(",n1"))
+                .doesNotHaveDuplicates();
 
         // Another producer of the role's transactional id takes n1's epoch: the broker fences n1.
         try (KafkaProducer<byte[], byte[]> usurper = new KafkaProducer<>(Map.of(
-                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers(),
-                ProducerConfig.TRANSACTIONAL_ID_CONFIG, CONTROLLER.name(),
-                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class,
-                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class))) {
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                broker.bootstrapServers(),
+                ProducerConfig.TRANSACTIONAL_ID_CONFIG,
+                CONTROLLER.name(),
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG,
+                ByteArraySerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG,
+                ByteArraySerializer.class))) {
             usurper.initTransactions();
         }
         List<Object> events = appOf(n1).events;
         await().atMost(Duration.ofSeconds(30)).until(() -> events.size() >= 2);
-        assertThat(events.get(1)).isInstanceOfSatisfying(LeadershipEndedEvent.class,
-                fenced -> assertThat(fenced.cause()).isEqualTo(LeadershipEndCause.FENCED));
+        assertThat(events.get(1))
+                .isInstanceOfSatisfying(
+                        LeadershipEndedEvent.class,
+                        fenced -> assertThat(fenced.cause()).isEqualTo(LeadershipEndCause.FENCED));
 
         // Whoever holds the role after the lease deadline, a graceful shutdown hands it to the other.
         // The state turns LEADER before the grant event reaches the listener (events are
         // delivered on the callback executor): wait for both.
-        await().atMost(Duration.ofSeconds(30)).until(() -> holdsWithItsGrantDelivered(n1) || holdsWithItsGrantDelivered(n2));
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> holdsWithItsGrantDelivered(n1) || holdsWithItsGrantDelivered(n2));
         ConfigurableApplicationContext holder = holdsWithItsGrantDelivered(n1) ? n1 : n2;
         ConfigurableApplicationContext other = holder == n1 ? n2 : n1;
         LeadershipGrantedEvent held = lastGrant(appOf(holder).events);
         holder.close();
         await().atMost(Duration.ofSeconds(30)).until(() -> state(other) == MemberRoleState.LEADER);
-        await().atMost(Duration.ofSeconds(10)).until(() -> lastGrant(appOf(other).events) != null
-                && lastGrant(appOf(other).events).token().supersedes(held.token()));
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> lastGrant(appOf(other).events) != null
+                        && lastGrant(appOf(other).events).token().supersedes(held.token()));
     }
 
     /** Whether {@code member} leads and the last event its app received is that leadership's grant. */
     private boolean holdsWithItsGrantDelivered(ConfigurableApplicationContext member) {
         List<Object> events = List.copyOf(appOf(member).events);
-        return state(member) == MemberRoleState.LEADER && !events.isEmpty()
+        return state(member) == MemberRoleState.LEADER
+                && !events.isEmpty()
                 && events.get(events.size() - 1) instanceof LeadershipGrantedEvent;
     }
 
@@ -281,7 +314,9 @@ class SpringBoot41ApplicationIT {
 
     private JsonNode get(ConfigurableApplicationContext context, String path) throws Exception {
         String port = context.getEnvironment().getProperty("local.server.port");
-        HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
+        HttpResponse<String> response = http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(response.statusCode()).as(path).isEqualTo(200);
         return JsonMapper.builder().build().readTree(response.body());
@@ -290,10 +325,14 @@ class SpringBoot41ApplicationIT {
     /** The committed records of a one-partition topic. */
     private static List<ConsumerRecord<String, String>> committed(String topic) {
         try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(Map.of(
-                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers(),
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
-                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class,
-                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class))) {
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                broker.bootstrapServers(),
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+                "read_committed",
+                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
+                StringDeserializer.class,
+                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
+                StringDeserializer.class))) {
             TopicPartition partition = new TopicPartition(topic, 0);
             consumer.assign(List.of(partition));
             consumer.seekToBeginning(List.of(partition));

@@ -35,15 +35,17 @@ class RoleLaneContinuationTest {
         });
         CountDownLatch runnerIn = new CountDownLatch(1);
         CountDownLatch asked = new CountDownLatch(1);
-        Thread runner = new Thread(() -> lane.run(() -> {
-            runnerIn.countDown();
-            try {
-                asked.await(10, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            throw new IllegalStateException("an event that fails");
-        }), "runner");
+        Thread runner = new Thread(
+                () -> lane.run(() -> {
+                    runnerIn.countDown();
+                    try {
+                        asked.await(10, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    throw new IllegalStateException("an event that fails");
+                }),
+                "runner");
         Throwable[] runnerEscaped = {null};
         runner.setUncaughtExceptionHandler((t, e) -> runnerEscaped[0] = e);
         runner.start();
@@ -53,20 +55,23 @@ class RoleLaneContinuationTest {
         AtomicInteger continuationsRun = new AtomicInteger();
         AtomicInteger dispatchedElsewhere = new AtomicInteger();
         // The asking thread (this one): the lane is busy, so its event is queued and it goes on.
-        lane.runThen(() -> {
-            eventsRun.incrementAndGet();
-            return continuationsRun::incrementAndGet;
-        }, task -> {
-            dispatchedElsewhere.incrementAndGet();
-            task.run();
-        });
+        lane.runThen(
+                () -> {
+                    eventsRun.incrementAndGet();
+                    return continuationsRun::incrementAndGet;
+                },
+                task -> {
+                    dispatchedElsewhere.incrementAndGet();
+                    task.run();
+                });
         assertThat(eventsRun).hasValue(0);
         asked.countDown();
         runner.join(10_000);
 
         // The queued event must have run, on the runner, by the time the runner let the lane go.
-        assertThat(eventsRun).as("the queued event ran before the runner let the lane go (runner ended with %s)",
-                runnerEscaped[0]).hasValue(1);
+        assertThat(eventsRun)
+                .as("the queued event ran before the runner let the lane go (runner ended with %s)", runnerEscaped[0])
+                .hasValue(1);
         assertThat(continuationsRun).as("its continuation ran").hasValue(1);
     }
 
@@ -80,21 +85,23 @@ class RoleLaneContinuationTest {
         });
         CountDownLatch runnerIn = new CountDownLatch(1);
         CountDownLatch asked = new CountDownLatch(1);
-        Thread runner = new Thread(() -> {
-            try {
-                lane.run(() -> {
-                    runnerIn.countDown();
+        Thread runner = new Thread(
+                () -> {
                     try {
-                        asked.await(10, TimeUnit.SECONDS);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
+                        lane.run(() -> {
+                            runnerIn.countDown();
+                            try {
+                                asked.await(10, TimeUnit.SECONDS);
+                            } catch (InterruptedException e) {
+                                Thread.currentThread().interrupt();
+                            }
+                            throw new IllegalStateException("an event that fails");
+                        });
+                    } catch (StackOverflowError escaped) {
+                        // The handler's failure leaves run(), and the lane, with the queue as it is.
                     }
-                    throw new IllegalStateException("an event that fails");
-                });
-            } catch (StackOverflowError escaped) {
-                // The handler's failure leaves run(), and the lane, with the queue as it is.
-            }
-        }, "runner");
+                },
+                "runner");
         runner.start();
         assertThat(runnerIn.await(10, TimeUnit.SECONDS)).isTrue();
 
@@ -104,7 +111,9 @@ class RoleLaneContinuationTest {
         runner.join(10_000);
 
         // The asking thread posts again (its next pass's bookkeeping, say): it drains its own earlier event.
-        lane.run(() -> { });
-        assertThat(continuationsRun).as("the continuation of the event this thread asked for earlier").hasValue(1);
+        lane.run(() -> {});
+        assertThat(continuationsRun)
+                .as("the continuation of the event this thread asked for earlier")
+                .hasValue(1);
     }
 }

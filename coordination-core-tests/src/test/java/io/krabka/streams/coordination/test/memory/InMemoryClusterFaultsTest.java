@@ -5,11 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.krabka.streams.coordination.ConsumedOffsets;
 import io.krabka.streams.coordination.CoordinationTimeoutException;
 import io.krabka.streams.coordination.FencedException;
-import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster.Fault;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster.Operation;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import io.krabka.streams.coordination.transport.RoleNews;
 import io.krabka.streams.coordination.transport.RoleRecords;
@@ -41,8 +41,7 @@ class InMemoryClusterFaultsTest {
     }
 
     /** What a call on the simulation returned or threw, and when (ms since the start). */
-    private record Outcome(Object value, Throwable failure, long atMillis) {
-    }
+    private record Outcome(Object value, Throwable failure, long atMillis) {}
 
     private AtomicReference<Outcome> call(Callable<?> operation) {
         AtomicReference<Outcome> outcome = new AtomicReference<>();
@@ -67,8 +66,11 @@ class InMemoryClusterFaultsTest {
     }
 
     private ProducerRecord<byte[], byte[]> record(Role of, String value) {
-        return new ProducerRecord<>(transport.topic(), transport.partition(of).partition(),
-                ("key-" + value).getBytes(StandardCharsets.UTF_8), value.getBytes(StandardCharsets.UTF_8));
+        return new ProducerRecord<>(
+                transport.topic(),
+                transport.partition(of).partition(),
+                ("key-" + value).getBytes(StandardCharsets.UTF_8),
+                value.getBytes(StandardCharsets.UTF_8));
     }
 
     private int recordsOf(Role of) {
@@ -135,7 +137,8 @@ class InMemoryClusterFaultsTest {
         AtomicReference<Outcome> lost = call(() -> challengerTransport.initEpoch(role));
         runtime.advance(Duration.ofSeconds(10));
 
-        assertThat(lost.get().failure()).isInstanceOf(CoordinationTimeoutException.class)
+        assertThat(lost.get().failure())
+                .isInstanceOf(CoordinationTimeoutException.class)
                 .hasMessageContaining("alpha");
         assertThat(lost.get().atMillis()).isEqualTo(8000);
         assertThat(holder.transact(List.of(record(role, "still holds")))).hasSize(1);
@@ -167,10 +170,12 @@ class InMemoryClusterFaultsTest {
         assertThat(otherInit.get().atMillis()).isZero();
         assertThat(shortDescribe.get().failure()).isInstanceOf(CoordinationTimeoutException.class);
         assertThat(shortDescribe.get().atMillis()).isEqualTo(3000);
-        assertThat(describe.get().failure()).isInstanceOf(CoordinationTimeoutException.class)
+        assertThat(describe.get().failure())
+                .isInstanceOf(CoordinationTimeoutException.class)
                 .hasMessageContaining("coordinator of alpha is frozen");
         assertThat(describe.get().atMillis()).isEqualTo(20_000);
-        assertThat(describeBoth.get().failure()).isInstanceOf(CoordinationTimeoutException.class)
+        assertThat(describeBoth.get().failure())
+                .isInstanceOf(CoordinationTimeoutException.class)
                 .hasMessageContaining("alpha");
         assertThat(commit.get().failure()).isInstanceOf(CoordinationTimeoutException.class);
         assertThat(commit.get().atMillis()).isEqualTo(20_000);
@@ -195,7 +200,8 @@ class InMemoryClusterFaultsTest {
         runtime.advance(Duration.ofSeconds(10));
 
         assertThat(elsewhere.get().atMillis()).isZero();
-        assertThat(shortStranded.get().failure()).isInstanceOf(CoordinationTimeoutException.class)
+        assertThat(shortStranded.get().failure())
+                .isInstanceOf(CoordinationTimeoutException.class)
                 .hasMessageContaining("dead transaction coordinator of alpha");
         assertThat(shortStranded.get().atMillis()).isEqualTo(2000);
         assertThat(init.get().failure()).isNull();
@@ -237,7 +243,8 @@ class InMemoryClusterFaultsTest {
         assertThat(elsewhere.get().failure()).isNull();
         assertThat(elsewhere.get().atMillis()).isZero();
         for (AtomicReference<Outcome> blocked : List.of(read, register, commit)) {
-            assertThat(blocked.get().failure()).isInstanceOf(CoordinationTimeoutException.class)
+            assertThat(blocked.get().failure())
+                    .isInstanceOf(CoordinationTimeoutException.class)
                     .hasMessageContaining("is dead");
             assertThat(blocked.get().atMillis()).isEqualTo(5000);
         }
@@ -295,6 +302,7 @@ class InMemoryClusterFaultsTest {
         runtime.advance(Duration.ofSeconds(7));
         transport.register(role, MemberId.of("m1"), 1);
 
-        assertThat(cluster.records(transport.partition(role)).get(0).timestamp()).isEqualTo(runtime.clock().millis());
+        assertThat(cluster.records(transport.partition(role)).get(0).timestamp())
+                .isEqualTo(runtime.clock().millis());
     }
 }

@@ -39,29 +39,41 @@ class VouchAfterDelayedCommitTest {
         try {
             var epoch = transport.initEpoch(role);
             cluster.delayVisibility(Duration.ofSeconds(5));
-            epoch.transact(List.of(new ProducerRecord<>(transport.topic(), RolePartitioner.partitionFor(role, 1),
+            epoch.transact(List.of(new ProducerRecord<>(
+                    transport.topic(),
+                    RolePartitioner.partitionFor(role, 1),
                     CoordinationCodec.encodeKey(CoordinationKey.lease(role)),
-                    CoordinationCodec.encodeValue(new CoordinationRecord.Lease(MemberId.of("a"), 1, (short) 0, 1, 2)))));
+                    CoordinationCodec.encodeValue(
+                            new CoordinationRecord.Lease(MemberId.of("a"), 1, (short) 0, 1, 2)))));
             cluster.delayVisibility(Duration.ZERO);
             int toldBefore = told.size();
-            assertThat(toldBefore).as("the watcher heard of the delayed commit at once").isPositive();
+            assertThat(toldBefore)
+                    .as("the watcher heard of the delayed commit at once")
+                    .isPositive();
 
             // A pass clears its news flag and reads: the commit is not visible yet.
             RoleRecords read = transport.read(role, 0, Duration.ZERO);
-            boolean leaseVisible = read.records().stream().anyMatch(r -> r.value() != null && r.key() != null
-                    && CoordinationCodec.decodeKey(r.key()).equals(CoordinationKey.lease(role)));
+            boolean leaseVisible = read.records().stream()
+                    .anyMatch(r -> r.value() != null
+                            && r.key() != null
+                            && CoordinationCodec.decodeKey(r.key()).equals(CoordinationKey.lease(role)));
             assertThat(leaseVisible).as("the delayed lease is not visible yet").isFalse();
 
             now.addAndGet(10_000);
             RoleRecords later = transport.read(role, read.nextOffset(), Duration.ZERO);
-            assertThat(later.records()).as("the lease shows once its delay passed").isNotEmpty();
+            assertThat(later.records())
+                    .as("the lease shows once its delay passed")
+                    .isNotEmpty();
             assertThat(told.size()).as("no watcher is told when it shows").isEqualTo(toldBefore);
 
             // So a contender that read up to read.nextOffset() missed news its watcher will never tell:
             assertThat(transport.tellsEverythingSince(role, read.nextOffset()))
                     .as("vouches for a read that stopped before a commit its watcher was told of before the read,"
-                            + " and will not be told of again when it shows").isFalse();
-            assertThat(transport.tellsEverythingSince(role, later.nextOffset())).as("a read past that commit").isTrue();
+                            + " and will not be told of again when it shows")
+                    .isFalse();
+            assertThat(transport.tellsEverythingSince(role, later.nextOffset()))
+                    .as("a read past that commit")
+                    .isTrue();
         } finally {
             watch.close();
         }

@@ -91,8 +91,7 @@ final class Balancer {
     // Roles this client challenges for under the cold-start rule now, with the member. Guarded by this.
     private final Map<Role, MemberId> placing = new HashMap<>();
 
-    private record Move(RoleContender contender, MemberId to, long startedNanos) {
-    }
+    private record Move(RoleContender contender, MemberId to, long startedNanos) {}
 
     Balancer(LeaseConfig config, CoordinationRuntime runtime, CoordinationTransport transport, RoleFolds folds) {
         this.config = config;
@@ -117,7 +116,12 @@ final class Balancer {
 
     RoleShare share(MemberId member) {
         Shares shares = shares();
-        return new RoleShare(balance, shares.roles(), shares.held(member), shares.fairShare(), shares.live().size(),
+        return new RoleShare(
+                balance,
+                shares.roles(),
+                shares.held(member),
+                shares.fairShare(),
+                shares.live().size(),
                 movesOut.get());
     }
 
@@ -160,7 +164,8 @@ final class Balancer {
      * now. A challenge is counted from this decision until {@link #placed}, so two passes
      * deciding at once never both take a role past the share.
      */
-    synchronized Decision placeOnce(Role role, MemberId me, Shares shares, IntSupplier holding, Function<Shares, Decision> decide) {
+    synchronized Decision placeOnce(
+            Role role, MemberId me, Shares shares, IntSupplier holding, Function<Shares, Decision> decide) {
         long challenging = placing.values().stream().filter(me::equals).count();
         Decision decision = decide.apply(shares.withHeld(me, holding.getAsInt() + (int) challenging));
         if (decision instanceof Decision.Challenge) {
@@ -175,7 +180,8 @@ final class Balancer {
     }
 
     /** The shares the spread order decides on, or null under {@link Balance#NONE}. */
-    @Nullable Shares spreadShares() {
+    @Nullable
+    Shares spreadShares() {
         return balance == Balance.SPREAD ? shares() : null;
     }
 
@@ -245,7 +251,8 @@ final class Balancer {
      * The live standby of {@code role} to drain it to when {@code me} stops: the one with
      * the fewest roles, counting those this stop already gave it; null for none.
      */
-    @Nullable MemberId drainTarget(Role role, MemberId me) {
+    @Nullable
+    MemberId drainTarget(Role role, MemberId me) {
         if (balance != Balance.SPREAD) {
             return null;
         }
@@ -254,7 +261,8 @@ final class Balancer {
             return null;
         }
         Shares shares = shares();
-        MemberId target = state.roster().stream().map(RosterEntry::member)
+        MemberId target = state.roster().stream()
+                .map(RosterEntry::member)
                 .filter(m -> !m.equals(me) && shares.live().contains(m))
                 .min(Comparator.<MemberId>comparingInt(m -> shares.held(m) + drained.getOrDefault(m, 0))
                         .thenComparing(MemberId::value))
@@ -282,11 +290,19 @@ final class Balancer {
         RoleState newer = read.nextOffset() > fold.nextOffset() ? read : fold;
         RoleState other = newer == read ? fold : read;
         Optional<LeaseState> lease = newer.lease();
-        Optional<LeaseState> later = other.lease().filter(l -> lease.isPresent() && l.member().equals(lease.get().member())
-                && l.grantedAt() == lease.get().grantedAt() && l.deadline() > lease.get().deadline());
-        return later.isEmpty() ? newer
-                : new RoleState(newer.role(), newer.roster(), Optional.of(lease.get().withDeadline(later.get().deadline())),
-                        newer.leaseReleasedAt(), newer.nextOffset());
+        Optional<LeaseState> later = other.lease()
+                .filter(l -> lease.isPresent()
+                        && l.member().equals(lease.get().member())
+                        && l.grantedAt() == lease.get().grantedAt()
+                        && l.deadline() > lease.get().deadline());
+        return later.isEmpty()
+                ? newer
+                : new RoleState(
+                        newer.role(),
+                        newer.roster(),
+                        Optional.of(lease.get().withDeadline(later.get().deadline())),
+                        newer.leaseReleasedAt(),
+                        newer.nextOffset());
     }
 
     /**
@@ -297,9 +313,13 @@ final class Balancer {
      * from when this member last held two would win over them with leases long run out.
      */
     private void readRoles() {
-        long holding = contenders.values().stream().filter(c -> c.leadership().isPresent()).count();
+        long holding = contenders.values().stream()
+                .filter(c -> c.leadership().isPresent())
+                .count();
         if (holding >= 2) {
-            viewed.putAll(folds.readMany(contenders.keySet().stream().sorted(Comparator.comparing(Role::name)).toList()));
+            viewed.putAll(folds.readMany(contenders.keySet().stream()
+                    .sorted(Comparator.comparing(Role::name))
+                    .toList()));
             // A role delisted while this read ran must not come back.
             viewed.keySet().retainAll(contenders.keySet());
         } else {
@@ -342,7 +362,9 @@ final class Balancer {
             long now = runtime.nanoTime();
             if (lastWarnNanos == 0 || now - lastWarnNanos > RoleContender.WARN_INTERVAL.toNanos()) {
                 lastWarnNanos = now;
-                log.warn("Balancing the roles of this member failed; it looks again every {}: {}", DurationText.of(TICK),
+                log.warn(
+                        "Balancing the roles of this member failed; it looks again every {}: {}",
+                        DurationText.of(TICK),
                         e.toString());
             } else {
                 log.debug("Balancing the roles of this member failed: {}", e.toString());
@@ -386,9 +408,12 @@ final class Balancer {
             }
             // The roles held longest first: a role just handed here (by an operator's handOver,
             // say) is the last to move on when this member is above its share.
-            List<RoleContender> holding = contenders.values().stream().filter(c -> c.isRunning() && c.leadership().isPresent())
-                    .sorted(Comparator.<RoleContender, Instant>comparing(c -> c.leadership().map(Leadership::grantedAt).orElse(Instant.MAX))
-                            .thenComparing(c -> c.role().name())).toList();
+            List<RoleContender> holding = contenders.values().stream()
+                    .filter(c -> c.isRunning() && c.leadership().isPresent())
+                    .sorted(Comparator.<RoleContender, Instant>comparing(c ->
+                                    c.leadership().map(Leadership::grantedAt).orElse(Instant.MAX))
+                            .thenComparing(c -> c.role().name()))
+                    .toList();
             // Members that hold a lease first: the likelier to answer the probe every move begins with.
             Set<MemberId> holdersNow = holdersNow(states);
             Map<Role, Set<MemberId>> contending = contending(states, shares);
@@ -402,14 +427,18 @@ final class Balancer {
                 if (state == null || rivals == null) {
                     continue;
                 }
-                Map<MemberId, Integer> group = groups.computeIfAbsent(rivals, members -> heldOfGroup(members, contending, states));
+                Map<MemberId, Integer> group =
+                        groups.computeIfAbsent(rivals, members -> heldOfGroup(members, contending, states));
                 int mine = group.getOrDefault(contender.member(), 0);
                 for (RosterEntry standby : state.roster()) {
                     MemberId to = standby.member();
                     int gap = mine - group.getOrDefault(to, 0);
                     boolean alive = holdersNow.contains(to);
                     boolean better = alive != bestAlive ? alive : gap > widest;
-                    if (!to.equals(contender.member()) && shares.live().contains(to) && gap >= 2 && (best == null || better)) {
+                    if (!to.equals(contender.member())
+                            && shares.live().contains(to)
+                            && gap >= 2
+                            && (best == null || better)) {
                         widest = gap;
                         bestAlive = alive;
                         best = new Move(contender, to, nowNanos);
@@ -429,7 +458,10 @@ final class Balancer {
                 return;
             }
             Set<MemberId> members = new HashSet<>();
-            state.roster().stream().map(RosterEntry::member).filter(shares.live()::contains).forEach(members::add);
+            state.roster().stream()
+                    .map(RosterEntry::member)
+                    .filter(shares.live()::contains)
+                    .forEach(members::add);
             state.lease().ifPresent(lease -> members.add(lease.member()));
             contending.put(role, Set.copyOf(members));
         });
@@ -437,12 +469,14 @@ final class Balancer {
     }
 
     /** How many roles each member holds of the group of {@code members}: the roles all of them contend for. */
-    private static Map<MemberId, Integer> heldOfGroup(Set<MemberId> members, Map<Role, Set<MemberId>> contending,
-            Map<Role, RoleState> states) {
+    private static Map<MemberId, Integer> heldOfGroup(
+            Set<MemberId> members, Map<Role, Set<MemberId>> contending, Map<Role, RoleState> states) {
         Map<MemberId, Integer> held = new HashMap<>();
         contending.forEach((role, of) -> {
             if (of.containsAll(members)) {
-                Objects.requireNonNull(states.get(role)).lease().ifPresent(lease -> held.merge(lease.member(), 1, Integer::sum));
+                Objects.requireNonNull(states.get(role))
+                        .lease()
+                        .ifPresent(lease -> held.merge(lease.member(), 1, Integer::sum));
             }
         });
         return held;
@@ -461,7 +495,10 @@ final class Balancer {
     /** Whether the move's role shows another holder now, or has had a lease to get one. */
     private boolean landed(Move move, Map<Role, RoleState> states, long nowNanos) {
         RoleState state = states.get(move.contender().role());
-        boolean taken = state != null && state.lease().filter(l -> !l.member().equals(move.contender().member())).isPresent();
+        boolean taken = state != null
+                && state.lease()
+                        .filter(l -> !l.member().equals(move.contender().member()))
+                        .isPresent();
         return taken || nowNanos - move.startedNanos() > config.duration().toNanos();
     }
 }

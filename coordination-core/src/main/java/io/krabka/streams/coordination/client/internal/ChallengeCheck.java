@@ -64,11 +64,17 @@ public final class ChallengeCheck {
      * the coordinator reported after it failed on its own (not to a later InitProducerId),
      * since that epoch is this member's own doing.
      */
-    private record Challenged(long visibleOffset, long visibleRelease, @Nullable LeadershipTerm won,
+    private record Challenged(
+            long visibleOffset,
+            long visibleRelease,
+            @Nullable LeadershipTerm won,
             @Nullable ProducerState ownFailure) {
 
         static Challenged of(RoleState state, @Nullable LeadershipTerm won, @Nullable ProducerState ownFailure) {
-            return new Challenged(state.lease().map(LeaseState::offset).orElse(-1L), state.leaseReleasedAt().orElse(-1L), won,
+            return new Challenged(
+                    state.lease().map(LeaseState::offset).orElse(-1L),
+                    state.leaseReleasedAt().orElse(-1L),
+                    won,
                     ownFailure);
         }
 
@@ -132,7 +138,9 @@ public final class ChallengeCheck {
         // timeout, though one begun after the move is answered at once. Failing here costs
         // this pass only; the next one asks again.
         Optional<ProducerState> reported = transport.describeEpoch(role, config.duration());
-        if (reported.isEmpty() || explained(state, reported.get(), again ? last : null) || carried(role, reported.get())) {
+        if (reported.isEmpty()
+                || explained(state, reported.get(), again ? last : null)
+                || carried(role, reported.get())) {
             explainedAgain(role);
             return due;
         }
@@ -152,9 +160,14 @@ public final class ChallengeCheck {
             return due;
         }
         if (episodeBegins) {
-            log.info("Role {} has an epoch ({}/{}, {}) that no lease visible to this member explains: a challenge is in flight "
-                    + "or its records are not visible yet; waiting until {}, and longer while it moves", role, epoch.producerId(),
-                    epoch.producerEpoch(), epoch.state(), challengeAt);
+            log.info(
+                    "Role {} has an epoch ({}/{}, {}) that no lease visible to this member explains: a challenge is in flight "
+                            + "or its records are not visible yet; waiting until {}, and longer while it moves",
+                    role,
+                    epoch.producerId(),
+                    epoch.producerEpoch(),
+                    epoch.state(),
+                    challengeAt);
         }
         return new Decision.Wait(due.rank(), challengeAt);
     }
@@ -211,20 +224,30 @@ public final class ChallengeCheck {
         try {
             other = transport.otherTopicWrittenBy(role, epoch.producerId()).orElse(null);
         } catch (RuntimeException e) {
-            log.debug("Could not look for the topic producer {} writes role {} to: {}", epoch.producerId(), role, e.toString());
+            log.debug(
+                    "Could not look for the topic producer {} writes role {} to: {}",
+                    epoch.producerId(),
+                    role,
+                    e.toString());
             other = null;
         }
-        String message = "for " + lasted.toSeconds() + " s another writer has kept moving the transactional id of role " + role
-                + " (producer " + epoch.producerId() + ", epoch " + epoch.producerEpoch() + "), yet none of its leases shows on"
-                + " the coordination topic " + ours + " that member " + me + " reads"
-                + (other != null
-                        ? ": producer " + epoch.producerId() + " writes the role's records to topic " + other + ", so members of"
-                                + " role " + role + " are configured with different coordination topics (" + ours + " here, "
-                                + other + " there)"
-                        : ": members of role " + role + " configured with another coordination topic, or an application that"
-                                + " uses \"" + role + "\" as its transactional.id")
-                + ". Every member of a role must use the same topic (krabka.coordination.topic.name, TopicSpec.withName): set"
-                + " it on every member and restart those that differ. Meanwhile " + me + " waits and does not fence that writer";
+        String message =
+                "for " + lasted.toSeconds() + " s another writer has kept moving the transactional id of role " + role
+                        + " (producer " + epoch.producerId() + ", epoch " + epoch.producerEpoch()
+                        + "), yet none of its leases shows on"
+                        + " the coordination topic " + ours + " that member " + me + " reads"
+                        + (other != null
+                                ? ": producer " + epoch.producerId() + " writes the role's records to topic " + other
+                                        + ", so members of"
+                                        + " role " + role + " are configured with different coordination topics ("
+                                        + ours + " here, "
+                                        + other + " there)"
+                                : ": members of role " + role
+                                        + " configured with another coordination topic, or an application that"
+                                        + " uses \"" + role + "\" as its transactional.id")
+                        + ". Every member of a role must use the same topic (krabka.coordination.topic.name, TopicSpec.withName): set"
+                        + " it on every member and restart those that differ. Meanwhile " + me
+                        + " waits and does not fence that writer";
         CoordinationConfigurationException problem = new CoordinationConfigurationException(message);
         foreignWriters.put(role, problem);
         log.error("Role {}: {}", role, message);
@@ -255,7 +278,12 @@ public final class ChallengeCheck {
      */
     void failedOnItsOwn(Role role, RoleState state) {
         try {
-            challenged.put(role, Challenged.of(state, null, transport.describeEpoch(role, config.duration()).orElse(null)));
+            challenged.put(
+                    role,
+                    Challenged.of(
+                            state,
+                            null,
+                            transport.describeEpoch(role, config.duration()).orElse(null)));
         } catch (RuntimeException e) {
             log.debug("Could not describe role {} after a failed challenge: {}", role, e.toString());
         }

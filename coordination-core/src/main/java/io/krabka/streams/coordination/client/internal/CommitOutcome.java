@@ -38,8 +38,7 @@ import org.jspecify.annotations.Nullable;
  */
 final class CommitOutcome {
 
-    private CommitOutcome() {
-    }
+    private CommitOutcome() {}
 
     /** The verdict. */
     enum Verdict {
@@ -53,7 +52,9 @@ final class CommitOutcome {
 
     /** The transaction version the transaction ran under, as far as its member knows. */
     enum Version {
-        ONE, TWO, UNKNOWN
+        ONE,
+        TWO,
+        UNKNOWN
     }
 
     /** What the read of the role's partition showed of the transaction's lease record. */
@@ -78,7 +79,12 @@ final class CommitOutcome {
      * @param reported what the coordinator reported after the commit went unanswered; null when it did not answer or knew no such id
      * @param log what the read showed
      */
-    record Evidence(Version version, boolean ranAtKnown, long producerId, short ranAt, @Nullable ProducerState reported,
+    record Evidence(
+            Version version,
+            boolean ranAtKnown,
+            long producerId,
+            short ranAt,
+            @Nullable ProducerState reported,
             LogEvidence log) {
 
         Evidence {
@@ -102,8 +108,11 @@ final class CommitOutcome {
     /** Row 3: what the coordinator alone shows. */
     private static Verdict coordinatorVerdict(Evidence evidence) {
         ProducerState reported = evidence.reported();
-        if (evidence.version() != Version.TWO || !evidence.ranAtKnown() || reported == null
-                || reported.producerId() != evidence.producerId() || reported.producerEpoch() != evidence.ranAt() + 1) {
+        if (evidence.version() != Version.TWO
+                || !evidence.ranAtKnown()
+                || reported == null
+                || reported.producerId() != evidence.producerId()
+                || reported.producerEpoch() != evidence.ranAt() + 1) {
             return Verdict.UNKNOWN;
         }
         return switch (reported.state()) {

@@ -41,6 +41,7 @@ final class CommitOutcomeResolver {
     private static final int COMPLETION_AT_ONCE = 5;
     /** The waits between the later describes: from the first, doubling to the last. */
     private static final Duration COMPLETION_FIRST_WAIT = Duration.ofMillis(1);
+
     private static final Duration COMPLETION_LAST_WAIT = Duration.ofMillis(64);
 
     private final LeadershipTerm leadership;
@@ -48,7 +49,8 @@ final class CommitOutcomeResolver {
     private final CoordinationTransport transport;
     private final int partition;
 
-    CommitOutcomeResolver(LeadershipTerm leadership, CoordinationRuntime runtime, CoordinationTransport transport, int partition) {
+    CommitOutcomeResolver(
+            LeadershipTerm leadership, CoordinationRuntime runtime, CoordinationTransport transport, int partition) {
         this.leadership = leadership;
         this.runtime = runtime;
         this.transport = transport;
@@ -71,22 +73,31 @@ final class CommitOutcomeResolver {
      * @throws FencedException when it was aborted: nothing of it was written
      * @throws CommitOutcomeUnknownException when the evidence decides neither
      */
-    List<RecordMetadata> resolve(CommitOutcomeUnknownException unknown, List<ProducerRecord<byte[], byte[]>> batch,
-            CommitOutcome.Version version, EpochPrediction epochs, long leaseSearchFrom) {
+    List<RecordMetadata> resolve(
+            CommitOutcomeUnknownException unknown,
+            List<ProducerRecord<byte[], byte[]>> batch,
+            CommitOutcome.Version version,
+            EpochPrediction epochs,
+            long leaseSearchFrom) {
         ProducerRecord<byte[], byte[]> lease = batch.get(0);
         ProducerState reported = null;
         try {
-            reported = describeUntil(report -> !report.state().startsWith("Prepare")).orElse(null);
+            reported = describeUntil(report -> !report.state().startsWith("Prepare"))
+                    .orElse(null);
         } catch (CoordinationException unanswered) {
             unknown.addSuppressed(unanswered);
         }
         // Where the lease was appended, if its partition leader acknowledged it before the answer was lost.
-        long leaseOffset = unknown.acknowledged().map(all -> all.get(0)).filter(RecordMetadata::hasOffset)
-                .map(RecordMetadata::offset).orElse(-1L);
+        long leaseOffset = unknown.acknowledged()
+                .map(all -> all.get(0))
+                .filter(RecordMetadata::hasOffset)
+                .map(RecordMetadata::offset)
+                .orElse(-1L);
         // Read after the describe: once that reported the transaction decided, the log shows its outcome.
         LeaseSearch search = null;
         try {
-            search = findLease(lease, leaseOffset >= 0 ? Math.min(leaseSearchFrom, leaseOffset) : leaseSearchFrom, leaseOffset);
+            search = findLease(
+                    lease, leaseOffset >= 0 ? Math.min(leaseSearchFrom, leaseOffset) : leaseSearchFrom, leaseOffset);
         } catch (CoordinationException unanswered) {
             unknown.addSuppressed(unanswered);
         }
@@ -94,17 +105,21 @@ final class CommitOutcomeResolver {
         // record's own timestamp, this member's clock: half the lag is the margin for skew).
         boolean tooYoungToCompact = runtime.clock().millis() - lease.timestamp()
                 < transport.minCompactionLag().dividedBy(2).toMillis();
-        CommitOutcome.LogEvidence logEvidence = search == null ? CommitOutcome.LogEvidence.UNREAD
-                : search.evidence(leaseOffset, tooYoungToCompact);
-        CommitOutcome.Evidence evidence = new CommitOutcome.Evidence(version, epochs.accurate(), epochs.producerId(),
-                epochs.epoch(), reported, logEvidence);
+        CommitOutcome.LogEvidence logEvidence =
+                search == null ? CommitOutcome.LogEvidence.UNREAD : search.evidence(leaseOffset, tooYoungToCompact);
+        CommitOutcome.Evidence evidence = new CommitOutcome.Evidence(
+                version, epochs.accurate(), epochs.producerId(), epochs.epoch(), reported, logEvidence);
         String known = "the coordinator reports " + (reported == null ? "nothing" : reported) + "; "
                 + describeRead(search, leaseOffset);
         switch (CommitOutcome.decide(evidence)) {
             case COMMITTED -> {
                 leadership.end(Leadership.State.FAILED);
-                log.warn("{}; yet it committed ({}): the producer cannot go on, so the leadership of {} of role {} ended",
-                        unknown.getMessage(), known, leadership.member(), leadership.role());
+                log.warn(
+                        "{}; yet it committed ({}): the producer cannot go on, so the leadership of {} of role {} ended",
+                        unknown.getMessage(),
+                        known,
+                        leadership.member(),
+                        leadership.role());
                 long found = search != null && search.found() >= 0 ? search.found() : leaseOffset;
                 return committedMetadata(unknown, batch, found);
             }
@@ -115,17 +130,25 @@ final class CommitOutcomeResolver {
                         || reported != null && epochs.supersededBy(reported);
                 leadership.end(superseded ? Leadership.State.FENCED : Leadership.State.FAILED);
                 Leadership.State ended = leadership.state();
-                throw FencedException.ended(unknown.getMessage() + "; it was aborted (" + known + "): nothing of it was written;"
-                        + " the leadership of " + leadership.member() + " of role " + leadership.role() + " ended (" + ended + ")",
+                throw FencedException.ended(
+                        unknown.getMessage() + "; it was aborted (" + known + "): nothing of it was written;"
+                                + " the leadership of " + leadership.member() + " of role " + leadership.role()
+                                + " ended (" + ended + ")",
                         unknown,
                         ended.endCause().orElse(LeadershipEndCause.FAILED));
             }
             default -> {
                 leadership.end(Leadership.State.FAILED);
-                List<RecordMetadata> acknowledged = unknown.acknowledged().map(all -> all.subList(1, all.size())).orElse(null);
-                throw new CommitOutcomeUnknownException(unknown.getMessage() + "; neither the coordinator nor "
-                        + transport.location() + " tell whether it committed (" + known + "); the leadership of "
-                        + leadership.member() + " of role " + leadership.role() + " ended (" + leadership.state() + ")", unknown,
+                List<RecordMetadata> acknowledged = unknown.acknowledged()
+                        .map(all -> all.subList(1, all.size()))
+                        .orElse(null);
+                throw new CommitOutcomeUnknownException(
+                        unknown.getMessage() + "; neither the coordinator nor "
+                                + transport.location() + " tell whether it committed (" + known
+                                + "); the leadership of "
+                                + leadership.member() + " of role " + leadership.role() + " ended ("
+                                + leadership.state() + ")",
+                        unknown,
                         acknowledged);
             }
         }
@@ -149,12 +172,15 @@ final class CommitOutcomeResolver {
             // no later lease of the role is there (the cleaner drops a record only for a later
             // one of its key, below the last stable offset, so within what this read saw).
             return leaseOffset >= 0 && readTo > leaseOffset && (tooYoungToCompact || !laterLease)
-                    ? CommitOutcome.LogEvidence.ABSENT : CommitOutcome.LogEvidence.NOT_REACHED;
+                    ? CommitOutcome.LogEvidence.ABSENT
+                    : CommitOutcome.LogEvidence.NOT_REACHED;
         }
     }
 
     private static String describeRead(@Nullable LeaseSearch search, long leaseOffset) {
-        String where = leaseOffset >= 0 ? "its lease was appended at offset " + leaseOffset : "where its lease was appended is not known";
+        String where = leaseOffset >= 0
+                ? "its lease was appended at offset " + leaseOffset
+                : "where its lease was appended is not known";
         if (search == null) {
             return "the partition could not be read, and " + where;
         }
@@ -162,7 +188,9 @@ final class CommitOutcomeResolver {
             return "its lease is in the log at offset " + search.found();
         }
         return "a read_committed read reached offset " + search.readTo() + " without it, and " + where
-                + (search.laterLease() ? ", before a later lease of the role that compaction may have kept instead" : "");
+                + (search.laterLease()
+                        ? ", before a later lease of the role that compaction may have kept instead"
+                        : "");
     }
 
     /**
@@ -180,7 +208,8 @@ final class CommitOutcomeResolver {
                     continue;
                 }
                 // A lease's bytes are this transaction's alone; a tombstone is anyone's, so only its place tells.
-                boolean ours = lease.value() != null ? Arrays.equals(record.value(), lease.value())
+                boolean ours = lease.value() != null
+                        ? Arrays.equals(record.value(), lease.value())
                         : record.value() == null && record.offset() == leaseOffset;
                 if (ours) {
                     return new LeaseSearch(record.offset(), read.nextOffset(), laterLease);
@@ -196,21 +225,32 @@ final class CommitOutcomeResolver {
     }
 
     /** The batch's metadata once its transaction is known to have committed, the lease's at {@code leaseOffset} (-1: not known). */
-    private List<RecordMetadata> committedMetadata(CommitOutcomeUnknownException unknown,
-            List<ProducerRecord<byte[], byte[]>> batch, long leaseOffset) {
+    private List<RecordMetadata> committedMetadata(
+            CommitOutcomeUnknownException unknown, List<ProducerRecord<byte[], byte[]>> batch, long leaseOffset) {
         Optional<List<RecordMetadata>> acknowledged = unknown.acknowledged();
         if (acknowledged.isPresent() && acknowledged.get().size() == batch.size()) {
             return acknowledged.get();
         }
         List<RecordMetadata> metadata = new ArrayList<>(batch.size());
         ProducerRecord<byte[], byte[]> lease = batch.get(0);
-        metadata.add(new RecordMetadata(new TopicPartition(lease.topic(), partition), leaseOffset, 0, lease.timestamp(),
-                lease.key().length, lease.value() == null ? -1 : lease.value().length));
+        metadata.add(new RecordMetadata(
+                new TopicPartition(lease.topic(), partition),
+                leaseOffset,
+                0,
+                lease.timestamp(),
+                lease.key().length,
+                lease.value() == null ? -1 : lease.value().length));
         for (ProducerRecord<byte[], byte[]> record : batch.subList(1, batch.size())) {
             // Written, but where only the lost answer said: no offset, as Kafka reports for acks=0.
-            metadata.add(new RecordMetadata(new TopicPartition(record.topic(),
-                    record.partition() != null ? record.partition() : RecordMetadata.UNKNOWN_PARTITION), -1, 0,
-                    record.timestamp() != null ? record.timestamp() : RecordBatch.NO_TIMESTAMP, -1, -1));
+            metadata.add(new RecordMetadata(
+                    new TopicPartition(
+                            record.topic(),
+                            record.partition() != null ? record.partition() : RecordMetadata.UNKNOWN_PARTITION),
+                    -1,
+                    0,
+                    record.timestamp() != null ? record.timestamp() : RecordBatch.NO_TIMESTAMP,
+                    -1,
+                    -1));
         }
         return metadata;
     }

@@ -1,12 +1,11 @@
 package io.krabka.streams.coordination.client.internal;
 
+import io.krabka.streams.coordination.client.Contender;
 import io.krabka.streams.coordination.succession.Decision;
 import io.krabka.streams.coordination.succession.LeaseState;
 import io.krabka.streams.coordination.succession.Sighted;
 import io.krabka.streams.coordination.transport.RoleNews;
 import java.time.Instant;
-
-import io.krabka.streams.coordination.client.Contender;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -73,7 +72,11 @@ public sealed interface ContenderState {
      * @param renewedUntil how far renewals of that leadership seen in the news since moved
      *     its deadline ({@link Sighted#NONE} for none)
      */
-    record Standby(@Nullable Decision decision, @Nullable Instant readAgainAt, @Nullable LeaseState anchor, long renewedUntil) implements ContenderState {
+    record Standby(
+            @Nullable Decision decision,
+            @Nullable Instant readAgainAt,
+            @Nullable LeaseState anchor,
+            long renewedUntil) implements ContenderState {
 
         /** Nothing decided yet. */
         static final Standby FRESH = new Standby(null, null, null, Sighted.NONE);
@@ -93,7 +96,10 @@ public sealed interface ContenderState {
          * anchored on (same holder and grant time): then nothing in it is new but its deadline.
          */
         boolean renewsAnchor(RoleNews news) {
-            return anchor != null && news.lease() && news.deadline() != RoleNews.UNKNOWN && anchor.member().equals(news.member())
+            return anchor != null
+                    && news.lease()
+                    && news.deadline() != RoleNews.UNKNOWN
+                    && anchor.member().equals(news.member())
                     && anchor.grantedAt() == news.grantedAt();
         }
 

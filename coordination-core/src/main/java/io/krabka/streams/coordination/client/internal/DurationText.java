@@ -5,8 +5,7 @@ import java.time.Duration;
 /** Durations as a log line should show them to people: {@code 15 s}, {@code 250 ms}, {@code 2 min 5 s}, not {@code PT14.999972688S}. */
 public final class DurationText {
 
-    private DurationText() {
-    }
+    private DurationText() {}
 
     public static String of(Duration duration) {
         long millis = Math.round(duration.toNanos() / 1_000_000.0);

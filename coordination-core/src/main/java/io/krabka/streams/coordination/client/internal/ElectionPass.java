@@ -48,8 +48,15 @@ final class ElectionPass {
     // The client's live leaderships: a grant adds its own.
     private final HeldLeaderships held;
 
-    ElectionPass(TermHost host, Balancer balancer, InstantSource clock, BiConsumer<Role, String> suspicious,
-            CoordinationTransport transport, RoleFolds folds, Registrations registrations, HeldLeaderships held) {
+    ElectionPass(
+            TermHost host,
+            Balancer balancer,
+            InstantSource clock,
+            BiConsumer<Role, String> suspicious,
+            CoordinationTransport transport,
+            RoleFolds folds,
+            Registrations registrations,
+            HeldLeaderships held) {
         this.host = host;
         this.balancer = balancer;
         this.transport = transport;
@@ -115,20 +122,29 @@ final class ElectionPass {
         Instant now = clock.instant();
         RoleState bounded = leaseBounds.bounded(role, state);
         if (shares == null || !Succession.placesOnce(bounded, shares, config, now)) {
-            return decide(role, me, bounded, shares, Succession.evaluate(bounded, me, false, config, now, shares), confirm);
+            return decide(
+                    role, me, bounded, shares, Succession.evaluate(bounded, me, false, config, now, shares), confirm);
         }
         if (bounded.lease().isPresent() && !bounded.registeredSinceLease(me)) {
             // Back after a lease that no one took over (the cluster, or every member, was away):
             // registering again says so, and the members back place the role between them.
-            log.info("{} registers again for role {}: its lease ran out at {} and no one took it over", me, role,
+            log.info(
+                    "{} registers again for role {}: its lease ran out at {} and no one took it over",
+                    me,
+                    role,
                     bounded.lease().get().deadlineInstant());
             registered = registrations.register(role, me);
-            bounded = leaseBounds.bounded(role, Registrations.withNewest(folds.refresh(role, Duration.ZERO), me, registered));
+            bounded = leaseBounds.bounded(
+                    role, Registrations.withNewest(folds.refresh(role, Duration.ZERO), me, registered));
         }
         // A first start under spread: decided with this member's own roles counted exactly,
         // its challenges in flight included, so concurrent passes never take more than its share.
         RoleState placing = bounded;
-        Decision placed = balancer.placeOnce(role, me, shares, () -> held.activeOf(me),
+        Decision placed = balancer.placeOnce(
+                role,
+                me,
+                shares,
+                () -> held.activeOf(me),
                 exact -> Succession.evaluate(placing, me, false, config, now, exact));
         try {
             return decide(role, me, placing, shares, placed, confirm);
@@ -138,8 +154,8 @@ final class ElectionPass {
     }
 
     /** Challenges, prepares or waits, as {@code decision} says. */
-    private Engine.Attempt decide(Role role, MemberId me, RoleState state, @Nullable Shares shares, Decision decision,
-            boolean confirm) {
+    private Engine.Attempt decide(
+            Role role, MemberId me, RoleState state, @Nullable Shares shares, Decision decision, boolean confirm) {
         if (decision instanceof Decision.Challenge due) {
             decision = challengeCheck.unlessAlreadyChallenged(role, me, state, due);
             if (decision instanceof Decision.Wait) {
@@ -157,7 +173,8 @@ final class ElectionPass {
             Instant prepareAt = prepareAt(state, shares);
             if (clock.instant().isBefore(prepareAt)) {
                 transport.discardPrepared(role);
-                return new Engine.Attempt(null, decision, prepareAt, state.lease().orElse(null));
+                return new Engine.Attempt(
+                        null, decision, prepareAt, state.lease().orElse(null));
             }
             // Next in line: build and connect the role's producer now, not at the challenge.
             transport.prepareEpoch(role);
@@ -166,13 +183,19 @@ final class ElectionPass {
             // as much as a held role's, so a member pays only for the roles it holds or is
             // about to take.
             transport.discardPrepared(role);
-            if (decision instanceof Decision.Wait && shares != null && state.lease().isPresent()
+            if (decision instanceof Decision.Wait
+                    && shares != null
+                    && state.lease().isPresent()
                     && clock.instant().isBefore(state.lease().get().deadlineInstant())) {
                 // Under spread the order follows the shares, which move without news of this
                 // role: read again where the first in that order takes it, the lease's deadline,
                 // and take it if this member is first by then. On the place of this read, two
                 // standbys could each wait a stagger for the other and then challenge together.
-                return new Engine.Attempt(null, decision, state.lease().get().deadlineInstant(), state.lease().get());
+                return new Engine.Attempt(
+                        null,
+                        decision,
+                        state.lease().get().deadlineInstant(),
+                        state.lease().get());
             }
         }
         return new Engine.Attempt(null, decision, null, state.lease().orElse(null));
@@ -196,19 +219,21 @@ final class ElectionPass {
         return state.lease().get().deadlineInstant().minus(margin);
     }
 
-    private @Nullable LeadershipTerm challenge(Role role, MemberId me, RoleState state, boolean confirm, @Nullable Shares shares) {
+    private @Nullable LeadershipTerm challenge(
+            Role role, MemberId me, RoleState state, boolean confirm, @Nullable Shares shares) {
         AtomicLong term = new AtomicLong(-1);
-        return host.instrumentation().around(CoordinationInstrumentation.Operation.GRANT, role, me, term::get, 0, () -> {
-            LeadershipTerm won = challengeNow(role, me, state, confirm, shares);
-            if (won != null) {
-                term.set(won.term());
-            }
-            return won;
-        });
+        return host.instrumentation()
+                .around(CoordinationInstrumentation.Operation.GRANT, role, me, term::get, 0, () -> {
+                    LeadershipTerm won = challengeNow(role, me, state, confirm, shares);
+                    if (won != null) {
+                        term.set(won.term());
+                    }
+                    return won;
+                });
     }
 
-    private @Nullable LeadershipTerm challengeNow(Role role, MemberId me, RoleState state, boolean confirm,
-            @Nullable Shares shares) {
+    private @Nullable LeadershipTerm challengeNow(
+            Role role, MemberId me, RoleState state, boolean confirm, @Nullable Shares shares) {
         // Recorded before InitProducerId: a challenge that fails after it still moved the epoch.
         challengeCheck.challenging(role, state);
         RoleEpoch epoch = transport.initEpoch(role);
@@ -218,8 +243,11 @@ final class ElectionPass {
                 // Committed by the coordinator's word, with its lease record not yet visible (or
                 // not readable), and its producer cannot go on: no term to hand on, so no grant.
                 // Standbys wait out its lease, as after a holder that crashed.
-                log.warn("{} challenged role {} and the coordinator reports the grant committed, but its lease record is not"
-                        + " visible, so its term is not known; the leadership ended at once ({})", me, role,
+                log.warn(
+                        "{} challenged role {} and the coordinator reports the grant committed, but its lease record is not"
+                                + " visible, so its term is not known; the leadership ended at once ({})",
+                        me,
+                        role,
                         leadership.state());
                 challengeCheck.failedOnItsOwn(role, state);
                 return null;
@@ -230,12 +258,17 @@ final class ElectionPass {
             } else {
                 // Its commit was found committed only after the lease deadline: a grant (its
                 // term is taken) whose producer cannot go on. The caller sees it ended.
-                log.warn("{} was granted role {} with term {}, but the leadership ended at once ({})", me, role,
-                        leadership.term(), leadership.state());
+                log.warn(
+                        "{} was granted role {} with term {}, but the leadership ended at once ({})",
+                        me,
+                        role,
+                        leadership.term(),
+                        leadership.state());
             }
             if (!Succession.placesOnce(state, shares, config, clock.instant())) {
                 registrations.prune(role, me, state, Succession.dueBefore(state, me, config, shares));
-                state.lease().filter(lease -> !lease.member().equals(me) && lease.deadline() <= clock.millis())
+                state.lease()
+                        .filter(lease -> !lease.member().equals(me) && lease.deadline() <= clock.millis())
                         .ifPresent(expired -> balancer.silent(expired.member()));
             }
             // Placed once (a start, or after an outage): the members that let this one go first
@@ -244,8 +277,11 @@ final class ElectionPass {
         } catch (CommitOutcomeUnknownException undecided) {
             // The grant's lease may have committed or not, and its producer cannot go on. A new
             // challenge decides: its InitProducerId supersedes this epoch whatever became of it.
-            log.info("{} challenged role {}, but whether its grant committed is not known, so it challenges again: {}", me,
-                    role, undecided.getMessage());
+            log.info(
+                    "{} challenged role {}, but whether its grant committed is not known, so it challenges again: {}",
+                    me,
+                    role,
+                    undecided.getMessage());
             challengeCheck.failedOnItsOwn(role, state);
             epoch.close();
             return null;

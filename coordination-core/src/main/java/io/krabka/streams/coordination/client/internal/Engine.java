@@ -3,8 +3,6 @@ package io.krabka.streams.coordination.client.internal;
 import io.krabka.streams.coordination.Balance;
 import io.krabka.streams.coordination.CoordinationConfigurationException;
 import io.krabka.streams.coordination.CoordinationException;
-import io.krabka.streams.coordination.CoordinationTimeoutException;
-import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
@@ -76,7 +74,10 @@ public final class Engine implements AutoCloseable, TermHost, RoleReads, RoleMem
     private volatile boolean closed;
 
     /** The client's parts; the caller closes {@code transport} and {@code runtime} after it. */
-    public Engine(CoordinationTransport transport, LeaseConfig config, CoordinationRuntime runtime,
+    public Engine(
+            CoordinationTransport transport,
+            LeaseConfig config,
+            CoordinationRuntime runtime,
             SendBatching sendBatching) {
         this.transport = Objects.requireNonNull(transport, "transport");
         this.config = Objects.requireNonNull(config, "config");
@@ -86,7 +87,8 @@ public final class Engine implements AutoCloseable, TermHost, RoleReads, RoleMem
         this.folds = new RoleFolds(transport);
         this.balancer = new Balancer(config, runtime, transport, folds);
         this.registrations = new Registrations(transport, clock);
-        this.election = new ElectionPass(this, balancer, clock, this::suspicious, transport, folds, registrations, held);
+        this.election =
+                new ElectionPass(this, balancer, clock, this::suspicious, transport, folds, registrations, held);
         this.blockingAcquire = new BlockingAcquire(runtime, (role, me) -> attempt(role, me, true), folds);
         this.reports = new RoleReports(transport, folds, users::containsKey);
     }
@@ -114,7 +116,6 @@ public final class Engine implements AutoCloseable, TermHost, RoleReads, RoleMem
     public Balancer balancer() {
         return balancer;
     }
-
 
     /** How {@link Leadership#send} groups sends into transactions. */
     @Override
@@ -173,9 +174,11 @@ public final class Engine implements AutoCloseable, TermHost, RoleReads, RoleMem
      * One pass's outcome: the leadership won, or the decision, when to read again before the
      * turn (see {@link ContenderState.Standby}; null: not to come) and the lease decided on.
      */
-    public record Attempt(@Nullable LeadershipTerm leadership, Decision decision, @Nullable Instant readAgainAt,
-            @Nullable LeaseState lease) {
-    }
+    public record Attempt(
+            @Nullable LeadershipTerm leadership,
+            Decision decision,
+            @Nullable Instant readAgainAt,
+            @Nullable LeaseState lease) {}
 
     /** What a standby's pass asks of the client: one election pass. */
     @FunctionalInterface
@@ -197,7 +200,8 @@ public final class Engine implements AutoCloseable, TermHost, RoleReads, RoleMem
      * break the guarantees ({@link CoordinationTransport#topicProblem}).
      */
     public Optional<CoordinationConfigurationException> configurationProblem(Role role) {
-        return election.leaseDisagreement(role).or(() -> election.foreignWriter(role))
+        return election.leaseDisagreement(role)
+                .or(() -> election.foreignWriter(role))
                 .or(() -> transport.topicProblem());
     }
 

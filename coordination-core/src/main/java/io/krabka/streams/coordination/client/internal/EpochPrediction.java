@@ -31,8 +31,7 @@ final class EpochPrediction {
     static final short ROLLOVER_GUARD = Short.MAX_VALUE - 8;
 
     /** A transaction about to run: the epoch its lease carries, and whether that is a prediction. */
-    record Transaction(short leaseEpoch, boolean predicted, long startGeneration, long previousStartGeneration) {
-    }
+    record Transaction(short leaseEpoch, boolean predicted, long startGeneration, long previousStartGeneration) {}
 
     // What the coordinator reports after this member's last commit, and how a commit moves it.
     private long producerId;
@@ -90,7 +89,8 @@ final class EpochPrediction {
     /** A transaction begins while the producer is at feature generation {@code start}. */
     Transaction begin(long start) {
         boolean predict = exact && start == featureGeneration && epoch < ROLLOVER_GUARD;
-        Transaction transaction = new Transaction((short) (predict ? epoch + step : epoch), predict, start, previousStart);
+        Transaction transaction =
+                new Transaction((short) (predict ? epoch + step : epoch), predict, start, previousStart);
         previousStart = start;
         return transaction;
     }
@@ -188,7 +188,8 @@ final class EpochPrediction {
      * explain, or a report after its last commit did.
      */
     boolean supersededBy(ProducerState reported) {
-        return unexplained != null || reported.producerId() != producerId
+        return unexplained != null
+                || reported.producerId() != producerId
                 || reported.producerEpoch() > epoch + Math.max(step, 1);
     }
 

@@ -39,7 +39,12 @@ final class FailureReport {
     private volatile long failingSinceNanos;
     private volatile long warnedAtNanos;
 
-    FailureReport(Role role, MemberId member, CoordinationRuntime runtime, Supplier<String> location, BooleanSupplier running) {
+    FailureReport(
+            Role role,
+            MemberId member,
+            CoordinationRuntime runtime,
+            Supplier<String> location,
+            BooleanSupplier running) {
         this.role = role;
         this.member = member;
         this.runtime = runtime;
@@ -49,7 +54,8 @@ final class FailureReport {
     }
 
     /** The failure of the last cluster operation, while operations fail; null once one succeeds. */
-    @Nullable CoordinationException problem() {
+    @Nullable
+    CoordinationException problem() {
         return problem;
     }
 
@@ -64,8 +70,12 @@ final class FailureReport {
         if (problem != null && failingSinceNanos != 0) {
             // Since the last success, not the first failure: a call that got no answer fails
             // only at its timeout, so failures are reported up to a timeout late.
-            log.info("Member {} reaches {} again for role {} after {} s without a successful operation", member,
-                    location.get(), role, TimeUnit.NANOSECONDS.toSeconds(now - reachedAtNanos));
+            log.info(
+                    "Member {} reaches {} again for role {} after {} s without a successful operation",
+                    member,
+                    location.get(),
+                    role,
+                    TimeUnit.NANOSECONDS.toSeconds(now - reachedAtNanos));
         }
         reachedAtNanos = now;
         problem = null;
@@ -76,7 +86,12 @@ final class FailureReport {
     /** {@code operation} failed on the cluster; it is tried again. */
     void unreachable(String operation, CoordinationException failure) {
         if (!running.getAsBoolean()) {
-            log.debug("Member {} stopped while it tried to {} role {}: {}", member, operation, role, failure.getMessage());
+            log.debug(
+                    "Member {} stopped while it tried to {} role {}: {}",
+                    member,
+                    operation,
+                    role,
+                    failure.getMessage());
             return;
         }
         long now = runtime.nanoTime();
@@ -87,8 +102,15 @@ final class FailureReport {
         if (warnedAtNanos == 0 || now - warnedAtNanos >= RoleContender.WARN_INTERVAL.toNanos()) {
             boolean first = warnedAtNanos == 0;
             warnedAtNanos = now;
-            log.warn("Member {} could not {} role {} on {}: {} It keeps trying{}", member, operation, role, location.get(),
-                    sentence(failure.getMessage()), first ? " and says so again at most once a minute while this lasts"
+            log.warn(
+                    "Member {} could not {} role {} on {}: {} It keeps trying{}",
+                    member,
+                    operation,
+                    role,
+                    location.get(),
+                    sentence(failure.getMessage()),
+                    first
+                            ? " and says so again at most once a minute while this lasts"
                             : " (failing for " + TimeUnit.NANOSECONDS.toSeconds(now - failingSinceNanos) + " s)");
         } else {
             log.debug("Member {} could not {} role {}: {}", member, operation, role, failure.getMessage());
@@ -108,19 +130,33 @@ final class FailureReport {
         }
         long backoff = RoleContender.DENIAL_BACKOFF.toSeconds();
         if (denied instanceof CoordinationConfigurationException) {
-            log.error("Member {} cannot contend for role {}: {} It looks again every {} s and does not log this again until "
-                    + "that works", member, role,
-                    sentence(denied.getMessage()), backoff);
+            log.error(
+                    "Member {} cannot contend for role {}: {} It looks again every {} s and does not log this again until "
+                            + "that works",
+                    member,
+                    role,
+                    sentence(denied.getMessage()),
+                    backoff);
         } else if (denied instanceof CoordinationAuthenticationException) {
-            log.error("Member {} could not authenticate to the cluster while contending for role {} on {}: {} "
-                    + "Check the SASL credentials and TLS trust settings. It tries again every {} s and does not log this "
-                    + "again until an attempt gets through", member, role, location.get(), sentence(denied.getMessage()),
+            log.error(
+                    "Member {} could not authenticate to the cluster while contending for role {} on {}: {} "
+                            + "Check the SASL credentials and TLS trust settings. It tries again every {} s and does not log this "
+                            + "again until an attempt gets through",
+                    member,
+                    role,
+                    location.get(),
+                    sentence(denied.getMessage()),
                     backoff);
         } else {
-            log.error("Member {} is not authorized to take role {}: {} A member of the role needs Write on TransactionalId:{} "
-                    + "and Read, Write and DescribeConfigs on the coordination topic (Create too if it creates it). "
-                    + "It tries again every {} s and does not log this again until an attempt gets through",
-                    member, role, sentence(denied.getMessage()), role, backoff);
+            log.error(
+                    "Member {} is not authorized to take role {}: {} A member of the role needs Write on TransactionalId:{} "
+                            + "and Read, Write and DescribeConfigs on the coordination topic (Create too if it creates it). "
+                            + "It tries again every {} s and does not log this again until an attempt gets through",
+                    member,
+                    role,
+                    sentence(denied.getMessage()),
+                    role,
+                    backoff);
         }
     }
 

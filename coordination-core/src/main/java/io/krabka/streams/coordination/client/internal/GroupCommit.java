@@ -24,9 +24,8 @@ import org.jspecify.annotations.Nullable;
 final class GroupCommit {
 
     /** One send, waiting for its transaction. */
-    private record QueuedSend(ProducerRecord<byte[], byte[]> record, CompletableFuture<RecordMetadata> result,
-            long queuedAtNanos) {
-    }
+    private record QueuedSend(
+            ProducerRecord<byte[], byte[]> record, CompletableFuture<RecordMetadata> result, long queuedAtNanos) {}
 
     private final CoordinationRuntime runtime;
     private final SendBatching batching;
@@ -42,7 +41,12 @@ final class GroupCommit {
     private @Nullable Thread flusher;
     private int unwritten;
 
-    GroupCommit(CoordinationRuntime runtime, SendBatching batching, Role role, LeadershipLifecycle life, LeaseWriter lease) {
+    GroupCommit(
+            CoordinationRuntime runtime,
+            SendBatching batching,
+            Role role,
+            LeadershipLifecycle life,
+            LeaseWriter lease) {
         this.runtime = runtime;
         this.batching = batching;
         this.role = role;
@@ -108,12 +112,16 @@ final class GroupCommit {
     }
 
     private SendQueueFullException queueFull(SendBatching batching, @Nullable InterruptedException interrupted) {
-        return new SendQueueFullException((interrupted != null ? "interrupted while waiting: " : "")
-                + batching.maxQueuedRecords() + " records of role " + role + " wait for their transactions"
-                + (interrupted != null ? "" : (Thread.currentThread() == flusher
-                        ? " and a send from a completion callback does not wait for room"
-                        : " and none was written within " + batching.maxBlock()))
-                + "; this record was not written", interrupted);
+        return new SendQueueFullException(
+                (interrupted != null ? "interrupted while waiting: " : "")
+                        + batching.maxQueuedRecords() + " records of role " + role + " wait for their transactions"
+                        + (interrupted != null
+                                ? ""
+                                : (Thread.currentThread() == flusher
+                                        ? " and a send from a completion callback does not wait for room"
+                                        : " and none was written within " + batching.maxBlock()))
+                        + "; this record was not written",
+                interrupted);
     }
 
     /** A duration in nanoseconds, saturated: a bound of centuries is no bound. */
@@ -221,7 +229,8 @@ final class GroupCommit {
                     try {
                         lock.wait();
                     } catch (InterruptedException e) {
-                        // The sends still complete on the flusher; those it writes after the tombstone fail as released.
+                        // The sends still complete on the flusher; those it writes after the tombstone fail as
+                        // released.
                         Thread.currentThread().interrupt();
                         return;
                     }

@@ -51,6 +51,7 @@ public final class Handover {
 
     /** How long the holder waits for the target to register again before it calls it silent. */
     public static final Duration PROBE_TIMEOUT = Duration.ofSeconds(5);
+
     private static final Duration PROBE_READ = Duration.ofMillis(200);
 
     /** How long a handover waits for the holder's pass to take the release up, before it gives up (the role stays). */
@@ -70,8 +71,7 @@ public final class Handover {
     // never beside a transaction of the role (one producer per role, one at a time).
     private final AtomicReference<Asked> asked = new AtomicReference<>();
 
-    private record Asked(Tenure held, MemberId to, CompletableFuture<HandoverResult> done) {
-    }
+    private record Asked(Tenure held, MemberId to, CompletableFuture<HandoverResult> done) {}
 
     /** How a handover reads the role: the client's fold of it, refreshed now, waiting up to {@code maxWait}. */
     @FunctionalInterface
@@ -79,8 +79,16 @@ public final class Handover {
         RoleState read(Role role, Duration maxWait);
     }
 
-    Handover(Balancer balancer, RoleReader reader, CoordinationRuntime runtime, Role role, MemberId me,
-            Supplier<Tenure> tenure, TenureEnd ending, Runnable passNow, BooleanSupplier renewalBlocked) {
+    Handover(
+            Balancer balancer,
+            RoleReader reader,
+            CoordinationRuntime runtime,
+            Role role,
+            MemberId me,
+            Supplier<Tenure> tenure,
+            TenureEnd ending,
+            Runnable passNow,
+            BooleanSupplier renewalBlocked) {
         this.balancer = balancer;
         this.reader = reader;
         this.runtime = runtime;
@@ -113,7 +121,11 @@ public final class Handover {
             // The pass that must release is stuck in that renewal: a probe now would only cost
             // the target its place in line, and the caller would wait for nothing.
             if (renewalBlocked.getAsBoolean()) {
-                log.info("{} keeps role {}: a renewal of it is blocked on the cluster, so it cannot hand it to {} now", me, role, to);
+                log.info(
+                        "{} keeps role {}: a renewal of it is blocked on the cluster, so it cannot hand it to {} now",
+                        me,
+                        role,
+                        to);
                 return HandoverResult.BUSY;
             }
             // Even a member whose lease has not run out is probed: one still busy with its
@@ -121,8 +133,13 @@ public final class Handover {
             // release, and the role had no holder all that time. A target that answers
             // within the probe takes the role at once; one that does not is left alone.
             if (registeredAgain(to, target.get()) == null) {
-                log.info("{} keeps role {}: {} did not register again within {} after its registration was removed, so it "
-                        + "is out of the roster until it does", me, role, to, DurationText.of(PROBE_TIMEOUT));
+                log.info(
+                        "{} keeps role {}: {} did not register again within {} after its registration was removed, so it "
+                                + "is out of the roster until it does",
+                        me,
+                        role,
+                        to,
+                        DurationText.of(PROBE_TIMEOUT));
                 balancer.silent(to);
                 return HandoverResult.TARGET_SILENT;
             }
@@ -143,7 +160,7 @@ public final class Handover {
     private HandoverResult released(Asked ask) {
         long deadline = runtime.nanoTime() + RELEASE_WAIT.toNanos();
         try {
-            for (;;) {
+            for (; ; ) {
                 long left = deadline - runtime.nanoTime();
                 if (ask.done().isDone() || left <= 0 || ask.held().finished.get() || renewalBlocked.getAsBoolean()) {
                     break;
@@ -157,8 +174,12 @@ public final class Handover {
             // Not taken up, and now it never will be: answer what is true now.
             boolean holding = tenure.get() == ask.held() && !ask.held().finished.get();
             if (holding) {
-                log.info("{} keeps role {}: its pass did not get to the handover to {} (a renewal blocked, or {} passed)", me,
-                        role, ask.to(), DurationText.of(RELEASE_WAIT));
+                log.info(
+                        "{} keeps role {}: its pass did not get to the handover to {} (a renewal blocked, or {} passed)",
+                        me,
+                        role,
+                        ask.to(),
+                        DurationText.of(RELEASE_WAIT));
             }
             return holding ? HandoverResult.BUSY : HandoverResult.NOT_HOLDING;
         }
@@ -225,13 +246,15 @@ public final class Handover {
     private @Nullable RoleState registeredAgain(MemberId to, RosterEntry before) {
         balancer.evict(role, to);
         long deadline = runtime.nanoTime() + PROBE_TIMEOUT.toNanos();
-        for (;;) {
+        for (; ; ) {
             long left = deadline - runtime.nanoTime();
             if (left <= 0) {
                 return null;
             }
             RoleState state = reader.read(role, RoleContender.min(PROBE_READ, Duration.ofNanos(left)));
-            if (state.entryOf(to).filter(entry -> entry.offset() > before.offset()).isPresent()) {
+            if (state.entryOf(to)
+                    .filter(entry -> entry.offset() > before.offset())
+                    .isPresent()) {
                 return state;
             }
         }

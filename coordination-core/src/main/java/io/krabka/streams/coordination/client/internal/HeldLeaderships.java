@@ -33,7 +33,9 @@ final class HeldLeaderships {
 
     /** How many roles {@code member} holds through this client with a leadership that is still active. */
     int activeOf(MemberId member) {
-        return (int) held.values().stream().filter(l -> l.member().equals(member) && l.isActive()).count();
+        return (int) held.values().stream()
+                .filter(l -> l.member().equals(member) && l.isActive())
+                .count();
     }
 
     int size() {

@@ -23,6 +23,9 @@ import org.slf4j.LoggerFactory;
  * A holder's side of a {@link Contender}: takes a grant, renews it when due, looks at the
  * topic for a newer holder, and ends the leadership at its deadline when a renewal still
  * blocks ({@link TenureEnd} carries every end out). Logs as the contender does.
+ *
+ * <p>Size: one class, since taking a grant, renewing it, looking for a newer holder and
+ * ending at the deadline all read and change the one tenure of the role.
  */
 final class HolderPass {
 
@@ -66,8 +69,17 @@ final class HolderPass {
     // Owned by the pass that runs.
     private long reportedSuspiciousLease = -1;
 
-    HolderPass(TermHost host, RoleReads reads, Role role, MemberId member, Contender.Listener listener, OrderedCallbacks callbacks,
-            FailureReport failures, ReadFreshness freshness, TenureEnd ending, Owner owner) {
+    HolderPass(
+            TermHost host,
+            RoleReads reads,
+            Role role,
+            MemberId member,
+            Contender.Listener listener,
+            OrderedCallbacks callbacks,
+            FailureReport failures,
+            ReadFreshness freshness,
+            TenureEnd ending,
+            Owner owner) {
         this.host = host;
         this.reads = reads;
         this.runtime = host.runtime();
@@ -108,7 +120,11 @@ final class HolderPass {
             ending.finish(held, null, ended);
         } catch (CoordinationException failed) {
             // current() turns true with the next renewal instead.
-            log.info("Role {} was granted to {}, but confirming its epoch failed: {}", role, member, failed.getMessage());
+            log.info(
+                    "Role {} was granted to {}, but confirming its epoch failed: {}",
+                    role,
+                    member,
+                    failed.getMessage());
         }
     }
 
@@ -245,7 +261,10 @@ final class HolderPass {
             if (decision instanceof Decision.Renew && state.lease().isEmpty()) {
                 // A tombstone this member did not write (a stray or forged record): write
                 // the lease again at once, before a standby reads the role as released.
-                log.warn("The lease of role {} was cleared by a tombstone that {} did not write; renewing it now", role, member);
+                log.warn(
+                        "The lease of role {} was cleared by a tombstone that {} did not write; renewing it now",
+                        role,
+                        member);
                 held.leadership.renew();
                 return false;
             }
@@ -264,9 +283,13 @@ final class HolderPass {
             }
             if (offset != reportedSuspiciousLease) {
                 reportedSuspiciousLease = offset;
-                reads.suspicious(role, "a lease at offset " + offset + " of " + reads.location() + " names "
-                        + stepDown.newHolder() + " as the holder, but the transaction coordinator says " + member
-                        + " still holds the epoch: no holder wrote it; " + member + " keeps the role and renews now");
+                reads.suspicious(
+                        role,
+                        "a lease at offset " + offset + " of " + reads.location() + " names "
+                                + stepDown.newHolder() + " as the holder, but the transaction coordinator says "
+                                + member
+                                + " still holds the epoch: no holder wrote it; " + member
+                                + " keeps the role and renews now");
                 // Until this member's next lease, observers read the forged one: make that now,
                 // not a renew interval later (as for a tombstone it did not write).
                 held.leadership.renew();
@@ -291,8 +314,11 @@ final class HolderPass {
         if (held.finished.get() || !held.leadership.expireIfDue()) {
             return false;
         }
-        log.warn("The lease of role {} passed its deadline {} without a renewal; the leadership of {} ended", role,
-                held.leadership.deadline(), member);
+        log.warn(
+                "The lease of role {} passed its deadline {} without a renewal; the leadership of {} ended",
+                role,
+                held.leadership.deadline(),
+                member);
         // Health shows it at once, not only when the blocked renewal times out; the next
         // operation that succeeds clears it (after a pause of this process, at once).
         failures.show(new CoordinationTimeoutException("the renewals of role " + role + " got no answer from "

@@ -5,8 +5,8 @@ import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeadershipReleasedException;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
-import io.krabka.streams.coordination.client.Leadership.State;
 import io.krabka.streams.coordination.client.Leadership;
+import io.krabka.streams.coordination.client.Leadership.State;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
@@ -59,13 +59,17 @@ final class LeadershipLifecycle {
     /** The exception for a write or renewal after this leadership ended. */
     FencedException ended(@Nullable Throwable cause) {
         State ended = state();
-        return FencedException.ended("the leadership of " + member + " over role " + role + " ended (" + ended + ")", cause,
+        return FencedException.ended(
+                "the leadership of " + member + " over role " + role + " ended (" + ended + ")",
+                cause,
                 ended.endCause().orElse(LeadershipEndCause.RELEASED));
     }
 
     /** Why a send or guarded write is refused now: the leadership ended, or it is being released. */
     FencedException refusal() {
-        return state() != State.ACTIVE ? ended(null) : new LeadershipReleasedException("the leadership of " + member
-                + " over role " + role + " is being released", null);
+        return state() != State.ACTIVE
+                ? ended(null)
+                : new LeadershipReleasedException(
+                        "the leadership of " + member + " over role " + role + " is being released", null);
     }
 }

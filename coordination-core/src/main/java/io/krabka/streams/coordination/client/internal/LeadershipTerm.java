@@ -1,17 +1,11 @@
 package io.krabka.streams.coordination.client.internal;
 
-import io.krabka.streams.coordination.CommitOutcomeUnknownException;
 import io.krabka.streams.coordination.ConsumedOffsets;
-import io.krabka.streams.coordination.CoordinationException;
-import io.krabka.streams.coordination.CoordinationTimeoutException;
-import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.FencingToken;
-import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.RetriableCoordinationException;
 import io.krabka.streams.coordination.Role;
-import io.krabka.streams.coordination.SendBatching;
 import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RoleEpoch;
@@ -19,7 +13,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
@@ -42,8 +35,13 @@ public final class LeadershipTerm implements Leadership {
     private final LeaseWriter lease;
     private final GroupCommit sends;
 
-    private LeadershipTerm(TermHost engine, CoordinationTransport transport, RoleEpoch epoch, MemberId member,
-            ProducerState initial, long leaseSearchFrom) {
+    private LeadershipTerm(
+            TermHost engine,
+            CoordinationTransport transport,
+            RoleEpoch epoch,
+            MemberId member,
+            ProducerState initial,
+            long leaseSearchFrom) {
         this.engine = engine;
         this.epoch = epoch;
         this.role = epoch.role();
@@ -51,15 +49,24 @@ public final class LeadershipTerm implements Leadership {
         this.grantedAt = engine.grantTime(epoch.role());
         this.life = new LeadershipLifecycle(member, role);
         this.clock = new LeaseClock(engine.config(), engine.runtime());
-        this.transaction = new LeaseTransaction(this, engine.config(), engine.runtime(), life, transport, epoch, clock, initial, leaseSearchFrom);
+        this.transaction = new LeaseTransaction(
+                this, engine.config(), engine.runtime(), life, transport, epoch, clock, initial, leaseSearchFrom);
         this.lease = new LeaseWriter(this, engine, life, transport, clock, transaction);
         this.sends = new GroupCommit(engine.runtime(), engine.sendBatching(), role, life, lease);
     }
 
-    public static LeadershipTerm grant(TermHost engine, CoordinationTransport transport, RoleEpoch epoch, MemberId member,
-            boolean confirm, long leaseSearchFrom) {
-        ProducerState initial = transport.describeEpoch(epoch.role()).orElseThrow(() -> new RetriableCoordinationException(
-                "the coordinator reports no epoch for role " + epoch.role() + " right after InitProducerId", null));
+    public static LeadershipTerm grant(
+            TermHost engine,
+            CoordinationTransport transport,
+            RoleEpoch epoch,
+            MemberId member,
+            boolean confirm,
+            long leaseSearchFrom) {
+        ProducerState initial = transport
+                .describeEpoch(epoch.role())
+                .orElseThrow(() -> new RetriableCoordinationException(
+                        "the coordinator reports no epoch for role " + epoch.role() + " right after InitProducerId",
+                        null));
         LeadershipTerm leadership = new LeadershipTerm(engine, transport, epoch, member, initial, leaseSearchFrom);
         leadership.lease.grant(confirm);
         return leadership;

@@ -41,7 +41,11 @@ final class LeaseBounds {
     // Per role, the holder whose leases claim another duration than this member's, while they do.
     private final Map<Role, CoordinationConfigurationException> disagreements = new ConcurrentHashMap<>();
 
-    LeaseBounds(LeaseConfig config, InstantSource clock, CoordinationTransport transport, BiConsumer<Role, String> suspicious) {
+    LeaseBounds(
+            LeaseConfig config,
+            InstantSource clock,
+            CoordinationTransport transport,
+            BiConsumer<Role, String> suspicious) {
         this.config = config;
         this.transport = transport;
         this.suspicious = suspicious;
@@ -101,8 +105,10 @@ final class LeaseBounds {
         }
         if (lease.deadline() > cut + own) {
             // Further out than the clocks of two members can plausibly differ.
-            suspicious.accept(role, named + " (" + declared / 1000.0 + " s after its timestamp); a standby waits at most until "
-                    + Instant.ofEpochMilli(cut));
+            suspicious.accept(
+                    role,
+                    named + " (" + declared / 1000.0 + " s after its timestamp); a standby waits at most until "
+                            + Instant.ofEpochMilli(cut));
             if (declared > 2 * own) {
                 return;
             }
@@ -129,7 +135,8 @@ final class LeaseBounds {
                 + " s, but this member's lease duration (krabka.coordination.lease.duration, LeaseConfig.duration) is "
                 + own / 1000.0 + " s: members of one role must agree on the lease settings, or a standby takes the role"
                 + " from a live holder that renews less often than its own duration";
-        CoordinationConfigurationException before = disagreements.put(role, new CoordinationConfigurationException(message));
+        CoordinationConfigurationException before =
+                disagreements.put(role, new CoordinationConfigurationException(message));
         if (before == null || !message.equals(before.getMessage())) {
             log.error("Role {}: {}", role, message);
         }
@@ -167,8 +174,11 @@ final class LeaseBounds {
         long releasedAt = state.leaseReleasedAt().getAsLong();
         Sightings.Sighting seen = releases.sight(role, releasedAt);
         if (seen.fresh() && releasedAt > seen.seenAt() + config.duration().toMillis()) {
-            suspicious.accept(role, "a lease tombstone in " + transport.topic() + " is stamped " + Instant.ofEpochMilli(releasedAt)
-                    + ", later than this member's clock says it arrived (" + Instant.ofEpochMilli(seen.seenAt()) + ")");
+            suspicious.accept(
+                    role,
+                    "a lease tombstone in " + transport.topic() + " is stamped " + Instant.ofEpochMilli(releasedAt)
+                            + ", later than this member's clock says it arrived (" + Instant.ofEpochMilli(seen.seenAt())
+                            + ")");
         }
         return new Sighted(Sighted.NONE, Sighted.NONE, seen.seenAt(), Sighted.NONE);
     }

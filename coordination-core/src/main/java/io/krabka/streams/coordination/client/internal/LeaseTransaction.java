@@ -11,8 +11,8 @@ import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
-import io.krabka.streams.coordination.client.Leadership.State;
 import io.krabka.streams.coordination.client.Leadership;
+import io.krabka.streams.coordination.client.Leadership.State;
 import io.krabka.streams.coordination.fencing.TokenHeaders;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
@@ -43,6 +43,9 @@ import org.slf4j.LoggerFactory;
  * transactions established: the token, and where the next lease could be.
  *
  * <p>Not thread-safe: {@link LeaseWriter} runs it under the leadership's lock.
+ *
+ * <p>Size: one class, since every outcome of a transaction (a commit, a fence, an unknown
+ * commit) updates the token and the next lease's place that the next transaction reads.
  */
 final class LeaseTransaction {
 
@@ -81,8 +84,16 @@ final class LeaseTransaction {
      * @param initial the coordinator's report right after InitProducerId
      * @param leaseSearchFrom an offset of the role's partition at or before the grant's lease record
      */
-    LeaseTransaction(LeadershipTerm leadership, LeaseConfig config, CoordinationRuntime runtime, LeadershipLifecycle life,
-            CoordinationTransport transport, RoleEpoch epoch, LeaseClock clock, ProducerState initial, long leaseSearchFrom) {
+    LeaseTransaction(
+            LeadershipTerm leadership,
+            LeaseConfig config,
+            CoordinationRuntime runtime,
+            LeadershipLifecycle life,
+            CoordinationTransport transport,
+            RoleEpoch epoch,
+            LeaseClock clock,
+            ProducerState initial,
+            long leaseSearchFrom) {
         this.leadership = leadership;
         this.life = life;
         this.config = config;
@@ -147,8 +158,8 @@ final class LeaseTransaction {
      * ended, and while it is being released unless it is the release's own or writes sends
      * {@code accepted} before.
      */
-    List<RecordMetadata> run(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed, boolean release,
-            boolean accepted) {
+    List<RecordMetadata> run(
+            List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed, boolean release, boolean accepted) {
         if (life.state() != State.ACTIVE || (life.releasing() && !release && !accepted)) {
             throw life.refusal();
         }
@@ -157,12 +168,18 @@ final class LeaseTransaction {
         long nowNanos = runtime.nanoTime();
         EpochPrediction.Transaction predicted = epochs.begin(epoch.featureGeneration());
         long leaseDeadline = now + config.duration().toMillis();
-        byte[] leaseValue = release ? null : CoordinationCodec.encodeValue(
-                new CoordinationRecord.Lease(member, epochs.producerId(), predicted.leaseEpoch(), grantedAt, leaseDeadline));
+        byte[] leaseValue = release
+                ? null
+                : CoordinationCodec.encodeValue(new CoordinationRecord.Lease(
+                        member, epochs.producerId(), predicted.leaseEpoch(), grantedAt, leaseDeadline));
         List<ProducerRecord<byte[], byte[]>> batch = new ArrayList<>(records.size() + 1);
         // The timestamp is on the lease clock: after a release, standbys anchor on it.
-        batch.add(new ProducerRecord<>(transport.topic(), partition, now,
-                CoordinationCodec.encodeKey(CoordinationKey.lease(role)), leaseValue));
+        batch.add(new ProducerRecord<>(
+                transport.topic(),
+                partition,
+                now,
+                CoordinationCodec.encodeKey(CoordinationKey.lease(role)),
+                leaseValue));
         if (!records.isEmpty() && term < 0) {
             throw new IllegalStateException("records of role " + role + " before its grant committed");
         }
@@ -185,8 +202,10 @@ final class LeaseTransaction {
                 // a lease that runs out. The release ends as a fence during a release does.
                 epochs.lost();
                 leadership.end(supersededAs(true));
-                throw FencedException.ended("the tombstone of role " + role + " may not have committed ("
-                        + unknown.getMessage() + "); the release of " + member + " is done", unknown,
+                throw FencedException.ended(
+                        "the tombstone of role " + role + " may not have committed (" + unknown.getMessage()
+                                + "); the release of " + member + " is done",
+                        unknown,
                         leadership.state().endCause().orElse(LeadershipEndCause.RELEASED));
             }
             written = outcomes.resolve(unknown, batch, versionOf(predicted), epochs, leaseSearchFrom);
@@ -251,7 +270,8 @@ final class LeaseTransaction {
         if (!transaction.predicted()) {
             return CommitOutcome.Version.UNKNOWN;
         }
-        return epochs.step() == 1 ? CommitOutcome.Version.TWO
+        return epochs.step() == 1
+                ? CommitOutcome.Version.TWO
                 : epochs.step() == 0 ? CommitOutcome.Version.ONE : CommitOutcome.Version.UNKNOWN;
     }
 
@@ -295,19 +315,27 @@ final class LeaseTransaction {
     private CoordinationException unusable(CoordinationException failure, boolean release) {
         boolean superseded;
         try {
-            superseded = transport.describeEpoch(role, timeUntil(clock.deadline())).map(epochs::supersededBy).orElse(true);
+            superseded = transport
+                    .describeEpoch(role, timeUntil(clock.deadline()))
+                    .map(epochs::supersededBy)
+                    .orElse(true);
         } catch (CoordinationException describeFailed) {
             failure.addSuppressed(describeFailed);
             superseded = false;
         }
         if (superseded) {
             leadership.end(supersededAs(release));
-            return FencedException.ended("the producer of role " + role + " failed and a newer epoch exists: "
-                    + failure.getMessage(), failure, leadership.state().endCause().orElse(LeadershipEndCause.FENCED));
+            return FencedException.ended(
+                    "the producer of role " + role + " failed and a newer epoch exists: " + failure.getMessage(),
+                    failure,
+                    leadership.state().endCause().orElse(LeadershipEndCause.FENCED));
         }
         leadership.end(State.FAILED);
-        return new FencedException("the producer of role " + role + " failed beyond recovery, so the leadership of "
-                + member + " ended; acquire the role anew", failure, LeadershipEndCause.FAILED);
+        return new FencedException(
+                "the producer of role " + role + " failed beyond recovery, so the leadership of " + member
+                        + " ended; acquire the role anew",
+                failure,
+                LeadershipEndCause.FAILED);
     }
 
     /**
@@ -325,7 +353,10 @@ final class LeaseTransaction {
             payOwedLearn();
         }
         if (life.state() == State.ACTIVE
-                && transport.describeEpoch(role, timeUntil(clock.deadline())).map(epochs::newerThanOwn).orElse(true)) {
+                && transport
+                        .describeEpoch(role, timeUntil(clock.deadline()))
+                        .map(epochs::newerThanOwn)
+                        .orElse(true)) {
             leadership.end(State.FENCED);
         }
         return life.state() == State.FENCED;
@@ -339,7 +370,9 @@ final class LeaseTransaction {
      */
     boolean awaitComplete() {
         Optional<ProducerState> last = outcomes.describeUntil(ProducerState::transactionComplete);
-        return last.isEmpty() || last.get().transactionComplete() || !Thread.currentThread().isInterrupted();
+        return last.isEmpty()
+                || last.get().transactionComplete()
+                || !Thread.currentThread().isInterrupted();
     }
 
     /** How long until {@code instant}, for bounding a describe by the lease; zero once it passed. */

@@ -8,8 +8,8 @@ import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.RetriableCoordinationException;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.CoordinationInstrumentation;
-import io.krabka.streams.coordination.client.Leadership.State;
 import io.krabka.streams.coordination.client.Leadership;
+import io.krabka.streams.coordination.client.Leadership.State;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import java.time.Duration;
 import java.util.List;
@@ -45,8 +45,13 @@ final class LeaseWriter {
     private final LeaseClock clock;
     private final LeaseTransaction transaction;
 
-    LeaseWriter(LeadershipTerm leadership, TermHost client, LeadershipLifecycle life, CoordinationTransport transport,
-            LeaseClock clock, LeaseTransaction transaction) {
+    LeaseWriter(
+            LeadershipTerm leadership,
+            TermHost client,
+            LeadershipLifecycle life,
+            CoordinationTransport transport,
+            LeaseClock clock,
+            LeaseTransaction transaction) {
         this.leadership = leadership;
         this.lock = leadership;
         this.life = life;
@@ -103,8 +108,14 @@ final class LeaseWriter {
 
     /** Writes a new lease, retrying transient failures while the lease lasts. */
     void renew() {
-        client.instrumentation().around(CoordinationInstrumentation.Operation.RENEW, role, member, transaction::term, 0,
-                () -> retrying(List.of(), ConsumedOffsets.NONE, false));
+        client.instrumentation()
+                .around(
+                        CoordinationInstrumentation.Operation.RENEW,
+                        role,
+                        member,
+                        transaction::term,
+                        0,
+                        () -> retrying(List.of(), ConsumedOffsets.NONE, false));
         confirmIfBehind();
     }
 
@@ -119,7 +130,9 @@ final class LeaseWriter {
     private void confirmIfBehind() {
         // Not for a thread being stopped (its describes fail at once, so every confirm would
         // be behind again): the next renewal confirms instead.
-        if (!life.active() || life.releasing() || transaction.lastLeasePredicted()
+        if (!life.active()
+                || life.releasing()
+                || transaction.lastLeasePredicted()
                 || Thread.currentThread().isInterrupted()) {
             return;
         }
@@ -128,7 +141,9 @@ final class LeaseWriter {
         } catch (CoordinationException failed) {
             // Never the caller's: its own transaction committed, and a write that returns must
             // say so. A confirm that was fenced ended the leadership, which the next call sees.
-            log.debug("Role {} wrote a lease behind its epoch, and the leases that carry it again failed: {}", role,
+            log.debug(
+                    "Role {} wrote a lease behind its epoch, and the leases that carry it again failed: {}",
+                    role,
                     failed.getMessage());
         }
     }
@@ -139,15 +154,22 @@ final class LeaseWriter {
      *
      * @param accepted whether these are sends accepted before a release began: they are still written
      */
-    List<RecordMetadata> write(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed, boolean accepted) {
-        List<RecordMetadata> written = client.instrumentation().around(CoordinationInstrumentation.Operation.WRITE, role,
-                member, transaction::term, records.size(), () -> retrying(records, consumed, accepted));
+    List<RecordMetadata> write(
+            List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed, boolean accepted) {
+        List<RecordMetadata> written = client.instrumentation()
+                .around(
+                        CoordinationInstrumentation.Operation.WRITE,
+                        role,
+                        member,
+                        transaction::term,
+                        records.size(),
+                        () -> retrying(records, consumed, accepted));
         confirmIfBehind();
         return written;
     }
 
-    private List<RecordMetadata> retrying(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed,
-            boolean accepted) {
+    private List<RecordMetadata> retrying(
+            List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed, boolean accepted) {
         Duration backoff = FIRST_RETRY;
         while (true) {
             try {
@@ -157,7 +179,10 @@ final class LeaseWriter {
                 if (clock.expired()) {
                     throw e;
                 }
-                log.info("A transaction of role {} failed transiently; retrying in {}: {}", role, DurationText.of(backoff),
+                log.info(
+                        "A transaction of role {} failed transiently; retrying in {}: {}",
+                        role,
+                        DurationText.of(backoff),
                         e.getMessage());
                 try {
                     client.runtime().sleep(backoff);
@@ -195,7 +220,9 @@ final class LeaseWriter {
                 }
             } catch (FencedException superseded) {
                 if (life.state() == State.RELEASED) {
-                    log.info("{} released role {}: the next standby took it over before the lease tombstone committed", member,
+                    log.info(
+                            "{} released role {}: the next standby took it over before the lease tombstone committed",
+                            member,
                             role);
                 } else {
                     log.info("{} closed role {}, which had already ended: {}", member, role, superseded.getMessage());
@@ -214,8 +241,8 @@ final class LeaseWriter {
         }
     }
 
-    private List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed,
-            boolean release, boolean accepted) {
+    private List<RecordMetadata> transact(
+            List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed, boolean release, boolean accepted) {
         synchronized (lock) {
             return transaction.run(records, consumed, release, accepted);
         }

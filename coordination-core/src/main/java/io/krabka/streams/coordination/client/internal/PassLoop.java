@@ -67,8 +67,17 @@ final class PassLoop {
     private @Nullable Thread passThread;
     private final CompletableFuture<Void> stopped = new CompletableFuture<>();
 
-    PassLoop(RoleContender contender, TermHost host, Balancer balancer, RoleMembership membership, FailureReport failures, ReadFreshness freshness, TenureEnd ending,
-            HolderPass holder, StandbyPass standby, Handover handover) {
+    PassLoop(
+            RoleContender contender,
+            TermHost host,
+            Balancer balancer,
+            RoleMembership membership,
+            FailureReport failures,
+            ReadFreshness freshness,
+            TenureEnd ending,
+            HolderPass holder,
+            StandbyPass standby,
+            Handover handover) {
         this.contender = contender;
         this.lane = contender.lane();
         this.host = host;
@@ -151,8 +160,13 @@ final class PassLoop {
                 try {
                     executeLeave(this::leaveOnce);
                 } catch (RejectedExecutionException closed) {
-                    // The runtime was closed under the contender: nothing will release or leave, so say so and stop waiting.
-                    log.warn("Member {} cannot leave role {}: its runtime refused the leave ({})", member, role, closed.toString());
+                    // The runtime was closed under the contender: nothing will release or leave, so say so and stop
+                    // waiting.
+                    log.warn(
+                            "Member {} cannot leave role {}: its runtime refused the leave ({})",
+                            member,
+                            role,
+                            closed.toString());
                     stopped.complete(null);
                 }
             } else if (!started.get()) {
@@ -248,15 +262,17 @@ final class PassLoop {
     /** One pass, then the timer for the next; the pass after a stop leaves the roster. */
     /** A pass the timer started on {@code passes}: when its lane is busy, it goes on there, in its queue and place. */
     private void pass(Executor passes) {
-        lane.runThen(() -> {
-            if (!contender.isRunning() || inPass) {
-                return null;
-            }
-            inPass = true;
-            newsDuringPass = false;
-            urgentNewsDuringPass = false;
-            return this::passOffLane;
-        }, passes);
+        lane.runThen(
+                () -> {
+                    if (!contender.isRunning() || inPass) {
+                        return null;
+                    }
+                    inPass = true;
+                    newsDuringPass = false;
+                    urgentNewsDuringPass = false;
+                    return this::passOffLane;
+                },
+                passes);
     }
 
     /** The pass itself, off the lane: it may wait on the cluster; then its bookkeeping on the lane. */
@@ -268,35 +284,44 @@ final class PassLoop {
         } catch (Throwable unexpected) {
             // Any throwable, an Error from a listener included: a pass that ends without
             // clearing inPass would stop this member renewing and contending for good.
-            log.error("The contender of role {} failed unexpectedly; trying again in {}", role,
-                    DurationText.of(RoleContender.ERROR_BACKOFF), unexpected);
-            failures.show(new CoordinationException("the contender of role " + role + " failed unexpectedly ("
-                    + unexpected + "); it tries again in " + DurationText.of(RoleContender.ERROR_BACKOFF), unexpected));
+            log.error(
+                    "The contender of role {} failed unexpectedly; trying again in {}",
+                    role,
+                    DurationText.of(RoleContender.ERROR_BACKOFF),
+                    unexpected);
+            failures.show(new CoordinationException(
+                    "the contender of role " + role + " failed unexpectedly (" + unexpected + "); it tries again in "
+                            + DurationText.of(RoleContender.ERROR_BACKOFF),
+                    unexpected));
             wait = RoleContender.ERROR_BACKOFF;
         } finally {
             releasePassThread();
         }
         Duration waited = wait;
-        lane.runThen(() -> {
-            inPass = false;
-            if (!contender.isRunning()) {
-                return this::leaveOnce;
-            }
-            Duration next = waited;
-            boolean urgent = false;
-            if (newsDuringPass && contender.state() instanceof ContenderState.Standby) {
-                // News came while this pass read: look again soon, but never spin.
-                next = RoleContender.min(next, RoleContender.MIN_WAIT);
-                urgent = urgentNewsDuringPass;
-            }
-            schedule(next, urgent);
-            return null;
-        }, this::executeLeave);
+        lane.runThen(
+                () -> {
+                    inPass = false;
+                    if (!contender.isRunning()) {
+                        return this::leaveOnce;
+                    }
+                    Duration next = waited;
+                    boolean urgent = false;
+                    if (newsDuringPass && contender.state() instanceof ContenderState.Standby) {
+                        // News came while this pass read: look again soon, but never spin.
+                        next = RoleContender.min(next, RoleContender.MIN_WAIT);
+                        urgent = urgentNewsDuringPass;
+                    }
+                    schedule(next, urgent);
+                    return null;
+                },
+                this::executeLeave);
     }
 
     /** Where a pass of the state now runs: a holder's (its renewal) never waits behind the passes of contending roles. */
     private Executor executorForPass(boolean urgent) {
-        return contender.state().tenure() != null ? runtime.renewals() : urgent ? runtime.urgentPasses() : runtime.passes();
+        return contender.state().tenure() != null
+                ? runtime.renewals()
+                : urgent ? runtime.urgentPasses() : runtime.passes();
     }
 
     /**
@@ -323,17 +348,20 @@ final class PassLoop {
         }
         ContenderState standing = contender.state();
         // A contender stepped by hand after its stop contends from a fresh decision.
-        return standby.contend(standing instanceof ContenderState.Standby current ? current : ContenderState.Standby.FRESH);
+        return standby.contend(
+                standing instanceof ContenderState.Standby current ? current : ContenderState.Standby.FRESH);
     }
 
     private void leaveOnce() {
-        lane.runThen(() -> {
-            if (!(contender.state() instanceof ContenderState.Leaving leaving) || leaving.begun()) {
-                return null;
-            }
-            contender.transition(now -> leaving.leaveBegun());
-            return this::leaveOffLane;
-        }, this::executeLeave);
+        lane.runThen(
+                () -> {
+                    if (!(contender.state() instanceof ContenderState.Leaving leaving) || leaving.begun()) {
+                        return null;
+                    }
+                    contender.transition(now -> leaving.leaveBegun());
+                    return this::leaveOffLane;
+                },
+                this::executeLeave);
     }
 
     /**

@@ -23,8 +23,7 @@ final class Registrations {
     private static final Logger log = LoggerFactory.getLogger(Engine.LOGGER);
 
     /** This client's newest registration of a member for a role: the offset and the time it wrote into it. */
-    record Registered(long offset, long registeredAt) {
-    }
+    record Registered(long offset, long registeredAt) {}
 
     private final CoordinationTransport transport;
     private final InstantSource clock;
@@ -36,7 +35,8 @@ final class Registrations {
     }
 
     /** This client's registration for {@code role}, or null. */
-    @Nullable Registered of(Role role) {
+    @Nullable
+    Registered of(Role role) {
         return registrations.get(role);
     }
 
@@ -76,12 +76,16 @@ final class Registrations {
      * the fold will put it: it may not be visible yet, or not at all ({@link #withPending}).
      */
     static RoleState withNewest(RoleState state, MemberId me, Registered registered) {
-        if (state.entryOf(me).filter(entry -> entry.offset() >= registered.offset()).isPresent()) {
+        if (state.entryOf(me)
+                .filter(entry -> entry.offset() >= registered.offset())
+                .isPresent()) {
             return state;
         }
         List<RosterEntry> roster = new ArrayList<>(state.roster());
         roster.removeIf(entry -> entry.member().equals(me));
-        return withPending(new RoleState(state.role(), roster, state.lease(), state.leaseReleasedAt(), state.nextOffset()), me,
+        return withPending(
+                new RoleState(state.role(), roster, state.lease(), state.leaseReleasedAt(), state.nextOffset()),
+                me,
                 registered);
     }
 
@@ -104,12 +108,19 @@ final class Registrations {
      */
     void prune(Role role, MemberId me, RoleState state, List<MemberId> dueBefore) {
         List<MemberId> silent = new ArrayList<>();
-        state.lease().map(LeaseState::member).filter(holder -> !holder.equals(me)).ifPresent(silent::add);
+        state.lease()
+                .map(LeaseState::member)
+                .filter(holder -> !holder.equals(me))
+                .ifPresent(silent::add);
         dueBefore.stream().filter(member -> !silent.contains(member)).forEach(silent::add);
         for (MemberId member : silent) {
             try {
                 transport.deregister(role, member);
-                log.info("{} took role {} and removed {} from its roster: it did not take the role in its turn", me, role, member);
+                log.info(
+                        "{} took role {} and removed {} from its roster: it did not take the role in its turn",
+                        me,
+                        role,
+                        member);
             } catch (CoordinationException e) {
                 log.warn("{} could not remove silent member {} from role {}; it keeps its rank", me, member, role, e);
             }

@@ -48,15 +48,17 @@ final class RenewalWatch {
         synchronized (renewalLock) {
             renewing = renewal;
         }
-        runtime.schedule(() -> {
-            synchronized (renewalLock) {
-                if (renewing != renewal || renewalReportedBlocked) {
-                    return;
-                }
-                renewalReportedBlocked = true;
-            }
-            runtime.renewalBlocked();
-        }, STUCK_RENEWAL);
+        runtime.schedule(
+                () -> {
+                    synchronized (renewalLock) {
+                        if (renewing != renewal || renewalReportedBlocked) {
+                            return;
+                        }
+                        renewalReportedBlocked = true;
+                    }
+                    runtime.renewalBlocked();
+                },
+                STUCK_RENEWAL);
         return renewal;
     }
 

@@ -1,8 +1,6 @@
 package io.krabka.streams.coordination.client.internal;
 
-import io.krabka.streams.coordination.CoordinationAuthorizationException;
 import io.krabka.streams.coordination.CoordinationException;
-import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
@@ -64,7 +62,8 @@ public final class RoleContender {
      * threads when that is null. The callbacks of one contender run one at a time and in
      * order either way.
      */
-    public RoleContender(Engine client, Role role, MemberId member, Contender.Listener listener, @Nullable Executor callbacks) {
+    public RoleContender(
+            Engine client, Role role, MemberId member, Contender.Listener listener, @Nullable Executor callbacks) {
         this.client = Objects.requireNonNull(client, "client");
         this.runtime = client.runtime();
         this.role = Objects.requireNonNull(role, "role");
@@ -75,16 +74,31 @@ public final class RoleContender {
         this.lane = new RoleLane(failure -> {
             // Contained: an event that throws (a transition in a state it does not apply to) stops nothing else.
             log.error("An event of the contender of role {} failed", role, failure);
-            failures.show(new CoordinationException("an event of the contender of role " + role + " failed (" + failure + ")",
-                    failure));
+            failures.show(new CoordinationException(
+                    "an event of the contender of role " + role + " failed (" + failure + ")", failure));
         });
         ReadFreshness freshness = new ReadFreshness(runtime, role, () -> client.quietSinceRead(role));
-        this.ending = new TenureEnd(runtime, role, member, listener, this.callbacks, failures,
+        this.ending = new TenureEnd(
+                runtime,
+                role,
+                member,
+                listener,
+                this.callbacks,
+                failures,
                 (held, rejoinAtNanos, tell) -> lane.run(() -> {
                     transition(now -> now.ended(held, rejoinAtNanos));
                     tell.run();
                 }));
-        HolderPass holder = new HolderPass(client, client, role, member, listener, this.callbacks, failures, freshness, ending,
+        HolderPass holder = new HolderPass(
+                client,
+                client,
+                role,
+                member,
+                listener,
+                this.callbacks,
+                failures,
+                freshness,
+                ending,
                 new HolderPass.Owner() {
                     @Override
                     public void granted(Tenure held, Runnable then) {
@@ -108,11 +122,36 @@ public final class RoleContender {
                         loop.schedule(Duration.ZERO);
                     }
                 });
-        this.handover = new Handover(client.balancer(), client::awaitRoleState, runtime, role, member, () -> state.tenure(), ending,
-                () -> RoleContender.this.loop.schedule(Duration.ZERO), holder::renewalBlocked);
-        this.loop = new PassLoop(this, client, client.balancer(), client, failures, freshness, ending, holder,
-                new StandbyPass(client::attempt, runtime.clock(), role, member, failures, freshness, holder,
-                        () -> state, this::transition), handover);
+        this.handover = new Handover(
+                client.balancer(),
+                client::awaitRoleState,
+                runtime,
+                role,
+                member,
+                () -> state.tenure(),
+                ending,
+                () -> RoleContender.this.loop.schedule(Duration.ZERO),
+                holder::renewalBlocked);
+        this.loop = new PassLoop(
+                this,
+                client,
+                client.balancer(),
+                client,
+                failures,
+                freshness,
+                ending,
+                holder,
+                new StandbyPass(
+                        client::attempt,
+                        runtime.clock(),
+                        role,
+                        member,
+                        failures,
+                        freshness,
+                        holder,
+                        () -> state,
+                        this::transition),
+                handover);
     }
 
     public Role role() {

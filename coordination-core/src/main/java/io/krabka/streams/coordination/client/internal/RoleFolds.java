@@ -47,8 +47,8 @@ public final class RoleFolds {
     // of many roles must not wait for each of them in turn.
     // At most MAX_DESCRIBED_FOLDS of them, least recently described first out: anyone who may
     // ask the endpoint for role names must not make this member keep a fold per name.
-    private final Map<Role, RoleStateBuilder> describedViews = Collections.synchronizedMap(
-            new LinkedHashMap<>(16, 0.75f, true) {
+    private final Map<Role, RoleStateBuilder> describedViews =
+            Collections.synchronizedMap(new LinkedHashMap<>(16, 0.75f, true) {
                 @Override
                 protected boolean removeEldestEntry(Map.Entry<Role, RoleStateBuilder> eldest) {
                     return size() > MAX_DESCRIBED_FOLDS;
@@ -56,6 +56,7 @@ public final class RoleFolds {
             });
     /** How many roles' describe folds are kept; a role described again after eviction is read from the start. */
     public static final int MAX_DESCRIBED_FOLDS = 4_096;
+
     private final AtomicLong malformed = new AtomicLong();
     // The newest state of each contender's fold, readable without the folds' locks: what a
     // member's shares of its roles are counted from.
@@ -149,9 +150,18 @@ public final class RoleFolds {
         }
         latest.computeIfPresent(role, (r, state) -> {
             long until = Math.min(news.deadline(), bound);
-            return state.lease().filter(lease -> lease.member().equals(news.member()) && lease.grantedAt() == news.grantedAt()
-                    && lease.deadline() < until).isEmpty() ? state : new RoleState(r, state.roster(),
-                    state.lease().map(lease -> lease.withDeadline(until)), state.leaseReleasedAt(), state.nextOffset());
+            return state.lease()
+                            .filter(lease -> lease.member().equals(news.member())
+                                    && lease.grantedAt() == news.grantedAt()
+                                    && lease.deadline() < until)
+                            .isEmpty()
+                    ? state
+                    : new RoleState(
+                            r,
+                            state.roster(),
+                            state.lease().map(lease -> lease.withDeadline(until)),
+                            state.leaseReleasedAt(),
+                            state.nextOffset());
         });
     }
 
@@ -190,7 +200,9 @@ public final class RoleFolds {
         Map<Integer, List<Role>> byPartition = new LinkedHashMap<>();
         int partitions = transport.partitionCount();
         for (Role role : distinct) {
-            byPartition.computeIfAbsent(RolePartitioner.partitionFor(role, partitions), p -> new ArrayList<>()).add(role);
+            byPartition
+                    .computeIfAbsent(RolePartitioner.partitionFor(role, partitions), p -> new ArrayList<>())
+                    .add(role);
         }
         Map<Role, Long> from = new LinkedHashMap<>();
         // This describe's folds, held here: the bounded map may evict one meanwhile.
@@ -235,7 +247,8 @@ public final class RoleFolds {
                 owner = null;
             }
             if (owner == null) {
-                sharing.forEach(role -> byRole.computeIfAbsent(role, r -> new ArrayList<>()).add(raw));
+                sharing.forEach(role ->
+                        byRole.computeIfAbsent(role, r -> new ArrayList<>()).add(raw));
             } else if (wanted.contains(owner)) {
                 byRole.computeIfAbsent(owner, r -> new ArrayList<>()).add(raw);
             }
@@ -281,8 +294,13 @@ public final class RoleFolds {
             view.apply(raw.offset(), raw.timestamp(), key, value);
         } catch (MalformedRecordException e) {
             long count = malformed.incrementAndGet();
-            log.warn("Skipping malformed record at offset {} of {} while reading role {} ({} skipped so far): {}",
-                    raw.offset(), transport.topic(), role, count, e.getMessage());
+            log.warn(
+                    "Skipping malformed record at offset {} of {} while reading role {} ({} skipped so far): {}",
+                    raw.offset(),
+                    transport.topic(),
+                    role,
+                    count,
+                    e.getMessage());
         }
     }
 }

@@ -14,7 +14,8 @@ import org.jspecify.annotations.Nullable;
 interface RoleMembership {
 
     /** Calls {@code onNews} soon after a record of {@code role} is committed, until closed; null when nothing tells news. */
-    @Nullable AutoCloseable watch(Role role, Consumer<RoleNews> onNews);
+    @Nullable
+    AutoCloseable watch(Role role, Consumer<RoleNews> onNews);
 
     /** A renewal heard in the news, believed until {@code boundMillis}: the fold follows it without reading. */
     void renewedInNews(Role role, RoleNews news, long boundMillis);

@@ -80,13 +80,20 @@ final class RoleReports {
         List<RankedMember> roster = new ArrayList<>();
         Optional<MemberId> holder = state.lease().map(LeaseState::member);
         for (RosterEntry entry : state.roster()) {
-            int rank = holder.filter(entry.member()::equals).isPresent() ? -1 : state.rankOf(entry.member()).orElseThrow();
-            roster.add(new RankedMember(entry.member(), rank, entry.offset(), Instant.ofEpochMilli(entry.registeredAt())));
+            int rank = holder.filter(entry.member()::equals).isPresent()
+                    ? -1
+                    : state.rankOf(entry.member()).orElseThrow();
+            roster.add(
+                    new RankedMember(entry.member(), rank, entry.offset(), Instant.ofEpochMilli(entry.registeredAt())));
         }
-        boolean current = state.lease().isPresent() && coordinator.isPresent()
-                && state.lease().get().wrote(coordinator.get().producerId(), coordinator.get().producerEpoch());
-        Optional<LeaseSnapshot> lease = state.lease().map(l -> new LeaseSnapshot(l.member(), l.token(),
-                Instant.ofEpochMilli(l.grantedAt()), l.deadlineInstant()));
+        boolean current = state.lease().isPresent()
+                && coordinator.isPresent()
+                && state.lease()
+                        .get()
+                        .wrote(coordinator.get().producerId(), coordinator.get().producerEpoch());
+        Optional<LeaseSnapshot> lease = state.lease()
+                .map(l -> new LeaseSnapshot(
+                        l.member(), l.token(), Instant.ofEpochMilli(l.grantedAt()), l.deadlineInstant()));
         return new LeadershipStatus(state.role(), lease, coordinator, roster, state.nextOffset(), current);
     }
 }

@@ -16,8 +16,7 @@ final class Sightings {
      * A record this client saw: its identity (a lease's offset, a tombstone's timestamp, a
      * hash of a coordinator report), when it first saw it, and whether that was just now.
      */
-    record Sighting(long key, long seenAt, boolean fresh) {
-    }
+    record Sighting(long key, long seenAt, boolean fresh) {}
 
     private final InstantSource clock;
     private final Map<Role, Sighting> seen = new ConcurrentHashMap<>();

@@ -40,8 +40,15 @@ final class StandbyPass {
     private final Supplier<ContenderState> state;
     private final Consumer<UnaryOperator<ContenderState>> transition;
 
-    StandbyPass(Engine.Attempts attempts, InstantSource clock, Role role, MemberId member, FailureReport failures,
-            ReadFreshness freshness, HolderPass holder, Supplier<ContenderState> state,
+    StandbyPass(
+            Engine.Attempts attempts,
+            InstantSource clock,
+            Role role,
+            MemberId member,
+            FailureReport failures,
+            ReadFreshness freshness,
+            HolderPass holder,
+            Supplier<ContenderState> state,
             Consumer<UnaryOperator<ContenderState>> transition) {
         this.attempts = attempts;
         this.clock = clock;
@@ -65,7 +72,8 @@ final class StandbyPass {
             // Renewals seen in the news since the last read move the turn later by as much as they moved the deadline.
             Duration renewed = Sighted.renewalDelay(now.anchor(), now.renewedUntil());
             Instant turn = waiting.challengeAt().plus(renewed);
-            Instant readAgain = now.readAgainAt() == null ? null : now.readAgainAt().plus(renewed);
+            Instant readAgain =
+                    now.readAgainAt() == null ? null : now.readAgainAt().plus(renewed);
             if (at.isBefore(turn) && (readAgain == null || at.isBefore(readAgain))) {
                 // Nothing else new for this role, and neither its turn nor the time to read it
                 // again: the last pass's decision stands.
@@ -90,7 +98,8 @@ final class StandbyPass {
             return Duration.ZERO;
         }
         transition.accept(current -> current instanceof ContenderState.Standby standby
-                ? standby.decided(attempt.decision(), attempt.readAgainAt(), attempt.lease()) : current);
+                ? standby.decided(attempt.decision(), attempt.readAgainAt(), attempt.lease())
+                : current);
         if (attempt.decision() instanceof Decision.Wait pending) {
             return untilNext(clock.instant(), pending.challengeAt(), attempt.readAgainAt());
         }
@@ -109,7 +118,8 @@ final class StandbyPass {
         }
         // The same check again on the lane: a pass may have decided anew since.
         transition.accept(current -> current instanceof ContenderState.Standby now && now.renewsAnchor(news)
-                ? now.renewedTo(Math.min(news.deadline(), bound)) : current);
+                ? now.renewedTo(Math.min(news.deadline(), bound))
+                : current);
         return true;
     }
 
@@ -125,7 +135,9 @@ final class StandbyPass {
             return news.member() == null;
         }
         LeaseState decidedOn = state.get() instanceof ContenderState.Standby standby ? standby.anchor() : null;
-        return news.member() != null && (news.member().equals(member) || decidedOn != null && decidedOn.member().equals(news.member()));
+        return news.member() != null
+                && (news.member().equals(member)
+                        || decidedOn != null && decidedOn.member().equals(news.member()));
     }
 
     /** The wait before the next pass: at most a second, and no later than the turn or the time to read again. */

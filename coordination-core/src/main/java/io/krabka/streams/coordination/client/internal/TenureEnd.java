@@ -44,8 +44,14 @@ final class TenureEnd {
     private final Owner owner;
     private final FailureReport failures;
 
-    TenureEnd(CoordinationRuntime runtime, Role role, MemberId member, Contender.Listener listener, OrderedCallbacks callbacks,
-            FailureReport failures, Owner owner) {
+    TenureEnd(
+            CoordinationRuntime runtime,
+            Role role,
+            MemberId member,
+            Contender.Listener listener,
+            OrderedCallbacks callbacks,
+            FailureReport failures,
+            Owner owner) {
         this.failures = failures;
         this.runtime = runtime;
         this.role = role;
@@ -74,8 +80,13 @@ final class TenureEnd {
             // The cluster refused the work (a pipeline's input, group or output): health says so,
             // and the member takes the role again only after the refusal back-off, not every second.
             pause = RoleContender.DENIAL_BACKOFF;
-            log.error("The work of role {} was refused by the cluster, so {} gives the role up and takes it again in {} s "
-                    + "at the earliest: {}", role, member, pause.toSeconds(), refused.getMessage());
+            log.error(
+                    "The work of role {} was refused by the cluster, so {} gives the role up and takes it again in {} s "
+                            + "at the earliest: {}",
+                    role,
+                    member,
+                    pause.toSeconds(),
+                    refused.getMessage());
             failures.show(refused);
         } else {
             log.error("The work of role {} failed, so {} gives the role up", role, member, failure);
@@ -97,7 +108,10 @@ final class TenureEnd {
 
     /** The stop's release of {@code held} did not finish within {@code timeout}: ends it without a tombstone. */
     void abandon(Tenure held, Duration timeout) {
-        log.warn("Releasing role {} did not finish within {}; {} abandons it without a tombstone", role, DurationText.of(timeout),
+        log.warn(
+                "Releasing role {} did not finish within {}; {} abandons it without a tombstone",
+                role,
+                DurationText.of(timeout),
                 member);
         held.leadership.abandon();
         finish(held, LeadershipEndCause.RELEASED, null);
@@ -136,14 +150,19 @@ final class TenureEnd {
                 try {
                     leadership.close();
                 } catch (RuntimeException e) {
-                    log.warn("Releasing role {} failed, so {} abandons it without a tombstone: {}", role, member, e.toString());
+                    log.warn(
+                            "Releasing role {} failed, so {} abandons it without a tombstone: {}",
+                            role,
+                            member,
+                            e.toString());
                     leadership.abandon();
                 }
             }
             endedHere = leadership.state() == Leadership.State.RELEASED;
         }
         // endedHere implies endAs != null: only an end this call asked for ends it here.
-        LeadershipEndCause cause = endedHere && endAs != null ? endAs
+        LeadershipEndCause cause = endedHere && endAs != null
+                ? endAs
                 : leadership.state().endCause().orElse(LeadershipEndCause.RELEASED);
         long rejoinAtNanos = held.rejoinAtNanos;
         if (cause == LeadershipEndCause.FAILED) {
@@ -152,8 +171,13 @@ final class TenureEnd {
             rejoinAtNanos = rejoinAtNanos != 0 && rejoinAtNanos - errorPause > 0 ? rejoinAtNanos : errorPause;
         }
         if (topicChanged && failure != null) {
-            log.warn("Member {} no longer holds role {} ({}): {}, without a tombstone: {}", member, role, leadership.token(),
-                    cause, failure.getMessage());
+            log.warn(
+                    "Member {} no longer holds role {} ({}): {}, without a tombstone: {}",
+                    member,
+                    role,
+                    leadership.token(),
+                    cause,
+                    failure.getMessage());
         } else {
             log.info("Member {} no longer holds role {} ({}): {}", member, role, leadership.token(), cause);
         }

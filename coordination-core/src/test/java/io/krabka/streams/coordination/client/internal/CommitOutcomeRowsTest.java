@@ -35,37 +35,106 @@ class CommitOutcomeRowsTest {
         return Stream.of(
                 // The log: a read_committed read shows only committed records.
                 row("lease in the log", TWO, true, state(41, "CompleteCommit"), FOUND, COMMITTED),
-                row("lease in the log, the coordinator moved on (a challenger)", ONE, true, state(42, "Empty"), FOUND, COMMITTED),
+                row(
+                        "lease in the log, the coordinator moved on (a challenger)",
+                        ONE,
+                        true,
+                        state(42, "Empty"),
+                        FOUND,
+                        COMMITTED),
                 row("lease in the log, nothing known of the epoch", Version.UNKNOWN, false, null, FOUND, COMMITTED),
                 row("read passed the lease's place, absent", ONE, true, state(42, "Empty"), ABSENT, ABORTED),
-                row("read passed the lease's place, absent, coordinator silent", Version.UNKNOWN, false, null, ABSENT, ABORTED),
-                row("absent, yet the coordinator shows the commit: they disagree", TWO, true, state(41, "CompleteCommit"), ABSENT,
+                row(
+                        "read passed the lease's place, absent, coordinator silent",
+                        Version.UNKNOWN,
+                        false,
+                        null,
+                        ABSENT,
+                        ABORTED),
+                row(
+                        "absent, yet the coordinator shows the commit: they disagree",
+                        TWO,
+                        true,
+                        state(41, "CompleteCommit"),
+                        ABSENT,
                         UNKNOWN),
 
                 // Version 2, the coordinator at ranAt + 1: only this transaction ends there.
-                row("v2 CompleteCommit at ranAt+1, the read held back", TWO, true, state(41, "CompleteCommit"), NOT_REACHED,
+                row(
+                        "v2 CompleteCommit at ranAt+1, the read held back",
+                        TWO,
+                        true,
+                        state(41, "CompleteCommit"),
+                        NOT_REACHED,
                         COMMITTED),
-                row("v2 PrepareCommit at ranAt+1, unreadable", TWO, true, state(41, "PrepareCommit"), UNREAD, COMMITTED),
-                row("v2 CompleteAbort at ranAt+1 (timeout or fence)", TWO, true, state(41, "CompleteAbort"), NOT_REACHED,
+                row(
+                        "v2 PrepareCommit at ranAt+1, unreadable",
+                        TWO,
+                        true,
+                        state(41, "PrepareCommit"),
+                        UNREAD,
+                        COMMITTED),
+                row(
+                        "v2 CompleteAbort at ranAt+1 (timeout or fence)",
+                        TWO,
+                        true,
+                        state(41, "CompleteAbort"),
+                        NOT_REACHED,
                         ABORTED),
                 row("v2 PrepareAbort at ranAt+1", TWO, true, state(41, "PrepareAbort"), UNREAD, ABORTED),
 
                 // Finding 1: a complete state past ranAt is no evidence of an abort.
-                row("v2 Empty at ranAt+2: a challenger after a commit or an abort", TWO, true, state(42, "Empty"), NOT_REACHED,
+                row(
+                        "v2 Empty at ranAt+2: a challenger after a commit or an abort",
+                        TWO,
+                        true,
+                        state(42, "Empty"),
+                        NOT_REACHED,
                         UNKNOWN),
-                row("v2 CompleteCommit at ranAt+3: the challenger's own commit", TWO, true, state(43, "CompleteCommit"),
-                        NOT_REACHED, UNKNOWN),
+                row(
+                        "v2 CompleteCommit at ranAt+3: the challenger's own commit",
+                        TWO,
+                        true,
+                        state(43, "CompleteCommit"),
+                        NOT_REACHED,
+                        UNKNOWN),
                 row("v2 CompleteAbort at ranAt+2", TWO, true, state(42, "CompleteAbort"), NOT_REACHED, UNKNOWN),
-                row("v1 Empty at ranAt+1: a challenger after this commit", ONE, true, state(41, "Empty"), NOT_REACHED, UNKNOWN),
-                row("v1 CompleteAbort at ranAt+1: may be the challenger's own abort", ONE, true, state(41, "CompleteAbort"),
-                        NOT_REACHED, UNKNOWN),
-                row("v1 CompleteCommit at ranAt: may be the previous transaction's", ONE, true, state(40, "CompleteCommit"),
-                        NOT_REACHED, UNKNOWN),
-                row("version unknown, CompleteCommit at ranAt+1", Version.UNKNOWN, true, state(41, "CompleteCommit"),
-                        NOT_REACHED, UNKNOWN),
+                row(
+                        "v1 Empty at ranAt+1: a challenger after this commit",
+                        ONE,
+                        true,
+                        state(41, "Empty"),
+                        NOT_REACHED,
+                        UNKNOWN),
+                row(
+                        "v1 CompleteAbort at ranAt+1: may be the challenger's own abort",
+                        ONE,
+                        true,
+                        state(41, "CompleteAbort"),
+                        NOT_REACHED,
+                        UNKNOWN),
+                row(
+                        "v1 CompleteCommit at ranAt: may be the previous transaction's",
+                        ONE,
+                        true,
+                        state(40, "CompleteCommit"),
+                        NOT_REACHED,
+                        UNKNOWN),
+                row(
+                        "version unknown, CompleteCommit at ranAt+1",
+                        Version.UNKNOWN,
+                        true,
+                        state(41, "CompleteCommit"),
+                        NOT_REACHED,
+                        UNKNOWN),
                 row("v2 but ranAt not known exactly", TWO, false, state(41, "CompleteCommit"), NOT_REACHED, UNKNOWN),
-                row("v2, another producer id (a rollover or an expiry)", TWO, true, new ProducerState(8, (short) 0,
-                        "CompleteCommit"), NOT_REACHED, UNKNOWN),
+                row(
+                        "v2, another producer id (a rollover or an expiry)",
+                        TWO,
+                        true,
+                        new ProducerState(8, (short) 0, "CompleteCommit"),
+                        NOT_REACHED,
+                        UNKNOWN),
                 row("v2 Ongoing at ranAt: not decided", TWO, true, state(40, "Ongoing"), NOT_REACHED, UNKNOWN),
                 row("v2 PrepareEpochFence at ranAt+1", TWO, true, state(41, "PrepareEpochFence"), NOT_REACHED, UNKNOWN),
                 row("nothing answered", TWO, true, null, UNREAD, UNKNOWN));
@@ -73,16 +142,27 @@ class CommitOutcomeRowsTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("rows")
-    void decides(String history, Version version, boolean ranAtKnown, ProducerState reported, LogEvidence log,
+    void decides(
+            String history,
+            Version version,
+            boolean ranAtKnown,
+            ProducerState reported,
+            LogEvidence log,
             Verdict expected) {
-        assertThat(CommitOutcome.decide(new Evidence(version, ranAtKnown, PID, RAN_AT, reported, log))).isEqualTo(expected);
+        assertThat(CommitOutcome.decide(new Evidence(version, ranAtKnown, PID, RAN_AT, reported, log)))
+                .isEqualTo(expected);
     }
 
     private static ProducerState state(int epoch, String state) {
         return new ProducerState(PID, (short) epoch, state);
     }
 
-    private static Arguments row(String history, Version version, boolean ranAtKnown, ProducerState reported, LogEvidence log,
+    private static Arguments row(
+            String history,
+            Version version,
+            boolean ranAtKnown,
+            ProducerState reported,
+            LogEvidence log,
             Verdict expected) {
         return Arguments.of(history, version, ranAtKnown, reported, log, expected);
     }

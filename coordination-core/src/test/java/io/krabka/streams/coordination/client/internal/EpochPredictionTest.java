@@ -30,23 +30,47 @@ class EpochPredictionTest {
      */
     static Stream<Arguments> rows() {
         return Stream.of(
-                Arguments.of("version 2 learns the step from its first commit, then predicts", 2, 0, "CCCC",
-                        List.of(0, 2, 3, 4), PRODUCER),
+                Arguments.of(
+                        "version 2 learns the step from its first commit, then predicts",
+                        2,
+                        0,
+                        "CCCC",
+                        List.of(0, 2, 3, 4),
+                        PRODUCER),
                 Arguments.of("version 1 keeps the epoch", 1, 5, "CCC", List.of(5, 5, 5), PRODUCER),
-                Arguments.of("an abort moves the epoch: the next leases carry the last known value until a commit is learned",
-                        2, 0, "CCACCC", List.of(0, 2, 2, 4, 6), PRODUCER),
-                Arguments.of("an upgrade to version 2 is not predicted until a transaction ran wholly under it", 1, 0, "CCUCCC",
-                        List.of(0, 0, 0, 1, 3), PRODUCER),
-                Arguments.of("near the rollover it stops predicting, and predicts again on the new producer id", 2, 32757,
+                Arguments.of(
+                        "an abort moves the epoch: the next leases carry the last known value until a commit is learned",
+                        2,
+                        0,
+                        "CCACCC",
+                        List.of(0, 2, 2, 4, 6),
+                        PRODUCER),
+                Arguments.of(
+                        "an upgrade to version 2 is not predicted until a transaction ran wholly under it",
+                        1,
+                        0,
+                        "CCUCCC",
+                        List.of(0, 0, 0, 1, 3),
+                        PRODUCER),
+                Arguments.of(
+                        "near the rollover it stops predicting, and predicts again on the new producer id",
+                        2,
+                        32757,
                         "CCCCCCCCCCCC",
-                        List.of(32757, 32759, 32759, 32760, 32761, 32762, 32763, 32764, 32765, 32766, 1, 2), NEXT_PRODUCER),
+                        List.of(32757, 32759, 32759, 32760, 32761, 32762, 32763, 32764, 32765, 32766, 1, 2),
+                        NEXT_PRODUCER),
                 Arguments.of("version 1 never rolls over", 1, 32766, "CCC", List.of(32766, 32766, 32766), PRODUCER));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("rows")
-    void leasesCarryTheCoordinatorsEpochOrLessNeverMore(String name, int version, int initialEpoch, String events,
-            List<Integer> expectedLeases, long expectedProducer) {
+    void leasesCarryTheCoordinatorsEpochOrLessNeverMore(
+            String name,
+            int version,
+            int initialEpoch,
+            String events,
+            List<Integer> expectedLeases,
+            long expectedProducer) {
         Coordinator coordinator = new Coordinator(version, (short) initialEpoch);
         EpochPrediction epochs = new EpochPrediction(coordinator.report(), coordinator.generation);
         List<Integer> leases = new ArrayList<>();
@@ -66,10 +90,16 @@ class EpochPredictionTest {
             coordinator.end();
             ProducerState after = coordinator.report();
             if (transaction.predicted()) {
-                assertThat(after.producerId()).as("a predicted lease's producer id").isEqualTo(leaseProducer);
-                assertThat(transaction.leaseEpoch()).as("a predicted lease's epoch").isEqualTo(after.producerEpoch());
+                assertThat(after.producerId())
+                        .as("a predicted lease's producer id")
+                        .isEqualTo(leaseProducer);
+                assertThat(transaction.leaseEpoch())
+                        .as("a predicted lease's epoch")
+                        .isEqualTo(after.producerEpoch());
             } else if (after.producerId() == leaseProducer) {
-                assertThat(transaction.leaseEpoch()).as("a lease's epoch is never ahead").isLessThanOrEqualTo(after.producerEpoch());
+                assertThat(transaction.leaseEpoch())
+                        .as("a lease's epoch is never ahead")
+                        .isLessThanOrEqualTo(after.producerEpoch());
             }
             if (!epochs.committed(transaction, coordinator.generation)) {
                 epochs.learned(transaction, after, coordinator.generation);
@@ -85,8 +115,8 @@ class EpochPredictionTest {
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("reports")
-    void aReportNoOwnTransactionExplainsIsNewer(String name, boolean accurate, int reportedEpoch, long reportedProducer,
-            boolean newer) {
+    void aReportNoOwnTransactionExplainsIsNewer(
+            String name, boolean accurate, int reportedEpoch, long reportedProducer, boolean newer) {
         // Known: producer 1000 at epoch 10 with a learned step of one (version 2).
         EpochPrediction epochs = new EpochPrediction(new ProducerState(PRODUCER, (short) 9, "Empty"), 0);
         EpochPrediction.Transaction first = epochs.begin(0);
@@ -121,18 +151,23 @@ class EpochPredictionTest {
                 Arguments.of("version 2, after an abort", 2, 0, "CCA", "I"),
                 Arguments.of("version 2, after an abort, and the challenger's grant committed", 2, 0, "CCA", "IC"),
                 Arguments.of("version 2, after an upgrade", 1, 0, "CCU", "I"),
-                Arguments.of("version 1, the grant's commit: InitProducerId moves one step, as a version 2 commit would", 1, 5,
-                        "", "I"),
+                Arguments.of(
+                        "version 1, the grant's commit: InitProducerId moves one step, as a version 2 commit would",
+                        1,
+                        5,
+                        "",
+                        "I"),
                 Arguments.of("version 1, after an abort", 1, 5, "CCA", "I"),
                 Arguments.of("version 2, another producer id away from the rollover", 2, 0, "CCA", "N"),
                 Arguments.of("near the rollover, after its own", 2, 32765, "C", "I"),
-                Arguments.of("near the rollover, after its own, and the challenger's grant committed", 2, 32765, "C", "IC"));
+                Arguments.of(
+                        "near the rollover, after its own, and the challenger's grant committed", 2, 32765, "C", "IC"));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("challenges")
-    void aChallengersEpochSeenAfterACommitIsNeverTakenForItsOwn(String name, int version, int initialEpoch, String before,
-            String challenger) {
+    void aChallengersEpochSeenAfterACommitIsNeverTakenForItsOwn(
+            String name, int version, int initialEpoch, String before, String challenger) {
         Coordinator coordinator = new Coordinator(version, (short) initialEpoch);
         EpochPrediction epochs = new EpochPrediction(coordinator.report(), coordinator.generation);
         for (char event : before.toCharArray()) {
@@ -141,7 +176,9 @@ class EpochPredictionTest {
         EpochPrediction.Transaction last = epochs.begin(coordinator.generation);
         long lastProducer = epochs.producerId();
         coordinator.end();
-        assertThat(epochs.committed(last, coordinator.generation)).as("predicted, so it does not describe").isFalse();
+        assertThat(epochs.committed(last, coordinator.generation))
+                .as("predicted, so it does not describe")
+                .isFalse();
         coordinator.initProducerId(challenger.equals("N"));
         if (challenger.equals("IC")) {
             coordinator.end();
@@ -150,14 +187,20 @@ class EpochPredictionTest {
 
         epochs.learned(last, seen, coordinator.generation);
 
-        assertThat(List.of(epochs.producerId(), (long) epochs.epoch())).as("what it knows: the value its last lease carried")
+        assertThat(List.of(epochs.producerId(), (long) epochs.epoch()))
+                .as("what it knows: the value its last lease carried")
                 .containsExactly(lastProducer, (long) last.leaseEpoch());
         assertThat(epochs.accurate()).isFalse();
-        assertThat(epochs.newerThanOwn(seen)).as("a newer epoch than its own, for confirmFenced").isTrue();
-        assertThat(epochs.supersededBy(seen)).as("superseded, for a producer that failed").isTrue();
+        assertThat(epochs.newerThanOwn(seen))
+                .as("a newer epoch than its own, for confirmFenced")
+                .isTrue();
+        assertThat(epochs.supersededBy(seen))
+                .as("superseded, for a producer that failed")
+                .isTrue();
         EpochPrediction.Transaction next = epochs.begin(coordinator.generation);
         assertThat(next.predicted()).isFalse();
-        assertThat(List.of(epochs.producerId(), (long) next.leaseEpoch())).as("the next lease carries no epoch of the challenger's")
+        assertThat(List.of(epochs.producerId(), (long) next.leaseEpoch()))
+                .as("the next lease carries no epoch of the challenger's")
                 .containsExactly(lastProducer, (long) last.leaseEpoch());
     }
 

@@ -53,7 +53,9 @@ class RoleLaneTest {
         go.countDown();
         for (Thread thread : posters) {
             thread.join(TimeUnit.MINUTES.toMillis(1));
-            assertThat(thread.isAlive()).as("a poster still running after a minute").isFalse();
+            assertThat(thread.isAlive())
+                    .as("a poster still running after a minute")
+                    .isFalse();
         }
 
         assertThat(overlaps).as("events that ran while another ran").hasValue(0);
@@ -118,7 +120,9 @@ class RoleLaneTest {
         release.countDown();
         occupant.join(TimeUnit.MINUTES.toMillis(1));
 
-        assertThat(elsewhere).as("handed to the other executor by the thread that ran the event").hasSize(1);
+        assertThat(elsewhere)
+                .as("handed to the other executor by the thread that ran the event")
+                .hasSize(1);
         assertThat(continued).as("never run on the lane").isFalse();
         elsewhere.get(0).run();
         assertThat(continued).isTrue();

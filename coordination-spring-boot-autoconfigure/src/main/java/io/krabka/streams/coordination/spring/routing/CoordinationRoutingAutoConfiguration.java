@@ -38,16 +38,15 @@ import org.springframework.kafka.core.ProducerFactory;
  * {@code krabka.coordination.routing.enabled=false}.
  */
 @AutoConfiguration(after = CoordinationAutoConfiguration.class)
-@ConditionalOnClass({ CoordinationClient.class, ProducerFactory.class, WebServerInitializedEvent.class })
+@ConditionalOnClass({CoordinationClient.class, ProducerFactory.class, WebServerInitializedEvent.class})
 @ConditionalOnWebApplication
 @ConditionalOnBooleanProperty(name = "krabka.coordination.enabled", matchIfMissing = true)
 @ConditionalOnBooleanProperty(name = "krabka.coordination.routing.enabled", matchIfMissing = true)
-@ConditionalOnBean({ LeadershipLoop.class, CoordinationClient.class })
+@ConditionalOnBean({LeadershipLoop.class, CoordinationClient.class})
 @EnableConfigurationProperties(RoutingProperties.class)
 public final class CoordinationRoutingAutoConfiguration {
 
-    CoordinationRoutingAutoConfiguration() {
-    }
+    CoordinationRoutingAutoConfiguration() {}
 
     @Bean
     @ConditionalOnMissingBean
@@ -63,25 +62,49 @@ public final class CoordinationRoutingAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     @ConditionalOnSingleCandidate(ProducerFactory.class)
-    MemberAddresses coordinationMemberAddresses(CoordinationProperties coordination, MemberId coordinationMemberId,
-            Environment environment, LeaderOnlyHandlers handlers, KafkaAdmin kafkaAdmin, ProducerFactory<?, ?> producerFactory,
-            ConsumerFactory<?, ?> consumerFactory, @Qualifier("coordinationClock") InstantSource coordinationClock) {
+    MemberAddresses coordinationMemberAddresses(
+            CoordinationProperties coordination,
+            MemberId coordinationMemberId,
+            Environment environment,
+            LeaderOnlyHandlers handlers,
+            KafkaAdmin kafkaAdmin,
+            ProducerFactory<?, ?> producerFactory,
+            ConsumerFactory<?, ?> consumerFactory,
+            @Qualifier("coordinationClock") InstantSource coordinationClock) {
         CoordinationProperties.Topic topic = coordination.getTopic();
-        return new MemberAddresses(coordinationMemberId, coordination.getAdvertisedUrl(), environment,
-                () -> MemberAddressBook.open(kafkaAdmin.getConfigurationProperties(),
-                        producerFactory.getConfigurationProperties(), consumerFactory.getConfigurationProperties(),
-                        MemberAddressCodec.topicFor(topic.getName()), topic.getReplicationFactor(), topic.isCreate(),
+        return new MemberAddresses(
+                coordinationMemberId,
+                coordination.getAdvertisedUrl(),
+                environment,
+                () -> MemberAddressBook.open(
+                        kafkaAdmin.getConfigurationProperties(),
+                        producerFactory.getConfigurationProperties(),
+                        consumerFactory.getConfigurationProperties(),
+                        MemberAddressCodec.topicFor(topic.getName()),
+                        topic.getReplicationFactor(),
+                        topic.isCreate(),
                         coordination.getOperationTimeout()),
-                handlers::any, coordinationClock);
+                handlers::any,
+                coordinationClock);
     }
 
     @Bean
     @ConditionalOnMissingBean
     @ConditionalOnBean(MemberAddresses.class)
-    HolderRoutes holderRoutes(LeadershipLoop loop, CoordinationClient client, MemberAddresses addresses,
-            RoutingProperties routing, CoordinationProperties coordination, Environment environment) {
-        return new HolderRoutes(loop, client, addresses, new TargetPolicy(ownScheme(coordination, environment),
-                routing.getAllowedTargets()), routing.getViewMaxAge(), routing.getGrantWait());
+    HolderRoutes holderRoutes(
+            LeadershipLoop loop,
+            CoordinationClient client,
+            MemberAddresses addresses,
+            RoutingProperties routing,
+            CoordinationProperties coordination,
+            Environment environment) {
+        return new HolderRoutes(
+                loop,
+                client,
+                addresses,
+                new TargetPolicy(ownScheme(coordination, environment), routing.getAllowedTargets()),
+                routing.getViewMaxAge(),
+                routing.getGrantWait());
     }
 
     /** The scheme of this member's advertised url: the only one it routes to. */
@@ -106,12 +129,13 @@ public final class CoordinationRoutingAutoConfiguration {
     static class EndpointUrls {
 
         @Bean
-        SmartInitializingSingleton coordinationEndpointHolderUrls(ObjectProvider<CoordinationEndpoint> endpoint,
-                ObjectProvider<MemberAddresses> addresses) {
+        SmartInitializingSingleton coordinationEndpointHolderUrls(
+                ObjectProvider<CoordinationEndpoint> endpoint, ObjectProvider<MemberAddresses> addresses) {
             return () -> {
                 MemberAddresses found = addresses.getIfAvailable();
                 if (found != null) {
-                    endpoint.ifAvailable(e -> e.showHolderUrls(member -> found.lookup(member).map(MemberAddress::url)));
+                    endpoint.ifAvailable(
+                            e -> e.showHolderUrls(member -> found.lookup(member).map(MemberAddress::url)));
                 }
             };
         }

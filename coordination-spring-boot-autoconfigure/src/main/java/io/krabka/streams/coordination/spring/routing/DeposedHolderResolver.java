@@ -27,8 +27,8 @@ final class DeposedHolderResolver implements HandlerExceptionResolver, Ordered {
     }
 
     @Override
-    public ModelAndView resolveException(HttpServletRequest request, HttpServletResponse response, Object handler,
-            Exception exception) {
+    public ModelAndView resolveException(
+            HttpServletRequest request, HttpServletResponse response, Object handler, Exception exception) {
         if (!(handler instanceof HandlerMethod method) || response.isCommitted()) {
             return null;
         }

@@ -16,19 +16,32 @@ import java.util.TreeSet;
 final class Forwarding {
 
     /** RFC 9110 7.6.1 hop-by-hop fields, and those the JDK client sets itself. */
-    static final Set<String> HOP_BY_HOP = Set.of("connection", "keep-alive", "proxy-authenticate", "proxy-authorization",
-            "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade", "host", "content-length", "expect");
+    static final Set<String> HOP_BY_HOP = Set.of(
+            "connection",
+            "keep-alive",
+            "proxy-authenticate",
+            "proxy-authorization",
+            "proxy-connection",
+            "te",
+            "trailer",
+            "transfer-encoding",
+            "upgrade",
+            "host",
+            "content-length",
+            "expect");
 
     /** Headers the JDK client refuses to send as given (it writes its own, or none): not passed on. */
     private static final Set<String> RESTRICTED = Set.of("date", "from", "via", "warning");
 
-    private Forwarding() {
-    }
+    private Forwarding() {}
 
     /** HTTP/1.1 (no h2c upgrade of a request with a body), redirects not followed. */
     static HttpClient client(Duration connectTimeout) {
-        return HttpClient.newBuilder().connectTimeout(connectTimeout).followRedirects(HttpClient.Redirect.NEVER)
-                .version(HttpClient.Version.HTTP_1_1).build();
+        return HttpClient.newBuilder()
+                .connectTimeout(connectTimeout)
+                .followRedirects(HttpClient.Redirect.NEVER)
+                .version(HttpClient.Version.HTTP_1_1)
+                .build();
     }
 
     /**

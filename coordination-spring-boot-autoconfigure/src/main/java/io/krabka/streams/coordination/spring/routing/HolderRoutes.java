@@ -34,16 +34,20 @@ public final class HolderRoutes {
     private final Duration grantWait;
     private final Map<Role, Viewed> views = new ConcurrentHashMap<>();
 
-    private record Viewed(LeadershipStatus status, long readAt) {
-    }
+    private record Viewed(LeadershipStatus status, long readAt) {}
 
     /**
      * @param viewMaxAge how old the view of a role may get before a request reads it again
      * @param grantWait how long a request waits for a grant when the role has no live lease
      *     (a release or handover under way) before it is answered 503
      */
-    public HolderRoutes(LeadershipLoop loop, CoordinationClient client, MemberAddresses addresses, TargetPolicy targets,
-            Duration viewMaxAge, Duration grantWait) {
+    public HolderRoutes(
+            LeadershipLoop loop,
+            CoordinationClient client,
+            MemberAddresses addresses,
+            TargetPolicy targets,
+            Duration viewMaxAge,
+            Duration grantWait) {
         this.grantWait = grantWait;
         this.loop = loop;
         this.client = client;
@@ -87,46 +91,58 @@ public final class HolderRoutes {
         MemberId holder = held.holder();
         long term = held.token().term();
         if (!held.deadline().isAfter(now)) {
-            return new Route.NoHolder(atLeastOneSecond(stagger), "the lease of role " + role + " (held by " + holder
-                    + ") ran out; a standby takes over");
+            return new Route.NoHolder(
+                    atLeastOneSecond(stagger),
+                    "the lease of role " + role + " (held by " + holder + ") ran out; a standby takes over");
         }
-        Duration untilGrant = atLeastOneSecond(Duration.between(now, held.deadline()).plus(stagger));
+        Duration untilGrant =
+                atLeastOneSecond(Duration.between(now, held.deadline()).plus(stagger));
         if (holder.equals(loop.member())) {
-            return new Route.NoHolder(MIN_RETRY, "the lease of role " + role + " names this member, which does not hold it "
-                    + "(now or any more)");
+            return new Route.NoHolder(
+                    MIN_RETRY,
+                    "the lease of role " + role + " names this member, which does not hold it " + "(now or any more)");
         }
         if (status.roster().stream().map(RankedMember::member).noneMatch(holder::equals)) {
-            return new Route.Refused(holder, term, "the holder " + holder + " of role " + role + " is not in the role's roster");
+            return new Route.Refused(
+                    holder, term, "the holder " + holder + " of role " + role + " is not in the role's roster");
         }
         Optional<MemberAddress> address = addresses.lookup(holder, grantWait);
         if (address.isEmpty()) {
-            return new Route.NoHolder(untilGrant, "the holder " + holder + " of role " + role + " advertises no address "
-                    + "(it routes nothing, or it stopped)");
+            return new Route.NoHolder(
+                    untilGrant,
+                    "the holder " + holder + " of role " + role + " advertises no address "
+                            + "(it routes nothing, or it stopped)");
         }
         URI base;
         try {
             base = address.get().uri();
         } catch (IllegalArgumentException e) {
-            return new Route.Refused(holder, term, "the address " + address.get().url() + " of holder " + holder
-                    + " is not a URI");
+            return new Route.Refused(
+                    holder, term, "the address " + address.get().url() + " of holder " + holder + " is not a URI");
         }
         Optional<String> refusal = targets.refusal(base);
         if (refusal.isPresent()) {
-            return new Route.Refused(holder, term, "the address " + address.get().url() + " of holder " + holder
-                    + " is not an allowed target: " + refusal.get());
+            return new Route.Refused(
+                    holder,
+                    term,
+                    "the address " + address.get().url() + " of holder " + holder + " is not an allowed target: "
+                            + refusal.get());
         }
         return new Route.There(holder, term, base);
     }
 
     private boolean live(LeadershipStatus status) {
-        return status.lease().filter(lease -> lease.deadline().isAfter(client.clock().instant())).isPresent();
+        return status.lease()
+                .filter(lease -> lease.deadline().isAfter(client.clock().instant()))
+                .isPresent();
     }
 
     /** Reads the role as news is committed, up to {@code grantWait}, until it has a live lease. */
     private LeadershipStatus awaitGrant(Role role, LeadershipStatus status) {
         long deadline = System.nanoTime() + grantWait.toNanos();
         LeadershipStatus seen = status;
-        for (long left = grantWait.toNanos(); left > 0 && !live(seen) && held(role).isEmpty();
+        for (long left = grantWait.toNanos();
+                left > 0 && !live(seen) && held(role).isEmpty();
                 left = deadline - System.nanoTime()) {
             seen = client.observe(role, Duration.ofNanos(left));
             views.put(role, new Viewed(seen, System.nanoTime()));

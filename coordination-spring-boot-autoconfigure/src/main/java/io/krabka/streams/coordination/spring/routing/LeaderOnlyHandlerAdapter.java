@@ -44,8 +44,12 @@ final class LeaderOnlyHandlerAdapter implements HandlerAdapter, Ordered {
     private final Scheduler blocking;
     private volatile List<HandlerAdapter> others;
 
-    LeaderOnlyHandlerAdapter(LeaderOnlyHandlers handlers, LeaderOnlyRouter router, ReactiveForwarder forwarder,
-            ObjectProvider<HandlerAdapter> adapters, Scheduler blocking) {
+    LeaderOnlyHandlerAdapter(
+            LeaderOnlyHandlers handlers,
+            LeaderOnlyRouter router,
+            ReactiveForwarder forwarder,
+            ObjectProvider<HandlerAdapter> adapters,
+            Scheduler blocking) {
         this.handlers = handlers;
         this.router = router;
         this.forwarder = forwarder;
@@ -55,7 +59,8 @@ final class LeaderOnlyHandlerAdapter implements HandlerAdapter, Ordered {
 
     @Override
     public boolean supports(Object handler) {
-        return handler instanceof HandlerMethod method && handlers.roleOf(method.getMethod(), method.getBeanType()).isPresent();
+        return handler instanceof HandlerMethod method
+                && handlers.roleOf(method.getMethod(), method.getBeanType()).isPresent();
     }
 
     @Override
@@ -63,15 +68,18 @@ final class LeaderOnlyHandlerAdapter implements HandlerAdapter, Ordered {
         HandlerMethod method = (HandlerMethod) handler;
         Role role = handlers.roleOf(method.getMethod(), method.getBeanType()).orElseThrow();
         String forwardedBy = exchange.getRequest().getHeaders().getFirst(RoutingHeaders.FORWARDED_BY);
-        Mono<Decision> decision = router.settled(role, forwardedBy).map(Mono::just)
+        Mono<Decision> decision = router.settled(role, forwardedBy)
+                .map(Mono::just)
                 .orElseGet(() -> Mono.fromCallable(() -> router.routed(role)).subscribeOn(blocking));
         return decision.flatMap(decided -> carryOut(exchange, method, role, decided));
     }
 
-    private Mono<HandlerResult> carryOut(ServerWebExchange exchange, HandlerMethod method, Role role, Decision decision) {
+    private Mono<HandlerResult> carryOut(
+            ServerWebExchange exchange, HandlerMethod method, Role role, Decision decision) {
         ServerHttpResponse response = exchange.getResponse();
         if (decision instanceof Handle handle) {
-            holderHeaders(response, handle.leadership().member(), handle.leadership().term());
+            holderHeaders(
+                    response, handle.leadership().member(), handle.leadership().term());
             exchange.getAttributes().put(LeaderOnlyRouter.LEADERSHIP, handle.leadership());
             return handleHere(exchange, method, role);
         }
@@ -86,15 +94,19 @@ final class LeaderOnlyHandlerAdapter implements HandlerAdapter, Ordered {
             response.getHeaders().setLocation(target);
             return response.setComplete().then(Mono.empty());
         }
-        return forwarder.forward(exchange, target).doOnNext(status -> router.forwarded(role, status))
+        return forwarder
+                .forward(exchange, target)
+                .doOnNext(status -> router.forwarded(role, status))
                 .onErrorResume(failure -> {
                     router.forwardFailed(role);
                     if (response.isCommitted()) {
                         return Mono.error(failure);
                     }
                     response.getHeaders().clear();
-                    return problem(response, router.unreachable(role, send, failure)).then(Mono.empty());
-                }).then(Mono.empty());
+                    return problem(response, router.unreachable(role, send, failure))
+                            .then(Mono.empty());
+                })
+                .then(Mono.empty());
     }
 
     /**
@@ -106,15 +118,22 @@ final class LeaderOnlyHandlerAdapter implements HandlerAdapter, Ordered {
     private Mono<HandlerResult> handleHere(ServerWebExchange exchange, HandlerMethod method, Role role) {
         ServerHttpResponse response = exchange.getResponse();
         Function<Throwable, Mono<HandlerResult>> deposed = failure -> router.deposed(role, failure)
-                .filter(answer -> !response.isCommitted()).map(answer -> {
+                .filter(answer -> !response.isCommitted())
+                .map(answer -> {
                     response.getHeaders().clear();
                     return problem(response, answer);
-                }).orElseGet(() -> Mono.error(failure));
-        return next(method).handle(exchange, method).map(result -> {
-            DispatchExceptionHandler application = result.getExceptionHandler();
-            return result.setExceptionHandler((failed, failure) -> (application == null ? Mono.<HandlerResult>error(failure)
-                    : application.handleError(failed, failure)).onErrorResume(deposed));
-        }).onErrorResume(deposed);
+                })
+                .orElseGet(() -> Mono.error(failure));
+        return next(method)
+                .handle(exchange, method)
+                .map(result -> {
+                    DispatchExceptionHandler application = result.getExceptionHandler();
+                    return result.setExceptionHandler((failed, failure) -> (application == null
+                                    ? Mono.<HandlerResult>error(failure)
+                                    : application.handleError(failed, failure))
+                            .onErrorResume(deposed));
+                })
+                .onErrorResume(deposed);
     }
 
     private HandlerAdapter next(HandlerMethod method) {
@@ -123,8 +142,11 @@ final class LeaderOnlyHandlerAdapter implements HandlerAdapter, Ordered {
             found = adapters.orderedStream().filter(adapter -> adapter != this).toList();
             others = found;
         }
-        return found.stream().filter(adapter -> adapter.supports(method)).findFirst().orElseThrow(() ->
-                new IllegalStateException("No HandlerAdapter but the routing one supports " + method));
+        return found.stream()
+                .filter(adapter -> adapter.supports(method))
+                .findFirst()
+                .orElseThrow(
+                        () -> new IllegalStateException("No HandlerAdapter but the routing one supports " + method));
     }
 
     private static void holderHeaders(ServerHttpResponse response, MemberId holder, long term) {
@@ -137,7 +159,8 @@ final class LeaderOnlyHandlerAdapter implements HandlerAdapter, Ordered {
         answer.headers().forEach(response.getHeaders()::set);
         byte[] body = answer.body();
         response.getHeaders().setContentLength(body.length);
-        return response.writeWith(Mono.just(response.bufferFactory().wrap(body))).then(Mono.empty());
+        return response.writeWith(Mono.just(response.bufferFactory().wrap(body)))
+                .then(Mono.empty());
     }
 
     /** First of the handler adapters, so every {@link LeaderOnly} handler method is routed before it is invoked. */

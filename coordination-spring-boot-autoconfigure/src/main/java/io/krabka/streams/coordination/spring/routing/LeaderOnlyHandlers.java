@@ -53,8 +53,9 @@ public final class LeaderOnlyHandlers {
         String where = beanType.getName() + "." + method.getName() + "()";
         String role = placeholders.resolveRequiredPlaceholders(annotation.role());
         if (!configuredRoles.contains(role)) {
-            throw new IllegalStateException("@LeaderOnly(role = \"" + role + "\") on " + where + " names a role that is not "
-                    + "configured: add it to krabka.coordination.roles (configured: " + configuredRoles + ")");
+            throw new IllegalStateException(
+                    "@LeaderOnly(role = \"" + role + "\") on " + where + " names a role that is not "
+                            + "configured: add it to krabka.coordination.roles (configured: " + configuredRoles + ")");
         }
         any = true;
         return Optional.of(Role.of(role));
@@ -71,9 +72,11 @@ public final class LeaderOnlyHandlers {
         if (!leaderOnly) {
             for (Class<?> parameter : method.getParameterTypes()) {
                 if (parameter == Leadership.class || parameter == GuardedSender.class) {
-                    throw new IllegalStateException("Handler " + beanType.getName() + "." + method.getName() + "() takes a "
-                            + parameter.getSimpleName() + ", which only a @LeaderOnly handler gets: annotate it (or its "
-                            + "class) with @LeaderOnly(role = ...)");
+                    throw new IllegalStateException(
+                            "Handler " + beanType.getName() + "." + method.getName() + "() takes a "
+                                    + parameter.getSimpleName()
+                                    + ", which only a @LeaderOnly handler gets: annotate it (or its "
+                                    + "class) with @LeaderOnly(role = ...)");
                 }
             }
         }

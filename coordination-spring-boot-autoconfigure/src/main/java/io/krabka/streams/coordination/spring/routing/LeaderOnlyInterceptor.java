@@ -39,7 +39,8 @@ final class LeaderOnlyInterceptor implements HandlerInterceptor {
     }
 
     @Override
-    public boolean preHandle(HttpServletRequest request, HttpServletResponse response, Object handler) throws Exception {
+    public boolean preHandle(HttpServletRequest request, HttpServletResponse response, Object handler)
+            throws Exception {
         if (!(handler instanceof HandlerMethod method)) {
             return true;
         }
@@ -50,7 +51,8 @@ final class LeaderOnlyInterceptor implements HandlerInterceptor {
         Role role = found.get();
         Decision decision = router.decide(role, request.getHeader(RoutingHeaders.FORWARDED_BY));
         if (decision instanceof Handle handle) {
-            holderHeaders(response, handle.leadership().member(), handle.leadership().term());
+            holderHeaders(
+                    response, handle.leadership().member(), handle.leadership().term());
             request.setAttribute(LeaderOnlyRouter.LEADERSHIP, handle.leadership());
             return true;
         }

@@ -31,16 +31,13 @@ final class LeaderOnlyRouter {
     private static final Duration RETRY = Duration.ofSeconds(1);
 
     /** What to do with one request. */
-    sealed interface Decision {
-    }
+    sealed interface Decision {}
 
     /** Handle it here, under {@code leadership}; the answer names its member and term. */
-    record Handle(Leadership leadership) implements Decision {
-    }
+    record Handle(Leadership leadership) implements Decision {}
 
     /** Send it to the holder at {@code base}: proxy it ({@code redirect} false) or answer 307 with its URL. */
-    record Send(MemberId holder, long term, URI base, boolean redirect) implements Decision {
-    }
+    record Send(MemberId holder, long term, URI base, boolean redirect) implements Decision {}
 
     /**
      * Answer {@code problem}, with {@code Retry-After} when {@code retryAfter} is not null
@@ -102,9 +99,17 @@ final class LeaderOnlyRouter {
         }
         if (forwardedBy != null) {
             // One hop only: this member does not hold the role, so refuse, never forward again.
-            return Optional.of(new Answer(Problems.of(HttpStatus.SERVICE_UNAVAILABLE, Problems.NOT_HOLDER, "Not the holder",
-                    "member " + forwardedBy + " forwarded this request for role " + role + " to member " + member()
-                            + ", which does not hold it; it is not forwarded again", role.name()), RETRY, null, 0));
+            return Optional.of(new Answer(
+                    Problems.of(
+                            HttpStatus.SERVICE_UNAVAILABLE,
+                            Problems.NOT_HOLDER,
+                            "Not the holder",
+                            "member " + forwardedBy + " forwarded this request for role " + role + " to member "
+                                    + member() + ", which does not hold it; it is not forwarded again",
+                            role.name()),
+                    RETRY,
+                    null,
+                    0));
         }
         return Optional.empty();
     }
@@ -119,20 +124,44 @@ final class LeaderOnlyRouter {
         try {
             route = routes.route(role);
         } catch (CoordinationException e) {
-            return new Answer(Problems.of(HttpStatus.SERVICE_UNAVAILABLE, Problems.NO_HOLDER, "No holder known", "member "
-                    + member() + " cannot read who holds role " + role + ": " + e.getMessage(), role.name()), RETRY, null, 0);
+            return new Answer(
+                    Problems.of(
+                            HttpStatus.SERVICE_UNAVAILABLE,
+                            Problems.NO_HOLDER,
+                            "No holder known",
+                            "member " + member() + " cannot read who holds role " + role + ": " + e.getMessage(),
+                            role.name()),
+                    RETRY,
+                    null,
+                    0);
         }
         if (route instanceof Route.Here here) {
             return new Handle(here.leadership());
         }
         if (route instanceof Route.NoHolder none) {
-            return new Answer(Problems.of(HttpStatus.SERVICE_UNAVAILABLE, Problems.NO_HOLDER, "No holder", none.detail(),
-                    role.name()), none.retryAfter(), null, 0);
+            return new Answer(
+                    Problems.of(
+                            HttpStatus.SERVICE_UNAVAILABLE,
+                            Problems.NO_HOLDER,
+                            "No holder",
+                            none.detail(),
+                            role.name()),
+                    none.retryAfter(),
+                    null,
+                    0);
         }
         if (route instanceof Route.Refused refused) {
             log.warn("Did not route a @LeaderOnly request for role {}: {}", role, refused.detail());
-            return new Answer(Problems.of(HttpStatus.BAD_GATEWAY, Problems.REFUSED_TARGET, "Holder not routable",
-                    refused.detail(), role.name()), null, refused.holder(), refused.term());
+            return new Answer(
+                    Problems.of(
+                            HttpStatus.BAD_GATEWAY,
+                            Problems.REFUSED_TARGET,
+                            "Holder not routable",
+                            refused.detail(),
+                            role.name()),
+                    null,
+                    refused.holder(),
+                    refused.term());
         }
         Route.There there = (Route.There) route;
         return new Send(there.holder(), there.term(), there.base(), mode == RoutingMode.REDIRECT);
@@ -157,9 +186,17 @@ final class LeaderOnlyRouter {
 
     /** The answer to a forward that the holder did not answer (nothing of it was sent back yet). */
     Answer unreachable(Role role, Send send, Throwable failure) {
-        return new Answer(Problems.of(HttpStatus.SERVICE_UNAVAILABLE, Problems.HOLDER_UNREACHABLE, "Holder unreachable",
-                "the holder " + send.holder() + " of role " + role + " at " + send.base() + " did not answer: " + failure,
-                role.name()), RETRY, send.holder(), send.term());
+        return new Answer(
+                Problems.of(
+                        HttpStatus.SERVICE_UNAVAILABLE,
+                        Problems.HOLDER_UNREACHABLE,
+                        "Holder unreachable",
+                        "the holder " + send.holder() + " of role " + role + " at " + send.base() + " did not answer: "
+                                + failure,
+                        role.name()),
+                RETRY,
+                send.holder(),
+                send.term());
     }
 
     /**
@@ -172,10 +209,19 @@ final class LeaderOnlyRouter {
     Optional<Answer> deposed(Role role, Throwable failure) {
         for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
             if (cause instanceof FencedException fenced) {
-                return Optional.of(new Answer(Problems.of(HttpStatus.SERVICE_UNAVAILABLE, Problems.DEPOSED, "Holder deposed",
-                        "member " + member() + " lost role " + role + " while handling this request (" + fenced.endCause()
-                                + "): the broker refused its write, so nothing of that write was written; send the "
-                                + "request again", role.name()), RETRY, null, 0));
+                return Optional.of(new Answer(
+                        Problems.of(
+                                HttpStatus.SERVICE_UNAVAILABLE,
+                                Problems.DEPOSED,
+                                "Holder deposed",
+                                "member " + member() + " lost role " + role + " while handling this request ("
+                                        + fenced.endCause()
+                                        + "): the broker refused its write, so nothing of that write was written; send the "
+                                        + "request again",
+                                role.name()),
+                        RETRY,
+                        null,
+                        0));
             }
         }
         return Optional.empty();

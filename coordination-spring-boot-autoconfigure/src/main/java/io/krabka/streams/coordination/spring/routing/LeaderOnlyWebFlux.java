@@ -21,8 +21,11 @@ public final class LeaderOnlyWebFlux implements WebFluxConfigurer, SmartInitiali
     private final ObjectProvider<RequestMappingHandlerMapping> mappings;
     private final OnLeadershipRegistry registry;
 
-    public LeaderOnlyWebFlux(LeaderOnlyHandlers handlers, ObjectProvider<GuardedSenders> senders,
-            ObjectProvider<RequestMappingHandlerMapping> mappings, OnLeadershipRegistry registry) {
+    public LeaderOnlyWebFlux(
+            LeaderOnlyHandlers handlers,
+            ObjectProvider<GuardedSenders> senders,
+            ObjectProvider<RequestMappingHandlerMapping> mappings,
+            OnLeadershipRegistry registry) {
         this.handlers = handlers;
         this.senders = senders;
         this.mappings = mappings;
@@ -31,11 +34,14 @@ public final class LeaderOnlyWebFlux implements WebFluxConfigurer, SmartInitiali
 
     @Override
     public void configureArgumentResolvers(ArgumentResolverConfigurer configurer) {
-        configurer.addCustomResolver(new ReactiveLeadershipArgumentResolver(new LeadershipArguments(handlers, senders)));
+        configurer.addCustomResolver(
+                new ReactiveLeadershipArgumentResolver(new LeadershipArguments(handlers, senders)));
     }
 
     @Override
     public void afterSingletonsInstantiated() {
-        mappings.orderedStream().forEach(mapping -> handlers.checkAtStartup(mapping.getHandlerMethods().values(), registry));
+        mappings.orderedStream()
+                .forEach(mapping ->
+                        handlers.checkAtStartup(mapping.getHandlerMethods().values(), registry));
     }
 }

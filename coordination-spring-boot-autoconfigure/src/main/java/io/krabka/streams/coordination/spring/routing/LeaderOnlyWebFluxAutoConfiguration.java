@@ -22,25 +22,34 @@ import reactor.core.scheduler.Schedulers;
  */
 @AutoConfiguration(after = CoordinationRoutingAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
-@ConditionalOnClass({ DispatcherHandler.class, WebFluxConfigurer.class, WebClient.class })
+@ConditionalOnClass({DispatcherHandler.class, WebFluxConfigurer.class, WebClient.class})
 @ConditionalOnBean(HolderRoutes.class)
 public final class LeaderOnlyWebFluxAutoConfiguration {
 
-    LeaderOnlyWebFluxAutoConfiguration() {
-    }
+    LeaderOnlyWebFluxAutoConfiguration() {}
 
     @Bean
-    LeaderOnlyWebFlux leaderOnlyWebFlux(LeaderOnlyHandlers handlers, ObjectProvider<GuardedSenders> senders,
-            ObjectProvider<RequestMappingHandlerMapping> mappings, OnLeadershipRegistry onLeadershipRegistry) {
+    LeaderOnlyWebFlux leaderOnlyWebFlux(
+            LeaderOnlyHandlers handlers,
+            ObjectProvider<GuardedSenders> senders,
+            ObjectProvider<RequestMappingHandlerMapping> mappings,
+            OnLeadershipRegistry onLeadershipRegistry) {
         return new LeaderOnlyWebFlux(handlers, senders, mappings, onLeadershipRegistry);
     }
 
     /** A {@link HandlerAdapter} bean: the {@code DispatcherHandler} finds it, first of all adapters. */
     @Bean
-    LeaderOnlyHandlerAdapter leaderOnlyHandlerAdapter(LeaderOnlyHandlers handlers, HolderRoutes routes,
-            RoutingProperties routing, ObjectProvider<HandlerAdapter> adapters) {
-        return new LeaderOnlyHandlerAdapter(handlers, new LeaderOnlyRouter(routes, routing.getMode()),
-                new ReactiveForwarder(routes.member().value(), routing.getConnectTimeout(), routing.getResponseTimeout()),
-                adapters, Schedulers.boundedElastic());
+    LeaderOnlyHandlerAdapter leaderOnlyHandlerAdapter(
+            LeaderOnlyHandlers handlers,
+            HolderRoutes routes,
+            RoutingProperties routing,
+            ObjectProvider<HandlerAdapter> adapters) {
+        return new LeaderOnlyHandlerAdapter(
+                handlers,
+                new LeaderOnlyRouter(routes, routing.getMode()),
+                new ReactiveForwarder(
+                        routes.member().value(), routing.getConnectTimeout(), routing.getResponseTimeout()),
+                adapters,
+                Schedulers.boundedElastic());
     }
 }

@@ -27,8 +27,12 @@ public final class LeaderOnlyWebMvc implements WebMvcConfigurer, SmartInitializi
     private final OnLeadershipRegistry registry;
     private final LeaderOnlyRouter router;
 
-    public LeaderOnlyWebMvc(LeaderOnlyHandlers handlers, HolderRoutes routes, RoutingProperties properties,
-            ObjectProvider<GuardedSenders> senders, ObjectProvider<RequestMappingHandlerMapping> mappings,
+    public LeaderOnlyWebMvc(
+            LeaderOnlyHandlers handlers,
+            HolderRoutes routes,
+            RoutingProperties properties,
+            ObjectProvider<GuardedSenders> senders,
+            ObjectProvider<RequestMappingHandlerMapping> mappings,
             OnLeadershipRegistry registry) {
         this.registry = registry;
         this.handlers = handlers;
@@ -41,8 +45,11 @@ public final class LeaderOnlyWebMvc implements WebMvcConfigurer, SmartInitializi
 
     @Override
     public void addInterceptors(InterceptorRegistry registry) {
-        registry.addInterceptor(new LeaderOnlyInterceptor(handlers, router,
-                new ServletForwarder(routes.member().value(), properties.getConnectTimeout(), properties.getResponseTimeout())));
+        registry.addInterceptor(new LeaderOnlyInterceptor(
+                handlers,
+                router,
+                new ServletForwarder(
+                        routes.member().value(), properties.getConnectTimeout(), properties.getResponseTimeout())));
     }
 
     @Override
@@ -57,6 +64,8 @@ public final class LeaderOnlyWebMvc implements WebMvcConfigurer, SmartInitializi
 
     @Override
     public void afterSingletonsInstantiated() {
-        mappings.orderedStream().forEach(mapping -> handlers.checkAtStartup(mapping.getHandlerMethods().values(), registry));
+        mappings.orderedStream()
+                .forEach(mapping ->
+                        handlers.checkAtStartup(mapping.getHandlerMethods().values(), registry));
     }
 }

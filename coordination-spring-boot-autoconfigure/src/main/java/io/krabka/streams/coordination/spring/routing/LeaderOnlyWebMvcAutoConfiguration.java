@@ -15,16 +15,19 @@ import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandl
 /** {@link LeaderOnly} on Spring MVC: the interceptor, the argument resolver, the startup check of the handlers. */
 @AutoConfiguration(after = CoordinationRoutingAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
-@ConditionalOnClass({ DispatcherServlet.class, WebMvcConfigurer.class })
+@ConditionalOnClass({DispatcherServlet.class, WebMvcConfigurer.class})
 @ConditionalOnBean(HolderRoutes.class)
 public final class LeaderOnlyWebMvcAutoConfiguration {
 
-    LeaderOnlyWebMvcAutoConfiguration() {
-    }
+    LeaderOnlyWebMvcAutoConfiguration() {}
 
     @Bean
-    LeaderOnlyWebMvc leaderOnlyWebMvc(LeaderOnlyHandlers handlers, HolderRoutes routes, RoutingProperties routing,
-            ObjectProvider<GuardedSenders> senders, ObjectProvider<RequestMappingHandlerMapping> mappings,
+    LeaderOnlyWebMvc leaderOnlyWebMvc(
+            LeaderOnlyHandlers handlers,
+            HolderRoutes routes,
+            RoutingProperties routing,
+            ObjectProvider<GuardedSenders> senders,
+            ObjectProvider<RequestMappingHandlerMapping> mappings,
             OnLeadershipRegistry onLeadershipRegistry) {
         return new LeaderOnlyWebMvc(handlers, routes, routing, senders, mappings, onLeadershipRegistry);
     }

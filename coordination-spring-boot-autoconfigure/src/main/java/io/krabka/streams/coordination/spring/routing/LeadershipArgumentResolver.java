@@ -27,8 +27,12 @@ final class LeadershipArgumentResolver implements HandlerMethodArgumentResolver 
     }
 
     @Override
-    public Object resolveArgument(MethodParameter parameter, ModelAndViewContainer container, NativeWebRequest request,
+    public Object resolveArgument(
+            MethodParameter parameter,
+            ModelAndViewContainer container,
+            NativeWebRequest request,
             WebDataBinderFactory binders) {
-        return arguments.resolve(parameter, request.getAttribute(LeaderOnlyRouter.LEADERSHIP, RequestAttributes.SCOPE_REQUEST));
+        return arguments.resolve(
+                parameter, request.getAttribute(LeaderOnlyRouter.LEADERSHIP, RequestAttributes.SCOPE_REQUEST));
     }
 }

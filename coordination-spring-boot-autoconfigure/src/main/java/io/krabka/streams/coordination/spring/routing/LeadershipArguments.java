@@ -24,8 +24,10 @@ final class LeadershipArguments {
     /** Whether {@code parameter} is a {@link Leadership} or {@link GuardedSender} of a {@link LeaderOnly} handler. */
     boolean supports(MethodParameter parameter) {
         Class<?> type = parameter.getParameterType();
-        return (type == Leadership.class || type == GuardedSender.class) && parameter.getMethod() != null
-                && handlers.roleOf(parameter.getMethod(), parameter.getContainingClass()).isPresent();
+        return (type == Leadership.class || type == GuardedSender.class)
+                && parameter.getMethod() != null
+                && handlers.roleOf(parameter.getMethod(), parameter.getContainingClass())
+                        .isPresent();
     }
 
     /**
@@ -44,8 +46,9 @@ final class LeadershipArguments {
         }
         GuardedSenders found = senders.getIfAvailable();
         if (found == null) {
-            throw new IllegalStateException("@LeaderOnly handler " + parameter.getMethod() + " takes a GuardedSender, but "
-                    + "there is no GuardedSenders bean: it needs Spring Kafka's producer factory");
+            throw new IllegalStateException(
+                    "@LeaderOnly handler " + parameter.getMethod() + " takes a GuardedSender, but "
+                            + "there is no GuardedSenders bean: it needs Spring Kafka's producer factory");
         }
         return found.of(held);
     }

@@ -30,7 +30,8 @@ import org.springframework.core.env.Environment;
  * before the member contends, it writes this member's address; on a graceful stop, after
  * the member stopped contending, it writes a tombstone.
  */
-public final class MemberAddresses implements SmartLifecycle, ApplicationListener<WebServerInitializedEvent>, DisposableBean {
+public final class MemberAddresses
+        implements SmartLifecycle, ApplicationListener<WebServerInitializedEvent>, DisposableBean {
 
     private static final Logger log = LoggerFactory.getLogger(MemberAddresses.class);
     /** How often a member that could not write its address tries again. */
@@ -55,8 +56,13 @@ public final class MemberAddresses implements SmartLifecycle, ApplicationListene
      * @param opener opens the address book (the topic and its clients), once, when needed
      * @param needed whether anything routes: asked when the application starts
      */
-    public MemberAddresses(MemberId member, String configuredUrl, Environment environment, Supplier<MemberAddressBook> opener,
-            BooleanSupplier needed, InstantSource clock) {
+    public MemberAddresses(
+            MemberId member,
+            String configuredUrl,
+            Environment environment,
+            Supplier<MemberAddressBook> opener,
+            BooleanSupplier needed,
+            InstantSource clock) {
         this.member = member;
         this.configuredUrl = configuredUrl == null || configuredUrl.isBlank() ? null : configuredUrl.trim();
         this.environment = environment;
@@ -130,7 +136,9 @@ public final class MemberAddresses implements SmartLifecycle, ApplicationListene
         }
         running = true;
         if (configuredUrl == null && !needed.getAsBoolean()) {
-            log.debug("No @LeaderOnly handler and no krabka.coordination.advertised-url: member {} advertises no address", member);
+            log.debug(
+                    "No @LeaderOnly handler and no krabka.coordination.advertised-url: member {} advertises no address",
+                    member);
             started.countDown();
             return;
         }
@@ -140,8 +148,12 @@ public final class MemberAddresses implements SmartLifecycle, ApplicationListene
         } catch (CoordinationException e) {
             // As the rest of the starter: an unreachable cluster does not fail startup. Until the
             // address is written, other members answer this role's requests with 503.
-            log.warn("Member {} could not advertise {} yet, and tries again every {} s: {}", member, advertised,
-                    RETRY.toSeconds(), e.getMessage());
+            log.warn(
+                    "Member {} could not advertise {} yet, and tries again every {} s: {}",
+                    member,
+                    advertised,
+                    RETRY.toSeconds(),
+                    e.getMessage());
             retry(advertised);
         }
     }
@@ -160,18 +172,20 @@ public final class MemberAddresses implements SmartLifecycle, ApplicationListene
     }
 
     private void retry(String advertised) {
-        Thread retrier = new Thread(() -> {
-            while (running && url == null) {
-                try {
-                    Thread.sleep(RETRY.toMillis()); // a retry backoff
-                    publish(advertised);
-                } catch (InterruptedException e) {
-                    return;
-                } catch (CoordinationException e) {
-                    log.debug("Member {} could not advertise {} yet: {}", member, advertised, e.getMessage());
-                }
-            }
-        }, "krabka-member-address");
+        Thread retrier = new Thread(
+                () -> {
+                    while (running && url == null) {
+                        try {
+                            Thread.sleep(RETRY.toMillis()); // a retry backoff
+                            publish(advertised);
+                        } catch (InterruptedException e) {
+                            return;
+                        } catch (CoordinationException e) {
+                            log.debug("Member {} could not advertise {} yet: {}", member, advertised, e.getMessage());
+                        }
+                    }
+                },
+                "krabka-member-address");
         retrier.setDaemon(true);
         retrier.start();
     }
@@ -183,8 +197,10 @@ public final class MemberAddresses implements SmartLifecycle, ApplicationListene
             try {
                 advertised = environment.resolveRequiredPlaceholders(configuredUrl);
             } catch (IllegalArgumentException e) {
-                throw new IllegalStateException("krabka.coordination.advertised-url \"" + configuredUrl + "\" cannot be "
-                        + "resolved: " + e.getMessage(), e);
+                throw new IllegalStateException(
+                        "krabka.coordination.advertised-url \"" + configuredUrl + "\" cannot be " + "resolved: "
+                                + e.getMessage(),
+                        e);
             }
         } else {
             advertised = defaultUrl();
@@ -205,7 +221,8 @@ public final class MemberAddresses implements SmartLifecycle, ApplicationListene
         }
         if (problem.isPresent()) {
             throw new IllegalStateException("krabka.coordination.advertised-url \"" + advertised + "\" " + problem.get()
-                    + (configuredUrl == null ? " (derived: set krabka.coordination.advertised-url, e.g. http://${POD_IP}:8080)"
+                    + (configuredUrl == null
+                            ? " (derived: set krabka.coordination.advertised-url, e.g. http://${POD_IP}:8080)"
                             : ""));
         }
         return advertised;
@@ -214,17 +231,19 @@ public final class MemberAddresses implements SmartLifecycle, ApplicationListene
     /** The scheme, the address the server listens on (server.address, else this host's), its port and the context path. */
     private String defaultUrl() {
         if (port <= 0) {
-            throw new IllegalStateException("krabka.coordination.advertised-url is not set and no web server port is known "
-                    + "to derive it from: set it, e.g. http://${POD_IP}:8080");
+            throw new IllegalStateException(
+                    "krabka.coordination.advertised-url is not set and no web server port is known "
+                            + "to derive it from: set it, e.g. http://${POD_IP}:8080");
         }
         boolean ssl = environment.getProperty("server.ssl.enabled", Boolean.class, false)
                 || environment.getProperty("server.ssl.bundle") != null;
-        String contextPath = environment.getProperty("server.servlet.context-path",
-                environment.getProperty("spring.webflux.base-path", ""));
+        String contextPath = environment.getProperty(
+                "server.servlet.context-path", environment.getProperty("spring.webflux.base-path", ""));
         if (contextPath.endsWith("/")) {
             contextPath = contextPath.substring(0, contextPath.length() - 1);
         }
-        return (ssl ? "https" : "http") + "://" + host(environment.getProperty("server.address")) + ":" + port + contextPath;
+        return (ssl ? "https" : "http") + "://" + host(environment.getProperty("server.address")) + ":" + port
+                + contextPath;
     }
 
     /** {@code server.address} when the server listens on one address only, else this host's address. */
@@ -272,7 +291,11 @@ public final class MemberAddresses implements SmartLifecycle, ApplicationListene
                 current.withdraw(member);
                 log.info("Member {} withdrew its address from {}", member, current.topic());
             } catch (CoordinationException e) {
-                log.warn("Member {} could not withdraw its address from {}: {}", member, current.topic(), e.getMessage());
+                log.warn(
+                        "Member {} could not withdraw its address from {}: {}",
+                        member,
+                        current.topic(),
+                        e.getMessage());
             }
             url = null;
         }

@@ -22,8 +22,7 @@ final class Problems {
 
     static final String MEDIA_TYPE = "application/problem+json";
 
-    private Problems() {
-    }
+    private Problems() {}
 
     static ProblemDetail of(HttpStatus status, URI type, String title, String detail, String role) {
         ProblemDetail problem = ProblemDetail.forStatusAndDetail(status, detail);

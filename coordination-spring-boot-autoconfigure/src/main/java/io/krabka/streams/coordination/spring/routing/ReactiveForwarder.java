@@ -35,13 +35,17 @@ final class ReactiveForwarder {
     ReactiveForwarder(String member, Duration connectTimeout, Duration responseTimeout) {
         this.member = member;
         JdkClientHttpConnector connector = new JdkClientHttpConnector(Forwarding.client(connectTimeout));
-        connector.setReadTimeout(responseTimeout); // until the answer's headers, as HttpRequest.timeout in MVC's forward
+        connector.setReadTimeout(
+                responseTimeout); // until the answer's headers, as HttpRequest.timeout in MVC's forward
         this.client = WebClient.builder().clientConnector(connector).build();
     }
 
     /** The URL of the request on {@code base}: the path within the application, and the query. */
     static URI target(URI base, ServerHttpRequest request) {
-        return Forwarding.target(base, request.getPath().pathWithinApplication().value(), request.getURI().getRawQuery());
+        return Forwarding.target(
+                base,
+                request.getPath().pathWithinApplication().value(),
+                request.getURI().getRawQuery());
     }
 
     /**
@@ -55,21 +59,30 @@ final class ReactiveForwarder {
         ServerHttpRequest request = exchange.getRequest();
         HttpHeaders incoming = request.getHeaders();
         Set<String> dropped = Forwarding.droppedRequestHeaders(incoming.getOrEmpty(HttpHeaders.CONNECTION));
-        WebClient.RequestBodySpec spec = client.method(request.getMethod()).uri(target).headers(headers -> {
-            incoming.forEach((name, values) -> {
-                if (!dropped.contains(name)) {
-                    headers.addAll(name, values);
-                }
-            });
-            headers.set(RoutingHeaders.FORWARDED_BY, member);
-            headers.set("Forwarded", Forwarding.forwarded(remoteAddress(request), request.getURI().getScheme(),
-                    incoming.getFirst(HttpHeaders.HOST), incoming.getFirst("Forwarded")));
-            if (incoming.getContentLength() > 0) {
-                headers.setContentLength(incoming.getContentLength()); // the client sends it as the body's length
-            }
-        });
+        WebClient.RequestBodySpec spec = client.method(request.getMethod())
+                .uri(target)
+                .headers(headers -> {
+                    incoming.forEach((name, values) -> {
+                        if (!dropped.contains(name)) {
+                            headers.addAll(name, values);
+                        }
+                    });
+                    headers.set(RoutingHeaders.FORWARDED_BY, member);
+                    headers.set(
+                            "Forwarded",
+                            Forwarding.forwarded(
+                                    remoteAddress(request),
+                                    request.getURI().getScheme(),
+                                    incoming.getFirst(HttpHeaders.HOST),
+                                    incoming.getFirst("Forwarded")));
+                    if (incoming.getContentLength() > 0) {
+                        headers.setContentLength(
+                                incoming.getContentLength()); // the client sends it as the body's length
+                    }
+                });
         boolean body = incoming.getContentLength() > 0 || incoming.containsHeader(HttpHeaders.TRANSFER_ENCODING);
-        WebClient.RequestHeadersSpec<?> sent = body ? spec.body(BodyInserters.fromDataBuffers(request.getBody())) : spec;
+        WebClient.RequestHeadersSpec<?> sent =
+                body ? spec.body(BodyInserters.fromDataBuffers(request.getBody())) : spec;
         ServerHttpResponse response = exchange.getResponse();
         return sent.exchangeToMono(answer -> {
             response.setStatusCode(answer.statusCode());
@@ -80,7 +93,8 @@ final class ReactiveForwarder {
                     response.getHeaders().addAll(name, values);
                 }
             });
-            return response.writeWith(answer.bodyToFlux(DataBuffer.class)).thenReturn(answer.statusCode().value());
+            return response.writeWith(answer.bodyToFlux(DataBuffer.class))
+                    .thenReturn(answer.statusCode().value());
         });
     }
 
@@ -89,6 +103,8 @@ final class ReactiveForwarder {
         if (remote == null) {
             return "unknown";
         }
-        return remote.getAddress() == null ? remote.getHostString() : remote.getAddress().getHostAddress();
+        return remote.getAddress() == null
+                ? remote.getHostString()
+                : remote.getAddress().getHostAddress();
     }
 }

@@ -27,6 +27,7 @@ final class ReactiveLeadershipArgumentResolver implements HandlerMethodArgumentR
 
     @Override
     public Mono<Object> resolveArgument(MethodParameter parameter, BindingContext context, ServerWebExchange exchange) {
-        return Mono.fromSupplier(() -> arguments.resolve(parameter, exchange.getAttribute(LeaderOnlyRouter.LEADERSHIP)));
+        return Mono.fromSupplier(
+                () -> arguments.resolve(parameter, exchange.getAttribute(LeaderOnlyRouter.LEADERSHIP)));
     }
 }

@@ -15,6 +15,5 @@ public final class RoutingHeaders {
      */
     public static final String FORWARDED_BY = "Krabka-Forwarded-By";
 
-    private RoutingHeaders() {
-    }
+    private RoutingHeaders() {}
 }

@@ -34,8 +34,8 @@ final class ServletForwarder {
 
     /** The URL of the request on {@code base}: the path within the application, and the query. */
     static URI target(URI base, HttpServletRequest request) {
-        return Forwarding.target(base, request.getRequestURI().substring(request.getContextPath().length()),
-                request.getQueryString());
+        return Forwarding.target(
+                base, request.getRequestURI().substring(request.getContextPath().length()), request.getQueryString());
     }
 
     /**
@@ -45,9 +45,10 @@ final class ServletForwarder {
      * @throws IOException when the holder could not be reached or did not answer in time
      *     (nothing was written to {@code response} then)
      */
-    int forward(HttpServletRequest request, HttpServletResponse response, URI target) throws IOException, InterruptedException {
-        HttpRequest.Builder builder = HttpRequest.newBuilder(target).timeout(responseTimeout)
-                .method(request.getMethod(), body(request));
+    int forward(HttpServletRequest request, HttpServletResponse response, URI target)
+            throws IOException, InterruptedException {
+        HttpRequest.Builder builder =
+                HttpRequest.newBuilder(target).timeout(responseTimeout).method(request.getMethod(), body(request));
         Set<String> dropped = Forwarding.droppedRequestHeaders(Collections.list(request.getHeaders("Connection")));
         for (String name : Collections.list(request.getHeaderNames())) {
             if (dropped.contains(name)) {
@@ -58,11 +59,17 @@ final class ServletForwarder {
             }
         }
         builder.header(RoutingHeaders.FORWARDED_BY, member);
-        builder.header("Forwarded", Forwarding.forwarded(request.getRemoteAddr(), request.getScheme(),
-                request.getHeader("Host"), request.getHeader("Forwarded")));
+        builder.header(
+                "Forwarded",
+                Forwarding.forwarded(
+                        request.getRemoteAddr(),
+                        request.getScheme(),
+                        request.getHeader("Host"),
+                        request.getHeader("Forwarded")));
         HttpResponse<InputStream> answer = http.send(builder.build(), HttpResponse.BodyHandlers.ofInputStream());
         response.setStatus(answer.statusCode());
-        Set<String> droppedBack = Forwarding.droppedResponseHeaders(answer.headers().allValues("connection"));
+        Set<String> droppedBack =
+                Forwarding.droppedResponseHeaders(answer.headers().allValues("connection"));
         answer.headers().map().forEach((name, values) -> {
             if (!droppedBack.contains(name) && !name.startsWith(":")) {
                 values.forEach(value -> response.addHeader(name, value));

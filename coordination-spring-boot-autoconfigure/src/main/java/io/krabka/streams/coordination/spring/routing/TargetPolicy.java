@@ -77,7 +77,8 @@ public final class TargetPolicy {
             return Optional.empty();
         }
         if (addressRules.isEmpty()) {
-            return Optional.of("its host " + host + " is not in krabka.coordination.routing.allowed-targets " + entries);
+            return Optional.of(
+                    "its host " + host + " is not in krabka.coordination.routing.allowed-targets " + entries);
         }
         InetAddress[] addresses;
         try {
@@ -87,8 +88,9 @@ public final class TargetPolicy {
         }
         for (InetAddress address : addresses) {
             if (addressRules.stream().noneMatch(rule -> rule.test(address))) {
-                return Optional.of("its host " + host + (name.equals(address.getHostAddress()) ? "" : " (" + address.getHostAddress()
-                        + ")") + " is not in krabka.coordination.routing.allowed-targets " + entries);
+                return Optional.of("its host " + host
+                        + (name.equals(address.getHostAddress()) ? "" : " (" + address.getHostAddress() + ")")
+                        + " is not in krabka.coordination.routing.allowed-targets " + entries);
             }
         }
         return Optional.empty();
@@ -107,7 +109,8 @@ public final class TargetPolicy {
     }
 
     private static boolean isHostName(String entry) {
-        return !entry.isEmpty() && entry.chars().allMatch(c -> Character.isLetterOrDigit(c) && c < 128 || c == '-' || c == '.');
+        return !entry.isEmpty()
+                && entry.chars().allMatch(c -> Character.isLetterOrDigit(c) && c < 128 || c == '-' || c == '.');
     }
 
     private static InetAddress literal(String raw, String text) {
@@ -150,7 +153,7 @@ public final class TargetPolicy {
     }
 
     private static IllegalArgumentException invalid(String entry, String why) {
-        return new IllegalArgumentException("krabka.coordination.routing.allowed-targets entry \"" + entry + "\" is not valid: "
-                + why);
+        return new IllegalArgumentException(
+                "krabka.coordination.routing.allowed-targets entry \"" + entry + "\" is not valid: " + why);
     }
 }

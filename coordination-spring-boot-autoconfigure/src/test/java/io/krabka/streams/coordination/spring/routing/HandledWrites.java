@@ -15,8 +15,7 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 /** What the routing ITs' {@link LeaderOnly} handlers wrote: command id to "member@term", on a one-partition topic. */
 final class HandledWrites {
 
-    private HandledWrites() {
-    }
+    private HandledWrites() {}
 
     /** Every committed record of {@code topic}, in log order. */
     static List<ConsumerRecord<String, String>> read(KafkaTestCluster cluster, String topic) {
@@ -40,7 +39,9 @@ final class HandledWrites {
     /** Every committed record of {@code topic}, by command id. */
     static Map<String, List<String>> byId(KafkaTestCluster cluster, String topic) {
         Map<String, List<String>> byId = new HashMap<>();
-        read(cluster, topic).forEach(r -> byId.computeIfAbsent(r.key(), k -> new ArrayList<>()).add(r.value()));
+        read(cluster, topic)
+                .forEach(r ->
+                        byId.computeIfAbsent(r.key(), k -> new ArrayList<>()).add(r.value()));
         return byId;
     }
 }

@@ -60,6 +60,7 @@ class LeaderOnlyFailoverIT {
     private static final Duration STAGGER = Duration.ofSeconds(1);
     /** From a fault to a new holder (a lease and the standbys' staggers), plus a forward's timeout and slack. */
     private static final Duration WINDOW_AFTER_TAKEOVER = Duration.ofSeconds(4);
+
     private static final Duration STEP = Duration.ofSeconds(60);
 
     private static KafkaTestCluster cluster;
@@ -72,22 +73,26 @@ class LeaderOnlyFailoverIT {
     private final List<Outcome> outcomes = new CopyOnWriteArrayList<>();
     private final List<long[]> windows = new CopyOnWriteArrayList<>();
     private final AtomicInteger sent = new AtomicInteger();
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     /** The member the request under way was sent to: a member leaves the rotation, then its last request returns, then the fault. */
     private volatile String inFlight;
+
     private ScheduledExecutorService load;
     private KafkaCoordinationTransport observerTransport;
     private CoordinationClient observer;
 
-    private record Member(String id, int port, Process process) {
-    }
+    private record Member(String id, int port, Process process) {}
 
     /** The web stack the members run: the same {@link RoutingMember} handler on each. */
     enum Stack {
         MVC(List.of()),
         // Reactor Netty, as spring-boot-starter-webflux runs it (Tomcat is on this classpath for MVC).
-        WEBFLUX(List.of("--spring.main.web-application-type=reactive", "--spring.autoconfigure.exclude="
-                + "org.springframework.boot.tomcat.autoconfigure.reactive.TomcatReactiveWebServerAutoConfiguration"));
+        WEBFLUX(
+                List.of(
+                        "--spring.main.web-application-type=reactive",
+                        "--spring.autoconfigure.exclude="
+                                + "org.springframework.boot.tomcat.autoconfigure.reactive.TomcatReactiveWebServerAutoConfiguration"));
 
         final List<String> arguments;
 
@@ -98,8 +103,8 @@ class LeaderOnlyFailoverIT {
 
     private Stack stack = Stack.MVC;
 
-    private record Outcome(String id, String via, int status, String body, long sentAt, long answeredAt, String failure) {
-    }
+    private record Outcome(
+            String id, String via, int status, String body, long sentAt, long answeredAt, String failure) {}
 
     @BeforeAll
     static void startCluster() {
@@ -151,19 +156,26 @@ class LeaderOnlyFailoverIT {
         holder = kill(holder, false);
         awaitSent(sent.get() + 100);
         // A directed handover, through the holder's endpoint: no window, the role moves at once.
-        String to = rotation.stream().filter(m -> !m.equals(rotationHolder())).findFirst().orElseThrow();
+        String to = rotation.stream()
+                .filter(m -> !m.equals(rotationHolder()))
+                .findFirst()
+                .orElseThrow();
         String from = holder;
         long handover = System.nanoTime();
-        HttpResponse<String> moved = http.send(HttpRequest.newBuilder(uri(from, "/actuator/coordination/" + ROLE))
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString("{\"to\":\"" + to + "\"}"))
-                .build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> moved = http.send(
+                HttpRequest.newBuilder(uri(from, "/actuator/coordination/" + ROLE))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString("{\"to\":\"" + to + "\"}"))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
         assertThat(moved.statusCode()).as(moved.body()).isEqualTo(200);
         holder = awaitHolder(from);
         assertThat(holder).isEqualTo(to);
         // The gap between the release and the grant is short; requests wait for it (routing.grant-wait).
         windows.add(new long[] {handover, System.nanoTime() + WINDOW_AFTER_TAKEOVER.toNanos()});
-        System.out.printf("routing failover (%s): handover of %s to %s took %d ms%n", stack, from, to,
-                Duration.ofNanos(System.nanoTime() - handover).toMillis());
+        System.out.printf(
+                "routing failover (%s): handover of %s to %s took %d ms%n",
+                stack, from, to, Duration.ofNanos(System.nanoTime() - handover).toMillis());
         awaitSent(sent.get() + 100);
         // SIGSTOP past the lease, then SIGCONT: the paused holder comes back deposed.
         holder = pause(holder);
@@ -175,7 +187,10 @@ class LeaderOnlyFailoverIT {
     }
 
     private String rotationHolder() {
-        return observer.observe(Role.of(ROLE), Duration.ZERO).holder().map(MemberId::value).orElse("");
+        return observer.observe(Role.of(ROLE), Duration.ZERO)
+                .holder()
+                .map(MemberId::value)
+                .orElse("");
     }
 
     /** Kills the holder (SIGKILL when {@code forcibly}, else SIGTERM), waits for the next, and starts it again. */
@@ -191,8 +206,13 @@ class LeaderOnlyFailoverIT {
         assertThat(member.process().waitFor(60, TimeUnit.SECONDS)).isTrue();
         String next = awaitHolder(holder);
         windows.add(new long[] {began, System.nanoTime() + WINDOW_AFTER_TAKEOVER.toNanos()});
-        System.out.printf("routing failover (%s): %s of %s, %s took over after %d ms%n", stack, forcibly ? "SIGKILL" : "SIGTERM", holder,
-                next, Duration.ofNanos(System.nanoTime() - began).toMillis());
+        System.out.printf(
+                "routing failover (%s): %s of %s, %s took over after %d ms%n",
+                stack,
+                forcibly ? "SIGKILL" : "SIGTERM",
+                holder,
+                next,
+                Duration.ofNanos(System.nanoTime() - began).toMillis());
         start(holder, member.port());
         awaitUp(holder);
         synchronized (rotation) {
@@ -213,8 +233,9 @@ class LeaderOnlyFailoverIT {
             ChildJvm.signal(member.process().pid(), "CONT");
         }
         windows.add(new long[] {began, System.nanoTime() + WINDOW_AFTER_TAKEOVER.toNanos()});
-        System.out.printf("routing failover (%s): SIGSTOP of %s, %s took over after %d ms%n", stack, holder, next,
-                Duration.ofNanos(System.nanoTime() - began).toMillis());
+        System.out.printf(
+                "routing failover (%s): SIGSTOP of %s, %s took over after %d ms%n",
+                stack, holder, next, Duration.ofNanos(System.nanoTime() - began).toMillis());
         awaitUp(holder);
         synchronized (rotation) {
             rotation.add(holder);
@@ -224,7 +245,8 @@ class LeaderOnlyFailoverIT {
 
     private void check() {
         Map<String, List<String>> written = handled();
-        List<Outcome> failed = outcomes.stream().filter(o -> o.failure() != null).toList();
+        List<Outcome> failed =
+                outcomes.stream().filter(o -> o.failure() != null).toList();
         assertThat(failed).as("requests without an answer").isEmpty();
         assertThat(outcomes).extracting(Outcome::status).as("statuses").allMatch(s -> s == 200 || s == 503);
         // No request is handled by two members, or twice.
@@ -234,30 +256,54 @@ class LeaderOnlyFailoverIT {
             assertThat(written.get(ok.id())).as("%s via %s", ok.id(), ok.via()).containsExactly(ok.body());
         }
         // Every write's term is one member's, and terms never go backwards in the log.
-        Map<Long, Set<String>> membersOfTerm = writes().stream().collect(Collectors.groupingBy(
-                w -> Long.parseLong(w.split("@")[1]), Collectors.mapping(w -> w.split("@")[0], Collectors.toSet())));
-        membersOfTerm.forEach((term, by) -> assertThat(by).as("members that wrote under term %d", term).hasSize(1));
+        Map<Long, Set<String>> membersOfTerm = writes().stream()
+                .collect(Collectors.groupingBy(
+                        w -> Long.parseLong(w.split("@")[1]),
+                        Collectors.mapping(w -> w.split("@")[0], Collectors.toSet())));
+        membersOfTerm.forEach((term, by) ->
+                assertThat(by).as("members that wrote under term %d", term).hasSize(1));
         assertThat(writes()).extracting(w -> Long.parseLong(w.split("@")[1])).isSortedAccordingTo(Long::compare);
         // 503s only inside a fault's leaderless window: the request was under way during it (one in flight to the
         // holder when it is killed is answered 503 by the member that forwarded it).
-        List<Outcome> unavailable = outcomes.stream().filter(o -> o.status() == 503).toList();
+        List<Outcome> unavailable =
+                outcomes.stream().filter(o -> o.status() == 503).toList();
         for (Outcome refused : unavailable) {
             assertThat(windows.stream().anyMatch(w -> refused.answeredAt() >= w[0] && refused.sentAt() <= w[1]))
-                    .as("503 outside every fault window: %s", refused).isTrue();
+                    .as("503 outside every fault window: %s", refused)
+                    .isTrue();
         }
         for (int i = 0; i < windows.size(); i++) {
             long[] window = windows.get(i);
-            System.out.printf("routing failover (%s): fault %d, 503s in its window: %d%n", stack, i + 1, unavailable.stream()
-                    .filter(o -> o.answeredAt() >= window[0] && o.sentAt() <= window[1]).count());
+            System.out.printf(
+                    "routing failover (%s): fault %d, 503s in its window: %d%n",
+                    stack,
+                    i + 1,
+                    unavailable.stream()
+                            .filter(o -> o.answeredAt() >= window[0] && o.sentAt() <= window[1])
+                            .count());
         }
-        System.out.printf("routing failover (%s): 503s by type %s%n", stack, unavailable.stream().collect(Collectors.groupingBy(
-                o -> o.body().replaceAll(".*\"type\":\"urn:krabka:routing:([a-z-]+)\".*", "$1"), Collectors.counting())));
-        Map<String, Long> byStatus = outcomes.stream().collect(Collectors.groupingBy(o -> Integer.toString(o.status()),
-                Collectors.counting()));
-        List<Long> latencies = outcomes.stream().filter(o -> o.status() == 200).map(o -> (o.answeredAt() - o.sentAt()) / 1000)
-                .sorted().toList();
-        System.out.printf("routing failover (%s): %d requests, by status %s, %d writes under terms %s, p50 %d us, p99 %d us%n",
-                stack, outcomes.size(), byStatus, writes().size(), membersOfTerm, latencies.get(latencies.size() / 2),
+        System.out.printf(
+                "routing failover (%s): 503s by type %s%n",
+                stack,
+                unavailable.stream()
+                        .collect(Collectors.groupingBy(
+                                o -> o.body().replaceAll(".*\"type\":\"urn:krabka:routing:([a-z-]+)\".*", "$1"),
+                                Collectors.counting())));
+        Map<String, Long> byStatus = outcomes.stream()
+                .collect(Collectors.groupingBy(o -> Integer.toString(o.status()), Collectors.counting()));
+        List<Long> latencies = outcomes.stream()
+                .filter(o -> o.status() == 200)
+                .map(o -> (o.answeredAt() - o.sentAt()) / 1000)
+                .sorted()
+                .toList();
+        System.out.printf(
+                "routing failover (%s): %d requests, by status %s, %d writes under terms %s, p50 %d us, p99 %d us%n",
+                stack,
+                outcomes.size(),
+                byStatus,
+                writes().size(),
+                membersOfTerm,
+                latencies.get(latencies.size() / 2),
                 latencies.get(latencies.size() * 99 / 100));
     }
 
@@ -275,8 +321,11 @@ class LeaderOnlyFailoverIT {
         String id = "c" + n;
         long at = System.nanoTime();
         try {
-            HttpResponse<String> answer = http.send(HttpRequest.newBuilder(uri(via, "/commands/" + id))
-                    .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.noBody()).build(),
+            HttpResponse<String> answer = http.send(
+                    HttpRequest.newBuilder(uri(via, "/commands/" + id))
+                            .timeout(Duration.ofSeconds(30))
+                            .POST(HttpRequest.BodyPublishers.noBody())
+                            .build(),
                     HttpResponse.BodyHandlers.ofString());
             outcomes.add(new Outcome(id, via, answer.statusCode(), answer.body(), at, System.nanoTime(), null));
         } catch (IOException | InterruptedException e) {
@@ -299,39 +348,56 @@ class LeaderOnlyFailoverIT {
     }
 
     private String awaitHolder(String other) {
-        return await().atMost(STEP).pollInterval(Duration.ofMillis(50)).until(() -> observer.observe(Role.of(ROLE),
-                Duration.ZERO).lease().filter(l -> l.deadline().isAfter(java.time.Instant.now()))
-                .map(l -> l.holder().value()).filter(h -> !h.equals(other) && members.containsKey(h)), Optional::isPresent)
+        return await().atMost(STEP)
+                .pollInterval(Duration.ofMillis(50))
+                .until(
+                        () -> observer.observe(Role.of(ROLE), Duration.ZERO)
+                                .lease()
+                                .filter(l -> l.deadline().isAfter(java.time.Instant.now()))
+                                .map(l -> l.holder().value())
+                                .filter(h -> !h.equals(other) && members.containsKey(h)),
+                        Optional::isPresent)
                 .orElseThrow();
     }
 
     private void awaitUp(String id) {
-        await().atMost(STEP).pollInterval(Duration.ofMillis(200)).ignoreExceptions().until(() -> http.send(
-                HttpRequest.newBuilder(uri(id, "/actuator/coordination")).timeout(Duration.ofSeconds(2)).build(),
-                HttpResponse.BodyHandlers.ofString()).statusCode() == 200);
+        await().atMost(STEP)
+                .pollInterval(Duration.ofMillis(200))
+                .ignoreExceptions()
+                .until(() -> http.send(
+                                        HttpRequest.newBuilder(uri(id, "/actuator/coordination"))
+                                                .timeout(Duration.ofSeconds(2))
+                                                .build(),
+                                        HttpResponse.BodyHandlers.ofString())
+                                .statusCode()
+                        == 200);
     }
 
     private void start(String id, int port) {
         List<String> arguments = new java.util.ArrayList<>(stack.arguments);
-        arguments.addAll(List.of("--spring.kafka.bootstrap-servers=" + cluster.bootstrapServers(),
-                        "--server.port=" + port,
-                        "--spring.main.banner-mode=off",
-                        "--krabka.coordination.member-id=" + id,
-                        "--krabka.coordination.roles=" + ROLE,
-                        "--routing.role=" + ROLE,
-                        "--routing.handled-topic=" + handledTopic,
-                        "--krabka.coordination.advertised-url=http://127.0.0.1:" + port,
-                        "--krabka.coordination.routing.response-timeout=3s",
-                        "--krabka.coordination.lease.duration=" + LEASE.toSeconds() + "s",
-                        "--krabka.coordination.lease.renew-interval=1s",
-                        "--krabka.coordination.lease.challenge-stagger=" + STAGGER.toSeconds() + "s",
-                        "--krabka.coordination.topic.name=" + topic,
-                        "--krabka.coordination.topic.partitions=3",
-                        "--krabka.coordination.topic.replication-factor=1",
-                        "--krabka.coordination.topic.allow-unsafe=true",
-                        "--krabka.coordination.endpoint.release-enabled=true",
-                        "--management.endpoints.web.exposure.include=coordination"));
-        Process process = ChildJvm.start(RoutingMember.class.getName(), List.of("-XX:TieredStopAtLevel=1", "-Xmx384m"), arguments,
+        arguments.addAll(List.of(
+                "--spring.kafka.bootstrap-servers=" + cluster.bootstrapServers(),
+                "--server.port=" + port,
+                "--spring.main.banner-mode=off",
+                "--krabka.coordination.member-id=" + id,
+                "--krabka.coordination.roles=" + ROLE,
+                "--routing.role=" + ROLE,
+                "--routing.handled-topic=" + handledTopic,
+                "--krabka.coordination.advertised-url=http://127.0.0.1:" + port,
+                "--krabka.coordination.routing.response-timeout=3s",
+                "--krabka.coordination.lease.duration=" + LEASE.toSeconds() + "s",
+                "--krabka.coordination.lease.renew-interval=1s",
+                "--krabka.coordination.lease.challenge-stagger=" + STAGGER.toSeconds() + "s",
+                "--krabka.coordination.topic.name=" + topic,
+                "--krabka.coordination.topic.partitions=3",
+                "--krabka.coordination.topic.replication-factor=1",
+                "--krabka.coordination.topic.allow-unsafe=true",
+                "--krabka.coordination.endpoint.release-enabled=true",
+                "--management.endpoints.web.exposure.include=coordination"));
+        Process process = ChildJvm.start(
+                RoutingMember.class.getName(),
+                List.of("-XX:TieredStopAtLevel=1", "-Xmx384m"),
+                arguments,
                 Path.of("target", "routing-failover", suffix, id + ".log"));
         members.put(id, new Member(id, port, process));
     }

@@ -49,8 +49,7 @@ class LeaderOnlyForwardLatencyIT {
     @SpringBootConfiguration
     @EnableAutoConfiguration
     @Import(Commands.class)
-    static class Member {
-    }
+    static class Member {}
 
     @RestController
     static class Commands {
@@ -70,8 +69,11 @@ class LeaderOnlyForwardLatencyIT {
                 for (String id : List.of("n1", "n2")) {
                     members.add(member(cluster, id));
                 }
-                await().atMost(Duration.ofSeconds(60)).until(() -> members.stream().anyMatch(LeaderOnlyForwardLatencyIT::holds));
-                ConfigurableApplicationContext holder = members.stream().filter(LeaderOnlyForwardLatencyIT::holds).findFirst()
+                await().atMost(Duration.ofSeconds(60))
+                        .until(() -> members.stream().anyMatch(LeaderOnlyForwardLatencyIT::holds));
+                ConfigurableApplicationContext holder = members.stream()
+                        .filter(LeaderOnlyForwardLatencyIT::holds)
+                        .findFirst()
                         .orElseThrow();
                 ConfigurableApplicationContext other = members.get(0) == holder ? members.get(1) : members.get(0);
                 String holderId = holder.getBean(LeadershipLoop.class).member().value();
@@ -92,8 +94,11 @@ class LeaderOnlyForwardLatencyIT {
                 System.out.println("|---|---|---|---|---|---|");
                 row("direct to the holder", direct);
                 row("through a non-holder (forward)", forwarded);
-                System.out.printf(Locale.ROOT, "added by the forward: p50 %+.2f ms, p99 %+.2f ms%n",
-                        ms(pct(forwarded, 50) - pct(direct, 50)), ms(pct(forwarded, 99) - pct(direct, 99)));
+                System.out.printf(
+                        Locale.ROOT,
+                        "added by the forward: p50 %+.2f ms, p99 %+.2f ms%n",
+                        ms(pct(forwarded, 50) - pct(direct, 50)),
+                        ms(pct(forwarded, 99) - pct(direct, 99)));
                 assertThat(direct).hasSize(SAMPLES);
                 assertThat(forwarded).hasSize(SAMPLES);
             } finally {
@@ -127,7 +132,10 @@ class LeaderOnlyForwardLatencyIT {
     /** One POST; its answer must be the holder's. */
     private static long post(HttpClient http, URI uri, String holder) throws Exception {
         long began = System.nanoTime();
-        HttpResponse<String> answer = http.send(HttpRequest.newBuilder(uri).POST(HttpRequest.BodyPublishers.noBody()).build(),
+        HttpResponse<String> answer = http.send(
+                HttpRequest.newBuilder(uri)
+                        .POST(HttpRequest.BodyPublishers.noBody())
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
         long took = System.nanoTime() - began;
         assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
@@ -142,8 +150,15 @@ class LeaderOnlyForwardLatencyIT {
     }
 
     private static void row(String path, List<Long> sorted) {
-        System.out.printf(Locale.ROOT, "| %s | %d | %.2f | %.2f | %.2f | %.2f |%n", path, sorted.size(), ms(pct(sorted, 50)),
-                ms(pct(sorted, 90)), ms(pct(sorted, 99)), ms(sorted.get(sorted.size() - 1)));
+        System.out.printf(
+                Locale.ROOT,
+                "| %s | %d | %.2f | %.2f | %.2f | %.2f |%n",
+                path,
+                sorted.size(),
+                ms(pct(sorted, 50)),
+                ms(pct(sorted, 90)),
+                ms(pct(sorted, 99)),
+                ms(sorted.get(sorted.size() - 1)));
     }
 
     private static double ms(long nanos) {

@@ -14,60 +14,60 @@ import org.springframework.mock.env.MockEnvironment;
 /** Which handlers are @LeaderOnly, for which role, and the handler mistakes that fail startup. */
 class LeaderOnlyHandlersTest {
 
-    private final LeaderOnlyHandlers handlers = new LeaderOnlyHandlers(Set.of("orders", "billing"),
-            new MockEnvironment().withProperty("billing.role", "billing"));
+    private final LeaderOnlyHandlers handlers = new LeaderOnlyHandlers(
+            Set.of("orders", "billing"), new MockEnvironment().withProperty("billing.role", "billing"));
 
     static class Mixed {
         @LeaderOnly(role = "orders")
-        void ordered(Leadership leadership) {
-        }
+        void ordered(Leadership leadership) {}
 
         @LeaderOnly(role = "${billing.role}")
-        void billed(GuardedSender<String, String> sender) {
-        }
+        void billed(GuardedSender<String, String> sender) {}
 
-        void open() {
-        }
+        void open() {}
 
-        void takesALeadership(Leadership leadership) {
-        }
+        void takesALeadership(Leadership leadership) {}
 
         @LeaderOnly(role = "typo")
-        void misspelled() {
-        }
+        void misspelled() {}
     }
 
     @LeaderOnly(role = "orders")
     static class AllOrders {
-        void any() {
-        }
+        void any() {}
 
         @LeaderOnly(role = "billing")
-        void own() {
-        }
+        void own() {}
     }
 
     @Test
     void aMethodsAnnotationWinsOverItsClassesAndPlaceholdersAreResolved() throws Exception {
-        assertThat(handlers.roleOf(method(Mixed.class, "ordered", Leadership.class), Mixed.class)).contains(Role.of("orders"));
-        assertThat(handlers.roleOf(method(Mixed.class, "billed", GuardedSender.class), Mixed.class)).contains(Role.of("billing"));
+        assertThat(handlers.roleOf(method(Mixed.class, "ordered", Leadership.class), Mixed.class))
+                .contains(Role.of("orders"));
+        assertThat(handlers.roleOf(method(Mixed.class, "billed", GuardedSender.class), Mixed.class))
+                .contains(Role.of("billing"));
         assertThat(handlers.roleOf(method(Mixed.class, "open"), Mixed.class)).isEmpty();
-        assertThat(handlers.roleOf(method(AllOrders.class, "any"), AllOrders.class)).contains(Role.of("orders"));
-        assertThat(handlers.roleOf(method(AllOrders.class, "own"), AllOrders.class)).contains(Role.of("billing"));
+        assertThat(handlers.roleOf(method(AllOrders.class, "any"), AllOrders.class))
+                .contains(Role.of("orders"));
+        assertThat(handlers.roleOf(method(AllOrders.class, "own"), AllOrders.class))
+                .contains(Role.of("billing"));
         assertThat(handlers.any()).isTrue();
     }
 
     @Test
     void aRoleThatIsNotConfiguredFailsNamingTheHandlerAndTheConfiguredRoles() throws Exception {
         assertThatThrownBy(() -> handlers.check(method(Mixed.class, "misspelled"), Mixed.class))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("@LeaderOnly(role = \"typo\")")
-                .hasMessageContaining(Mixed.class.getName() + ".misspelled()").hasMessageContaining("krabka.coordination.roles");
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("@LeaderOnly(role = \"typo\")")
+                .hasMessageContaining(Mixed.class.getName() + ".misspelled()")
+                .hasMessageContaining("krabka.coordination.roles");
     }
 
     @Test
     void aLeadershipParameterOnAHandlerThatIsNotLeaderOnlyFailsNamingIt() throws Exception {
         assertThatThrownBy(() -> handlers.check(method(Mixed.class, "takesALeadership", Leadership.class), Mixed.class))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining(Mixed.class.getName() + ".takesALeadership()")
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining(Mixed.class.getName() + ".takesALeadership()")
                 .hasMessageContaining("only a @LeaderOnly handler gets");
         handlers.check(method(Mixed.class, "ordered", Leadership.class), Mixed.class);
     }

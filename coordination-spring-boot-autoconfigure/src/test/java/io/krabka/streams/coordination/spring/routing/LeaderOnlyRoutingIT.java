@@ -26,8 +26,12 @@ class LeaderOnlyRoutingIT extends LeaderOnlyRoutingITBase {
         /** Writes who handled the command, under which term, through the leadership's guarded writes. */
         @LeaderOnly(role = ROLE)
         @PostMapping("/commands/{id}")
-        String handle(@PathVariable String id, @RequestBody String body, GuardedSender<String, String> sender,
-                Leadership leadership, @RequestHeader(value = "Authorization", required = false) String authorization,
+        String handle(
+                @PathVariable String id,
+                @RequestBody String body,
+                GuardedSender<String, String> sender,
+                Leadership leadership,
+                @RequestHeader(value = "Authorization", required = false) String authorization,
                 @RequestHeader(value = "Keep-Alive", required = false) String keepAlive,
                 @RequestHeader(value = RoutingHeaders.FORWARDED_BY, required = false) String forwardedBy) {
             sender.send(handled, id, leadership.member() + "@" + leadership.term());

@@ -77,7 +77,8 @@ abstract class LeaderOnlyRoutingITBase {
     static volatile CompletableFuture<Void> slowProceed;
 
     private final String topic = "coordination-" + UUID.randomUUID().toString().substring(0, 8);
-    private final String handledTopic = "handled-" + UUID.randomUUID().toString().substring(0, 8);
+    private final String handledTopic =
+            "handled-" + UUID.randomUUID().toString().substring(0, 8);
     private final Map<String, ConfigurableApplicationContext> members = new HashMap<>();
     private final HttpClient http = HttpClient.newHttpClient();
     private final WebApplicationType type;
@@ -100,8 +101,7 @@ abstract class LeaderOnlyRoutingITBase {
 
     @SpringBootConfiguration
     @EnableAutoConfiguration
-    static class MemberApp {
-    }
+    static class MemberApp {}
 
     /** A stack's controllers: {@link #handled} is the topic their handlers write to. */
     abstract static class RoutedCommands {
@@ -153,13 +153,28 @@ abstract class LeaderOnlyRoutingITBase {
                 "krabka.coordination.lease.duration", "3s",
                 "krabka.coordination.lease.renew-interval", "1s",
                 "krabka.coordination.lease.challenge-stagger", "1s"));
-        properties.putAll(Map.of("krabka.coordination.topic.replication-factor", "1",
-                "krabka.coordination.topic.allow-unsafe", "true", "krabka.coordination.topic.partitions", "3",
-                "krabka.coordination.topic.name", topic, "krabka.coordination.routing.grant-wait", "300ms",
+        properties.putAll(Map.of(
+                "krabka.coordination.topic.replication-factor",
+                "1",
+                "krabka.coordination.topic.allow-unsafe",
+                "true",
+                "krabka.coordination.topic.partitions",
+                "3",
+                "krabka.coordination.topic.name",
+                topic,
+                "krabka.coordination.routing.grant-wait",
+                "300ms",
                 // Only @LeaderOnly handlers work for the role: they count as its work.
-                "krabka.coordination.require-work", "true", "routing.handled-topic", handledTopic));
+                "krabka.coordination.require-work",
+                "true",
+                "routing.handled-topic",
+                handledTopic));
         properties.putAll(stackProperties());
-        return new SpringApplicationBuilder(MemberApp.class).sources(controllers).web(type).properties(properties).run();
+        return new SpringApplicationBuilder(MemberApp.class)
+                .sources(controllers)
+                .web(type)
+                .properties(properties)
+                .run();
     }
 
     @Test
@@ -173,13 +188,18 @@ abstract class LeaderOnlyRoutingITBase {
             String id = "fwd-" + i;
             ids.add(id);
             String sentTo = via.get(i % 2);
-            HttpResponse<String> answer = post(sentTo, "/commands/" + id + "?x=" + i, "payload-" + i,
+            HttpResponse<String> answer = post(
+                    sentTo,
+                    "/commands/" + id + "?x=" + i,
+                    "payload-" + i,
                     Map.of("Authorization", "Bearer token-" + i, "Keep-Alive", "timeout=5"));
             assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
-            // The holder saw the caller's Authorization; a forward dropped the hop-by-hop Keep-Alive and marked the hop.
+            // The holder saw the caller's Authorization; a forward dropped the hop-by-hop Keep-Alive and marked the
+            // hop.
             boolean direct = sentTo.equals(holder);
-            assertThat(answer.body()).isEqualTo(holder + " " + term + " body=payload-" + i + " auth=Bearer token-" + i
-                    + " keep-alive=" + (direct ? "timeout=5" : "null") + " via=" + (direct ? "null" : sentTo));
+            assertThat(answer.body())
+                    .isEqualTo(holder + " " + term + " body=payload-" + i + " auth=Bearer token-" + i + " keep-alive="
+                            + (direct ? "timeout=5" : "null") + " via=" + (direct ? "null" : sentTo));
             assertThat(answer.headers().firstValue(RoutingHeaders.HOLDER)).contains(holder);
             assertThat(answer.headers().firstValue(RoutingHeaders.TERM)).contains(Long.toString(term));
         }
@@ -189,9 +209,10 @@ abstract class LeaderOnlyRoutingITBase {
 
         // Every member's /actuator/coordination names where the holder answers.
         for (String member : via) {
-            await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(get(member, "/actuator/coordination"))
-                    .contains("\"holder\":\"" + holder + "\"")
-                    .contains("\"holderUrl\":\"http://127.0.0.1:" + port(holder) + "\""));
+            await().atMost(Duration.ofSeconds(10))
+                    .untilAsserted(() -> assertThat(get(member, "/actuator/coordination"))
+                            .contains("\"holder\":\"" + holder + "\"")
+                            .contains("\"holderUrl\":\"http://127.0.0.1:" + port(holder) + "\""));
         }
     }
 
@@ -205,8 +226,11 @@ abstract class LeaderOnlyRoutingITBase {
         String location = answer.headers().firstValue("Location").orElseThrow();
         assertThat(location).isEqualTo("http://127.0.0.1:" + port(holder) + "/commands/redirected?x=1");
         assertThat(answer.headers().firstValue(RoutingHeaders.HOLDER)).contains(holder);
-        HttpResponse<String> followed = http.send(HttpRequest.newBuilder(URI.create(location))
-                .header("Content-Type", "text/plain").POST(HttpRequest.BodyPublishers.ofString("r")).build(),
+        HttpResponse<String> followed = http.send(
+                HttpRequest.newBuilder(URI.create(location))
+                        .header("Content-Type", "text/plain")
+                        .POST(HttpRequest.BodyPublishers.ofString("r"))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(followed.statusCode()).isEqualTo(200);
         assertThat(handled().get("redirected")).hasSize(1).allMatch(v -> v.startsWith(holder + "@"));
@@ -232,19 +256,29 @@ abstract class LeaderOnlyRoutingITBase {
         MemberAddresses addresses = members.get(other).getBean(MemberAddresses.class);
         String real = addresses.lookup(MemberId.of(holder)).orElseThrow().url();
         writeAddress(holder, "http://198.51.100.7:8080");
-        await().atMost(Duration.ofSeconds(10)).until(() -> addresses.lookup(MemberId.of(holder)).map(MemberAddress::url)
-                .filter("http://198.51.100.7:8080"::equals).isPresent());
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> addresses
+                        .lookup(MemberId.of(holder))
+                        .map(MemberAddress::url)
+                        .filter("http://198.51.100.7:8080"::equals)
+                        .isPresent());
         try {
             HttpResponse<String> answer = post(other, "/commands/forged", "f", Map.of());
             assertThat(answer.statusCode()).isEqualTo(502);
             assertThat(answer.headers().firstValue(RoutingHeaders.HOLDER)).contains(holder);
-            assertThat(answer.body()).contains("urn:krabka:routing:refused-target").contains("198.51.100.7")
+            assertThat(answer.body())
+                    .contains("urn:krabka:routing:refused-target")
+                    .contains("198.51.100.7")
                     .contains("allowed-targets");
             assertThat(handled()).doesNotContainKey("forged");
         } finally {
             writeAddress(holder, real);
-            await().atMost(Duration.ofSeconds(10)).until(() -> addresses.lookup(MemberId.of(holder)).map(MemberAddress::url)
-                    .filter(real::equals).isPresent());
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> addresses
+                            .lookup(MemberId.of(holder))
+                            .map(MemberAddress::url)
+                            .filter(real::equals)
+                            .isPresent());
         }
     }
 
@@ -252,15 +286,19 @@ abstract class LeaderOnlyRoutingITBase {
     @Order(6)
     void aHolderDeposedWhileItsHandlerWaitsHasItsWriteRefusedAndAnswers503() throws Exception {
         String holder = awaitHolder();
-        CompletableFuture<HttpResponse<String>> pending = http.sendAsync(HttpRequest.newBuilder(uri(holder, "/slow/deposed"))
-                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        CompletableFuture<HttpResponse<String>> pending = http.sendAsync(
+                HttpRequest.newBuilder(uri(holder, "/slow/deposed"))
+                        .POST(HttpRequest.BodyPublishers.noBody())
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
         assertThat(slowEntered.await(10, TimeUnit.SECONDS)).isTrue();
         assertThat(loop(holder).release(Role.of(ROLE))).isTrue();
         slowProceed.complete(null);
         HttpResponse<String> answer = pending.get(30, TimeUnit.SECONDS);
         assertThat(answer.statusCode()).as(answer.body()).isEqualTo(503);
         assertThat(answer.headers().firstValue("Retry-After")).isPresent();
-        assertThat(answer.headers().firstValue(RoutingHeaders.HOLDER)).as("the answer does not name the deposed holder")
+        assertThat(answer.headers().firstValue(RoutingHeaders.HOLDER))
+                .as("the answer does not name the deposed holder")
                 .isEmpty();
         assertThat(answer.body()).contains("urn:krabka:routing:deposed").contains("send the request again");
         assertThat(handled()).doesNotContainKey("deposed");
@@ -275,11 +313,18 @@ abstract class LeaderOnlyRoutingITBase {
         try {
             for (String member : List.of("n1", "n2", "r3")) {
                 HttpResponse<String> answer = post(member, "/commands/leaderless", "l", Map.of());
-                assertThat(answer.statusCode()).as(member + ": " + answer.body()).isEqualTo(503);
-                assertThat(answer.headers().firstValue("Retry-After")).isPresent()
-                        .get().satisfies(seconds -> assertThat(Long.parseLong(seconds)).isPositive());
+                assertThat(answer.statusCode())
+                        .as(member + ": " + answer.body())
+                        .isEqualTo(503);
+                assertThat(answer.headers().firstValue("Retry-After"))
+                        .isPresent()
+                        .get()
+                        .satisfies(
+                                seconds -> assertThat(Long.parseLong(seconds)).isPositive());
                 assertThat(answer.headers().firstValue("Content-Type")).contains("application/problem+json");
-                assertThat(answer.body()).contains("\"status\":503").contains("urn:krabka:routing:no-holder")
+                assertThat(answer.body())
+                        .contains("\"status\":503")
+                        .contains("urn:krabka:routing:no-holder")
                         .contains("\"role\":\"orders\"");
             }
             assertThat(handled()).doesNotContainKey("leaderless");
@@ -291,7 +336,8 @@ abstract class LeaderOnlyRoutingITBase {
     @Test
     @Order(8)
     void aLeaderOnlyHandlerForARoleThatIsNotConfiguredFailsStartupNamingIt() {
-        assertThatThrownBy(() -> start("bad", "forward", MisconfiguredCommands.class).close())
+        assertThatThrownBy(() ->
+                        start("bad", "forward", MisconfiguredCommands.class).close())
                 .hasStackTraceContaining("@LeaderOnly(role = \"typo\")")
                 .hasStackTraceContaining("krabka.coordination.roles");
     }
@@ -305,11 +351,16 @@ abstract class LeaderOnlyRoutingITBase {
     /** A forwarding member that does not hold the role, once one holds it. */
     String forwardingNonHolder() {
         String holder = awaitHolder();
-        return List.of("n1", "n2").stream().filter(m -> !m.equals(holder)).findFirst().orElseThrow();
+        return List.of("n1", "n2").stream()
+                .filter(m -> !m.equals(holder))
+                .findFirst()
+                .orElseThrow();
     }
 
     private Optional<String> holderNow() {
-        return members.keySet().stream().filter(m -> loop(m).state(Role.of(ROLE)) == MemberRoleState.LEADER).findFirst();
+        return members.keySet().stream()
+                .filter(m -> loop(m).state(Role.of(ROLE)) == MemberRoleState.LEADER)
+                .findFirst();
     }
 
     ConfigurableApplicationContext member(String member) {
@@ -334,13 +385,15 @@ abstract class LeaderOnlyRoutingITBase {
 
     HttpResponse<String> post(String member, String path, String body, Map<String, String> headers) throws Exception {
         HttpRequest.Builder request = HttpRequest.newBuilder(uri(member, path))
-                .header("Content-Type", "text/plain").POST(HttpRequest.BodyPublishers.ofString(body));
+                .header("Content-Type", "text/plain")
+                .POST(HttpRequest.BodyPublishers.ofString(body));
         headers.forEach(request::header);
         return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
 
     private String get(String member, String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(uri(member, path)).build(), HttpResponse.BodyHandlers.ofString()).body();
+        return http.send(HttpRequest.newBuilder(uri(member, path)).build(), HttpResponse.BodyHandlers.ofString())
+                .body();
     }
 
     private void writeAddress(String member, String url) throws Exception {
@@ -348,8 +401,11 @@ abstract class LeaderOnlyRoutingITBase {
         settings.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
         settings.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(settings)) {
-            producer.send(new ProducerRecord<>(MemberAddressCodec.topicFor(topic), MemberAddressCodec.encodeKey(MemberId.of(member)),
-                    MemberAddressCodec.encodeValue(new MemberAddress(MemberId.of(member), url, System.currentTimeMillis()))))
+            producer.send(new ProducerRecord<>(
+                            MemberAddressCodec.topicFor(topic),
+                            MemberAddressCodec.encodeKey(MemberId.of(member)),
+                            MemberAddressCodec.encodeValue(
+                                    new MemberAddress(MemberId.of(member), url, System.currentTimeMillis()))))
                     .get();
         }
     }

@@ -9,10 +9,10 @@ import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.autoconfigure.CoordinationAutoConfiguration;
 import io.krabka.streams.coordination.client.Leadership;
-import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.spring.GuardedSender;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.spring.MemberRoleState;
+import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
@@ -46,12 +46,16 @@ import reactor.core.publisher.Mono;
  */
 class LeaderOnlyWebFluxAutoConfigurationTests {
 
-    private static final AutoConfigurations ROUTING = AutoConfigurations.of(KafkaAutoConfiguration.class,
-            CoordinationAutoConfiguration.class, CoordinationRoutingAutoConfiguration.class,
-            LeaderOnlyWebMvcAutoConfiguration.class, LeaderOnlyWebFluxAutoConfiguration.class);
+    private static final AutoConfigurations ROUTING = AutoConfigurations.of(
+            KafkaAutoConfiguration.class,
+            CoordinationAutoConfiguration.class,
+            CoordinationRoutingAutoConfiguration.class,
+            LeaderOnlyWebMvcAutoConfiguration.class,
+            LeaderOnlyWebFluxAutoConfiguration.class);
 
     private final ReactiveWebApplicationContextRunner reactive = new ReactiveWebApplicationContextRunner()
-            .withConfiguration(ROUTING).withConfiguration(AutoConfigurations.of(WebFluxAutoConfiguration.class))
+            .withConfiguration(ROUTING)
+            .withConfiguration(AutoConfigurations.of(WebFluxAutoConfiguration.class))
             .withBean(CoordinationTransport.class, LeaderOnlyWebFluxAutoConfigurationTests::inMemory)
             .withPropertyValues("krabka.coordination.roles=orders", "krabka.coordination.member-id=n1");
 
@@ -63,9 +67,13 @@ class LeaderOnlyWebFluxAutoConfigurationTests {
     @Test
     void onAReactiveApplicationTheRoutingAdapterComesFirstAndMvcsPartIsNotThere() {
         reactive.run(context -> {
-            assertThat(context).hasNotFailed().hasSingleBean(LeaderOnlyWebFlux.class)
-                    .hasSingleBean(LeaderOnlyHandlerAdapter.class).doesNotHaveBean(LeaderOnlyWebMvc.class);
-            List<HandlerAdapter> adapters = new ArrayList<>(context.getBeansOfType(HandlerAdapter.class).values());
+            assertThat(context)
+                    .hasNotFailed()
+                    .hasSingleBean(LeaderOnlyWebFlux.class)
+                    .hasSingleBean(LeaderOnlyHandlerAdapter.class)
+                    .doesNotHaveBean(LeaderOnlyWebMvc.class);
+            List<HandlerAdapter> adapters =
+                    new ArrayList<>(context.getBeansOfType(HandlerAdapter.class).values());
             AnnotationAwareOrderComparator.sort(adapters);
             assertThat(adapters.get(0)).isInstanceOf(LeaderOnlyHandlerAdapter.class);
             assertThat(adapters).anyMatch(RequestMappingHandlerAdapter.class::isInstance);
@@ -74,26 +82,38 @@ class LeaderOnlyWebFluxAutoConfigurationTests {
 
     @Test
     void onAServletApplicationOnlyMvcsPartIsThere() {
-        new WebApplicationContextRunner().withConfiguration(ROUTING)
+        new WebApplicationContextRunner()
+                .withConfiguration(ROUTING)
                 .withConfiguration(AutoConfigurations.of(WebMvcAutoConfiguration.class))
-                .withBean(CoordinationTransport.class, LeaderOnlyWebFluxAutoConfigurationTests::inMemory).withPropertyValues("krabka.coordination.roles=orders")
-                .run(context -> assertThat(context).hasNotFailed().hasSingleBean(HolderRoutes.class)
-                        .hasSingleBean(LeaderOnlyWebMvc.class).doesNotHaveBean(LeaderOnlyWebFluxAutoConfiguration.class)
-                        .doesNotHaveBean(LeaderOnlyWebFlux.class).doesNotHaveBean(LeaderOnlyHandlerAdapter.class));
+                .withBean(CoordinationTransport.class, LeaderOnlyWebFluxAutoConfigurationTests::inMemory)
+                .withPropertyValues("krabka.coordination.roles=orders")
+                .run(context -> assertThat(context)
+                        .hasNotFailed()
+                        .hasSingleBean(HolderRoutes.class)
+                        .hasSingleBean(LeaderOnlyWebMvc.class)
+                        .doesNotHaveBean(LeaderOnlyWebFluxAutoConfiguration.class)
+                        .doesNotHaveBean(LeaderOnlyWebFlux.class)
+                        .doesNotHaveBean(LeaderOnlyHandlerAdapter.class));
     }
 
     @Test
     void withoutWebFluxOnTheClasspathItBacksOff() {
         reactive.withClassLoader(new FilteredClassLoader("org.springframework.web.reactive"))
-                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LeaderOnlyWebFluxAutoConfiguration.class)
-                        .doesNotHaveBean(LeaderOnlyHandlerAdapter.class).doesNotHaveBean(LeaderOnlyWebMvc.class));
+                .run(context -> assertThat(context)
+                        .hasNotFailed()
+                        .doesNotHaveBean(LeaderOnlyWebFluxAutoConfiguration.class)
+                        .doesNotHaveBean(LeaderOnlyHandlerAdapter.class)
+                        .doesNotHaveBean(LeaderOnlyWebMvc.class));
     }
 
     @Test
     void withRoutingOffItBacksOff() {
         reactive.withPropertyValues("krabka.coordination.routing.enabled=false")
-                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(HolderRoutes.class)
-                        .doesNotHaveBean(LeaderOnlyHandlerAdapter.class).doesNotHaveBean(LeaderOnlyWebFlux.class));
+                .run(context -> assertThat(context)
+                        .hasNotFailed()
+                        .doesNotHaveBean(HolderRoutes.class)
+                        .doesNotHaveBean(LeaderOnlyHandlerAdapter.class)
+                        .doesNotHaveBean(LeaderOnlyWebFlux.class));
     }
 
     @RestController
@@ -107,9 +127,13 @@ class LeaderOnlyWebFluxAutoConfigurationTests {
 
     @Test
     void aLeaderOnlyHandlerForARoleThatIsNotConfiguredFailsStartupNamingIt() {
-        reactive.withUserConfiguration(Misspelled.class).run(context -> assertThat(context).hasFailed()
-                .getFailure().hasMessageContaining("@LeaderOnly(role = \"typo\")")
-                .hasMessageContaining(Misspelled.class.getName() + ".handle()").hasMessageContaining("krabka.coordination.roles"));
+        reactive.withUserConfiguration(Misspelled.class)
+                .run(context -> assertThat(context)
+                        .hasFailed()
+                        .getFailure()
+                        .hasMessageContaining("@LeaderOnly(role = \"typo\")")
+                        .hasMessageContaining(Misspelled.class.getName() + ".handle()")
+                        .hasMessageContaining("krabka.coordination.roles"));
     }
 
     @RestController
@@ -122,9 +146,12 @@ class LeaderOnlyWebFluxAutoConfigurationTests {
 
     @Test
     void aLeadershipParameterOnAHandlerWithoutLeaderOnlyFailsStartupNamingIt() {
-        reactive.withUserConfiguration(Unrouted.class).run(context -> assertThat(context).hasFailed()
-                .getFailure().hasMessageContaining(Unrouted.class.getName() + ".handle()")
-                .hasMessageContaining("only a @LeaderOnly handler gets"));
+        reactive.withUserConfiguration(Unrouted.class)
+                .run(context -> assertThat(context)
+                        .hasFailed()
+                        .getFailure()
+                        .hasMessageContaining(Unrouted.class.getName() + ".handle()")
+                        .hasMessageContaining("only a @LeaderOnly handler gets"));
     }
 
     /** The holder's handlers; its address is never read (it holds the role), nor written. */
@@ -134,7 +161,8 @@ class LeaderOnlyWebFluxAutoConfigurationTests {
         @LeaderOnly(role = "orders")
         @PostMapping("/held")
         Mono<String> held(Leadership leadership, GuardedSender<String, String> sender) {
-            return Mono.just(leadership.member() + "@" + leadership.term() + " sender=" + sender.leadership().term());
+            return Mono.just(leadership.member() + "@" + leadership.term() + " sender="
+                    + sender.leadership().term());
         }
 
         @LeaderOnly(role = "orders")
@@ -146,8 +174,8 @@ class LeaderOnlyWebFluxAutoConfigurationTests {
         @LeaderOnly(role = "orders")
         @PostMapping("/emitted")
         Mono<String> emitted() {
-            return Mono.error(new IllegalStateException("the write failed",
-                    new FencedException("refused", null, LeadershipEndCause.FENCED)));
+            return Mono.error(new IllegalStateException(
+                    "the write failed", new FencedException("refused", null, LeadershipEndCause.FENCED)));
         }
 
         @PostMapping("/open")
@@ -157,9 +185,15 @@ class LeaderOnlyWebFluxAutoConfigurationTests {
 
         @Bean
         MemberAddresses coordinationMemberAddresses(MemberId member, Environment environment) {
-            return new MemberAddresses(member, null, environment, () -> {
-                throw new AssertionError("the holder opens no address book here");
-            }, () -> false, InstantSource.system());
+            return new MemberAddresses(
+                    member,
+                    null,
+                    environment,
+                    () -> {
+                        throw new AssertionError("the holder opens no address book here");
+                    },
+                    () -> false,
+                    InstantSource.system());
         }
     }
 
@@ -170,23 +204,47 @@ class LeaderOnlyWebFluxAutoConfigurationTests {
             LeadershipLoop loop = context.getBean(LeadershipLoop.class);
             await().atMost(Duration.ofSeconds(20)).until(() -> loop.state(Role.of("orders")) == MemberRoleState.LEADER);
             long term = loop.leadership(Role.of("orders")).orElseThrow().term();
-            WebTestClient client = WebTestClient.bindToApplicationContext(context).build();
+            WebTestClient client =
+                    WebTestClient.bindToApplicationContext(context).build();
 
-            client.post().uri("/held").exchange().expectStatus().isOk()
-                    .expectHeader().valueEquals(RoutingHeaders.HOLDER, "n1")
-                    .expectHeader().valueEquals(RoutingHeaders.TERM, Long.toString(term))
-                    .expectBody(String.class).isEqualTo("n1@" + term + " sender=" + term);
+            client.post()
+                    .uri("/held")
+                    .exchange()
+                    .expectStatus()
+                    .isOk()
+                    .expectHeader()
+                    .valueEquals(RoutingHeaders.HOLDER, "n1")
+                    .expectHeader()
+                    .valueEquals(RoutingHeaders.TERM, Long.toString(term))
+                    .expectBody(String.class)
+                    .isEqualTo("n1@" + term + " sender=" + term);
             for (String path : List.of("/thrown", "/emitted")) {
-                client.post().uri(path).exchange().expectStatus().isEqualTo(503)
-                        .expectHeader().valueEquals("Retry-After", "1")
-                        .expectHeader().doesNotExist(RoutingHeaders.HOLDER)
-                        .expectHeader().contentType("application/problem+json")
-                        .expectBody(String.class).value(body -> assertThat(body).as(path)
-                                .contains("urn:krabka:routing:deposed").contains("\"role\":\"orders\"").contains("FENCED"));
+                client.post()
+                        .uri(path)
+                        .exchange()
+                        .expectStatus()
+                        .isEqualTo(503)
+                        .expectHeader()
+                        .valueEquals("Retry-After", "1")
+                        .expectHeader()
+                        .doesNotExist(RoutingHeaders.HOLDER)
+                        .expectHeader()
+                        .contentType("application/problem+json")
+                        .expectBody(String.class)
+                        .value(body -> assertThat(body)
+                                .as(path)
+                                .contains("urn:krabka:routing:deposed")
+                                .contains("\"role\":\"orders\"")
+                                .contains("FENCED"));
             }
             // A handler without @LeaderOnly is not routing's: its failure is the application's.
-            client.post().uri("/open").exchange().expectStatus().is5xxServerError()
-                    .expectHeader().doesNotExist("Retry-After");
+            client.post()
+                    .uri("/open")
+                    .exchange()
+                    .expectStatus()
+                    .is5xxServerError()
+                    .expectHeader()
+                    .doesNotExist("Retry-After");
         });
     }
 }

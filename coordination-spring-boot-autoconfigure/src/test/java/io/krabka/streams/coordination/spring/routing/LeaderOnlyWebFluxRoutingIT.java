@@ -46,13 +46,17 @@ class LeaderOnlyWebFluxRoutingIT extends LeaderOnlyRoutingITBase {
         /** Writes who handled the command, under which term, with a guarded write that does not block the event loop. */
         @LeaderOnly(role = ROLE)
         @PostMapping("/commands/{id}")
-        Mono<String> handle(@PathVariable String id, @RequestBody String body, GuardedSender<String, String> sender,
-                Leadership leadership, @RequestHeader(value = "Authorization", required = false) String authorization,
+        Mono<String> handle(
+                @PathVariable String id,
+                @RequestBody String body,
+                GuardedSender<String, String> sender,
+                Leadership leadership,
+                @RequestHeader(value = "Authorization", required = false) String authorization,
                 @RequestHeader(value = "Keep-Alive", required = false) String keepAlive,
                 @RequestHeader(value = RoutingHeaders.FORWARDED_BY, required = false) String forwardedBy) {
             return Mono.fromFuture(sender.sendAsync(handled, id, leadership.member() + "@" + leadership.term()))
-                    .thenReturn(leadership.member() + " " + leadership.term() + " body=" + body + " auth=" + authorization
-                            + " keep-alive=" + keepAlive + " via=" + forwardedBy);
+                    .thenReturn(leadership.member() + " " + leadership.term() + " body=" + body + " auth="
+                            + authorization + " keep-alive=" + keepAlive + " via=" + forwardedBy);
         }
 
         /** Waits for the test, without blocking, before it writes: the test deposes the holder meanwhile. */
@@ -61,8 +65,8 @@ class LeaderOnlyWebFluxRoutingIT extends LeaderOnlyRoutingITBase {
         Mono<String> slow(@PathVariable String id, GuardedSender<String, String> sender, Leadership leadership) {
             slowEntered.countDown();
             return Mono.fromFuture(slowProceed)
-                    .then(Mono.defer(() -> Mono.fromFuture(sender.sendAsync(handled, id, leadership.member() + "@"
-                            + leadership.term()))))
+                    .then(Mono.defer(() -> Mono.fromFuture(
+                            sender.sendAsync(handled, id, leadership.member() + "@" + leadership.term()))))
                     .thenReturn("written");
         }
 
@@ -84,14 +88,18 @@ class LeaderOnlyWebFluxRoutingIT extends LeaderOnlyRoutingITBase {
     /** Reactor Netty, as spring-boot-starter-webflux runs it (Tomcat is on this classpath for the MVC tests). */
     @Override
     Map<String, String> stackProperties() {
-        return Map.of("spring.autoconfigure.exclude",
+        return Map.of(
+                "spring.autoconfigure.exclude",
                 "org.springframework.boot.tomcat.autoconfigure.reactive.TomcatReactiveWebServerAutoConfiguration");
     }
 
     @Test
     @Order(2)
     void aLargeBodyAndAStreamedAnswerPassThroughAForward() throws Exception {
-        assertThat(((ReactiveWebServerApplicationContext) member("n1")).getWebServer().getClass().getSimpleName())
+        assertThat(((ReactiveWebServerApplicationContext) member("n1"))
+                        .getWebServer()
+                        .getClass()
+                        .getSimpleName())
                 .isEqualTo("NettyWebServer");
         String holder = awaitHolder();
         String other = forwardingNonHolder();
@@ -102,16 +110,22 @@ class LeaderOnlyWebFluxRoutingIT extends LeaderOnlyRoutingITBase {
         assertThat(echoed.body()).hasSize(large.length()).isEqualTo(large);
 
         // The first event reaches the caller through the forward while the holder's answer is still open.
-        HttpResponse<Stream<String>> streamed = http().sendAsync(HttpRequest.newBuilder(uri(other, "/stream"))
-                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofLines())
+        HttpResponse<Stream<String>> streamed = http().sendAsync(
+                        HttpRequest.newBuilder(uri(other, "/stream"))
+                                .POST(HttpRequest.BodyPublishers.noBody())
+                                .build(),
+                        HttpResponse.BodyHandlers.ofLines())
                 .get(10, TimeUnit.SECONDS);
         assertThat(streamed.statusCode()).isEqualTo(200);
         assertThat(streamed.headers().firstValue("Content-Type").orElseThrow()).startsWith("text/event-stream");
         try (Stream<String> lines = streamed.body()) {
-            Iterator<String> events = lines.filter(line -> line.startsWith("data:")).iterator();
-            assertThat(CompletableFuture.supplyAsync(events::next).get(10, TimeUnit.SECONDS)).isEqualTo("data:first");
+            Iterator<String> events =
+                    lines.filter(line -> line.startsWith("data:")).iterator();
+            assertThat(CompletableFuture.supplyAsync(events::next).get(10, TimeUnit.SECONDS))
+                    .isEqualTo("data:first");
             SECOND_EVENT.complete(null);
-            assertThat(CompletableFuture.supplyAsync(events::next).get(10, TimeUnit.SECONDS)).isEqualTo("data:second");
+            assertThat(CompletableFuture.supplyAsync(events::next).get(10, TimeUnit.SECONDS))
+                    .isEqualTo("data:second");
         }
     }
 }

@@ -18,20 +18,23 @@ class MemberAddressesTest {
     };
 
     private static MemberAddresses addresses(String configured, MockEnvironment environment) {
-        return new MemberAddresses(MemberId.of("n1"), configured, environment, NO_BOOK, () -> false, InstantSource.system());
+        return new MemberAddresses(
+                MemberId.of("n1"), configured, environment, NO_BOOK, () -> false, InstantSource.system());
     }
 
     @Test
     void aConfiguredUrlHasItsPlaceholdersResolvedOnceThePortIsKnownAndLosesItsTrailingSlash() {
-        MockEnvironment environment = new MockEnvironment().withProperty("local.server.port", "8081")
-                .withProperty("POD_IP", "10.0.0.7");
-        assertThat(addresses("http://${POD_IP}:${local.server.port}/", environment).resolveUrl())
+        MockEnvironment environment =
+                new MockEnvironment().withProperty("local.server.port", "8081").withProperty("POD_IP", "10.0.0.7");
+        assertThat(addresses("http://${POD_IP}:${local.server.port}/", environment)
+                        .resolveUrl())
                 .isEqualTo("http://10.0.0.7:8081");
     }
 
     @Test
     void theDefaultIsTheSchemeThisHostsAddressThePortAndTheContextPath() {
-        MockEnvironment environment = new MockEnvironment().withProperty("server.ssl.enabled", "true")
+        MockEnvironment environment = new MockEnvironment()
+                .withProperty("server.ssl.enabled", "true")
                 .withProperty("server.servlet.context-path", "/api/");
         MemberAddresses addresses = addresses(null, environment);
         addresses.serverPort(8443);
@@ -49,22 +52,33 @@ class MemberAddressesTest {
 
     @Test
     void aUrlThatBreaksTheRulesOrCannotBeDerivedFailsStartupNamingTheProperty() {
-        assertThatThrownBy(() -> addresses("ftp://10.0.0.7", new MockEnvironment()).resolveUrl())
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("krabka.coordination.advertised-url")
+        assertThatThrownBy(
+                        () -> addresses("ftp://10.0.0.7", new MockEnvironment()).resolveUrl())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("krabka.coordination.advertised-url")
                 .hasMessageContaining("http:// or https://");
-        assertThatThrownBy(() -> addresses("http://${NOT_SET}:8080", new MockEnvironment()).resolveUrl())
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("NOT_SET");
+        assertThatThrownBy(() -> addresses("http://${NOT_SET}:8080", new MockEnvironment())
+                        .resolveUrl())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("NOT_SET");
         assertThatThrownBy(() -> addresses(null, new MockEnvironment()).resolveUrl())
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("no web server port");
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("no web server port");
     }
 
     @Test
     void anUnreachableClusterDoesNotFailStartupTheAddressIsTriedAgainInTheBackground() {
         java.util.concurrent.atomic.AtomicInteger attempts = new java.util.concurrent.atomic.AtomicInteger();
-        MemberAddresses addresses = new MemberAddresses(MemberId.of("n1"), "http://127.0.0.1:8080", new MockEnvironment(), () -> {
-            attempts.incrementAndGet();
-            throw new io.krabka.streams.coordination.CoordinationException("the cluster did not answer");
-        }, () -> true, InstantSource.system());
+        MemberAddresses addresses = new MemberAddresses(
+                MemberId.of("n1"),
+                "http://127.0.0.1:8080",
+                new MockEnvironment(),
+                () -> {
+                    attempts.incrementAndGet();
+                    throw new io.krabka.streams.coordination.CoordinationException("the cluster did not answer");
+                },
+                () -> true,
+                InstantSource.system());
         addresses.start();
         assertThat(attempts).hasValue(1);
         assertThat(addresses.isRunning()).isTrue();

@@ -4,13 +4,13 @@ import io.krabka.streams.coordination.CommitOutcomeUnknownException;
 import io.krabka.streams.coordination.ConsumedOffsets;
 import io.krabka.streams.coordination.CoordinationTimeoutException;
 import io.krabka.streams.coordination.FencedException;
-import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.kafka.KafkaCoordinationTransport;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
+import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.RoleRecords;
 import io.krabka.streams.coordination.transport.TopicSpec;
@@ -86,6 +86,7 @@ public final class InMemoryCluster {
     private final List<AppendListener> appendListeners = new CopyOnWriteArrayList<>();
     /** The key {@link #watchedKey} decoded last, and what it decoded to (or why it could not). */
     private byte[] watchedKeyBytes;
+
     private CoordinationKey watchedKey;
     private RuntimeException watchedKeyProblem;
 
@@ -94,6 +95,7 @@ public final class InMemoryCluster {
     interface AppendListener {
         void appended(TopicPartition partition, byte[] key, byte[] value);
     }
+
     private final LongSupplier timestamps;
     private short transactionVersion = 2;
     private long featureGeneration;
@@ -113,6 +115,7 @@ public final class InMemoryCluster {
     private final ManualRuntime.Signal news;
     /** Wakes calls blocked by a fault when one ends, on a {@link ManualRuntime}. */
     private final ManualRuntime.Signal faultsLifted;
+
     private Duration operationTimeout = KafkaCoordinationTransport.DEFAULT_OPERATION_TIMEOUT;
     private final Map<Operation, Duration> latencies = new EnumMap<>(Operation.class);
     private final Map<String, Duration> initLatencies = new HashMap<>();
@@ -241,8 +244,9 @@ public final class InMemoryCluster {
                 bumpEpoch(transactionalId);
             }
             pause(timeout, what);
-            throw new CoordinationTimeoutException(what + " got no answer from the cluster in time: injected timeout of "
-                    + timeout + (timesOut ? " (the coordinator did bump the epoch)" : ""));
+            throw new CoordinationTimeoutException(
+                    what + " got no answer from the cluster in time: injected timeout of " + timeout
+                            + (timesOut ? " (the coordinator did bump the epoch)" : ""));
         }
         return bumpEpoch(transactionalId);
     }
@@ -257,12 +261,18 @@ public final class InMemoryCluster {
         }
         coordinator.state = "Empty";
         coordinator.transactionStartedAt = -1;
-        return new Epoch(transactionalId, coordinator.producerId, coordinator.epoch, transactionVersion, featureGeneration);
+        return new Epoch(
+                transactionalId, coordinator.producerId, coordinator.epoch, transactionVersion, featureGeneration);
     }
 
     /** DescribeTransactions of some ids with its faults; {@code timeout} null for the operation timeout. */
     Map<String, Optional<ProducerState>> describe(Collection<String> transactionalIds, Duration timeout) {
-        enter(Operation.DESCRIBE, "describing the transactions of " + transactionalIds, transactionalIds, List.of(), timeout);
+        enter(
+                Operation.DESCRIBE,
+                "describing the transactions of " + transactionalIds,
+                transactionalIds,
+                List.of(),
+                timeout);
         synchronized (this) {
             Map<String, Optional<ProducerState>> described = new java.util.LinkedHashMap<>();
             transactionalIds.forEach(id -> described.put(id, describe(id)));
@@ -273,14 +283,21 @@ public final class InMemoryCluster {
     /** A topic other than {@code excluded} that a transaction of {@code producerId} wrote to, as DescribeProducers would show. */
     synchronized Optional<String> topicWrittenBy(long producerId, String excluded) {
         return producersOf.entrySet().stream()
-                .filter(written -> !written.getKey().topic().equals(excluded) && written.getValue().contains(producerId))
-                .map(written -> written.getKey().topic()).sorted().findFirst();
+                .filter(written -> !written.getKey().topic().equals(excluded)
+                        && written.getValue().contains(producerId))
+                .map(written -> written.getKey().topic())
+                .sorted()
+                .findFirst();
     }
 
     synchronized Optional<ProducerState> describe(String transactionalId) {
         Coordinator coordinator = coordinators.get(transactionalId);
-        return coordinator == null ? Optional.empty()
-                : Optional.of(new ProducerState(coordinator.producerId, coordinator.epoch, coordinator.state,
+        return coordinator == null
+                ? Optional.empty()
+                : Optional.of(new ProducerState(
+                        coordinator.producerId,
+                        coordinator.epoch,
+                        coordinator.state,
                         coordinator.transactionStartedAt));
     }
 
@@ -295,16 +312,24 @@ public final class InMemoryCluster {
     }
 
     /** A transaction with the faults of {@link Operation#COMMIT}, then {@link #commit}. */
-    List<RecordMetadata> transact(Epoch epoch, List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed,
+    List<RecordMetadata> transact(
+            Epoch epoch,
+            List<ProducerRecord<byte[], byte[]>> records,
+            ConsumedOffsets consumed,
             java.util.function.Function<ProducerRecord<byte[], byte[]>, TopicPartition> partitioner) {
-        List<TopicPartition> partitions = records.stream().map(partitioner).distinct().toList();
+        List<TopicPartition> partitions =
+                records.stream().map(partitioner).distinct().toList();
         synchronized (this) {
             if (cutOff(epoch)) {
                 throw new CoordinationTimeoutException("a transaction of role " + epoch.transactionalId
                         + " got no answer from the cluster in time: its holder is cut off from the cluster (injected)");
             }
         }
-        enter(Operation.COMMIT, "a transaction of role " + epoch.transactionalId, List.of(epoch.transactionalId), partitions,
+        enter(
+                Operation.COMMIT,
+                "a transaction of role " + epoch.transactionalId,
+                List.of(epoch.transactionalId),
+                partitions,
                 null);
         return commit(epoch, records, consumed, partitioner);
     }
@@ -321,8 +346,7 @@ public final class InMemoryCluster {
     }
 
     /** A record appended while the watchers were stalled, told when the stall ends. */
-    private record HeldNews(TopicPartition partition, byte[] key, byte[] value) {
-    }
+    private record HeldNews(TopicPartition partition, byte[] key, byte[] value) {}
 
     /** Tells every watcher of an append, or holds it while the watchers are stalled. Holds the lock. */
     private void tellWatchers(TopicPartition partition, byte[] key, byte[] value) {
@@ -336,12 +360,16 @@ public final class InMemoryCluster {
     }
 
     /** Commits a transaction atomically, or throws {@link FencedException} and writes nothing. */
-    synchronized List<RecordMetadata> commit(Epoch epoch, List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed,
+    synchronized List<RecordMetadata> commit(
+            Epoch epoch,
+            List<ProducerRecord<byte[], byte[]>> records,
+            ConsumedOffsets consumed,
             java.util.function.Function<ProducerRecord<byte[], byte[]>, TopicPartition> partitioner) {
         Coordinator coordinator = coordinators.get(epoch.transactionalId);
         if (coordinator == null || coordinator.producerId != epoch.producerId || coordinator.epoch != epoch.epoch) {
-            throw new FencedException("the epoch " + epoch.producerId + "/" + epoch.epoch + " of " + epoch.transactionalId
-                    + " is superseded by " + (coordinator == null ? "nothing" : coordinator.producerId + "/" + coordinator.epoch));
+            throw new FencedException("the epoch " + epoch.producerId + "/" + epoch.epoch + " of "
+                    + epoch.transactionalId + " is superseded by "
+                    + (coordinator == null ? "nothing" : coordinator.producerId + "/" + coordinator.epoch));
         }
         LostCommit lost = lostCommits.remove(epoch.transactionalId);
         if (lost == LostCommit.APPLIED) {
@@ -355,15 +383,16 @@ public final class InMemoryCluster {
             coordinator.transactionStartedAt = timestamps.getAsLong();
         }
         if (lost != null) {
-            throw new CommitOutcomeUnknownException("injected: the commit of " + epoch.transactionalId + " got no answer ("
-                    + lost + ")", null);
+            throw new CommitOutcomeUnknownException(
+                    "injected: the commit of " + epoch.transactionalId + " got no answer (" + lost + ")", null);
         }
         List<RecordMetadata> written = new ArrayList<>();
         List<TopicPartition> touched = new ArrayList<>();
         for (ProducerRecord<byte[], byte[]> record : records) {
             TopicPartition partition = partitioner.apply(record);
             if (visibilityDelayMillis > 0 && !touched.contains(partition)) {
-                invisible.computeIfAbsent(partition, p -> new ArrayList<>())
+                invisible
+                        .computeIfAbsent(partition, p -> new ArrayList<>())
                         .add(new long[] {endOffset(partition), timestamps.getAsLong() + visibilityDelayMillis});
             }
             written.add(appendRecord(partition, record));
@@ -381,7 +410,9 @@ public final class InMemoryCluster {
             }
         }
         if (!consumed.isEmpty()) {
-            groupOffsets.computeIfAbsent(consumed.group().groupId(), g -> new HashMap<>()).putAll(consumed.offsets());
+            groupOffsets
+                    .computeIfAbsent(consumed.group().groupId(), g -> new HashMap<>())
+                    .putAll(consumed.offsets());
         }
         coordinator.state = "CompleteCommit";
         coordinator.transactionStartedAt = timestamps.getAsLong();
@@ -452,7 +483,9 @@ public final class InMemoryCluster {
      * nobody is told again.
      */
     synchronized boolean vouchesForWatchers(TopicPartition partition, long fromOffset) {
-        return vouchForWatchers && visibilityDelayMillis == 0 && watcherStalls == 0
+        return vouchForWatchers
+                && visibilityDelayMillis == 0
+                && watcherStalls == 0
                 && fromOffset >= toldEarlyUntil.getOrDefault(partition, 0L);
     }
 
@@ -540,7 +573,12 @@ public final class InMemoryCluster {
         if (headers.length > 0) {
             headersOf.computeIfAbsent(partition, p -> new HashMap<>()).put(offset, new RecordHeaders(headers));
         }
-        return new RecordMetadata(partition, offset, 0, timestamp, record.key() == null ? -1 : record.key().length,
+        return new RecordMetadata(
+                partition,
+                offset,
+                0,
+                timestamp,
+                record.key() == null ? -1 : record.key().length,
                 record.value() == null ? -1 : record.value().length);
     }
 
@@ -554,8 +592,7 @@ public final class InMemoryCluster {
     }
 
     /** What one fetch got: the records, and the offset the reader goes on from (past commit markers at the end). */
-    record Fetch(List<ConsumerRecord<byte[], byte[]>> records, long next) {
-    }
+    record Fetch(List<ConsumerRecord<byte[], byte[]>> records, long next) {}
 
     /** The committed records of {@code partition} from {@code fromOffset}, at most {@code max}, as a consumer gets them. */
     synchronized Fetch fetch(TopicPartition partition, long fromOffset, int max) {
@@ -567,10 +604,18 @@ public final class InMemoryCluster {
         for (; offset < end && out.size() < max; offset++) {
             RawRecord record = log.get((int) offset);
             if (record != null) {
-                out.add(new ConsumerRecord<>(partition.topic(), partition.partition(), offset, record.timestamp(),
-                        TimestampType.CREATE_TIME, record.key() == null ? -1 : record.key().length,
-                        record.value() == null ? -1 : record.value().length, record.key(), record.value(),
-                        headers.getOrDefault(offset, new RecordHeaders()), Optional.empty()));
+                out.add(new ConsumerRecord<>(
+                        partition.topic(),
+                        partition.partition(),
+                        offset,
+                        record.timestamp(),
+                        TimestampType.CREATE_TIME,
+                        record.key() == null ? -1 : record.key().length,
+                        record.value() == null ? -1 : record.value().length,
+                        record.key(),
+                        record.value(),
+                        headers.getOrDefault(offset, new RecordHeaders()),
+                        Optional.empty()));
             }
         }
         return new Fetch(out, Math.max(offset, fromOffset));
@@ -601,7 +646,7 @@ public final class InMemoryCluster {
             }
         }
         long deadline = runtime.nanoTime() + timeout.toNanos();
-        for (;;) {
+        for (; ; ) {
             long remaining;
             synchronized (this) {
                 if (condition.getAsBoolean()) {
@@ -628,7 +673,7 @@ public final class InMemoryCluster {
         }
         // On simulated time: wait for news suspended on the runtime, never holding the lock.
         long deadline = runtime.nanoTime() + maxWait.toNanos();
-        for (;;) {
+        for (; ; ) {
             long remaining;
             synchronized (this) {
                 remaining = deadline - runtime.nanoTime();
@@ -640,8 +685,8 @@ public final class InMemoryCluster {
         }
     }
 
-    private synchronized RoleRecords readWaitingOnTheMonitor(TopicPartition partition, long fromOffset, Duration maxWait)
-            throws InterruptedException {
+    private synchronized RoleRecords readWaitingOnTheMonitor(
+            TopicPartition partition, long fromOffset, Duration maxWait) throws InterruptedException {
         long deadline = System.nanoTime() + maxWait.toNanos();
         while (visibleEnd(partition) <= fromOffset) {
             long remaining = deadline - System.nanoTime();
@@ -689,7 +734,9 @@ public final class InMemoryCluster {
 
     /** The committed records of a partition, for assertions. */
     public synchronized List<RawRecord> records(TopicPartition partition) {
-        return logs.getOrDefault(partition, List.of()).stream().filter(r -> r != null).toList();
+        return logs.getOrDefault(partition, List.of()).stream()
+                .filter(r -> r != null)
+                .toList();
     }
 
     /** The kinds of call a transport makes, for {@link #latency}. */
@@ -775,7 +822,7 @@ public final class InMemoryCluster {
     public synchronized Fault cutOffHolder(Role role) {
         Coordinator coordinator = coordinators.get(role.name());
         if (coordinator == null) {
-            return fault(() -> { });
+            return fault(() -> {});
         }
         long[] epoch = {coordinator.producerId, coordinator.epoch};
         cutOffEpochs.put(role.name(), epoch);
@@ -887,8 +934,12 @@ public final class InMemoryCluster {
      * {@code timeout} (null: the operation timeout). Never under the cluster's lock: a
      * sleeping call must not hold up every other one.
      */
-    private void enter(Operation operation, String what, Collection<String> transactionalIds,
-            Collection<TopicPartition> partitions, Duration timeout) {
+    private void enter(
+            Operation operation,
+            String what,
+            Collection<String> transactionalIds,
+            Collection<TopicPartition> partitions,
+            Duration timeout) {
         if (Thread.holdsLock(this)) {
             throw new IllegalStateException("a fault would sleep holding the in-memory cluster's lock");
         }
@@ -899,7 +950,10 @@ public final class InMemoryCluster {
             latency = latencies.get(operation);
             limit = timeout == null || timeout.compareTo(operationTimeout) > 0 ? operationTimeout : timeout;
             if (operation == Operation.DESCRIBE) {
-                stranded = transactionalIds.stream().filter(movingCoordinators::contains).findFirst().orElse(null);
+                stranded = transactionalIds.stream()
+                        .filter(movingCoordinators::contains)
+                        .findFirst()
+                        .orElse(null);
             }
         }
         if (latency != null) {
@@ -907,11 +961,12 @@ public final class InMemoryCluster {
         }
         if (stranded != null) {
             pause(limit, what);
-            throw new CoordinationTimeoutException(what + " got no answer from the cluster in time: it was sent to the dead "
-                    + "transaction coordinator of " + stranded + " (injected) and waited " + limit);
+            throw new CoordinationTimeoutException(
+                    what + " got no answer from the cluster in time: it was sent to the dead "
+                            + "transaction coordinator of " + stranded + " (injected) and waited " + limit);
         }
         long deadline = runtime.nanoTime() + limit.toNanos();
-        for (;;) {
+        for (; ; ) {
             String blockedBy;
             synchronized (this) {
                 blockedBy = blockedBy(operation, transactionalIds, partitions);
@@ -921,8 +976,8 @@ public final class InMemoryCluster {
             }
             long remaining = deadline - runtime.nanoTime();
             if (remaining <= 0) {
-                throw new CoordinationTimeoutException(what + " got no answer from the cluster in time: " + blockedBy
-                        + " (injected) for " + limit);
+                throw new CoordinationTimeoutException(
+                        what + " got no answer from the cluster in time: " + blockedBy + " (injected) for " + limit);
             }
             try {
                 if (faultsLifted != null) {
@@ -938,7 +993,8 @@ public final class InMemoryCluster {
     }
 
     /** What blocks a call, or null. Holds the lock. */
-    private String blockedBy(Operation operation, Collection<String> transactionalIds, Collection<TopicPartition> partitions) {
+    private String blockedBy(
+            Operation operation, Collection<String> transactionalIds, Collection<TopicPartition> partitions) {
         if (operation != Operation.READ && operation != Operation.REGISTER) {
             for (String id : transactionalIds) {
                 if (frozenCoordinators.contains(id)) {

@@ -70,14 +70,17 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
     @Override
     public long register(Role role, MemberId member, long registeredAt) {
         requireOpen();
-        return cluster.register(partitionOf(role), CoordinationCodec.encodeKey(CoordinationKey.registration(role, member)),
+        return cluster.register(
+                partitionOf(role),
+                CoordinationCodec.encodeKey(CoordinationKey.registration(role, member)),
                 CoordinationCodec.encodeValue(new CoordinationRecord.Registration(member, registeredAt)));
     }
 
     @Override
     public void deregister(Role role, MemberId member) {
         requireOpen();
-        cluster.register(partitionOf(role), CoordinationCodec.encodeKey(CoordinationKey.registration(role, member)), null);
+        cluster.register(
+                partitionOf(role), CoordinationCodec.encodeKey(CoordinationKey.registration(role, member)), null);
     }
 
     /** Appends arbitrary bytes to the role's partition, as a broken or hostile writer could. */
@@ -164,7 +167,8 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
     public Map<Role, Optional<ProducerState>> describeEpochs(Collection<Role> roles) {
         requireOpen();
         List<Role> distinct = roles.stream().distinct().toList();
-        Map<String, Optional<ProducerState>> byId = cluster.describe(distinct.stream().map(Role::name).toList(), null);
+        Map<String, Optional<ProducerState>> byId =
+                cluster.describe(distinct.stream().map(Role::name).toList(), null);
         Map<Role, Optional<ProducerState>> described = new LinkedHashMap<>();
         distinct.forEach(role -> described.put(role, byId.get(role.name())));
         return described;
@@ -209,7 +213,10 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
     @Override
     public boolean tellsEverythingSince(Role role, long fromOffset) {
         Long from = watchedFrom.get(role);
-        return !closed && from != null && fromOffset >= from && cluster.vouchesForWatchers(partitionOf(role), fromOffset);
+        return !closed
+                && from != null
+                && fromOffset >= from
+                && cluster.vouchesForWatchers(partitionOf(role), fromOffset);
     }
 
     @Override
@@ -250,8 +257,8 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
 
         /** A commit answers at once here; one made to lose its answer ({@link InMemoryCluster#loseNextCommit}) stays lost however long it is retried. */
         @Override
-        public List<RecordMetadata> transact(List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed,
-                Duration commitRetry) {
+        public List<RecordMetadata> transact(
+                List<ProducerRecord<byte[], byte[]>> records, ConsumedOffsets consumed, Duration commitRetry) {
             if (epochClosed || broken) {
                 throw new CoordinationException("the epoch of role " + role + " is " + (broken ? "broken" : "closed"));
             }

@@ -277,8 +277,9 @@ public final class ManualRuntime implements CoordinationRuntime {
         Carrier self = carrierOf(Thread.currentThread());
         if (self == null) {
             if (driver != null) {
-                throw new IllegalStateException(Thread.currentThread() + " is no thread of this runtime: it cannot sleep"
-                        + " on simulated time while the simulation runs");
+                throw new IllegalStateException(
+                        Thread.currentThread() + " is no thread of this runtime: it cannot sleep"
+                                + " on simulated time while the simulation runs");
             }
             if (Thread.interrupted()) {
                 throw new InterruptedException();
@@ -347,8 +348,7 @@ public final class ManualRuntime implements CoordinationRuntime {
         private final List<Carrier> waiters = new ArrayList<>();
         private long signals;
 
-        private Signal() {
-        }
+        private Signal() {}
 
         /**
          * Waits until {@link #signalAll} or until {@code timeout} passed. On the test's
@@ -368,11 +368,13 @@ public final class ManualRuntime implements CoordinationRuntime {
             synchronized (ManualRuntime.this) {
                 before = signals;
             }
-            return advanceUntil(() -> {
-                synchronized (ManualRuntime.this) {
-                    return signals != before;
-                }
-            }, timeout);
+            return advanceUntil(
+                    () -> {
+                        synchronized (ManualRuntime.this) {
+                            return signals != before;
+                        }
+                    },
+                    timeout);
         }
 
         /** Wakes every task awaiting this signal, at the current instant, in the order they began to wait. */
@@ -444,7 +446,7 @@ public final class ManualRuntime implements CoordinationRuntime {
         }
         boolean interrupted = false;
         try {
-            for (;;) {
+            for (; ; ) {
                 Event event = next();
                 if (event == null) {
                     break;
@@ -648,7 +650,8 @@ public final class ManualRuntime implements CoordinationRuntime {
     }
 
     private Lane lane(Executor executor) {
-        if (executor instanceof Lane lane && (lane == passes || lane == renewals || lane == callbacks || lane == workers)) {
+        if (executor instanceof Lane lane
+                && (lane == passes || lane == renewals || lane == callbacks || lane == workers)) {
             return lane;
         }
         throw new IllegalArgumentException(executor + " is no executor of this runtime");
@@ -665,7 +668,8 @@ public final class ManualRuntime implements CoordinationRuntime {
                 failure = handlerFailed;
             }
         }
-        failures.add(new AssertionError(task + " threw at +" + Duration.ofNanos(now - TICKER_START) + ": " + failure, failure));
+        failures.add(new AssertionError(
+                task + " threw at +" + Duration.ofNanos(now - TICKER_START) + ": " + failure, failure));
     }
 
     /** Stops the carriers; sleeping tasks end where they sleep. Idempotent. */
@@ -839,11 +843,11 @@ public final class ManualRuntime implements CoordinationRuntime {
         @Override
         public void run() {
             try {
-                for (;;) {
+                for (; ; ) {
                     awaitBaton(false);
                     Event event = assignment;
                     assignment = null;
-                    for (;;) {
+                    for (; ; ) {
                         runTask(event);
                         event = next();
                         if (event == null || event.kind == RESUME) {
@@ -963,8 +967,7 @@ public final class ManualRuntime implements CoordinationRuntime {
         private long maxEventsPerInstant = DEFAULT_MAX_EVENTS_PER_INSTANT;
         private boolean growsRenewals = true;
 
-        Builder() {
-        }
+        Builder() {}
 
         /** The wall clock; a new {@link ManualClock} by default. */
         public Builder clock(ManualClock clock) {

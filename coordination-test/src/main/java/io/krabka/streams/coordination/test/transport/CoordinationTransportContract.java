@@ -1,9 +1,5 @@
 package io.krabka.streams.coordination.test.transport;
 
-import io.krabka.streams.coordination.transport.CoordinationTransport;
-import io.krabka.streams.coordination.transport.RawRecord;
-import io.krabka.streams.coordination.transport.RoleEpoch;
-import io.krabka.streams.coordination.transport.RoleRecords;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -17,6 +13,10 @@ import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.RecordKind;
 import io.krabka.streams.coordination.record.RolePartitioner;
+import io.krabka.streams.coordination.transport.CoordinationTransport;
+import io.krabka.streams.coordination.transport.RawRecord;
+import io.krabka.streams.coordination.transport.RoleEpoch;
+import io.krabka.streams.coordination.transport.RoleRecords;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -61,8 +61,11 @@ public abstract class CoordinationTransportContract {
         return Role.of(prefix + "-" + UUID.randomUUID().toString().substring(0, 8));
     }
 
-    private static ProducerRecord<byte[], byte[]> lease(CoordinationTransport transport, Role role, String member, long pid, short epoch) {
-        return new ProducerRecord<>(transport.topic(), RolePartitioner.partitionFor(role, transport.partitionCount()),
+    private static ProducerRecord<byte[], byte[]> lease(
+            CoordinationTransport transport, Role role, String member, long pid, short epoch) {
+        return new ProducerRecord<>(
+                transport.topic(),
+                RolePartitioner.partitionFor(role, transport.partitionCount()),
                 CoordinationCodec.encodeKey(CoordinationKey.lease(role)),
                 CoordinationCodec.encodeValue(new CoordinationRecord.Lease(MemberId.of(member), pid, epoch, 1, 2)));
     }
@@ -74,15 +77,18 @@ public abstract class CoordinationTransportContract {
      * transaction's first record (the last stable offset). So a test that reads what it
      * has just committed reads on to the end of the decided log, rather than once right after.
      */
-    private static List<RawRecord> readThrough(CoordinationTransport transport, Role role, long fromOffset, long throughOffset) {
+    private static List<RawRecord> readThrough(
+            CoordinationTransport transport, Role role, long fromOffset, long throughOffset) {
         List<RawRecord> read = new ArrayList<>();
         long[] next = {fromOffset};
-        await("a read of role " + role + " through offset " + throughOffset).atMost(Duration.ofSeconds(30)).until(() -> {
-            RoleRecords records = transport.read(role, next[0], Duration.ofMillis(200));
-            read.addAll(records.records());
-            next[0] = records.nextOffset();
-            return next[0] > throughOffset;
-        });
+        await("a read of role " + role + " through offset " + throughOffset)
+                .atMost(Duration.ofSeconds(30))
+                .until(() -> {
+                    RoleRecords records = transport.read(role, next[0], Duration.ofMillis(200));
+                    read.addAll(records.records());
+                    next[0] = records.nextOffset();
+                    return next[0] > throughOffset;
+                });
         return read;
     }
 
@@ -98,7 +104,8 @@ public abstract class CoordinationTransportContract {
         assertThat(records.records()).extracting(RawRecord::offset).startsWith(first, second);
         assertThat(records.nextOffset()).isGreaterThan(second);
         RawRecord registration = records.records().get(0);
-        assertThat(CoordinationCodec.decodeKey(registration.key())).isEqualTo(CoordinationKey.registration(role, MemberId.of("a")));
+        assertThat(CoordinationCodec.decodeKey(registration.key()))
+                .isEqualTo(CoordinationKey.registration(role, MemberId.of("a")));
         assertThat(CoordinationCodec.decodeValue(RecordKind.REGISTRATION, registration.value()))
                 .contains(new CoordinationRecord.Registration(MemberId.of("a"), 10));
     }
@@ -113,7 +120,8 @@ public abstract class CoordinationTransportContract {
 
         RoleRecords next = transport.read(role, first.nextOffset(), Duration.ZERO);
         assertThat(next.records()).extracting(RawRecord::offset).containsExactly(third);
-        assertThat(transport.read(role, next.nextOffset(), Duration.ZERO).records()).isEmpty();
+        assertThat(transport.read(role, next.nextOffset(), Duration.ZERO).records())
+                .isEmpty();
     }
 
     @Test
@@ -122,7 +130,8 @@ public abstract class CoordinationTransportContract {
         Role role = freshRole("tombstone");
         long registered = transport.register(role, MemberId.of("a"), 1);
         transport.deregister(role, MemberId.of("a"));
-        List<RawRecord> records = transport.read(role, registered, Duration.ZERO).records();
+        List<RawRecord> records =
+                transport.read(role, registered, Duration.ZERO).records();
         assertThat(records).hasSize(2);
         assertThat(records.get(1).value()).isNull();
     }
@@ -133,7 +142,8 @@ public abstract class CoordinationTransportContract {
         CoordinationTransport writer = transport();
         Role role = freshRole("wait");
         long start = reader.read(role, 0, Duration.ZERO).nextOffset();
-        CompletableFuture<RoleRecords> waiting = CompletableFuture.supplyAsync(() -> reader.read(role, start, Duration.ofSeconds(30)));
+        CompletableFuture<RoleRecords> waiting =
+                CompletableFuture.supplyAsync(() -> reader.read(role, start, Duration.ofSeconds(30)));
         long written = writer.register(role, MemberId.of("late"), 5);
         // Whether the read began before or after the write, it must return the record.
         RoleRecords records = waiting.get(30, TimeUnit.SECONDS);
@@ -164,12 +174,19 @@ public abstract class CoordinationTransportContract {
 
         assertThat(read).containsOnlyKeys(first, second);
         assertThat(read.get(first).records()).extracting(RawRecord::offset).containsExactly(wanted);
-        assertThat(read.get(first).nextOffset()).isEqualTo(transport.read(first, skipped + 1, Duration.ZERO).nextOffset());
+        assertThat(read.get(first).nextOffset())
+                .isEqualTo(transport.read(first, skipped + 1, Duration.ZERO).nextOffset());
         assertThat(read.get(second).records()).extracting(RawRecord::offset).containsExactly(other);
         assertThat(read.get(second).nextOffset()).isGreaterThan(other);
         // Read to the end: nothing more, and a plain read of the same partition still works.
-        assertThat(transport.readAll(Map.of(first, read.get(first).nextOffset())).get(first).records()).isEmpty();
-        assertThat(transport.read(second, other, Duration.ZERO).records()).extracting(RawRecord::offset).containsExactly(other);
+        assertThat(transport
+                        .readAll(Map.of(first, read.get(first).nextOffset()))
+                        .get(first)
+                        .records())
+                .isEmpty();
+        assertThat(transport.read(second, other, Duration.ZERO).records())
+                .extracting(RawRecord::offset)
+                .containsExactly(other);
         assertThat(transport.readAll(Map.of())).isEmpty();
     }
 
@@ -185,10 +202,15 @@ public abstract class CoordinationTransportContract {
         Role never = freshRole("many-never");
         transport.initEpoch(taken);
         transport.initEpoch(alsoTaken);
-        Map<Role, Optional<ProducerState>> described = transport.describeEpochs(List.of(taken, never, alsoTaken, taken));
+        Map<Role, Optional<ProducerState>> described =
+                transport.describeEpochs(List.of(taken, never, alsoTaken, taken));
         assertThat(described).containsOnlyKeys(taken, never, alsoTaken);
-        assertThat(described.get(taken)).isEqualTo(transport.describeEpoch(taken)).isPresent();
-        assertThat(described.get(alsoTaken)).isEqualTo(transport.describeEpoch(alsoTaken)).isPresent();
+        assertThat(described.get(taken))
+                .isEqualTo(transport.describeEpoch(taken))
+                .isPresent();
+        assertThat(described.get(alsoTaken))
+                .isEqualTo(transport.describeEpoch(alsoTaken))
+                .isPresent();
         assertThat(described.get(never)).isEmpty();
         assertThat(transport.describeEpochs(List.of())).isEmpty();
     }
@@ -199,11 +221,15 @@ public abstract class CoordinationTransportContract {
         Role role = freshRole("txn");
         RoleEpoch epoch = transport.initEpoch(role);
         ProducerState state = transport.describeEpoch(role).orElseThrow();
-        List<RecordMetadata> written = epoch.transact(List.of(lease(transport, role, "a", state.producerId(), state.producerEpoch())));
+        List<RecordMetadata> written =
+                epoch.transact(List.of(lease(transport, role, "a", state.producerId(), state.producerEpoch())));
         assertThat(written).hasSize(1);
-        assertThat(written.get(0).partition()).isEqualTo(RolePartitioner.partitionFor(role, transport.partitionCount()));
+        assertThat(written.get(0).partition())
+                .isEqualTo(RolePartitioner.partitionFor(role, transport.partitionCount()));
         long offset = written.get(0).offset();
-        assertThat(readThrough(transport, role, offset, offset)).extracting(RawRecord::offset).contains(offset);
+        assertThat(readThrough(transport, role, offset, offset))
+                .extracting(RawRecord::offset)
+                .contains(offset);
     }
 
     @Test
@@ -218,17 +244,23 @@ public abstract class CoordinationTransportContract {
         assertThat(after.producerEpoch()).isGreaterThan(before.producerEpoch());
 
         long end = first.read(role, 0, Duration.ZERO).nextOffset();
-        assertThatThrownBy(() -> old.transact(List.of(lease(first, role, "old", before.producerId(), before.producerEpoch()))))
+        assertThatThrownBy(() ->
+                        old.transact(List.of(lease(first, role, "old", before.producerId(), before.producerEpoch()))))
                 .isInstanceOf(FencedException.class);
-        List<RecordMetadata> written = newer.transact(List.of(lease(second, role, "new", after.producerId(), after.producerEpoch())));
+        List<RecordMetadata> written =
+                newer.transact(List.of(lease(second, role, "new", after.producerId(), after.producerEpoch())));
         assertThat(written).hasSize(1);
         // Nothing of the fenced transaction is visible, up to and with the newer epoch's record.
         byte[] leaseKey = CoordinationCodec.encodeKey(CoordinationKey.lease(role));
         List<RawRecord> leases = readThrough(first, role, end, written.get(0).offset()).stream()
-                .filter(record -> java.util.Arrays.equals(record.key(), leaseKey)).toList();
+                .filter(record -> java.util.Arrays.equals(record.key(), leaseKey))
+                .toList();
         assertThat(leases).extracting(RawRecord::offset).contains(written.get(0).offset());
-        assertThat(leases).allSatisfy(record ->
-                assertThat(CoordinationCodec.decodeValue(RecordKind.LEASE, record.value()).orElseThrow().member().value())
+        assertThat(leases)
+                .allSatisfy(record -> assertThat(CoordinationCodec.decodeValue(RecordKind.LEASE, record.value())
+                                .orElseThrow()
+                                .member()
+                                .value())
                         .isEqualTo("new"));
     }
 
@@ -253,7 +285,8 @@ public abstract class CoordinationTransportContract {
             epoch.transact(List.of(lease(transport, role, "a", initial.producerId(), initial.producerEpoch())));
             ProducerState now = transport.describeEpoch(role).orElseThrow();
             assertThat(now.producerId()).isEqualTo(initial.producerId());
-            assertThat(now.producerEpoch()).as("after commit %d", commit).isEqualTo((short) (initial.producerEpoch() + commit * step));
+            assertThat(now.producerEpoch()).as("after commit %d", commit).isEqualTo((short)
+                    (initial.producerEpoch() + commit * step));
         }
     }
 }

@@ -28,15 +28,17 @@ class CutOffHolderTest {
 
         InMemoryCluster.Fault cutOff = cluster.cutOffHolder(ROLE);
         assertThatThrownBy(() -> holder.transact(List.of(record("cut off"))))
-                .isInstanceOf(CoordinationTimeoutException.class).hasMessageContaining("cut off from the cluster (injected)");
+                .isInstanceOf(CoordinationTimeoutException.class)
+                .hasMessageContaining("cut off from the cluster (injected)");
         RoleEpoch next = transport.initEpoch(ROLE);
         next.transact(List.of(record("next epoch")));
         cutOff.close();
         RoleEpoch afterwards = transport.initEpoch(ROLE);
         afterwards.transact(List.of(record("after the fault")));
 
-        assertThat(cluster.records(output).stream().filter(r -> r != null && r.value() != null)
-                .map(r -> new String(r.value(), StandardCharsets.UTF_8)))
+        assertThat(cluster.records(output).stream()
+                        .filter(r -> r != null && r.value() != null)
+                        .map(r -> new String(r.value(), StandardCharsets.UTF_8)))
                 .containsExactly("before", "next epoch", "after the fault");
     }
 

@@ -53,7 +53,9 @@ class InMemoryConsumerTest {
         cluster.produce(record("a"));
         cluster.produce(record("b"));
         RoleEpoch epoch = cluster.transport(TopicSpec.DEFAULTS).initEpoch(Role.of("writer"));
-        epoch.transact(List.of(), new ConsumedOffsets(new ConsumerGroupMetadata("g"), Map.of(input, new OffsetAndMetadata(1))));
+        epoch.transact(
+                List.of(),
+                new ConsumedOffsets(new ConsumerGroupMetadata("g"), Map.of(input, new OffsetAndMetadata(1))));
 
         try (InMemoryConsumer consumer = cluster.consumer("g")) {
             consumer.assign(List.of(input));
@@ -80,12 +82,15 @@ class InMemoryConsumerTest {
     @Test
     void aTopicHasTheDeclaredPartitionsAndAKeyAlwaysGoesToTheSameOne() {
         cluster.createTopic("input", 3);
-        int first = cluster.produce(new ProducerRecord<>("input", bytes("device-7"), bytes("a"))).partition();
-        int again = cluster.produce(new ProducerRecord<>("input", bytes("device-7"), bytes("b"))).partition();
+        int first = cluster.produce(new ProducerRecord<>("input", bytes("device-7"), bytes("a")))
+                .partition();
+        int again = cluster.produce(new ProducerRecord<>("input", bytes("device-7"), bytes("b")))
+                .partition();
 
         assertThat(cluster.partitionsFor("input")).hasSize(3);
         assertThat(again).isEqualTo(first);
-        assertThatThrownBy(() -> cluster.createTopic("input", 2)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> cluster.createTopic("input", 2))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("has 3");
     }
 
@@ -98,7 +103,9 @@ class InMemoryConsumerTest {
     }
 
     private static List<String> values(ConsumerRecords<byte[], byte[]> records) {
-        return java.util.stream.StreamSupport.stream(records.spliterator(), false).map(ConsumerRecord::value)
-                .map(value -> new String(value, StandardCharsets.UTF_8)).toList();
+        return java.util.stream.StreamSupport.stream(records.spliterator(), false)
+                .map(ConsumerRecord::value)
+                .map(value -> new String(value, StandardCharsets.UTF_8))
+                .toList();
     }
 }

@@ -53,7 +53,8 @@ class ManualRuntimeTest {
 
         runtime.advance(Duration.ofSeconds(3));
 
-        assertThat(trace).containsExactly("pass@0", "work@0", "callback@0", "early@1000", "early-too@1000", "late@2000");
+        assertThat(trace)
+                .containsExactly("pass@0", "work@0", "callback@0", "early@1000", "early-too@1000", "late@2000");
         assertThat(runtime.elapsed()).isEqualTo(Duration.ofSeconds(3));
     }
 
@@ -95,10 +96,12 @@ class ManualRuntimeTest {
         Instant wallAtStart = runtime.clock().instant();
         long tickerAtStart = runtime.nanoTime();
         AtomicReference<Instant> wallWhenRun = new AtomicReference<>();
-        CoordinationRuntime.Scheduled timer = runtime.schedule(() -> {
-            wallWhenRun.set(runtime.clock().instant());
-            runtime.renewals().execute(() -> mark(runtime, "renewal from the timer"));
-        }, Duration.ofMillis(1500));
+        CoordinationRuntime.Scheduled timer = runtime.schedule(
+                () -> {
+                    wallWhenRun.set(runtime.clock().instant());
+                    runtime.renewals().execute(() -> mark(runtime, "renewal from the timer"));
+                },
+                Duration.ofMillis(1500));
 
         runtime.advance(Duration.ofSeconds(1));
         assertThat(trace).isEmpty();
@@ -108,7 +111,8 @@ class ManualRuntimeTest {
         assertThat(trace).containsExactly("renewal from the timer@1500");
         assertThat(wallWhenRun.get()).isEqualTo(wallAtStart.plusMillis(1500));
         assertThat(timer.isDue()).isTrue();
-        assertThat(runtime.nanoTime() - tickerAtStart).isEqualTo(Duration.ofSeconds(2).toNanos());
+        assertThat(runtime.nanoTime() - tickerAtStart)
+                .isEqualTo(Duration.ofSeconds(2).toNanos());
         assertThat(runtime.clock().instant()).isEqualTo(wallAtStart.plusSeconds(2));
     }
 
@@ -128,8 +132,9 @@ class ManualRuntimeTest {
     @Test
     void runDueRunsWhatTasksSubmitForNow() {
         ManualRuntime runtime = runtime();
-        runtime.passes().execute(() -> runtime.callbacks().execute(() -> runtime.schedule(() -> mark(runtime, "chained"),
-                Duration.ZERO)));
+        runtime.passes()
+                .execute(() -> runtime.callbacks()
+                        .execute(() -> runtime.schedule(() -> mark(runtime, "chained"), Duration.ZERO)));
 
         runtime.runDue();
 
@@ -237,7 +242,8 @@ class ManualRuntimeTest {
 
         runtime.advance(Duration.ofSeconds(10));
 
-        assertThat(trace).containsExactly("sleeps@0", "timer@1000", "other sleeper@3000", "woke@5000", "woke again@6000");
+        assertThat(trace)
+                .containsExactly("sleeps@0", "timer@1000", "other sleeper@3000", "woke@5000", "woke again@6000");
     }
 
     @Test
@@ -285,10 +291,12 @@ class ManualRuntimeTest {
                 mark(runtime, "interrupted");
             }
         });
-        runtime.schedule(() -> {
-            sleeper.get().interrupt();
-            mark(runtime, "interrupter");
-        }, Duration.ofSeconds(3));
+        runtime.schedule(
+                () -> {
+                    sleeper.get().interrupt();
+                    mark(runtime, "interrupter");
+                },
+                Duration.ofSeconds(3));
         runtime.schedule(() -> mark(runtime, "later"), Duration.ofSeconds(4));
 
         runtime.advance(Duration.ofSeconds(20));
@@ -298,7 +306,8 @@ class ManualRuntimeTest {
 
     @Test
     void aTaskBlockedOnARealLockIsReportedWithItsStack() throws InterruptedException {
-        ManualRuntime runtime = open(ManualRuntime.builder().hangTimeout(Duration.ofMillis(300)).build());
+        ManualRuntime runtime =
+                open(ManualRuntime.builder().hangTimeout(Duration.ofMillis(300)).build());
         ReentrantLock lock = new ReentrantLock();
         lock.lock();
         try {
@@ -312,9 +321,11 @@ class ManualRuntimeTest {
                     .hasMessageContaining("manual-runtime-carrier-0")
                     .hasMessageContaining("blocked outside the runtime")
                     .satisfies(hang -> assertThat(hang.getStackTrace())
-                            .anySatisfy(frame -> assertThat(frame.getClassName()).contains("ReentrantLock")));
+                            .anySatisfy(
+                                    frame -> assertThat(frame.getClassName()).contains("ReentrantLock")));
             assertThatThrownBy(() -> runtime.advance(Duration.ofSeconds(1)))
-                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("broken");
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("broken");
         } finally {
             lock.unlock();
         }
@@ -338,7 +349,8 @@ class ManualRuntimeTest {
 
         assertThatThrownBy(() -> runtime.advance(Duration.ofSeconds(2)))
                 .isInstanceOf(AssertionError.class)
-                .hasMessageContaining("the exploding pass").hasMessageContaining("passes")
+                .hasMessageContaining("the exploding pass")
+                .hasMessageContaining("passes")
                 .hasRootCauseMessage("boom");
         assertThat(trace).containsExactly("after@1000");
         // Reported once.
@@ -361,7 +373,8 @@ class ManualRuntimeTest {
 
     @Test
     void endlessWorkAtOneInstantIsALivelock() {
-        ManualRuntime runtime = open(ManualRuntime.builder().maxEventsPerInstant(1000).build());
+        ManualRuntime runtime =
+                open(ManualRuntime.builder().maxEventsPerInstant(1000).build());
         runtime.passes().execute(new Runnable() {
             @Override
             public void run() {
@@ -370,7 +383,9 @@ class ManualRuntimeTest {
         });
 
         assertThatThrownBy(() -> runtime.advance(Duration.ofSeconds(1)))
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("livelock").hasMessageContaining("1000");
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("livelock")
+                .hasMessageContaining("1000");
     }
 
     @Test
@@ -417,11 +432,13 @@ class ManualRuntimeTest {
             runtime.schedule(ticks::incrementAndGet, Duration.ofSeconds(i));
         }
 
-        assertThat(runtime.advanceUntil(() -> ticks.get() == 3, Duration.ofSeconds(60))).isTrue();
+        assertThat(runtime.advanceUntil(() -> ticks.get() == 3, Duration.ofSeconds(60)))
+                .isTrue();
         assertThat(runtime.elapsed()).isEqualTo(Duration.ofSeconds(3));
         assertThat(ticks).hasValue(3);
 
-        assertThat(runtime.advanceUntil(() -> ticks.get() == 100, Duration.ofSeconds(60))).isFalse();
+        assertThat(runtime.advanceUntil(() -> ticks.get() == 100, Duration.ofSeconds(60)))
+                .isFalse();
         assertThat(runtime.elapsed()).isEqualTo(Duration.ofSeconds(63));
         assertThat(ticks).hasValue(10);
     }
@@ -440,7 +457,7 @@ class ManualRuntimeTest {
         runtime.close();
 
         assertThat(finished).isFalse();
-        assertThatThrownBy(() -> runtime.passes().execute(() -> { }))
+        assertThatThrownBy(() -> runtime.passes().execute(() -> {}))
                 .isInstanceOf(java.util.concurrent.RejectedExecutionException.class);
     }
 
@@ -457,7 +474,8 @@ class ManualRuntimeTest {
     /** Tasks that sleep, submit to random executors, schedule and interrupt each other, as the seed says. */
     private List<String> randomWorkload(long seed) {
         List<String> events = new ArrayList<>();
-        ManualRuntime runtime = open(ManualRuntime.builder().passThreads(3).renewalThreads(2).build());
+        ManualRuntime runtime =
+                open(ManualRuntime.builder().passThreads(3).renewalThreads(2).build());
         Random random = new Random(seed);
         Executor[] executors = {runtime.passes(), runtime.renewals(), runtime.callbacks(), runtime.workers()};
         List<Thread> threads = new ArrayList<>();
@@ -476,7 +494,8 @@ class ManualRuntimeTest {
                             try {
                                 runtime.sleep(Duration.ofMillis(random.nextInt(500)));
                             } catch (InterruptedException e) {
-                                events.add(name + " interrupted @" + runtime.elapsed().toMillis());
+                                events.add(name + " interrupted @"
+                                        + runtime.elapsed().toMillis());
                             }
                         }
                         case 2 -> {
@@ -530,7 +549,8 @@ class ManualRuntimeTest {
         long switching = System.nanoTime() - started;
         assertThat(ran).hasValue(tasks + sleepers * resumes);
 
-        System.out.printf("ManualRuntime: %,d inline events/s, %,d resumes/s%n",
+        System.out.printf(
+                "ManualRuntime: %,d inline events/s, %,d resumes/s%n",
                 tasks * 1_000_000_000L / inline, sleepers * (long) resumes * 1_000_000_000L / switching);
     }
 
