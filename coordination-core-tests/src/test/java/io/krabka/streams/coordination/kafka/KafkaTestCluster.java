@@ -146,6 +146,7 @@ public final class KafkaTestCluster implements AutoCloseable {
         if (shared == null) {
             shared = start(1, SHARED_SETTINGS);
             shared.isShared = true;
+            SharedClusterStop.register(KafkaTestCluster::stopShared);
         }
         shared.setTransactionVersion(DEFAULT_TRANSACTION_VERSION);
         return shared;
