@@ -13,6 +13,7 @@ import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.errors.AuthorizationException;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanInitializationException;
 import org.springframework.core.env.PropertyResolver;
 import org.springframework.format.datetime.standard.DurationFormatterUtils;
@@ -32,7 +33,7 @@ final class LeaderListenerMethod {
     private final boolean batch;
     private final boolean takesLeadership;
     private final Supplier<LeaderPipelines> pipelines;
-    private volatile LeaderPipeline pipeline;
+    private volatile @Nullable LeaderPipeline pipeline;
 
     LeaderListenerMethod(
             Role role,

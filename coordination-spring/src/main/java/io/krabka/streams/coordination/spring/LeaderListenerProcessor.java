@@ -16,6 +16,7 @@ import java.util.Optional;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.errors.InterruptException;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.util.ReflectionUtils;
@@ -87,8 +88,8 @@ final class LeaderListenerProcessor implements BatchProcessor {
             try {
                 serialize(invoke(readable, leadership), outputs);
             } catch (ListenerFailure failure) {
-                stopIfEnded(failure.getCause(), leadership, records.get(0));
-                throw failure.getCause() instanceof Exception e ? e : failure;
+                stopIfEnded(failure.failure(), leadership, records.get(0));
+                throw failure.failure() instanceof Exception e ? e : failure;
             }
         }
         return outputs;
@@ -106,8 +107,8 @@ final class LeaderListenerProcessor implements BatchProcessor {
                 try {
                     serialize(invoke(typed.get(), leadership), outputs);
                 } catch (ListenerFailure failure) {
-                    stopIfEnded(failure.getCause(), leadership, record);
-                    outputs.add(deadLetter(record, failure.getCause()));
+                    stopIfEnded(failure.failure(), leadership, record);
+                    outputs.add(deadLetter(record, failure.failure()));
                 }
             }
             each.add(outputs);
@@ -120,7 +121,7 @@ final class LeaderListenerProcessor implements BatchProcessor {
      * (an interrupt the method caught and threw as its own), or the leadership ended. The
      * interrupt is kept.
      */
-    private void stopIfEnded(Throwable failure, Leadership leadership, ConsumerRecord<byte[], byte[]> record)
+    private void stopIfEnded(@Nullable Throwable failure, Leadership leadership, ConsumerRecord<byte[], byte[]> record)
             throws InterruptedException {
         boolean interrupted = Thread.currentThread().isInterrupted()
                 || failure instanceof InterruptedException
@@ -158,7 +159,7 @@ final class LeaderListenerProcessor implements BatchProcessor {
         try {
             return takesLeadership ? method.invoke(bean, input, leadership) : method.invoke(bean, input);
         } catch (InvocationTargetException e) {
-            throw new ListenerFailure(e.getCause());
+            throw new ListenerFailure(e.getTargetException() != null ? e.getTargetException() : e);
         } catch (IllegalAccessException e) {
             throw new ListenerFailure(e);
         }
@@ -206,8 +207,16 @@ final class LeaderListenerProcessor implements BatchProcessor {
     private static final class ListenerFailure extends Exception {
         private static final long serialVersionUID = 1L;
 
-        ListenerFailure(Throwable cause) {
-            super(cause);
+        private final Throwable failure;
+
+        ListenerFailure(Throwable failure) {
+            super(failure);
+            this.failure = failure;
+        }
+
+        /** What the listener threw: never null, unlike {@link #getCause()} in general. */
+        Throwable failure() {
+            return failure;
         }
     }
 }

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.function.Function;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.DisposableBean;
@@ -28,7 +29,7 @@ public final class LeaderPipelines implements DisposableBean {
     private final CoordinationRuntime runtime;
     private final InputConsumers inputs;
     // Built when first asked for (serdes()): an application without listeners needs no serializers.
-    private PipelineSerdes serdes;
+    private @Nullable PipelineSerdes serdes;
     private final List<Entry> entries = new ArrayList<>();
 
     private static final Logger log = LoggerFactory.getLogger(LeaderPipelines.class);

@@ -6,6 +6,7 @@ import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 import org.springframework.context.ApplicationEvent;
 
 /**
@@ -29,7 +30,7 @@ public class LeadershipEndedEvent extends ApplicationEvent {
     private final MemberId member;
     private final FencingToken token;
     private final LeadershipEndCause cause;
-    private final transient Throwable failure;
+    private final transient @Nullable Throwable failure;
 
     public LeadershipEndedEvent(
             Object source,
@@ -37,7 +38,7 @@ public class LeadershipEndedEvent extends ApplicationEvent {
             MemberId member,
             FencingToken token,
             LeadershipEndCause cause,
-            Throwable failure) {
+            @Nullable Throwable failure) {
         super(source);
         this.role = Objects.requireNonNull(role, "role");
         this.member = Objects.requireNonNull(member, "member");

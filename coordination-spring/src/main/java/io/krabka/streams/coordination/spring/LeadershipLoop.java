@@ -13,7 +13,9 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.ApplicationEventPublisher;
@@ -238,11 +240,11 @@ public final class LeadershipLoop implements SmartLifecycle {
         public void granted(Leadership leadership) throws Exception {
             observer.granted(role, Duration.ofNanos(client.runtime().nanoTime() - contendingSince));
             events.publishEvent(new LeadershipGrantedEvent(LeadershipLoop.this, leadership));
-            work.start(leadership, contenders.get(role));
+            work.start(leadership, Objects.requireNonNull(contenders.get(role), "the contender of a granted role"));
         }
 
         @Override
-        public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
+        public void ended(Leadership leadership, LeadershipEndCause cause, @Nullable Throwable failure) {
             work.stop(role, workStopTimeout, client.runtime());
             contendingSince = client.runtime().nanoTime();
             observer.ended(role, cause);

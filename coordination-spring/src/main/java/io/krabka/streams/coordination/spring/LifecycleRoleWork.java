@@ -5,6 +5,7 @@ import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.Lifecycle;
@@ -25,7 +26,7 @@ final class LifecycleRoleWork implements RoleWork {
     private final Lifecycle bean;
     private final String description;
     // The leadership of the last start; named by the stop that follows it.
-    private volatile Leadership leadership;
+    private volatile @Nullable Leadership leadership;
 
     LifecycleRoleWork(Lifecycle bean, String description) {
         this.bean = bean;

@@ -4,6 +4,7 @@ import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.aop.framework.Advised;
@@ -74,7 +75,7 @@ public final class OnLeadershipLifecycleGuard extends AbstractBeanFactoryAwareAd
         }
     }
 
-    private static Object start(MethodInvocation invocation) throws Throwable {
+    private static @Nullable Object start(MethodInvocation invocation) throws Throwable {
         if (Boolean.TRUE.equals(LOOP_STARTS.get())) {
             LOOP_STARTS.remove();
             return invocation.proceed();

@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.BeanFactory;
@@ -50,7 +51,7 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
     private final PropertyResolver placeholders;
     private final ObjectProvider<LeaderPipelines> pipelines;
     private final ObjectProvider<GuardedSenders> senders;
-    private ConfigurableListableBeanFactory beanFactory;
+    private @Nullable ConfigurableListableBeanFactory beanFactory;
 
     /**
      * @param configuredRoles {@code krabka.coordination.roles}

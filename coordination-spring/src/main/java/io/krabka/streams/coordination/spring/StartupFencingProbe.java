@@ -7,6 +7,7 @@ import io.krabka.streams.coordination.probe.ProbeCheck;
 import io.krabka.streams.coordination.probe.ProbeStatus;
 import java.util.Locale;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.SmartLifecycle;
@@ -43,7 +44,11 @@ public final class StartupFencingProbe implements SmartLifecycle {
      *     answer); null when it ran
      * @param report what it found; null when it did not run
      */
-    public record Outcome(String mode, ProbeStatus status, String problem, FencingReport report) {
+    public record Outcome(
+            String mode,
+            @Nullable ProbeStatus status,
+            @Nullable String problem,
+            @Nullable FencingReport report) {
 
         /** Without the report: the mode, the status and why it did not run. */
         public Outcome summary() {
