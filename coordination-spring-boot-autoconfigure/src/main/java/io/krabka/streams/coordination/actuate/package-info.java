@@ -1,0 +1,5 @@
+/**
+ * Actuator support: the {@code coordination} endpoint ({@link CoordinationEndpoint}), the
+ * {@code coordination} health contributor and the Micrometer meters.
+ */
+package io.krabka.streams.coordination.actuate;
