@@ -23,15 +23,13 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -65,7 +63,15 @@ class TlsSettingsIT {
     private static Path trustStore;
     private static KafkaProcessCluster cluster;
 
-    private final List<ConfigurableApplicationContext> apps = new CopyOnWriteArrayList<>();
+    /** Every Kafka client logs its effective settings, client.id included, at INFO on AbstractConfig. */
+    @RegisterExtension
+    final SpringMembers members = SpringMembers.of(MemberApp.class, () -> cluster.bootstrapServers("CLIENT"))
+            .with(
+                    "spring.main.web-application-type=none",
+                    "spring.kafka.security.protocol=SSL",
+                    "krabka.coordination.roles=" + CONTROLLER.name(),
+                    "krabka.coordination.operation-timeout=10s",
+                    "logging.level.org.apache.kafka.common.config.AbstractConfig=info");
 
     @BeforeAll
     static void startCluster() throws Exception {
@@ -152,11 +158,6 @@ class TlsSettingsIT {
         }
     }
 
-    @AfterEach
-    void closeApps() {
-        apps.forEach(ConfigurableApplicationContext::close);
-    }
-
     @SpringBootConfiguration
     @EnableAutoConfiguration
     static class MemberApp {
@@ -169,31 +170,15 @@ class TlsSettingsIT {
         }
     }
 
-    private ConfigurableApplicationContext start(String topic, boolean trustStoreSettings) {
-        Map<String, Object> properties = new LinkedHashMap<>(Map.of(
-                "spring.kafka.bootstrap-servers", cluster.bootstrapServers("CLIENT"),
-                "spring.kafka.security.protocol", "SSL",
-                "krabka.coordination.member-id", "n1",
-                "krabka.coordination.roles", CONTROLLER.name(),
-                "krabka.coordination.operation-timeout", "10s",
-                "krabka.coordination.topic.name", topic,
-                "krabka.coordination.topic.replication-factor", "1",
-                "krabka.coordination.topic.allow-unsafe", "true",
-                "krabka.coordination.topic.partitions", "3"));
-        // Every Kafka client logs its effective settings, client.id included, at INFO on this logger.
-        properties.put("logging.level.org.apache.kafka.common.config.AbstractConfig", "info");
-        if (trustStoreSettings) {
-            properties.put(
-                    "spring.kafka.ssl.trust-store-location", trustStore.toUri().toString());
-            properties.put("spring.kafka.ssl.trust-store-password", PASSWORD);
-            properties.put("spring.kafka.ssl.trust-store-type", "PKCS12");
-        }
-        ConfigurableApplicationContext app = new SpringApplicationBuilder(MemberApp.class)
-                .web(WebApplicationType.NONE)
-                .properties(properties)
-                .run();
-        apps.add(app);
-        return app;
+    /** Member n1, with or without the trust store that the broker's certificate needs. */
+    private ConfigurableApplicationContext start(boolean trustStoreSettings) {
+        return trustStoreSettings
+                ? members.start(
+                        "n1",
+                        "spring.kafka.ssl.trust-store-location=" + trustStore.toUri(),
+                        "spring.kafka.ssl.trust-store-password=" + PASSWORD,
+                        "spring.kafka.ssl.trust-store-type=PKCS12")
+                : members.start("n1");
     }
 
     private static boolean topicExists(String topic) throws Exception {
@@ -204,8 +189,8 @@ class TlsSettingsIT {
 
     @Test
     void theTrustStoreSettingsReachTheAdminTheProducersAndTheReader(CapturedOutput output) throws Exception {
-        String topic = "coordination-tls";
-        ConfigurableApplicationContext n1 = start(topic, true);
+        String topic = members.topic();
+        ConfigurableApplicationContext n1 = start(true);
         MemberApp app = n1.getBean(MemberApp.class);
 
         await().atMost(Duration.ofSeconds(30)).until(() -> !app.grants.isEmpty());
@@ -243,8 +228,8 @@ class TlsSettingsIT {
     @Test
     void withoutTheTrustStoreTheSameAppCreatesNothingAndSaysOnceThatTheHandshakeFailed(CapturedOutput output)
             throws Exception {
-        String topic = "coordination-untrusted";
-        ConfigurableApplicationContext n1 = start(topic, false);
+        String topic = members.topic();
+        ConfigurableApplicationContext n1 = start(false);
         MemberApp app = n1.getBean(MemberApp.class);
 
         await().atMost(Duration.ofSeconds(30))
