@@ -137,7 +137,9 @@ public final class KafkaTestCluster implements AutoCloseable {
      * Starting a cluster costs seconds; a test class that only needs a broker saves them.
      *
      * <p>What a test on it must keep to: its topics and roles are its own (a random suffix
-     * in their names), as tests of other classes ran before it on the same broker; it does
+     * in their names is the easy way), as tests of other classes ran before it on the same
+     * broker. A role's name is its transactional id across the cluster: a role another class
+     * used starts at an epoch no lease of this test explains, which costs a wait. It does
      * not stop, pause or reconfigure the broker. The cluster comes back at the default
      * transaction version on every call, whatever an earlier test set. {@link #close()} on
      * it does nothing, so a class closes it as it would close its own.
