@@ -213,6 +213,21 @@ public final class KafkaTestCluster implements AutoCloseable {
         } catch (Exception e) {
             throw new IllegalStateException("could not set transaction.version to " + version, e);
         }
+        // The controller has committed the update; a broker applies it from its metadata log a
+        // moment later, and a producer started before that would run at the old version.
+        org.awaitility.Awaitility.await("transaction.version " + version + " applied by the brokers")
+                .atMost(Duration.ofSeconds(30))
+                .until(() -> finalizedTransactionVersion() == version);
+    }
+
+    /** The transaction version a broker has applied (0 when the feature is not finalized). */
+    private short finalizedTransactionVersion() throws Exception {
+        FinalizedVersionRange finalized = admin.describeFeatures()
+                .featureMetadata()
+                .get(10, TimeUnit.SECONDS)
+                .finalizedFeatures()
+                .get("transaction.version");
+        return finalized == null ? 0 : finalized.maxVersionLevel();
     }
 
     /** Connection settings for the module's clients. */
