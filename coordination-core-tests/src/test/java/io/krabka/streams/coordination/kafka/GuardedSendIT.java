@@ -27,15 +27,9 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Headers;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -151,7 +145,7 @@ class GuardedSendIT {
         second.write(command("b-write"));
 
         Map<String, Headers> stamped = new HashMap<>();
-        readCommittedRecords()
+        cluster.committed(commands)
                 .forEach(record -> stamped.put(new String(record.value(), StandardCharsets.UTF_8), record.headers()));
 
         assertThat(stamped).containsOnlyKeys("a-write", "a-send", "b-write");
@@ -188,43 +182,14 @@ class GuardedSendIT {
                 .isTrue();
     }
 
-    private List<ConsumerRecord<byte[], byte[]>> readCommittedRecords() {
-        Map<String, Object> settings = new HashMap<>(cluster.connection());
-        settings.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
-        try (KafkaConsumer<byte[], byte[]> consumer =
-                new KafkaConsumer<>(settings, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-            TopicPartition partition = new TopicPartition(commands, 0);
-            consumer.assign(List.of(partition));
-            consumer.seekToBeginning(List.of(partition));
-            long end = consumer.endOffsets(List.of(partition)).get(partition);
-            while (consumer.position(partition) < end) {
-                consumer.poll(Duration.ofMillis(200)).forEach(records::add);
-            }
-        }
-        return records;
-    }
-
     private ProducerRecord<byte[], byte[]> command(String text) {
         return new ProducerRecord<>(commands, 0, null, text.getBytes(StandardCharsets.UTF_8));
     }
 
+    /** The committed values of the commands topic, as a read_committed reader sees them now. */
     private List<String> readCommitted() {
-        Map<String, Object> settings = new HashMap<>(cluster.connection());
-        settings.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-        List<String> values = new ArrayList<>();
-        try (KafkaConsumer<String, String> consumer =
-                new KafkaConsumer<>(settings, new StringDeserializer(), new StringDeserializer())) {
-            TopicPartition partition = new TopicPartition(commands, 0);
-            consumer.assign(List.of(partition));
-            consumer.seekToBeginning(List.of(partition));
-            long end = consumer.endOffsets(List.of(partition)).get(partition);
-            while (consumer.position(partition) < end) {
-                for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(200))) {
-                    values.add(record.value());
-                }
-            }
-        }
-        return values;
+        return cluster.committed(commands).stream()
+                .map(record -> new String(record.value(), StandardCharsets.UTF_8))
+                .toList();
     }
 }

@@ -191,9 +191,7 @@ public final class KafkaTestCluster implements AutoCloseable {
         } catch (Exception e) {
             throw new IllegalStateException("could not set transaction.version to " + version, e);
         }
-        // A feature finalized at level 0 is not listed at all.
-        FinalizedVersionRange finalized = features.finalizedFeatures().get("transaction.version");
-        short current = finalized == null ? 0 : finalized.maxVersionLevel();
+        short current = finalizedTransactionVersion(features);
         if (current == version) {
             return;
         }
@@ -220,13 +218,15 @@ public final class KafkaTestCluster implements AutoCloseable {
                 .until(() -> finalizedTransactionVersion() == version);
     }
 
-    /** The transaction version a broker has applied (0 when the feature is not finalized). */
+    /** The transaction version a broker has applied. */
     private short finalizedTransactionVersion() throws Exception {
-        FinalizedVersionRange finalized = admin.describeFeatures()
-                .featureMetadata()
-                .get(10, TimeUnit.SECONDS)
-                .finalizedFeatures()
-                .get("transaction.version");
+        return finalizedTransactionVersion(
+                admin.describeFeatures().featureMetadata().get(10, TimeUnit.SECONDS));
+    }
+
+    private static short finalizedTransactionVersion(FeatureMetadata features) {
+        // A feature finalized at level 0 is not listed at all.
+        FinalizedVersionRange finalized = features.finalizedFeatures().get("transaction.version");
         return finalized == null ? 0 : finalized.maxVersionLevel();
     }
 
