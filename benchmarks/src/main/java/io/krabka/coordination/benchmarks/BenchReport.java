@@ -11,6 +11,9 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Collectors;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Renders the figures of a {@link Bench} run from its {@code bench.json} into docs/PERFORMANCE.md, between
@@ -22,6 +25,11 @@ import java.util.stream.Collectors;
  * {@link Bench} calls {@link #rewrite} at the end of a run that names {@code --out}.
  */
 public final class BenchReport {
+
+    /** Jackson, which the starter already brings; trailing text after the document is an error. */
+    private static final JsonMapper JSON = JsonMapper.builder()
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .build();
 
     static final String BEGIN = "<!-- bench:begin -->";
     static final String END = "<!-- bench:end -->";
@@ -82,7 +90,7 @@ public final class BenchReport {
 
     /** The section's text for one run's JSON, starting and ending with a line break. */
     static String render(String jsonText) {
-        Map<String, Object> run = map(JsonReader.parse(jsonText));
+        Map<String, Object> run = map(parse(jsonText));
         List<Row> rows =
                 list(run.get("measures")).stream().map(m -> Row.of(map(m))).collect(Collectors.toList());
         StringBuilder b =
@@ -420,6 +428,15 @@ public final class BenchReport {
 
     private static String capitalise(String s) {
         return s.isEmpty() ? s : Character.toUpperCase(s.charAt(0)) + s.substring(1);
+    }
+
+    /** The JSON as maps (in the file's key order), lists, strings, numbers, booleans and nulls. */
+    static Object parse(String jsonText) {
+        try {
+            return JSON.readValue(jsonText, Object.class);
+        } catch (JacksonException e) {
+            throw new IllegalArgumentException("bench.json is not valid JSON: " + e.getOriginalMessage(), e);
+        }
     }
 
     private static double number(Object value) {

@@ -105,15 +105,17 @@ class BenchReportTest {
 
     @Test
     void theReaderKeepsKeyOrderEscapesAndNesting() {
-        Object parsed = JsonReader.parse(
+        Object parsed = BenchReport.parse(
                 "{\"b\": [1, 2.5e1, -3], \"a\": {\"s\": \"q\\\"\\u00e9\\n\"}, \"t\": true, \"z\": null}");
         assertThat(parsed).isInstanceOf(Map.class);
         Map<?, ?> map = (Map<?, ?>) parsed;
         assertThat(List.copyOf(map.keySet())).isEqualTo(List.of("b", "a", "t", "z"));
-        assertThat(map.get("b")).isEqualTo(List.of(1.0, 25.0, -3.0));
+        assertThat((List<?>) map.get("b"))
+                .extracting(n -> ((Number) n).doubleValue())
+                .containsExactly(1.0, 25.0, -3.0);
         assertThat(((Map<?, ?>) map.get("a")).get("s")).isEqualTo("q\"é\n");
         assertThat(map.get("t")).isEqualTo(Boolean.TRUE);
         assertThat(map.get("z")).isNull();
-        assertThatThrownBy(() -> JsonReader.parse("{\"a\": 1} x")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> BenchReport.parse("{\"a\": 1} x")).isInstanceOf(IllegalArgumentException.class);
     }
 }
