@@ -360,7 +360,9 @@ public final class ChaosRun {
                 MemberProcess member = member("m" + m, device.port(), replicas);
                 members.put(member.id(), member);
                 member.start();
-                if (m == 1) {
+                // Only a run with unfenced members needs m1 to hold first (the zombie must be the
+                // unfenced m1); otherwise the member JVMs boot side by side, not one after another.
+                if (m == 1 && !settings.unfenced().isEmpty()) {
                     awaitHolder(holder -> true, Duration.ofSeconds(60));
                 }
             }
