@@ -21,10 +21,11 @@ class UnfencedMemberIsCaughtIT {
     private static final FaultPlan ZOMBIE = zombie(2500);
 
     /**
-     * The zombie plan with {@code calmMillis} after the thaw. The unfenced member gets 8 s:
-     * frozen in the middle of a renewal, it first finishes that (a fenced commit whose
+     * The zombie plan with {@code calmMillis} after the thaw. The unfenced member gets up to
+     * 8 s: frozen in the middle of a renewal, it first finishes that (a fenced commit whose
      * outcome it resolves), and a run that ended 2.5 s after the thaw once caught it before
-     * it had dispatched anything.
+     * it had dispatched anything. The harness ends that calm as soon as the zombie's commits
+     * after the new holder's are in the log (ChaosRun's calm), usually within a second.
      */
     private static FaultPlan zombie(long calmMillis) {
         return new FaultPlan(1L, List.of(new FaultPlan.Step(FaultKind.PAUSE_LEADER, 500, calmMillis, false)));

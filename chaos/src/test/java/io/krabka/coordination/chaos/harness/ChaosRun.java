@@ -392,10 +392,12 @@ public final class ChaosRun {
                     fault("BUDGET_SPENT", settings.budget().toString());
                     break;
                 }
+                long stepStarted = System.currentTimeMillis();
                 apply(step);
+                long healed = System.currentTimeMillis();
                 awaitHolder(holder -> true, Duration.ofSeconds(60));
                 askWhoIsCurrent();
-                Thread.sleep(step.calmMillis()); // commands flow undisturbed for a while: part of the plan
+                calm(step, stepStarted, healed); // commands flow undisturbed for a while: part of the plan
             }
             long ended = System.currentTimeMillis();
             fault("END", "");
@@ -1098,6 +1100,48 @@ public final class ChaosRun {
                 .mapToLong(line -> line.number("count"))
                 .max()
                 .orElse(0);
+    }
+
+    /** How many commits of the unfenced members after the new holder's first end a calm early. */
+    private static final int UNFENCED_COMMITS_AFTER_TAKEOVER = 5;
+
+    /**
+     * The quiet time after a step: {@code calmMillis}. In a run with unfenced members it ends
+     * early once what the checker must catch is in the command log: the new holder of the
+     * role committed a command after the step began, and every unfenced member had {@link
+     * #UNFENCED_COMMITS_AFTER_TAKEOVER} commands acknowledged after that one and after the
+     * fault healed (a thawed zombie first resolves the commit it was frozen in, then writes
+     * under its old term: each such command is appended after the new holder fenced it, and
+     * behind a command of a higher term).
+     */
+    private void calm(FaultPlan.Step step, long stepStarted, long healed) throws Exception {
+        if (settings.unfenced().isEmpty()) {
+            Thread.sleep(step.calmMillis());
+            return;
+        }
+        long deadline = System.currentTimeMillis() + step.calmMillis();
+        while (System.currentTimeMillis() < deadline) {
+            List<MemberEvent.Line> acks = memberLines().stream()
+                    .filter(line -> line.event() == MemberEvent.ACK)
+                    .filter(line -> roleOf(line).equals(role.name()))
+                    .toList();
+            OptionalLong takeover = acks.stream()
+                    .filter(line -> !settings.unfenced().contains(line.member()) && line.at() > stepStarted)
+                    .mapToLong(MemberEvent.Line::at)
+                    .min();
+            if (takeover.isPresent()) {
+                long after = Math.max(healed, takeover.getAsLong());
+                boolean caught = settings.unfenced().stream()
+                        .allMatch(zombie -> acks.stream()
+                                        .filter(line -> line.member().equals(zombie) && line.at() > after)
+                                        .count()
+                                >= UNFENCED_COMMITS_AFTER_TAKEOVER);
+                if (caught) {
+                    return;
+                }
+            }
+            Thread.sleep(100); // polling the members' output files
+        }
     }
 
     /** Every event line the members wrote so far, across all their lives. */
