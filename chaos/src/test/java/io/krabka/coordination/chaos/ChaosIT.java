@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
  * over three coordination partitions; the coordination topic compacts during the run and
  * the brokers expire idle transactional ids after a few seconds.
  *
- * <p>{@code -Dchaos.plan=smoke} (the default build): every fault kind once, about three
+ * <p>{@code -Dchaos.plan=smoke} (the default build): every fault kind once, about two
  * minutes. {@code -Dchaos.plan=full} ({@code ./mvnw -B verify -Pchaos}): a seeded random
  * plan for about 28 minutes, five members. {@code -Dchaos.seed} replays a plan;
  * {@code -Dchaos.brokers=1} runs against a single broker (no broker kills);
