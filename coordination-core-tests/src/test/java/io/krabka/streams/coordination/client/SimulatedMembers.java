@@ -140,7 +140,8 @@ final class SimulatedMembers implements AutoCloseable {
             throw new AssertionError(
                     "seed " + seed + " failed; replay it with:\n  ./mvnw -B -o -pl coordination-core,"
                             + "coordination-test,coordination-core-tests test -Dsurefire.failIfNoSpecifiedTests=false"
-                            + " -Dtest='" + test + "' -D" + seedProperty + "=" + seed + "\n" + failure.getMessage(),
+                            + " -Dtest='" + test + "' -D" + seedProperty + "=" + seed + " -Dtests.log.level=info\n"
+                            + failure.getMessage(),
                     failure);
         }
     }
@@ -311,11 +312,20 @@ final class SimulatedMembers implements AutoCloseable {
         if (deadlinesChecked) {
             checkDeadlines(now);
         }
+        // Plain loops, not a stream per role: this runs after every tick of every seed.
+        List<Member> checked = new ArrayList<>(members.size());
+        for (Member member : members.values()) {
+            if (member.checked()) {
+                checked.add(member);
+            }
+        }
         for (Role role : roles) {
-            List<Member> holding = members.values().stream()
-                    .filter(Member::checked)
-                    .filter(m -> m.holds(role))
-                    .toList();
+            List<Member> holding = new ArrayList<>(2);
+            for (Member member : checked) {
+                if (member.holds(role)) {
+                    holding.add(member);
+                }
+            }
             checkOverlap(role, holding, now);
             trackGap(role, holding.isEmpty(), now);
         }

@@ -234,9 +234,16 @@ public final class CoordinationCodec {
                 throw new MalformedRecordException(NEGATIVE_LENGTH, part + " " + field + " length is " + length);
             }
             require(length, field);
+            int start = buffer.position();
+            if (buffer.hasArray() && isAscii(buffer.array(), buffer.arrayOffset() + start, length)) {
+                // ASCII is valid UTF-8 and decodes to the same chars, so the decoder below could
+                // neither fail nor read it otherwise; it was most of the cost of decoding a key.
+                buffer.position(start + length);
+                return new String(buffer.array(), buffer.arrayOffset() + start, length, StandardCharsets.US_ASCII);
+            }
             ByteBuffer slice = buffer.slice();
             slice.limit(length);
-            buffer.position(buffer.position() + length);
+            buffer.position(start + length);
             // A fresh decoder set to REPORT: the default String constructor would replace bad bytes with U+FFFD.
             CharsetDecoder decoder = StandardCharsets.UTF_8
                     .newDecoder()
@@ -248,6 +255,15 @@ public final class CoordinationCodec {
             } catch (CharacterCodingException e) {
                 throw new MalformedRecordException(MALFORMED_UTF8, part + " " + field + " is not valid UTF-8");
             }
+        }
+
+        private static boolean isAscii(byte[] bytes, int from, int length) {
+            for (int i = from, end = from + length; i < end; i++) {
+                if (bytes[i] < 0) {
+                    return false;
+                }
+            }
+            return true;
         }
 
         <T> T readName(String field, Function<String, T> validate) {

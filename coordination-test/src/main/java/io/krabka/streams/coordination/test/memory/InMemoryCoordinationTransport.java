@@ -190,7 +190,7 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
                 // Every watcher of every member hears each append: the key is decoded once for all of them.
                 CoordinationKey decoded = cluster.watchedKey(key);
                 if (decoded.role().equals(role)) {
-                    onNews.accept(RoleNews.of(decoded, value));
+                    onNews.accept(cluster.watchedNews(decoded, value));
                 }
             } catch (RuntimeException malformed) {
                 // Not a record of any role: no news.
