@@ -707,6 +707,36 @@ public final class Bench {
                         String.join(" + ", parts),
                         ms(handover.percentile(50))));
             }
+            // The floor a handover cannot go below on this broker: a challenger's InitProducerId, the grant's
+            // one-record transaction, and its commit becoming visible to read_committed readers.
+            Samples init = find(
+                    rows,
+                    "x handover step floor: " + HandoverFloors.INIT_BEHIND_COMMIT,
+                    OursBench.SYSTEM + " (experiment)");
+            Samples grant = find(
+                    rows, "x handover step floor: " + HandoverFloors.ONE_RECORD_TX, OursBench.SYSTEM + " (experiment)");
+            Samples visible = find(
+                    rows,
+                    "x handover step floor: " + HandoverFloors.COMMIT_VISIBLE,
+                    OursBench.SYSTEM + " (experiment)");
+            if (init != null && grant != null && visible != null) {
+                long least = init.percentile(50) + grant.percentile(50) + visible.percentile(50);
+                double x = (double) handover.percentile(50) / least;
+                goals.add(new Goal(
+                        "39-3a",
+                        "graceful handover (Contender) p50 <= 1.25x its floor (InitProducerId + one-record transaction + commit -> visible)",
+                        String.format(
+                                Locale.ROOT,
+                                "%s ms = %.2fx %s ms (%s + %s + %s)",
+                                ms(handover.percentile(50)),
+                                x,
+                                ms(least),
+                                ms(init.percentile(50)),
+                                ms(grant.percentile(50)),
+                                ms(visible.percentile(50))),
+                        x <= 1.25,
+                        ""));
+            }
             Samples crash = find(rows, "2 crash failover: overshoot past deadline", OursBench.SYSTEM);
             Samples cc = find(rows, "2 crash failover: overshoot past deadline", CuratorBench.SYSTEM);
             Samples sc = find(rows, "2 crash failover: overshoot past deadline", SpringBench.SYSTEM);
