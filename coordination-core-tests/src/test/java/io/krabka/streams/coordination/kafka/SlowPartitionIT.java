@@ -1,10 +1,8 @@
 package io.krabka.streams.coordination.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import io.krabka.streams.coordination.CoordinationException;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
@@ -31,9 +29,6 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewPartitionReassignment;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.Producer;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.junit.jupiter.api.Tag;
@@ -145,7 +140,6 @@ class SlowPartitionIT {
                     Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrapServers());
             List<LeadershipEndCause> wellEnds = new CopyOnWriteArrayList<>();
             List<Contender> contenders = new ArrayList<>();
-            Producer<byte[], byte[]> stalled = null;
             try (KafkaCoordinationTransport holderTransport = KafkaCoordinationTransport.create(
                             connection, spec, Duration.ofSeconds(15), LEASE.duration());
                     CoordinationClient holderClient =
@@ -186,10 +180,6 @@ class SlowPartitionIT {
                                     && inRoster(holderClient, handedOver, standby));
                     Leadership wellHeld = onWell.leadership().orElseThrow();
                     moveTransactionCoordinatorsOff(cluster, doomed);
-                    // A transaction left open on the partition about to go offline: its abort
-                    // cannot complete, so the coordinator answers CONCURRENT_TRANSACTIONS to
-                    // every InitProducerId of its id until the partition is back.
-                    stalled = openTransactionOn(connection, topic, STALLED);
 
                     cluster.kill(doomed);
                     // The holder's leases on the dead partition lapse; the standby's passes for
@@ -223,12 +213,7 @@ class SlowPartitionIT {
                     assertThat(wellEnds)
                             .as("ends of the role on the healthy partition")
                             .isEmpty();
-
-                    aChallengerBehindATransactionThatCannotCompleteAsksQuicklyOnlyForTheQuickWindow(connection);
                 } finally {
-                    if (stalled != null) {
-                        stalled.close(Duration.ZERO);
-                    }
                     // Before the clients close under them.
                     contenders.forEach(Contender::stop);
                     contenders.forEach(contender -> contender.awaitStopped(Duration.ofSeconds(5)));
@@ -236,60 +221,6 @@ class SlowPartitionIT {
             }
         }
     }
-
-    /**
-     * RoleEpochs' quick producer asks at a 1 ms back-off, which a transaction that cannot
-     * complete would turn into a thousand InitProducerIds a second for a whole operation
-     * timeout: after the quick window it must give up, and a producer at the usual back-off
-     * asks for the rest. Both are built once, the second only after the window.
-     */
-    private static void aChallengerBehindATransactionThatCannotCompleteAsksQuicklyOnlyForTheQuickWindow(
-            Map<String, Object> connection) {
-        Duration window = Duration.ofMillis(300);
-        Duration timeout = Duration.ofSeconds(2);
-        List<Long> quickBuilt = new CopyOnWriteArrayList<>();
-        List<Long> usualBuilt = new CopyOnWriteArrayList<>();
-        RoleEpochs epochs = new RoleEpochs(
-                role -> {
-                    usualBuilt.add(System.nanoTime());
-                    return new KafkaProducer<>(
-                            ClientSettings.transactional(connection, role, timeout, LEASE.duration()));
-                },
-                role -> {
-                    quickBuilt.add(System.nanoTime());
-                    return new KafkaProducer<>(
-                            ClientSettings.quickTransactional(connection, role, timeout, LEASE.duration()));
-                },
-                window,
-                "unused",
-                timeout);
-        long asked = System.nanoTime();
-        assertThatThrownBy(() -> epochs.initEpoch(STALLED))
-                .isInstanceOf(CoordinationException.class)
-                .hasMessageContaining("initializing the epoch of role " + STALLED);
-        Duration took = Duration.ofNanos(System.nanoTime() - asked);
-        assertThat(quickBuilt).as("quick producers built").hasSize(1);
-        assertThat(usualBuilt).as("producers at the usual back-off built").hasSize(1);
-        assertThat(Duration.ofNanos(usualBuilt.get(0) - quickBuilt.get(0)))
-                .as("the quick producer's time alone")
-                .isGreaterThanOrEqualTo(window);
-        assertThat(took).as("the whole InitProducerId").isGreaterThanOrEqualTo(window.plus(timeout));
-    }
-
-    /** A transactional producer of {@code id} with one record on partition 0 of {@code topic}, not committed. */
-    private static Producer<byte[], byte[]> openTransactionOn(Map<String, Object> connection, String topic, Role id)
-            throws Exception {
-        Producer<byte[], byte[]> producer = new KafkaProducer<>(
-                ClientSettings.transactional(connection, id, Duration.ofSeconds(15), Duration.ofMinutes(5)));
-        producer.initTransactions();
-        producer.beginTransaction();
-        producer.send(new ProducerRecord<>(topic, 0, new byte[] {1}, new byte[] {1}))
-                .get(15, TimeUnit.SECONDS);
-        return producer;
-    }
-
-    /** The transactional id of a transaction that cannot complete once partition 0 is offline. */
-    private static final Role STALLED = Role.of("stalled");
 
     private static final int SICK_ROLES = 24;
     /** Generous for a busy 2-core machine; behind the dead partition's reads it took over 4 s. */

@@ -71,32 +71,7 @@ final class ClientSettings {
         // retry at this fixed backoff (kafka-clients 4.1: no exponential growth for them), so
         // lower would multiply the requests of a challenger behind a transaction that cannot
         // complete (a partition without a leader); 5 ms is at most 200 a second.
-        settings.putIfAbsent(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, RETRY_BACKOFF_MS);
-        return settings;
-    }
-
-    /** The role producers' fixed back-off between transactional requests, unless the connection sets one. */
-    static final int RETRY_BACKOFF_MS = 5;
-    /** The back-off of a role producer built for a quick first InitProducerId (RoleEpochs). */
-    static final int QUICK_RETRY_BACKOFF_MS = 1;
-
-    /**
-     * Whether role producers are built for a quick first InitProducerId ({@link #quickTransactional}):
-     * not when the connection sets {@code retry.backoff.ms} itself, which every role producer keeps.
-     */
-    static boolean quickens(Map<String, Object> connection) {
-        return !connection.containsKey(ProducerConfig.RETRY_BACKOFF_MS_CONFIG);
-    }
-
-    /**
-     * Settings of a role producer whose first InitProducerId should not wait out 5 ms after
-     * its FindCoordinator (kafka-clients sends it as a retry, after the back-off):
-     * {@link #transactional} with a 1 ms back-off. RoleEpochs bounds how long it asks at that rate.
-     */
-    static Map<String, Object> quickTransactional(
-            Map<String, Object> connection, Role role, Duration timeout, Duration transactionTimeout) {
-        Map<String, Object> settings = transactional(connection, role, timeout, transactionTimeout);
-        settings.put(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, QUICK_RETRY_BACKOFF_MS);
+        settings.putIfAbsent(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 5);
         return settings;
     }
 

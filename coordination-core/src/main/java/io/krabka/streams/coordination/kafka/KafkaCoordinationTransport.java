@@ -130,18 +130,14 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
             Consumer<byte[], byte[]> reader,
             TopicSpec topic,
             Duration timeout) {
-        this(admin, registrar, transactionalProducers, null, reader, topic, timeout, null);
+        this(admin, registrar, transactionalProducers, reader, topic, timeout, null);
     }
 
-    /**
-     * @param quickProducers role producers for a quick first InitProducerId (RoleEpochs); null: none
-     * @param settings what create() built the clients from (the role producers' transaction.timeout.ms among them); null otherwise
-     */
+    /** @param settings what create() built the clients from (the role producers' transaction.timeout.ms among them); null otherwise */
     private KafkaCoordinationTransport(
             Admin admin,
             Producer<byte[], byte[]> registrar,
             Function<Role, Producer<byte[], byte[]>> transactionalProducers,
-            @Nullable Function<Role, Producer<byte[], byte[]>> quickProducers,
             Consumer<byte[], byte[]> reader,
             TopicSpec topic,
             Duration timeout,
@@ -154,8 +150,7 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
         this.timeout = Objects.requireNonNull(timeout, "timeout");
         this.pinned = new PinnedTopic(admin, topic, timeout, settings == null ? null : settings.transactionTimeout());
         this.readers = new TopicReaders(pinned, topic.name(), reader, timeout);
-        this.epochs =
-                new RoleEpochs(transactionalProducers, quickProducers, RoleEpochs.QUICK_WINDOW, topic.name(), timeout);
+        this.epochs = new RoleEpochs(transactionalProducers, topic.name(), timeout);
         this.descriptions = new TransactionDescriptions(admin, timeout);
         this.settings = settings;
         Object servers =
@@ -223,12 +218,6 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
                         role -> new KafkaProducer<>(ClientSettings.named(
                                 transactionalSettings(producerConnection, role, timeout, transactionTimeout),
                                 "role-" + role.name())),
-                        ClientSettings.quickens(producerConnection)
-                                ? role -> new KafkaProducer<>(ClientSettings.named(
-                                        quickTransactionalSettings(
-                                                producerConnection, role, timeout, transactionTimeout),
-                                        "role-" + role.name()))
-                                : null,
                         reader,
                         topic,
                         timeout,
@@ -281,17 +270,6 @@ public final class KafkaCoordinationTransport implements CoordinationTransport {
     public static Map<String, Object> transactionalSettings(
             Map<String, Object> connection, Role role, Duration timeout, Duration transactionTimeout) {
         return ClientSettings.transactional(connection, role, timeout, transactionTimeout);
-    }
-
-    /**
-     * Settings of the role producer a challenge asks InitProducerId through first, when the
-     * connection does not set {@code retry.backoff.ms}: {@link #transactionalSettings} with a
-     * 1 ms back-off, so its first InitProducerId does not wait out 5 ms after FindCoordinator.
-     * A member gives it one second, then asks again at 5 ms (docs/PERFORMANCE.md).
-     */
-    public static Map<String, Object> quickTransactionalSettings(
-            Map<String, Object> connection, Role role, Duration timeout, Duration transactionTimeout) {
-        return ClientSettings.quickTransactional(connection, role, timeout, transactionTimeout);
     }
 
     /** Reader settings: {@code read_committed}, no group, no auto-commit, byte arrays, reconnect backoff and metadata recovery. */
