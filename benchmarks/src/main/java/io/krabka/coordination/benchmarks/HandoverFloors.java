@@ -22,7 +22,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 /**
  * The floor of each step of a graceful handover on this broker, with plain Kafka clients
  * built from the library's own client settings (so the same {@code retry.backoff.ms},
- * acks and isolation; a challenger's producer is the quick one a member asks through first), one step at a time, nothing else running: what the handover's path
+ * acks and isolation), one step at a time, nothing else running: what the handover's path
  * cannot go below however the library schedules it.
  */
 final class HandoverFloors {
@@ -87,7 +87,7 @@ final class HandoverFloors {
                 }
                 long read = System.nanoTime();
                 // 4. InitProducerId of a standby's producer built and connected beforehand, on an idle coordinator.
-                KafkaProducer<byte[], byte[]> standby = challenger(connection, role);
+                KafkaProducer<byte[], byte[]> standby = transactional(connection, role);
                 standby.partitionsFor(topic);
                 long i0 = System.nanoTime();
                 standby.initTransactions();
@@ -103,7 +103,7 @@ final class HandoverFloors {
                 holder.close(Duration.ZERO);
                 // 7. A release's transaction then InitProducerId at once: the wait behind the coordinator's
                 //    markers (CONCURRENT_TRANSACTIONS, retried at the library's backoff).
-                KafkaProducer<byte[], byte[]> next = challenger(connection, role);
+                KafkaProducer<byte[], byte[]> next = transactional(connection, role);
                 next.partitionsFor(topic);
                 CompletableFuture<Long> visible = watcher.next();
                 transaction(standby, topic);
@@ -144,14 +144,6 @@ final class HandoverFloors {
     private static KafkaProducer<byte[], byte[]> transactional(Map<String, Object> connection, Role role) {
         return new KafkaProducer<>(
                 KafkaCoordinationTransport.transactionalSettings(connection, role, TIMEOUT, TIMEOUT),
-                new ByteArraySerializer(),
-                new ByteArraySerializer());
-    }
-
-    /** A challenger's producer, as a member builds it for a challenge's first InitProducerId. */
-    private static KafkaProducer<byte[], byte[]> challenger(Map<String, Object> connection, Role role) {
-        return new KafkaProducer<>(
-                KafkaCoordinationTransport.quickTransactionalSettings(connection, role, TIMEOUT, TIMEOUT),
                 new ByteArraySerializer(),
                 new ByteArraySerializer());
     }
