@@ -160,6 +160,10 @@ class LostEndTxnAnswerIT {
         try (KafkaCoordinationTransport transport = proxied("coordination-cut-short", lease);
                 CoordinationClient client = new CoordinationClient(transport, lease, InstantSource.system())) {
             Leadership held = client.acquire(role, MemberId.of("a"), Duration.ofSeconds(60));
+            // One write first, so the producer knows the topic: otherwise the command's send may
+            // still wait for its metadata (held too) when the expiry closes the producer, and the
+            // write fails before it sent anything, a different path to the same "nothing written".
+            held.write(List.of(new ProducerRecord<>(topic, 0, null, "before".getBytes())));
             proxy.holdFrom("krabka-coordination-role-" + role.name(), EndTxnAnswerDropper.PRODUCE);
             CompletableFuture<List<RecordMetadata>> write = CompletableFuture.supplyAsync(
                     () -> held.write(List.of(new ProducerRecord<>(topic, 0, null, "command".getBytes()))), writer);
@@ -178,7 +182,7 @@ class LostEndTxnAnswerIT {
         }
         assertThat(CommitOutcomeIT.committedValues(cluster, topic))
                 .as("the log")
-                .isEmpty();
+                .containsExactly("before");
         assertThat(thrown)
                 .as("what the write reported")
                 .isExactlyInstanceOf(FencedException.class)
