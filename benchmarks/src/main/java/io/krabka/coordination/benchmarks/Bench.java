@@ -364,7 +364,7 @@ public final class Bench {
                 .measure(HANDOVER_WARMUPS, runs)
                 .entrySet()) {
             rows.add(new Samples(
-                    "x handover step floor: " + step.getKey(), OursBench.SYSTEM + " (experiment)", step.getValue()));
+                    BenchReport.STEP_FLOOR + step.getKey(), OursBench.SYSTEM + " (experiment)", step.getValue()));
         }
     }
 
@@ -485,6 +485,11 @@ public final class Bench {
     private static String ms(long nanos) {
         double v = nanos / 1e6;
         return String.format(Locale.ROOT, v < 10 && v > -10 ? "%.2f" : "%.0f", v);
+    }
+
+    /** The row of one handover step measured alone ({@link HandoverFloors}), or null. */
+    private static Samples stepFloor(List<Samples> rows, String step) {
+        return find(rows, BenchReport.STEP_FLOOR + step, OursBench.SYSTEM + " (experiment)");
     }
 
     private static Samples find(List<Samples> rows, String measure, String system) {
@@ -690,7 +695,7 @@ public final class Bench {
             long floor = 0;
             List<String> parts = new ArrayList<>();
             for (String step : HandoverFloors.PATH) {
-                Samples s = find(rows, "x handover step floor: " + step, OursBench.SYSTEM + " (experiment)");
+                Samples s = stepFloor(rows, step);
                 if (s == null) {
                     floor = -1;
                     break;
@@ -709,16 +714,9 @@ public final class Bench {
             }
             // The floor a handover cannot go below on this broker: a challenger's InitProducerId, the grant's
             // one-record transaction, and its commit becoming visible to read_committed readers.
-            Samples init = find(
-                    rows,
-                    "x handover step floor: " + HandoverFloors.INIT_BEHIND_COMMIT,
-                    OursBench.SYSTEM + " (experiment)");
-            Samples grant = find(
-                    rows, "x handover step floor: " + HandoverFloors.ONE_RECORD_TX, OursBench.SYSTEM + " (experiment)");
-            Samples visible = find(
-                    rows,
-                    "x handover step floor: " + HandoverFloors.COMMIT_VISIBLE,
-                    OursBench.SYSTEM + " (experiment)");
+            Samples init = stepFloor(rows, HandoverFloors.INIT_BEHIND_COMMIT);
+            Samples grant = stepFloor(rows, HandoverFloors.ONE_RECORD_TX);
+            Samples visible = stepFloor(rows, HandoverFloors.COMMIT_VISIBLE);
             if (init != null && grant != null && visible != null) {
                 long least = init.percentile(50) + grant.percentile(50) + visible.percentile(50);
                 double x = (double) handover.percentile(50) / least;

@@ -37,7 +37,8 @@ public final class BenchReport {
     /** The system name every row of this library starts with (see {@link OursBench#SYSTEM}). */
     private static final String OURS = "krabka";
 
-    private static final String STEP = "x handover step floor: ";
+    /** How the rows of a handover step measured alone ({@link HandoverFloors}) are named, before the step. */
+    static final String STEP_FLOOR = "x handover step floor: ";
 
     /**
      * The {@link HandoverFloors} steps on a handover's path, in order. Kept here so that the report loads without the
@@ -47,9 +48,9 @@ public final class BenchReport {
             "a plain append (acks=all) acknowledged",
             "its watcher's long poll returns it, after the ack",
             "a read of the partition (end offset, fetch)",
-            "InitProducerId right after another producer's commit returned",
+            HandoverFloors.INIT_BEHIND_COMMIT,
             "DescribeTransactions",
-            "one-record transaction (begin, send, commit)");
+            HandoverFloors.ONE_RECORD_TX);
 
     private BenchReport() {}
 
@@ -113,7 +114,7 @@ public final class BenchReport {
                 "Transactions and describe against plain Kafka clients",
                 take(left, r -> r.id.equals("3") || r.id.equals("3b") || r.id.equals("4")),
                 rows);
-        List<Row> steps = take(left, r -> r.measure.startsWith(STEP));
+        List<Row> steps = take(left, r -> r.measure.startsWith(STEP_FLOOR));
         table(b, "Each step of a handover alone, with plain Kafka clients", steps, rows);
         handoverPath(b, steps, rows);
         table(
@@ -184,7 +185,7 @@ public final class BenchReport {
         for (Row r : besideTheirBaseline(rows, all)) {
             Row ours = r.ours() ? null : baselineOf(r, all);
             String ratio = ours == null ? "" : ratio(ours.p50, r.p50) + ", " + ratio(ours.p99, r.p99);
-            String label = r.measure.startsWith(STEP) ? r.measure.substring(STEP.length()) : r.label;
+            String label = r.measure.startsWith(STEP_FLOOR) ? r.measure.substring(STEP_FLOOR.length()) : r.label;
             b.append(String.format(
                     Locale.ROOT,
                     "| %s | %s | %d | %s | %s | %s | %s | %s |%n",
@@ -234,7 +235,7 @@ public final class BenchReport {
         List<Double> parts = new ArrayList<>();
         for (String step : HANDOVER_PATH) {
             steps.stream()
-                    .filter(r -> r.measure.equals(STEP + step))
+                    .filter(r -> r.measure.equals(STEP_FLOOR + step))
                     .findFirst()
                     .ifPresent(r -> parts.add(r.p50));
         }
