@@ -85,12 +85,15 @@ public final class InMemoryCluster {
     // The headers of the records that had any, per partition and offset: coordination records have none.
     private final Map<TopicPartition, Map<Long, Headers>> headersOf = new HashMap<>();
     private final List<AppendListener> appendListeners = new CopyOnWriteArrayList<>();
-    /** The record {@link #watchedNews} decoded last: its key and value, the key decoded (or why not), its news. */
+    /** The key {@link #watchedKey} decoded last, and what it decoded to (or why it could not). */
     private byte[] watchedKeyBytes;
 
-    private byte[] watchedValue;
     private CoordinationKey watchedKey;
     private RuntimeException watchedKeyProblem;
+    /** The key and value {@link #watchedNews} decoded last, and the news they made. */
+    private CoordinationKey watchedNewsKey;
+
+    private byte[] watchedNewsValue;
     private RoleNews watchedNews;
 
     /** Hears every appended record. */
@@ -493,30 +496,38 @@ public final class InMemoryCluster {
     }
 
     /**
-     * {@link RoleNews#of} an appended record for a watcher of {@code role}, or null when it is
-     * no record of that role (another role's, or a key that does not decode). The key is
-     * decoded and the news made once for all the watchers that hear of the record: a
-     * simulation has a watcher per role of every member, crashed ones too, and decoding for
-     * each was a tenth of a seed's CPU.
+     * {@link CoordinationCodec#decodeKey} of an appended key, decoded once for all the
+     * watchers that hear of it (a simulation has a watcher per role of every member, crashed
+     * ones too, and decoding was a tenth of a seed's CPU); throws as it does.
      */
-    synchronized RoleNews watchedNews(Role role, byte[] key, byte[] value) {
-        if (watchedKeyBytes == null || !Arrays.equals(watchedKeyBytes, key) || !Arrays.equals(watchedValue, value)) {
+    synchronized CoordinationKey watchedKey(byte[] key) {
+        if (watchedKeyBytes == null || !Arrays.equals(watchedKeyBytes, key)) {
             watchedKeyBytes = key.clone();
-            watchedValue = value == null ? null : value.clone();
             watchedKey = null;
             watchedKeyProblem = null;
-            watchedNews = null;
             try {
                 watchedKey = CoordinationCodec.decodeKey(key);
             } catch (RuntimeException malformed) {
                 watchedKeyProblem = malformed;
             }
         }
-        if (watchedKeyProblem != null || !watchedKey.role().equals(role)) {
-            return null;
+        if (watchedKeyProblem != null) {
+            throw watchedKeyProblem;
         }
-        if (watchedNews == null) {
-            watchedNews = RoleNews.of(watchedKey, value);
+        return watchedKey;
+    }
+
+    /**
+     * {@link RoleNews#of} an appended record, made once for all the watchers of its role
+     * that hear of it (every member's, crashed ones too), as {@link #watchedKey} decodes its
+     * key once: the news is immutable, and decoding the value for each watcher was a
+     * fiftieth of a seed's CPU.
+     */
+    synchronized RoleNews watchedNews(CoordinationKey key, byte[] value) {
+        if (watchedNews == null || !key.equals(watchedNewsKey) || !Arrays.equals(watchedNewsValue, value)) {
+            watchedNewsKey = key;
+            watchedNewsValue = value == null ? null : value.clone();
+            watchedNews = RoleNews.of(key, value);
         }
         return watchedNews;
     }

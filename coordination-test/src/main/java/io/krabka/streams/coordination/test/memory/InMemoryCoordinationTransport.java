@@ -186,15 +186,14 @@ public final class InMemoryCoordinationTransport implements CoordinationTranspor
             if (!partition.topic().equals(topic.name()) || key == null) {
                 return;
             }
-            // Every watcher of every member hears each append: it is decoded once for all of them.
-            RoleNews news = cluster.watchedNews(role, key, value);
-            if (news == null) {
-                return; // not a record of this role
-            }
             try {
-                onNews.accept(news);
-            } catch (RuntimeException failed) {
-                // A watcher's failure does not fail the append that told it (TopicWatcher logs it and goes on).
+                // Every watcher of every member hears each append: the key is decoded once for all of them.
+                CoordinationKey decoded = cluster.watchedKey(key);
+                if (decoded.role().equals(role)) {
+                    onNews.accept(cluster.watchedNews(decoded, value));
+                }
+            } catch (RuntimeException malformed) {
+                // Not a record of any role: no news.
             }
         };
         long from = cluster.onAppendFrom(partitionOf(role), listener);
