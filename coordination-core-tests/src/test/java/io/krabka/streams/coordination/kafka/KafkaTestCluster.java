@@ -284,8 +284,13 @@ public final class KafkaTestCluster implements AutoCloseable {
         }
     }
 
-    /** The committed records of partition 0 of {@code topic}, as a read_committed reader sees them now. */
+    /**
+     * The committed records of partition 0 of {@code topic}, as a read_committed reader sees
+     * them once every transaction appended there so far is decided ({@link #awaitDecided}):
+     * right after a commit returns, its markers may not be written yet.
+     */
     public List<ConsumerRecord<byte[], byte[]>> committed(String topic) {
+        awaitDecided(new TopicPartition(topic, 0));
         Map<String, Object> settings = new HashMap<>();
         settings.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
         settings.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
