@@ -82,7 +82,7 @@ final class CommitOutcomeResolver {
         ProducerRecord<byte[], byte[]> lease = batch.get(0);
         ProducerState reported = null;
         try {
-            reported = describeUntil(report -> !report.state().startsWith("Prepare"))
+            reported = describeUntil(report -> !report.state().startsWith("Prepare") && !fenceUnderWay(report, epochs))
                     .orElse(null);
         } catch (CoordinationException unanswered) {
             unknown.addSuppressed(unanswered);
@@ -152,6 +152,20 @@ final class CommitOutcomeResolver {
                         acknowledged);
             }
         }
+    }
+
+    /**
+     * Whether {@code report} shows a fence of this transaction whose abort is not logged yet:
+     * an InitProducerId on an ongoing transaction bumps the epoch in the coordinator's memory
+     * first and logs PrepareAbort after, so a describe in between answers {@code Ongoing} at
+     * an epoch above the one it ran at. Until the abort is logged and its markers are written,
+     * the transaction's own records hold the last stable offset before its lease, and a read
+     * cannot show that it is absent (a full build saw that reported as unknown).
+     */
+    private static boolean fenceUnderWay(ProducerState report, EpochPrediction epochs) {
+        return report.state().equals("Ongoing")
+                && report.producerId() == epochs.producerId()
+                && report.producerEpoch() > epochs.epoch();
     }
 
     /** The reads a search makes at most: a partition other roles keep writing to must not hold the writer for ever. */
