@@ -192,11 +192,16 @@ final class TopicReaders {
         return probe;
     }
 
-    /** The lane of {@code partition}: its own once built, or built now when the shared reader is busy, else lane 0. */
+    /**
+     * The lane of {@code partition}: its own once built, or built now when the shared reader
+     * is busy or some partition does not answer, else lane 0. While one does not, its probe
+     * holds its lane slice after slice: the other lanes' partitions must not queue behind it
+     * on the shared reader.
+     */
     private Lane laneOf(TopicPartition partition) {
         Lane lane = lanes[partition.partition() % READER_LANES];
         Supplier<Consumer<byte[], byte[]>> more = describeReaders;
-        if (lane.consumer != null || more == null || !readerLock.isLocked()) {
+        if (lane.consumer != null || more == null || !readerLock.isLocked() && unanswering.isEmpty()) {
             return lane.consumer != null ? lane : lanes[0];
         }
         synchronized (lane) {
