@@ -1,6 +1,7 @@
 package io.krabka.streams.coordination.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
 import io.krabka.streams.coordination.CoordinationTimeoutException;
@@ -111,6 +112,54 @@ class TopicReadersTest {
 
         answers.countDown();
         assertThat(probing.get(10, TimeUnit.SECONDS).nextOffset()).isZero();
+    }
+
+    /**
+     * A partition whose own lane was not built read on the shared reader whenever that was
+     * free at the instant, and there queued behind the probe of a dead partition slice after
+     * slice. While one does not answer, the others read on their own lanes.
+     */
+    @Test
+    void whileAPartitionDoesNotAnswerTheOthersReadOnTheirOwnLanes() throws Exception {
+        CountDownLatch never = new CountDownLatch(1);
+        MockConsumer<byte[], byte[]> shared = new MockConsumer<>("earliest") {
+            @Override
+            public Map<TopicPartition, Long> endOffsets(Collection<TopicPartition> partitions, Duration timeout) {
+                if (!partitions.contains(DEAD)) {
+                    return super.endOffsets(partitions, timeout);
+                }
+                try {
+                    // The dead partition's leader never answers; the wait is Kafka's, bounded by the slice.
+                    never.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                throw new org.apache.kafka.common.errors.TimeoutException("no leader");
+            }
+        };
+        TopicPartition healthy = new TopicPartition(SPEC.name(), 1);
+        shared.updateBeginningOffsets(Map.of(healthy, 0L));
+        shared.updateEndOffsets(Map.of(healthy, 0L));
+        List<MockConsumer<byte[], byte[]>> built = new ArrayList<>();
+        TopicReaders readers = new TopicReaders(pinned(), SPEC.name(), shared, Duration.ofMillis(300));
+        readers.describeWith(() -> {
+            MockConsumer<byte[], byte[]> lane = new MockConsumer<>("earliest");
+            lane.updateBeginningOffsets(Map.of(healthy, 0L));
+            lane.updateEndOffsets(Map.of(healthy, 0L));
+            built.add(lane);
+            return lane;
+        });
+
+        assertThat(catchThrowable(
+                        () -> readers.read(rolesOn(DEAD.partition(), 1).get(0), 0, Duration.ZERO)))
+                .isInstanceOf(CoordinationTimeoutException.class);
+        // The shared reader is free now: before, the healthy partition read on it.
+        RoleRecords read = readers.read(rolesOn(healthy.partition(), 1).get(0), 0, Duration.ZERO);
+
+        assertThat(read.nextOffset()).isZero();
+        assertThat(built).hasSize(1);
+        assertThat(built.get(0).assignment()).containsExactly(healthy);
+        assertThat(shared.assignment()).containsExactly(DEAD);
     }
 
     private static Thread start(TopicReaders readers, Role role, CompletableFuture<RoleRecords> into) {
