@@ -99,17 +99,7 @@ final class TopicReaders {
         ReadToEnd toEnd = new ReadToEnd(Map.of(partition, fromOffset), timeout);
         ReentrantLock probe = null;
         try {
-            if (unanswering.contains(partition.partition())) {
-                // Every role on a partition without a leader would otherwise wait out its
-                // whole timeout on a shared pass thread, and queue for the reader between
-                // slices: one read finds out when it answers again, the others give up now.
-                probe = probes.computeIfAbsent(partition.partition(), p -> new ReentrantLock());
-                if (!probe.tryLock()) {
-                    probe = null;
-                    throw new CoordinationTimeoutException("the last read of " + partition + " got no answer within "
-                            + READ_SLICE.toMillis() + " ms, and another read waits for it now");
-                }
-            }
+            probe = probeIfUnanswering(partition, null);
             while (true) {
                 // Between slices too: a read of a partition that no longer exists would
                 // otherwise wait out the whole operation timeout before anyone noticed.
@@ -129,6 +119,10 @@ final class TopicReaders {
                 Consumer<byte[], byte[]> laneReader = Objects.requireNonNull(lane.consumer);
                 lane.lock.lock();
                 try {
+                    // Again once it has the reader: the reads that began together before any
+                    // slice went unanswered (a role per thread, all at once) would otherwise
+                    // each wait out the whole timeout, and hold every pass thread meanwhile.
+                    probe = probeIfUnanswering(partition, probe);
                     ReadToEnd.focus(laneReader, Set.of(partition));
                     Duration slice = unanswering.contains(partition.partition()) ? SICK_SLICE : READ_SLICE;
                     long sliceEnd = Math.min(System.nanoTime() + slice.toNanos(), giveUpAt);
@@ -180,11 +174,34 @@ final class TopicReaders {
         }
     }
 
-    /** The lane of {@code partition}: its own once built, or built now when the shared reader is busy, else lane 0. */
+    /**
+     * The probe of {@code partition} this read holds: {@code held}, or none while the
+     * partition answers. Every role on a partition without a leader would otherwise wait
+     * out its whole timeout on a shared pass thread, and queue for the reader between
+     * slices: one read finds out when it answers again, the others give up now.
+     */
+    private @Nullable ReentrantLock probeIfUnanswering(TopicPartition partition, @Nullable ReentrantLock held) {
+        if (held != null || !unanswering.contains(partition.partition())) {
+            return held;
+        }
+        ReentrantLock probe = probes.computeIfAbsent(partition.partition(), p -> new ReentrantLock());
+        if (!probe.tryLock()) {
+            throw new CoordinationTimeoutException("the last read of " + partition + " got no answer within "
+                    + READ_SLICE.toMillis() + " ms, and another read waits for it now");
+        }
+        return probe;
+    }
+
+    /**
+     * The lane of {@code partition}: its own once built, or built now when the shared reader
+     * is busy or some partition does not answer, else lane 0. While one does not, its probe
+     * holds its lane slice after slice: the other lanes' partitions must not queue behind it
+     * on the shared reader.
+     */
     private Lane laneOf(TopicPartition partition) {
         Lane lane = lanes[partition.partition() % READER_LANES];
         Supplier<Consumer<byte[], byte[]>> more = describeReaders;
-        if (lane.consumer != null || more == null || !readerLock.isLocked()) {
+        if (lane.consumer != null || more == null || !readerLock.isLocked() && unanswering.isEmpty()) {
             return lane.consumer != null ? lane : lanes[0];
         }
         synchronized (lane) {
