@@ -179,6 +179,33 @@ class SuccessionTest {
     }
 
     @Test
+    void underSpreadAMemberWaitingForItsPlaceReadsAgainAfterEachEarlierTurn() {
+        RoleState state = RoleState.builder(ROLE)
+                .register(0, A, T0)
+                .register(1, B, T0)
+                .register(2, C, T0)
+                .build();
+        Instant gathered = Instant.ofEpochMilli(T0).plus(CONFIG.challengeStagger());
+        Duration half = CONFIG.challengeStagger().dividedBy(2);
+        Instant third = gathered.plus(CONFIG.challengeStagger().multipliedBy(2));
+        // Third in the spread order: half a stagger after the first place's turn, then after the second's.
+        assertThat(Succession.placementReadAgain(state, C, CONFIG, Instant.ofEpochMilli(T0), third))
+                .contains(gathered.plus(half));
+        assertThat(Succession.placementReadAgain(state, C, CONFIG, gathered.plus(half), third))
+                .contains(gathered.plus(CONFIG.challengeStagger()).plus(half));
+        // None left before its own turn, and none for the first place.
+        assertThat(Succession.placementReadAgain(
+                        state,
+                        C,
+                        CONFIG,
+                        gathered.plus(CONFIG.challengeStagger()).plus(half),
+                        third))
+                .isEmpty();
+        assertThat(Succession.placementReadAgain(state, C, CONFIG, Instant.ofEpochMilli(T0), gathered))
+                .isEmpty();
+    }
+
+    @Test
     void aMemberThatRegistersAgainAndAgainDelaysAFreshRoleByOneLeaseAtMost() {
         RoleState state = RoleState.builder(ROLE)
                 .register(0, A, T0)

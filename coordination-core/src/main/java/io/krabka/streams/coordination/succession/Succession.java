@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalInt;
 import org.apache.kafka.common.utils.Utils;
 import org.jspecify.annotations.Nullable;
@@ -195,18 +196,7 @@ public final class Succession {
      * their share in turns.
      */
     private static Decision placeOnce(RoleState state, MemberId me, LeaseConfig config, Instant now, Shares shares) {
-        long own = state.entryOf(me).orElseThrow().registeredAt();
-        long since = state.lease().map(LeaseState::offset).orElse(-1L);
-        long newest = state.roster().stream()
-                .filter(entry -> entry.offset() > since)
-                .mapToLong(RosterEntry::registeredAt)
-                .max()
-                .orElse(own);
-        Instant anchor = Instant.ofEpochMilli(
-                Math.min(Math.max(newest, own), own + config.duration().toMillis()));
-        if (state.lease().isEmpty()) {
-            anchor = anchor.plus(config.challengeStagger());
-        }
+        Instant anchor = placementAnchor(state, me, config);
         int place = spreadOrder(state, me, shares).indexOf(me);
         // A member at its share goes after every place below it, one stagger after the last,
         // and one stagger more for each role it holds beyond the share, so the members at
@@ -217,6 +207,46 @@ public final class Succession {
         return now.isBefore(challengeAt)
                 ? new Decision.Wait(place, challengeAt)
                 : new Decision.Challenge(place, challengeAt);
+    }
+
+    /** The common anchor of the cold-start rule ({@link #placeOnce}). */
+    private static Instant placementAnchor(RoleState state, MemberId me, LeaseConfig config) {
+        long own = state.entryOf(me).orElseThrow().registeredAt();
+        long since = state.lease().map(LeaseState::offset).orElse(-1L);
+        long newest = state.roster().stream()
+                .filter(entry -> entry.offset() > since)
+                .mapToLong(RosterEntry::registeredAt)
+                .max()
+                .orElse(own);
+        Instant anchor = Instant.ofEpochMilli(
+                Math.min(Math.max(newest, own), own + config.duration().toMillis()));
+        return state.lease().isEmpty() ? anchor.plus(config.challengeStagger()) : anchor;
+    }
+
+    /**
+     * When a standby that waits for its place under the cold-start rule reads the role again
+     * before its turn at {@code challengeAt}: half a stagger after the next earlier place's
+     * turn, once that place's challenge had time to land. Its place was counted from shares
+     * that those turns move with no news of this role (a member ahead of it takes another
+     * role first and goes to the back); counted only at its own turn, it can meet the members
+     * at their share at the stagger's cap, where the last InitProducerId wins. Empty when no
+     * earlier turn is left.
+     */
+    public static Optional<Instant> placementReadAgain(
+            RoleState state, MemberId me, LeaseConfig config, Instant now, Instant challengeAt) {
+        Duration step = config.challengeStagger();
+        if (step.isZero() || state.rankOf(me).isEmpty()) {
+            return Optional.empty();
+        }
+        Instant anchor = placementAnchor(state, me, config);
+        Duration half = step.dividedBy(2);
+        // The earliest earlier turn whose read is still ahead: turns are anchor + stagger(k).
+        long k = now.isBefore(anchor.plus(half))
+                ? 0
+                : Duration.between(anchor.plus(half), now).toMillis() / Math.max(1, step.toMillis()) + 1;
+        Instant at = anchor.plus(stagger((int) Math.min(k, Integer.MAX_VALUE), config))
+                .plus(half);
+        return at.isAfter(now) && at.isBefore(challengeAt) ? Optional.of(at) : Optional.empty();
     }
 
     private static boolean spreads(RoleState state, @Nullable Shares shares) {

@@ -146,11 +146,22 @@ final class ElectionPass {
                 shares,
                 () -> held.activeOf(me),
                 exact -> Succession.evaluate(placing, me, false, config, now, exact));
+        Engine.Attempt attempt;
         try {
-            return decide(role, me, placing, shares, placed, confirm);
+            attempt = decide(role, me, placing, shares, placed, confirm);
         } finally {
             balancer.placed(role);
         }
+        if (placed instanceof Decision.Wait waiting && attempt.readAgainAt() == null) {
+            // The turns before this one move the shares with no news of this role: look again
+            // after each, or a place counted before them meets the members at their share.
+            Optional<Instant> readAgain =
+                    Succession.placementReadAgain(placing, me, config, clock.instant(), waiting.challengeAt());
+            if (readAgain.isPresent()) {
+                return new Engine.Attempt(null, attempt.decision(), readAgain.get(), attempt.lease());
+            }
+        }
+        return attempt;
     }
 
     /** Challenges, prepares or waits, as {@code decision} says. */
