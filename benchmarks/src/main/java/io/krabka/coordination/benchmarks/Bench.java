@@ -98,12 +98,27 @@ public final class Bench {
                 if (only.contains(
                         "spring-scale")) { // first: before any Contender in this JVM started the shared pass threads
                     System.err.println("benchmarks: " + springRoles + " roles through the Spring Boot starter");
-                    SPRING_SCALE = SpringScaleBench.run(
-                            ours.cluster(),
-                            springRoles,
-                            java.time.Duration.ofSeconds(springHold),
-                            springLease,
-                            springRenew);
+                    // The broker in a JVM of its own, warmed, as users run one: the member's JVM holds only the member.
+                    try (BrokerJvm broker = BrokerJvm.startWarmed(
+                            java.nio.file.Path.of("target", "bench-broker").toAbsolutePath(), springRoles)) {
+                        SPRING_SCALE = SpringScaleBench.run(
+                                broker.cluster(),
+                                broker.pid(),
+                                springRoles,
+                                java.time.Duration.ofSeconds(springHold),
+                                springLease,
+                                springRenew);
+                        PRODUCER_COST = ProducerCost.measure(
+                                broker.cluster().connection(), 200, java.time.Duration.ofSeconds(10));
+                        System.err.printf(
+                                Locale.ROOT,
+                                "  one held role's producer: %.0f KiB heap, %.2f threads, %.2f connections,"
+                                        + " %.3f ms CPU per idle second%n",
+                                PRODUCER_COST.heapBytes() / 1024,
+                                PRODUCER_COST.threads(),
+                                PRODUCER_COST.connections(),
+                                PRODUCER_COST.idleCpuMillisPerSecond());
+                    }
                     if (!SPRING_SCALE.renewTook().isEmpty()) {
                         rows.add(new Samples(
                                 "5s Spring starter " + springRoles + " roles: renewal (Contender pass)",
@@ -112,11 +127,7 @@ public final class Bench {
                     }
                 }
                 if (batchedOnly) {
-                    BATCHED = ours.batched(batchedRounds, batchedTx, 100);
-                    rows.add(new Samples(
-                            "3b 100-record transaction", OursBench.SYSTEM + " guarded write", BATCHED.guardedTx()));
-                    rows.add(new Samples(
-                            "3b 100-record transaction", "plain transactional KafkaProducer", BATCHED.plainTx()));
+                    batched(ours, batchedRounds, batchedTx, rows);
                 }
                 if (handoverOnly) {
                     rows.add(new Samples(
@@ -175,11 +186,7 @@ public final class Bench {
                             "3 async send, closed loop (10000 outstanding): send -> committed",
                             OursBench.SYSTEM + " Leadership.send",
                             SEND_CLOSED.latencies()));
-                    BATCHED = ours.batched(batchedRounds, batchedTx, 100);
-                    rows.add(new Samples(
-                            "3b 100-record transaction", OursBench.SYSTEM + " guarded write", BATCHED.guardedTx()));
-                    rows.add(new Samples(
-                            "3b 100-record transaction", "plain transactional KafkaProducer", BATCHED.plainTx()));
+                    batched(ours, batchedRounds, batchedTx, rows);
                 }
                 ScaleBench scale = new ScaleBench(ours.cluster());
                 if (only.contains("scale")) {
@@ -288,7 +295,7 @@ public final class Bench {
                 Locale.ROOT,
                 "%n%s: %.1f s of process CPU in %.1f s (%.2f cores busy); JIT compilation %.1f s,"
                         + " GC %.1f s; by thread: %s; in no thread live at both ends (compiler and GC threads, threads that"
-                        + " ended) %.1f s.%n",
+                        + " ended) %.1f s%s.%n",
                 what,
                 cpu.processSeconds(),
                 cpu.wallSeconds(),
@@ -296,7 +303,10 @@ public final class Bench {
                 cpu.compileSeconds(),
                 cpu.gcSeconds(),
                 top,
-                cpu.unattributedSeconds());
+                cpu.unattributedSeconds(),
+                cpu.brokerSeconds() < 0
+                        ? ""
+                        : String.format(Locale.ROOT, "; the broker's own JVM %.1f s", cpu.brokerSeconds()));
     }
 
     private static String cpuJson(CpuSplit.Split cpu) {
@@ -306,7 +316,7 @@ public final class Bench {
         return String.format(
                 Locale.ROOT,
                 "{\"wallSeconds\": %s, \"processSeconds\": %s, \"compileSeconds\": %s, \"gcSeconds\": %s,"
-                        + " \"unattributedSeconds\": %s, \"byThreadPrefix\": {%s}}",
+                        + " \"unattributedSeconds\": %s, \"byThreadPrefix\": {%s}%s}",
                 num(cpu.wallSeconds()),
                 num(cpu.processSeconds()),
                 num(cpu.compileSeconds()),
@@ -314,7 +324,8 @@ public final class Bench {
                 num(cpu.unattributedSeconds()),
                 cpu.byPrefix().entrySet().stream()
                         .map(e -> jsonString(e.getKey()) + ": " + num(e.getValue()))
-                        .collect(Collectors.joining(", ")));
+                        .collect(Collectors.joining(", ")),
+                cpu.brokerSeconds() < 0 ? "" : ", \"brokerJvmSeconds\": " + num(cpu.brokerSeconds()));
     }
 
     /** Seconds with one decimal, or "never" for a negative (not reached) time. */
@@ -378,6 +389,51 @@ public final class Bench {
     private static OursBench.SendRun SEND_FIXED;
     private static OursBench.SendRun SEND_CLOSED;
     private static OursBench.Batched BATCHED;
+    // What one held role's producer costs, idle (issue 39, item 4).
+    private static ProducerCost.Cost PRODUCER_COST;
+    // The same at 1 000 records per transaction (goal 4b).
+    private static OursBench.Batched BATCHED_1000;
+
+    /**
+     * Guarded against plain transactions, with the plain one plus one partition beside them: at 100 records per
+     * transaction ({@code txPerRound} a side per round), then at 1 000 (a third as many).
+     */
+    private static void batched(OursBench ours, int rounds, int txPerRound, List<Samples> rows) throws Exception {
+        BATCHED = ours.batched(rounds, txPerRound, 100);
+        BATCHED_1000 = ours.batched(rounds, Math.max(7, txPerRound / 3), 1000);
+        for (OursBench.Batched run : List.of(BATCHED, BATCHED_1000)) {
+            String measure = "3b " + run.recordsPerTx() + "-record transaction";
+            rows.add(new Samples(measure, OursBench.SYSTEM + " guarded write", run.guardedTx()));
+            rows.add(new Samples(measure, "plain transactional KafkaProducer", run.plainTx()));
+            rows.add(new Samples(measure, PLUS_ONE, run.plusOneTx()));
+            rows.add(new Samples(measure, STAMPED, run.stampedTx()));
+        }
+    }
+
+    private static List<OursBench.Batched> batchedRuns() {
+        List<OursBench.Batched> runs = new ArrayList<>();
+        if (BATCHED != null) {
+            runs.add(BATCHED);
+        }
+        if (BATCHED_1000 != null) {
+            runs.add(BATCHED_1000);
+        }
+        return runs;
+    }
+
+    /** Nanoseconds as milliseconds with two decimals, comma-separated. */
+    private static String millis(List<Long> nanos) {
+        return nanos.stream()
+                .map(n -> String.format(Locale.ROOT, "%.2f", n / 1e6))
+                .collect(java.util.stream.Collectors.joining(", "));
+    }
+
+    /** The system of the guarded write's floor: a plain transaction with one more partition. */
+    static final String PLUS_ONE = "plain, one more partition (the guarded floor)";
+
+    /** That floor with the token headers a guarded write stamps on every record: every byte it writes. */
+    static final String STAMPED = "plain, one more partition, records stamped";
+
     static final LoadSampler LOAD = new LoadSampler();
 
     /** One goal's verdict: what was measured against what limit. */
@@ -590,16 +646,24 @@ public final class Bench {
                         ms(l.max())));
             }
         }
-        if (BATCHED != null) {
+        for (OursBench.Batched run : batchedRuns()) {
             b.append(String.format(
                     Locale.ROOT,
-                    "%n%d records per transaction on both sides, %d alternating rounds: guarded %s records/s,"
-                            + " plain %s records/s (per round); guarded / plain per round %s.%n",
-                    BATCHED.recordsPerTx(),
-                    BATCHED.ratios().size(),
-                    list(BATCHED.guardedPerSecond(), "%.0f"),
-                    list(BATCHED.plainPerSecond(), "%.0f"),
-                    list(BATCHED.ratios(), "%.2f")));
+                    "%n%d records per transaction on each side, %d rounds: guarded %s records/s,"
+                            + " plain %s, plain with one more partition %s, stamped too %s (per round); guarded / plain"
+                            + " per round %s; per-transaction p50 per round: guarded %s ms, plain %s, plain with one more"
+                            + " partition %s, stamped too %s.%n",
+                    run.recordsPerTx(),
+                    run.ratios().size(),
+                    list(run.guardedPerSecond(), "%.0f"),
+                    list(run.plainPerSecond(), "%.0f"),
+                    list(run.plusOnePerSecond(), "%.0f"),
+                    list(run.stampedPerSecond(), "%.0f"),
+                    list(run.ratios(), "%.2f"),
+                    millis(run.guardedRoundP50()),
+                    millis(run.plainRoundP50()),
+                    millis(run.plusOneRoundP50()),
+                    millis(run.stampedRoundP50())));
         }
         if (SPRING_SCALE != null) {
             SpringScaleBench.Result r = SPRING_SCALE;
@@ -772,13 +836,33 @@ public final class Bench {
                     "3b", "p99 send -> committed <= 50 ms at that rate", ms(p99) + " ms", p99 <= 50_000_000L, ""));
         }
         if (BATCHED != null) {
-            List<Double> r = new ArrayList<>(BATCHED.ratios());
+            long guarded = new Samples("", "", BATCHED.guardedTx()).percentile(50);
+            long floor = new Samples("", "", BATCHED.plusOneTx()).percentile(50);
+            long plain = new Samples("", "", BATCHED.plainTx()).percentile(50);
+            goals.add(new Goal(
+                    "4a",
+                    "guarded 100-record transaction p50 <= a plain one with one more partition (its floor)",
+                    String.format(
+                            Locale.ROOT,
+                            "%s ms against %s ms (plain alone %s ms, the floor with stamped records %s ms);"
+                                    + " round p50s guarded %s, floor %s",
+                            ms(guarded),
+                            ms(floor),
+                            ms(plain),
+                            ms(new Samples("", "", BATCHED.stampedTx()).percentile(50)),
+                            millis(BATCHED.guardedRoundP50()),
+                            millis(BATCHED.plusOneRoundP50())),
+                    guarded <= floor,
+                    ""));
+        }
+        if (BATCHED_1000 != null) {
+            List<Double> r = new ArrayList<>(BATCHED_1000.ratios());
             java.util.Collections.sort(r);
             double median =
                     r.size() % 2 == 1 ? r.get(r.size() / 2) : (r.get(r.size() / 2 - 1) + r.get(r.size() / 2)) / 2;
             goals.add(new Goal(
-                    "4",
-                    "guarded / plain at 100 records per transaction >= 0.95x (median of rounds)",
+                    "4b",
+                    "guarded / plain at 1000 records per transaction >= 0.95x (median of rounds)",
                     String.format(Locale.ROOT, "%.2fx (rounds %.2f-%.2f)", median, r.get(0), r.get(r.size() - 1)),
                     median >= 0.95,
                     ""));
@@ -923,14 +1007,35 @@ public final class Bench {
                         run.threads()));
             }
         }
-        if (BATCHED != null) {
+        if (PRODUCER_COST != null) {
             rates.add(String.format(
                     Locale.ROOT,
-                    "    {\"measure\": \"3b 100 records per transaction, per round\", \"unit\": \"records/s\","
-                            + " \"guarded\": [%s], \"plain\": [%s], \"ratio\": [%s]}",
-                    list(BATCHED.guardedPerSecond(), "%.0f"),
-                    list(BATCHED.plainPerSecond(), "%.0f"),
-                    list(BATCHED.ratios(), "%.3f")));
+                    "    {\"measure\": \"5c one held role's producer, idle\", \"producers\": %d, \"heapKiB\": %s,"
+                            + " \"threads\": %s, \"connections\": %s, \"idleCpuMsPerSecond\": %s}",
+                    PRODUCER_COST.producers(),
+                    num(PRODUCER_COST.heapBytes() / 1024),
+                    num(PRODUCER_COST.threads()),
+                    num(PRODUCER_COST.connections()),
+                    num(PRODUCER_COST.idleCpuMillisPerSecond())));
+        }
+        for (OursBench.Batched run : batchedRuns()) {
+            rates.add(String.format(
+                    Locale.ROOT,
+                    "    {\"measure\": \"3b %d records per transaction, per round\", \"unit\": \"records/s\","
+                            + " \"records\": %d, \"guarded\": [%s], \"plain\": [%s], \"plusOne\": [%s],"
+                            + " \"stamped\": [%s], \"ratio\": [%s], \"guardedP50ms\": [%s], \"plainP50ms\": [%s],"
+                            + " \"plusOneP50ms\": [%s], \"stampedP50ms\": [%s]}",
+                    run.recordsPerTx(),
+                    run.recordsPerTx(),
+                    list(run.guardedPerSecond(), "%.0f"),
+                    list(run.plainPerSecond(), "%.0f"),
+                    list(run.plusOnePerSecond(), "%.0f"),
+                    list(run.stampedPerSecond(), "%.0f"),
+                    list(run.ratios(), "%.3f"),
+                    millis(run.guardedRoundP50()),
+                    millis(run.plainRoundP50()),
+                    millis(run.plusOneRoundP50()),
+                    millis(run.stampedRoundP50())));
         }
         if (SPRING_SCALE != null) {
             SpringScaleBench.Result r = SPRING_SCALE;

@@ -300,17 +300,47 @@ public final class BenchReport {
             } else if (r.containsKey("ratio")) {
                 List<Double> ratios =
                         list(r.get("ratio")).stream().map(BenchReport::number).collect(Collectors.toList());
+                // Runs before the floor side was measured have no "records" (always 100) and no "plusOne".
+                boolean withFloor = r.containsKey("plusOne");
                 b.append(String.format(
                         Locale.ROOT,
-                        "- 100 records per transaction, %d rounds, the side that goes first"
-                                + " alternating: guarded %s records/s, plain %s. Guarded ÷ plain per round: %s; median %.2f.%n",
+                        "- %d records per transaction, %d rounds, the side that goes first %s: guarded %s records/s,"
+                                + " plain %s%s. Guarded ÷ plain per round: %s; median %.2f.",
+                        r.containsKey("records") ? (long) number(r.get("records")) : 100L,
                         ratios.size(),
+                        withFloor ? "rotating" : "alternating",
                         joined(r.get("guarded"), "%.0f"),
                         joined(r.get("plain"), "%.0f"),
+                        withFloor
+                                ? ", plain with one more partition " + joined(r.get("plusOne"), "%.0f")
+                                        + ", that with every record stamped " + joined(r.get("stamped"), "%.0f")
+                                : "",
                         joined(r.get("ratio"), "%.2f"),
                         median(ratios)));
+                if (withFloor) {
+                    b.append(String.format(
+                            Locale.ROOT,
+                            "\n  Per-transaction p50 per round, ms: guarded %s; plain %s; plain with one more partition %s;"
+                                    + " stamped too %s.",
+                            joined(r.get("guardedP50ms"), "%.2f"),
+                            joined(r.get("plainP50ms"), "%.2f"),
+                            joined(r.get("plusOneP50ms"), "%.2f"),
+                            joined(r.get("stampedP50ms"), "%.2f")));
+                }
+                b.append('\n');
             } else if (r.containsKey("roles")) {
                 starter(b, r);
+            } else if (r.containsKey("idleCpuMsPerSecond")) {
+                b.append(String.format(
+                        Locale.ROOT,
+                        "- What one held role costs, on %d idle transactional producers after InitProducerId"
+                                + " (the part of a member that grows with its roles): %.0f KiB of heap, %.2f threads,"
+                                + " %.2f connections and %.3f ms of CPU per second each.%n",
+                        (long) number(r.get("producers")),
+                        number(r.get("heapKiB")),
+                        number(r.get("threads")),
+                        number(r.get("connections")),
+                        number(r.get("idleCpuMsPerSecond"))));
             }
         }
     }
@@ -374,14 +404,21 @@ public final class BenchReport {
         b.append(String.format(
                 Locale.ROOT,
                 "  CPU %s: %.1f s of process CPU in %.1f s (%.2f cores busy);"
-                        + " JIT compilation %.1f s, GC %.1f s; most by thread: %s.%n",
+                        + " JIT compilation %.1f s, GC %.1f s; most by thread: %s%s.%n",
                 when,
                 process,
                 wall,
                 process / wall,
                 number(c.get("compileSeconds")),
                 number(c.get("gcSeconds")),
-                top));
+                top,
+                c.containsKey("brokerJvmSeconds")
+                        ? String.format(
+                                Locale.ROOT,
+                                ". The broker's own JVM: %.1f s (%.2f cores)",
+                                number(c.get("brokerJvmSeconds")),
+                                number(c.get("brokerJvmSeconds")) / wall)
+                        : ""));
     }
 
     private static void goals(StringBuilder b, List<Object> goals) {

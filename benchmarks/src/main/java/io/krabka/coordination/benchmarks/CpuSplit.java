@@ -12,8 +12,9 @@ import java.util.stream.Collectors;
 /**
  * Where a JVM's CPU went between two instants: the process's CPU time, the JIT's and the
  * collectors' share, and each live thread's CPU time grouped by its name's prefix. The
- * member and the in-process broker share the JVM, so this says which of them a CPU-bound
- * phase spent its two cores on.
+ * member and an in-process broker share the JVM, so this says which of them a CPU-bound
+ * phase spent its two cores on. With the broker in a JVM of its own, that JVM's CPU time
+ * is taken too ({@code brokerSeconds}; -1 when the broker runs in this JVM).
  */
 final class CpuSplit {
 
@@ -23,7 +24,8 @@ final class CpuSplit {
             double processSeconds,
             double compileSeconds,
             double gcSeconds,
-            Map<String, Double> byPrefix) {
+            Map<String, Double> byPrefix,
+            double brokerSeconds) {
 
         /** Process CPU not in a thread that was live at both snapshots: compiler and GC threads, threads that ended. */
         double unattributedSeconds() {
@@ -39,9 +41,19 @@ final class CpuSplit {
     private final long compileMillis = ManagementFactory.getCompilationMXBean().getTotalCompilationTime();
     private final long gcMillis = gcMillis();
     private final Map<Long, Long> threadNanos = threadCpuNanos();
+    private final long brokerPid;
+    private final long brokerNanos;
 
-    /** Takes the first snapshot now. */
-    CpuSplit() {}
+    /** Takes the first snapshot now; the broker runs in this JVM. */
+    CpuSplit() {
+        this(-1);
+    }
+
+    /** Takes the first snapshot now, of this JVM and of the broker JVM {@code brokerPid} (-1: none). */
+    CpuSplit(long brokerPid) {
+        this.brokerPid = brokerPid;
+        this.brokerNanos = brokerCpuNanos(brokerPid);
+    }
 
     /** The CPU spent since this snapshot was taken. */
     Split since() {
@@ -64,7 +76,19 @@ final class CpuSplit {
                 (processCpuNanos() - processNanos) / 1e9,
                 (ManagementFactory.getCompilationMXBean().getTotalCompilationTime() - compileMillis) / 1e3,
                 (gcMillis() - gcMillis) / 1e3,
-                sorted);
+                sorted,
+                brokerPid < 0 ? -1 : (brokerCpuNanos(brokerPid) - brokerNanos) / 1e9);
+    }
+
+    /** The CPU time of process {@code pid} so far (user and system), 0 when it is not known. */
+    private static long brokerCpuNanos(long pid) {
+        if (pid < 0) {
+            return 0;
+        }
+        return ProcessHandle.of(pid)
+                .flatMap(process -> process.info().totalCpuDuration())
+                .map(java.time.Duration::toNanos)
+                .orElse(0L);
     }
 
     private static long processCpuNanos() {

@@ -1,5 +1,6 @@
 package io.krabka.coordination.benchmarks;
 
+import io.krabka.streams.coordination.FencingToken;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
@@ -7,12 +8,14 @@ import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.Contender;
 import io.krabka.streams.coordination.client.CoordinationClient;
 import io.krabka.streams.coordination.client.Leadership;
+import io.krabka.streams.coordination.fencing.TokenHeaders;
 import io.krabka.streams.coordination.kafka.KafkaCoordinationTransport;
 import io.krabka.streams.coordination.kafka.KafkaTestCluster;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -363,13 +366,27 @@ final class OursBench implements AutoCloseable {
         }
     }
 
-    /** Guarded vs plain at equal batching: per round, records per second of each and the per-transaction latencies. */
+    /**
+     * Guarded vs plain at equal batching, with the guarded write's floors beside them: per round, records per second
+     * and the per-transaction latencies of each side. {@code plusOne} is a plain transaction of the same records plus
+     * one small record on another partition: what a guarded transaction is (its lease record), without the library.
+     * {@code stamped} is that with the four token headers a guarded write puts on every record ({@code TokenHeaders}):
+     * every byte a guarded transaction writes, without the library.
+     */
     record Batched(
             int recordsPerTx,
             List<Double> guardedPerSecond,
             List<Double> plainPerSecond,
+            List<Double> plusOnePerSecond,
+            List<Double> stampedPerSecond,
             List<Long> guardedTx,
-            List<Long> plainTx) {
+            List<Long> plainTx,
+            List<Long> plusOneTx,
+            List<Long> stampedTx,
+            List<Long> guardedRoundP50,
+            List<Long> plainRoundP50,
+            List<Long> plusOneRoundP50,
+            List<Long> stampedRoundP50) {
         List<Double> ratios() {
             List<Double> r = new ArrayList<>();
             for (int i = 0; i < guardedPerSecond.size(); i++) {
@@ -379,24 +396,46 @@ final class OursBench implements AutoCloseable {
         }
     }
 
+    private enum Side {
+        PLAIN,
+        PLUS_ONE,
+        STAMPED,
+        GUARDED
+    }
+
     /**
-     * The same {@code recordsPerTx} records per transaction on both sides: a guarded {@code write(List)} (plus the lease
-     * record the library adds) against a plain transactional KafkaProducer (begin, the records, commit). Rounds
-     * alternate which side goes first; each round writes {@code txPerRound} transactions per side.
+     * The same {@code recordsPerTx} records per transaction on three sides: a guarded {@code write(List)} (plus the
+     * lease record the library adds), a plain transactional KafkaProducer (begin, the records, commit), and the same
+     * plain transaction with one more record of a lease's size on a partition of another topic, and that with every
+     * record stamped as a guarded write stamps it. Each round writes
+     * {@code txPerRound} transactions per side; the side that goes first rotates from round to round.
      */
     Batched batched(int rounds, int txPerRound, int recordsPerTx) throws Exception {
         String topic = "bench-batched-" + ROLES.incrementAndGet();
+        String extraTopic = topic + "-extra";
         cluster.createTopic(topic, 1);
+        cluster.createTopic(extraTopic, 1);
         byte[] key = "controller".getBytes();
         byte[] value = new byte[200];
         List<ProducerRecord<byte[], byte[]>> batch = new ArrayList<>();
         for (int i = 0; i < recordsPerTx; i++) {
             batch.add(new ProducerRecord<>(topic, key, value));
         }
-        List<Double> guardedRate = new ArrayList<>();
-        List<Double> plainRate = new ArrayList<>();
-        List<Long> guardedTx = new ArrayList<>();
-        List<Long> plainTx = new ArrayList<>();
+        // About a lease record's size: its key names the role, its value the member, producer id, epoch and times.
+        ProducerRecord<byte[], byte[]> extra = new ProducerRecord<>(extraTopic, 0, new byte[16], new byte[48]);
+        // A token of the size a member's has: a term, a producer id and an epoch of a few digits each.
+        FencingToken token = new FencingToken(12_345, 1_234, (short) 12);
+        List<ProducerRecord<byte[], byte[]>> stamped = batch.stream()
+                .map(r -> TokenHeaders.stamp(r, Role.of("controller"), token))
+                .toList();
+        Map<Side, List<Double>> rates = new EnumMap<>(Side.class);
+        Map<Side, List<Long>> latencies = new EnumMap<>(Side.class);
+        Map<Side, List<Long>> roundP50 = new EnumMap<>(Side.class);
+        for (Side side : Side.values()) {
+            rates.put(side, new ArrayList<>());
+            latencies.put(side, new ArrayList<>());
+            roundP50.put(side, new ArrayList<>());
+        }
         Map<String, Object> settings = new HashMap<>(cluster.connection());
         settings.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "bench-plain-" + ROLES.incrementAndGet());
         settings.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -406,29 +445,33 @@ final class OursBench implements AutoCloseable {
                         new KafkaProducer<>(settings, new ByteArraySerializer(), new ByteArraySerializer())) {
             producer.initTransactions();
             Leadership held = client.acquire(newRole("batched"), MemberId.of("w"), WAIT);
-            for (int round = -1; round < rounds; round++) { // round -1: warm-up of both
-                boolean plainFirst = round % 2 == 0;
-                for (int side = 0; side < 2; side++) {
-                    boolean plain = (side == 0) == plainFirst;
+            Side[] sides = Side.values();
+            for (int round = -1; round < rounds; round++) { // round -1: warm-up of every side
+                for (int turn = 0; turn < sides.length; turn++) {
+                    Side side = sides[Math.floorMod(round + turn, sides.length)];
                     List<Long> tx = new ArrayList<>();
                     long r0 = System.nanoTime();
                     for (int i = 0; i < txPerRound; i++) {
                         long t0 = System.nanoTime();
-                        if (plain) {
+                        if (side == Side.GUARDED) {
+                            held.write(batch);
+                        } else {
                             producer.beginTransaction();
-                            for (ProducerRecord<byte[], byte[]> r : batch) {
+                            for (ProducerRecord<byte[], byte[]> r : side == Side.STAMPED ? stamped : batch) {
                                 producer.send(r);
                             }
+                            if (side != Side.PLAIN) {
+                                producer.send(extra);
+                            }
                             producer.commitTransaction();
-                        } else {
-                            held.write(batch);
                         }
                         tx.add(System.nanoTime() - t0);
                     }
                     double perSecond = (double) txPerRound * recordsPerTx / ((System.nanoTime() - r0) / 1e9);
                     if (round >= 0) {
-                        (plain ? plainRate : guardedRate).add(perSecond);
-                        (plain ? plainTx : guardedTx).addAll(tx);
+                        rates.get(side).add(perSecond);
+                        latencies.get(side).addAll(tx);
+                        roundP50.get(side).add(new Samples("", "", tx).percentile(50));
                     }
                 }
                 if (held.renewDue()) {
@@ -438,9 +481,23 @@ final class OursBench implements AutoCloseable {
             held.close();
         }
         System.err.printf(
-                "  done: %d records per transaction, guarded vs plain (%d rounds x %d transactions)%n",
+                "  done: %d records per transaction, guarded vs plain vs plain with one more partition, unstamped and stamped"
+                        + " (%d rounds x %d transactions)%n",
                 recordsPerTx, rounds, txPerRound);
-        return new Batched(recordsPerTx, guardedRate, plainRate, guardedTx, plainTx);
+        return new Batched(
+                recordsPerTx,
+                rates.get(Side.GUARDED),
+                rates.get(Side.PLAIN),
+                rates.get(Side.PLUS_ONE),
+                rates.get(Side.STAMPED),
+                latencies.get(Side.GUARDED),
+                latencies.get(Side.PLAIN),
+                latencies.get(Side.PLUS_ONE),
+                latencies.get(Side.STAMPED),
+                roundP50.get(Side.GUARDED),
+                roundP50.get(Side.PLAIN),
+                roundP50.get(Side.PLUS_ONE),
+                roundP50.get(Side.STAMPED));
     }
 
     /**

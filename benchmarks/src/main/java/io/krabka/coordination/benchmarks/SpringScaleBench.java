@@ -31,8 +31,8 @@ import org.springframework.context.annotation.Bean;
 
 /**
  * One member holding many roles through the Spring Boot starter. A Spring Boot application context
- * (no web server) with the starter's auto-configuration and {@code krabka.coordination.roles} = N roles, on the bench's
- * in-process broker; waits until the member holds every role, holds them for a while, and counts the JVM's live threads
+ * (no web server) with the starter's auto-configuration and {@code krabka.coordination.roles} = N roles, on a warmed
+ * broker in a JVM of its own ({@link BrokerJvm}), as users run one; waits until the member holds every role, holds them for a while, and counts the JVM's live threads
  * before the context and while it holds them all, by name prefix. Renewals after their deadline are found two ways: a
  * {@link CoordinationObserver} compares each renewal's completion with the deadline the leadership had before it, and a
  * sampler checks every 50 ms whether a held leadership's deadline has passed (a lapse without renewal). EXPIRED ends are
@@ -143,7 +143,9 @@ final class SpringScaleBench {
         }
     }
 
-    static Result run(KafkaTestCluster cluster, int roles, Duration hold, Duration lease, Duration renew)
+    /** {@code brokerPid}: the broker JVM, whose CPU the report shows beside the member's (-1: in this JVM). */
+    static Result run(
+            KafkaTestCluster cluster, long brokerPid, int roles, Duration hold, Duration lease, Duration renew)
             throws Exception {
         LEASE = lease;
         RENEW = renew;
@@ -197,7 +199,7 @@ final class SpringScaleBench {
         Map<Long, String> before = threads();
         long heapBefore = heapAfterGc();
         int threadsBefore = ManagementFactory.getThreadMXBean().getThreadCount();
-        CpuSplit cpu = new CpuSplit();
+        CpuSplit cpu = new CpuSplit(brokerPid);
         long t0 = System.nanoTime();
         ConfigurableApplicationContext context =
                 new SpringApplicationBuilder(App.class).properties(props).run();
@@ -248,7 +250,7 @@ final class SpringScaleBench {
             int stillHeld = (int) all.stream()
                     .filter(r -> loop.state(r) == MemberRoleState.LEADER)
                     .count();
-            StandbyJoin standby = standbyJoins(props, all, context.getBean(CoordinationClient.class));
+            StandbyJoin standby = standbyJoins(props, all, context.getBean(CoordinationClient.class), brokerPid);
             System.err.printf(
                     "  spring starter: %d threads before, %d holding (%d roles still held after %.0f s); %d renewals,"
                             + " %d after their deadline, %d lapses seen, ends %s%n",
@@ -308,7 +310,8 @@ final class SpringScaleBench {
     /** When a joining standby was in every roster and had every producer prepared (-1: not within 90 s), and the CPU until then. */
     record StandbyJoin(long rosterNanos, long preparedNanos, CpuSplit.Split cpu) {}
 
-    private static StandbyJoin standbyJoins(Map<String, Object> props, List<Role> all, CoordinationClient holder) {
+    private static StandbyJoin standbyJoins(
+            Map<String, Object> props, List<Role> all, CoordinationClient holder, long brokerPid) {
         Map<String, Object> standby = new HashMap<>(props);
         standby.put("krabka.coordination.member-id", "spring-standby");
         standby.put("spring.kafka.client-id", "bench-standby");
@@ -319,7 +322,7 @@ final class SpringScaleBench {
         int registered = 0;
         int prepared = 0;
         CpuSplit.Split cpu = null;
-        CpuSplit cpuFromStart = new CpuSplit();
+        CpuSplit cpuFromStart = new CpuSplit(brokerPid);
         ConfigurableApplicationContext context = new SpringApplicationBuilder(StandbyApp.class)
                 .properties(standby)
                 .run();

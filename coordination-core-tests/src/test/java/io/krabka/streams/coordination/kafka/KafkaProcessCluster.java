@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.IntBinaryOperator;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.common.Uuid;
@@ -63,6 +64,7 @@ public final class KafkaProcessCluster implements AutoCloseable {
     private final List<Listener> listeners;
     private final Map<String, String> settings;
     private final String classPath;
+    private final List<String> jvmOptions;
     private final List<Node> all = new ArrayList<>();
 
     private KafkaProcessCluster(Builder builder) {
@@ -71,6 +73,7 @@ public final class KafkaProcessCluster implements AutoCloseable {
         this.listeners = List.copyOf(builder.listeners);
         this.settings = new LinkedHashMap<>(builder.settings);
         this.classPath = builder.classPath;
+        this.jvmOptions = List.copyOf(builder.jvmOptions);
     }
 
     public static Builder builder(Path dir) {
@@ -83,6 +86,9 @@ public final class KafkaProcessCluster implements AutoCloseable {
         private final List<Listener> listeners = new ArrayList<>();
         private final Map<String, String> settings = new LinkedHashMap<>();
         private String classPath = System.getProperty("java.class.path");
+        // Quick to start, not fast: a test's broker lives for seconds.
+        private List<String> jvmOptions =
+                List.of("-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1");
 
         private Builder(Path dir) {
             this.dir = dir;
@@ -94,6 +100,15 @@ public final class KafkaProcessCluster implements AutoCloseable {
          */
         public Builder classPath(String classPath) {
             this.classPath = classPath;
+            return this;
+        }
+
+        /**
+         * The nodes' JVM options (heap, collector, compiler), replacing the defaults, which
+         * start quickly but run slowly (C1 only): a benchmark's broker wants Kafka's own.
+         */
+        public Builder jvmOptions(List<String> options) {
+            this.jvmOptions = List.copyOf(options);
             return this;
         }
 
@@ -284,13 +299,12 @@ public final class KafkaProcessCluster implements AutoCloseable {
         return ChildJvm.start(
                 classPath,
                 mainClass,
-                List.of(
-                        "-Xms128m",
-                        "-Xmx512m",
-                        "-XX:+UseSerialGC",
-                        "-XX:TieredStopAtLevel=1",
-                        "-Dkafka.logs.dir=" + node.home.resolve("logs"),
-                        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"),
+                Stream.concat(
+                                jvmOptions.stream(),
+                                Stream.of(
+                                        "-Dkafka.logs.dir=" + node.home.resolve("logs"),
+                                        "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn"))
+                        .toList(),
                 List.of(args),
                 output);
     }
