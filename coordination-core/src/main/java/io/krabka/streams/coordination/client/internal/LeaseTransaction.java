@@ -29,7 +29,6 @@ import java.util.Objects;
 import java.util.Optional;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.errors.InvalidTxnStateException;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -221,20 +220,6 @@ final class LeaseTransaction {
             publish();
             return written;
         } catch (FencedException fenced) {
-            // Bounded as the transaction was: for a grant, by the lease it tried to write.
-            Duration bound =
-                    Duration.ofMillis(Math.max(0, retryUntil - runtime.clock().millis()));
-            if (!release && refusedWithItsEpochUntouched(fenced, predicted.leaseEpoch(), bound)) {
-                epochs.lost();
-                leadership.end(State.FAILED);
-                throw new FencedException(
-                        fenced.getMessage() + "; yet the coordinator still shows the epoch it ran at, untouched and"
-                                + " with no transaction open, so no newer epoch fenced it: the transaction failed on its"
-                                + " own and nothing of it was written; the leadership of " + member + " of role "
-                                + role + " ended; acquire the role anew",
-                        fenced,
-                        LeadershipEndCause.FAILED);
-            }
             leadership.end(supersededAs(release));
             if (leadership.state() == State.RELEASED && !(fenced instanceof LeadershipReleasedException)) {
                 // Fenced during this member's own release: a planned end, as the leadership says.
@@ -306,35 +291,6 @@ final class LeaseTransaction {
             return;
         }
         epochs.learned(transaction, reported, generation);
-    }
-
-    /**
-     * Whether a refusal Kafka reports as {@code InvalidTxnStateException} left this member's
-     * epoch as it was: the coordinator reports the producer id and the epoch the transaction
-     * ran at, {@code Empty}. Another producer's InitProducerId moves the epoch, and so does an
-     * abort under transaction version 2, so that is no fence but a failure of this
-     * transaction alone (a loaded broker refused a grant's first produce so). Taking it for a
-     * fence made the member's own epoch look unexplained: it waited a whole lease.
-     */
-    private boolean refusedWithItsEpochUntouched(FencedException fenced, short ranAt, Duration bound) {
-        Throwable cause = fenced.getCause();
-        while (cause != null && !(cause instanceof InvalidTxnStateException)) {
-            cause = cause.getCause();
-        }
-        if (cause == null) {
-            return false;
-        }
-        try {
-            return transport
-                    .describeEpoch(role, bound)
-                    .filter(reported -> reported.producerId() == epochs.producerId()
-                            && reported.producerEpoch() == ranAt
-                            && reported.state().equals("Empty"))
-                    .isPresent();
-        } catch (CoordinationException describeFailed) {
-            fenced.addSuppressed(describeFailed);
-            return false;
-        }
     }
 
     /**
