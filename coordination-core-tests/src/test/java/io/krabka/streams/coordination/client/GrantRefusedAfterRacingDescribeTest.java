@@ -24,15 +24,13 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Review of 57e944f, the grant side. The grant's lease epoch is the describe right after
- * InitProducerId (LeadershipTerm.grant), which may already show a challenger's epoch
- * (kafka-facts 7). If b's InitProducerId lands between a's InitProducerId and a's describe,
- * and a's grant is then refused with InvalidTxnStateException (the loaded-broker refusal
- * 57e944f handles), the coordinator shows (P, b's epoch, Empty) == a's "ran at": a's grant
- * ends FAILED, ElectionPass calls failedOnItsOwn, which records b's epoch as a's own, and
- * a's next pass (nothing new visible) challenges at once and fences b, which had won.
- * Before 57e944f the grant ended FENCED ("lost the challenge") and a waited behind b's
- * unexplained epoch. Expected: the second pass does not challenge; on 09ee579 it does.
+ * A grant's epoch comes from a describe right after InitProducerId, which may already show a
+ * rival's epoch (kafka-facts 7). If b's InitProducerId lands between a's InitProducerId and
+ * a's describe, and a's grant is then refused with {@code InvalidTxnStateException}, the
+ * coordinator shows b's epoch, Empty: a must take that as a fence ("lost the challenge") and
+ * wait behind b's unexplained epoch, not as its own failure, after which its next pass would
+ * challenge at once and fence b, which had won. An outside review wrote this against a change
+ * that did the latter (57e944f, reverted): it failed there.
  */
 class GrantRefusedAfterRacingDescribeTest {
 

@@ -25,19 +25,13 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Review of 57e944f (GrantFailedOnItsOwnTest). {@code refusedWithItsEpochUntouched} compares
- * the coordinator's report with {@code predicted.leaseEpoch()}, not with the epoch the
- * transaction ran at. Under transaction version 2, once the holder predicts, the lease epoch
- * is the running epoch + 1: exactly what a challenger's InitProducerId leaves when it lands
- * on the holder's idle producer (CompleteCommit at E, so Empty at E + 1).
- *
- * <p>Scenario: a holder's renewal is refused with InvalidTxnStateException for a reason of
- * the broker's own (the loaded-broker refusal 57e944f was written for), and a challenger's
- * InitProducerId lands before the holder's describe (a loaded broker makes the holder's
- * renewals late, which is what makes a standby challenge). The coordinator then reports
- * (P, E + 1, Empty): a newer epoch did supersede the holder. The leadership must end FENCED.
- * On 09ee579 it ends FAILED with "no newer epoch fenced it". Under version 1 (lease epoch ==
- * running epoch) the same scenario ends FENCED: the control case below passes.
+ * A holder's renewal refused with {@code InvalidTxnStateException} (a loaded broker refuses
+ * so for reasons of its own) while a challenger's InitProducerId lands before the holder's
+ * describe: the coordinator then reports (P, E + 1, Empty), which under transaction version 2
+ * is also the epoch the holder's next lease would have carried. A newer epoch did supersede
+ * the holder, so the leadership must end FENCED, never FAILED with "no newer epoch fenced
+ * it". An outside review wrote this against a change that took an untouched-looking epoch
+ * for the holder's own failure (57e944f, reverted): it failed there. Version 1 is the control.
  */
 class RefusedThenChallengedTest {
 
