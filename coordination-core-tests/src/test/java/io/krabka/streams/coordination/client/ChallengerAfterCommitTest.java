@@ -13,13 +13,10 @@ import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.internal.LeadershipTerm;
-import io.krabka.streams.coordination.record.CoordinationCodec;
-import io.krabka.streams.coordination.record.CoordinationKey;
-import io.krabka.streams.coordination.record.CoordinationRecord;
-import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.test.memory.InMemoryCoordinationTransport;
 import io.krabka.streams.coordination.test.runtime.ManualRuntime;
+import io.krabka.streams.coordination.testing.GrantLease;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import io.krabka.streams.coordination.transport.TopicSpec;
@@ -29,7 +26,6 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -166,19 +162,13 @@ class ChallengerAfterCommitTest {
         // During the holder's next renewal: b mints an epoch and commits its grant lease.
         beforeDescribe.set(() -> {
             RoleEpoch minted = challengerMints();
-            ProducerState epoch = challenger.describeEpoch(ROLE).orElseThrow();
-            long now = runtime.clock().millis();
-            minted.transact(List.of(new ProducerRecord<>(
-                    TOPIC.name(),
-                    RolePartitioner.partitionFor(ROLE, TOPIC.partitions()),
-                    now,
-                    CoordinationCodec.encodeKey(CoordinationKey.lease(ROLE)),
-                    CoordinationCodec.encodeValue(new CoordinationRecord.Lease(
-                            MemberId.of("b"),
-                            epoch.producerId(),
-                            epoch.producerEpoch(),
-                            now,
-                            now + LeaseConfig.DEFAULTS.duration().toMillis())))));
+            GrantLease.commit(
+                    minted,
+                    challenger,
+                    ROLE,
+                    TOPIC,
+                    MemberId.of("b"),
+                    runtime.clock().millis());
         });
 
         assertThat(runtime.advanceUntil(() -> !ended.isEmpty(), Duration.ofSeconds(30)))

@@ -8,13 +8,10 @@ import io.krabka.streams.coordination.CommitOutcomeUnknownException;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
-import io.krabka.streams.coordination.record.CoordinationCodec;
-import io.krabka.streams.coordination.record.CoordinationKey;
-import io.krabka.streams.coordination.record.CoordinationRecord;
-import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.test.memory.InMemoryCoordinationTransport;
 import io.krabka.streams.coordination.test.runtime.ManualRuntime;
+import io.krabka.streams.coordination.testing.GrantLease;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.RoleEpoch;
@@ -116,18 +113,7 @@ class CompactedLeaseTest {
                 RoleEpoch next = successor.initEpoch(ROLE);
                 opened.add(next);
                 long now = runtime.clock().millis();
-                var b = successor.describeEpoch(ROLE).orElseThrow();
-                next.transact(List.of(new ProducerRecord<>(
-                        TOPIC.name(),
-                        RolePartitioner.partitionFor(ROLE, TOPIC.partitions()),
-                        now,
-                        CoordinationCodec.encodeKey(CoordinationKey.lease(ROLE)),
-                        CoordinationCodec.encodeValue(new CoordinationRecord.Lease(
-                                MemberId.of("b"),
-                                b.producerId(),
-                                b.producerEpoch(),
-                                now,
-                                now + LeaseConfig.DEFAULTS.duration().toMillis())))));
+                GrantLease.commit(next, successor, ROLE, TOPIC, MemberId.of("b"), now);
                 compacted.set(written.get(0).offset());
                 throw new CommitOutcomeUnknownException(
                         "the commit of a transaction of role " + ROLE + " got no answer until the lease deadline",

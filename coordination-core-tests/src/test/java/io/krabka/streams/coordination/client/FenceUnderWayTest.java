@@ -11,13 +11,11 @@ import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
-import io.krabka.streams.coordination.record.CoordinationCodec;
-import io.krabka.streams.coordination.record.CoordinationKey;
-import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.test.memory.InMemoryCoordinationTransport;
 import io.krabka.streams.coordination.test.runtime.ManualClock;
+import io.krabka.streams.coordination.testing.GrantLease;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RawRecord;
 import io.krabka.streams.coordination.transport.RoleEpoch;
@@ -137,18 +135,7 @@ class FenceUnderWayTest {
                 describesBeforeAbortLogged.set(3);
                 long now = clock.millis();
                 // The challenger commits its grant: once the abort is logged, a read passes the lease's place.
-                ProducerState b = challenger.describeEpoch(ROLE).orElseThrow();
-                minted.transact(List.of(new ProducerRecord<>(
-                        TOPIC.name(),
-                        partition,
-                        now,
-                        CoordinationCodec.encodeKey(CoordinationKey.lease(ROLE)),
-                        CoordinationCodec.encodeValue(new CoordinationRecord.Lease(
-                                MemberId.of("b"),
-                                b.producerId(),
-                                b.producerEpoch(),
-                                now,
-                                now + LeaseConfig.DEFAULTS.duration().toMillis())))));
+                GrantLease.commit(minted, challenger, ROLE, TOPIC, MemberId.of("b"), now);
                 throw new CommitOutcomeUnknownException(
                         "the commit of a transaction of role " + ROLE
                                 + " was refused as fenced after every record was acknowledged",

@@ -8,15 +8,12 @@ import io.krabka.streams.coordination.CommitOutcomeUnknownException;
 import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
-import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
-import io.krabka.streams.coordination.record.CoordinationCodec;
-import io.krabka.streams.coordination.record.CoordinationKey;
-import io.krabka.streams.coordination.record.CoordinationRecord;
 import io.krabka.streams.coordination.record.RolePartitioner;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.test.memory.InMemoryCoordinationTransport;
 import io.krabka.streams.coordination.test.runtime.ManualRuntime;
+import io.krabka.streams.coordination.testing.GrantLease;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import io.krabka.streams.coordination.transport.TopicSpec;
@@ -116,22 +113,13 @@ class ReleaseFencedAfterAckTest {
                     } catch (FencedException fencedEndTxn) {
                         // b commits its grant lease; the log passes where the aborted tombstone was.
                         if (bCommits) {
-                            ProducerState b = challenger.describeEpoch(ROLE).orElseThrow();
-                            long now = runtime.clock().millis();
-                            minted.transact(List.of(new ProducerRecord<>(
-                                    TOPIC.name(),
-                                    partition,
-                                    now,
-                                    CoordinationCodec.encodeKey(CoordinationKey.lease(ROLE)),
-                                    CoordinationCodec.encodeValue(new CoordinationRecord.Lease(
-                                            MemberId.of("b"),
-                                            b.producerId(),
-                                            b.producerEpoch(),
-                                            now,
-                                            now
-                                                    + LeaseConfig.DEFAULTS
-                                                            .duration()
-                                                            .toMillis())))));
+                            GrantLease.commit(
+                                    minted,
+                                    challenger,
+                                    ROLE,
+                                    TOPIC,
+                                    MemberId.of("b"),
+                                    runtime.clock().millis());
                         }
                         long now2 = runtime.clock().millis();
                         RecordMetadata acked = new RecordMetadata(
