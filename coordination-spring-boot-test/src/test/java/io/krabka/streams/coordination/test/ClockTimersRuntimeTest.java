@@ -7,6 +7,7 @@ import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.test.runtime.ManualClock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -57,6 +58,35 @@ class ClockTimersRuntimeTest {
 
         moveAndSettle(Duration.ofHours(2));
         assertThat(runs).hasValue(0);
+    }
+
+    /**
+     * A pass reads the clock, the test moves it on (firing what was due), then the pass arms
+     * its next timer: that timer counts from what the pass read, so it is due already.
+     */
+    @Test
+    void aTimerArmedAfterTheClockMovedCountsFromTheInstantItsTaskRead() throws InterruptedException {
+        AtomicInteger runs = new AtomicInteger();
+        CountDownLatch read = new CountDownLatch(1);
+        CountDownLatch moved = new CountDownLatch(1);
+        runtime.renewals().execute(() -> {
+            runtime.clock().instant();
+            read.countDown();
+            try {
+                moved.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            runtime.schedule(runs::incrementAndGet, Duration.ofMinutes(1));
+        });
+        read.await();
+        clock.advance(Duration.ofMinutes(1));
+        runtime.clockMoved();
+        moved.countDown();
+
+        // Its real-time delay is a minute: only the lease clock fires it this soon.
+        await().atMost(Duration.ofSeconds(10)).until(() -> runs.get() == 1);
     }
 
     /**
