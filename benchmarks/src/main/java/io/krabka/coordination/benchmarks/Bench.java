@@ -858,8 +858,7 @@ public final class Bench {
         if (BATCHED_1000 != null) {
             List<Double> r = new ArrayList<>(BATCHED_1000.ratios());
             java.util.Collections.sort(r);
-            double median =
-                    r.size() % 2 == 1 ? r.get(r.size() / 2) : (r.get(r.size() / 2 - 1) + r.get(r.size() / 2)) / 2;
+            double median = BenchReport.median(r);
             goals.add(new Goal(
                     "4b",
                     "guarded / plain at 1000 records per transaction >= 0.95x (median of rounds)",

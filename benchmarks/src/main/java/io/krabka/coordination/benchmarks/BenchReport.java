@@ -447,7 +447,7 @@ public final class BenchReport {
         return other == 0 ? "n/a" : String.format(Locale.ROOT, "%.2f", ours / other);
     }
 
-    private static double median(List<Double> values) {
+    static double median(List<Double> values) {
         List<Double> s = new ArrayList<>(values);
         Collections.sort(s);
         int n = s.size();

@@ -3,7 +3,6 @@ package io.krabka.coordination.benchmarks;
 import io.krabka.streams.coordination.kafka.ChildJvm;
 import io.krabka.streams.coordination.kafka.KafkaProcessCluster;
 import io.krabka.streams.coordination.kafka.KafkaTestCluster;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,6 +18,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.utils.Utils;
 
 /**
  * A one-node broker in a JVM of its own, with Kafka's own JVM settings (C2, G1, 1 GiB heap)
@@ -43,7 +43,7 @@ final class BrokerJvm implements AutoCloseable {
 
     /** Starts the broker in {@code dir} (emptied first) and warms it with {@code producers} transactional ids. */
     static BrokerJvm startWarmed(Path dir, int producers) throws Exception {
-        deleteRecursively(dir);
+        Utils.delete(dir.toFile()); // the last run's broker, if any
         KafkaProcessCluster process = KafkaProcessCluster.builder(dir)
                 .jvmOptions(KAFKA_JVM)
                 // One node: a transaction state log and coordination topic of one replica.
@@ -126,16 +126,5 @@ final class BrokerJvm implements AutoCloseable {
             future.get(5, TimeUnit.MINUTES);
         }
         threads.shutdown();
-    }
-
-    private static void deleteRecursively(Path dir) throws java.io.IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (var paths = Files.walk(dir)) {
-            for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.delete(path);
-            }
-        }
     }
 }

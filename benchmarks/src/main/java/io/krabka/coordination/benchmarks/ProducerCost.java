@@ -26,7 +26,7 @@ final class ProducerCost {
     private ProducerCost() {}
 
     static Cost measure(Map<String, Object> connection, int n, Duration idle) throws InterruptedException {
-        long heapBefore = heapAfterGc();
+        long heapBefore = SpringScaleBench.heapAfterGc();
         int threadsBefore = ManagementFactory.getThreadMXBean().getThreadCount();
         List<KafkaProducer<byte[], byte[]>> producers = new ArrayList<>();
         try {
@@ -39,7 +39,7 @@ final class ProducerCost {
                 producers.add(producer);
                 producer.initTransactions();
             }
-            long heapHeld = heapAfterGc();
+            long heapHeld = SpringScaleBench.heapAfterGc();
             int threadsHeld = ManagementFactory.getThreadMXBean().getThreadCount();
             double connections = 0;
             for (KafkaProducer<byte[], byte[]> producer : producers) {
@@ -63,10 +63,5 @@ final class ProducerCost {
         } finally {
             producers.parallelStream().forEach(p -> p.close(Duration.ofSeconds(5)));
         }
-    }
-
-    private static long heapAfterGc() {
-        System.gc();
-        return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
     }
 }

@@ -368,7 +368,8 @@ final class SpringScaleBench {
         return new StandbyJoin(registeredAt, preparedAt, cpu);
     }
 
-    private static long heapAfterGc() {
+    /** The heap in use after a GC. */
+    static long heapAfterGc() {
         System.gc();
         return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
     }
