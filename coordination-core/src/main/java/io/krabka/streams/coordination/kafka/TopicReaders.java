@@ -71,6 +71,9 @@ final class TopicReaders {
     // Partitions whose last read did not learn the end offset within a slice, until one
     // does; while one is, a single read at a time probes it and the others fail at once.
     private final Set<Integer> unanswering = ConcurrentHashMap.newKeySet();
+    // Set once the readers close: no lane or describe reader is built after that, since
+    // the close would never see it (a read between slices while a partition is unanswering).
+    private volatile boolean closed;
     private final Map<Integer, ReentrantLock> probes = new ConcurrentHashMap<>();
 
     TopicReaders(PinnedTopic topic, String topicName, Consumer<byte[], byte[]> reader, Duration timeout) {
@@ -206,6 +209,10 @@ final class TopicReaders {
         }
         synchronized (lane) {
             if (lane.consumer == null) {
+                if (closed) {
+                    // Lane 0's reader is closed too: the read fails as any read after the close.
+                    return lanes[0];
+                }
                 lane.consumer = more.get();
             }
         }
@@ -269,6 +276,9 @@ final class TopicReaders {
     /** The consumer of {@link #readAll}; called with its lock held. */
     private Consumer<byte[], byte[]> describeReader() {
         if (describeReader == null) {
+            if (closed) {
+                throw new IllegalStateException("the readers of " + topicName + " are closed");
+            }
             describeReader = Objects.requireNonNull(
                             describeReaders, "readAll reads with its own consumer only with a supplier")
                     .get();
@@ -278,14 +288,21 @@ final class TopicReaders {
 
     /** Closes the readers of the roles' reads side by side, each once no read holds it, giving each {@code within} to finish. */
     void closeReader(Duration within) {
+        closed = true;
         Map<String, Runnable> closes = new LinkedHashMap<>();
         for (int index = 0; index < READER_LANES; index++) {
             Lane lane = lanes[index];
             closes.put("reader-" + index, () -> {
                 lane.lock.lock();
                 try {
-                    if (lane.consumer != null) {
-                        lane.consumer.close(CloseOptions.timeout(within));
+                    Consumer<byte[], byte[]> consumer;
+                    // laneOf builds under this monitor after checking closed: either it built
+                    // before and this sees it, or it sees closed and builds nothing.
+                    synchronized (lane) {
+                        consumer = lane.consumer;
+                    }
+                    if (consumer != null) {
+                        consumer.close(CloseOptions.timeout(within));
                     }
                 } finally {
                     lane.lock.unlock();
@@ -300,6 +317,7 @@ final class TopicReaders {
 
     /** Closes the describe reader, if one was built, once no read holds it. */
     void closeDescribeReader(Duration within) {
+        closed = true;
         describeReaderLock.lock();
         try {
             if (describeReader != null) {

@@ -162,6 +162,42 @@ class TopicReadersTest {
         assertThat(shared.assignment()).containsExactly(DEAD);
     }
 
+    /**
+     * A read between slices when the transport closes: while a partition does not answer,
+     * the read would build its lane's consumer after the close had closed every lane, and
+     * nothing would ever close it. Now the read fails as any read after the close does.
+     */
+    @Test
+    void aReadAfterTheCloseBuildsNoConsumerThatTheCloseWouldMiss() throws Exception {
+        MockConsumer<byte[], byte[]> shared = new MockConsumer<>("earliest") {
+            @Override
+            public Map<TopicPartition, Long> endOffsets(Collection<TopicPartition> partitions, Duration timeout) {
+                throw new org.apache.kafka.common.errors.TimeoutException("no leader");
+            }
+        };
+        List<MockConsumer<byte[], byte[]>> built = new ArrayList<>();
+        TopicReaders readers = new TopicReaders(pinned(), SPEC.name(), shared, Duration.ofMillis(300));
+        readers.describeWith(() -> {
+            MockConsumer<byte[], byte[]> lane = new MockConsumer<>("earliest");
+            built.add(lane);
+            return lane;
+        });
+        assertThat(catchThrowable(
+                        () -> readers.read(rolesOn(DEAD.partition(), 1).get(0), 0, Duration.ZERO)))
+                .isInstanceOf(CoordinationTimeoutException.class);
+        assertThat(built).as("no lane needed yet").isEmpty();
+
+        readers.closeReader(Duration.ofMillis(100));
+        readers.closeDescribeReader(Duration.ofMillis(100));
+        Throwable healthyRead = catchThrowable(() -> readers.read(rolesOn(1, 1).get(0), 0, Duration.ZERO));
+        Throwable describeRead =
+                catchThrowable(() -> readers.readAll(Map.of(rolesOn(2, 1).get(0), 0L)));
+
+        assertThat(healthyRead).isInstanceOf(io.krabka.streams.coordination.CoordinationException.class);
+        assertThat(describeRead).isInstanceOf(io.krabka.streams.coordination.CoordinationException.class);
+        assertThat(built).as("consumers built after the close").isEmpty();
+    }
+
     private static Thread start(TopicReaders readers, Role role, CompletableFuture<RoleRecords> into) {
         Thread thread = new Thread(() -> {
             try {
