@@ -3,11 +3,14 @@ package io.krabka.streams.coordination.fencing;
 import io.krabka.streams.coordination.FencingToken;
 import io.krabka.streams.coordination.Role;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 
 /**
@@ -62,14 +65,48 @@ public final class TokenHeaders {
      * above, in place of any it had of those names; the record itself is left as it is.
      */
     public static <K, V> ProducerRecord<K, V> stamp(ProducerRecord<K, V> record, Role role, FencingToken token) {
-        RecordHeaders headers = new RecordHeaders(record.headers().toArray());
-        for (String name : new String[] {ROLE, TERM, PRODUCER_ID, PRODUCER_EPOCH}) {
-            headers.remove(name);
+        return stamped(record, headers(role, token));
+    }
+
+    /**
+     * {@link #stamp} for each of {@code records}, all with one role and token: the header
+     * values are encoded once for the whole list, as a transaction's records share them.
+     */
+    public static <K, V> List<ProducerRecord<K, V>> stampAll(
+            List<ProducerRecord<K, V>> records, Role role, FencingToken token) {
+        Header[] stamp = headers(role, token);
+        List<ProducerRecord<K, V>> stamped = new ArrayList<>(records.size());
+        for (ProducerRecord<K, V> record : records) {
+            stamped.add(stamped(record, stamp));
         }
-        headers.add(ROLE, role.utf8());
-        headers.add(TERM, ascii(token.term()));
-        headers.add(PRODUCER_ID, ascii(token.producerId()));
-        headers.add(PRODUCER_EPOCH, ascii(token.producerEpoch()));
+        return stamped;
+    }
+
+    private static Header[] headers(Role role, FencingToken token) {
+        return new Header[] {
+            new RecordHeader(ROLE, role.utf8()),
+            new RecordHeader(TERM, ascii(token.term())),
+            new RecordHeader(PRODUCER_ID, ascii(token.producerId())),
+            new RecordHeader(PRODUCER_EPOCH, ascii(token.producerEpoch()))
+        };
+    }
+
+    /** A copy of {@code record} with {@code stamp} in place of its own headers of those names. */
+    private static <K, V> ProducerRecord<K, V> stamped(ProducerRecord<K, V> record, Header[] stamp) {
+        Header[] own = record.headers().toArray();
+        RecordHeaders headers;
+        if (own.length == 0) {
+            // The usual case: no headers of the application's, so nothing to keep or replace.
+            headers = new RecordHeaders(stamp);
+        } else {
+            headers = new RecordHeaders(own);
+            for (Header header : stamp) {
+                headers.remove(header.key());
+            }
+            for (Header header : stamp) {
+                headers.add(header);
+            }
+        }
         return new ProducerRecord<>(
                 record.topic(), record.partition(), record.timestamp(), record.key(), record.value(), headers);
     }

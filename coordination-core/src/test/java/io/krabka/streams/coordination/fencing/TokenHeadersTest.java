@@ -7,6 +7,7 @@ import io.krabka.streams.coordination.FencingToken;
 import io.krabka.streams.coordination.Role;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.List;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
@@ -52,6 +53,30 @@ class TokenHeadersTest {
         assertThat(headers.headers(TokenHeaders.TERM)).hasSize(1);
         assertThat(text(headers, TokenHeaders.TERM)).isEqualTo("42");
         assertThat(text(headers, TokenHeaders.ROLE)).isEqualTo("controller");
+    }
+
+    @Test
+    void stampingATransactionsRecordsTogetherStampsEachAsStampDoesAndKeepsTheirHeadersApart() {
+        ProducerRecord<String, String> plain = new ProducerRecord<>("commands", 0, 5L, "a", "1");
+        ProducerRecord<String, String> traced = new ProducerRecord<>("commands", "b", "2");
+        traced.headers().add("trace", "abc".getBytes(StandardCharsets.UTF_8));
+        traced.headers().add(TokenHeaders.TERM, "999999".getBytes(StandardCharsets.UTF_8));
+
+        List<ProducerRecord<String, String>> stamped = TokenHeaders.stampAll(List.of(plain, traced), ROLE, TOKEN);
+
+        assertThat(stamped).hasSize(2);
+        for (int i = 0; i < 2; i++) {
+            ProducerRecord<String, String> original = i == 0 ? plain : traced;
+            ProducerRecord<String, String> one = TokenHeaders.stamp(original, ROLE, TOKEN);
+            assertThat(stamped.get(i)).as("record %d as stamp() stamps it", i).isEqualTo(one);
+        }
+        assertThat(stamped.get(1).headers().headers(TokenHeaders.TERM)).hasSize(1);
+        assertThat(text(stamped.get(1).headers(), "trace")).isEqualTo("abc");
+        stamped.get(0).headers().add("later", new byte[] {1});
+        assertThat(stamped.get(1).headers().lastHeader("later"))
+                .as("each record has headers of its own")
+                .isNull();
+        assertThat(plain.headers().toArray()).isEmpty();
     }
 
     @Test

@@ -186,7 +186,7 @@ final class LeaseTransaction {
         // Stamped with the lease's own token, so a consumer can refuse a deposed leader's records.
         if (!records.isEmpty()) {
             FencingToken stamp = FencingToken.of(term, epochs.producerId(), predicted.leaseEpoch());
-            records.forEach(record -> batch.add(TokenHeaders.stamp(record, role, stamp)));
+            batch.addAll(TokenHeaders.stampAll(records, role, stamp));
         }
         List<RecordMetadata> written;
         // A commit that times out is sent again until the lease ends: until the current
