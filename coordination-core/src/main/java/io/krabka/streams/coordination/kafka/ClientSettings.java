@@ -113,7 +113,10 @@ final class ClientSettings {
         settings.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, requestTimeout);
         settings.put(
                 ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) Math.max(timeout.toMillis(), requestTimeout + 1L));
-        settings.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 0);
+        // Always 0, whatever the application's producer settings say: a registration is a lone
+        // append a standby waits for, and a commit sends at once anyway. A linger there also
+        // made Kafka refuse the producer (delivery.timeout.ms below linger + request timeout).
+        settings.put(ProducerConfig.LINGER_MS_CONFIG, 0);
         return settings;
     }
 }

@@ -55,6 +55,8 @@ class CoordinationStarterIT {
     final SpringMembers members = SpringMembers.of(MemberApp.class, () -> cluster.bootstrapServers())
             .with(
                     "spring.kafka.producer.transaction-id-prefix=tx-",
+                    // An application tuning its own producers: the library's ignore it (and must still build).
+                    "spring.kafka.producer.properties[linger.ms]=50",
                     "management.endpoints.web.exposure.include=coordination,health",
                     "management.endpoint.health.show-details=always",
                     "krabka.coordination.roles=controller",
