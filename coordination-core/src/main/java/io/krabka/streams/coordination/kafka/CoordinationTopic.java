@@ -57,8 +57,8 @@ final class CoordinationTopic {
         if (justCreated) {
             if (!spec.create()) {
                 throw new TopicConfigurationException("the coordination topic " + spec.name()
-                        + " does not exist and creating it is disabled; create it compacted with replication "
-                        + spec.replicationFactor() + " or enable creation");
+                        + " does not exist and creating it is disabled: create it with " + spec.settingsToCreate()
+                        + ", or enable creation (krabka.coordination.topic.create=true, TopicSpec.create)");
             }
             create(admin, spec, timeout);
         }

@@ -14,6 +14,10 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
@@ -79,6 +83,8 @@ public final class FencingProbe {
     private final int roles;
     private final boolean readOnly;
     private final Duration reuseLiveChecksFor;
+    private final Duration noAnswerAfter;
+    private final @Nullable Consumer<String> noAnswer;
 
     private FencingProbe(Builder builder) {
         this.adminConnection = Map.copyOf(builder.adminConnection);
@@ -91,6 +97,8 @@ public final class FencingProbe {
         this.roles = builder.roles;
         this.readOnly = builder.readOnly;
         this.reuseLiveChecksFor = builder.reuseLiveChecksFor;
+        this.noAnswerAfter = builder.noAnswerAfter;
+        this.noAnswer = builder.noAnswer;
     }
 
     /** A probe on these connection settings (bootstrap servers, security), as a transport is built from. */
@@ -158,7 +166,7 @@ public final class FencingProbe {
             Collection<Node> brokers;
             try {
                 var cluster = admin.describeCluster(new DescribeClusterOptions().timeoutMs((int) timeout.toMillis()));
-                clusterId = ProbeCalls.await(cluster.clusterId(), timeout);
+                clusterId = firstAnswer(cluster.clusterId());
                 brokers = ProbeCalls.await(cluster.nodes(), timeout);
             } catch (RuntimeException e) {
                 throw unreachable(e);
@@ -212,6 +220,30 @@ public final class FencingProbe {
         } finally {
             // Bounded: with the cluster gone, Kafka's admin waits without end for what is pending.
             admin.close(CLOSE_TIMEOUT);
+        }
+    }
+
+    /**
+     * The cluster's answer to the first call, within the timeout; tells the
+     * {@link Builder#onNoAnswer} notice once it has not come within its delay.
+     */
+    private String firstAnswer(Future<String> clusterId) {
+        Consumer<String> notice = noAnswer;
+        if (notice == null || noAnswerAfter.compareTo(timeout) >= 0) {
+            return ProbeCalls.await(clusterId, timeout);
+        }
+        try {
+            return clusterId.get(noAnswerAfter.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException notYet) {
+            notice.accept("the fencing probe has had no answer from the cluster at bootstrap servers "
+                    + bootstrapServers() + " for " + noAnswerAfter.toMillis() + " ms, and waits for one until its"
+                    + " timeout of " + timeout.toMillis() + " ms");
+            return ProbeCalls.await(clusterId, timeout.minus(noAnswerAfter));
+        } catch (ExecutionException answered) {
+            return ProbeCalls.await(clusterId, timeout); // done: throws what the cluster answered
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return ProbeCalls.await(clusterId, timeout); // throws Kafka's InterruptException
         }
     }
 
@@ -364,6 +396,8 @@ public final class FencingProbe {
         private int roles;
         private boolean readOnly;
         private Duration reuseLiveChecksFor = Duration.ZERO;
+        private Duration noAnswerAfter = Duration.ZERO;
+        private @Nullable Consumer<String> noAnswer;
 
         private Builder(
                 Map<String, Object> adminConnection,
@@ -438,6 +472,23 @@ public final class FencingProbe {
                 throw new IllegalArgumentException("maxAge must not be negative: " + maxAge);
             }
             this.reuseLiveChecksFor = maxAge;
+            return this;
+        }
+
+        /**
+         * Tells {@code notice} once, on the thread that runs the probe, when the cluster has
+         * not answered the probe's first call (DescribeCluster) within {@code after}: a
+         * wrong address or a cluster that is down shows then, not only at the timeout. The
+         * notice names the bootstrap servers and the timeout; the probe goes on waiting for
+         * an answer until its timeout, as without one. None by default; none either when
+         * {@code after} is not below the timeout.
+         */
+        public Builder onNoAnswer(Duration after, Consumer<String> notice) {
+            if (after == null || after.isNegative() || after.isZero()) {
+                throw new IllegalArgumentException("after must be positive: " + after);
+            }
+            this.noAnswerAfter = after;
+            this.noAnswer = Objects.requireNonNull(notice, "notice");
             return this;
         }
 

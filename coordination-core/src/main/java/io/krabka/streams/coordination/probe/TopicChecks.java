@@ -179,8 +179,8 @@ final class TopicChecks {
                     "topic",
                     "the coordination topic " + spec.name() + " does not exist and creating it is" + " disabled",
                     "No member can contend until it exists; its settings are not checked",
-                    "create it compacted with replication factor 3, min.insync.replicas 2 and"
-                            + " unclean.leader.election.enable=false, or enable creation");
+                    "create it with " + spec.settingsToCreate()
+                            + ", or enable creation (krabka.coordination.topic.create=true, TopicSpec.create)");
         }
         ProbeCheck created = ProbeCheck.pass(
                 "topic",

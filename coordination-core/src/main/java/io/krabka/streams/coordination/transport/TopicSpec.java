@@ -39,6 +39,26 @@ public record TopicSpec(String name, int partitions, short replicationFactor, bo
         }
     }
 
+    /**
+     * How to create the topic by hand, for the error and the probe finding that a missing
+     * topic gets while {@code create} is off: the settings that both the members and the
+     * fencing probe accept without {@code allowUnsafe}. Compacted, {@code partitions}
+     * partitions, replication factor 3 (the configured one when higher),
+     * {@code min.insync.replicas} 2 and unclean leader election off. With a configured
+     * factor below 3 and {@code allowUnsafe}, it adds that the configured factor is
+     * accepted as unsafe on a development cluster.
+     */
+    public String settingsToCreate() {
+        int replicas = Math.max(3, replicationFactor);
+        String safe = "cleanup.policy=compact, " + partitions + (partitions == 1 ? " partition" : " partitions")
+                + ", replication factor " + replicas + ", min.insync.replicas 2 and"
+                + " unclean.leader.election.enable=false";
+        return replicationFactor < 3 && allowUnsafe
+                ? safe + " (a development cluster with fewer brokers may use replication factor " + replicationFactor
+                        + " and min.insync.replicas 1: accepted as unsafe)"
+                : safe;
+    }
+
     /** The {@code min.insync.replicas} a topic of this replication factor needs: 2 from 3 replicas on. */
     public int requiredMinInsyncReplicas() {
         return replicationFactor >= 3 ? 2 : 1;

@@ -448,9 +448,15 @@ public class CoordinationEndpoint implements DisposableBean {
             Long ageMillis) {
         FencingToken token = status.token();
         ProducerState coordinator = status.coordinator().orElse(null);
+        // The epoch alone stays current until someone challenges it: a holder whose lease
+        // ran out (and that ended its leadership) is not current, though nobody has yet.
+        // A live holder renews well before its deadline, so only such a lease is affected.
+        boolean expired = status.deadline()
+                .filter(deadline -> deadline.isBefore(client.clock().instant()))
+                .isPresent();
         return new RoleReport(
                 status.holder().map(Object::toString).orElse(null),
-                status.current() && !unconfirmed,
+                status.current() && !unconfirmed && !expired,
                 token.isMinted() ? TokenReport.of(token, details) : null,
                 status.grantedAt().orElse(null),
                 status.deadline().orElse(null),
@@ -540,7 +546,10 @@ public class CoordinationEndpoint implements DisposableBean {
      * One role.
      *
      * @param holder the member the newest lease names, or null
-     * @param current whether that member still holds the role's newest epoch
+     * @param current whether that member still holds the role: nobody challenged the
+     *     role's newest epoch, and the lease's deadline has not passed on this member's
+     *     clock (a holder whose lease ran out ends its leadership, though nobody has
+     *     challenged it yet)
      * @param token the term (compare these) and the epoch the coordinator reports, or null
      * @param grantedAt when the holder's leadership began, on its clock
      * @param deadline the holder's lease deadline, on its clock
@@ -550,7 +559,8 @@ public class CoordinationEndpoint implements DisposableBean {
      * @param transactionState the transaction coordinator's state for the role; null when
      *     details are hidden
      * @param leaseToken the token the newest lease record carries; equal to {@code token}
-     *     exactly when {@code current}
+     *     exactly when nobody challenged the epoch (then {@code current} unless the
+     *     lease ran out)
      * @param problem why the cluster's view is missing or out of date (it did not answer in
      *     time, or refused; this member's own leadership is newer than it), and which
      *     fields are this member's own then; null when the report is the cluster's view

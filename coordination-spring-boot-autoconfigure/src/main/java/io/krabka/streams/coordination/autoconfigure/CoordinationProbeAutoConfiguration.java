@@ -60,6 +60,8 @@ public final class CoordinationProbeAutoConfiguration {
                                 .leaseDuration(leaseConfig.duration())
                                 .roles(properties.getRoles().size())
                                 .reuseLiveChecksFor(REUSE_LIVE_CHECKS)
+                                .onNoAnswer(
+                                        StartupFencingProbe.NO_ANSWER_WARNING_AFTER, StartupFencingProbe::noAnswerYet)
                                 .build()
                         : null);
     }

@@ -422,6 +422,23 @@ class CoordinationAutoConfigurationTests {
                         .contains("not configured: add it to krabka.coordination.roles"));
     }
 
+    /**
+     * A blank role is not a role name at all: startup fails saying so, with the core's
+     * reason, not "add it to krabka.coordination.roles", which only leads to a second
+     * failure on the same name.
+     */
+    @Test
+    void onLeadershipWithAnInvalidRoleNameFailsStartupSayingTheNameIsInvalid() {
+        runner.withUserConfiguration(InMemoryTransport.class, BlankRole.class)
+                .withPropertyValues("krabka.coordination.roles=controller")
+                .run(context -> assertThat(failure(context))
+                        .contains("@OnLeadership(role = \" \")")
+                        .contains("BlankRole")
+                        .contains("does not name a valid role (invalid role \" \": must not be empty or blank)")
+                        .contains("set role to one of krabka.coordination.roles [controller]")
+                        .doesNotContain("not configured"));
+    }
+
     @Test
     void onLeadershipWithAnUnsupportedParameterFailsStartup() {
         runner.withUserConfiguration(InMemoryTransport.class, BadSignature.class)
@@ -455,6 +472,19 @@ class CoordinationAutoConfigurationTests {
 
         static class Work {
             @OnLeadership(role = "scheduler")
+            void run() {}
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class BlankRole {
+        @Bean
+        Work work() {
+            return new Work();
+        }
+
+        static class Work {
+            @OnLeadership(role = " ")
             void run() {}
         }
     }

@@ -3,10 +3,13 @@ package io.krabka.streams.coordination.autoconfigure;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.actuate.CoordinationEndpoint;
+import io.krabka.streams.coordination.client.CoordinationClient;
+import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.record.CoordinationCodec;
 import io.krabka.streams.coordination.record.CoordinationKey;
 import io.krabka.streams.coordination.record.CoordinationRecord;
@@ -23,6 +26,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -451,6 +455,52 @@ class CoordinationEndpointHttpTests {
         HttpResponse<String> empty = post(n2, "controller", "application/json", "{}");
         assertThat(empty.statusCode()).as(empty.body()).isIn(200, 409);
         assertThat(json(empty).get("role").asString()).isEqualTo("controller");
+    }
+
+    /**
+     * A holder whose lease ran out with nobody to challenge it: it stopped without
+     * releasing (as holders do when a broker outage lets every lease run out), and the
+     * member asked does not contend for the role. The coordinator still reports the
+     * holder's epoch, so the core's status is current; the report is not, since the
+     * deadline has passed. It used to say {@code current: true} with a deadline in the
+     * past until a standby challenged.
+     */
+    @Test
+    void aLeaseThatRanOutIsNotCurrentThoughNobodyChallengedIt() throws Exception {
+        ConfigurableApplicationContext n1 = start("n1", "krabka.coordination.roles=scheduler");
+        try (CoordinationTransport transport = cluster.transport(TOPIC);
+                CoordinationClient holder = new CoordinationClient(
+                        transport,
+                        LeaseConfig.DEFAULTS
+                                .withDuration(Duration.ofSeconds(3))
+                                .withRenewInterval(Duration.ofSeconds(1)),
+                        InstantSource.system())) {
+            Leadership held = await().atMost(WAIT)
+                    .until(() -> holder.tryAcquire(CONTROLLER, MemberId.of("n0")), Optional::isPresent)
+                    .orElseThrow();
+            await().atMost(WAIT).until(() -> holder.describe(CONTROLLER).current());
+            held.abandon();
+
+            await().atMost(WAIT).untilAsserted(() -> {
+                JsonNode report = json(get(n1, "controller"));
+                assertThat(report.get("holder").asString())
+                        .as("holder in %s", report)
+                        .isEqualTo("n0");
+                assertThat(report.get("state").asString()).isEqualTo("not-configured");
+                assertThat(Instant.parse(report.get("asOf").asString()))
+                        .as("read after the deadline in %s", report)
+                        .isAfter(Instant.parse(report.get("deadline").asString()));
+                assertThat(report.get("leaseToken"))
+                        .as("nobody challenged: the coordinator still has the lease's epoch, in %s", report)
+                        .isEqualTo(report.get("token"));
+                assertThat(report.get("current").asBoolean())
+                        .as("current in %s", report)
+                        .isFalse();
+            });
+            assertThat(holder.describe(CONTROLLER).current())
+                    .as("the core's epoch-based status: nobody challenged")
+                    .isTrue();
+        }
     }
 
     /**

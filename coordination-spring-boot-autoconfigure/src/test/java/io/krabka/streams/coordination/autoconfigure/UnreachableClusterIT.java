@@ -15,6 +15,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -133,6 +134,67 @@ class UnreachableClusterIT {
             // work-stop-timeout (1 s) plus a few seconds, not an operation timeout per role.
             assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(7));
         }
+    }
+
+    /**
+     * A wrong bootstrap address with the default {@code krabka.coordination.probe=fail}:
+     * the probe names the address at WARN, on one line, within seconds, while startup
+     * still waits for it, with what the member does next. It used to say so only at its
+     * timeout (30 s by default), after dozens of Kafka connection warnings. Startup does not
+     * fail: a cluster that does not answer never stops it.
+     */
+    @Test
+    void theProbeNamesTheUnreachableBootstrapServersWhileStartupStillWaitsForIt(CapturedOutput output)
+            throws Exception {
+        int port;
+        try (ServerSocket nothing = new ServerSocket(0)) {
+            port = nothing.getLocalPort(); // closed again: nothing listens there
+        }
+        CompletableFuture<ConfigurableApplicationContext> starting =
+                CompletableFuture.supplyAsync(() -> new SpringApplicationBuilder(MemberApp.class)
+                        .properties(Map.of(
+                                "spring.kafka.bootstrap-servers", "127.0.0.1:" + port,
+                                "server.port", "0",
+                                "krabka.coordination.member-id", "n1",
+                                "krabka.coordination.roles", "controller",
+                                "krabka.coordination.operation-timeout", "20s",
+                                "krabka.coordination.work-stop-timeout", "1s"))
+                        .run());
+        ConfigurableApplicationContext app = null;
+        try {
+            String early = "WARN .*StartupFencingProbe.*The fencing probe has had no answer from the cluster at"
+                    + " bootstrap servers 127.0.0.1:" + port + " for 3000 ms, and waits for one until its timeout"
+                    + " of 20000 ms: check spring.kafka.bootstrap-servers";
+            await().atMost(Duration.ofSeconds(60)).until(() -> count(output.getOut(), early) == 1);
+            assertThat(starting)
+                    .as("startup still waits for the probe when it warns")
+                    .isNotDone();
+            assertThat(output.getOut())
+                    .as("warned before the probe's timeout")
+                    .doesNotContain("The fencing probe did not run");
+            assertThat(lineMatching(output.getOut(), early))
+                    .contains("then this member contends without it and reports the cluster's answers itself");
+
+            app = starting.get(60, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(app.isRunning())
+                    .as("a cluster that does not answer does not stop startup")
+                    .isTrue();
+            assertThat(output.getOut())
+                    .containsPattern("WARN .* The fencing probe did not run: the fencing probe could not reach the"
+                            + " cluster at 127.0.0.1:" + port + ": no answer within 20000 ms");
+            assertThat(count(output.getOut(), early)).as("warned once").isEqualTo(1);
+        } finally {
+            if (app == null) {
+                app = starting.get(60, java.util.concurrent.TimeUnit.SECONDS);
+            }
+            app.close();
+        }
+    }
+
+    private static String lineMatching(String text, String regex) {
+        Matcher matcher = Pattern.compile(".*" + regex + ".*").matcher(text);
+        assertThat(matcher.find()).as("a line matching %s", regex).isTrue();
+        return matcher.group();
     }
 
     /**

@@ -265,13 +265,24 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
     }
 
     private Role checkedRole(String annotation, String role, String beanName, String where) {
+        Role valid;
+        try {
+            valid = Role.of(role);
+        } catch (IllegalArgumentException invalid) {
+            // Before the configured check: adding an invalid name to krabka.coordination.roles fails too.
+            throw new BeanInitializationException(
+                    annotation + "(role = \"" + role + "\") on " + where + " (bean '" + beanName
+                            + "') does not name a valid role (" + invalid.getMessage()
+                            + "): set role to one of krabka.coordination.roles " + configuredRoles,
+                    invalid);
+        }
         if (!configuredRoles.contains(role)) {
             throw new BeanInitializationException(
                     annotation + "(role = \"" + role + "\") on " + where + " (bean '" + beanName
                             + "') names a role that is not configured: add it to krabka.coordination.roles (configured: "
                             + configuredRoles + ")");
         }
-        return Role.of(role);
+        return valid;
     }
 
     /**

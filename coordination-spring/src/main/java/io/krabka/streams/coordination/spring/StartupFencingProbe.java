@@ -5,6 +5,7 @@ import io.krabka.streams.coordination.probe.FencingProbe;
 import io.krabka.streams.coordination.probe.FencingReport;
 import io.krabka.streams.coordination.probe.ProbeCheck;
 import io.krabka.streams.coordination.probe.ProbeStatus;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -20,6 +21,8 @@ import org.springframework.context.SmartLifecycle;
  * analysis shows as the failed checks and their fixes; {@link Mode#WARN} logs it and
  * contends anyway; {@link Mode#OFF} runs nothing. Each WARN is logged once. A cluster the
  * probe cannot reach at all does not stop startup: the members report that themselves.
+ * One that has not answered within {@link #NO_ANSWER_WARNING_AFTER} is named at WARN then
+ * ({@link #noAnswerYet}), not only at the probe's timeout.
  */
 public final class StartupFencingProbe implements SmartLifecycle {
 
@@ -55,6 +58,13 @@ public final class StartupFencingProbe implements SmartLifecycle {
             return new Outcome(mode, status, problem, null);
         }
     }
+
+    /**
+     * How long the probe waits for the cluster's first answer before it warns that there is
+     * none yet ({@link #noAnswerYet}): a cluster answers within a second, and a wrong
+     * address or a cluster that is down would otherwise show only at the timeout.
+     */
+    public static final Duration NO_ANSWER_WARNING_AFTER = Duration.ofSeconds(3);
 
     private final Mode mode;
     private final Supplier<FencingProbe> probe;
@@ -124,6 +134,25 @@ public final class StartupFencingProbe implements SmartLifecycle {
                     report.clusterId(),
                     failure);
         }
+    }
+
+    /**
+     * Logs, at WARN on one line, that the probe has had no answer from the cluster yet
+     * ({@code notice}, from {@link FencingProbe.Builder#onNoAnswer}, names the bootstrap
+     * servers and the timeout), and what the member does: it waits until the timeout, then
+     * contends without the probe. Whatever the mode: a cluster that does not answer does
+     * not stop startup.
+     */
+    public static void noAnswerYet(String notice) {
+        log.warn(
+                "{}: check spring.kafka.bootstrap-servers and that the brokers are up. Startup waits for the probe until"
+                        + " that timeout, then this member contends without it and reports the cluster's answers"
+                        + " itself; its health is not UP until the cluster answers",
+                capitalized(notice));
+    }
+
+    private static String capitalized(String text) {
+        return text.isEmpty() ? text : Character.toUpperCase(text.charAt(0)) + text.substring(1);
     }
 
     @Override

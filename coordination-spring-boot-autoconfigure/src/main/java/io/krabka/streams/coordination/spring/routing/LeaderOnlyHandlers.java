@@ -52,13 +52,24 @@ public final class LeaderOnlyHandlers {
         }
         String where = beanType.getName() + "." + method.getName() + "()";
         String role = placeholders.resolveRequiredPlaceholders(annotation.role());
+        Role valid;
+        try {
+            valid = Role.of(role);
+        } catch (IllegalArgumentException invalid) {
+            // Before the configured check: adding an invalid name to krabka.coordination.roles fails too.
+            throw new IllegalStateException(
+                    "@LeaderOnly(role = \"" + role + "\") on " + where + " does not name a valid role ("
+                            + invalid.getMessage() + "): set role to one of krabka.coordination.roles "
+                            + configuredRoles,
+                    invalid);
+        }
         if (!configuredRoles.contains(role)) {
             throw new IllegalStateException(
                     "@LeaderOnly(role = \"" + role + "\") on " + where + " names a role that is not "
                             + "configured: add it to krabka.coordination.roles (configured: " + configuredRoles + ")");
         }
         any = true;
-        return Optional.of(Role.of(role));
+        return Optional.of(valid);
     }
 
     /**

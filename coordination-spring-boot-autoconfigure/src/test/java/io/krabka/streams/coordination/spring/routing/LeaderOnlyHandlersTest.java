@@ -30,6 +30,9 @@ class LeaderOnlyHandlersTest {
 
         @LeaderOnly(role = "typo")
         void misspelled() {}
+
+        @LeaderOnly(role = " ")
+        void blank() {}
     }
 
     @LeaderOnly(role = "orders")
@@ -61,6 +64,21 @@ class LeaderOnlyHandlersTest {
                 .hasMessageContaining("@LeaderOnly(role = \"typo\")")
                 .hasMessageContaining(Mixed.class.getName() + ".misspelled()")
                 .hasMessageContaining("krabka.coordination.roles");
+    }
+
+    /**
+     * A blank name is not a role at all: the error says so, with the core's reason, and not
+     * "add it to krabka.coordination.roles", which would only fail again on the same name.
+     */
+    @Test
+    void anInvalidRoleNameFailsSayingItIsInvalidNotThatItIsNotConfigured() throws Exception {
+        assertThatThrownBy(() -> handlers.check(method(Mixed.class, "blank"), Mixed.class))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("@LeaderOnly(role = \" \")")
+                .hasMessageContaining(Mixed.class.getName() + ".blank()")
+                .hasMessageContaining("does not name a valid role (invalid role \" \": must not be empty or blank)")
+                .hasMessageContaining("set role to one of krabka.coordination.roles")
+                .hasMessageNotContaining("not configured");
     }
 
     @Test

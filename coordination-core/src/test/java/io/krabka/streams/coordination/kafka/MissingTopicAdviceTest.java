@@ -1,0 +1,68 @@
+package io.krabka.streams.coordination.kafka;
+
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.krabka.streams.coordination.TopicConfigurationException;
+import io.krabka.streams.coordination.transport.TopicSpec;
+import java.lang.reflect.Proxy;
+import java.time.Duration;
+import java.util.Map;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.DescribeTopicsResult;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.internals.KafkaFutureImpl;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A coordination topic that is missing while creating it is off: the error gives the
+ * settings the fencing probe asks for (its {@code topic} WARN in the same log), not the
+ * configured replication factor alone, which on a development cluster is 1 and
+ * contradicted the probe's "replication factor 3, min.insync.replicas 2".
+ */
+class MissingTopicAdviceTest {
+
+    /** An admin on a cluster where the topic does not exist. */
+    static Admin withoutTopic(String topic) {
+        return (Admin) Proxy.newProxyInstance(
+                Admin.class.getClassLoader(), new Class<?>[] {Admin.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("describeTopics")) {
+                        KafkaFutureImpl<TopicDescription> missing = new KafkaFutureImpl<>();
+                        missing.completeExceptionally(new UnknownTopicOrPartitionException(
+                                "This server does not host this topic-partition."));
+                        return new DescribeTopicsResult(null, Map.of(topic, missing)) {};
+                    }
+                    throw new UnsupportedOperationException("not in this test: " + method.getName());
+                });
+    }
+
+    @Test
+    void theErrorGivesTheSettingsTheProbeRequiresWithTheUnsafeFactorOnlyAsADevelopmentException() {
+        TopicSpec spec = TopicSpec.DEFAULTS
+                .withName("__coord_absent")
+                .withPartitions(3)
+                .withReplicationFactor(1)
+                .withAllowUnsafe(true)
+                .withCreate(false);
+
+        assertThatThrownBy(() -> CoordinationTopic.ensure(withoutTopic(spec.name()), spec, Duration.ofSeconds(5)))
+                .isInstanceOf(TopicConfigurationException.class)
+                .hasMessageStartingWith("the coordination topic __coord_absent does not exist and creating it is"
+                        + " disabled: create it with cleanup.policy=compact, 3 partitions, replication factor 3,"
+                        + " min.insync.replicas 2 and unclean.leader.election.enable=false (a development cluster"
+                        + " with fewer brokers may use replication factor 1 and min.insync.replicas 1: accepted as"
+                        + " unsafe), or enable creation (krabka.coordination.topic.create=true")
+                .hasMessageNotContaining("replication 1 or");
+    }
+
+    @Test
+    void aConfiguredFactorAboveThreeIsTheOneToCreateWith() {
+        TopicSpec spec = TopicSpec.DEFAULTS.withReplicationFactor(5).withCreate(false);
+
+        assertThatThrownBy(() -> CoordinationTopic.ensure(withoutTopic(spec.name()), spec, Duration.ofSeconds(5)))
+                .isInstanceOf(TopicConfigurationException.class)
+                .hasMessageContaining("create it with cleanup.policy=compact, 50 partitions, replication factor 5,"
+                        + " min.insync.replicas 2 and unclean.leader.election.enable=false, or enable creation")
+                .hasMessageNotContaining("accepted as unsafe");
+    }
+}
