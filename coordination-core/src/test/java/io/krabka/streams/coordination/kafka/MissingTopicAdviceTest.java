@@ -20,10 +20,10 @@ import org.junit.jupiter.api.Test;
  * configured replication factor alone, which on a development cluster is 1 and
  * contradicted the probe's "replication factor 3, min.insync.replicas 2".
  */
-class MissingTopicAdviceTest {
+public class MissingTopicAdviceTest {
 
-    /** An admin on a cluster where the topic does not exist. */
-    static Admin withoutTopic(String topic) {
+    /** An admin on a cluster where the topic does not exist; every other call fails the test. */
+    public static Admin withoutTopic(String topic) {
         return (Admin) Proxy.newProxyInstance(
                 Admin.class.getClassLoader(), new Class<?>[] {Admin.class}, (proxy, method, args) -> {
                     if (method.getName().equals("describeTopics")) {

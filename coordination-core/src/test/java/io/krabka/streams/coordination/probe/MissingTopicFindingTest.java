@@ -2,16 +2,10 @@ package io.krabka.streams.coordination.probe;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.krabka.streams.coordination.kafka.MissingTopicAdviceTest;
 import io.krabka.streams.coordination.transport.TopicSpec;
-import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.DescribeTopicsResult;
-import org.apache.kafka.clients.admin.TopicDescription;
-import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
-import org.apache.kafka.common.internals.KafkaFutureImpl;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,22 +14,6 @@ import org.junit.jupiter.api.Test;
  * partition count included: a topic created by hand with another count is refused.
  */
 class MissingTopicFindingTest {
-
-    private static Admin withoutTopic(String topic) {
-        return (Admin) Proxy.newProxyInstance(
-                Admin.class.getClassLoader(), new Class<?>[] {Admin.class}, (proxy, method, args) -> {
-                    if (method.getName().equals("describeTopics")) {
-                        KafkaFutureImpl<TopicDescription> missing = new KafkaFutureImpl<>();
-                        missing.completeExceptionally(new UnknownTopicOrPartitionException(
-                                "This server does not host this topic-partition."));
-                        return new DescribeTopicsResult(null, Map.of(topic, missing)) {};
-                    }
-                    if (method.getName().equals("describeConfigs")) {
-                        throw new UnsupportedOperationException("the topic is missing: no config to describe");
-                    }
-                    throw new UnsupportedOperationException("not in this test: " + method.getName());
-                });
-    }
 
     @Test
     void theFindingGivesEverySettingTheTopicNeedsTheCountIncluded() {
@@ -46,8 +24,9 @@ class MissingTopicFindingTest {
                 .withAllowUnsafe(true)
                 .withCreate(false);
 
-        List<ProbeCheck> checks =
-                new TopicChecks(withoutTopic(spec.name()), spec, Duration.ofSeconds(5), null).run(List.of());
+        List<ProbeCheck> checks = new TopicChecks(
+                        MissingTopicAdviceTest.withoutTopic(spec.name()), spec, Duration.ofSeconds(5), null)
+                .run(List.of());
 
         ProbeCheck topic = checks.get(0);
         assertThat(topic.name()).isEqualTo("topic");

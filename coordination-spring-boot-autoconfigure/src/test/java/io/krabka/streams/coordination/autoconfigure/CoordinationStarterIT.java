@@ -375,7 +375,9 @@ class CoordinationStarterIT {
                 .get("coordination");
         assertThat(health.get("status").asString()).isEqualTo("DOWN");
         assertThat(health.get("details").get("misconfigured").get("controller").asString())
-                .contains(topic);
+                .contains(topic)
+                // The same settings the fencing probe asks for, not a factor it would refuse.
+                .contains("replication factor 3, min.insync.replicas 2");
         assertThat(output.getOut()
                         .lines()
                         .filter(line -> line.contains("cannot contend for role controller"))
