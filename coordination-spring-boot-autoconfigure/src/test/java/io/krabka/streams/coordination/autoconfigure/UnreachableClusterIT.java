@@ -157,14 +157,15 @@ class UnreachableClusterIT {
                                 "server.port", "0",
                                 "krabka.coordination.member-id", "n1",
                                 "krabka.coordination.roles", "controller",
-                                "krabka.coordination.operation-timeout", "20s",
+                                // The probe waits this long: 7 s after its 3 s warning to see startup still waiting.
+                                "krabka.coordination.operation-timeout", "10s",
                                 "krabka.coordination.work-stop-timeout", "1s"))
                         .run());
         ConfigurableApplicationContext app = null;
         try {
             String early = "WARN .*StartupFencingProbe.*The fencing probe has had no answer from the cluster at"
                     + " bootstrap servers 127.0.0.1:" + port + " for 3000 ms, and waits for one until its timeout"
-                    + " of 20000 ms: check spring.kafka.bootstrap-servers";
+                    + " of 10000 ms: check spring.kafka.bootstrap-servers";
             await().atMost(Duration.ofSeconds(60)).until(() -> count(output.getOut(), early) == 1);
             assertThat(starting)
                     .as("startup still waits for the probe when it warns")
@@ -181,7 +182,7 @@ class UnreachableClusterIT {
                     .isTrue();
             assertThat(output.getOut())
                     .containsPattern("WARN .* The fencing probe did not run: the fencing probe could not reach the"
-                            + " cluster at 127.0.0.1:" + port + ": no answer within 20000 ms");
+                            + " cluster at 127.0.0.1:" + port + ": no answer within 10000 ms");
             assertThat(count(output.getOut(), early)).as("warned once").isEqualTo(1);
         } finally {
             if (app == null) {
