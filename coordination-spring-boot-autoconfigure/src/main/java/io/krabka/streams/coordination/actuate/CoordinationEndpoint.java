@@ -450,9 +450,12 @@ public class CoordinationEndpoint implements DisposableBean {
         ProducerState coordinator = status.coordinator().orElse(null);
         // The epoch alone stays current until someone challenges it: a holder whose lease
         // ran out (and that ended its leadership) is not current, though nobody has yet.
-        // A live holder renews well before its deadline, so only such a lease is affected.
+        // Judged as of the view, not now: the view may be older than a renew interval (the
+        // endpoint answers with the last one while it reads again), and the holder renewed
+        // since. A live holder renews well before its deadline, so only such a lease is affected.
+        Instant viewTime = asOf != null ? asOf : client.clock().instant();
         boolean expired = status.deadline()
-                .filter(deadline -> deadline.isBefore(client.clock().instant()))
+                .filter(deadline -> deadline.isBefore(viewTime))
                 .isPresent();
         return new RoleReport(
                 status.holder().map(Object::toString).orElse(null),
@@ -547,9 +550,9 @@ public class CoordinationEndpoint implements DisposableBean {
      *
      * @param holder the member the newest lease names, or null
      * @param current whether that member still holds the role: nobody challenged the
-     *     role's newest epoch, and the lease's deadline has not passed on this member's
-     *     clock (a holder whose lease ran out ends its leadership, though nobody has
-     *     challenged it yet)
+     *     role's newest epoch, and the lease's deadline had not passed on this member's
+     *     clock when the view was read ({@code asOf}; a holder whose lease ran out ends its
+     *     leadership, though nobody has challenged it yet)
      * @param token the term (compare these) and the epoch the coordinator reports, or null
      * @param grantedAt when the holder's leadership began, on its clock
      * @param deadline the holder's lease deadline, on its clock

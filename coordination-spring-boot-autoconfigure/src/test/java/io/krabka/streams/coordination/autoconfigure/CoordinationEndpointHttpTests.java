@@ -458,6 +458,33 @@ class CoordinationEndpointHttpTests {
     }
 
     /**
+     * A live holder asked about its role after an idle spell longer than its lease minus
+     * its renew interval: the endpoint answers at once with the view of the last request,
+     * whose deadline has passed by now, and reads again. The holder renewed meanwhile, so
+     * it is current: a lease has run out only if it had when the view was read (an outside
+     * review found the endpoint comparing with the clock now).
+     */
+    @Test
+    void aLiveHolderAskedAfterAnIdleSpellIsStillCurrent() throws Exception {
+        ConfigurableApplicationContext n1 =
+                start("n1", "krabka.coordination.lease.duration=3s", "krabka.coordination.lease.renew-interval=1s");
+        await().atMost(WAIT).until(() -> state(n1) == MemberRoleState.LEADER);
+        assertOwnRoleAnswersInFull(n1);
+        Instant viewDeadline =
+                Instant.parse(json(get(n1, "controller")).get("deadline").asString());
+        // Nobody asks until the deadline of the view the endpoint keeps has passed.
+        await().atMost(WAIT).until(() -> Instant.now().isAfter(viewDeadline.plusMillis(500)));
+
+        JsonNode report = json(get(n1, "controller"));
+
+        assertThat(state(n1)).isEqualTo(MemberRoleState.LEADER);
+        assertThat(report.get("problem").isNull()).as("problem in %s", report).isTrue();
+        assertThat(report.get("current").asBoolean())
+                .as("the live holder n1 (state leader) in %s", report)
+                .isTrue();
+    }
+
+    /**
      * A holder whose lease ran out with nobody to challenge it: it stopped without
      * releasing (as holders do when a broker outage lets every lease run out), and the
      * member asked does not contend for the role. The coordinator still reports the
