@@ -106,6 +106,10 @@ final class ClientSettings {
         Map<String, Object> settings = backedOff(new HashMap<>(connection));
         settings.put(ProducerConfig.ACKS_CONFIG, "all");
         settings.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        // What idempotence requires, whatever the application's producer settings say:
+        // Kafka refuses an idempotent producer with retries 0 or more than 5 requests in flight.
+        settings.put(ProducerConfig.RETRIES_CONFIG, Integer.MAX_VALUE);
+        settings.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5);
         settings.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
         settings.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class);
         settings.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, (int) timeout.toMillis());

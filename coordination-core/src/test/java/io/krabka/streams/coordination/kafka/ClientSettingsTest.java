@@ -35,6 +35,46 @@ class ClientSettingsTest {
         }
     }
 
+    /**
+     * The same for what idempotence requires (an outside review): an application's
+     * {@code retries=0} or six requests in flight made Kafka refuse the library's producers.
+     */
+    @Test
+    void theApplicationsRetriesAndInFlightRequestsAreNotTheLibrarys() {
+        for (Map.Entry<String, Object> setting : List.<Map.Entry<String, Object>>of(
+                Map.entry(ProducerConfig.RETRIES_CONFIG, "0"),
+                Map.entry(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, "6"))) {
+            Map<String, Object> connection = Map.of(
+                    ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:1", setting.getKey(), setting.getValue());
+            for (Map<String, Object> settings : List.of(
+                    KafkaCoordinationTransport.transactionalSettings(
+                            connection, ROLE, Duration.ofSeconds(30), Duration.ofSeconds(30)),
+                    KafkaCoordinationTransport.registrarSettings(connection, Duration.ofSeconds(30)))) {
+                new KafkaProducer<byte[], byte[]>(settings).close(Duration.ZERO);
+            }
+        }
+    }
+
+    /** Operation timeouts from a nanosecond to Integer.MAX_VALUE ms, around the 30 s request-timeout cap. */
+    @Test
+    void kafkaBuildsTheProducersForAnyOperationTimeout() {
+        Map<String, Object> connection = Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:1");
+        for (Duration timeout : new Duration[] {
+            Duration.ofNanos(1),
+            Duration.ofMillis(1),
+            Duration.ofMillis(29_999),
+            Duration.ofMillis(30_000),
+            Duration.ofMillis(30_001),
+            Duration.ofMillis(Integer.MAX_VALUE)
+        }) {
+            new KafkaProducer<byte[], byte[]>(KafkaCoordinationTransport.transactionalSettings(
+                            connection, ROLE, timeout, Duration.ofSeconds(30)))
+                    .close(Duration.ZERO);
+            new KafkaProducer<byte[], byte[]>(KafkaCoordinationTransport.registrarSettings(connection, timeout))
+                    .close(Duration.ZERO);
+        }
+    }
+
     @Test
     void withoutALingerEachSendLeavesAtOnce() {
         Map<String, Object> settings = KafkaCoordinationTransport.transactionalSettings(
