@@ -188,12 +188,6 @@ final class CoordinationTopic {
         }
     }
 
-    /**
-     * The {@code min.compaction.lag.ms} a topic this library creates gets: far above any lease,
-     * so a lease record whose commit went unanswered is still there when the member looks for it.
-     */
-    static final Duration MIN_COMPACTION_LAG = Duration.ofHours(1);
-
     /** The topic's {@code min.compaction.lag.ms}; zero when it cannot be read. */
     static Duration minCompactionLag(Admin admin, TopicSpec spec, Duration timeout) {
         try {
@@ -255,7 +249,7 @@ final class CoordinationTopic {
                 TopicConfig.CLEANUP_POLICY_COMPACT,
                 // A lease record stays until compaction cannot be why a read misses it (CommitOutcome).
                 TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG,
-                Long.toString(MIN_COMPACTION_LAG.toMillis()),
+                Long.toString(TopicSpec.MIN_COMPACTION_LAG.toMillis()),
                 TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG,
                 "false",
                 TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG,

@@ -83,14 +83,14 @@ final class PinnedTopic {
                     safetyCheckedAt = identityCheckedAt;
                     partitionCount = pinned.partitions();
                     minCompactionLag = CoordinationTopic.minCompactionLag(admin, topic, timeout);
-                    if (minCompactionLag.compareTo(CoordinationTopic.MIN_COMPACTION_LAG) < 0) {
+                    if (minCompactionLag.compareTo(TopicSpec.MIN_COMPACTION_LAG) < 0) {
                         log.info(
                                 "The coordination topic {} has min.compaction.lag.ms={}: a deposed holder's write whose"
                                         + " commit was in flight may be reported as of unknown outcome rather than fenced. Set it"
                                         + " to {} or more (a topic this library creates has it)",
                                 topic.name(),
                                 minCompactionLag.toMillis(),
-                                CoordinationTopic.MIN_COMPACTION_LAG.toMillis());
+                                TopicSpec.MIN_COMPACTION_LAG.toMillis());
                     }
                 }
                 count = partitionCount;

@@ -1,6 +1,7 @@
 package io.krabka.streams.coordination.transport;
 
 import io.krabka.streams.coordination.record.CoordinationCodec;
+import java.time.Duration;
 import java.util.Objects;
 
 /**
@@ -16,6 +17,12 @@ import java.util.Objects;
  *     for development clusters only
  */
 public record TopicSpec(String name, int partitions, short replicationFactor, boolean create, boolean allowUnsafe) {
+
+    /**
+     * The {@code min.compaction.lag.ms} a topic this library creates gets: far above any lease,
+     * so a lease record whose commit went unanswered is still there when the member looks for it.
+     */
+    public static final Duration MIN_COMPACTION_LAG = Duration.ofHours(1);
 
     /** Default partition count: 50, like Kafka's own internal topics. */
     public static final int DEFAULT_PARTITIONS = 50;
@@ -44,15 +51,18 @@ public record TopicSpec(String name, int partitions, short replicationFactor, bo
      * topic gets while {@code create} is off: the settings that both the members and the
      * fencing probe accept without {@code allowUnsafe}. Compacted, {@code partitions}
      * partitions, replication factor 3 (the configured one when higher),
-     * {@code min.insync.replicas} 2 and unclean leader election off. With a configured
+     * {@code min.insync.replicas} 2, unclean leader election off, and the compaction lag
+     * and timestamp type the members create it with. With a configured
      * factor below 3 and {@code allowUnsafe}, it adds that the configured factor is
      * accepted as unsafe on a development cluster.
      */
     public String settingsToCreate() {
         int replicas = Math.max(3, replicationFactor);
         String safe = "cleanup.policy=compact, " + partitions + (partitions == 1 ? " partition" : " partitions")
-                + ", replication factor " + replicas + ", min.insync.replicas 2 and"
-                + " unclean.leader.election.enable=false";
+                + ", replication factor " + replicas + ", min.insync.replicas 2,"
+                + " unclean.leader.election.enable=false, min.compaction.lag.ms=" + MIN_COMPACTION_LAG.toMillis()
+                + " and"
+                + " message.timestamp.type=CreateTime";
         return replicationFactor < 3 && allowUnsafe
                 ? safe + " (a development cluster with fewer brokers may use replication factor " + replicationFactor
                         + " and min.insync.replicas 1: accepted as unsafe)"

@@ -49,7 +49,7 @@ public class MissingTopicAdviceTest {
                 .isInstanceOf(TopicConfigurationException.class)
                 .hasMessageStartingWith("the coordination topic __coord_absent does not exist and creating it is"
                         + " disabled: create it with cleanup.policy=compact, 3 partitions, replication factor 3,"
-                        + " min.insync.replicas 2 and unclean.leader.election.enable=false (a development cluster"
+                        + " min.insync.replicas 2, unclean.leader.election.enable=false, min.compaction.lag.ms=3600000 and message.timestamp.type=CreateTime (a development cluster"
                         + " with fewer brokers may use replication factor 1 and min.insync.replicas 1: accepted as"
                         + " unsafe), or enable creation (krabka.coordination.topic.create=true")
                 .hasMessageNotContaining("replication 1 or");
@@ -61,8 +61,9 @@ public class MissingTopicAdviceTest {
 
         assertThatThrownBy(() -> CoordinationTopic.ensure(withoutTopic(spec.name()), spec, Duration.ofSeconds(5)))
                 .isInstanceOf(TopicConfigurationException.class)
-                .hasMessageContaining("create it with cleanup.policy=compact, 50 partitions, replication factor 5,"
-                        + " min.insync.replicas 2 and unclean.leader.election.enable=false, or enable creation")
+                .hasMessageContaining(
+                        "create it with cleanup.policy=compact, 50 partitions, replication factor 5,"
+                                + " min.insync.replicas 2, unclean.leader.election.enable=false, min.compaction.lag.ms=3600000 and message.timestamp.type=CreateTime, or enable creation")
                 .hasMessageNotContaining("accepted as unsafe");
     }
 }

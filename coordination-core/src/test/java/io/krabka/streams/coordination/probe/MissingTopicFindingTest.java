@@ -33,7 +33,7 @@ class MissingTopicFindingTest {
         assertThat(topic.status()).isEqualTo(ProbeStatus.WARN);
         assertThat(topic.fix())
                 .isEqualTo("create it with cleanup.policy=compact, 3 partitions, replication factor 3,"
-                        + " min.insync.replicas 2 and unclean.leader.election.enable=false (a development cluster"
+                        + " min.insync.replicas 2, unclean.leader.election.enable=false, min.compaction.lag.ms=3600000 and message.timestamp.type=CreateTime (a development cluster"
                         + " with fewer brokers may use replication factor 1 and min.insync.replicas 1: accepted as"
                         + " unsafe), or enable creation (krabka.coordination.topic.create=true, TopicSpec.create)");
     }
