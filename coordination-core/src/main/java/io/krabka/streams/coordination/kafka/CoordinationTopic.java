@@ -242,9 +242,12 @@ final class CoordinationTopic {
         }
     }
 
-    /** Creates the topic with the settings the guarantees rest on; one that exists already is left alone. */
-    static void create(Admin admin, TopicSpec spec, Duration timeout) {
-        Map<String, String> configs = Map.of(
+    /**
+     * The topic configuration {@link #create} gives a topic of {@code spec}; what
+     * {@link TopicSpec#settingsToCreate()} tells an operator to set by hand must include it.
+     */
+    static Map<String, String> configs(TopicSpec spec) {
+        return Map.of(
                 TopicConfig.CLEANUP_POLICY_CONFIG,
                 TopicConfig.CLEANUP_POLICY_COMPACT,
                 // A lease record stays until compaction cannot be why a read misses it (CommitOutcome).
@@ -257,6 +260,11 @@ final class CoordinationTopic {
                 // Lease records carry the lease clock's time; a release is anchored on it.
                 TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG,
                 "CreateTime");
+    }
+
+    /** Creates the topic with the settings the guarantees rest on; one that exists already is left alone. */
+    static void create(Admin admin, TopicSpec spec, Duration timeout) {
+        Map<String, String> configs = configs(spec);
         NewTopic topic = new NewTopic(spec.name(), spec.partitions(), spec.replicationFactor()).configs(configs);
         try {
             admin.createTopics(List.of(topic)).all().get(timeout.toMillis(), TimeUnit.MILLISECONDS);

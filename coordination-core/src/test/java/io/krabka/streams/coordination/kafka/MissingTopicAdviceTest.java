@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.kafka;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.krabka.streams.coordination.TopicConfigurationException;
@@ -7,6 +8,7 @@ import io.krabka.streams.coordination.transport.TopicSpec;
 import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.Map;
+import java.util.regex.Pattern;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.DescribeTopicsResult;
 import org.apache.kafka.clients.admin.TopicDescription;
@@ -65,5 +67,16 @@ public class MissingTopicAdviceTest {
                         "create it with cleanup.policy=compact, 50 partitions, replication factor 5,"
                                 + " min.insync.replicas 2, unclean.leader.election.enable=false, min.compaction.lag.ms=3600000 and message.timestamp.type=CreateTime, or enable creation")
                 .hasMessageNotContaining("accepted as unsafe");
+    }
+
+    /** Every setting the members create the topic with is in the advice, so the two cannot drift apart again. */
+    @Test
+    void theAdviceNamesEverySettingTheMembersCreateTheTopicWith() {
+        TopicSpec spec = TopicSpec.DEFAULTS.withCreate(false);
+
+        CoordinationTopic.configs(spec)
+                .forEach((name, value) -> assertThat(spec.settingsToCreate())
+                        .as("the advice for %s", name)
+                        .containsPattern(Pattern.quote(name) + "[ =]" + Pattern.quote(value)));
     }
 }
