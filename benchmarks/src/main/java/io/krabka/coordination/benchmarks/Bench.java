@@ -132,6 +132,7 @@ public final class Bench {
                 if (handoverOnly) {
                     rows.add(new Samples(
                             HANDOVER, OursBench.SYSTEM, ours.handoverContender(HANDOVER_WARMUPS, handovers)));
+                    handoverSteps(ours, rows);
                     handoverFloors(ours, handovers, rows);
                 }
                 if (crashOnly) {
@@ -143,6 +144,7 @@ public final class Bench {
                 if (only.contains("ours")) {
                     rows.add(new Samples(
                             HANDOVER, OursBench.SYSTEM, ours.handoverContender(HANDOVER_WARMUPS, handovers)));
+                    handoverSteps(ours, rows);
                     rows.add(new Samples(HANDOVER_ACQUIRE, OursBench.SYSTEM, ours.handover(2, handovers)));
                     handoverFloors(ours, handovers, rows);
                     List<long[]> crash = ours.crashContender(1, crashes);
@@ -367,6 +369,13 @@ public final class Bench {
                 rows.add(new Samples("7 cold start to first grant", system, peer.coldStart(1, cold)));
             }
         }
+    }
+
+    /** Each step of the handovers just measured ({@link HandoverTimeline}), as experiment rows. */
+    private static void handoverSteps(OursBench ours, List<Samples> rows) {
+        ours.handoverSteps()
+                .forEach((step, took) ->
+                        rows.add(new Samples(BenchReport.STEP_TOOK + step, OursBench.SYSTEM + " (experiment)", took)));
     }
 
     /** The floor of each step of a handover on this broker ({@link HandoverFloors}), as experiment rows. */

@@ -40,6 +40,9 @@ public final class BenchReport {
     /** How the rows of a handover step measured alone ({@link HandoverFloors}) are named, before the step. */
     static final String STEP_FLOOR = "x handover step floor: ";
 
+    /** How the rows of one step of the library's own handovers ({@link HandoverTimeline}) are named, before the step. */
+    static final String STEP_TOOK = "x handover step: ";
+
     /**
      * The {@link HandoverFloors} steps on a handover's path, in order. Kept here so that the report loads without the
      * Kafka classes {@link HandoverFloors} needs: {@code java -cp benchmarks/target/classes} is enough to render.
@@ -117,6 +120,9 @@ public final class BenchReport {
         List<Row> steps = take(left, r -> r.measure.startsWith(STEP_FLOOR));
         table(b, "Each step of a handover alone, with plain Kafka clients", steps, rows);
         handoverPath(b, steps, rows);
+        List<Row> took = take(left, r -> r.measure.startsWith(STEP_TOOK));
+        table(b, "The handovers above, call by call, seen at the library's transport", took, rows);
+        handoverSteps(b, took);
         table(
                 b,
                 "Scale and election-pass cost",
@@ -185,7 +191,9 @@ public final class BenchReport {
         for (Row r : besideTheirBaseline(rows, all)) {
             Row ours = r.ours() ? null : baselineOf(r, all);
             String ratio = ours == null ? "" : ratio(ours.p50, r.p50) + ", " + ratio(ours.p99, r.p99);
-            String label = r.measure.startsWith(STEP_FLOOR) ? r.measure.substring(STEP_FLOOR.length()) : r.label;
+            String label = r.measure.startsWith(STEP_FLOOR)
+                    ? r.measure.substring(STEP_FLOOR.length())
+                    : r.measure.startsWith(STEP_TOOK) ? r.measure.substring(STEP_TOOK.length()) : r.label;
             b.append(String.format(
                     Locale.ROOT,
                     "| %s | %s | %d | %s | %s | %s | %s | %s |%n",
@@ -254,6 +262,15 @@ public final class BenchReport {
                 ms(sum),
                 parts.stream().map(BenchReport::ms).collect(Collectors.joining(" + ")),
                 ms(handover.p50)));
+    }
+
+    /** What the timeline's rows mean, under its table. */
+    private static void handoverSteps(StringBuilder b, List<Row> took) {
+        if (took.isEmpty()) {
+            return;
+        }
+        b.append("\nA row that \"begins\" or is \"at\" gives the time since the holder called `release()`;"
+                + " a row that \"takes\" gives the call's own time. The standby's calls run one after another.\n");
     }
 
     private static void rates(StringBuilder b, List<Object> rates) {

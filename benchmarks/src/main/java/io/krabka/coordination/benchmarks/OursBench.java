@@ -48,6 +48,7 @@ final class OursBench implements AutoCloseable {
     private static final AtomicInteger ROLES = new AtomicInteger();
 
     private final KafkaTestCluster cluster;
+    private final Map<String, List<Long>> handoverSteps = new java.util.concurrent.ConcurrentHashMap<>();
     private final ExecutorService executor = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "bench-ours");
         t.setDaemon(true);
@@ -193,10 +194,13 @@ final class OursBench implements AutoCloseable {
      * holder {@code release()} -> the standby contender's {@code Listener.granted}. One role per sample.
      */
     List<Long> handoverContender(int warmups, int runs) throws Exception {
+        HandoverTimeline timeline = new HandoverTimeline();
+        handoverSteps.clear();
+        AtomicInteger sample = new AtomicInteger();
         try (KafkaCoordinationTransport ta = cluster.transport();
                 KafkaCoordinationTransport tb = cluster.transport();
-                CoordinationClient a = client(ta);
-                CoordinationClient b = client(tb)) {
+                CoordinationClient a = new CoordinationClient(timeline.wrap(ta, "a"), LEASE, InstantSource.system());
+                CoordinationClient b = new CoordinationClient(timeline.wrap(tb, "b"), LEASE, InstantSource.system())) {
             return Timing.measure("krabka handover (Contender)", warmups, runs, () -> {
                 Role role = newRole("handover-c");
                 AtomicReference<CompletableFuture<long[]>> grantedAt = new AtomicReference<>(new CompletableFuture<>());
@@ -208,13 +212,37 @@ final class OursBench implements AutoCloseable {
                     second.start();
                     Thread.sleep(
                             300); // the standby registers and settles into its wait, as in the other systems' samples
-                    Contender holder = first.leadership().isPresent() ? first : second;
+                    boolean firstHolds = first.leadership().isPresent();
+                    Contender holder = firstHolds ? first : second;
+                    timeline.start();
                     long start = System.nanoTime();
                     holder.release();
-                    return grantedAt.get().get(30, TimeUnit.SECONDS)[0] - start;
+                    long granted = grantedAt.get().get(30, TimeUnit.SECONDS)[0];
+                    List<HandoverTimeline.Call> calls = timeline.stop();
+                    if (sample.getAndIncrement() >= warmups) {
+                        HandoverTimeline.steps(calls, firstHolds ? "a" : "b", firstHolds ? "b" : "a", start, granted)
+                                .forEach((step, took) -> handoverSteps
+                                        .computeIfAbsent(step, k -> new ArrayList<>())
+                                        .add(took));
+                    }
+                    return granted - start;
                 }
             });
         }
+    }
+
+    /**
+     * The steps of the last {@link #handoverContender} run's recorded handovers ({@link HandoverTimeline#STEPS}, in
+     * that order), in nanoseconds; a step has fewer samples than handovers when some went without it.
+     */
+    Map<String, List<Long>> handoverSteps() {
+        Map<String, List<Long>> ordered = new java.util.LinkedHashMap<>();
+        for (String step : HandoverTimeline.STEPS) {
+            if (handoverSteps.containsKey(step)) {
+                ordered.put(step, List.copyOf(handoverSteps.get(step)));
+            }
+        }
+        return ordered;
     }
 
     /**
