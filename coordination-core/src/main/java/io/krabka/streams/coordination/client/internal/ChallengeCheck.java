@@ -272,6 +272,30 @@ public final class ChallengeCheck {
     }
 
     /**
+     * After this member's grant was refused as fenced: whether the refusal was the broker's
+     * alone, the coordinator showing a producer id at epoch 0 that never began a
+     * transaction ({@code Empty}). InitProducerId gave this member an epoch, and any later
+     * one on the same id moves it above 0, so that epoch is this member's own and no one
+     * challenged since; it is then remembered as {@link #failedOnItsOwn} remembers it, and
+     * the next challenge does not wait a lease behind it. A loaded Kafka 4.1 broker refused a
+     * fresh role's first produce so ({@code InvalidTxnStateException}). Any other epoch may
+     * be a rival's (a describe right after InitProducerId can show one), so it stays a fence.
+     */
+    boolean refusedAtFirstEpoch(Role role, RoleState state) {
+        try {
+            ProducerState now = transport.describeEpoch(role, config.duration()).orElse(null);
+            if (now == null || now.producerEpoch() != 0 || !"Empty".equals(now.state())) {
+                return false;
+            }
+            challenged.put(role, Challenged.of(state, null, now));
+            return true;
+        } catch (RuntimeException e) {
+            log.debug("Could not describe role {} after a refused grant: {}", role, e.toString());
+            return false;
+        }
+    }
+
+    /**
      * Remembers the epoch a challenge of this member left behind when it failed by itself
      * (its grant aborted, a timeout), so its next challenge does not take its own epoch
      * for someone else's challenge in flight. Best effort: without it, that costs a lease.

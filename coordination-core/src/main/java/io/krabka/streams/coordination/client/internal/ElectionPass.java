@@ -297,7 +297,15 @@ final class ElectionPass {
             epoch.close();
             return null;
         } catch (FencedException lostTheRace) {
-            if (lostTheRace.endCause() == LeadershipEndCause.FENCED) {
+            if (lostTheRace.endCause() == LeadershipEndCause.FENCED
+                    && challengeCheck.refusedAtFirstEpoch(role, state)) {
+                log.info(
+                        "{} challenged role {} and the broker refused its grant, with no later InitProducerId: it"
+                                + " challenges again ({})",
+                        me,
+                        role,
+                        lostTheRace.getMessage());
+            } else if (lostTheRace.endCause() == LeadershipEndCause.FENCED) {
                 log.info("{} lost the challenge for role {} to a later InitProducerId", me, role);
             } else {
                 log.info("{} did not win role {}: {}", me, role, lostTheRace.getMessage());
