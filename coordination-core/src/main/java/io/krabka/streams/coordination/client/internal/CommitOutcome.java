@@ -11,8 +11,11 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>The rows, first match wins:
  * <ol>
- *   <li>The log shows the transaction's lease record (its exact bytes): {@code COMMITTED}.
- *       A {@code read_committed} read never shows an aborted record.</li>
+ *   <li>The log shows the transaction's lease record (its exact bytes, at the offset its
+ *       send was acknowledged at when that is known): {@code COMMITTED}. A
+ *       {@code read_committed} read never shows an aborted record. Unless the coordinator
+ *       shows the abort (row 3): the record is then a copy that another writer of the topic
+ *       appended, and the two disagree ({@code UNKNOWN}).</li>
  *   <li>The read passed the place where the lease record was appended, found it absent, and
  *       compaction cannot explain that: {@code ABORTED}, unless the coordinator shows the
  *       commit (then the two disagree: {@code UNKNOWN}). Compaction cannot explain it when
@@ -95,10 +98,10 @@ final class CommitOutcome {
 
     /** The verdict on {@code evidence}: the rows of the class comment. */
     static Verdict decide(Evidence evidence) {
-        if (evidence.log() == LogEvidence.FOUND) {
-            return Verdict.COMMITTED;
-        }
         Verdict coordinator = coordinatorVerdict(evidence);
+        if (evidence.log() == LogEvidence.FOUND) {
+            return coordinator == Verdict.ABORTED ? Verdict.UNKNOWN : Verdict.COMMITTED;
+        }
         if (evidence.log() == LogEvidence.ABSENT) {
             return coordinator == Verdict.COMMITTED ? Verdict.UNKNOWN : Verdict.ABORTED;
         }

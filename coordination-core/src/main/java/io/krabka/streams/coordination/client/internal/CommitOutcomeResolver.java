@@ -221,10 +221,11 @@ final class CommitOutcomeResolver {
                 if (!Arrays.equals(record.key(), lease.key())) {
                     continue;
                 }
-                // A lease's bytes are this transaction's alone; a tombstone is anyone's, so only its place tells.
-                boolean ours = lease.value() != null
-                        ? Arrays.equals(record.value(), lease.value())
-                        : record.value() == null && record.offset() == leaseOffset;
+                // Its place, where its send was acknowledged, tells; its bytes only where that is not
+                // known, since any writer of the topic can append a copy of them. A tombstone is anyone's.
+                boolean ours = leaseOffset >= 0
+                        ? record.offset() == leaseOffset && Arrays.equals(record.value(), lease.value())
+                        : lease.value() != null && Arrays.equals(record.value(), lease.value());
                 if (ours) {
                     return new LeaseSearch(record.offset(), read.nextOffset(), laterLease);
                 }

@@ -43,6 +43,14 @@ class CommitOutcomeRowsTest {
                         FOUND,
                         COMMITTED),
                 row("lease in the log, nothing known of the epoch", Version.UNKNOWN, false, null, FOUND, COMMITTED),
+                row(
+                        "its lease's bytes in the log, yet the coordinator shows its abort: a copy another writer"
+                                + " appended, they disagree",
+                        TWO,
+                        true,
+                        state(41, "CompleteAbort"),
+                        FOUND,
+                        UNKNOWN),
                 row("read passed the lease's place, absent", ONE, true, state(42, "Empty"), ABSENT, ABORTED),
                 row(
                         "read passed the lease's place, absent, coordinator silent",
