@@ -14,7 +14,6 @@ import io.krabka.streams.coordination.succession.LeaseState;
 import io.krabka.streams.coordination.succession.RoleState;
 import io.krabka.streams.coordination.succession.Succession;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -154,9 +153,9 @@ final class HolderPass {
             ending.finish(held, null, null);
             return Duration.ZERO;
         }
-        Instant now = host.now();
-        if (leadership.renewDue() && (held.retryAt == null || !now.isBefore(held.retryAt))) {
-            held.retryAt = null;
+        long nowNanos = runtime.nanoTime();
+        if (leadership.renewDue() && (held.retryAtNanos == 0 || nowNanos - held.retryAtNanos >= 0)) {
+            held.retryAtNanos = 0;
             long start = runtime.nanoTime();
             Object renewal = renewalWatch.renewalStarted();
             try {
@@ -184,7 +183,7 @@ final class HolderPass {
                 }
                 tell(() -> listener.renewFailed(leadership, failed));
                 failures.unreachable("renew", failed);
-                held.retryAt = host.now().plus(RENEW_RETRY);
+                held.retryAtNanos = nonZero(runtime.nanoTime() + RENEW_RETRY.toNanos());
             }
         }
         if (freshness.holderShouldLook()) {
@@ -211,12 +210,18 @@ final class HolderPass {
                 }
             }
         }
-        Instant next = leadership.renewAt();
-        Instant retryAt = held.retryAt;
-        if (retryAt != null && retryAt.isAfter(next)) {
-            next = retryAt;
+        Duration next = leadership.untilRenew();
+        long retryAtNanos = held.retryAtNanos;
+        if (retryAtNanos != 0) {
+            Duration untilRetry = Duration.ofNanos(retryAtNanos - runtime.nanoTime());
+            next = untilRetry.compareTo(next) > 0 ? untilRetry : next;
         }
-        return RoleContender.max(Duration.ZERO, RoleContender.min(MAX_HOLD_WAIT, Duration.between(host.now(), next)));
+        return RoleContender.max(Duration.ZERO, RoleContender.min(MAX_HOLD_WAIT, next));
+    }
+
+    /** {@code nanos}, or 1 where it is 0, which {@link Tenure#retryAtNanos} keeps for "none". */
+    private static long nonZero(long nanos) {
+        return nanos == 0 ? 1 : nanos;
     }
 
     /**

@@ -114,7 +114,12 @@ public final class LeadershipTerm implements Leadership {
 
     @Override
     public boolean renewDue() {
-        return !engine.now().isBefore(renewAt());
+        return untilRenew().compareTo(Duration.ZERO) <= 0;
+    }
+
+    /** How long until the next renewal is due, by whichever clock says so first (see {@link LeaseClock#untilRenew}). */
+    Duration untilRenew() {
+        return clock.untilRenew();
     }
 
     @Override

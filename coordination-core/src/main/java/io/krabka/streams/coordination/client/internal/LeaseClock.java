@@ -26,6 +26,9 @@ final class LeaseClock {
     // The same deadline on the runtime's monotonic ticker: a wall clock stepped back must
     // not keep a holder believing past the lease it measured when it wrote it.
     private volatile long deadlineNanos = Long.MAX_VALUE;
+    // When the next renewal is due on the ticker: a wall clock stepped back must not hold a
+    // renewal up past the deadline the ticker ends the lease at.
+    private volatile long renewAtNanos = Long.MAX_VALUE;
 
     LeaseClock(LeaseConfig config, CoordinationRuntime runtime) {
         this.config = config;
@@ -37,6 +40,7 @@ final class LeaseClock {
         lastLeaseAt = now;
         deadline = leaseDeadline;
         deadlineNanos = nowNanos + config.duration().toNanos();
+        renewAtNanos = nowNanos + config.renewInterval().toNanos();
     }
 
     /** The deadline of the newest lease written; the epoch itself before the first. */
@@ -49,6 +53,15 @@ final class LeaseClock {
         return Succession.renewAt(Instant.ofEpochMilli(lastLeaseAt), config);
     }
 
+    /**
+     * How long until the next renewal is due, by whichever clock says so first, as
+     * {@link #untilExpired()}: the wall clock stepped forward renews early, which is safe,
+     * and stepped back it does not delay the renewal.
+     */
+    Duration untilRenew() {
+        return earlier(Duration.between(runtime.clock().instant(), renewAt()), renewAtNanos);
+    }
+
     /** Whether the newest lease's deadline has passed without a renewal. */
     boolean expired() {
         // Whichever clock says so first: the wall clock the deadline was written in, or the
@@ -59,12 +72,15 @@ final class LeaseClock {
 
     /** How long until {@link #expired()} turns true, by whichever clock says so first. */
     Duration untilExpired() {
-        Duration byWall = Duration.between(runtime.clock().instant(), Instant.ofEpochMilli(deadline));
-        long due = deadlineNanos;
-        if (due == Long.MAX_VALUE) {
+        return earlier(Duration.between(runtime.clock().instant(), Instant.ofEpochMilli(deadline)), deadlineNanos);
+    }
+
+    /** The shorter of {@code byWall} and the time until {@code dueNanos} on the ticker (MAX_VALUE: none recorded). */
+    private Duration earlier(Duration byWall, long dueNanos) {
+        if (dueNanos == Long.MAX_VALUE) {
             return byWall;
         }
-        Duration byTicker = Duration.ofNanos(due - runtime.nanoTime());
+        Duration byTicker = Duration.ofNanos(dueNanos - runtime.nanoTime());
         return byTicker.compareTo(byWall) < 0 ? byTicker : byWall;
     }
 }
