@@ -223,7 +223,9 @@ public final class Contender implements AutoCloseable {
     }
 
     /**
-     * Waits until the listener ran every callback issued so far.
+     * Waits until the listener ran every callback issued so far. Called from one of this
+     * contender's own callbacks it does not wait, since the callbacks after that one run
+     * only once it returns, and answers false.
      *
      * @return whether it did within {@code timeout}
      */
@@ -244,9 +246,11 @@ public final class Contender implements AutoCloseable {
      * Waits up to {@code timeout} for a stopped contender to release, leave the roster and
      * tell the listener. Past it, a held leadership is abandoned without a tombstone (the
      * cluster did not answer: standbys wait for its deadline) and the thread is left to end
-     * with the transport.
+     * with the transport. Called from one of this contender's own callbacks (a
+     * {@code close()} in {@code granted}), it waits for the release and the leave but not
+     * for the listener, which is told how the leadership ended once that callback returns.
      *
-     * @return whether everything finished within {@code timeout}
+     * @return whether everything finished within {@code timeout}; false from a callback
      */
     public boolean awaitStopped(Duration timeout) {
         return engine.awaitStopped(timeout);

@@ -75,12 +75,23 @@ public final class CoordinationClient implements AutoCloseable {
         this(transport, config, runtime, SendBatching.DEFAULTS);
     }
 
-    /** As {@link #CoordinationClient(CoordinationTransport, LeaseConfig, CoordinationRuntime)}; {@code sendBatching}: how {@link Leadership#send} groups sends. */
+    /**
+     * As {@link #CoordinationClient(CoordinationTransport, LeaseConfig, CoordinationRuntime)}; {@code sendBatching}: how {@link Leadership#send} groups sends.
+     * Every constructor checks that {@code config} renews before its lease runs out.
+     *
+     * @throws IllegalArgumentException when the renew interval is not shorter than the lease duration: every
+     *     holder's lease would run out before its first renewal
+     */
     public CoordinationClient(
             CoordinationTransport transport,
             LeaseConfig config,
             CoordinationRuntime runtime,
             SendBatching sendBatching) {
+        if (config.renewInterval().compareTo(config.duration()) >= 0) {
+            throw new IllegalArgumentException("the lease's renewInterval (" + config.renewInterval()
+                    + ") must be shorter than its duration (" + config.duration() + "): every holder's lease would run"
+                    + " out before its first renewal (a third of the duration or less leaves two more tries)");
+        }
         this.engine = new Engine(transport, config, runtime, sendBatching);
         this.transport = transport;
     }
@@ -171,6 +182,7 @@ public final class CoordinationClient implements AutoCloseable {
      * left): a member that never reached the cluster has nothing to remove.
      *
      * @return whether a registration was removed
+     * @throws IllegalStateException when this client holds {@code role}: release the leadership instead
      */
     public boolean leave(Role role, MemberId me) {
         return engine.leave(role, me);

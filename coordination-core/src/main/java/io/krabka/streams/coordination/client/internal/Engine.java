@@ -71,6 +71,9 @@ public final class Engine implements AutoCloseable, TermHost, RoleReads, RoleMem
     // How many of this client's running contenders and calls use each role: what the client
     // keeps of a role goes when the last one ends and nothing holds or is registered for it.
     private final Map<Role, Integer> users = new ConcurrentHashMap<>();
+    // The running contender of each role: one client serves one member per role, and a
+    // second contender of it could only fail its every pass against the first one's grant.
+    private final Map<Role, RoleContender> contenders = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
     /** The client's parts; the caller closes {@code transport} and {@code runtime} after it. */
@@ -220,6 +223,12 @@ public final class Engine implements AutoCloseable, TermHost, RoleReads, RoleMem
     @Override
     public boolean leave(Role role, MemberId me) {
         requireOpen();
+        if (held.holdsActive(role)) {
+            // Standbys read the registration's tombstone as the lease's end: one would take the
+            // role at once while this member's leadership still looks active to it.
+            throw new IllegalStateException(me + " holds role " + role + " through this client: release the"
+                    + " leadership first (Leadership.close() or Contender.release()), which also leaves the roster");
+        }
         transport.discardPrepared(role);
         boolean left = registrations.leave(role, me);
         forgetIfUnused(role);
@@ -321,6 +330,27 @@ public final class Engine implements AutoCloseable, TermHost, RoleReads, RoleMem
     public long grantTime(Role role) {
         long now = Math.max(clock.millis(), forgottenGrantedAt.get() + 1);
         return lastGrantedAt.merge(role, now, (last, at) -> Math.max(at, last + 1));
+    }
+
+    /**
+     * {@code contender} starts, the only running contender of its role on this client until
+     * {@link #stoppedContending}.
+     *
+     * @throws IllegalStateException when another contender of the role runs on this client
+     */
+    void startContending(Role role, RoleContender contender) {
+        // One that was asked to stop gives way: a restart starts the next before the release ran.
+        RoleContender running = contenders.merge(role, contender, (old, next) -> old.stopping() ? next : old);
+        if (running != contender) {
+            throw new IllegalStateException("a contender for role " + role + " already runs on this client (member "
+                    + running.member() + "): one client contends for a role as one member; stop that contender first,"
+                    + " or contend through a client of its own");
+        }
+    }
+
+    /** {@code contender} stopped (or never started): another may contend for its role. */
+    void stoppedContending(Role role, RoleContender contender) {
+        contenders.remove(role, contender);
     }
 
     /** A contender of {@code role} starts, or a call on it begins: what the client keeps of the role stays until {@link #doneWith}. */

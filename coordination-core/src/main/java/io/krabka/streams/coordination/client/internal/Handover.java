@@ -1,9 +1,9 @@
 package io.krabka.streams.coordination.client.internal;
 
-import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.HandoverResult;
+import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.succession.RoleState;
 import io.krabka.streams.coordination.succession.RosterEntry;
@@ -223,6 +223,15 @@ public final class Handover {
      * thread: the holder's pass, or the stop's leave (a drain).
      */
     HandoverResult release(Tenure held, MemberId to) {
+        if (held.leadership.state() != Leadership.State.ACTIVE) {
+            // Fenced or run out already: the listener hears how, and the standbys ahead of
+            // {@code to} stay where they are, in a new holder's line.
+            ending.finish(held, null, null);
+            return HandoverResult.NOT_HOLDING;
+        }
+        if (!held.leadership.isActive()) {
+            return HandoverResult.NOT_HOLDING; // another call is releasing it
+        }
         RoleState state = reader.read(role, Duration.ZERO);
         if (state.entryOf(to).isEmpty()) {
             return HandoverResult.NOT_A_STANDBY;
@@ -235,7 +244,7 @@ public final class Handover {
                 balancer.evict(role, entry.member());
             }
         }
-        if (!ending.finish(held, LeadershipEndCause.RELEASED, null)) {
+        if (!ending.release(held)) {
             return HandoverResult.NOT_HOLDING;
         }
         log.info("{} handed role {} over to {}", me, role, to);

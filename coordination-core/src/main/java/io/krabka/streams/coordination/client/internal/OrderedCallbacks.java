@@ -5,6 +5,7 @@ import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,6 +25,8 @@ final class OrderedCallbacks {
     private final CoordinationRuntime runtime;
     // Completes when the last callback issued so far ran; guarded by this.
     private CompletableFuture<Void> last = CompletableFuture.completedFuture(null);
+    // The thread running a callback now, if any: one at a time, so one field is enough.
+    private volatile @Nullable Thread running;
 
     OrderedCallbacks(Role role, Executor callbacks, CoordinationRuntime runtime) {
         this.role = role;
@@ -35,11 +38,13 @@ final class OrderedCallbacks {
     void run(Runnable task) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         Runnable guarded = () -> {
+            running = Thread.currentThread();
             try {
                 task.run();
             } catch (Throwable failure) {
                 log.error("A listener of role {} failed", role, failure);
             } finally {
+                running = null;
                 done.complete(null);
             }
         };
@@ -59,8 +64,22 @@ final class OrderedCallbacks {
         });
     }
 
-    /** Waits until every callback issued so far ran; whether they did within {@code timeout}. */
+    /**
+     * Whether the calling thread is running one of these callbacks: a wait for the callbacks
+     * issued so far would then wait for the one it is in, which cannot end before the wait does.
+     */
+    boolean inCallback() {
+        return running == Thread.currentThread();
+    }
+
+    /**
+     * Waits until every callback issued so far ran; whether they did within {@code timeout}.
+     * From one of the callbacks it does not wait: false at once (see {@link #inCallback}).
+     */
     boolean await(Duration timeout) {
+        if (inCallback()) {
+            return false;
+        }
         CompletableFuture<Void> awaited;
         synchronized (this) {
             awaited = last;

@@ -1,7 +1,6 @@
 package io.krabka.streams.coordination.client.internal;
 
 import io.krabka.streams.coordination.CoordinationException;
-import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.Contender;
@@ -47,6 +46,7 @@ public final class RoleContender {
     private final Role role;
     private final MemberId member;
     private final OrderedCallbacks callbacks;
+    private volatile boolean stopping;
     private final FailureReport failures;
     private final TenureEnd ending;
     // What each pass does, when and where it runs; its bookkeeping runs on the lane, as every state change does.
@@ -186,11 +186,15 @@ public final class RoleContender {
 
     /** As {@link Contender#start}. */
     public void start() {
+        client.startContending(role, this);
         client.using(role);
         try {
             loop.start();
         } catch (RuntimeException e) {
             client.doneWith(role, false);
+            if (!(e instanceof IllegalStateException) || !loop.started()) {
+                client.stoppedContending(role, this);
+            }
             throw e;
         }
     }
@@ -198,7 +202,7 @@ public final class RoleContender {
     /** As {@link Contender#release}. */
     public boolean release() {
         Tenure held = state.tenure();
-        return held != null && ending.finish(held, LeadershipEndCause.RELEASED, null);
+        return held != null && ending.release(held);
     }
 
     /** As {@link Contender#handOver}. */
@@ -216,6 +220,11 @@ public final class RoleContender {
 
     /** As {@link Contender#awaitListener}. */
     public boolean awaitListener(Duration timeout) {
+        if (callbacks.inCallback()) {
+            // Called from this contender's own listener (a close() in granted()): the callbacks
+            // issued after this one cannot run before it returns.
+            return false;
+        }
         long deadline = runtime.nanoTime() + timeout.toNanos();
         // A grant or an end issues its listener call from a lane event, which may still wait
         // in the queue behind another thread's event: first let every event posted so far run.
@@ -234,7 +243,13 @@ public final class RoleContender {
 
     /** As {@link Contender#stop}. */
     public void stop() {
+        stopping = true;
         loop.stop();
+    }
+
+    /** Whether {@link #stop} was called: another contender of the role may start on the client. */
+    boolean stopping() {
+        return stopping;
     }
 
     /** As {@link Contender#awaitStopped}. */
@@ -270,6 +285,7 @@ public final class RoleContender {
             state = event.apply(state);
             if (!before && state instanceof ContenderState.Stopped) {
                 // Released and left: the client may forget the role, unless something else of it uses it.
+                client.stoppedContending(role, this);
                 client.doneWith(role, true);
             }
         });

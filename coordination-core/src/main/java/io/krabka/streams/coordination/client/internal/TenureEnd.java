@@ -123,6 +123,17 @@ final class TenureEnd {
     }
 
     /**
+     * Releases {@code held} with a tombstone, as {@link Contender#release()} and a handover
+     * do: whether this call released it. False when another call ended it first, when it
+     * had already ended by itself (a write found it fenced, its lease ran out: the listener
+     * hears that cause), or when its tombstone could not be written.
+     */
+    boolean release(Tenure held) {
+        Ending ending = end(held, LeadershipEndCause.RELEASED, null, false);
+        return ending != null && ending.releasedHere();
+    }
+
+    /**
      * Ends {@code held} once, however many threads try: a leadership still active is
      * released with a tombstone (or abandoned if the release fails), then the listener is
      * told how it ended and the member contends again.
@@ -137,8 +148,17 @@ final class TenureEnd {
      * @return whether this call ended it
      */
     boolean finish(Tenure held, @Nullable LeadershipEndCause endAs, @Nullable Throwable failure, boolean topicChanged) {
+        return end(held, endAs, failure, topicChanged) != null;
+    }
+
+    /** How a call ended a tenure: the cause the listener is told, and whether the call wrote its tombstone. */
+    private record Ending(LeadershipEndCause cause, boolean releasedHere) {}
+
+    /** {@link #finish}: how this call ended it, null when another call did. */
+    private @Nullable Ending end(
+            Tenure held, @Nullable LeadershipEndCause endAs, @Nullable Throwable failure, boolean topicChanged) {
         if (!held.finished.compareAndSet(false, true)) {
-            return false;
+            return null;
         }
         LeadershipTerm leadership = held.leadership;
         boolean endedHere = false;
@@ -185,6 +205,6 @@ final class TenureEnd {
         // and the FencedException a write threw after the lease ran out would read like split brain.
         Throwable told = cause == LeadershipEndCause.FENCED || cause == LeadershipEndCause.FAILED ? failure : null;
         owner.ended(held, rejoinAtNanos, () -> callbacks.run(() -> listener.ended(leadership, cause, told)));
-        return true;
+        return new Ending(cause, endedHere && endAs == LeadershipEndCause.RELEASED);
     }
 }
