@@ -70,8 +70,10 @@ final class ClientSettings {
         // at the default 100 ms backoff that wait was most of a handover. Transactional requests
         // retry at this fixed backoff (kafka-clients 4.1: no exponential growth for them), so
         // lower would multiply the requests of a challenger behind a transaction that cannot
-        // complete (a partition without a leader); 5 ms is at most 200 a second.
-        settings.putIfAbsent(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 5);
+        // complete (a partition without a leader); 5 ms is at most 200 a second. Set whatever
+        // the application's producer settings say: they tune its own producers, and a review
+        // measured what theirs cost a handover here.
+        settings.put(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 5);
         return settings;
     }
 
@@ -86,7 +88,11 @@ final class ClientSettings {
         settings.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
         // A standby waits in a long poll; a release is a transaction whose marker may not
         // wake a held fetch, so bound each fetch's wait: it bounds how late a release is seen.
-        settings.putIfAbsent(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 100);
+        // Set whatever the application's consumer settings say, as the minimum fetch size: an
+        // application's fetch.max.wait.ms of 2 s with fetch.min.bytes of 1 MB made a released
+        // role go back to its old holder, which pruned the live standby as silent (a review).
+        settings.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 100);
+        settings.put(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, 1);
         // A deleted coordination topic must stay deleted until an operator acts.
         settings.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
         return settings;

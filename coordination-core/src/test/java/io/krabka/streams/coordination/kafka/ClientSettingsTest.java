@@ -6,6 +6,7 @@ import io.krabka.streams.coordination.Role;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.junit.jupiter.api.Test;
@@ -85,5 +86,35 @@ class ClientSettingsTest {
 
         assertThat(settings).containsEntry(ProducerConfig.LINGER_MS_CONFIG, 0);
         new KafkaProducer<byte[], byte[]>(settings).close(Duration.ZERO);
+    }
+
+    @Test
+    void theApplicationsFetchTuningIsNotTheReaders() {
+        Map<String, Object> connection = Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, "127.0.0.1:1",
+                ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "2000",
+                ConsumerConfig.FETCH_MIN_BYTES_CONFIG, "1048576");
+
+        assertThat(KafkaCoordinationTransport.readerSettings(connection))
+                .containsEntry(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 100)
+                .containsEntry(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, 1);
+        assertThat(ClientSettings.watcher(connection))
+                .containsEntry(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 500)
+                .containsEntry(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, 1);
+    }
+
+    @Test
+    void theApplicationsRetryBackoffIsNotAChallengers() {
+        Map<String, Object> settings = KafkaCoordinationTransport.transactionalSettings(
+                Map.of(
+                        ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                        "127.0.0.1:1",
+                        ProducerConfig.RETRY_BACKOFF_MS_CONFIG,
+                        "100"),
+                ROLE,
+                Duration.ofSeconds(10),
+                Duration.ofSeconds(30));
+
+        assertThat(settings).containsEntry(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 5);
     }
 }
