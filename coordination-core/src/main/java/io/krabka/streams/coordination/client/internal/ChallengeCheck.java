@@ -273,18 +273,27 @@ public final class ChallengeCheck {
 
     /**
      * After this member's grant was refused as fenced: whether the refusal was the broker's
-     * alone, the coordinator showing a producer id at epoch 0 that never began a
-     * transaction ({@code Empty}). InitProducerId gave this member an epoch, and any later
-     * one on the same id moves it above 0, so that epoch is this member's own and no one
-     * challenged since; it is then remembered as {@link #failedOnItsOwn} remembers it, and
-     * the next challenge does not wait a lease behind it. A loaded Kafka 4.1 broker refused a
-     * fresh role's first produce so ({@code InvalidTxnStateException}). Any other epoch may
-     * be a rival's (a describe right after InitProducerId can show one), so it stays a fence.
+     * alone, the coordinator showing, as right after this member's InitProducerId
+     * ({@code initial}), the same producer id at epoch 0 with no transaction begun
+     * ({@code Empty}). Any later InitProducerId on that id moves the epoch above 0, so no one
+     * challenged since; the epoch is then remembered as {@link #failedOnItsOwn} remembers it,
+     * and the next challenge does not wait a lease behind it. A loaded Kafka 4.1 broker
+     * refused a fresh role's first produce so ({@code InvalidTxnStateException}). Anything
+     * else may be a rival's epoch and stays a fence: a new id at epoch 0 that a rival's
+     * InitProducerId minted after this member's describe (an epoch rollover, an expired id)
+     * differs from {@code initial}. Only a rival's that landed between this member's
+     * InitProducerId and its describe, at a rollover, would pass: one needless challenge.
      */
-    boolean refusedAtFirstEpoch(Role role, RoleState state) {
+    boolean refusedAtFirstEpoch(Role role, RoleState state, @Nullable ProducerState initial) {
+        if (initial == null || initial.producerEpoch() != 0) {
+            return false;
+        }
         try {
             ProducerState now = transport.describeEpoch(role, config.duration()).orElse(null);
-            if (now == null || now.producerEpoch() != 0 || !"Empty".equals(now.state())) {
+            if (now == null
+                    || now.producerId() != initial.producerId()
+                    || now.producerEpoch() != 0
+                    || !"Empty".equals(now.state())) {
                 return false;
             }
             challenged.put(role, Challenged.of(state, null, now));

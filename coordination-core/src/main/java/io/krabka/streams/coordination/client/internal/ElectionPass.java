@@ -6,6 +6,7 @@ import io.krabka.streams.coordination.FencedException;
 import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
+import io.krabka.streams.coordination.ProducerState;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.CoordinationInstrumentation;
 import io.krabka.streams.coordination.succession.Decision;
@@ -248,8 +249,11 @@ final class ElectionPass {
         // Recorded before InitProducerId: a challenge that fails after it still moved the epoch.
         challengeCheck.challenging(role, state);
         RoleEpoch epoch = transport.initEpoch(role);
+        ProducerState initial = null;
         try {
-            LeadershipTerm leadership = LeadershipTerm.grant(host, transport, epoch, me, confirm, state.nextOffset());
+            initial = LeadershipTerm.describedAfterInit(transport, epoch);
+            LeadershipTerm leadership =
+                    LeadershipTerm.grant(host, transport, epoch, me, confirm, state.nextOffset(), initial);
             if (leadership.term() < 0) {
                 // Committed by the coordinator's word, with its lease record not yet visible (or
                 // not readable), and its producer cannot go on: no term to hand on, so no grant.
@@ -298,7 +302,7 @@ final class ElectionPass {
             return null;
         } catch (FencedException lostTheRace) {
             if (lostTheRace.endCause() == LeadershipEndCause.FENCED
-                    && challengeCheck.refusedAtFirstEpoch(role, state)) {
+                    && challengeCheck.refusedAtFirstEpoch(role, state, initial)) {
                 log.info(
                         "{} challenged role {} and the broker refused its grant, with no later InitProducerId: it"
                                 + " challenges again ({})",

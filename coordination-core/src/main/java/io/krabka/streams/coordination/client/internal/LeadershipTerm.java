@@ -62,11 +62,27 @@ public final class LeadershipTerm implements Leadership {
             MemberId member,
             boolean confirm,
             long leaseSearchFrom) {
-        ProducerState initial = transport
+        return grant(engine, transport, epoch, member, confirm, leaseSearchFrom, describedAfterInit(transport, epoch));
+    }
+
+    /** What the coordinator reports right after {@code epoch}'s InitProducerId: the grant's starting point. */
+    static ProducerState describedAfterInit(CoordinationTransport transport, RoleEpoch epoch) {
+        return transport
                 .describeEpoch(epoch.role())
                 .orElseThrow(() -> new RetriableCoordinationException(
                         "the coordinator reports no epoch for role " + epoch.role() + " right after InitProducerId",
                         null));
+    }
+
+    /** As above, from {@code initial}, what {@link #describedAfterInit} reported. */
+    static LeadershipTerm grant(
+            TermHost engine,
+            CoordinationTransport transport,
+            RoleEpoch epoch,
+            MemberId member,
+            boolean confirm,
+            long leaseSearchFrom,
+            ProducerState initial) {
         LeadershipTerm leadership = new LeadershipTerm(engine, transport, epoch, member, initial, leaseSearchFrom);
         leadership.lease.grant(confirm);
         return leadership;

@@ -124,9 +124,10 @@ final class TenureEnd {
 
     /**
      * Releases {@code held} with a tombstone, as {@link Contender#release()} and a handover
-     * do: whether this call released it. False when another call ended it first, when it
+     * do: whether this call released it. False when another call ended it first, or when it
      * had already ended by itself (a write found it fenced, its lease ran out: the listener
-     * hears that cause), or when its tombstone could not be written.
+     * hears that cause). A release whose tombstone transaction failed still ends the
+     * leadership RELEASED (standbys then wait out its lease), and answers true.
      */
     boolean release(Tenure held) {
         Ending ending = end(held, LeadershipEndCause.RELEASED, null, false);
