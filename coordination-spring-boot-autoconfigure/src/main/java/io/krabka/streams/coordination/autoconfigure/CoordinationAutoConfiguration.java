@@ -21,6 +21,7 @@ import io.micrometer.observation.ObservationRegistry;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.List;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -136,11 +137,11 @@ public final class CoordinationAutoConfiguration {
     }
 
     /**
-     * The Kafka transport, when Spring Kafka's factories can be told apart: one of each,
-     * or a {@code @Primary} one where an application defines several.
+     * The Kafka transport, from Spring Kafka's factories: one of each, or a {@code @Primary}
+     * one where an application defines several. Where they cannot be told apart, startup
+     * fails saying so ({@link AmbiguousKafkaFactoriesException}).
      */
     @Configuration(proxyBeanMethods = false)
-    @ConditionalOnSingleCandidate(ConsumerFactory.class)
     static class KafkaTransportConfiguration {
 
         /**
@@ -150,14 +151,18 @@ public final class CoordinationAutoConfiguration {
          */
         @Bean(destroyMethod = "close")
         @ConditionalOnMissingBean
-        @ConditionalOnSingleCandidate(ProducerFactory.class)
         CoordinationTransport coordinationTransport(
                 CoordinationProperties properties,
                 LeaseConfig leaseConfig,
                 TopicSpec topic,
-                ProducerFactory<?, ?> producerFactory,
-                ConsumerFactory<?, ?> consumerFactory,
+                ObjectProvider<ProducerFactory<?, ?>> producerFactories,
+                ObjectProvider<ConsumerFactory<?, ?>> consumerFactories,
+                ListableBeanFactory beans,
                 KafkaAdmin kafkaAdmin) {
+            ProducerFactory<?, ?> producerFactory =
+                    AmbiguousKafkaFactoriesException.unique(producerFactories, ProducerFactory.class, beans);
+            ConsumerFactory<?, ?> consumerFactory =
+                    AmbiguousKafkaFactoriesException.unique(consumerFactories, ConsumerFactory.class, beans);
             Duration timeout = CoordinationSettings.operationTimeout(properties);
             return KafkaCoordinationTransport.create(
                     kafkaAdmin.getConfigurationProperties(),
@@ -175,6 +180,12 @@ public final class CoordinationAutoConfiguration {
         GuardedSenders guardedSenders(ProducerFactory<?, ?> producerFactory) {
             return GuardedSenders.of(producerFactory);
         }
+    }
+
+    /** What needs both of Spring Kafka's factories as beans, where each can be told apart. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnSingleCandidate(ConsumerFactory.class)
+    static class KafkaPipelinesConfiguration {
 
         /** What {@code @LeaderListener} methods read and write with: Spring Kafka's factories. */
         @Bean

@@ -37,6 +37,10 @@ public final class CoordinationFailureAnalyzer implements FailureAnalyzer {
         if (probed != null) {
             return FencingProbeFailure.analysis(probed, failure);
         }
+        AmbiguousKafkaFactoriesException factories = find(failure, AmbiguousKafkaFactoriesException.class);
+        if (factories != null) {
+            return new FailureAnalysis(factories.getMessage() + ".", factories.action(), failure);
+        }
         CoordinationConfigurationException refused = find(failure, CoordinationConfigurationException.class);
         if (refused != null) {
             return new FailureAnalysis(

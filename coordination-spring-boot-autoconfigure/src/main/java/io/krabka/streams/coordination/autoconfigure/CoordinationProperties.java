@@ -25,7 +25,7 @@ public class CoordinationProperties {
     /**
      * Identity of this member. Ranks follow registration order, so keep it stable across
      * restarts of one process. Defaults to the host name, followed by "-" and the server
-     * port when server.port is set.
+     * port when server.port is set, or by "-" and the process id when server.port is 0.
      */
     private String memberId;
 
@@ -254,7 +254,8 @@ public class CoordinationProperties {
 
         /**
          * How much later than the standby ahead of it a standby challenges after the
-         * deadline. A standby's whole wait (its rank times this) is at most one lease.
+         * deadline. A standby's whole wait (its rank times this) is at most one lease; the
+         * stagger itself must be at most the lease duration.
          */
         private Duration challengeStagger = Duration.ofSeconds(5);
 

@@ -61,6 +61,14 @@ final class CoordinationSettings {
         if (stagger == null || stagger.isNegative()) {
             throw invalid("lease.challenge-stagger", stagger, "must not be negative");
         }
+        if (stagger.compareTo(duration) > 0) {
+            // A turn is capped at one lease, but a spread start waits one whole stagger first.
+            throw invalid(
+                    "lease.challenge-stagger",
+                    stagger,
+                    "must be at most " + PREFIX + "lease.duration (" + duration
+                            + "): a standby waits at most one lease behind the one ahead of it");
+        }
         LeaseConfig config = new LeaseConfig(duration, renewInterval, stagger);
         if (!config.renewsWithMargin()) {
             throw invalid(
@@ -147,7 +155,10 @@ final class CoordinationSettings {
     /**
      * The configured member id, or the host name followed by "-" and {@code server.port}
      * when that is set to a fixed port: stable across restarts of one process, distinct
-     * for several processes on one host.
+     * for several processes on one host. With {@code server.port=0} (a random port, so no
+     * stable id anyway, and the usual way to run several processes on one host) the host
+     * name is followed by the process id: two such processes shared one id, and routing
+     * through either answered "no holder".
      */
     static MemberId memberId(CoordinationProperties properties, Environment environment) {
         String configured = properties.getMemberId();
@@ -167,7 +178,10 @@ final class CoordinationSettings {
             host = System.getenv().getOrDefault("HOSTNAME", "localhost");
         }
         String port = environment.getProperty("server.port");
-        return port == null || port.isBlank() || port.equals("0") ? host : host + "-" + port;
+        if (port != null && port.trim().equals("0")) {
+            return host + "-" + ProcessHandle.current().pid();
+        }
+        return port == null || port.isBlank() ? host : host + "-" + port.trim();
     }
 
     static Duration clusterViewMaxAge(CoordinationProperties properties) {

@@ -252,6 +252,25 @@ class CoordinationAutoConfigurationTests {
     }
 
     @Test
+    void aRandomServerPortGivesEachProcessItsOwnDefaultMemberId() {
+        runner.withUserConfiguration(InMemoryTransport.class)
+                .withPropertyValues("server.port=0")
+                .run(context -> assertThat(context.getBean(MemberId.class).value())
+                        .endsWith("-" + ProcessHandle.current().pid())
+                        .doesNotEndWith("-0"));
+    }
+
+    @Test
+    void aChallengeStaggerLongerThanTheLeaseFailsNamingTheProperty() {
+        assertFailsNaming(
+                "krabka.coordination.lease.challenge-stagger",
+                "must be at most krabka.coordination.lease.duration",
+                "krabka.coordination.lease.duration=3s",
+                "krabka.coordination.lease.renew-interval=1s",
+                "krabka.coordination.lease.challenge-stagger=20s");
+    }
+
+    @Test
     void renewIntervalAboveAThirdOfTheDurationFailsNamingTheProperty() {
         assertFailsNaming(
                 "krabka.coordination.lease.renew-interval",

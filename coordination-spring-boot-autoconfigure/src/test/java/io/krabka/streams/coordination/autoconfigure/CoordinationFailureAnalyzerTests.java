@@ -2,6 +2,7 @@ package io.krabka.streams.coordination.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.krabka.streams.coordination.TopicConfigurationException;
 import io.krabka.streams.coordination.probe.FencingProbeException;
@@ -24,6 +25,10 @@ import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.support.GenericApplicationContext;
+import org.springframework.kafka.core.ConsumerFactory;
+import org.springframework.kafka.core.DefaultKafkaProducerFactory;
+import org.springframework.kafka.core.ProducerFactory;
 import org.springframework.mock.env.MockEnvironment;
 
 /** Startup failures that a setting caused name the property to fix. */
@@ -64,6 +69,57 @@ class CoordinationFailureAnalyzerTests {
                             .contains("cannot parse");
                     assertThat(analysis.getAction()).contains("spring.kafka.bootstrap-servers");
                 });
+    }
+
+    @Test
+    void twoProducerFactoriesWithNoneMarkedPrimaryAreNamedWithTheFix() {
+        GenericApplicationContext beans = new GenericApplicationContext();
+        beans.registerBean("stringProducerFactory", ProducerFactory.class, ProducerFactories::unreachable);
+        beans.registerBean("bytesProducerFactory", ProducerFactory.class, ProducerFactories::unreachable);
+        beans.refresh();
+
+        Throwable failure = catchThrowable(() -> AmbiguousKafkaFactoriesException.unique(
+                beans.getBeanProvider(ProducerFactory.class), ProducerFactory.class, beans));
+        FailureAnalysis analysis = new CoordinationFailureAnalyzer(new MockEnvironment())
+                .analyze(new BeanCreationException("coordinationTransport", "cannot build it", failure));
+
+        assertThat(analysis).isNotNull();
+        assertThat(analysis.getDescription())
+                .contains("ProducerFactory")
+                .contains("has 2 (stringProducerFactory, bytesProducerFactory) with none @Primary");
+        assertThat(analysis.getAction()).contains("@Primary").contains("CoordinationTransport");
+        beans.close();
+    }
+
+    @Test
+    void aPrimaryProducerFactoryAmongSeveralIsTheOneTheCoordinationUses() {
+        GenericApplicationContext beans = new GenericApplicationContext();
+        beans.registerBean(
+                "stringProducerFactory",
+                ProducerFactory.class,
+                ProducerFactories::unreachable,
+                definition -> definition.setPrimary(true));
+        beans.registerBean("bytesProducerFactory", ProducerFactory.class, ProducerFactories::unreachable);
+        beans.refresh();
+
+        assertThat(AmbiguousKafkaFactoriesException.unique(
+                        beans.getBeanProvider(ProducerFactory.class), ProducerFactory.class, beans))
+                .isSameAs(beans.getBean("stringProducerFactory"));
+        beans.close();
+    }
+
+    @Test
+    void noConsumerFactoryIsNamedWithTheFix() {
+        GenericApplicationContext beans = new GenericApplicationContext();
+        beans.refresh();
+
+        Throwable failure = catchThrowable(() -> AmbiguousKafkaFactoriesException.unique(
+                beans.getBeanProvider(ConsumerFactory.class), ConsumerFactory.class, beans));
+        FailureAnalysis analysis = new CoordinationFailureAnalyzer(new MockEnvironment()).analyze(failure);
+
+        assertThat(analysis.getDescription()).contains("ConsumerFactory, and the context has none");
+        assertThat(analysis.getAction()).contains("KafkaAutoConfiguration");
+        beans.close();
     }
 
     @Test
@@ -154,5 +210,16 @@ class CoordinationFailureAnalyzerTests {
         assertThat(analysis.getAction())
                 .startsWith("topic.min-insync-replicas: set min.insync.replicas=2.")
                 .contains("krabka.coordination.probe=warn");
+    }
+
+    /** Producer factories of an application that defines several. */
+    private static final class ProducerFactories {
+
+        static ProducerFactory<Object, Object> unreachable() {
+            return new DefaultKafkaProducerFactory<>(Map.of(
+                    "bootstrap.servers", "127.0.0.1:1",
+                    "key.serializer", "org.apache.kafka.common.serialization.StringSerializer",
+                    "value.serializer", "org.apache.kafka.common.serialization.StringSerializer"));
+        }
     }
 }
