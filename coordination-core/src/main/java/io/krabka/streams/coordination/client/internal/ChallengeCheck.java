@@ -29,6 +29,10 @@ import org.slf4j.LoggerFactory;
  * grant, and every standby whose turn comes would fence it, and be fenced in turn, for as
  * long as it lasts. The coordinator cannot be fooled that way: an epoch no visible lease
  * (nor this member's own last challenge) explains means someone ran InitProducerId since.
+ *
+ * <p>Size: one class, since what explains an epoch (a visible lease, this member's own
+ * challenge, its own refused or failed grant) and the waits an unexplained one starts must
+ * read and write the same per-role records; split, each half would need the other's maps.
  */
 public final class ChallengeCheck {
 
