@@ -255,7 +255,8 @@ public class CoordinationProperties {
         /**
          * How much later than the standby ahead of it a standby challenges after the
          * deadline. A standby's whole wait (its rank times this) is at most one lease; the
-         * stagger itself must be at most the lease duration.
+         * stagger itself must be at most the lease duration (the default is cut to a lease
+         * shorter than it).
          */
         private Duration challengeStagger = Duration.ofSeconds(5);
 

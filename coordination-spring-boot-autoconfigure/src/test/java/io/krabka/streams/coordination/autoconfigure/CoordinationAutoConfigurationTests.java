@@ -271,6 +271,15 @@ class CoordinationAutoConfigurationTests {
     }
 
     @Test
+    void theDefaultChallengeStaggerIsCutToALeaseShorterThanIt() {
+        runner.withUserConfiguration(InMemoryTransport.class)
+                .withPropertyValues(
+                        "krabka.coordination.lease.duration=3s", "krabka.coordination.lease.renew-interval=1s")
+                .run(context -> assertThat(context.getBean(LeaseConfig.class).challengeStagger())
+                        .isEqualTo(Duration.ofSeconds(3)));
+    }
+
+    @Test
     void renewIntervalAboveAThirdOfTheDurationFailsNamingTheProperty() {
         assertFailsNaming(
                 "krabka.coordination.lease.renew-interval",
