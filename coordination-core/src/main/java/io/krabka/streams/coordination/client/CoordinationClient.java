@@ -185,7 +185,7 @@ public final class CoordinationClient implements AutoCloseable {
      * @throws IllegalStateException when this client holds {@code role}: release the leadership instead
      */
     public boolean leave(Role role, MemberId me) {
-        return engine.leave(role, me);
+        return engine.leaveUnlessHolding(role, me);
     }
 
     /**

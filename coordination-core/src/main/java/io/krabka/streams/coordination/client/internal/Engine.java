@@ -219,16 +219,21 @@ public final class Engine implements AutoCloseable, TermHost, RoleReads, RoleMem
         return transport.watches() ? transport.watch(role, onNews) : null;
     }
 
-    /** As {@link CoordinationClient#leave}. */
-    @Override
-    public boolean leave(Role role, MemberId me) {
-        requireOpen();
+    /** As {@link CoordinationClient#leave}: refused while this client holds the role. */
+    public boolean leaveUnlessHolding(Role role, MemberId me) {
         if (held.holdsActive(role)) {
             // Standbys read the registration's tombstone as the lease's end: one would take the
             // role at once while this member's leadership still looks active to it.
             throw new IllegalStateException(me + " holds role " + role + " through this client: release the"
                     + " leadership first (Leadership.close() or Contender.release()), which also leaves the roster");
         }
+        return leave(role, me);
+    }
+
+    /** A contender's leave, after its release: a release racing it may not have begun yet, and it leaves too. */
+    @Override
+    public boolean leave(Role role, MemberId me) {
+        requireOpen();
         transport.discardPrepared(role);
         boolean left = registrations.leave(role, me);
         forgetIfUnused(role);
