@@ -29,6 +29,11 @@ import java.lang.annotation.Target;
  * write with {@code GuardedSender.sendAsync}, which does not block). Routing is a
  * convenience; fencing stays the safety: a holder deposed while it handles the request
  * has its guarded writes refused by the broker.
+ *
+ * <p>Only request handlers: on a bean method that no handler mapping registered (a
+ * {@code @Scheduled} job, say), or on a class with no handler method, it would do nothing,
+ * so startup fails with a {@link LeaderOnlyMisplacedException}. Leader-only work is
+ * {@code @OnLeadership}'s.
  */
 @Target({ElementType.METHOD, ElementType.TYPE})
 @Retention(RetentionPolicy.RUNTIME)
