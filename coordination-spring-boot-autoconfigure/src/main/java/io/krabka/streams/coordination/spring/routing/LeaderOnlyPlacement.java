@@ -1,5 +1,6 @@
 package io.krabka.streams.coordination.spring.routing;
 
+import java.lang.annotation.Annotation;
 import java.lang.reflect.Method;
 import java.util.Arrays;
 import java.util.Collection;
@@ -19,13 +20,16 @@ import org.springframework.util.ClassUtils;
 
 /**
  * Once every singleton exists, fails startup with a {@link LeaderOnlyMisplacedException}
- * when a bean has {@link LeaderOnly} on a method that no Spring MVC or WebFlux handler
- * mapping registered as a request handler (a {@code @Scheduled} job, a service method), or
- * on a class none of whose methods is one. Such an annotation would do nothing. Runs in
- * every application that contends, web or not.
+ * when a bean has {@link LeaderOnly} on a method that is no request handler (a
+ * {@code @Scheduled} job, a service method), or on a class none of whose methods is one.
+ * Such an annotation would do nothing. A request handler is a method a Spring MVC or
+ * WebFlux handler mapping registered, or a {@code @RequestMapping} method (so a controller
+ * in a context without a web layer, a test's, passes). Runs in every application that
+ * contends, web or not.
  */
 public final class LeaderOnlyPlacement implements SmartInitializingSingleton, BeanFactoryAware {
 
+    private static final String REQUEST_MAPPING = "org.springframework.web.bind.annotation.RequestMapping";
     private static final String HANDLER_METHOD = "org.springframework.web.method.HandlerMethod";
     private static final String MVC_MAPPING = "org.springframework.web.servlet.handler.AbstractHandlerMethodMapping";
     private static final String FLUX_MAPPING =
@@ -65,6 +69,11 @@ public final class LeaderOnlyPlacement implements SmartInitializingSingleton, Be
                 FluxHandlers.collect(beans, handlers, handlerTypes);
             }
         }
+        // A @RequestMapping method is a request handler even in a context that runs no web layer
+        // (a test with webEnvironment NONE, a non-web test slice): there routing cannot apply anyway.
+        Class<? extends Annotation> requestMapping = ClassUtils.isPresent(REQUEST_MAPPING, loader)
+                ? ClassUtils.resolveClassName(REQUEST_MAPPING, loader).asSubclass(Annotation.class)
+                : null;
         for (String name : beans.getBeanDefinitionNames()) {
             Class<?> type;
             try {
@@ -82,12 +91,22 @@ public final class LeaderOnlyPlacement implements SmartInitializingSingleton, Be
             Map<Method, LeaderOnly> annotated =
                     MethodIntrospector.selectMethods(user, (MethodIntrospector.MetadataLookup<LeaderOnly>)
                             method -> AnnotatedElementUtils.findMergedAnnotation(method, LeaderOnly.class));
+            boolean anyHandler = handlerTypes.contains(user);
+            for (Method method : MethodIntrospector.selectMethods(
+                            user, (MethodIntrospector.MetadataLookup<Boolean>) method -> requestMapping != null
+                                            && AnnotatedElementUtils.hasAnnotation(method, requestMapping)
+                                    ? Boolean.TRUE
+                                    : null)
+                    .keySet()) {
+                handlers.add(Key.of(user, method));
+                anyHandler = true;
+            }
             for (Method method : annotated.keySet()) {
                 if (!handlers.contains(Key.of(user, method))) {
                     throw new LeaderOnlyMisplacedException(name, user, method, roleProblem(method, user));
                 }
             }
-            if (AnnotatedElementUtils.hasAnnotation(user, LeaderOnly.class) && !handlerTypes.contains(user)) {
+            if (AnnotatedElementUtils.hasAnnotation(user, LeaderOnly.class) && !anyHandler) {
                 throw new LeaderOnlyMisplacedException(name, user, null, roleProblem(null, user));
             }
         }

@@ -190,6 +190,17 @@ class LeaderOnlyPlacementTests {
                         .hasMessageContaining(Nightly.class.getName() + ".purge()"));
     }
 
+    /** A controller in a context that runs no web layer (a test's, say) is still a controller. */
+    @Test
+    void onAControllerInAnApplicationThatIsNotAWebApplicationItIsFine() {
+        new ApplicationContextRunner()
+                .withConfiguration(COORDINATION)
+                .withBean(CoordinationTransport.class, LeaderOnlyPlacementTests::inMemory)
+                .withPropertyValues("krabka.coordination.roles=controller")
+                .withUserConfiguration(Rollouts.class)
+                .run(context -> assertThat(context).hasNotFailed().hasSingleBean(LeaderOnlyPlacement.class));
+    }
+
     @RestController
     static class ReactiveRollouts {
         @LeaderOnly(role = "controller")
