@@ -5,6 +5,7 @@ import io.krabka.streams.coordination.autoconfigure.CoordinationAutoConfiguratio
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import io.krabka.streams.coordination.spring.LeaderPipelines;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
+import io.krabka.streams.coordination.spring.routing.HolderRoutes;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.test.runtime.ManualClock;
 import io.krabka.streams.coordination.transport.CoordinationTransport;
@@ -17,6 +18,7 @@ import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.kafka.autoconfigure.KafkaAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -26,9 +28,11 @@ import org.springframework.kafka.core.ProducerFactory;
 
 /**
  * What {@link AutoConfigureCoordinationTest} imports: runs before the starter's
- * auto-configuration, whose transport, lease clock and pipelines then back off. No Kafka
- * client is built: the pipelines read the in-memory cluster, and Spring Kafka's
- * {@link KafkaAdmin} creates the {@link NewTopic} beans there instead of on a broker.
+ * auto-configuration, whose transport, lease clock, pipelines and {@code @LeaderOnly}
+ * routes then back off. No Kafka client is built: the pipelines read the in-memory
+ * cluster, Spring Kafka's {@link KafkaAdmin} creates the {@link NewTopic} beans there
+ * instead of on a broker, and {@code @LeaderOnly} requests are handled or refused by the
+ * test member's own leadership, with no address book.
  */
 @AutoConfiguration(after = KafkaAutoConfiguration.class, before = CoordinationAutoConfiguration.class)
 public final class CoordinationTestAutoConfiguration {
@@ -98,6 +102,25 @@ public final class CoordinationTestAutoConfiguration {
                     producerFactory,
                     coordinationRuntime,
                     settings -> coordinationTestCluster.consumer(settings.groupId()));
+        }
+    }
+
+    /**
+     * {@code @LeaderOnly} on the test member: routes that send nothing anywhere, so the
+     * starter builds no address book (no Kafka client, no {@code <topic>-members} topic, no
+     * wait at startup). The test member handles a {@code @LeaderOnly} request while it
+     * holds the role and answers 503 while it does not (after {@link
+     * CoordinationTestSupport#fence}, say).
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnWebApplication
+    static class RoutingConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean
+        HolderRoutes holderRoutes(LeadershipLoop leadershipLoop) {
+            return HolderRoutes.local(
+                    leadershipLoop, "the test kit's member (@AutoConfigureCoordinationTest) routes to no other member");
         }
     }
 

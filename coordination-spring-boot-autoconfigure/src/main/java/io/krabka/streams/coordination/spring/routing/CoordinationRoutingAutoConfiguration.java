@@ -34,17 +34,21 @@ import org.springframework.kafka.core.ProducerFactory;
  * Routing of {@link LeaderOnly} requests to the holder of their role, in a web
  * application that contends for roles: the members' advertised addresses and the routes;
  * {@link LeaderOnlyWebMvcAutoConfiguration} adds Spring MVC's part and
- * {@link LeaderOnlyWebFluxAutoConfiguration} WebFlux's. Off with
- * {@code krabka.coordination.routing.enabled=false}.
+ * {@link LeaderOnlyWebFluxAutoConfiguration} WebFlux's. With
+ * {@code krabka.coordination.routing.enabled=false} no address is advertised or read and
+ * nothing is sent to another member, but {@link LeaderOnly} still holds: the routes are
+ * {@link HolderRoutes#local}, so a member that does not hold the role answers 503, and the
+ * handlers' roles are still checked at startup.
  */
 @AutoConfiguration(after = CoordinationAutoConfiguration.class)
 @ConditionalOnClass({CoordinationClient.class, ProducerFactory.class, WebServerInitializedEvent.class})
 @ConditionalOnWebApplication
 @ConditionalOnBooleanProperty(name = "krabka.coordination.enabled", matchIfMissing = true)
-@ConditionalOnBooleanProperty(name = "krabka.coordination.routing.enabled", matchIfMissing = true)
 @ConditionalOnBean({LeadershipLoop.class, CoordinationClient.class})
 @EnableConfigurationProperties(RoutingProperties.class)
 public final class CoordinationRoutingAutoConfiguration {
+
+    static final String ROUTING_ENABLED = "krabka.coordination.routing.enabled";
 
     CoordinationRoutingAutoConfiguration() {}
 
@@ -57,10 +61,12 @@ public final class CoordinationRoutingAutoConfiguration {
     /**
      * The advertised addresses, on {@code <coordination topic>-members}, with the settings
      * of Spring Kafka's factories (as the coordination transport). Opened only when
-     * something routes.
+     * something routes; not built with routing off, nor where routes are there already
+     * (the test kit's).
      */
     @Bean
-    @ConditionalOnMissingBean
+    @ConditionalOnMissingBean({MemberAddresses.class, HolderRoutes.class})
+    @ConditionalOnBooleanProperty(name = ROUTING_ENABLED, matchIfMissing = true)
     @ConditionalOnSingleCandidate(ProducerFactory.class)
     MemberAddresses coordinationMemberAddresses(
             CoordinationProperties coordination,
@@ -90,6 +96,7 @@ public final class CoordinationRoutingAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
+    @ConditionalOnBooleanProperty(name = ROUTING_ENABLED, matchIfMissing = true)
     @ConditionalOnBean(MemberAddresses.class)
     HolderRoutes holderRoutes(
             LeadershipLoop loop,
@@ -105,6 +112,19 @@ public final class CoordinationRoutingAutoConfiguration {
                 new TargetPolicy(ownScheme(coordination, environment), routing.getAllowedTargets()),
                 routing.getViewMaxAge(),
                 routing.getGrantWait());
+    }
+
+    /**
+     * With routing off: a {@link LeaderOnly} request is handled where this member holds the
+     * role and answered 503 elsewhere, never forwarded nor redirected, and no address is
+     * advertised or read.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    @ConditionalOnBooleanProperty(name = ROUTING_ENABLED, havingValue = false)
+    HolderRoutes localHolderRoutes(LeadershipLoop loop) {
+        return HolderRoutes.local(
+                loop, ROUTING_ENABLED + "=false (send @LeaderOnly requests to the holder, or turn routing on)");
     }
 
     /** The scheme of this member's advertised url: the only one it routes to. */

@@ -21,6 +21,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * this member's own leadership ({@link LeadershipLoop#leadership}), the role's lease and
  * roster ({@link CoordinationClient#observe}, read at most every view-max-age), the
  * holder's advertised address ({@link MemberAddresses}) and the allowed targets.
+ *
+ * <p>{@link #local} routes nothing: a request is handled where this member holds the role
+ * and refused ({@link Route.NoHolder}) elsewhere, without reading the cluster or any
+ * address (routing off, or the test kit).
  */
 public final class HolderRoutes {
 
@@ -33,6 +37,8 @@ public final class HolderRoutes {
     private final long viewMaxAgeNanos;
     private final Duration grantWait;
     private final Map<Role, Viewed> views = new ConcurrentHashMap<>();
+    /** Null when this member routes; else why it does not, for the refusals' detail. */
+    private final String notRouting;
 
     private record Viewed(LeadershipStatus status, long readAt) {}
 
@@ -48,12 +54,38 @@ public final class HolderRoutes {
             TargetPolicy targets,
             Duration viewMaxAge,
             Duration grantWait) {
+        this(loop, client, addresses, targets, viewMaxAge, grantWait, null);
+    }
+
+    private HolderRoutes(
+            LeadershipLoop loop,
+            CoordinationClient client,
+            MemberAddresses addresses,
+            TargetPolicy targets,
+            Duration viewMaxAge,
+            Duration grantWait,
+            String notRouting) {
+        this.notRouting = notRouting;
         this.grantWait = grantWait;
         this.loop = loop;
         this.client = client;
         this.addresses = addresses;
         this.targets = targets;
         this.viewMaxAgeNanos = viewMaxAge.toNanos();
+    }
+
+    /**
+     * Routes that send nothing anywhere: a request is handled where this member holds its
+     * role, and answered 503 ({@link Route.NoHolder}) elsewhere, with {@code why} (why this
+     * member does not route) in the detail. Reads neither the cluster nor any address.
+     */
+    public static HolderRoutes local(LeadershipLoop loop, String why) {
+        return new HolderRoutes(loop, null, null, null, Duration.ZERO, Duration.ZERO, why);
+    }
+
+    /** Whether this member sends requests to other members ({@link #local} does not). */
+    public boolean routes() {
+        return notRouting == null;
     }
 
     /** This member. */
@@ -71,6 +103,12 @@ public final class HolderRoutes {
         Optional<Leadership> mine = held(role);
         if (mine.isPresent()) {
             return new Route.Here(mine.get());
+        }
+        if (notRouting != null) {
+            return new Route.NoHolder(
+                    MIN_RETRY,
+                    "member " + loop.member() + " does not hold role " + role + " and does not send the request to "
+                            + "the holder: " + notRouting);
         }
         LeadershipStatus status = view(role);
         if (!live(status)) {

@@ -18,6 +18,9 @@ import java.lang.annotation.Target;
  *   <li>with no holder it is answered {@code 503} with {@code Retry-After} and an RFC 9457
  *       problem body.</li>
  * </ul>
+ * With {@code krabka.coordination.routing.enabled=false} a member that does not hold the
+ * role answers that {@code 503} too (its detail names routing off), and never handles the
+ * request itself.
  * A forwarded request is never forwarded again: a member that gets one for a role it
  * does not hold answers {@code 503}. Members forward only to the holder named by the
  * coordination topic, at the address it advertises on {@code <topic>-members}, and only
@@ -29,6 +32,11 @@ import java.lang.annotation.Target;
  * write with {@code GuardedSender.sendAsync}, which does not block). Routing is a
  * convenience; fencing stays the safety: a holder deposed while it handles the request
  * has its guarded writes refused by the broker.
+ *
+ * <p>Only request handlers: on a bean method that no handler mapping registered (a
+ * {@code @Scheduled} job, say), or on a class with no handler method, it would do nothing,
+ * so startup fails with a {@link LeaderOnlyMisplacedException}. Leader-only work is
+ * {@code @OnLeadership}'s.
  */
 @Target({ElementType.METHOD, ElementType.TYPE})
 @Retention(RetentionPolicy.RUNTIME)

@@ -10,6 +10,14 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 public class RoutingProperties {
 
     /**
+     * Whether a member that does not hold the role sends a @LeaderOnly request to the
+     * holder, and members publish their addresses on the coordination topic's -members
+     * topic. With false, such a member answers 503 instead (the holder still handles the
+     * request) and @LeaderOnly roles are still checked at startup.
+     */
+    private boolean enabled = true;
+
+    /**
      * What a member that does not hold the role does with a @LeaderOnly request: "forward"
      * (proxy it to the holder) or "redirect" (answer 307 with the holder's URL).
      */
@@ -44,6 +52,14 @@ public class RoutingProperties {
      * How long a forward waits for the holder's answer to begin.
      */
     private Duration responseTimeout = Duration.ofSeconds(30);
+
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
 
     public RoutingMode getMode() {
         return mode;

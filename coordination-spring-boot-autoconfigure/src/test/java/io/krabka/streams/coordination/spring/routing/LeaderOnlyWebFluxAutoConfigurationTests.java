@@ -106,14 +106,18 @@ class LeaderOnlyWebFluxAutoConfigurationTests {
                         .doesNotHaveBean(LeaderOnlyWebMvc.class));
     }
 
+    /** Routing off: no address book, routes that send nothing anywhere, and the handlers still checked and refused. */
     @Test
-    void withRoutingOffItBacksOff() {
-        reactive.withPropertyValues("krabka.coordination.routing.enabled=false")
-                .run(context -> assertThat(context)
-                        .hasNotFailed()
-                        .doesNotHaveBean(HolderRoutes.class)
-                        .doesNotHaveBean(LeaderOnlyHandlerAdapter.class)
-                        .doesNotHaveBean(LeaderOnlyWebFlux.class));
+    void withRoutingOffTheRoutesAreLocalAndNoAddressBookIsBuilt() {
+        reactive.withPropertyValues("krabka.coordination.routing.enabled=false").run(context -> {
+            assertThat(context)
+                    .hasNotFailed()
+                    .doesNotHaveBean(MemberAddresses.class)
+                    .hasSingleBean(HolderRoutes.class)
+                    .hasSingleBean(LeaderOnlyHandlerAdapter.class)
+                    .hasSingleBean(LeaderOnlyWebFlux.class);
+            assertThat(context.getBean(HolderRoutes.class).routes()).isFalse();
+        });
     }
 
     @RestController
