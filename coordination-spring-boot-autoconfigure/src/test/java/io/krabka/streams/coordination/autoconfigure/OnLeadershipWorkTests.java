@@ -367,6 +367,85 @@ class OnLeadershipWorkTests {
                         .contains("interrupt"));
     }
 
+    // ---- Review A: a method whose work goes on after it returns would give the role up at once, over and over.
+
+    @Configuration(proxyBeanMethods = false)
+    static class FutureWork {
+        @Bean
+        Work work() {
+            return new Work();
+        }
+
+        static class Work {
+            @OnLeadership(role = "controller")
+            CompletableFuture<Void> run() {
+                return new CompletableFuture<>();
+            }
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class StageWork {
+        @Bean
+        Work work() {
+            return new Work();
+        }
+
+        static class Work {
+            @OnLeadership(role = "controller")
+            java.util.concurrent.CompletionStage<Void> run() {
+                return new CompletableFuture<>();
+            }
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class MonoWork {
+        @Bean
+        Work work() {
+            return new Work();
+        }
+
+        static class Work {
+            @OnLeadership(role = "controller")
+            reactor.core.publisher.Mono<Void> run() {
+                return reactor.core.publisher.Mono.never();
+            }
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class FluxWork {
+        @Bean
+        Work work() {
+            return new Work();
+        }
+
+        static class Work {
+            @OnLeadership(role = "controller")
+            reactor.core.publisher.Flux<String> run() {
+                return reactor.core.publisher.Flux.never();
+            }
+        }
+    }
+
+    @Test
+    void anOnLeadershipMethodReturningAFutureOrAReactiveTypeFailsStartupSayingWhy() {
+        record Case(Class<?> configuration, Class<?> work, String returned) {}
+        for (Case c : List.of(
+                new Case(FutureWork.class, FutureWork.Work.class, CompletableFuture.class.getName()),
+                new Case(StageWork.class, StageWork.Work.class, "java.util.concurrent.CompletionStage"),
+                new Case(MonoWork.class, MonoWork.Work.class, "reactor.core.publisher.Mono"),
+                new Case(FluxWork.class, FluxWork.Work.class, "reactor.core.publisher.Flux"))) {
+            runner.withUserConfiguration(c.configuration())
+                    .run(context -> assertThat(failure(context))
+                            .contains("@OnLeadership method " + c.work().getName() + ".run()")
+                            .contains("bean 'work'")
+                            .contains("returns " + c.returned())
+                            .contains("must block for as long as it leads"));
+        }
+    }
+
     // ---- Finding 6: a non-singleton bean would add the work once per instance, for good.
 
     @Configuration(proxyBeanMethods = false)

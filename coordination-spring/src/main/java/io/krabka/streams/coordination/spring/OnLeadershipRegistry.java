@@ -14,8 +14,10 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Future;
 import org.jspecify.annotations.Nullable;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.BeansException;
@@ -30,6 +32,7 @@ import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.context.Lifecycle;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.core.MethodIntrospector;
+import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.core.env.PropertyResolver;
@@ -40,7 +43,7 @@ import org.springframework.util.ReflectionUtils;
 /**
  * Finds {@link OnLeadership} methods and beans and {@link LeaderListener} methods as the context creates them, checks
  * them, and keeps them per role for the leadership loop. Their beans must be singletons, and their methods must not be
- * {@code @Async}: both fail startup.
+ * {@code @Async} nor return a future or a reactive type (their work would outlive their return): these fail startup.
  */
 public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactoryAware, SmartInitializingSingleton {
 
@@ -127,6 +130,15 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
                         + "return at once (giving the role up every time) and run on an executor nothing interrupts; "
                         + "remove @Async, the method already runs on a thread of its own");
             }
+            String asynchronous = asynchronousResult(method.getReturnType());
+            if (asynchronous != null) {
+                throw new BeanInitializationException("@OnLeadership method " + where + " (bean '" + beanName
+                        + "') returns " + method.getReturnType().getName() + ", " + asynchronous + ": its work would "
+                        + "go on after the method returned, but the method's return ends the leadership (the role "
+                        + "would be given up and granted again every second, each grant leaving one more run that "
+                        + "nothing interrupts). The method must block for as long as it leads, and return (or throw) "
+                        + "when interrupted: wait for the result inside it (join(), get(), block()) and return void");
+            }
             Role role = checkedRole(
                     "@OnLeadership",
                     placeholders.resolveRequiredPlaceholders(entry.getValue().role()),
@@ -166,6 +178,59 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
     private static <A extends Annotation> Map<Method, A> annotated(Class<?> type, Class<A> annotation) {
         return MethodIntrospector.selectMethods(type, (MethodIntrospector.MetadataLookup<A>)
                 m -> AnnotatedElementUtils.findMergedAnnotation(m, annotation));
+    }
+
+    /** Reactive types known by name, so that none of their libraries is needed to recognise them. */
+    private static final Set<String> REACTIVE_TYPES = Set.of(
+            "org.reactivestreams.Publisher",
+            "reactor.core.publisher.Mono",
+            "reactor.core.publisher.Flux",
+            "io.reactivex.rxjava3.core.Observable",
+            "io.reactivex.rxjava3.core.Single",
+            "io.reactivex.rxjava3.core.Maybe",
+            "io.reactivex.rxjava3.core.Completable",
+            "kotlinx.coroutines.flow.Flow");
+
+    /**
+     * What makes {@code type}, the return type of an {@link OnLeadership} method, a result
+     * that completes after the method returns (a future, a reactive type), or null when it is
+     * none. Such work would outlive the return that ends its leadership.
+     */
+    static @Nullable String asynchronousResult(Class<?> type) {
+        if (Future.class.isAssignableFrom(type)) {
+            return "a Future";
+        }
+        if (CompletionStage.class.isAssignableFrom(type)) {
+            return "a CompletionStage";
+        }
+        if (java.util.concurrent.Flow.Publisher.class.isAssignableFrom(type)) {
+            return "a Flow.Publisher";
+        }
+        String reactive = reactiveType(type);
+        if (reactive != null) {
+            return "a reactive type (" + reactive + ")";
+        }
+        if (ReactiveAdapterRegistry.getSharedInstance().getAdapter(type) != null) {
+            return "a reactive type";
+        }
+        return null;
+    }
+
+    /** The reactive type among {@code type} and its supertypes, by name; null for none. */
+    private static @Nullable String reactiveType(@Nullable Class<?> type) {
+        if (type == null || type == Object.class) {
+            return null;
+        }
+        if (REACTIVE_TYPES.contains(type.getName())) {
+            return type.getName();
+        }
+        String found = reactiveType(type.getSuperclass());
+        for (Class<?> implemented : type.getInterfaces()) {
+            if (found == null) {
+                found = reactiveType(implemented);
+            }
+        }
+        return found;
     }
 
     /** Whether a type or method is asynchronous for Spring: {@code @Async}, or EJB's {@code @Asynchronous}, which Spring honours too. */
