@@ -810,6 +810,53 @@ class OnLeadershipWorkTests {
     }
 
     @Configuration(proxyBeanMethods = false)
+    static class SelfReleasingWork {
+        @Bean
+        SelfReleasing selfReleasing(Cluster cluster, ObjectProvider<LeadershipLoop> loop) {
+            return new SelfReleasing(cluster.runtime, loop);
+        }
+    }
+
+    /** Its first run releases the role through the loop, from the work's own thread. */
+    static class SelfReleasing {
+        final ManualRuntime runtime;
+        final ObjectProvider<LeadershipLoop> loop;
+        final AtomicInteger runs = new AtomicInteger();
+        final AtomicBoolean released = new AtomicBoolean();
+        volatile Duration took;
+
+        SelfReleasing(ManualRuntime runtime, ObjectProvider<LeadershipLoop> loop) {
+            this.runtime = runtime;
+            this.loop = loop;
+        }
+
+        @OnLeadership(role = "controller")
+        void run() throws InterruptedException {
+            if (runs.incrementAndGet() == 1) {
+                Duration asked = runtime.elapsed();
+                released.set(loop.getObject().release(CONTROLLER));
+                took = runtime.elapsed().minus(asked);
+                return;
+            }
+            while (true) {
+                runtime.sleep(Duration.ofSeconds(10));
+            }
+        }
+    }
+
+    @Test
+    void aWorkThatReleasesItsOwnRoleIsNotWaitedForBeforeTheRelease(CapturedOutput output) {
+        runner.withUserConfiguration(SelfReleasingWork.class).run(context -> {
+            Cluster cluster = context.getBean(Cluster.class);
+            SelfReleasing work = context.getBean(SelfReleasing.class);
+            cluster.until(() -> work.took != null);
+            assertThat(work.released).isTrue();
+            assertThat(work.took).isLessThan(Duration.ofSeconds(2));
+            assertThat(output).doesNotContain("did not stop within");
+        });
+    }
+
+    @Configuration(proxyBeanMethods = false)
     static class LifecycleDevice {
         @Bean
         DeviceWork deviceWork(Cluster cluster) {

@@ -87,7 +87,7 @@ final class LifecycleRoleWork implements RoleWork {
     @Override
     public void interruptBeforeMove() {
         Start current = start;
-        if (current != null) {
+        if (current != null && !current.onThisThread()) {
             current.moving = true;
             current.interrupt();
         }
@@ -95,6 +95,11 @@ final class LifecycleRoleWork implements RoleWork {
 
     @Override
     public boolean awaitBeforeMove(Duration bound, CoordinationRuntime runtime) {
+        Start asked = start;
+        if (asked != null && asked.onThisThread()) {
+            // start() itself asks for the move: it cannot wait for itself; the end stops the bean.
+            return true;
+        }
         long deadline = runtime.nanoTime() + bound.toNanos();
         boolean stopped = stopBean(bound, runtime);
         Start current = start;
@@ -228,6 +233,10 @@ final class LifecycleRoleWork implements RoleWork {
             if (thread != null) {
                 thread.interrupt();
             }
+        }
+
+        synchronized boolean onThisThread() {
+            return thread == Thread.currentThread();
         }
 
         synchronized void ended() {

@@ -61,10 +61,13 @@ final class RunnerRoleWork implements RoleWork {
         }
         while (true) {
             Throwable failure = null;
+            mine.thread = Thread.currentThread();
             try {
                 work.lead(leadership);
             } catch (Throwable e) {
                 failure = e;
+            } finally {
+                mine.thread = null;
             }
             if (!mine.returned() || !mine.holdForMove()) {
                 if (failure instanceof Exception exception) {
@@ -97,10 +100,14 @@ final class RunnerRoleWork implements RoleWork {
         return runner.awaitStopped(bound);
     }
 
+    /** Nothing when the work itself asks for the move: it cannot wait for its own return, and stops at the end. */
     @Override
     public void interruptBeforeMove() {
         Gate current = gate;
         if (current != null) {
+            if (current.thread == Thread.currentThread()) {
+                return;
+            }
             current.moving();
         }
         runner.interrupt();
@@ -109,7 +116,7 @@ final class RunnerRoleWork implements RoleWork {
     @Override
     public boolean awaitBeforeMove(Duration bound, CoordinationRuntime runtime) {
         Gate current = gate;
-        if (current == null) {
+        if (current == null || current.thread == Thread.currentThread()) {
             return true;
         }
         try {
@@ -145,6 +152,8 @@ final class RunnerRoleWork implements RoleWork {
     private static final class Gate {
         final Leadership leadership;
         final CoordinationRuntime runtime;
+        // The thread that runs the work now, if it does.
+        volatile @Nullable Thread thread;
         // Guarded by this: whether a move waits for the work; the work's return; the move's outcome (true: resume).
         private boolean moving;
         private CompletableFuture<Void> returned = new CompletableFuture<>();
