@@ -14,9 +14,13 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Future;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.BeanFactory;
@@ -30,6 +34,7 @@ import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.context.Lifecycle;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.core.MethodIntrospector;
+import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.MergedAnnotations;
 import org.springframework.core.env.PropertyResolver;
@@ -38,11 +43,14 @@ import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
 /**
- * Finds {@link OnLeadership} methods and beans and {@link LeaderListener} methods as the context creates them, checks
- * them, and keeps them per role for the leadership loop. Their beans must be singletons, and their methods must not be
- * {@code @Async}: both fail startup.
+ * Finds {@link OnLeadership} methods and beans and {@link LeaderListener} methods as the context creates them (and
+ * creates lazy singletons that have them once the others are), checks them, and keeps them per role for the leadership
+ * loop. Their beans must be singletons, and their methods must not be
+ * {@code @Async} nor return a future or a reactive type (their work would outlive their return): these fail startup.
  */
 public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactoryAware, SmartInitializingSingleton {
+
+    private static final Logger log = LoggerFactory.getLogger(OnLeadershipRegistry.class);
 
     private final Set<String> configuredRoles;
     private final Map<Role, List<RoleWork>> work = new ConcurrentHashMap<>();
@@ -99,16 +107,17 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
             if (isAsync(type) || (start != null && isAsync(start))) {
                 throw new BeanInitializationException("@OnLeadership bean '" + beanName + "' (" + type.getName()
                         + ") is @Async: its start() would return before it started, and the loop would take it for "
-                        + "started; remove @Async (start() runs on the leadership's callback thread, and may hand work "
+                        + "started; remove @Async (start() runs on a worker thread of its own, and may hand work "
                         + "to threads it stops in stop())");
             }
+            Role role = checkedRole(
+                    "@OnLeadership", placeholders.resolveRequiredPlaceholders(onType.role()), beanName, type.getName());
             add(
-                    checkedRole(
-                            "@OnLeadership",
-                            placeholders.resolveRequiredPlaceholders(onType.role()),
-                            beanName,
-                            type.getName()),
-                    new LifecycleRoleWork(lifecycle, "@OnLeadership bean '" + beanName + "' (" + type.getName() + ")"));
+                    role,
+                    new LifecycleRoleWork(
+                            lifecycle,
+                            "krabka-work-" + role + "-" + type.getSimpleName() + ".start",
+                            "@OnLeadership bean '" + beanName + "' (" + type.getName() + ")"));
         }
         for (Map.Entry<Method, OnLeadership> entry : methods.entrySet()) {
             Method method = entry.getKey();
@@ -126,6 +135,15 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
                         + "interrupt it and where its return ends the leadership. Through the @Async proxy it would "
                         + "return at once (giving the role up every time) and run on an executor nothing interrupts; "
                         + "remove @Async, the method already runs on a thread of its own");
+            }
+            String asynchronous = asynchronousResult(method.getReturnType());
+            if (asynchronous != null) {
+                throw new BeanInitializationException("@OnLeadership method " + where + " (bean '" + beanName
+                        + "') returns " + method.getReturnType().getName() + ", " + asynchronous + ": its work would "
+                        + "go on after the method returned, but the method's return ends the leadership (the role "
+                        + "would be given up and granted again every second, each grant leaving one more run that "
+                        + "nothing interrupts). The method must block for as long as it leads, and return (or throw) "
+                        + "when interrupted: wait for the result inside it (join(), get(), block()) and return void");
             }
             Role role = checkedRole(
                     "@OnLeadership",
@@ -168,6 +186,59 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
                 m -> AnnotatedElementUtils.findMergedAnnotation(m, annotation));
     }
 
+    /** Reactive types known by name, so that none of their libraries is needed to recognise them. */
+    private static final Set<String> REACTIVE_TYPES = Set.of(
+            "org.reactivestreams.Publisher",
+            "reactor.core.publisher.Mono",
+            "reactor.core.publisher.Flux",
+            "io.reactivex.rxjava3.core.Observable",
+            "io.reactivex.rxjava3.core.Single",
+            "io.reactivex.rxjava3.core.Maybe",
+            "io.reactivex.rxjava3.core.Completable",
+            "kotlinx.coroutines.flow.Flow");
+
+    /**
+     * What makes {@code type}, the return type of an {@link OnLeadership} method, a result
+     * that completes after the method returns (a future, a reactive type), or null when it is
+     * none. Such work would outlive the return that ends its leadership.
+     */
+    static @Nullable String asynchronousResult(Class<?> type) {
+        if (Future.class.isAssignableFrom(type)) {
+            return "a Future";
+        }
+        if (CompletionStage.class.isAssignableFrom(type)) {
+            return "a CompletionStage";
+        }
+        if (java.util.concurrent.Flow.Publisher.class.isAssignableFrom(type)) {
+            return "a Flow.Publisher";
+        }
+        String reactive = reactiveType(type);
+        if (reactive != null) {
+            return "a reactive type (" + reactive + ")";
+        }
+        if (ReactiveAdapterRegistry.getSharedInstance().getAdapter(type) != null) {
+            return "a reactive type";
+        }
+        return null;
+    }
+
+    /** The reactive type among {@code type} and its supertypes, by name; null for none. */
+    private static @Nullable String reactiveType(@Nullable Class<?> type) {
+        if (type == null || type == Object.class) {
+            return null;
+        }
+        if (REACTIVE_TYPES.contains(type.getName())) {
+            return type.getName();
+        }
+        String found = reactiveType(type.getSuperclass());
+        for (Class<?> implemented : type.getInterfaces()) {
+            if (found == null) {
+                found = reactiveType(implemented);
+            }
+        }
+        return found;
+    }
+
     /** Whether a type or method is asynchronous for Spring: {@code @Async}, or EJB's {@code @Asynchronous}, which Spring honours too. */
     private static boolean isAsync(AnnotatedElement element) {
         MergedAnnotations annotations =
@@ -203,7 +274,11 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
     /**
      * Refuses, at startup, a non-singleton bean with work that nothing created yet: it
      * would otherwise be refused (or, before, registered again) only when something first
-     * asks for an instance.
+     * asks for an instance. And creates now a lazy singleton with work
+     * ({@code spring.main.lazy-initialization=true}, {@code @Lazy}): nothing else would
+     * ever create it, so its work would never run while the member held, renewed and
+     * reported the role healthy. As Spring's own {@code EventListenerMethodProcessor}, it
+     * finds them from their bean definitions' types.
      */
     @Override
     public void afterSingletonsInstantiated() {
@@ -212,11 +287,14 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
         }
         for (String name : beanFactory.getBeanDefinitionNames()) {
             BeanDefinition definition = beanFactory.getMergedBeanDefinition(name);
-            if (definition.isSingleton() || definition.isAbstract()) {
+            if (definition.isAbstract() || (definition.isSingleton() && beanFactory.containsSingleton(name))) {
                 continue;
             }
             Class<?> type;
             try {
+                if (definition.isSingleton() && beanFactory.isFactoryBean(name)) {
+                    continue;
+                }
                 type = beanFactory.getType(name, false);
             } catch (BeansException unknown) {
                 continue;
@@ -225,11 +303,16 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
                 continue;
             }
             Class<?> user = ClassUtils.getUserClass(type);
-            if (AnnotatedElementUtils.hasAnnotation(user, OnLeadership.class)
-                    || !annotated(user, OnLeadership.class).isEmpty()
-                    || !annotated(user, LeaderListener.class).isEmpty()) {
+            if (!AnnotatedElementUtils.hasAnnotation(user, OnLeadership.class)
+                    && annotated(user, OnLeadership.class).isEmpty()
+                    && annotated(user, LeaderListener.class).isEmpty()) {
+                continue;
+            }
+            if (!definition.isSingleton()) {
                 throw nonSingleton(name, user, definition);
             }
+            log.debug("Creating lazy bean '{}' ({}) now: it has @OnLeadership or @LeaderListener work", name, user);
+            beanFactory.getBean(name);
         }
     }
 
@@ -323,9 +406,10 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
     }
 
     /** Starts every piece of work for a fresh leadership; the first that fails to start ends it. */
-    void start(Leadership leadership, Contender contender) throws Exception {
+    void start(Leadership leadership, Contender contender, CoordinationRuntime runtime, Duration stopTimeout)
+            throws Exception {
         for (RoleWork roleWork : workFor(leadership.role())) {
-            roleWork.start(leadership, contender);
+            roleWork.start(leadership, contender, runtime, stopTimeout);
         }
     }
 
@@ -342,5 +426,47 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
         for (RoleWork roleWork : all) {
             roleWork.awaitStopped(Duration.ofNanos(Math.max(0, deadline - runtime.nanoTime())), runtime);
         }
+    }
+
+    /**
+     * Before a planned move of {@code roles} (a release, a handover, a stop): interrupts all
+     * their work together and waits for it within {@code bound}, so no successor is granted
+     * while it runs. Work that returns waits for {@link #moved} or {@link #resume} instead
+     * of giving the role up itself. Work still running at {@code bound} is named in a WARN,
+     * and the move goes on without it.
+     */
+    void stopBeforeMove(Collection<Role> roles, Duration bound, CoordinationRuntime runtime) {
+        List<RoleWork> all = new ArrayList<>();
+        List<Role> of = new ArrayList<>();
+        for (Role role : roles) {
+            for (RoleWork roleWork : workFor(role)) {
+                all.add(roleWork);
+                of.add(role);
+            }
+        }
+        all.forEach(RoleWork::interruptBeforeMove);
+        long deadline = runtime.nanoTime() + bound.toNanos();
+        for (int i = 0; i < all.size(); i++) {
+            RoleWork roleWork = all.get(i);
+            if (!roleWork.awaitBeforeMove(Duration.ofNanos(Math.max(0, deadline - runtime.nanoTime())), runtime)) {
+                log.warn(
+                        "The work of role {}, {}, did not stop within {} (work-stop-timeout) of its interrupt before the "
+                                + "role was let go: the role is let go all the same, so its successor may start while this "
+                                + "work still runs (its guarded writes are fenced). Make it return when interrupted",
+                        of.get(i),
+                        roleWork,
+                        bound.toMillis() + " ms");
+            }
+        }
+    }
+
+    /** The planned move of {@code role} was made, or its leadership ended: work held for it returns. */
+    void moved(Role role) {
+        workFor(role).forEach(RoleWork::moved);
+    }
+
+    /** The planned move of {@code role} was not made and the leadership lasts: its work runs again. */
+    void resume(Role role) {
+        workFor(role).forEach(RoleWork::resume);
     }
 }
