@@ -3,17 +3,15 @@ package io.krabka.streams.coordination.client;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
-import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.test.runtime.ManualRuntime;
+import io.krabka.streams.coordination.testing.ListenerLog;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -33,7 +31,7 @@ class LeaveWhileHoldingTest {
 
     private final ManualRuntime runtime = new ManualRuntime();
     private final InMemoryCluster cluster = new InMemoryCluster(runtime);
-    private final List<String> events = new CopyOnWriteArrayList<>();
+    private final ListenerLog log = new ListenerLog();
 
     @AfterEach
     void close() {
@@ -47,18 +45,7 @@ class LeaveWhileHoldingTest {
         Leadership held = aClient.tryAcquire(ROLE, MemberId.of("a")).orElseThrow();
         held.renew();
         Contender b = new Contender(
-                new CoordinationClient(cluster.transport(TOPIC), CONFIG, runtime),
-                ROLE,
-                MemberId.of("b"),
-                new Contender.Listener() {
-                    @Override
-                    public void granted(Leadership leadership) {
-                        events.add(runtime.elapsed().toMillis() + " b granted");
-                    }
-
-                    @Override
-                    public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {}
-                });
+                new CoordinationClient(cluster.transport(TOPIC), CONFIG, runtime), ROLE, MemberId.of("b"), log.of("b"));
         b.start();
         runtime.advance(Duration.ofSeconds(2));
         assertThat(b.leadership()).isEmpty();
@@ -68,7 +55,7 @@ class LeaveWhileHoldingTest {
                 .withMessageContaining("release the leadership first");
         runtime.advance(Duration.ofSeconds(1));
 
-        assertThat(b.leadership()).as("b, after a's refused leave: %s", events).isEmpty();
+        assertThat(b.leadership()).as("b, after a's refused leave: %s", log).isEmpty();
         assertThat(held.isActive()).isTrue();
         held.write(new ProducerRecord<>(
                 "out", "k".getBytes(StandardCharsets.UTF_8), "v".getBytes(StandardCharsets.UTF_8)));

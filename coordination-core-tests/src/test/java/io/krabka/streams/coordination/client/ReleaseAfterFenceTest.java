@@ -11,12 +11,11 @@ import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.test.memory.InMemoryCoordinationTransport;
 import io.krabka.streams.coordination.test.runtime.ManualRuntime;
+import io.krabka.streams.coordination.testing.ListenerLog;
 import io.krabka.streams.coordination.transport.RoleEpoch;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -38,7 +37,7 @@ class ReleaseAfterFenceTest {
     private final InMemoryCluster cluster = new InMemoryCluster(runtime);
     private final InMemoryCoordinationTransport transport = cluster.transport(TOPIC);
     private final InMemoryCoordinationTransport rival = cluster.transport(TOPIC);
-    private final List<LeadershipEndCause> ends = new CopyOnWriteArrayList<>();
+    private final ListenerLog log = new ListenerLog();
 
     @AfterEach
     void close() throws Exception {
@@ -49,16 +48,8 @@ class ReleaseAfterFenceTest {
     @Test
     void releaseOfALeadershipAlreadyFencedAnswersThatNothingWasReleased() {
         cluster.createTopic("out", 1);
-        Contender contender = new Contender(
-                new CoordinationClient(transport, CONFIG, runtime), ROLE, MemberId.of("a"), new Contender.Listener() {
-                    @Override
-                    public void granted(Leadership leadership) {}
-
-                    @Override
-                    public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-                        ends.add(cause);
-                    }
-                });
+        Contender contender =
+                new Contender(new CoordinationClient(transport, CONFIG, runtime), ROLE, MemberId.of("a"), log.of("a"));
         contender.start();
         assertThat(runtime.advanceUntil(() -> contender.leadership().isPresent(), Duration.ofSeconds(10)))
                 .isTrue();
@@ -74,9 +65,9 @@ class ReleaseAfterFenceTest {
         runtime.advance(Duration.ofMillis(100));
         contender.awaitListener(Duration.ofSeconds(1));
 
-        assertThat(ends).containsExactly(LeadershipEndCause.FENCED);
+        assertThat(log.ends()).containsExactly(LeadershipEndCause.FENCED);
         assertThat(released)
-                .as("release() of a leadership that was fenced, not released (the listener heard %s)", ends)
+                .as("release() of a leadership that was fenced, not released (the listener heard %s)", log)
                 .isFalse();
         challenger.close();
     }
@@ -88,25 +79,11 @@ class ReleaseAfterFenceTest {
     @Test
     void handOverOfALeadershipAlreadyFencedAnswersNotHolding() {
         cluster.createTopic("out", 1);
-        Contender a = new Contender(
-                new CoordinationClient(transport, CONFIG, runtime), ROLE, MemberId.of("a"), new Contender.Listener() {
-                    @Override
-                    public void granted(Leadership leadership) {}
-
-                    @Override
-                    public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-                        ends.add(cause);
-                    }
-                });
+        Contender a =
+                new Contender(new CoordinationClient(transport, CONFIG, runtime), ROLE, MemberId.of("a"), log.of("a"));
         InMemoryCoordinationTransport bTransport = cluster.transport(TOPIC);
-        Contender b = new Contender(
-                new CoordinationClient(bTransport, CONFIG, runtime), ROLE, MemberId.of("b"), new Contender.Listener() {
-                    @Override
-                    public void granted(Leadership leadership) {}
-
-                    @Override
-                    public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {}
-                });
+        Contender b =
+                new Contender(new CoordinationClient(bTransport, CONFIG, runtime), ROLE, MemberId.of("b"), log.of("b"));
         a.start();
         assertThat(runtime.advanceUntil(() -> a.leadership().isPresent(), Duration.ofSeconds(10)))
                 .isTrue();
@@ -123,9 +100,9 @@ class ReleaseAfterFenceTest {
         assertThat(runtime.advanceUntil(result::isDone, Duration.ofSeconds(20))).isTrue();
         a.awaitListener(Duration.ofSeconds(1));
 
-        assertThat(ends).containsExactly(LeadershipEndCause.FENCED);
+        assertThat(log.ends()).containsExactly(LeadershipEndCause.FENCED);
         assertThat(result.join())
-                .as("handOver of a leadership that a challenger had fenced (the listener heard %s)", ends)
+                .as("handOver of a leadership that a challenger had fenced (the listener heard %s)", log)
                 .isEqualTo(HandoverResult.NOT_HOLDING);
         challenger.close();
     }

@@ -3,17 +3,15 @@ package io.krabka.streams.coordination.client;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
-import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.test.memory.InMemoryCoordinationTransport;
 import io.krabka.streams.coordination.test.runtime.ManualRuntime;
+import io.krabka.streams.coordination.testing.ListenerLog;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -30,7 +28,7 @@ class RenewPastDeadlineConfigTest {
 
     private final ManualRuntime runtime = new ManualRuntime();
     private final InMemoryCluster cluster = new InMemoryCluster(runtime);
-    private final List<LeadershipEndCause> ends = new CopyOnWriteArrayList<>();
+    private final ListenerLog log = new ListenerLog();
 
     @AfterEach
     void close() {
@@ -56,19 +54,11 @@ class RenewPastDeadlineConfigTest {
         LeaseConfig config = new LeaseConfig(Duration.ofSeconds(3), Duration.ofSeconds(2), Duration.ofMillis(500));
         CoordinationClient client =
                 new CoordinationClient(cluster.transport(TopicSpec.DEFAULTS.withPartitions(1)), config, runtime);
-        Contender contender = new Contender(client, ROLE, MemberId.of("a"), new Contender.Listener() {
-            @Override
-            public void granted(Leadership leadership) {}
-
-            @Override
-            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-                ends.add(cause);
-            }
-        });
+        Contender contender = new Contender(client, ROLE, MemberId.of("a"), log.of("a"));
         contender.start();
         runtime.advance(Duration.ofSeconds(30));
 
         assertThat(contender.leadership()).as("held after 30 s").isPresent();
-        assertThat(ends).as("no leadership ended").isEmpty();
+        assertThat(log.ends()).as("no leadership ended").isEmpty();
     }
 }

@@ -3,17 +3,15 @@ package io.krabka.streams.coordination.client;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
-import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.test.memory.InMemoryCoordinationTransport;
 import io.krabka.streams.coordination.test.runtime.ManualRuntime;
+import io.krabka.streams.coordination.testing.ListenerLog;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -32,33 +30,19 @@ class TwoContendersOneMemberTest {
     private final ManualRuntime runtime = new ManualRuntime();
     private final InMemoryCluster cluster = new InMemoryCluster(runtime);
     private final InMemoryCoordinationTransport transport = cluster.transport(TOPIC);
-    private final List<String> events = new CopyOnWriteArrayList<>();
+    private final ListenerLog log = new ListenerLog();
 
     @AfterEach
     void close() {
         runtime.close();
     }
 
-    private Contender.Listener listener(String name) {
-        return new Contender.Listener() {
-            @Override
-            public void granted(Leadership leadership) {
-                events.add(name + " granted term " + leadership.term());
-            }
-
-            @Override
-            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-                events.add(name + " ended " + cause);
-            }
-        };
-    }
-
     @Test
     void aSecondContenderOfARoleOnOneClientIsRefusedUntilTheFirstStops() {
         CoordinationClient client = new CoordinationClient(transport, CONFIG, runtime);
-        Contender first = new Contender(client, ROLE, MemberId.of("a"), listener("first"));
-        Contender second = new Contender(client, ROLE, MemberId.of("a"), listener("second"));
-        Contender otherMember = new Contender(client, ROLE, MemberId.of("b"), listener("b"));
+        Contender first = new Contender(client, ROLE, MemberId.of("a"), log.of("first"));
+        Contender second = new Contender(client, ROLE, MemberId.of("a"), log.of("second"));
+        Contender otherMember = new Contender(client, ROLE, MemberId.of("b"), log.of("b"));
         first.start();
         assertThat(runtime.advanceUntil(() -> first.leadership().isPresent(), Duration.ofSeconds(10)))
                 .isTrue();
@@ -68,7 +52,7 @@ class TwoContendersOneMemberTest {
                 .withMessageContaining("a contender for role " + ROLE + " already runs on this client (member a)");
         assertThatIllegalStateException().isThrownBy(otherMember::start);
         runtime.advance(Duration.ofSeconds(10));
-        assertThat(events).as("only the first contended").containsExactly("first granted term 1");
+        assertThat(log.events()).as("only the first contended").containsExactly("first granted");
 
         first.stop();
         assertThat(runtime.advanceUntil(() -> !first.isRunning(), Duration.ofSeconds(10)))
@@ -76,7 +60,7 @@ class TwoContendersOneMemberTest {
         runtime.advance(Duration.ofSeconds(1));
         second.start();
         assertThat(runtime.advanceUntil(() -> second.leadership().isPresent(), Duration.ofSeconds(10)))
-                .as("the second, once the first stopped: %s", events)
+                .as("the second, once the first stopped: %s", log)
                 .isTrue();
     }
 }

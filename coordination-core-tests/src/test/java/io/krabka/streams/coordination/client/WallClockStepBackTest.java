@@ -2,17 +2,16 @@ package io.krabka.streams.coordination.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.LeaseConfig;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.test.memory.InMemoryCluster;
 import io.krabka.streams.coordination.test.runtime.ManualRuntime;
+import io.krabka.streams.coordination.testing.ListenerLog;
 import io.krabka.streams.coordination.transport.TopicSpec;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -32,7 +31,7 @@ class WallClockStepBackTest {
 
     private final ManualRuntime runtime = new ManualRuntime();
     private final InMemoryCluster cluster = new InMemoryCluster(runtime);
-    private final List<String> events = new CopyOnWriteArrayList<>();
+    private final ListenerLog log = new ListenerLog();
     private final List<Contender> contenders = new ArrayList<>();
 
     @AfterEach
@@ -42,17 +41,7 @@ class WallClockStepBackTest {
 
     private Contender member(String name) {
         CoordinationClient client = new CoordinationClient(cluster.transport(TOPIC), CONFIG, runtime);
-        Contender contender = new Contender(client, ROLE, MemberId.of(name), new Contender.Listener() {
-            @Override
-            public void granted(Leadership leadership) {
-                events.add(runtime.elapsed().toMillis() + "ms " + name + " granted");
-            }
-
-            @Override
-            public void ended(Leadership leadership, LeadershipEndCause cause, Throwable failure) {
-                events.add(runtime.elapsed().toMillis() + "ms " + name + " ended " + cause);
-            }
-        });
+        Contender contender = new Contender(client, ROLE, MemberId.of(name), log.of(name));
         contenders.add(contender);
         return contender;
     }
@@ -86,11 +75,11 @@ class WallClockStepBackTest {
                 longest = Math.max(longest, without);
             }
         }
-        assertThat(events)
+        assertThat(log.events())
                 .as(
                         "a healthy holder across a wall-clock step back (no cluster fault); the role was without a"
                                 + " holder for %d ms",
                         longest)
-                .containsExactly("0ms a granted");
+                .containsExactly("a granted");
     }
 }
