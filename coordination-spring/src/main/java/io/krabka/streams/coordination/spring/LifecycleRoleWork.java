@@ -70,6 +70,10 @@ final class LifecycleRoleWork implements RoleWork {
             return stopped;
         }
         boolean returned = current.await(Duration.ofNanos(Math.max(0, deadline - runtime.nanoTime())), runtime);
+        if (returned) {
+            // A start() that returned only now started the bean after the stop above: stop it too.
+            stopped = stopBean(Duration.ofNanos(Math.max(0, deadline - runtime.nanoTime())), runtime) && stopped;
+        }
         if (!returned && current.abandon()) {
             log.error(
                     "The work of role {} (term {}), {}, did not return from start() within {} of its interrupt and stop(): "
@@ -103,8 +107,15 @@ final class LifecycleRoleWork implements RoleWork {
         long deadline = runtime.nanoTime() + bound.toNanos();
         boolean stopped = stopBean(bound, runtime);
         Start current = start;
-        return (current == null || current.await(Duration.ofNanos(Math.max(0, deadline - runtime.nanoTime())), runtime))
-                && stopped;
+        if (current == null) {
+            return stopped;
+        }
+        boolean returned = current.await(Duration.ofNanos(Math.max(0, deadline - runtime.nanoTime())), runtime);
+        if (returned) {
+            // A start() that returned only now started the bean after the stop above: stop it too.
+            stopped = stopBean(Duration.ofNanos(Math.max(0, deadline - runtime.nanoTime())), runtime) && stopped;
+        }
+        return returned && stopped;
     }
 
     @Override
@@ -121,17 +132,28 @@ final class LifecycleRoleWork implements RoleWork {
         }
     }
 
-    /** Stops the bean if it runs; a {@code SmartLifecycle} is waited for within {@code bound}. */
+    /**
+     * Stops the bean if it runs, on a worker, and waits for it within {@code bound}: the
+     * caller may be a thread the bean's own {@code stop()} joins (one its {@code start()}
+     * spawned, releasing the role), which would otherwise wait for itself for ever.
+     */
     private boolean stopBean(Duration bound, CoordinationRuntime runtime) {
         if (!bean.isRunning()) {
             return true;
         }
-        if (!(bean instanceof SmartLifecycle smart)) {
-            bean.stop();
-            return true;
-        }
         CompletableFuture<Void> stopped = new CompletableFuture<>();
-        smart.stop(() -> stopped.complete(null));
+        runtime.workers().execute(() -> {
+            try {
+                if (bean instanceof SmartLifecycle smart) {
+                    smart.stop(() -> stopped.complete(null));
+                } else {
+                    bean.stop();
+                    stopped.complete(null);
+                }
+            } catch (Throwable failure) {
+                stopped.completeExceptionally(failure);
+            }
+        });
         boolean returned;
         try {
             returned = runtime.await(stopped, bound);
@@ -139,10 +161,17 @@ final class LifecycleRoleWork implements RoleWork {
             Thread.currentThread().interrupt();
             returned = stopped.isDone();
         }
+        if (stopped.isCompletedExceptionally()) {
+            try {
+                stopped.join();
+            } catch (java.util.concurrent.CompletionException e) {
+                log.error("The work of role {}, {}, failed in stop()", roleOf(start), description, e.getCause());
+            }
+        }
         if (!returned) {
             Start last = start;
             log.error(
-                    "The work of role {} (term {}), {}, did not call back from stop(Runnable) within {}: the loop goes "
+                    "The work of role {} (term {}), {}, did not finish stop() within {}: the loop goes "
                             + "on without it, while whatever it still does goes on while this member no longer leads",
                     last == null ? "?" : last.leadership.role(),
                     last == null ? "?" : last.leadership.term(),
@@ -150,6 +179,10 @@ final class LifecycleRoleWork implements RoleWork {
                     bound.toMillis() + " ms");
         }
         return returned;
+    }
+
+    private static Object roleOf(@Nullable Start start) {
+        return start == null ? "?" : start.leadership.role();
     }
 
     @Override

@@ -156,6 +156,9 @@ final class RunnerRoleWork implements RoleWork {
         volatile @Nullable Thread thread;
         // Guarded by this: whether a move waits for the work; the work's return; the move's outcome (true: resume).
         private boolean moving;
+        // Guarded by this: the move was not made while the work was still stopping (slower than the bound): when
+        // it returns, it runs again instead of its return ending the leadership.
+        private boolean rerun;
         private CompletableFuture<Void> returned = new CompletableFuture<>();
         private CompletableFuture<Boolean> outcome = new CompletableFuture<>();
 
@@ -175,7 +178,7 @@ final class RunnerRoleWork implements RoleWork {
         /** The work returned: whether a move waits for it (then the run holds its return). */
         synchronized boolean returned() {
             returned.complete(null);
-            return moving;
+            return moving || rerun;
         }
 
         synchronized void decide(boolean resume) {
@@ -183,6 +186,7 @@ final class RunnerRoleWork implements RoleWork {
                 return;
             }
             moving = false;
+            rerun = resume && !returned.isDone();
             outcome.complete(resume);
             outcome = new CompletableFuture<>();
             // A move that waits for a run that never began (it was stopped first) waits no longer.
@@ -194,6 +198,10 @@ final class RunnerRoleWork implements RoleWork {
         boolean holdForMove() {
             CompletableFuture<Boolean> decided;
             synchronized (this) {
+                if (rerun) {
+                    rerun = false;
+                    return true;
+                }
                 if (!moving) {
                     return false;
                 }
