@@ -115,6 +115,23 @@ public final class CoordinationRoutingAutoConfiguration {
     }
 
     /**
+     * Routing on, but no address book (it takes its settings from Spring Kafka's one producer
+     * factory, and there are several with none {@code @Primary}, beside a transport of the
+     * application's own): requests are not forwarded, yet still refused where this member
+     * does not hold the role. Before, no routes were built at all and every member, standbys
+     * too, served {@link LeaderOnly} requests.
+     */
+    @Bean
+    @ConditionalOnMissingBean({HolderRoutes.class, MemberAddresses.class})
+    @ConditionalOnBooleanProperty(name = ROUTING_ENABLED, matchIfMissing = true)
+    HolderRoutes unroutedHolderRoutes(LeadershipLoop loop) {
+        return HolderRoutes.local(
+                loop,
+                "no address book to forward with: the application has several ProducerFactory beans and none"
+                        + " @Primary (mark one @Primary to route, or send @LeaderOnly requests to the holder)");
+    }
+
+    /**
      * With routing off: a {@link LeaderOnly} request is handled where this member holds the
      * role and answered 503 elsewhere, never forwarded nor redirected, and no address is
      * advertised or read.

@@ -2,12 +2,14 @@ package io.krabka.streams.coordination.spring.routing;
 
 import java.lang.annotation.Annotation;
 import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Stream;
 import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
@@ -30,6 +32,8 @@ import org.springframework.util.ClassUtils;
 public final class LeaderOnlyPlacement implements SmartInitializingSingleton, BeanFactoryAware {
 
     private static final String REQUEST_MAPPING = "org.springframework.web.bind.annotation.RequestMapping";
+    // A controller may take its mappings from an HTTP interface's @HttpExchange methods.
+    private static final String HTTP_EXCHANGE = "org.springframework.web.service.annotation.HttpExchange";
     private static final String HANDLER_METHOD = "org.springframework.web.method.HandlerMethod";
     private static final String MVC_MAPPING = "org.springframework.web.servlet.handler.AbstractHandlerMethodMapping";
     private static final String FLUX_MAPPING =
@@ -71,9 +75,11 @@ public final class LeaderOnlyPlacement implements SmartInitializingSingleton, Be
         }
         // A @RequestMapping method is a request handler even in a context that runs no web layer
         // (a test with webEnvironment NONE, a non-web test slice): there routing cannot apply anyway.
-        Class<? extends Annotation> requestMapping = ClassUtils.isPresent(REQUEST_MAPPING, loader)
-                ? ClassUtils.resolveClassName(REQUEST_MAPPING, loader).asSubclass(Annotation.class)
-                : null;
+        List<Class<? extends Annotation>> mappings = Stream.of(REQUEST_MAPPING, HTTP_EXCHANGE)
+                .filter(mapping -> ClassUtils.isPresent(mapping, loader))
+                .<Class<? extends Annotation>>map(
+                        mapping -> ClassUtils.resolveClassName(mapping, loader).asSubclass(Annotation.class))
+                .toList();
         for (String name : beans.getBeanDefinitionNames()) {
             Class<?> type;
             try {
@@ -85,16 +91,17 @@ public final class LeaderOnlyPlacement implements SmartInitializingSingleton, Be
                 continue;
             }
             Class<?> user = ClassUtils.getUserClass(type);
-            if (!AnnotationUtils.isCandidateClass(user, LeaderOnly.class)) {
+            if (Proxy.isProxyClass(user) || !AnnotationUtils.isCandidateClass(user, LeaderOnly.class)) {
+                // A JDK proxy is a client of an interface (an HTTP service client), not the handler it calls.
                 continue;
             }
             Map<Method, LeaderOnly> annotated =
                     MethodIntrospector.selectMethods(user, (MethodIntrospector.MetadataLookup<LeaderOnly>)
                             method -> AnnotatedElementUtils.findMergedAnnotation(method, LeaderOnly.class));
             boolean anyHandler = handlerTypes.contains(user);
-            for (Method method : MethodIntrospector.selectMethods(
-                            user, (MethodIntrospector.MetadataLookup<Boolean>) method -> requestMapping != null
-                                            && AnnotatedElementUtils.hasAnnotation(method, requestMapping)
+            for (Method method : MethodIntrospector.selectMethods(user, (MethodIntrospector.MetadataLookup<Boolean>)
+                            method -> mappings.stream()
+                                            .anyMatch(mapping -> AnnotatedElementUtils.hasAnnotation(method, mapping))
                                     ? Boolean.TRUE
                                     : null)
                     .keySet()) {
