@@ -55,16 +55,6 @@ public final class LeadershipTerm implements Leadership {
         this.sends = new GroupCommit(engine.runtime(), engine.sendBatching(), role, life, lease);
     }
 
-    public static LeadershipTerm grant(
-            TermHost engine,
-            CoordinationTransport transport,
-            RoleEpoch epoch,
-            MemberId member,
-            boolean confirm,
-            long leaseSearchFrom) {
-        return grant(engine, transport, epoch, member, confirm, leaseSearchFrom, describedAfterInit(transport, epoch));
-    }
-
     /** What the coordinator reports right after {@code epoch}'s InitProducerId: the grant's starting point. */
     static ProducerState describedAfterInit(CoordinationTransport transport, RoleEpoch epoch) {
         return transport
@@ -74,7 +64,7 @@ public final class LeadershipTerm implements Leadership {
                         null));
     }
 
-    /** As above, from {@code initial}, what {@link #describedAfterInit} reported. */
+    /** A grant's leadership, from {@code initial}, what {@link #describedAfterInit} reported. */
     static LeadershipTerm grant(
             TermHost engine,
             CoordinationTransport transport,

@@ -152,8 +152,8 @@ final class TenureEnd {
         return end(held, endAs, failure, topicChanged) != null;
     }
 
-    /** How a call ended a tenure: the cause the listener is told, and whether the call wrote its tombstone. */
-    private record Ending(LeadershipEndCause cause, boolean releasedHere) {}
+    /** How a call ended a tenure: whether it wrote the tombstone itself. */
+    private record Ending(boolean releasedHere) {}
 
     /** {@link #finish}: how this call ended it, null when another call did. */
     private @Nullable Ending end(
@@ -206,6 +206,6 @@ final class TenureEnd {
         // and the FencedException a write threw after the lease ran out would read like split brain.
         Throwable told = cause == LeadershipEndCause.FENCED || cause == LeadershipEndCause.FAILED ? failure : null;
         owner.ended(held, rejoinAtNanos, () -> callbacks.run(() -> listener.ended(leadership, cause, told)));
-        return new Ending(cause, endedHere && endAs == LeadershipEndCause.RELEASED);
+        return new Ending(endedHere && endAs == LeadershipEndCause.RELEASED);
     }
 }
