@@ -51,14 +51,26 @@ class BusyLaneHolderLeaveTest {
         try {
             holder.start();
             await().atMost(WAIT).until(() -> holder.leadership().isPresent());
+            // A grant is followed at once by the holder's first pass, on a renewal thread. Until
+            // it has run, a stop would find a pass under way and leave on that pass's thread
+            // when it ends: not the path this test is about. Wait for it.
+            await().atMost(WAIT)
+                    .until(() -> runtime.renewalsDoneHandedInBy.values().stream()
+                                    .mapToInt(AtomicInteger::get)
+                                    .sum()
+                            > 0);
             // Other roles' passes keep the pass thread busy for a while (a member with many roles).
+            // Once the plug runs, the grant's pass (which ran on that one thread) has ended too.
+            CountDownLatch plugged = new CountDownLatch(1);
             runtime.passes().execute(() -> {
+                plugged.countDown();
                 try {
                     plug.await(30, TimeUnit.SECONDS);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
             });
+            assertThat(plugged.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
 
             // The stop runs on a thread of its own. The thread that runs its lane event (the
             // stopper, or the thread running the lane then, which runs it after its own)
