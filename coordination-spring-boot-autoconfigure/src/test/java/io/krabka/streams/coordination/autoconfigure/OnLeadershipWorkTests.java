@@ -545,6 +545,76 @@ class OnLeadershipWorkTests {
                 });
     }
 
+    // ---- Review D: work of a lazy bean runs; nothing else would create the bean.
+
+    @Configuration(proxyBeanMethods = false)
+    static class LazyWorks {
+        @Bean
+        @org.springframework.context.annotation.Lazy
+        Counted lazyMethod(Cluster cluster) {
+            return new Counted(cluster.runtime);
+        }
+
+        @Bean
+        @org.springframework.context.annotation.Lazy
+        Plain lazyLifecycle() {
+            return new Plain();
+        }
+    }
+
+    /** Counts its runs; runs until interrupted. */
+    static class Counted {
+        final ManualRuntime runtime;
+        final AtomicInteger runs = new AtomicInteger();
+
+        Counted(ManualRuntime runtime) {
+            this.runtime = runtime;
+        }
+
+        @OnLeadership(role = "controller")
+        void run() throws InterruptedException {
+            runs.incrementAndGet();
+            while (true) {
+                runtime.sleep(Duration.ofSeconds(10));
+            }
+        }
+    }
+
+    @Test
+    void theWorkOfALazyBeanRunsOnGrant() {
+        runner.withUserConfiguration(LazyWorks.class)
+                .withPropertyValues("krabka.coordination.require-work=true")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    Cluster cluster = context.getBean(Cluster.class);
+                    Counted counted = context.getBean(Counted.class);
+                    Plain plain = context.getBean(Plain.class);
+                    cluster.until(() -> counted.runs.get() == 1 && plain.isRunning());
+                });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class EagerlyDeclaredWork {
+        @Bean
+        Counted counted(Cluster cluster) {
+            return new Counted(cluster.runtime);
+        }
+    }
+
+    @Test
+    void theWorkRunsWithLazyInitializationEverywhere() {
+        runner.withUserConfiguration(EagerlyDeclaredWork.class)
+                .withInitializer(context -> context.addBeanFactoryPostProcessor(
+                        new org.springframework.boot.LazyInitializationBeanFactoryPostProcessor()))
+                .withPropertyValues("krabka.coordination.require-work=true")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    Cluster cluster = context.getBean(Cluster.class);
+                    Counted counted = context.getBean(Counted.class);
+                    cluster.until(() -> counted.runs.get() == 1);
+                });
+    }
+
     private static String failure(AssertableApplicationContext context) {
         assertThat(context).hasFailed();
         StringBuilder messages = new StringBuilder();

@@ -19,6 +19,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Future;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.BeanFactory;
@@ -41,11 +43,14 @@ import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
 /**
- * Finds {@link OnLeadership} methods and beans and {@link LeaderListener} methods as the context creates them, checks
- * them, and keeps them per role for the leadership loop. Their beans must be singletons, and their methods must not be
+ * Finds {@link OnLeadership} methods and beans and {@link LeaderListener} methods as the context creates them (and
+ * creates lazy singletons that have them once the others are), checks them, and keeps them per role for the leadership
+ * loop. Their beans must be singletons, and their methods must not be
  * {@code @Async} nor return a future or a reactive type (their work would outlive their return): these fail startup.
  */
 public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactoryAware, SmartInitializingSingleton {
+
+    private static final Logger log = LoggerFactory.getLogger(OnLeadershipRegistry.class);
 
     private final Set<String> configuredRoles;
     private final Map<Role, List<RoleWork>> work = new ConcurrentHashMap<>();
@@ -268,7 +273,11 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
     /**
      * Refuses, at startup, a non-singleton bean with work that nothing created yet: it
      * would otherwise be refused (or, before, registered again) only when something first
-     * asks for an instance.
+     * asks for an instance. And creates now a lazy singleton with work
+     * ({@code spring.main.lazy-initialization=true}, {@code @Lazy}): nothing else would
+     * ever create it, so its work would never run while the member held, renewed and
+     * reported the role healthy. As Spring's own {@code EventListenerMethodProcessor}, it
+     * finds them from their bean definitions' types.
      */
     @Override
     public void afterSingletonsInstantiated() {
@@ -277,11 +286,14 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
         }
         for (String name : beanFactory.getBeanDefinitionNames()) {
             BeanDefinition definition = beanFactory.getMergedBeanDefinition(name);
-            if (definition.isSingleton() || definition.isAbstract()) {
+            if (definition.isAbstract() || (definition.isSingleton() && beanFactory.containsSingleton(name))) {
                 continue;
             }
             Class<?> type;
             try {
+                if (definition.isSingleton() && beanFactory.isFactoryBean(name)) {
+                    continue;
+                }
                 type = beanFactory.getType(name, false);
             } catch (BeansException unknown) {
                 continue;
@@ -290,11 +302,16 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
                 continue;
             }
             Class<?> user = ClassUtils.getUserClass(type);
-            if (AnnotatedElementUtils.hasAnnotation(user, OnLeadership.class)
-                    || !annotated(user, OnLeadership.class).isEmpty()
-                    || !annotated(user, LeaderListener.class).isEmpty()) {
+            if (!AnnotatedElementUtils.hasAnnotation(user, OnLeadership.class)
+                    && annotated(user, OnLeadership.class).isEmpty()
+                    && annotated(user, LeaderListener.class).isEmpty()) {
+                continue;
+            }
+            if (!definition.isSingleton()) {
                 throw nonSingleton(name, user, definition);
             }
+            log.debug("Creating lazy bean '{}' ({}) now: it has @OnLeadership or @LeaderListener work", name, user);
+            beanFactory.getBean(name);
         }
     }
 
