@@ -119,10 +119,31 @@ final class Balancer {
         return new RoleShare(
                 balance,
                 shares.roles(),
-                shares.held(member),
+                heldByOwn(member).orElse(shares.held(member)),
                 shares.fairShare(),
                 shares.live().size(),
                 movesOut.get());
+    }
+
+    /**
+     * How many roles {@code member} holds, by what its own contenders on this client know;
+     * empty when none of them is {@code member}'s. What a member reports of itself: its fold
+     * counts its own lease that ran out as held until the lease is abandoned, seconds after
+     * the leadership ended (the moves go on deciding by the fold, which is what the other
+     * members see too).
+     */
+    private Optional<Integer> heldByOwn(MemberId member) {
+        int held = 0;
+        boolean own = false;
+        for (RoleContender contender : contenders.values()) {
+            if (contender.member().equals(member)) {
+                own = true;
+                if (contender.leadership().isPresent()) {
+                    held++;
+                }
+            }
+        }
+        return own ? Optional.of(held) : Optional.empty();
     }
 
     /** Removes {@code member}'s registration for {@code role}: a handover puts its target first this way. */
