@@ -6,6 +6,8 @@ import io.krabka.streams.coordination.client.LeaderWorkRunner;
 import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Work that runs for each leadership on the core's {@link LeaderWorkRunner} (the client
@@ -14,13 +16,26 @@ import java.time.Duration;
  * lasts, the leadership ends with it; stopping interrupts it. Each leadership's run is
  * its own: one that outlives its stop is reported and abandoned, and the next is
  * interrupted at its own end all the same.
+ *
+ * <p>Before a planned move the run is interrupted and its return held (the runner would
+ * otherwise give the role up as soon as the work returns, before the move and to
+ * whoever is next in line): it returns once the move was made, or runs the work again
+ * when the move was not made and the leadership lasts.
  */
 final class RunnerRoleWork implements RoleWork {
 
+    /**
+     * The longest a run held for a planned move waits for its outcome; the loop always
+     * tells it long before (a handover's probe and release take about 15 s at most).
+     */
+    static final Duration HOLD_LIMIT = Duration.ofMinutes(1);
+
     private final LeaderWorkRunner runner;
+    private final LeaderWork work;
+    private volatile @Nullable Gate gate;
 
     RunnerRoleWork(String name, LeaderWork work) {
-        this.runner = new LeaderWorkRunner(name, work);
+        this(name, name, work);
     }
 
     /**
@@ -28,12 +43,50 @@ final class RunnerRoleWork implements RoleWork {
      *     annotation, the method and the bean
      */
     RunnerRoleWork(String name, String description, LeaderWork work) {
-        this.runner = new LeaderWorkRunner(name, description, work);
+        this.work = work;
+        this.runner = new LeaderWorkRunner(name, description, this::lead);
     }
 
     @Override
-    public void start(Leadership leadership, Contender contender) {
+    public void start(Leadership leadership, Contender contender, CoordinationRuntime runtime, Duration stopTimeout) {
+        gate = new Gate(leadership, runtime);
         runner.start(leadership, contender);
+    }
+
+    private void lead(Leadership leadership) throws Exception {
+        Gate mine = gate;
+        if (mine == null || mine.leadership != leadership) {
+            work.lead(leadership);
+            return;
+        }
+        while (true) {
+            Throwable failure = null;
+            mine.thread = Thread.currentThread();
+            try {
+                work.lead(leadership);
+            } catch (Throwable e) {
+                failure = e;
+            } finally {
+                mine.thread = null;
+            }
+            if (!mine.returned() || !mine.holdForMove()) {
+                if (failure instanceof Exception exception) {
+                    throw exception;
+                }
+                if (failure instanceof Error error) {
+                    throw error;
+                }
+                if (failure != null) {
+                    throw new IllegalStateException(failure);
+                }
+                return;
+            }
+            // The move was not made: the interrupt that stopped the work is spent, the work runs again.
+            Thread.interrupted();
+            if (!leadership.isActive()) {
+                return;
+            }
+        }
     }
 
     @Override
@@ -47,8 +100,130 @@ final class RunnerRoleWork implements RoleWork {
         return runner.awaitStopped(bound);
     }
 
+    /** Nothing when the work itself asks for the move: it cannot wait for its own return, and stops at the end. */
+    @Override
+    public void interruptBeforeMove() {
+        Gate current = gate;
+        if (current != null) {
+            if (current.thread == Thread.currentThread()) {
+                return;
+            }
+            current.moving();
+        }
+        runner.interrupt();
+    }
+
+    @Override
+    public boolean awaitBeforeMove(Duration bound, CoordinationRuntime runtime) {
+        Gate current = gate;
+        if (current == null || current.thread == Thread.currentThread()) {
+            return true;
+        }
+        try {
+            return runtime.await(current.returnedFuture(), bound);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return current.returnedFuture().isDone();
+        }
+    }
+
+    @Override
+    public void moved() {
+        Gate current = gate;
+        if (current != null) {
+            current.decide(false);
+        }
+    }
+
+    @Override
+    public void resume() {
+        Gate current = gate;
+        if (current != null) {
+            current.decide(true);
+        }
+    }
+
     @Override
     public String toString() {
         return runner.toString();
+    }
+
+    /** What a planned move tells the run of one leadership. */
+    private static final class Gate {
+        final Leadership leadership;
+        final CoordinationRuntime runtime;
+        // The thread that runs the work now, if it does.
+        volatile @Nullable Thread thread;
+        // Guarded by this: whether a move waits for the work; the work's return; the move's outcome (true: resume).
+        private boolean moving;
+        // Guarded by this: the move was not made while the work was still stopping (slower than the bound): when
+        // it returns, it runs again instead of its return ending the leadership.
+        private boolean rerun;
+        private CompletableFuture<Void> returned = new CompletableFuture<>();
+        private CompletableFuture<Boolean> outcome = new CompletableFuture<>();
+
+        Gate(Leadership leadership, CoordinationRuntime runtime) {
+            this.leadership = leadership;
+            this.runtime = runtime;
+        }
+
+        synchronized void moving() {
+            moving = true;
+        }
+
+        synchronized CompletableFuture<Void> returnedFuture() {
+            return returned;
+        }
+
+        /** The work returned: whether a move waits for it (then the run holds its return). */
+        synchronized boolean returned() {
+            returned.complete(null);
+            return moving || rerun;
+        }
+
+        synchronized void decide(boolean resume) {
+            if (!moving) {
+                return;
+            }
+            moving = false;
+            rerun = resume && !returned.isDone();
+            outcome.complete(resume);
+            outcome = new CompletableFuture<>();
+            // A move that waits for a run that never began (it was stopped first) waits no longer.
+            returned.complete(null);
+            returned = new CompletableFuture<>();
+        }
+
+        /** Waits for the move's outcome: whether the work is to run again. */
+        boolean holdForMove() {
+            CompletableFuture<Boolean> decided;
+            synchronized (this) {
+                if (rerun) {
+                    rerun = false;
+                    return true;
+                }
+                if (!moving) {
+                    return false;
+                }
+                decided = outcome;
+            }
+            long deadline = runtime.nanoTime() + HOLD_LIMIT.toNanos();
+            boolean interrupted = false;
+            while (!decided.isDone()) {
+                long left = deadline - runtime.nanoTime();
+                if (left <= 0) {
+                    break;
+                }
+                try {
+                    runtime.await(decided, Duration.ofNanos(left));
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+            return decided.getNow(false);
+        }
     }
 }
