@@ -2,14 +2,18 @@ package io.krabka.streams.coordination.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.krabka.streams.coordination.LeadershipEndCause;
 import io.krabka.streams.coordination.MemberId;
 import io.krabka.streams.coordination.Role;
 import io.krabka.streams.coordination.client.HandoverResult;
 import io.krabka.streams.coordination.client.Leadership;
+import io.krabka.streams.coordination.spring.LeadershipEndedEvent;
 import io.krabka.streams.coordination.spring.LeadershipLoop;
 import io.krabka.streams.coordination.spring.OnLeadership;
 import io.krabka.streams.coordination.test.runtime.ManualRuntime;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -172,5 +176,68 @@ class PlannedMoveEdgesTests {
                             .isEmpty();
                     assertThat(held.isActive()).isTrue();
                 });
+    }
+
+    // ---- 3. A release right after a grant, before the grant's callback and work ran: the work's run let the role go
+    // itself (release() found nothing to release), or the work started only after the release had stopped it.
+
+    @Configuration(proxyBeanMethods = false)
+    static class TermWorks {
+        @Bean
+        TermWork termWork(OnLeadershipWorkTests.Cluster cluster) {
+            return new TermWork(cluster.runtime);
+        }
+    }
+
+    /** One call of the work: its leadership's term, and whether the leadership was still held when the call ended. */
+    record Call(long term, boolean heldWhenItEnded) {}
+
+    /** Runs until interrupted, and notes each call. */
+    static class TermWork {
+        final ManualRuntime runtime;
+        final List<Call> calls = new CopyOnWriteArrayList<>();
+
+        TermWork(ManualRuntime runtime) {
+            this.runtime = runtime;
+        }
+
+        @OnLeadership(role = "controller")
+        void run(Leadership leadership) throws InterruptedException {
+            try {
+                while (true) {
+                    runtime.sleep(Duration.ofSeconds(10));
+                }
+            } finally {
+                calls.add(new Call(leadership.term(), leadership.isActive()));
+            }
+        }
+    }
+
+    @Test
+    void aReleaseRightAfterTheGrantStopsTheWorkBeforeTheRoleIsLetGo() {
+        runner.withUserConfiguration(TermWorks.class).run(context -> {
+            OnLeadershipWorkTests.Cluster cluster = context.getBean(OnLeadershipWorkTests.Cluster.class);
+            TermWork work = context.getBean(TermWork.class);
+            LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+            // The grant is visible, as CoordinationTestSupport.awaitLeader sees it; its callback, which starts the
+            // work, and the work's run on a worker have not run yet.
+            cluster.until(() -> loop.leadership(CONTROLLER).isPresent());
+            Leadership granted = loop.leadership(CONTROLLER).orElseThrow();
+
+            assertThat(loop.release(CONTROLLER))
+                    .as(
+                            "release() of the role held releases it (its work's run did not let it go first: %s)",
+                            cluster.ends.stream()
+                                    .map(LeadershipEndedEvent::cause)
+                                    .toList())
+                    .isTrue();
+            assertThat(cluster.ends)
+                    .extracting(LeadershipEndedEvent::cause)
+                    .containsExactly(LeadershipEndCause.RELEASED);
+            assertThat(work.calls)
+                    .filteredOn(call -> call.term() == granted.term())
+                    .as("a call of the work for the released leadership ended while the role was still held")
+                    .allMatch(Call::heldWhenItEnded);
+        });
     }
 }

@@ -163,12 +163,32 @@ public final class LeadershipLoop implements SmartLifecycle {
      * @return the leadership the move lets go, if this member holds the role
      */
     private Optional<Leadership> stopWorkFirst(Role role, Contender contender) {
+        long deadline = client.runtime().nanoTime() + workStopTimeout.toNanos();
+        awaitGrantCallbacks(List.of(contender), deadline);
         Optional<Leadership> held = contender.leadership();
         held.ifPresent(leadership -> {
-            moves.put(role, new Move(leadership.term(), client.runtime().nanoTime() + workStopTimeout.toNanos()));
-            work.stopBeforeMove(List.of(role), workStopTimeout, client.runtime());
+            moves.put(role, new Move(leadership.term(), deadline));
+            work.stopBeforeMove(List.of(role), left(deadline), client.runtime());
         });
         return held;
+    }
+
+    /**
+     * Before a planned move: lets the listener calls issued so far run, within the move's
+     * work bound. A leadership is visible ({@link #leadership}, {@link #state}) as soon as
+     * it is granted, but its work is started by the grant's callback, which runs after
+     * that on a callback thread: a move made in between would find no work of this
+     * leadership to stop, and the work would then start while the role is let go.
+     * From a callback itself this does not wait (the callbacks after it run only once it returns).
+     */
+    private void awaitGrantCallbacks(List<Contender> of, long deadline) {
+        for (Contender contender : of) {
+            contender.awaitListener(left(deadline));
+        }
+    }
+
+    private Duration left(long deadline) {
+        return Duration.ofNanos(Math.max(0, deadline - client.runtime().nanoTime()));
     }
 
     /** After a planned move of {@code role}: its work runs again if the member still holds the role, or ends. */
@@ -266,14 +286,16 @@ public final class LeadershipLoop implements SmartLifecycle {
         }
         long now = client.runtime().nanoTime();
         long deadline = now + workStopTimeout.plus(STOP_SLACK).toNanos();
+        long workDeadline = now + workStopTimeout.toNanos();
+        awaitGrantCallbacks(List.copyOf(contenders.values()), workDeadline);
         List<Role> held = new ArrayList<>();
         contenders.forEach((role, contender) -> contender.leadership().ifPresent(leadership -> {
-            moves.put(role, new Move(leadership.term(), now + workStopTimeout.toNanos()));
+            moves.put(role, new Move(leadership.term(), workDeadline));
             held.add(role);
         }));
         try {
             if (!held.isEmpty()) {
-                work.stopBeforeMove(held, workStopTimeout, client.runtime());
+                work.stopBeforeMove(held, left(workDeadline), client.runtime());
             }
             contenders.values().forEach(Contender::stop);
             for (Contender contender : contenders.values()) {

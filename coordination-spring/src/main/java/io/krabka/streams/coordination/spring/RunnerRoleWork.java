@@ -61,13 +61,15 @@ final class RunnerRoleWork implements RoleWork {
         }
         while (true) {
             Throwable failure = null;
-            mine.thread = Thread.currentThread();
-            try {
-                work.lead(leadership);
-            } catch (Throwable e) {
-                failure = e;
-            } finally {
-                mine.thread = null;
+            // A move that began before this run reached the work holds the run before the work begins.
+            if (mine.begin()) {
+                try {
+                    work.lead(leadership);
+                } catch (Throwable e) {
+                    failure = e;
+                } finally {
+                    mine.end();
+                }
             }
             if (!mine.returned() || !mine.holdForMove()) {
                 if (failure instanceof Exception exception) {
@@ -100,17 +102,20 @@ final class RunnerRoleWork implements RoleWork {
         return runner.awaitStopped(bound);
     }
 
-    /** Nothing when the work itself asks for the move: it cannot wait for its own return, and stops at the end. */
+    /**
+     * Nothing when the work itself asks for the move: it cannot wait for its own return, and
+     * stops at the end. Only the work's thread is interrupted, not the runner's run: a run
+     * the runner has not begun yet would take that interrupt for the leadership's end and
+     * return at once, and its return would give the role up itself, before the move and to
+     * whoever is next in line (so a release found nothing to release). Such a run instead
+     * holds for the move without beginning the work.
+     */
     @Override
     public void interruptBeforeMove() {
         Gate current = gate;
-        if (current != null) {
-            if (current.thread == Thread.currentThread()) {
-                return;
-            }
+        if (current != null && current.thread != Thread.currentThread()) {
             current.moving();
         }
-        runner.interrupt();
     }
 
     @Override
@@ -152,13 +157,15 @@ final class RunnerRoleWork implements RoleWork {
     private static final class Gate {
         final Leadership leadership;
         final CoordinationRuntime runtime;
-        // The thread that runs the work now, if it does.
+        // The thread that runs the work now, if it does; written under this.
         volatile @Nullable Thread thread;
         // Guarded by this: whether a move waits for the work; the work's return; the move's outcome (true: resume).
         private boolean moving;
         // Guarded by this: the move was not made while the work was still stopping (slower than the bound): when
         // it returns, it runs again instead of its return ending the leadership.
         private boolean rerun;
+        // Guarded by this: a move of this leadership was made; a run that has not begun the work does not begin it.
+        private boolean moved;
         private CompletableFuture<Void> returned = new CompletableFuture<>();
         private CompletableFuture<Boolean> outcome = new CompletableFuture<>();
 
@@ -167,8 +174,36 @@ final class RunnerRoleWork implements RoleWork {
             this.runtime = runtime;
         }
 
+        /**
+         * Begins a call of the work on this thread, unless a move waits already (then the
+         * work is not begun, and the run holds for the move's outcome as if it had returned)
+         * or was made (the leadership is let go: the run returns).
+         */
+        synchronized boolean begin() {
+            if (moving || moved) {
+                return false;
+            }
+            thread = Thread.currentThread();
+            return true;
+        }
+
+        /** The call of the work returned. */
+        synchronized void end() {
+            thread = null;
+        }
+
+        /**
+         * A planned move begins: the work's call, if one runs, is interrupted, and its return
+         * waited for; when none runs there is nothing to wait for.
+         */
         synchronized void moving() {
             moving = true;
+            Thread running = thread;
+            if (running != null) {
+                running.interrupt();
+            } else {
+                returned.complete(null);
+            }
         }
 
         synchronized CompletableFuture<Void> returnedFuture() {
@@ -186,6 +221,7 @@ final class RunnerRoleWork implements RoleWork {
                 return;
             }
             moving = false;
+            moved = !resume;
             rerun = resume && !returned.isDone();
             outcome.complete(resume);
             outcome = new CompletableFuture<>();
