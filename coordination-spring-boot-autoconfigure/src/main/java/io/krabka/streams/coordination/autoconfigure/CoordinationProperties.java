@@ -44,6 +44,9 @@ public class CoordinationProperties {
      * How long the loop waits for a role's work (@OnLeadership methods and Lifecycle beans,
      * @LeaderListener pipelines) to finish after interrupting all of it together when a
      * leadership ends. A run still going then is abandoned and reported at ERROR by name.
+     * Before a planned move (shutdown, release, handover) the work is stopped first, and the
+     * role let go once it stopped or this passed. A Lifecycle start() still running this
+     * long after the grant is reported at WARN.
      */
     private Duration workStopTimeout = Duration.ofSeconds(10);
 

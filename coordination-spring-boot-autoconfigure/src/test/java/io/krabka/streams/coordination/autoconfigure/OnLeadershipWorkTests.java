@@ -545,6 +545,380 @@ class OnLeadershipWorkTests {
                 });
     }
 
+    // ---- Review B: a Lifecycle start() that does its work in place cannot hold the end of its leadership up.
+
+    @Configuration(proxyBeanMethods = false)
+    static class BlockingStartWork {
+        @Bean
+        Poller poller(Cluster cluster) {
+            return new Poller(cluster.runtime);
+        }
+    }
+
+    /** Polls in start() until stopped or interrupted; read through methods, as the bean is a proxy. */
+    @OnLeadership(role = "controller")
+    static class Poller implements Lifecycle {
+        private final ManualRuntime runtime;
+        private final AtomicInteger polling = new AtomicInteger();
+        private final AtomicInteger stops = new AtomicInteger();
+        private volatile boolean running;
+
+        Poller(ManualRuntime runtime) {
+            this.runtime = runtime;
+        }
+
+        @Override
+        public void start() {
+            running = true;
+            polling.incrementAndGet();
+            try {
+                while (running) {
+                    runtime.sleep(Duration.ofMillis(20));
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                polling.decrementAndGet();
+            }
+        }
+
+        @Override
+        public void stop() {
+            stops.incrementAndGet();
+            running = false;
+        }
+
+        @Override
+        public boolean isRunning() {
+            return running;
+        }
+
+        int polling() {
+            return polling.get();
+        }
+
+        int stops() {
+            return stops.get();
+        }
+    }
+
+    @Test
+    void aLifecycleStartThatBlocksIsWarnedAboutAndStillStoppedAtTheEnd(CapturedOutput output) {
+        runner.withUserConfiguration(BlockingStartWork.class)
+                .withPropertyValues("krabka.coordination.work-stop-timeout=2s")
+                .run(context -> {
+                    Cluster cluster = context.getBean(Cluster.class);
+                    Poller poller = context.getBean(Poller.class);
+                    LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+                    cluster.until(() -> poller.polling() == 1);
+                    cluster.runtime.advance(Duration.ofSeconds(3));
+                    assertThat(output)
+                            .contains("WARN")
+                            .contains("bean 'poller'")
+                            .contains("has not returned from start() within 2000 ms");
+
+                    // The member is deposed while start() still polls: the end is not queued behind it.
+                    loop.leadership(CONTROLLER).orElseThrow().close();
+                    cluster.until(() -> cluster.ends.size() == 1, Duration.ofSeconds(5));
+                    assertThat(poller.polling()).as("start() returned").isZero();
+                    assertThat(poller.stops()).as("stop() was called").isEqualTo(1);
+                });
+    }
+
+    // ---- Review C: a planned move stops the work before the successor can be granted.
+
+    @Configuration(proxyBeanMethods = false)
+    static class DeviceWorks {
+        @Bean
+        DeviceWork deviceWork(Cluster cluster) {
+            return new DeviceWork(cluster.runtime);
+        }
+    }
+
+    /**
+     * Drives a device in calls of 4 s that do not answer the interrupt (as blocking socket
+     * I/O), answering it between calls; or, when told to, ignores it altogether.
+     */
+    static class DeviceWork {
+        final ManualRuntime runtime;
+        final AtomicInteger inDevice = new AtomicInteger();
+        final AtomicInteger runs = new AtomicInteger();
+        final List<Long> terms = new CopyOnWriteArrayList<>();
+        final AtomicBoolean deaf = new AtomicBoolean();
+        final AtomicBoolean letGo = new AtomicBoolean();
+
+        DeviceWork(ManualRuntime runtime) {
+            this.runtime = runtime;
+        }
+
+        @OnLeadership(role = "controller")
+        void drive(Leadership leadership) throws InterruptedException {
+            runs.incrementAndGet();
+            terms.add(leadership.term());
+            while (true) {
+                inDevice.incrementAndGet();
+                boolean interrupted = false;
+                try {
+                    long end = runtime.nanoTime() + Duration.ofSeconds(4).toNanos();
+                    while (runtime.nanoTime() < end || (deaf.get() && !letGo.get())) {
+                        try {
+                            runtime.sleep(Duration.ofMillis(10));
+                        } catch (InterruptedException e) {
+                            interrupted = true;
+                        }
+                    }
+                } finally {
+                    inDevice.decrementAndGet();
+                }
+                if (interrupted) {
+                    throw new InterruptedException();
+                }
+                runtime.sleep(Duration.ofMillis(10));
+            }
+        }
+    }
+
+    /** A standby on a client of its own: whether the member's work was inside the device when it was granted. */
+    static final class Successor implements AutoCloseable {
+        final CoordinationClient client;
+        final io.krabka.streams.coordination.client.Contender contender;
+        final AtomicInteger grantedWhileWorkInDevice = new AtomicInteger(-1);
+
+        Successor(Cluster cluster, DeviceWork work) {
+            client = new CoordinationClient(cluster.cluster.transport(TOPIC), LeaseConfig.DEFAULTS, cluster.runtime);
+            contender = new io.krabka.streams.coordination.client.Contender(
+                    client,
+                    CONTROLLER,
+                    MemberId.of("n2"),
+                    new io.krabka.streams.coordination.client.Contender.Listener() {
+                        @Override
+                        public void granted(Leadership leadership) {
+                            grantedWhileWorkInDevice.set(work.inDevice.get());
+                        }
+
+                        @Override
+                        public void ended(
+                                Leadership leadership,
+                                io.krabka.streams.coordination.LeadershipEndCause cause,
+                                Throwable failure) {}
+                    });
+            contender.start();
+        }
+
+        boolean granted() {
+            return grantedWhileWorkInDevice.get() >= 0;
+        }
+
+        @Override
+        public void close() {
+            contender.stop();
+            client.close();
+        }
+    }
+
+    @Test
+    void aReleaseStopsTheWorkBeforeTheSuccessorIsGranted() {
+        runner.withUserConfiguration(DeviceWorks.class).run(context -> {
+            Cluster cluster = context.getBean(Cluster.class);
+            DeviceWork work = context.getBean(DeviceWork.class);
+            LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+            cluster.until(() -> work.inDevice.get() == 1);
+            try (Successor n2 = new Successor(cluster, work)) {
+                cluster.runtime.advance(Duration.ofSeconds(1));
+                int runs = work.runs.get();
+
+                assertThat(loop.release(CONTROLLER)).isTrue();
+                cluster.until(n2::granted);
+                assertThat(n2.grantedWhileWorkInDevice)
+                        .as("the released member's work had stopped when the successor was granted")
+                        .hasValue(0);
+                assertThat(cluster.ends).hasSize(1);
+                assertThat(cluster.ends.get(0).cause())
+                        .as("a release, not a failure of the interrupted work")
+                        .isEqualTo(io.krabka.streams.coordination.LeadershipEndCause.RELEASED);
+                assertThat(work.runs).hasValue(runs);
+            }
+        });
+    }
+
+    @Test
+    void aShutdownStopsTheWorkBeforeTheSuccessorIsGranted() {
+        runner.withUserConfiguration(DeviceWorks.class).run(context -> {
+            Cluster cluster = context.getBean(Cluster.class);
+            DeviceWork work = context.getBean(DeviceWork.class);
+            cluster.until(() -> work.inDevice.get() == 1);
+            try (Successor n2 = new Successor(cluster, work)) {
+                cluster.runtime.advance(Duration.ofSeconds(1));
+                context.close();
+                cluster.until(n2::granted);
+                assertThat(n2.grantedWhileWorkInDevice)
+                        .as("the stopped member's work had stopped when the successor was granted")
+                        .hasValue(0);
+            }
+        });
+    }
+
+    @Test
+    void aWorkThatIgnoresTheInterruptDelaysAPlannedReleaseByWorkStopTimeoutAtMost(CapturedOutput output) {
+        runner.withUserConfiguration(DeviceWorks.class)
+                .withPropertyValues("krabka.coordination.work-stop-timeout=2s")
+                .run(context -> {
+                    Cluster cluster = context.getBean(Cluster.class);
+                    DeviceWork work = context.getBean(DeviceWork.class);
+                    LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+                    work.deaf.set(true);
+                    cluster.until(() -> work.inDevice.get() == 1);
+                    Leadership held = loop.leadership(CONTROLLER).orElseThrow();
+                    try (Successor n2 = new Successor(cluster, work)) {
+                        cluster.runtime.advance(Duration.ofSeconds(1));
+
+                        Duration asked = cluster.elapsed();
+                        assertThat(loop.release(CONTROLLER)).isTrue();
+                        assertThat(held.isActive()).isFalse();
+                        cluster.until(n2::granted);
+                        assertThat(cluster.elapsed().minus(asked))
+                                .as("released at work-stop-timeout, not held up by the work")
+                                .isLessThan(Duration.ofSeconds(4));
+                        assertThat(output)
+                                .contains("did not stop within 2000 ms (work-stop-timeout) of its interrupt before the "
+                                        + "role was let go")
+                                .contains("krabka-work-controller-DeviceWork.drive");
+                        work.letGo.set(true);
+                        cluster.until(() -> work.inDevice.get() == 0);
+                    }
+                });
+    }
+
+    @Test
+    void aHandoverThatDoesNotHappenRunsTheWorkAgainForTheSameLeadership() {
+        runner.withUserConfiguration(DeviceWorks.class).run(context -> {
+            Cluster cluster = context.getBean(Cluster.class);
+            DeviceWork work = context.getBean(DeviceWork.class);
+            LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+            cluster.until(() -> work.inDevice.get() == 1);
+            Leadership held = loop.leadership(CONTROLLER).orElseThrow();
+
+            assertThat(loop.handOver(CONTROLLER, MemberId.of("nobody")))
+                    .isNotEqualTo(io.krabka.streams.coordination.client.HandoverResult.HANDED_OVER);
+            cluster.until(() -> work.runs.get() == 2 && work.inDevice.get() == 1);
+            assertThat(held.isActive()).isTrue();
+            assertThat(work.terms).containsExactly(held.term(), held.term());
+            cluster.runtime.advance(Duration.ofSeconds(5));
+            assertThat(loop.leadership(CONTROLLER)).containsSame(held);
+            assertThat(cluster.ends).isEmpty();
+        });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class SelfReleasingWork {
+        @Bean
+        SelfReleasing selfReleasing(Cluster cluster, ObjectProvider<LeadershipLoop> loop) {
+            return new SelfReleasing(cluster.runtime, loop);
+        }
+    }
+
+    /** Its first run releases the role through the loop, from the work's own thread. */
+    static class SelfReleasing {
+        final ManualRuntime runtime;
+        final ObjectProvider<LeadershipLoop> loop;
+        final AtomicInteger runs = new AtomicInteger();
+        final AtomicBoolean released = new AtomicBoolean();
+        volatile Duration took;
+
+        SelfReleasing(ManualRuntime runtime, ObjectProvider<LeadershipLoop> loop) {
+            this.runtime = runtime;
+            this.loop = loop;
+        }
+
+        @OnLeadership(role = "controller")
+        void run() throws InterruptedException {
+            if (runs.incrementAndGet() == 1) {
+                Duration asked = runtime.elapsed();
+                released.set(loop.getObject().release(CONTROLLER));
+                took = runtime.elapsed().minus(asked);
+                return;
+            }
+            while (true) {
+                runtime.sleep(Duration.ofSeconds(10));
+            }
+        }
+    }
+
+    @Test
+    void aWorkThatReleasesItsOwnRoleIsNotWaitedForBeforeTheRelease(CapturedOutput output) {
+        runner.withUserConfiguration(SelfReleasingWork.class).run(context -> {
+            Cluster cluster = context.getBean(Cluster.class);
+            SelfReleasing work = context.getBean(SelfReleasing.class);
+            cluster.until(() -> work.took != null);
+            assertThat(work.released).isTrue();
+            assertThat(work.took).isLessThan(Duration.ofSeconds(2));
+            assertThat(output).doesNotContain("did not stop within");
+        });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class LifecycleDevice {
+        @Bean
+        DeviceWork deviceWork(Cluster cluster) {
+            return new DeviceWork(cluster.runtime);
+        }
+
+        @Bean
+        Device device(DeviceWork work) {
+            return new Device(work);
+        }
+    }
+
+    /** A Lifecycle work: in the device from start() until stop(), which takes 2 s to let go. */
+    @OnLeadership(role = "controller")
+    static class Device implements Lifecycle {
+        private final DeviceWork work;
+        private volatile boolean running;
+
+        Device(DeviceWork work) {
+            this.work = work;
+        }
+
+        @Override
+        public void start() {
+            running = true;
+            work.inDevice.incrementAndGet();
+        }
+
+        @Override
+        public void stop() {
+            try {
+                work.runtime.sleep(Duration.ofSeconds(2));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            running = false;
+            work.inDevice.decrementAndGet();
+        }
+
+        @Override
+        public boolean isRunning() {
+            return running;
+        }
+    }
+
+    @Test
+    void aReleaseStopsALifecycleWorkBeforeTheSuccessorIsGranted() {
+        runner.withUserConfiguration(LifecycleDevice.class).run(context -> {
+            Cluster cluster = context.getBean(Cluster.class);
+            DeviceWork work = context.getBean(DeviceWork.class);
+            LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+            // The method work and the bean are both in the device.
+            cluster.until(() -> work.inDevice.get() == 2);
+            try (Successor n2 = new Successor(cluster, work)) {
+                cluster.runtime.advance(Duration.ofSeconds(1));
+                assertThat(loop.release(CONTROLLER)).isTrue();
+                cluster.until(n2::granted);
+                assertThat(n2.grantedWhileWorkInDevice).hasValue(0);
+            }
+        });
+    }
+
     // ---- Review D: work of a lazy bean runs; nothing else would create the bean.
 
     @Configuration(proxyBeanMethods = false)

@@ -10,11 +10,13 @@ import io.krabka.streams.coordination.client.HandoverResult;
 import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.client.RoleShare;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,6 +42,12 @@ public final class LeadershipLoop implements SmartLifecycle {
      */
     private static final Duration STOP_SLACK = Duration.ofMillis(2_500);
 
+    /**
+     * How long the end of a planned move waits at least for work that stopped before it:
+     * the work returned already, and only has to leave its thread.
+     */
+    private static final Duration MOVED_WORK_GRACE = Duration.ofMillis(500);
+
     private final CoordinationClient client;
     private final MemberId member;
     private final List<Role> roles;
@@ -49,6 +57,8 @@ public final class LeadershipLoop implements SmartLifecycle {
     private final Duration workStopTimeout;
     private final boolean requireWork;
     private final Map<Role, Contender> contenders = new LinkedHashMap<>();
+    // The planned moves under way: their work was stopped first, within its bound.
+    private final Map<Role, Move> moves = new ConcurrentHashMap<>();
     private volatile boolean running;
 
     public LeadershipLoop(
@@ -122,9 +132,11 @@ public final class LeadershipLoop implements SmartLifecycle {
     }
 
     /**
-     * Releases {@code role} if this member holds it: the write in flight completes, a lease
-     * tombstone lets the next standby take over at once, the work stops, and the ended
-     * event is published before this returns. The member rejoins at the tail of the roster.
+     * Releases {@code role} if this member holds it: the role's work is interrupted and
+     * waited for (up to {@code work-stop-timeout}, then the release goes on without it),
+     * the write in flight completes, a lease tombstone lets the next standby take over at
+     * once, and the ended event is published before this returns. The member rejoins at
+     * the tail of the roster.
      *
      * @return whether a held role was released
      */
@@ -133,15 +145,72 @@ public final class LeadershipLoop implements SmartLifecycle {
         if (contender == null) {
             throw new IllegalArgumentException("role " + role + " is not configured here; configured: " + roles);
         }
-        boolean released = contender.release();
+        Optional<Leadership> held = stopWorkFirst(role, contender);
+        boolean released;
+        try {
+            released = contender.release();
+        } finally {
+            afterMove(role, held);
+        }
         contender.awaitListener(workStopTimeout.plus(STOP_SLACK));
         return released;
     }
 
     /**
+     * Before a planned move of {@code role}: stops its work, within {@code work-stop-timeout},
+     * so no successor is granted while it runs.
+     *
+     * @return the leadership the move lets go, if this member holds the role
+     */
+    private Optional<Leadership> stopWorkFirst(Role role, Contender contender) {
+        long deadline = client.runtime().nanoTime() + workStopTimeout.toNanos();
+        awaitGrantCallbacks(List.of(contender), deadline);
+        Optional<Leadership> held = contender.leadership();
+        held.ifPresent(leadership -> {
+            moves.put(role, new Move(leadership.term(), deadline));
+            work.stopBeforeMove(List.of(role), left(deadline), client.runtime());
+        });
+        return held;
+    }
+
+    /**
+     * Before a planned move: lets the listener calls issued so far run, within the move's
+     * work bound. A leadership is visible ({@link #leadership}, {@link #state}) as soon as
+     * it is granted, but its work is started by the grant's callback, which runs after
+     * that on a callback thread: a move made in between would find no work of this
+     * leadership to stop, and the work would then start while the role is let go.
+     * From a callback itself this does not wait (the callbacks after it run only once it returns).
+     */
+    private void awaitGrantCallbacks(List<Contender> of, long deadline) {
+        for (Contender contender : of) {
+            contender.awaitListener(left(deadline));
+        }
+    }
+
+    private Duration left(long deadline) {
+        return Duration.ofNanos(Math.max(0, deadline - client.runtime().nanoTime()));
+    }
+
+    /** After a planned move of {@code role}: its work runs again if the member still holds the role, or ends. */
+    private void afterMove(Role role, Optional<Leadership> held) {
+        if (held.isEmpty()) {
+            return;
+        }
+        if (held.get().isActive()) {
+            moves.remove(role);
+            work.resume(role);
+        } else {
+            work.moved(role);
+        }
+    }
+
+    /**
      * Hands {@code role}, which this member holds, to {@code to}, a live standby of it: it
      * is made next in line, then the role is released, so it takes over within a graceful
-     * handover's gap. The work stops and the ended event is published before this returns.
+     * handover's gap. The work stops first, as for {@link #release}, and the ended event is
+     * published before this returns; when the role is not handed over after all (the
+     * answer is not {@link HandoverResult#HANDED_OVER}) and this member still holds it, the
+     * work runs again.
      *
      * @throws IllegalArgumentException when the role is not configured here
      */
@@ -150,7 +219,13 @@ public final class LeadershipLoop implements SmartLifecycle {
         if (contender == null) {
             throw new IllegalArgumentException("role " + role + " is not configured here; configured: " + roles);
         }
-        HandoverResult result = contender.handOver(to);
+        Optional<Leadership> held = stopWorkFirst(role, contender);
+        HandoverResult result;
+        try {
+            result = contender.handOver(to);
+        } finally {
+            afterMove(role, held);
+        }
         contender.awaitListener(workStopTimeout.plus(STOP_SLACK));
         return result;
     }
@@ -199,18 +274,37 @@ public final class LeadershipLoop implements SmartLifecycle {
         log.warn("{}; set krabka.coordination.require-work=true to make this a startup failure", message);
     }
 
-    /** Stops every role at once, so stopping many takes about one work-stop-timeout, not one per role. */
+    /**
+     * Stops every role at once, so stopping many takes about one work-stop-timeout, not one
+     * per role. The work of the roles held stops first, within {@code work-stop-timeout},
+     * and only then are the roles released.
+     */
     @Override
     public synchronized void stop() {
         if (!running) {
             return;
         }
-        contenders.values().forEach(Contender::stop);
-        long deadline =
-                client.runtime().nanoTime() + workStopTimeout.plus(STOP_SLACK).toNanos();
-        for (Contender contender : contenders.values()) {
-            contender.awaitStopped(
-                    Duration.ofNanos(Math.max(0, deadline - client.runtime().nanoTime())));
+        long now = client.runtime().nanoTime();
+        long deadline = now + workStopTimeout.plus(STOP_SLACK).toNanos();
+        long workDeadline = now + workStopTimeout.toNanos();
+        awaitGrantCallbacks(List.copyOf(contenders.values()), workDeadline);
+        List<Role> held = new ArrayList<>();
+        contenders.forEach((role, contender) -> contender.leadership().ifPresent(leadership -> {
+            moves.put(role, new Move(leadership.term(), workDeadline));
+            held.add(role);
+        }));
+        try {
+            if (!held.isEmpty()) {
+                work.stopBeforeMove(held, left(workDeadline), client.runtime());
+            }
+            contenders.values().forEach(Contender::stop);
+            for (Contender contender : contenders.values()) {
+                contender.awaitStopped(
+                        Duration.ofNanos(Math.max(0, deadline - client.runtime().nanoTime())));
+            }
+        } finally {
+            held.forEach(work::moved);
+            moves.clear();
         }
         running = false;
         log.info("Member {} stopped contending for roles {}", member, roles);
@@ -227,6 +321,9 @@ public final class LeadershipLoop implements SmartLifecycle {
         return Integer.MAX_VALUE - 1000;
     }
 
+    /** A planned move of a role: the term it lets go, and when its work's stop bound runs out (ticker nanos). */
+    private record Move(long term, long deadline) {}
+
     /** One role's work, events and meters, driven by its contender. */
     private final class RoleListener implements Contender.Listener {
         private final Role role;
@@ -240,12 +337,25 @@ public final class LeadershipLoop implements SmartLifecycle {
         public void granted(Leadership leadership) throws Exception {
             observer.granted(role, Duration.ofNanos(client.runtime().nanoTime() - contendingSince));
             events.publishEvent(new LeadershipGrantedEvent(LeadershipLoop.this, leadership));
-            work.start(leadership, Objects.requireNonNull(contenders.get(role), "the contender of a granted role"));
+            work.start(
+                    leadership,
+                    Objects.requireNonNull(contenders.get(role), "the contender of a granted role"),
+                    client.runtime(),
+                    workStopTimeout);
         }
 
         @Override
         public void ended(Leadership leadership, LeadershipEndCause cause, @Nullable Throwable failure) {
-            work.stop(role, workStopTimeout, client.runtime());
+            // Work held for a planned move returns now; work that was stopped before the move had its bound.
+            work.moved(role);
+            Duration bound = workStopTimeout;
+            Move move = moves.get(role);
+            if (move != null && move.term() == leadership.term()) {
+                moves.remove(role, move);
+                long left = move.deadline() - client.runtime().nanoTime();
+                bound = left > MOVED_WORK_GRACE.toNanos() ? Duration.ofNanos(left) : MOVED_WORK_GRACE;
+            }
+            work.stop(role, bound, client.runtime());
             contendingSince = client.runtime().nanoTime();
             observer.ended(role, cause);
             events.publishEvent(

@@ -29,10 +29,15 @@ import java.lang.annotation.Target;
  *       called through the bean's proxy, if any, so its other advice applies; but it must
  *       not be {@code @Async}: it must run on the leadership's thread, where the
  *       leadership's end interrupts it and its return ends the leadership, so
- *       {@code @Async} fails startup.</li>
+ *       {@code @Async} fails startup, and so does a method that returns a future or a
+ *       reactive type: it must block for as long as it leads.</li>
  *   <li>On a bean that implements {@link org.springframework.context.Lifecycle}: the bean
  *       is started on grant and stopped when the leadership ends; if it implements
- *       {@link LeadershipAware} it gets the leadership right before each start. Such a
+ *       {@link LeadershipAware} it gets the leadership right before each start.
+ *       {@code start()} runs on a worker thread and must return promptly, handing its work
+ *       to threads that {@code stop()} stops: one still running after the work-stop
+ *       timeout is reported with a WARN, and at the end it is interrupted and
+ *       {@code stop()} is called all the same. Such a
  *       bean must not start with the application context: a
  *       {@link org.springframework.context.SmartLifecycle} must return {@code false} from
  *       {@code isAutoStartup()}. Only the leadership loop starts it: the context would
@@ -46,6 +51,13 @@ import java.lang.annotation.Target;
  *
  * <p>All the work of a role stops together: every method's thread is interrupted, every
  * bean stopped, and the loop waits for them all within one work-stop timeout.
+ *
+ * <p>A planned move the starter makes (its shutdown, {@link LeadershipLoop#release},
+ * {@link LeadershipLoop#handOver}, and so the endpoint's) stops the work first, within the
+ * work-stop timeout, and lets the role go only then, so no successor is granted while it
+ * runs; a work that ignores the interrupt is named in a WARN and the role is let go all
+ * the same. An unplanned end (fenced, expired, failed) interrupts the work as soon as it is
+ * known, and fencing keeps its late writes out.
  *
  * <p>The work ends, the leadership ends: a method that returns or throws while the
  * leadership lasts, or a {@code start()} that throws, gives the role up (a lease

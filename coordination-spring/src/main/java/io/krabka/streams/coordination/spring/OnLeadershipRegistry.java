@@ -107,16 +107,17 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
             if (isAsync(type) || (start != null && isAsync(start))) {
                 throw new BeanInitializationException("@OnLeadership bean '" + beanName + "' (" + type.getName()
                         + ") is @Async: its start() would return before it started, and the loop would take it for "
-                        + "started; remove @Async (start() runs on the leadership's callback thread, and may hand work "
+                        + "started; remove @Async (start() runs on a worker thread of its own, and may hand work "
                         + "to threads it stops in stop())");
             }
+            Role role = checkedRole(
+                    "@OnLeadership", placeholders.resolveRequiredPlaceholders(onType.role()), beanName, type.getName());
             add(
-                    checkedRole(
-                            "@OnLeadership",
-                            placeholders.resolveRequiredPlaceholders(onType.role()),
-                            beanName,
-                            type.getName()),
-                    new LifecycleRoleWork(lifecycle, "@OnLeadership bean '" + beanName + "' (" + type.getName() + ")"));
+                    role,
+                    new LifecycleRoleWork(
+                            lifecycle,
+                            "krabka-work-" + role + "-" + type.getSimpleName() + ".start",
+                            "@OnLeadership bean '" + beanName + "' (" + type.getName() + ")"));
         }
         for (Map.Entry<Method, OnLeadership> entry : methods.entrySet()) {
             Method method = entry.getKey();
@@ -405,9 +406,10 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
     }
 
     /** Starts every piece of work for a fresh leadership; the first that fails to start ends it. */
-    void start(Leadership leadership, Contender contender) throws Exception {
+    void start(Leadership leadership, Contender contender, CoordinationRuntime runtime, Duration stopTimeout)
+            throws Exception {
         for (RoleWork roleWork : workFor(leadership.role())) {
-            roleWork.start(leadership, contender);
+            roleWork.start(leadership, contender, runtime, stopTimeout);
         }
     }
 
@@ -424,5 +426,47 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
         for (RoleWork roleWork : all) {
             roleWork.awaitStopped(Duration.ofNanos(Math.max(0, deadline - runtime.nanoTime())), runtime);
         }
+    }
+
+    /**
+     * Before a planned move of {@code roles} (a release, a handover, a stop): interrupts all
+     * their work together and waits for it within {@code bound}, so no successor is granted
+     * while it runs. Work that returns waits for {@link #moved} or {@link #resume} instead
+     * of giving the role up itself. Work still running at {@code bound} is named in a WARN,
+     * and the move goes on without it.
+     */
+    void stopBeforeMove(Collection<Role> roles, Duration bound, CoordinationRuntime runtime) {
+        List<RoleWork> all = new ArrayList<>();
+        List<Role> of = new ArrayList<>();
+        for (Role role : roles) {
+            for (RoleWork roleWork : workFor(role)) {
+                all.add(roleWork);
+                of.add(role);
+            }
+        }
+        all.forEach(RoleWork::interruptBeforeMove);
+        long deadline = runtime.nanoTime() + bound.toNanos();
+        for (int i = 0; i < all.size(); i++) {
+            RoleWork roleWork = all.get(i);
+            if (!roleWork.awaitBeforeMove(Duration.ofNanos(Math.max(0, deadline - runtime.nanoTime())), runtime)) {
+                log.warn(
+                        "The work of role {}, {}, did not stop within {} (work-stop-timeout) of its interrupt before the "
+                                + "role was let go: the role is let go all the same, so its successor may start while this "
+                                + "work still runs (its guarded writes are fenced). Make it return when interrupted",
+                        of.get(i),
+                        roleWork,
+                        bound.toMillis() + " ms");
+            }
+        }
+    }
+
+    /** The planned move of {@code role} was made, or its leadership ended: work held for it returns. */
+    void moved(Role role) {
+        workFor(role).forEach(RoleWork::moved);
+    }
+
+    /** The planned move of {@code role} was not made and the leadership lasts: its work runs again. */
+    void resume(Role role) {
+        workFor(role).forEach(RoleWork::resume);
     }
 }
