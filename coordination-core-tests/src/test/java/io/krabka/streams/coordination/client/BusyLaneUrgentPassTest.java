@@ -67,9 +67,18 @@ class BusyLaneUrgentPassTest {
 
             // The one pass thread of b's runtime is busy, and other roles' passes queue behind it.
             CountDownLatch plug = new CountDownLatch(1);
+            CountDownLatch plugged = new CountDownLatch(1);
             CountDownLatch firstStarted = new CountDownLatch(1);
             CountDownLatch first = new CountDownLatch(1);
-            runtimeB.passes().execute(() -> awaitQuietly(plug));
+            runtimeB.passes().execute(() -> {
+                plugged.countDown();
+                awaitQuietly(plug);
+            });
+            // b's state says Wait from inside the pass that decided it, before that pass ends. News
+            // coming while a pass is under way only marks it for that pass's end: the releaser would
+            // then schedule nothing (the path this test is about never runs). Once the plug runs on
+            // b's one pass thread, that pass (which ran there) has ended.
+            assertThat(plugged.await(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
             runtimeB.passes().execute(() -> {
                 order.add("queued pass 1");
                 firstStarted.countDown();

@@ -67,6 +67,9 @@ class CoordinationTestSupportTest {
 
         await().until(() -> !dispatcher.running);
         assertThat(coordination.state("controller")).isEqualTo(MemberRoleState.STANDBY);
+        // The ended event is published after the work has stopped (LeadershipLoop stops the
+        // work first): the work's end does not mean the event was published yet.
+        await().until(() -> !dispatcher.ends.isEmpty());
         assertThat(dispatcher.ends).containsExactly(LeadershipEndCause.FENCED);
     }
 
