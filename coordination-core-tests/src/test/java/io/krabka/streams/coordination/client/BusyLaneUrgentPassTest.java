@@ -101,7 +101,12 @@ class BusyLaneUrgentPassTest {
             // The releaser lets b's lane go: it runs the pass's begin, and hands the pass on.
             inWake.open();
             await().atMost(WAIT)
-                    .alias("the releaser hands b's pass on; order " + order + ", b " + b.state())
+                    .alias("the releaser hands b's pass on; order " + order + ", b " + b.state() + " urgentBy "
+                            + runtimeB.urgentHandedInBy.stream()
+                                    .map(Thread::getName)
+                                    .toList() + " passesBy "
+                            + runtimeB.handedInBy.stream().map(Thread::getName).toList() + " gateBy "
+                            + inWake.enteredBy().getName() + " done " + runtimeB.passesDone)
                     .until(() ->
                             runtimeB.handedInBy.contains(releaser) || runtimeB.urgentHandedInBy.contains(releaser));
             first.countDown();
