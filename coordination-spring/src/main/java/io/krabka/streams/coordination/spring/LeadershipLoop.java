@@ -138,7 +138,9 @@ public final class LeadershipLoop implements SmartLifecycle {
      * once, and the ended event is published before this returns. The member rejoins at
      * the tail of the roster.
      *
-     * @return whether a held role was released
+     * @return whether a held role was released by this call; false also while another move
+     *     of the role is under way (the shutdown, or a release whose {@code Lifecycle.stop()}
+     *     made this call), which lets it go
      */
     public boolean release(Role role) {
         Contender contender = contenders.get(role);
@@ -146,6 +148,9 @@ public final class LeadershipLoop implements SmartLifecycle {
             throw new IllegalArgumentException("role " + role + " is not configured here; configured: " + roles);
         }
         Optional<Leadership> held = stopWorkFirst(role, contender);
+        if (held == null) {
+            return false;
+        }
         boolean released;
         try {
             released = contender.release();
@@ -160,16 +165,28 @@ public final class LeadershipLoop implements SmartLifecycle {
      * Before a planned move of {@code role}: stops its work, within {@code work-stop-timeout},
      * so no successor is granted while it runs.
      *
-     * @return the leadership the move lets go, if this member holds the role
+     * @return the leadership the move lets go, if this member holds the role; null when
+     *     another move of that leadership is under way, which lets it go (this one must not)
      */
-    private Optional<Leadership> stopWorkFirst(Role role, Contender contender) {
+    private @Nullable Optional<Leadership> stopWorkFirst(Role role, Contender contender) {
         long deadline = client.runtime().nanoTime() + workStopTimeout.toNanos();
         awaitGrantCallbacks(List.of(contender), deadline);
         Optional<Leadership> held = contender.leadership();
-        held.ifPresent(leadership -> {
-            moves.put(role, new Move(leadership.term(), deadline));
+        if (held.isPresent()) {
+            Move mine = new Move(held.get().term(), deadline);
+            Move other = moves.putIfAbsent(role, mine);
+            if (other != null && other.term() == mine.term()) {
+                // Another move of this leadership is stopping its work (a release called from a
+                // Lifecycle's stop(), which that move runs): stopping it again would call stop()
+                // again, and so on. That move lets the role go.
+                log.info(
+                        "Role {} is being let go by a move already under way; this release or handover does nothing",
+                        role);
+                return null;
+            }
+            moves.put(role, mine);
             work.stopBeforeMove(List.of(role), left(deadline), client.runtime());
-        });
+        }
         return held;
     }
 
@@ -210,7 +227,8 @@ public final class LeadershipLoop implements SmartLifecycle {
      * handover's gap. The work stops first, as for {@link #release}, and the ended event is
      * published before this returns; when the role is not handed over after all (the
      * answer is not {@link HandoverResult#HANDED_OVER}) and this member still holds it, the
-     * work runs again.
+     * work runs again. While another move of the role is under way (see {@link #release})
+     * this does nothing and answers {@link HandoverResult#NOT_HOLDING}.
      *
      * @throws IllegalArgumentException when the role is not configured here
      */
@@ -220,6 +238,9 @@ public final class LeadershipLoop implements SmartLifecycle {
             throw new IllegalArgumentException("role " + role + " is not configured here; configured: " + roles);
         }
         Optional<Leadership> held = stopWorkFirst(role, contender);
+        if (held == null) {
+            return HandoverResult.NOT_HOLDING;
+        }
         HandoverResult result;
         try {
             result = contender.handOver(to);
@@ -337,6 +358,11 @@ public final class LeadershipLoop implements SmartLifecycle {
         public void granted(Leadership leadership) throws Exception {
             observer.granted(role, Duration.ofNanos(client.runtime().nanoTime() - contendingSince));
             events.publishEvent(new LeadershipGrantedEvent(LeadershipLoop.this, leadership));
+            if (!leadership.isActive()) {
+                // A listener of the event released or handed the role over (or it was fenced meanwhile): the
+                // work of an ended leadership never starts; it would run beside the successor's.
+                return;
+            }
             work.start(
                     leadership,
                     Objects.requireNonNull(contenders.get(role), "the contender of a granted role"),
