@@ -147,10 +147,11 @@ public final class LeadershipLoop implements SmartLifecycle {
         if (contender == null) {
             throw new IllegalArgumentException("role " + role + " is not configured here; configured: " + roles);
         }
-        Optional<Leadership> held = stopWorkFirst(role, contender);
-        if (held == null) {
+        MoveStart start = stopWorkFirst(role, contender);
+        if (start.underWay()) {
             return false;
         }
+        Optional<Leadership> held = start.held();
         boolean released;
         try {
             released = contender.release();
@@ -165,10 +166,10 @@ public final class LeadershipLoop implements SmartLifecycle {
      * Before a planned move of {@code role}: stops its work, within {@code work-stop-timeout},
      * so no successor is granted while it runs.
      *
-     * @return the leadership the move lets go, if this member holds the role; null when
+     * @return the leadership the move lets go, if this member holds the role, or that
      *     another move of that leadership is under way, which lets it go (this one must not)
      */
-    private @Nullable Optional<Leadership> stopWorkFirst(Role role, Contender contender) {
+    private MoveStart stopWorkFirst(Role role, Contender contender) {
         long deadline = client.runtime().nanoTime() + workStopTimeout.toNanos();
         awaitGrantCallbacks(List.of(contender), deadline);
         Optional<Leadership> held = contender.leadership();
@@ -182,13 +183,19 @@ public final class LeadershipLoop implements SmartLifecycle {
                 log.info(
                         "Role {} is being let go by a move already under way; this release or handover does nothing",
                         role);
-                return null;
+                return new MoveStart(held, true);
             }
-            moves.put(role, mine);
+            if (other != null) {
+                // A move of an earlier leadership, whose end did not clear it.
+                moves.put(role, mine);
+            }
             work.stopBeforeMove(List.of(role), left(deadline), client.runtime());
         }
-        return held;
+        return new MoveStart(held, false);
     }
+
+    /** How a planned move began: the leadership it lets go, or that another move of it is under way. */
+    private record MoveStart(Optional<Leadership> held, boolean underWay) {}
 
     /**
      * Before a planned move: lets the listener calls issued so far run, within the move's
@@ -205,7 +212,7 @@ public final class LeadershipLoop implements SmartLifecycle {
     }
 
     private Duration left(long deadline) {
-        return Duration.ofNanos(Math.max(0, deadline - client.runtime().nanoTime()));
+        return RoleWork.left(deadline, client.runtime());
     }
 
     /** After a planned move of {@code role}: its work runs again if the member still holds the role, or ends. */
@@ -237,10 +244,11 @@ public final class LeadershipLoop implements SmartLifecycle {
         if (contender == null) {
             throw new IllegalArgumentException("role " + role + " is not configured here; configured: " + roles);
         }
-        Optional<Leadership> held = stopWorkFirst(role, contender);
-        if (held == null) {
+        MoveStart start = stopWorkFirst(role, contender);
+        if (start.underWay()) {
             return HandoverResult.NOT_HOLDING;
         }
+        Optional<Leadership> held = start.held();
         HandoverResult result;
         try {
             result = contender.handOver(to);
@@ -320,8 +328,7 @@ public final class LeadershipLoop implements SmartLifecycle {
             }
             contenders.values().forEach(Contender::stop);
             for (Contender contender : contenders.values()) {
-                contender.awaitStopped(
-                        Duration.ofNanos(Math.max(0, deadline - client.runtime().nanoTime())));
+                contender.awaitStopped(left(deadline));
             }
         } finally {
             held.forEach(work::moved);

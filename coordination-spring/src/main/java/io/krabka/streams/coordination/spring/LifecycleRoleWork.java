@@ -69,12 +69,8 @@ final class LifecycleRoleWork implements RoleWork {
         if (current == null) {
             return stopped;
         }
-        boolean returned = current.await(Duration.ofNanos(Math.max(0, deadline - runtime.nanoTime())), runtime);
-        if (returned) {
-            // A start() that returned only now started the bean after the stop above: stop it too.
-            stopped = stopBean(Duration.ofNanos(Math.max(0, deadline - runtime.nanoTime())), runtime) && stopped;
-        }
-        if (!returned && current.abandon()) {
+        AfterStop after = awaitStart(current, deadline, runtime);
+        if (!after.returned() && current.abandon()) {
             log.error(
                     "The work of role {} (term {}), {}, did not return from start() within {} of its interrupt and stop(): "
                             + "abandoned, it still runs on thread '{}', while this member no longer leads. start() must "
@@ -85,7 +81,7 @@ final class LifecycleRoleWork implements RoleWork {
                     bound.toMillis() + " ms",
                     current.threadName());
         }
-        return stopped && returned;
+        return stopped && after.done();
     }
 
     @Override
@@ -110,12 +106,26 @@ final class LifecycleRoleWork implements RoleWork {
         if (current == null) {
             return stopped;
         }
-        boolean returned = current.await(Duration.ofNanos(Math.max(0, deadline - runtime.nanoTime())), runtime);
-        if (returned) {
-            // A start() that returned only now started the bean after the stop above: stop it too.
-            stopped = stopBean(Duration.ofNanos(Math.max(0, deadline - runtime.nanoTime())), runtime) && stopped;
+        // Waited for whatever the first stop said: a start() under way must not outlive the move.
+        AfterStop after = awaitStart(current, deadline, runtime);
+        return stopped && after.done();
+    }
+
+    /** How a {@code start()} under way ended after the bean was stopped: whether it returned, and the bean then stopped. */
+    private record AfterStop(boolean returned, boolean stopped) {
+        boolean done() {
+            return returned && stopped;
         }
-        return returned && stopped;
+    }
+
+    /**
+     * After the bean was stopped, waits until {@code deadline} for {@code current}'s
+     * {@code start()}; one that returned only now started the bean after that stop, so it is
+     * stopped again.
+     */
+    private AfterStop awaitStart(Start current, long deadline, CoordinationRuntime runtime) {
+        boolean returned = current.await(RoleWork.left(deadline, runtime), runtime);
+        return new AfterStop(returned, !returned || stopBean(RoleWork.left(deadline, runtime), runtime));
     }
 
     @Override
@@ -151,7 +161,8 @@ final class LifecycleRoleWork implements RoleWork {
                     stopped.complete(null);
                 }
             } catch (Throwable failure) {
-                stopped.completeExceptionally(failure);
+                log.error("The work of role {}, {}, failed in stop()", roleOf(start), description, failure);
+                stopped.complete(null);
             }
         });
         boolean returned;
@@ -160,13 +171,6 @@ final class LifecycleRoleWork implements RoleWork {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             returned = stopped.isDone();
-        }
-        if (stopped.isCompletedExceptionally()) {
-            try {
-                stopped.join();
-            } catch (java.util.concurrent.CompletionException e) {
-                log.error("The work of role {}, {}, failed in stop()", roleOf(start), description, e.getCause());
-            }
         }
         if (!returned) {
             Start last = start;

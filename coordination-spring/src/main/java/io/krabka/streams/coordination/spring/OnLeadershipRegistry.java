@@ -424,7 +424,7 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
         all.forEach(RoleWork::interrupt);
         long deadline = runtime.nanoTime() + bound.toNanos();
         for (RoleWork roleWork : all) {
-            roleWork.awaitStopped(Duration.ofNanos(Math.max(0, deadline - runtime.nanoTime())), runtime);
+            roleWork.awaitStopped(RoleWork.left(deadline, runtime), runtime);
         }
     }
 
@@ -448,7 +448,7 @@ public final class OnLeadershipRegistry implements BeanPostProcessor, BeanFactor
         long deadline = runtime.nanoTime() + bound.toNanos();
         for (int i = 0; i < all.size(); i++) {
             RoleWork roleWork = all.get(i);
-            if (!roleWork.awaitBeforeMove(Duration.ofNanos(Math.max(0, deadline - runtime.nanoTime())), runtime)) {
+            if (!roleWork.awaitBeforeMove(RoleWork.left(deadline, runtime), runtime)) {
                 log.warn(
                         "The work of role {}, {}, did not stop within {} (work-stop-timeout) of its interrupt before the "
                                 + "role was let go: the role is let go all the same, so its successor may start while this "

@@ -20,6 +20,11 @@ import java.time.Duration;
  */
 interface RoleWork {
 
+    /** What is left of {@code deadline} (a {@code runtime.nanoTime()} instant), never negative. */
+    static Duration left(long deadline, CoordinationRuntime runtime) {
+        return Duration.ofNanos(Math.max(0, deadline - runtime.nanoTime()));
+    }
+
     /**
      * Starts the work for a fresh leadership. Must not block. Work that ends by itself
      * tells {@code contender}, so the leadership ends with it.
