@@ -94,7 +94,10 @@ class BusyLaneUrgentPassTest {
             LaneHoldingRuntime.Gate inWake = runtimeB.arm(releaser, LaneHoldingRuntime.Gate.Hook.SCHEDULE);
             releaser.start();
             assertThat(inWake.awaitEntered(WAIT)).isTrue();
-            await().atMost(WAIT).until(() -> runtimeB.urgentHandedIn.get() > 0);
+            // The timer hands that pass in. A count of urgent hand-ins would not do: b's first passes
+            // may have been urgent too, and the plug must not go before this pass is queued, or
+            // queued pass 1 runs first and the lane is free again when the urgent pass comes.
+            assertThat(inWake.awaitScheduledRan(WAIT)).isTrue();
             // The urgent pass runs first on the pass thread (finding b's lane busy), then queued pass 1.
             plug.countDown();
             assertThat(firstStarted.await(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();

@@ -30,6 +30,7 @@ final class LaneHoldingRuntime extends ForwardingCoordinationRuntime {
         private volatile Thread enteredBy;
         private final CountDownLatch entered = new CountDownLatch(1);
         private final CountDownLatch open = new CountDownLatch(1);
+        private final CountDownLatch scheduledRan = new CountDownLatch(1);
 
         Gate(Thread thread, Hook hook) {
             this.thread = thread;
@@ -38,6 +39,18 @@ final class LaneHoldingRuntime extends ForwardingCoordinationRuntime {
 
         boolean awaitEntered(Duration timeout) throws InterruptedException {
             return entered.await(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        }
+
+        /**
+         * Waits until the task that the held thread scheduled, at a {@link Hook#SCHEDULE} gate,
+         * has run on the timer (for a pass: handed it to its executor).
+         */
+        boolean awaitScheduledRan(Duration timeout) throws InterruptedException {
+            return scheduledRan.await(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        }
+
+        private boolean holds(Hook at) {
+            return hook == at && (thread == null || thread == Thread.currentThread());
         }
 
         /** The thread the gate holds, once one entered. */
@@ -65,8 +78,6 @@ final class LaneHoldingRuntime extends ForwardingCoordinationRuntime {
     private final AtomicReference<Gate> gate = new AtomicReference<>();
     final AtomicInteger passesDone = new AtomicInteger();
     final AtomicInteger workersDone = new AtomicInteger();
-    /** How many tasks were handed to {@code urgentPasses()}. */
-    final AtomicInteger urgentHandedIn = new AtomicInteger();
     /** The threads that handed a task to {@code passes()} (not the urgent ones), in order. */
     final java.util.List<Thread> handedInBy = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** The threads that handed a task to {@code urgentPasses()}, in order. */
@@ -92,10 +103,7 @@ final class LaneHoldingRuntime extends ForwardingCoordinationRuntime {
 
     private void maybeBlock(Gate.Hook at) {
         Gate armed = gate.get();
-        if (armed != null
-                && armed.hook == at
-                && (armed.thread == null || armed.thread == Thread.currentThread())
-                && gate.compareAndSet(armed, null)) {
+        if (armed != null && armed.holds(at) && gate.compareAndSet(armed, null)) {
             armed.pass();
         }
     }
@@ -121,7 +129,6 @@ final class LaneHoldingRuntime extends ForwardingCoordinationRuntime {
                 passesDone.incrementAndGet();
             }
         });
-        urgentHandedIn.incrementAndGet();
     };
 
     /** How many tasks handed to {@code renewals()} by each thread have finished. */
@@ -169,7 +176,18 @@ final class LaneHoldingRuntime extends ForwardingCoordinationRuntime {
 
     @Override
     public Scheduled schedule(Runnable task, Duration delay) {
-        Scheduled scheduled = delegate().schedule(task, delay);
+        Gate armed = gate.get();
+        Runnable timed = task;
+        if (armed != null && armed.holds(Gate.Hook.SCHEDULE)) {
+            timed = () -> {
+                try {
+                    task.run();
+                } finally {
+                    armed.scheduledRan.countDown();
+                }
+            };
+        }
+        Scheduled scheduled = delegate().schedule(timed, delay);
         maybeBlock(Gate.Hook.SCHEDULE);
         return scheduled;
     }
