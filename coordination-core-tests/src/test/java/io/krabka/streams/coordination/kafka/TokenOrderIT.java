@@ -117,10 +117,13 @@ class TokenOrderIT {
             while (held.token().producerId() == firstProducerId) {
                 held.renew();
                 writes++;
-                assertThat(writes).as("transactions before the rollover").isLessThan(Short.MAX_VALUE + 100);
+                assertThat(writes).as("renewals before the rollover").isLessThan(Short.MAX_VALUE + 100);
             }
             System.out.printf("rollover after %d transactions: %s%n", writes, held.token());
-            assertThat(held.token().producerEpoch()).isLessThan((short) 3);
+            // The new producer id starts again near epoch 0. Near the rollover a renewal carries no
+            // prediction, so it writes up to three confirming leases after its own (LeaseWriter), and
+            // a new producer's first transactions may leave its step untrusted: epoch 3 at most.
+            assertThat(held.token().producerEpoch()).isLessThanOrEqualTo((short) 3);
             assertThat(held.term()).isEqualTo(term);
             held.renew();
             held.renew();
