@@ -21,7 +21,8 @@ import org.jspecify.annotations.Nullable;
  * way it starts one on {@code executor}. So however many requests come, one read at a
  * time runs and a new one starts at most once per {@code maxAge}; a read that has not
  * returned within {@code budget} is reported as a problem, and no other starts until it
- * returns (the transport's operation timeout bounds it).
+ * returns (the transport's operation timeout bounds it). A view older than {@code maxAge}
+ * plus {@code budget} (nothing asked for it for a while) is reported as a problem too.
  */
 final class ClusterView {
 
@@ -109,6 +110,15 @@ final class ClusterView {
         String problem = seen.failure();
         if (seen.reading() && now - seen.startedNanos() >= budget.toNanos()) {
             problem = "the cluster did not answer within " + budget.toSeconds() + " s";
+        } else if (problem == null
+                && seen.snapshot() != null
+                && now - seen.snapshot().startedNanos() > maxAgeNanos + budget.toNanos()) {
+            // Requests that come at least every maxAge keep the view younger than maxAge plus a
+            // read. An older one is what the first request after a quiet spell finds: a failover
+            // may have happened since, so it is not the whole truth (the read it started is).
+            problem = "the cluster's view is "
+                    + Duration.ofNanos(now - seen.snapshot().startedNanos()).toMillis()
+                    + " ms old (nothing asked for it lately); a new read is under way: ask again shortly";
         }
         return new Seen(seen.snapshot(), seen.reading(), problem, now);
     }

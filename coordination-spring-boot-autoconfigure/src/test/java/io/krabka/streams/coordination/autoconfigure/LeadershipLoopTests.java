@@ -752,6 +752,42 @@ class LeadershipLoopTests {
     }
 
     /**
+     * The first request after a quiet spell finds a view older than its max age (1 s) and
+     * the 2 s a read may take: a failover may have happened since, so the view is not
+     * {@code current} and says why, until the read that request started returns.
+     */
+    @Test
+    void aViewLeftOldByAQuietSpellIsNotCurrentUntilItIsReadAgain() {
+        runner.run(context -> {
+            Member member = context.getBean(Member.class);
+            LeadershipLoop loop = context.getBean(LeadershipLoop.class);
+            member.until(() -> loop.state(CONTROLLER) == MemberRoleState.LEADER);
+            CoordinationEndpoint endpoint = context.getBean(CoordinationEndpoint.class);
+            Instant asOf = awaitClusterView(endpoint).clusterView().asOf();
+
+            // Nobody asks for 4 s; the read the next request starts hangs, so that request sees the old view.
+            member.hangDescribe.set(true);
+            member.runtime.advance(Duration.ofSeconds(4));
+            CoordinationEndpoint.CoordinationReport report = endpoint.coordination(SecurityContext.NONE);
+            String old = "the cluster's view is 4000 ms old (nothing asked for it lately);"
+                    + " a new read is under way: ask again shortly";
+            assertThat(report.clusterView())
+                    .isEqualTo(new CoordinationEndpoint.ClusterViewReport(asOf, 4_000L, 0L, true, old));
+            CoordinationEndpoint.RoleReport role = report.roles().get("controller");
+            assertThat(role.holder()).isEqualTo("n1");
+            assertThat(role.current()).as("confirmed by a view 4 s old").isFalse();
+            assertThat(role.problem()).isEqualTo(old);
+
+            member.hangDescribe.set(false);
+            member.hangDescribes.countDown();
+            CoordinationEndpoint.CoordinationReport after = awaitClusterView(endpoint);
+            assertThat(after.clusterView().asOf()).isAfter(asOf);
+            assertThat(after.clusterView().problem()).isNull();
+            assertThat(after.roles().get("controller").current()).isTrue();
+        });
+    }
+
+    /**
      * What the member knows of itself is never older than the request: once its lease ran
      * out, an old view that names it holding is not {@code current}; granted again, under
      * a newer term, it reports its own lease.
