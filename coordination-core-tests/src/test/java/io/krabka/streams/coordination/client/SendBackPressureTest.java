@@ -205,14 +205,13 @@ class SendBackPressureTest {
     void aReleaseThatFindsItsTombstoneCompleteDescribesOnce() throws Exception {
         Leadership held = acquire(SendBatching.DEFAULTS);
         int before = transport.describes.get();
-        long start = System.nanoTime();
 
         held.close();
 
+        // No wait for completion ran: that loop describes 5 times at once, then again and again.
         assertThat(transport.describes.get() - before)
                 .as("describes of one release")
                 .isLessThanOrEqualTo(2);
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofMillis(400));
     }
 
     @Test
