@@ -88,7 +88,24 @@ class CoordinationTopicIT {
         assertThatThrownBy(
                         () -> partitionCount(TopicSpec.DEFAULTS.withName(name).withReplicationFactor(1)))
                 .isInstanceOf(TopicConfigurationException.class)
-                .hasMessageContaining("cleanup.policy=delete (must be compact)");
+                .hasMessageContaining("cleanup.policy=delete (must be compact)")
+                .hasMessageContaining("kafka-topics.sh --delete --topic " + name);
+    }
+
+    /** As a broker creates it on first use, on a development cluster that allows an unsafe topic. */
+    @Test
+    void aTopicABrokerCreatedWithItsDefaultsIsRefusedSayingToDeleteIt() throws Exception {
+        String name = freshTopic();
+        createTopic(name, 1, Map.of());
+        assertThatThrownBy(() -> partitionCount(TopicSpec.DEFAULTS
+                        .withName(name)
+                        .withReplicationFactor(1)
+                        .withPartitions(3)
+                        .withAllowUnsafe(true)))
+                .isInstanceOf(TopicConfigurationException.class)
+                .hasMessageContaining("has 1 partitions, but this member is configured for 3")
+                .hasMessageContaining("auto.create.topics.enable=true")
+                .hasMessageContaining("kafka-topics.sh --delete --topic " + name);
     }
 
     @Test

@@ -124,6 +124,7 @@ class PinnedClusterIT {
         assertThatThrownBy(() -> pinned.checkIdentity(Duration.ZERO))
                 .isExactlyInstanceOf(CoordinationConfigurationException.class)
                 .hasMessageContaining("now reaches another Kafka cluster")
+                .hasMessageContaining("may already have created " + spec.name() + " there with the broker's defaults")
                 .hasMessageContaining(
                         "cluster " + idA + " answered when it pinned the coordination topic " + spec.name())
                 .hasMessageContaining("cluster " + idB + " answers now")

@@ -230,6 +230,31 @@ class FencingProbeIT {
         assertThat(singleIsr.status()).isEqualTo(ProbeStatus.FAIL);
     }
 
+    /**
+     * A topic a broker created on first use (its defaults: delete policy, its partition
+     * count), as after a cluster was replaced under running members: the fixes say to
+     * delete it and let the members create it, not to make the members use its count.
+     */
+    @Test
+    void aTopicABrokerCreatedWithItsDefaultsIsToBeDeletedNotAdoptedSaysTheFix() throws Exception {
+        cluster.admin()
+                .createTopics(List.of(new NewTopic("auto-created", 1, (short) 1)))
+                .all()
+                .get(20, TimeUnit.SECONDS);
+
+        FencingReport report = probe(TopicSpec.DEFAULTS.withName("auto-created").withPartitions(3), true);
+        assertThat(report.check("topic.cleanup-policy").orElseThrow()).satisfies(check -> {
+            assertThat(check.status()).isEqualTo(ProbeStatus.FAIL);
+            assertThat(check.finding()).isEqualTo("auto-created: cleanup.policy=delete");
+            assertThat(check.fix())
+                    .contains("auto.create.topics.enable=true", "kafka-topics.sh --delete --topic auto-created");
+        });
+        assertThat(report.check("topic.partitions").orElseThrow()).satisfies(check -> {
+            assertThat(check.status()).isEqualTo(ProbeStatus.FAIL);
+            assertThat(check.fix()).startsWith("see topic.cleanup-policy first");
+        });
+    }
+
     @Test
     void liveChecksThatPassedAreReusedOnlyWhenAskedForAndOnlyOnTheSameCluster() {
         TopicSpec topic = TopicSpec.DEFAULTS

@@ -317,10 +317,13 @@ final class CoordinationTopic {
             String message = "the coordination topic " + spec.name() + " breaks the fencing guarantees: "
                     + String.join("; ", problems);
             if (!spec.allowUnsafe()) {
-                throw new TopicConfigurationException(
-                        message + ". Fix the topic, or allow an unsafe topic on a development cluster");
+                throw new TopicConfigurationException(message + ". Fix the topic, or allow an unsafe topic on a"
+                        + " development cluster" + (compacted(config) ? "" : autoCreated(spec)));
             }
-            log.warn("{}. Accepted only because an unsafe topic is allowed: do not run production like this", message);
+            log.warn(
+                    "{}. Accepted only because an unsafe topic is allowed: do not run production like this{}",
+                    message,
+                    compacted(config) ? "" : autoCreated(spec));
         }
         int partitions = description.partitions().size();
         if (partitions != spec.partitions()) {
@@ -332,8 +335,26 @@ final class CoordinationTopic {
                     + " (krabka.coordination.topic"
                     + ".partitions). Every member must use the topic's count: set it to " + partitions
                     + " on every member"
-                    + " (never alter the partition count of a coordination topic in use)");
+                    + " (never alter the partition count of a coordination topic in use)"
+                    + (compacted(config) ? "" : autoCreated(spec)));
         }
+    }
+
+    private static boolean compacted(Config config) {
+        return TopicConfig.CLEANUP_POLICY_COMPACT.equals(value(config, TopicConfig.CLEANUP_POLICY_CONFIG));
+    }
+
+    /**
+     * This library creates the topic compacted: one that is not was most often created by a
+     * broker with its defaults, when a member wrote to a cluster that lacked it (producers
+     * always let the broker auto-create what they write to).
+     */
+    private static String autoCreated(TopicSpec spec) {
+        return ". A topic this library creates is compacted: this one was most likely created by a broker with"
+                + " auto.create.topics.enable=true when a member wrote to a cluster that lacked it (a cluster replaced"
+                + " under running members). If it holds no terms that devices keep, delete it (kafka-topics.sh --delete"
+                + " --topic " + spec.name() + "), set auto.create.topics.enable=false on the brokers, and start the"
+                + " members again: they create it as it must be";
     }
 
     /**

@@ -222,7 +222,11 @@ final class PinnedTopic {
                 + " they mean"
                 + " nothing, so this member stops contending, writes nothing more there and ends any leadership it holds. Stop"
                 + " every member, then start them all afresh against the cluster they should use and tell the devices that"
-                + " terms restart (a device that kept the old cluster's highest term refuses the new, smaller ones)");
+                + " terms restart (a device that kept the old cluster's highest term refuses the new, smaller ones). If the"
+                + " brokers of cluster " + now.clusterId()
+                + " create topics on first use (auto.create.topics.enable=true),"
+                + " a member's producer may already have created " + topic.name() + " there with the broker's defaults:"
+                + " delete that topic before the members start");
     }
 
     /** Throws why this member stopped, once the topic or the cluster changed under it; never a request of its own. */

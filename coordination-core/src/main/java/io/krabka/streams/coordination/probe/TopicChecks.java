@@ -89,7 +89,14 @@ final class TopicChecks {
                                 "topic.cleanup-policy",
                                 name + ": cleanup.policy=" + cleanup,
                                 "Retention can delete a live registration or the lease that granted a term",
-                                "kafka-configs.sh --alter --entity-type topics --entity-name " + name
+                                // The library creates the topic compacted: a delete policy is most often a
+                                // broker's default, from a member that wrote before the topic existed.
+                                "if a broker created it on first use (auto.create.topics.enable=true, for example"
+                                        + " a cluster replaced under running members) and it holds no terms devices"
+                                        + " keep: kafka-topics.sh --delete --topic " + name
+                                        + ", set auto.create.topics.enable=false on the brokers and start the"
+                                        + " members, which create it as it must be; otherwise: kafka-configs.sh"
+                                        + " --alter --entity-type topics --entity-name " + name
                                         + " --add-config cleanup.policy=compact"));
         int replicas = description.partitions().stream()
                 .mapToInt(p -> p.replicas().size())
@@ -168,7 +175,13 @@ final class TopicChecks {
                                 name + ": " + partitions + " partitions, but " + spec.partitions() + " configured",
                                 "Members that disagree on the count read a role in different partitions and grant"
                                         + " it twice",
-                                "set krabka.coordination.topic.partitions (TopicSpec.partitions) to " + partitions));
+                                TopicConfig.CLEANUP_POLICY_COMPACT.equals(cleanup)
+                                        ? "set krabka.coordination.topic.partitions (TopicSpec.partitions) to "
+                                                + partitions
+                                        : "see topic.cleanup-policy first: a topic a broker created on first use"
+                                                + " has the broker's partition count; otherwise set"
+                                                + " krabka.coordination.topic.partitions (TopicSpec.partitions) to "
+                                                + partitions));
         return checks;
     }
 
