@@ -86,6 +86,10 @@ final class EmbeddedKafkaBroker implements AutoCloseable {
             settings.put("share.coordinator.state.topic.min.isr", "1");
             settings.put("group.initial.rebalance.delay.ms", "0");
             settings.put("num.partitions", "1");
+            // Each start formats a fresh cluster: a member of the old one still running would make
+            // the broker create the coordination topic with these defaults (OPERATIONS.md). The
+            // sample creates its own topics.
+            settings.put("auto.create.topics.enable", "false");
             KafkaConfig config = new KafkaConfig(settings);
 
             // Production metadata version and its default features (transaction.version 2).
