@@ -21,8 +21,9 @@ import org.jspecify.annotations.Nullable;
  * way it starts one on {@code executor}. So however many requests come, one read at a
  * time runs and a new one starts at most once per {@code maxAge}; a read that has not
  * returned within {@code budget} is reported as a problem, and no other starts until it
- * returns (the transport's operation timeout bounds it). A view older than {@code maxAge}
- * plus {@code budget} (nothing asked for it for a while) is reported as a problem too.
+ * returns (the transport's operation timeout bounds it). A view that nothing asked for during
+ * more than twice {@code maxAge} plus {@code budget} is reported as a problem too, until the
+ * read the next request starts returns.
  */
 final class ClusterView {
 
@@ -112,15 +113,21 @@ final class ClusterView {
             problem = "the cluster did not answer within " + budget.toSeconds() + " s";
         } else if (problem == null
                 && seen.snapshot() != null
-                && now - seen.snapshot().startedNanos() > maxAgeNanos + budget.toNanos()) {
-            // Requests that come at least every maxAge keep the view younger than maxAge plus a
-            // read. An older one is what the first request after a quiet spell finds: a failover
-            // may have happened since, so it is not the whole truth (the read it started is).
+                && seen.startedNanos() - seen.snapshot().startedNanos() > quietNanos()) {
+            // Requests that come at least every maxAge start a read at most 2 x maxAge plus a read
+            // (under the budget) after the one before. A longer gap is a quiet spell, which the
+            // request that ended it finds: a failover may have happened meanwhile, so the view is
+            // not the whole truth until the read that request started returns.
             problem = "the cluster's view is "
                     + Duration.ofNanos(now - seen.snapshot().startedNanos()).toMillis()
                     + " ms old (nothing asked for it lately); a new read is under way: ask again shortly";
         }
         return new Seen(seen.snapshot(), seen.reading(), problem, now);
+    }
+
+    /** The gap between two reads' starts that only a spell without requests leaves. */
+    private long quietNanos() {
+        return 2 * maxAgeNanos + budget.toNanos();
     }
 
     private void start(long startedNanos) {

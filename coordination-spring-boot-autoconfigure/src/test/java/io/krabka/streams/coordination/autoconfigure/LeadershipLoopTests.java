@@ -752,9 +752,10 @@ class LeadershipLoopTests {
     }
 
     /**
-     * The first request after a quiet spell finds a view older than its max age (1 s) and
-     * the 2 s a read may take: a failover may have happened since, so the view is not
-     * {@code current} and says why, until the read that request started returns.
+     * The first request after a quiet spell (nothing asked for longer than twice the max age,
+     * 1 s, and the 2 s a read may take) finds an old view: a failover may have happened
+     * since, so the view is not {@code current} and says why, until the read that request
+     * started returns. A request before that spell was over saw no problem.
      */
     @Test
     void aViewLeftOldByAQuietSpellIsNotCurrentUntilItIsReadAgain() {
@@ -765,18 +766,22 @@ class LeadershipLoopTests {
             CoordinationEndpoint endpoint = context.getBean(CoordinationEndpoint.class);
             Instant asOf = awaitClusterView(endpoint).clusterView().asOf();
 
-            // Nobody asks for 4 s; the read the next request starts hangs, so that request sees the old view.
+            // Nobody asks for 5 s; the read the next request starts hangs, so that request sees the old view.
             member.hangDescribe.set(true);
-            member.runtime.advance(Duration.ofSeconds(4));
+            member.runtime.advance(Duration.ofSeconds(5));
             CoordinationEndpoint.CoordinationReport report = endpoint.coordination(SecurityContext.NONE);
-            String old = "the cluster's view is 4000 ms old (nothing asked for it lately);"
+            String old = "the cluster's view is 5000 ms old (nothing asked for it lately);"
                     + " a new read is under way: ask again shortly";
             assertThat(report.clusterView())
-                    .isEqualTo(new CoordinationEndpoint.ClusterViewReport(asOf, 4_000L, 0L, true, old));
+                    .isEqualTo(new CoordinationEndpoint.ClusterViewReport(asOf, 5_000L, 0L, true, old));
             CoordinationEndpoint.RoleReport role = report.roles().get("controller");
             assertThat(role.holder()).isEqualTo("n1");
-            assertThat(role.current()).as("confirmed by a view 4 s old").isFalse();
+            assertThat(role.current()).as("confirmed by a view 5 s old").isFalse();
             assertThat(role.problem()).isEqualTo(old);
+            // Later requests get the same view while that read is under way, and the same problem.
+            member.runtime.advance(Duration.ofMillis(500));
+            assertThat(endpoint.coordination(SecurityContext.NONE).clusterView().problem())
+                    .startsWith("the cluster's view is 5500 ms old");
 
             member.hangDescribe.set(false);
             member.hangDescribes.countDown();
