@@ -22,8 +22,8 @@ import org.jspecify.annotations.Nullable;
  * time runs and a new one starts at most once per {@code maxAge}; a read that has not
  * returned within {@code budget} is reported as a problem, and no other starts until it
  * returns (the transport's operation timeout bounds it). A view that nothing asked for during
- * more than twice {@code maxAge} plus {@code budget} is reported as a problem too, until the
- * read the next request starts returns.
+ * more than twice {@code maxAge} plus {@code budget} after it was read is reported as a
+ * problem too, until the read the next request starts returns.
  */
 final class ClusterView {
 
@@ -34,7 +34,13 @@ final class ClusterView {
      * @param startedNanos when it began on the ticker, for its age
      * @param tookNanos how long it took
      */
-    record Snapshot(Map<Role, LeadershipStatus> statuses, Instant asOf, long startedNanos, long tookNanos) {}
+    record Snapshot(Map<Role, LeadershipStatus> statuses, Instant asOf, long startedNanos, long tookNanos) {
+
+        /** When it returned, on the ticker. */
+        long endedNanos() {
+            return startedNanos + tookNanos;
+        }
+    }
 
     /**
      * What a request sees.
@@ -113,11 +119,12 @@ final class ClusterView {
             problem = "the cluster did not answer within " + budget.toSeconds() + " s";
         } else if (problem == null
                 && seen.snapshot() != null
-                && seen.startedNanos() - seen.snapshot().startedNanos() > quietNanos()) {
-            // Requests that come at least every maxAge start a read at most 2 x maxAge plus a read
-            // (under the budget) after the one before. A longer gap is a quiet spell, which the
-            // request that ended it finds: a failover may have happened meanwhile, so the view is
-            // not the whole truth until the read that request started returns.
+                && seen.startedNanos() - seen.snapshot().endedNanos() > quietNanos()) {
+            // Requests that come at least every maxAge start a read at most maxAge plus their
+            // interval after the one before returned, however long that read took. A longer gap
+            // is a quiet spell, which the request that ended it finds: a failover may have happened
+            // meanwhile, so the view is not the whole truth until the read that request started
+            // returns. (A slow read is not one: a read under way past the budget says so above.)
             problem = "the cluster's view is "
                     + Duration.ofNanos(now - seen.snapshot().startedNanos()).toMillis()
                     + " ms old (nothing asked for it lately); a new read is under way: ask again shortly";
@@ -125,7 +132,7 @@ final class ClusterView {
         return new Seen(seen.snapshot(), seen.reading(), problem, now);
     }
 
-    /** The gap between two reads' starts that only a spell without requests leaves. */
+    /** The gap between a read's return and the next read's start that only a spell without requests leaves. */
     private long quietNanos() {
         return 2 * maxAgeNanos + budget.toNanos();
     }
