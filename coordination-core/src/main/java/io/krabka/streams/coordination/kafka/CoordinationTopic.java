@@ -330,13 +330,16 @@ final class CoordinationTopic {
             // Not a matter of durability but of identity: a role's partition is
             // murmur2(role) % count, so members that disagree on the count read different
             // partitions, challenge a live holder, and hand out smaller terms.
-            throw new TopicConfigurationException("the coordination topic " + spec.name() + " has " + partitions
+            String found = "the coordination topic " + spec.name() + " has " + partitions
                     + " partitions, but this member is configured for " + spec.partitions()
-                    + " (krabka.coordination.topic"
-                    + ".partitions). Every member must use the topic's count: set it to " + partitions
-                    + " on every member"
-                    + " (never alter the partition count of a coordination topic in use)"
-                    + (compacted(config) ? "" : autoCreated(spec)));
+                    + " (krabka.coordination.topic.partitions)";
+            // A topic a broker created is to be deleted, not adopted: no advice to use its count then.
+            throw new TopicConfigurationException(
+                    compacted(config)
+                            ? found + ". Every member must use the topic's count: set it to " + partitions
+                                    + " on every member (never alter the partition count of a coordination topic in"
+                                    + " use)"
+                            : found + ", and its cleanup.policy is not compact" + autoCreated(spec));
         }
     }
 
