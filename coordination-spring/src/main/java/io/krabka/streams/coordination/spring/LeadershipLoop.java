@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -143,23 +144,33 @@ public final class LeadershipLoop implements SmartLifecycle {
      *     made this call), which lets it go
      */
     public boolean release(Role role) {
+        return plannedMove(role, false, Contender::release);
+    }
+
+    /**
+     * A planned move of {@code role} through {@code move}: its work stops first, the move is
+     * made, the work then runs again or ends, and the move's ended event is published
+     * before this returns.
+     *
+     * @param underWay the answer while another move of the role is under way, which lets it go
+     */
+    private <T> T plannedMove(Role role, T underWay, Function<Contender, T> move) {
         Contender contender = contenders.get(role);
         if (contender == null) {
             throw new IllegalArgumentException("role " + role + " is not configured here; configured: " + roles);
         }
         MoveStart start = stopWorkFirst(role, contender);
         if (start.underWay()) {
-            return false;
+            return underWay;
         }
-        Optional<Leadership> held = start.held();
-        boolean released;
+        T result;
         try {
-            released = contender.release();
+            result = move.apply(contender);
         } finally {
-            afterMove(role, held);
+            afterMove(role, start.held());
         }
         contender.awaitListener(workStopTimeout.plus(STOP_SLACK));
-        return released;
+        return result;
     }
 
     /**
@@ -240,23 +251,7 @@ public final class LeadershipLoop implements SmartLifecycle {
      * @throws IllegalArgumentException when the role is not configured here
      */
     public HandoverResult handOver(Role role, MemberId to) {
-        Contender contender = contenders.get(role);
-        if (contender == null) {
-            throw new IllegalArgumentException("role " + role + " is not configured here; configured: " + roles);
-        }
-        MoveStart start = stopWorkFirst(role, contender);
-        if (start.underWay()) {
-            return HandoverResult.NOT_HOLDING;
-        }
-        Optional<Leadership> held = start.held();
-        HandoverResult result;
-        try {
-            result = contender.handOver(to);
-        } finally {
-            afterMove(role, held);
-        }
-        contender.awaitListener(workStopTimeout.plus(STOP_SLACK));
-        return result;
+        return plannedMove(role, HandoverResult.NOT_HOLDING, contender -> contender.handOver(to));
     }
 
     /** How this member's roles are shared out with the other members', as its own reads show them. */

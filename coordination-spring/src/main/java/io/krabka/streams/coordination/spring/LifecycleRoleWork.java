@@ -165,13 +165,7 @@ final class LifecycleRoleWork implements RoleWork {
                 stopped.complete(null);
             }
         });
-        boolean returned;
-        try {
-            returned = runtime.await(stopped, bound);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            returned = stopped.isDone();
-        }
+        boolean returned = RoleWork.awaitDone(stopped, bound, runtime);
         if (!returned) {
             Start last = start;
             log.error(
@@ -293,12 +287,7 @@ final class LifecycleRoleWork implements RoleWork {
         }
 
         boolean await(Duration bound, CoordinationRuntime runtime) {
-            try {
-                return runtime.await(returned, bound);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return returned.isDone();
-            }
+            return RoleWork.awaitDone(returned, bound, runtime);
         }
 
         private void warnIfRunning() {

@@ -4,6 +4,7 @@ import io.krabka.streams.coordination.client.Contender;
 import io.krabka.streams.coordination.client.Leadership;
 import io.krabka.streams.coordination.runtime.CoordinationRuntime;
 import java.time.Duration;
+import java.util.concurrent.Future;
 
 /**
  * Work that runs only while this member holds a role. A role's works are stopped
@@ -23,6 +24,19 @@ interface RoleWork {
     /** What is left of {@code deadline} (a {@code runtime.nanoTime()} instant), never negative. */
     static Duration left(long deadline, CoordinationRuntime runtime) {
         return Duration.ofNanos(Math.max(0, deadline - runtime.nanoTime()));
+    }
+
+    /**
+     * Waits at most {@code bound} for {@code done}: whether it is done. An interrupt ends the
+     * wait early and stays set for the caller.
+     */
+    static boolean awaitDone(Future<?> done, Duration bound, CoordinationRuntime runtime) {
+        try {
+            return runtime.await(done, bound);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return done.isDone();
+        }
     }
 
     /**

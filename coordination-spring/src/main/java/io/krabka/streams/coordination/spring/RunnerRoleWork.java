@@ -124,12 +124,7 @@ final class RunnerRoleWork implements RoleWork {
         if (current == null || current.thread == Thread.currentThread()) {
             return true;
         }
-        try {
-            return runtime.await(current.returnedFuture(), bound);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return current.returnedFuture().isDone();
-        }
+        return RoleWork.awaitDone(current.returnedFuture(), bound, runtime);
     }
 
     @Override
